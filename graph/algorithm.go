@@ -1,0 +1,62 @@
+package graph
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Algorithm names a shortest-path algorithm, as the CLI, Flight and Python
+// spell it (design.md, "Algorithms").
+type Algorithm string
+
+// The algorithms. Every engine implements all of them except Auto, which the
+// pipeline resolves to one of the others (or to an engine's own faster kernel).
+const (
+	Dijkstra    Algorithm = "dijkstra"     // per-source label correcting with a changed flag and predist
+	Delta       Algorithm = "delta"        // delta-stepping: light edges inside a bucket, heavy edges once
+	Edge        Algorithm = "edge"         // edge-parallel relaxation until no change
+	BFS         Algorithm = "bfs"          // atomic hop-count relaxation with predecessors
+	BFSLevel    Algorithm = "bfs-level"    // level-synchronous BFS, no atomics, no predecessors
+	BellmanFord Algorithm = "bellman-ford" // label correcting with predecessors; negative weights allowed
+	Auto        Algorithm = "auto"         // the fastest correct choice for the graph
+)
+
+// Algorithms lists every selectable name, Auto last.
+var Algorithms = []Algorithm{Dijkstra, Delta, Edge, BFS, BFSLevel, BellmanFord, Auto}
+
+// ParseAlgorithm accepts the names of Algorithms.
+func ParseAlgorithm(s string) (Algorithm, error) {
+	for _, a := range Algorithms {
+		if string(a) == s {
+			return a, nil
+		}
+	}
+	names := make([]string, len(Algorithms))
+	for i, a := range Algorithms {
+		names[i] = string(a)
+	}
+	return "", fmt.Errorf("graph: unknown algorithm %q (want one of %s)", s, strings.Join(names, ", "))
+}
+
+// CountsHops reports whether a ignores weights and counts edges.
+func (a Algorithm) CountsHops() bool { return a == BFS || a == BFSLevel }
+
+// AcceptsNegative reports whether a is correct on negative weights.
+func (a Algorithm) AcceptsNegative() bool { return a == BellmanFord }
+
+// HasPredecessors reports whether a can report predecessors. bfs-level
+// follows its seed and stores none.
+func (a Algorithm) HasPredecessors() bool { return a != BFSLevel }
+
+// Request is what an engine is asked to compute for every block of a run.
+type Request struct {
+	// Algorithm is never Auto: the pipeline resolves it first. An engine
+	// may still substitute a faster kernel of its own when Kernel says so.
+	Algorithm Algorithm
+	// WithPredecessors asks for Block.Pred.
+	WithPredecessors bool
+	// Delta is the bucket width of delta-stepping; 0 lets the engine choose.
+	Delta float64
+	// Threads bounds CPU parallelism; 0 means all cores.
+	Threads int
+}
