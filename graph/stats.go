@@ -1,0 +1,97 @@
+package graph
+
+// Stats holds the per-source reductions of the stats layout (design.md,
+// "Outputs"), over the set R of vertices other than the source that the
+// source reaches.
+type Stats struct {
+	Sources []VertexID
+	Type    DistType // type of the distances reduced
+	// Reachable is |R|.
+	Reachable []int64
+	// Eccentricity is max d(s,v) over R, as float64 (exact for every
+	// distance type's reachable range below 2^53); meaningful only where
+	// Reachable > 0 (null in the output otherwise).
+	Eccentricity []float64
+	// Sum is Σ d(s,v) over R: exact in SumInt for integer types, in
+	// SumFloat (float64) for float types.
+	SumInt   []int64
+	SumFloat []float64
+	// Closeness is (|R|/sum)·(|R|/(n−1)), 0 when R is empty or sum is 0.
+	Closeness []float64
+	// Harmonic is Σ 1/d(s,v), with 1/0 counted as 0.
+	Harmonic []float64
+}
+
+// NewStats allocates Stats for sources.
+func NewStats(sources []VertexID, t DistType) *Stats {
+	k := len(sources)
+	s := &Stats{
+		Sources: sources, Type: t,
+		Reachable: make([]int64, k), Eccentricity: make([]float64, k),
+		Closeness: make([]float64, k), Harmonic: make([]float64, k),
+	}
+	if t.IsFloat() {
+		s.SumFloat = make([]float64, k)
+	} else {
+		s.SumInt = make([]int64, k)
+	}
+	return s
+}
+
+// ComputeStats reduces every row of b into a new Stats.
+func ComputeStats(b *Block) *Stats {
+	s := NewStats(b.Sources, b.Type)
+	for i := range b.Sources {
+		switch b.Type {
+		case DistInt32:
+			reduceRow(s, i, Row[int32](b, i), b.NumVertices)
+		case DistInt64:
+			reduceRow(s, i, Row[int64](b, i), b.NumVertices)
+		case DistFloat32:
+			reduceRow(s, i, Row[float32](b, i), b.NumVertices)
+		case DistFloat64:
+			reduceRow(s, i, Row[float64](b, i), b.NumVertices)
+		}
+	}
+	return s
+}
+
+func reduceRow[D Number](s *Stats, i int, row []D, n int) {
+	inf := Infinity[D]()
+	src := s.Sources[i]
+	var reach int64
+	var ecc D
+	var sumInt int64
+	var sumFloat, harmonic float64
+	isFloat := s.Type.IsFloat()
+	for v, d := range row {
+		if d == inf || VertexID(v) == src {
+			continue
+		}
+		if reach == 0 || d > ecc {
+			ecc = d
+		}
+		reach++
+		if isFloat {
+			sumFloat += float64(d)
+		} else {
+			sumInt += int64(d)
+		}
+		if d != 0 {
+			harmonic += 1 / float64(d)
+		}
+	}
+	s.Reachable[i] = reach
+	s.Eccentricity[i] = float64(ecc)
+	s.Harmonic[i] = harmonic
+	total := sumFloat
+	if isFloat {
+		s.SumFloat[i] = sumFloat
+	} else {
+		s.SumInt[i] = sumInt
+		total = float64(sumInt)
+	}
+	if reach > 0 && total > 0 && n > 1 {
+		s.Closeness[i] = (float64(reach) / total) * (float64(reach) / float64(n-1))
+	}
+}
