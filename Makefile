@@ -1,0 +1,75 @@
+# pathctl — build, run, test. `make run` and `make test` are the quick start.
+GO        ?= go
+BIN       := bin/pathctl
+VENV      := .venv
+PY        := $(VENV)/bin/python
+FUZZTIME  ?= 8s
+export CGO_ENABLED := 0
+
+.PHONY: all build run test test-go test-race fuzz test-python kernels kernels-check gpu-test bench-cpu bench clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/pathctl
+
+# The main job on the bundled sample graph: all-pairs shortest paths (GPU where
+# one is usable, else every CPU core), written as an Arrow IPC file.
+run: build
+	@mkdir -p out
+	$(BIN) run testdata/sample.parquet -o out/sample-apsp.arrow --verbose
+	$(BIN) run testdata/sample.parquet --layout stats -o out/sample-stats.csv --quiet
+	@echo "most central vertices (harmonic centrality), from out/sample-stats.csv:"
+	@sort -t, -k6 -g -r out/sample-stats.csv | grep -v '^source' | head -5
+
+test: test-go test-race fuzz kernels-check test-python
+
+test-go: build
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+
+# The race detector needs cgo; it runs on the packages with concurrency.
+test-race:
+	CGO_ENABLED=1 $(GO) test -count=1 -race -short ./cpu/... ./pipeline/...
+
+FUZZ_TARGETS := arrowio:FuzzReadCSV arrowio:FuzzReadIPC arrowio:FuzzReadParquet arrowio:FuzzReadDIMACS graph:FuzzBuild
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "fuzz $$pkg $$fn for $(FUZZTIME)"; \
+		$(GO) test ./$$pkg -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) || exit 1; \
+	done
+
+# Kernel image: `make kernels` rebuilds gpu/kernels/kernels.fatbin (installing
+# Debian's CUDA 11.8 toolkit where nvcc is missing); `kernels-check` compiles
+# the sources without touching the committed image, so a broken .cu fails CI.
+kernels:
+	bash gpu/kernels/build.sh
+
+kernels-check:
+	bash gpu/kernels/build.sh --check
+
+# Static test binaries for the GPU machine (see ../shared/gpu.md): send bin/
+# there and run bin/gpu-test.sh.
+gpu-test: build
+	$(GO) test -c -o bin/gpu.test ./gpu
+	$(GO) test -c -o bin/pipeline.test ./pipeline
+	printf '#!/usr/bin/env bash\nset -eu\ncd "$$(dirname "$$0")"\n./gpu.test -test.v -test.count=1 "$$@"\n./pipeline.test -test.count=1 "$$@"\n' > bin/gpu-test.sh
+	chmod +x bin/gpu-test.sh
+
+$(VENV)/.installed: python/pyproject.toml bench/requirements.txt
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r python/requirements-test.txt -r bench/requirements.txt
+	$(PY) -m pip install --quiet -e ./python
+	touch $@
+
+test-python: build $(VENV)/.installed
+	PATHCTL_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q python/tests
+	PATHCTL_BIN=$(CURDIR)/$(BIN) $(PY) python/examples/run_notebook.py python/examples/quickstart.ipynb
+
+bench-cpu: build $(VENV)/.installed
+	$(PY) bench/bench_cpu.py
+
+clean:
+	rm -rf bin out

@@ -1,0 +1,395 @@
+package arrowio
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/pathctl/pathctl/graph"
+)
+
+// The input formats, as ReadOptions.Format and FormatFromPath spell them.
+const (
+	FormatParquet     = "parquet"
+	FormatArrowFile   = "arrow"  // Arrow IPC file (also .feather)
+	FormatArrowStream = "arrows" // Arrow IPC stream
+	FormatCSV         = "csv"
+	FormatTSV         = "tsv"
+	FormatDIMACS      = "gr" // DIMACS shortest-path challenge graph
+)
+
+// ReadOptions configure the edge readers. Zero value: format from the file
+// extension, columns "src", "dst" and "weight" (weight optional), default
+// allocator.
+type ReadOptions struct {
+	// Format is "parquet", "arrow" (IPC file; also .feather), "arrows" (IPC
+	// stream), "csv", "tsv" or "gr" (DIMACS); "" takes it from the file
+	// extension (see FormatFromPath).
+	Format string
+	// SrcCol, DstCol and WeightCol name the columns; "" means "src", "dst"
+	// and "weight". A weight column named here must exist; the default one
+	// is optional.
+	SrcCol, DstCol, WeightCol string
+	// Unweighted ignores any weight column: every edge weighs 1 (hop counts).
+	Unweighted bool
+	// Allocator holds the Arrow buffers while reading; nil means
+	// memory.DefaultAllocator. Nothing stays allocated after a read.
+	Allocator memory.Allocator
+}
+
+func (o *ReadOptions) srcCol() string { return orDefault(o.SrcCol, "src") }
+func (o *ReadOptions) dstCol() string { return orDefault(o.DstCol, "dst") }
+func (o *ReadOptions) weightCol() string {
+	return orDefault(o.WeightCol, "weight")
+}
+
+func (o *ReadOptions) allocator() memory.Allocator {
+	if o.Allocator == nil {
+		return memory.DefaultAllocator
+	}
+	return o.Allocator
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// EdgeTable is an edge list over dense vertex ids with the dictionary that
+// maps them back to the input's external ids.
+type EdgeTable struct {
+	// Edges holds dense ids and one weight slice (IntWeights for any integer
+	// weight type, Float32Weights for float32 and float16, Float64Weights for
+	// float64) or none for an unweighted table.
+	Edges graph.Edges
+	// Vertices maps dense id i to the i-th smallest external id.
+	Vertices *Vertices
+	// WeightType is the input weight column's type, nil when unweighted.
+	WeightType arrow.DataType
+	// Name is the file name (or "-", or the stream name) used in messages.
+	Name string
+}
+
+// FormatFromPath returns the format of a file from its extension:
+// .parquet/.pq -> "parquet", .arrow/.feather/.ipc -> "arrow", .arrows ->
+// "arrows", .csv -> "csv", .tsv/.tab -> "tsv", .gr -> "gr". A trailing .gz or
+// .zst is stripped first (compressed text formats). "-" (standard input or
+// output) is an Arrow IPC stream, "arrows".
+func FormatFromPath(path string) (string, error) {
+	if path == "-" {
+		return FormatArrowStream, nil
+	}
+	base := strings.ToLower(filepath.Base(path))
+	compressed := false
+	for _, suffix := range []string{".gz", ".zst"} {
+		if strings.HasSuffix(base, suffix) {
+			base = strings.TrimSuffix(base, suffix)
+			compressed = true
+			break
+		}
+	}
+	var format string
+	switch filepath.Ext(base) {
+	case ".parquet", ".pq":
+		format = FormatParquet
+	case ".arrow", ".feather", ".ipc":
+		format = FormatArrowFile
+	case ".arrows":
+		format = FormatArrowStream
+	case ".csv":
+		format = FormatCSV
+	case ".tsv", ".tab":
+		format = FormatTSV
+	case ".gr":
+		format = FormatDIMACS
+	default:
+		return "", fmt.Errorf("arrowio: %s: unknown file extension %q (want .parquet, .arrow, .feather, .arrows, .csv, .tsv or .gr, or name the format)", path, filepath.Ext(base))
+	}
+	if compressed && !isTextFormat(format) {
+		return "", fmt.Errorf("arrowio: %s: only csv, tsv and gr files may be .gz or .zst compressed", path)
+	}
+	return format, nil
+}
+
+// ParseFormat checks a format name; it accepts the names FormatFromPath
+// returns and the aliases "feather", "ipc", "pq", "dimacs".
+func ParseFormat(s string) (string, error) {
+	switch strings.ToLower(s) {
+	case FormatParquet, "pq":
+		return FormatParquet, nil
+	case FormatArrowFile, "feather", "ipc":
+		return FormatArrowFile, nil
+	case FormatArrowStream:
+		return FormatArrowStream, nil
+	case FormatCSV:
+		return FormatCSV, nil
+	case FormatTSV:
+		return FormatTSV, nil
+	case FormatDIMACS, "dimacs":
+		return FormatDIMACS, nil
+	}
+	return "", fmt.Errorf("arrowio: unknown format %q (want parquet, arrow, arrows, csv, tsv or gr)", s)
+}
+
+func isTextFormat(f string) bool { return f == FormatCSV || f == FormatTSV || f == FormatDIMACS }
+
+func (o *ReadOptions) format(name string) (string, error) {
+	if o.Format != "" {
+		return ParseFormat(o.Format)
+	}
+	return FormatFromPath(name)
+}
+
+// ReadEdges reads an edge table from a file; "-" reads standard input, as an
+// Arrow IPC stream unless opt.Format names another format. It takes the
+// format from the extension when opt.Format is "". Parquet and Arrow IPC
+// files are read in place (record batch by batch); text formats are
+// decompressed on the fly when gzip or zstd compressed.
+//
+// It fails on a missing or mistyped column, a null id or weight, a NaN or
+// infinite weight, more distinct vertices than int32 ids hold, or a
+// truncated or corrupt file; the error names the file, the column and the row.
+func ReadEdges(path string, opt ReadOptions) (*EdgeTable, error) {
+	if path == "-" {
+		return ReadEdgesFrom(os.Stdin, "-", opt)
+	}
+	format, err := opt.format(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("arrowio: %w", err)
+	}
+	defer f.Close()
+	switch format {
+	case FormatParquet, FormatArrowFile:
+		st, err := f.Stat()
+		if err != nil {
+			return nil, fmt.Errorf("arrowio: %w", err)
+		}
+		return readSeekable(f, st.Size(), format, path, opt)
+	}
+	return readStream(f, format, path, opt)
+}
+
+// ReadEdgesFrom reads an edge table from r; name is used in messages and, when
+// opt.Format is "", for the format. Parquet and Arrow IPC files need random
+// access: r is buffered in memory for them unless it is an io.ReaderAt and
+// io.Seeker.
+func ReadEdgesFrom(r io.Reader, name string, opt ReadOptions) (*EdgeTable, error) {
+	format, err := opt.format(name)
+	if err != nil {
+		return nil, err
+	}
+	switch format {
+	case FormatParquet, FormatArrowFile:
+		if rs, ok := r.(readAtSeeker); ok {
+			size, err := rs.Seek(0, io.SeekEnd)
+			if err == nil {
+				return readSeekable(rs, size, format, name, opt)
+			}
+		}
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return nil, fmt.Errorf("arrowio: %s: %w", name, err)
+		}
+		return readSeekable(bytes.NewReader(data), int64(len(data)), format, name, opt)
+	}
+	return readStream(r, format, name, opt)
+}
+
+type readAtSeeker interface {
+	io.Reader
+	io.ReaderAt
+	io.Seeker
+}
+
+// recoverCorrupt turns a panic inside a decoder (arrow-go's IPC and Parquet
+// readers assume well-formed metadata in places) into an error naming the
+// file.
+func recoverCorrupt(name string, err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("arrowio: %s: corrupt or truncated file: %v", name, r)
+	}
+}
+
+func readSeekable(r readAtSeeker, size int64, format, name string, opt ReadOptions) (t *EdgeTable, err error) {
+	defer recoverCorrupt(name, &err)
+	mem := opt.allocator()
+	switch format {
+	case FormatArrowFile:
+		fr, err := ipc.NewFileReader(r, ipc.WithAllocator(mem))
+		if err != nil {
+			return nil, fmt.Errorf("arrowio: %s: not a readable Arrow IPC file: %w", name, err)
+		}
+		defer fr.Close()
+		return EdgesFromRecords(&ipcFileRecords{fr: fr}, name, opt)
+	case FormatParquet:
+		return readParquet(r, size, name, opt)
+	}
+	return nil, fmt.Errorf("arrowio: %s: format %q is not a random-access format", name, format)
+}
+
+func readStream(r io.Reader, format, name string, opt ReadOptions) (t *EdgeTable, err error) {
+	defer recoverCorrupt(name, &err)
+	if isTextFormat(format) {
+		dr, closeFn, err := decompress(r, name)
+		if err != nil {
+			return nil, err
+		}
+		defer closeFn()
+		if format == FormatDIMACS {
+			return readDIMACS(dr, name, opt)
+		}
+		return readDelimited(dr, name, format, opt)
+	}
+	if format != FormatArrowStream {
+		return nil, fmt.Errorf("arrowio: %s: format %q needs a file", name, format)
+	}
+	sr, err := ipc.NewReader(r, ipc.WithAllocator(opt.allocator()))
+	if err != nil {
+		return nil, fmt.Errorf("arrowio: %s: not a readable Arrow IPC stream: %w", name, err)
+	}
+	defer sr.Release()
+	return EdgesFromRecords(sr, name, opt)
+}
+
+// decompress sniffs gzip and zstd magic numbers, whatever the file name says.
+func decompress(r io.Reader, name string) (io.Reader, func(), error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	magic, _ := br.Peek(4)
+	switch {
+	case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, nil, fmt.Errorf("arrowio: %s: gzip: %w", name, err)
+		}
+		return zr, func() { zr.Close() }, nil
+	case len(magic) == 4 && bytes.Equal(magic, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			return nil, nil, fmt.Errorf("arrowio: %s: zstd: %w", name, err)
+		}
+		return zr, zr.Close, nil
+	}
+	return br, func() {}, nil
+}
+
+// parquetBatchRows bounds the rows of one record batch read from Parquet.
+const parquetBatchRows = 1 << 20
+
+func readParquet(r readAtSeeker, size int64, name string, opt ReadOptions) (*EdgeTable, error) {
+	mem := opt.allocator()
+	pf, err := file.NewParquetReader(r, file.WithReadProps(parquet.NewReaderProperties(mem)))
+	if err != nil {
+		return nil, fmt.Errorf("arrowio: %s: not a readable Parquet file: %w", name, err)
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: parquetBatchRows}, mem)
+	if err != nil {
+		return nil, fmt.Errorf("arrowio: %s: %w", name, err)
+	}
+	schema, err := fr.Schema()
+	if err != nil {
+		return nil, fmt.Errorf("arrowio: %s: %w", name, err)
+	}
+	// Resolve the columns on the Arrow schema first, so that a missing or
+	// mistyped column is reported before any data is read, then read only
+	// the leaves of those columns.
+	cols, err := findColumns(schema, name, opt)
+	if err != nil {
+		return nil, err
+	}
+	var leaves []int
+	for _, idx := range cols.fieldIndices() {
+		leaves = appendLeaves(leaves, &fr.Manifest.Fields[idx])
+	}
+	if pf.NumRows() == 0 {
+		return EdgesFromRecords(emptyRecords(schema, cols), name, opt)
+	}
+	rr, err := fr.GetRecordReader(context.Background(), leaves, nil)
+	if err != nil {
+		return nil, fmt.Errorf("arrowio: %s: %w", name, err)
+	}
+	defer rr.Release()
+	return EdgesFromRecords(rr, name, opt)
+}
+
+func appendLeaves(dst []int, f *pqarrow.SchemaField) []int {
+	if f.IsLeaf() {
+		return append(dst, f.ColIndex)
+	}
+	for i := range f.Children {
+		dst = appendLeaves(dst, &f.Children[i])
+	}
+	return dst
+}
+
+// emptyRecords is a reader with the schema of the selected columns and no
+// batches.
+func emptyRecords(schema *arrow.Schema, cols columnSet) array.RecordReader {
+	var fields []arrow.Field
+	for _, idx := range cols.fieldIndices() {
+		fields = append(fields, schema.Field(idx))
+	}
+	rr, _ := array.NewRecordReader(arrow.NewSchema(fields, nil), nil)
+	return rr
+}
+
+// ipcFileRecords walks the record batches of an IPC file as a RecordReader.
+type ipcFileRecords struct {
+	fr   *ipc.FileReader
+	next int
+	cur  arrow.RecordBatch
+	err  error
+}
+
+func (r *ipcFileRecords) Retain()               {}
+func (r *ipcFileRecords) Release()              { r.releaseCurrent() }
+func (r *ipcFileRecords) Schema() *arrow.Schema { return r.fr.Schema() }
+func (r *ipcFileRecords) Err() error            { return r.err }
+
+func (r *ipcFileRecords) RecordBatch() arrow.RecordBatch { return r.cur }
+
+//lint:ignore SA1019 the interface still requires it
+func (r *ipcFileRecords) Record() arrow.RecordBatch { return r.cur }
+
+func (r *ipcFileRecords) releaseCurrent() {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+}
+
+func (r *ipcFileRecords) Next() bool {
+	r.releaseCurrent()
+	if r.err != nil || r.next >= r.fr.NumRecords() {
+		return false
+	}
+	rec, err := r.fr.RecordBatchAt(r.next) // ours to release
+	if err != nil {
+		r.err = fmt.Errorf("record batch %d: %w", r.next, err)
+		return false
+	}
+	r.cur = rec
+	r.next++
+	return true
+}

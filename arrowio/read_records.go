@@ -1,0 +1,523 @@
+package arrowio
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/pathctl/pathctl/graph"
+)
+
+// idKind says whether a column holds integer or string ids.
+type idKind uint8
+
+const (
+	kindInvalid idKind = iota
+	kindInt
+	kindString
+)
+
+// valueType is a column's type, or the value type of a dictionary column.
+func valueType(t arrow.DataType) arrow.DataType {
+	if d, ok := t.(*arrow.DictionaryType); ok {
+		return d.ValueType
+	}
+	return t
+}
+
+func idKindOf(t arrow.DataType) idKind {
+	vt := valueType(t)
+	switch {
+	case arrow.IsInteger(vt.ID()):
+		return kindInt
+	case isStringType(vt):
+		return kindString
+	}
+	return kindInvalid
+}
+
+func isWeightType(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
+		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
+		arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64:
+		return true
+	}
+	return false
+}
+
+// columnSet locates the columns of an edge table in a schema.
+type columnSet struct {
+	src, dst, weight          int // field indices; weight is -1 when unweighted
+	srcName, dstName, wName   string
+	srcType, dstType, wType   arrow.DataType
+	kind                      idKind
+	idType                    arrow.DataType // Vertices.Type
+	unsignedOrder             bool           // int ids compared as uint64
+}
+
+func (c columnSet) fieldIndices() []int {
+	idx := []int{c.src, c.dst}
+	if c.weight >= 0 {
+		idx = append(idx, c.weight)
+	}
+	return idx
+}
+
+func columnNames(schema *arrow.Schema) string {
+	names := make([]string, schema.NumFields())
+	for i, f := range schema.Fields() {
+		names[i] = fmt.Sprintf("%q", f.Name)
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+func findColumns(schema *arrow.Schema, name string, opt ReadOptions) (columnSet, error) {
+	c := columnSet{weight: -1, srcName: opt.srcCol(), dstName: opt.dstCol(), wName: opt.weightCol()}
+	find := func(col string) (int, error) {
+		idx := schema.FieldIndices(col)
+		if len(idx) == 0 {
+			return -1, fmt.Errorf("arrowio: %s: no column %q (columns: %s)", name, col, columnNames(schema))
+		}
+		return idx[0], nil
+	}
+	var err error
+	if c.src, err = find(c.srcName); err != nil {
+		return c, err
+	}
+	if c.dst, err = find(c.dstName); err != nil {
+		return c, err
+	}
+	c.srcType, c.dstType = schema.Field(c.src).Type, schema.Field(c.dst).Type
+	for _, col := range []struct {
+		name string
+		t    arrow.DataType
+	}{{c.srcName, c.srcType}, {c.dstName, c.dstType}} {
+		if idKindOf(col.t) == kindInvalid {
+			return c, fmt.Errorf("arrowio: %s: column %q has type %s; ids must be integers (int8 … int64, uint8 … uint64) or strings (utf8, large_utf8, string_view, or a dictionary of them)", name, col.name, col.t)
+		}
+	}
+	sk, dk := idKindOf(c.srcType), idKindOf(c.dstType)
+	if sk != dk {
+		return c, fmt.Errorf("arrowio: %s: column %q has type %s but column %q has type %s; ids must be both integers or both strings", name, c.srcName, c.srcType, c.dstName, c.dstType)
+	}
+	c.kind = sk
+	if c.kind == kindInt {
+		c.idType = commonIntType(valueType(c.srcType), valueType(c.dstType))
+		c.unsignedOrder = c.idType.ID() == arrow.UINT64
+	} else {
+		c.idType = commonStringType(valueType(c.srcType), valueType(c.dstType))
+	}
+	if opt.Unweighted {
+		return c, nil
+	}
+	idx := schema.FieldIndices(c.wName)
+	if len(idx) == 0 {
+		if opt.WeightCol != "" {
+			return c, fmt.Errorf("arrowio: %s: no weight column %q (columns: %s)", name, c.wName, columnNames(schema))
+		}
+		return c, nil
+	}
+	c.weight = idx[0]
+	c.wType = schema.Field(c.weight).Type
+	if !isWeightType(c.wType) {
+		return c, fmt.Errorf("arrowio: %s: column %q has type %s; weights must be integers (int8 … int64, uint8 … uint64) or floats (float16, float32, float64)", name, c.wName, c.wType)
+	}
+	return c, nil
+}
+
+var signedByWidth = map[int]arrow.DataType{
+	8: arrow.PrimitiveTypes.Int8, 16: arrow.PrimitiveTypes.Int16,
+	32: arrow.PrimitiveTypes.Int32, 64: arrow.PrimitiveTypes.Int64,
+}
+
+func isUnsigned(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64:
+		return true
+	}
+	return false
+}
+
+func intWidth(t arrow.DataType) int { return t.(arrow.FixedWidthDataType).BitWidth() }
+
+// commonIntType is the type both id columns widen to: the wider of two
+// types of one signedness; for a signed and an unsigned type, a signed type
+// wide enough for both (int64 for uint64, whose values must then fit).
+func commonIntType(a, b arrow.DataType) arrow.DataType {
+	if arrow.TypeEqual(a, b) {
+		return a
+	}
+	ua, ub := isUnsigned(a), isUnsigned(b)
+	wa, wb := intWidth(a), intWidth(b)
+	if ua == ub {
+		if wa >= wb {
+			return a
+		}
+		return b
+	}
+	if ua { // make a the signed one
+		wa, wb = wb, wa
+	}
+	return signedByWidth[min(64, max(wa, 2*wb))]
+}
+
+func commonStringType(a, b arrow.DataType) arrow.DataType {
+	switch {
+	case arrow.TypeEqual(a, b):
+		return a
+	case a.ID() == arrow.LARGE_STRING || b.ID() == arrow.LARGE_STRING:
+		return arrow.BinaryTypes.LargeString
+	}
+	return arrow.BinaryTypes.String
+}
+
+// EdgesFromRecords reads an edge table from the record batches of rr (the
+// Flight service's uploads, or any Arrow source); name is used in messages.
+// It does not Release rr. Columns and errors are as for ReadEdges; rows are
+// counted from 0 over all batches.
+func EdgesFromRecords(rr array.RecordReader, name string, opt ReadOptions) (t *EdgeTable, err error) {
+	defer recoverCorrupt(name, &err)
+	cols, err := findColumns(rr.Schema(), name, opt)
+	if err != nil {
+		return nil, err
+	}
+	acc := newEdgeAccumulator(name, cols)
+	var row int64
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		if err := acc.add(rec, row); err != nil {
+			return nil, err
+		}
+		row += rec.NumRows()
+	}
+	if err := rr.Err(); err != nil {
+		return nil, fmt.Errorf("arrowio: %s: corrupt or truncated input after row %d: %w", name, row, err)
+	}
+	return acc.finish()
+}
+
+// edgeAccumulator gathers the id and weight columns batch by batch.
+type edgeAccumulator struct {
+	name string
+	cols columnSet
+	// Integer ids, as order keys (see intKey).
+	srcKeys, dstKeys []int64
+	// String ids, as provisional ids of an interning table.
+	strs     *stringTable
+	srcProv  []int32
+	dstProv  []int32
+	weights  weightColumn
+	weighted bool
+}
+
+func newEdgeAccumulator(name string, cols columnSet) *edgeAccumulator {
+	a := &edgeAccumulator{name: name, cols: cols, weighted: cols.weight >= 0}
+	if cols.kind == kindString {
+		a.strs = newStringTable()
+		a.srcProv, a.dstProv = []int32{}, []int32{}
+	} else {
+		a.srcKeys, a.dstKeys = []int64{}, []int64{}
+	}
+	if a.weighted {
+		a.weights.init(cols.wType)
+	}
+	return a
+}
+
+func (a *edgeAccumulator) add(rec arrow.RecordBatch, row int64) error {
+	if int(rec.NumCols()) <= max(a.cols.src, a.cols.dst, a.cols.weight) {
+		return fmt.Errorf("arrowio: %s: record batch at row %d has %d columns, the schema more", a.name, row, rec.NumCols())
+	}
+	type idCol struct {
+		name string
+		t    arrow.DataType
+		idx  int
+	}
+	for k, c := range []idCol{{a.cols.srcName, a.cols.srcType, a.cols.src}, {a.cols.dstName, a.cols.dstType, a.cols.dst}} {
+		arr := rec.Column(c.idx)
+		if !arrow.TypeEqual(arr.DataType(), c.t) {
+			return fmt.Errorf("arrowio: %s: column %q changes type from %s to %s at row %d", a.name, c.name, c.t, arr.DataType(), row)
+		}
+		var err error
+		if a.strs != nil {
+			p := &a.srcProv
+			if k == 1 {
+				p = &a.dstProv
+			}
+			*p, err = a.strs.appendColumn(*p, arr, a.name, c.name, row)
+		} else {
+			p := &a.srcKeys
+			if k == 1 {
+				p = &a.dstKeys
+			}
+			*p, err = appendIntKeys(*p, arr, a.cols.unsignedOrder, a.name, c.name, row)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if a.weighted {
+		arr := rec.Column(a.cols.weight)
+		if !arrow.TypeEqual(arr.DataType(), a.cols.wType) {
+			return fmt.Errorf("arrowio: %s: column %q changes type from %s to %s at row %d", a.name, a.cols.wName, a.cols.wType, arr.DataType(), row)
+		}
+		if err := a.weights.append(arr, a.name, a.cols.wName, row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *edgeAccumulator) finish() (*EdgeTable, error) {
+	t := &EdgeTable{Name: a.name}
+	if a.weighted {
+		t.WeightType = a.cols.wType
+		a.weights.setOn(&t.Edges)
+	}
+	var err error
+	if a.strs != nil {
+		t.Edges.Src, t.Edges.Dst, t.Vertices = a.strs.finish(a.srcProv, a.dstProv)
+	} else {
+		var ints []int64
+		ints, t.Edges.Src, t.Edges.Dst, err = denseIntIDs(a.srcKeys, a.dstKeys, a.name, a.cols.srcName, a.cols.dstName)
+		if err != nil {
+			return nil, err
+		}
+		if a.cols.unsignedOrder {
+			for i := range ints {
+				ints[i] = intFromKey(ints[i], true)
+			}
+		}
+		t.Vertices = &Vertices{Ints: ints}
+	}
+	t.Vertices.Type = a.cols.idType
+	t.Edges.NumVertices = t.Vertices.Len()
+	return t, nil
+}
+
+const signBit = uint64(1) << 63
+
+// intKey maps an id to an int64 whose signed order is the id order: uint64
+// ids (unsignedOrder) have their top bit flipped; all others are themselves.
+func intKey(v uint64, unsignedOrder bool) int64 {
+	if unsignedOrder {
+		return int64(v ^ signBit)
+	}
+	return int64(v)
+}
+
+// intFromKey inverts intKey; uint64 ids come back by their bits.
+func intFromKey(k int64, unsignedOrder bool) int64 {
+	if unsignedOrder {
+		return int64(uint64(k) ^ signBit)
+	}
+	return k
+}
+
+func appendSigned[T int8 | int16 | int32 | int64](dst []int64, vals []T) []int64 {
+	for _, v := range vals {
+		dst = append(dst, int64(v))
+	}
+	return dst
+}
+
+func appendUnsigned[T uint8 | uint16 | uint32](dst []int64, vals []T, unsignedOrder bool) []int64 {
+	for _, v := range vals {
+		dst = append(dst, intKey(uint64(v), unsignedOrder))
+	}
+	return dst
+}
+
+// appendUint64 appends keys of uint64 values; with a signed common type a
+// value above MaxInt64 cannot be represented: its index is returned.
+func appendUint64(dst []int64, vals []uint64, unsignedOrder bool) ([]int64, int) {
+	if unsignedOrder {
+		for _, v := range vals {
+			dst = append(dst, int64(v^signBit))
+		}
+		return dst, -1
+	}
+	for i, v := range vals {
+		if v > math.MaxInt64 {
+			return dst, i
+		}
+		dst = append(dst, int64(v))
+	}
+	return dst, -1
+}
+
+// appendIntegers appends the values of an integer array (nulls included, as
+// whatever the buffer holds) as keys. bad is the index of a uint64 value that
+// does not fit a signed key, or -1.
+func appendIntegers(dst []int64, arr arrow.Array, unsignedOrder bool) (out []int64, bad int, ok bool) {
+	switch a := arr.(type) {
+	case *array.Int8:
+		return appendSigned(dst, a.Int8Values()), -1, true
+	case *array.Int16:
+		return appendSigned(dst, a.Int16Values()), -1, true
+	case *array.Int32:
+		return appendSigned(dst, a.Int32Values()), -1, true
+	case *array.Int64:
+		return appendSigned(dst, a.Int64Values()), -1, true
+	case *array.Uint8:
+		return appendUnsigned(dst, a.Uint8Values(), unsignedOrder), -1, true
+	case *array.Uint16:
+		return appendUnsigned(dst, a.Uint16Values(), unsignedOrder), -1, true
+	case *array.Uint32:
+		return appendUnsigned(dst, a.Uint32Values(), unsignedOrder), -1, true
+	case *array.Uint64:
+		out, bad := appendUint64(dst, a.Uint64Values(), unsignedOrder)
+		return out, bad, true
+	}
+	return dst, -1, false
+}
+
+func firstNull(arr arrow.Array) int {
+	if arr.NullN() == 0 {
+		return -1
+	}
+	for i := 0; i < arr.Len(); i++ {
+		if arr.IsNull(i) {
+			return i
+		}
+	}
+	return -1
+}
+
+func appendIntKeys(dst []int64, arr arrow.Array, unsignedOrder bool, name, col string, row int64) ([]int64, error) {
+	if i := firstNull(arr); i >= 0 {
+		return dst, fmt.Errorf("arrowio: %s: column %q row %d: null id", name, col, row+int64(i))
+	}
+	if d, ok := arr.(*array.Dictionary); ok {
+		return appendDictIntKeys(dst, d, unsignedOrder, name, col, row)
+	}
+	n := len(dst)
+	out, bad, ok := appendIntegers(dst, arr, unsignedOrder)
+	if !ok {
+		return dst, fmt.Errorf("arrowio: %s: column %q has type %s; ids must be integers or strings", name, col, arr.DataType())
+	}
+	if bad >= 0 {
+		return dst[:n], fmt.Errorf("arrowio: %s: column %q row %d: id %d does not fit int64 (the other id column is signed)", name, col, row+int64(bad), arr.(*array.Uint64).Value(bad))
+	}
+	return out, nil
+}
+
+// dictIndices returns the indices of a dictionary array as int64, checking
+// that each is within the dictionary.
+func dictIndices(d *array.Dictionary, name, col string, row int64) ([]int64, error) {
+	idx, _, ok := appendIntegers(make([]int64, 0, d.Len()), d.Indices(), false)
+	if !ok {
+		return nil, fmt.Errorf("arrowio: %s: column %q: dictionary indices of type %s", name, col, d.Indices().DataType())
+	}
+	size := int64(d.Dictionary().Len())
+	for i, k := range idx {
+		if k < 0 || k >= size {
+			return nil, fmt.Errorf("arrowio: %s: column %q row %d: dictionary index %d outside the dictionary of %d values", name, col, row+int64(i), k, size)
+		}
+	}
+	return idx, nil
+}
+
+func appendDictIntKeys(dst []int64, d *array.Dictionary, unsignedOrder bool, name, col string, row int64) ([]int64, error) {
+	idx, err := dictIndices(d, name, col, row)
+	if err != nil {
+		return dst, err
+	}
+	dict := d.Dictionary()
+	values, bad, ok := appendIntegers(nil, dict, unsignedOrder)
+	if !ok {
+		return dst, fmt.Errorf("arrowio: %s: column %q has type %s; ids must be integers or strings", name, col, d.DataType())
+	}
+	for i, k := range idx {
+		if dict.IsNull(int(k)) {
+			return dst, fmt.Errorf("arrowio: %s: column %q row %d: null id", name, col, row+int64(i))
+		}
+		if bad >= 0 && int(k) >= bad {
+			// appendIntegers stopped at bad; any later value is unchecked.
+			v := dict.(*array.Uint64).Value(int(k))
+			if v > math.MaxInt64 {
+				return dst, fmt.Errorf("arrowio: %s: column %q row %d: id %d does not fit int64 (the other id column is signed)", name, col, row+int64(i), v)
+			}
+			dst = append(dst, int64(v))
+			continue
+		}
+		dst = append(dst, values[k])
+	}
+	return dst, nil
+}
+
+// weightColumn gathers weights in the slice their type asks for.
+type weightColumn struct {
+	ints []int64
+	f32  []float32
+	f64  []float64
+}
+
+func (w *weightColumn) init(t arrow.DataType) {
+	switch t.ID() {
+	case arrow.FLOAT16, arrow.FLOAT32:
+		w.f32 = []float32{}
+	case arrow.FLOAT64:
+		w.f64 = []float64{}
+	default:
+		w.ints = []int64{}
+	}
+}
+
+func (w *weightColumn) setOn(e *graph.Edges) {
+	e.IntWeights, e.Float32Weights, e.Float64Weights = w.ints, w.f32, w.f64
+}
+
+func notFinite(f float64) bool { return math.IsNaN(f) || math.IsInf(f, 0) }
+
+func (w *weightColumn) append(arr arrow.Array, name, col string, row int64) error {
+	if i := firstNull(arr); i >= 0 {
+		return fmt.Errorf("arrowio: %s: column %q row %d: null weight", name, col, row+int64(i))
+	}
+	badFloat := func(i int, v float64) error {
+		return fmt.Errorf("arrowio: %s: column %q row %d: weight %v is not finite", name, col, row+int64(i), v)
+	}
+	switch a := arr.(type) {
+	case *array.Float16:
+		for i, v := range a.Values() {
+			f := v.Float32()
+			if notFinite(float64(f)) {
+				return badFloat(i, float64(f))
+			}
+			w.f32 = append(w.f32, f)
+		}
+	case *array.Float32:
+		for i, f := range a.Float32Values() {
+			if notFinite(float64(f)) {
+				return badFloat(i, float64(f))
+			}
+		}
+		w.f32 = append(w.f32, a.Float32Values()...)
+	case *array.Float64:
+		for i, f := range a.Float64Values() {
+			if notFinite(f) {
+				return badFloat(i, f)
+			}
+		}
+		w.f64 = append(w.f64, a.Float64Values()...)
+	default:
+		n := len(w.ints)
+		out, bad, ok := appendIntegers(w.ints, arr, false)
+		if !ok {
+			return fmt.Errorf("arrowio: %s: column %q has type %s; weights must be integers or floats", name, col, arr.DataType())
+		}
+		if bad >= 0 {
+			w.ints = w.ints[:n]
+			return fmt.Errorf("arrowio: %s: column %q row %d: weight %d is above the int64 maximum", name, col, row+int64(bad), arr.(*array.Uint64).Value(bad))
+		}
+		w.ints = out
+	}
+	return nil
+}

@@ -1,0 +1,523 @@
+package arrowio
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/pathctl/pathctl/graph"
+)
+
+// Layout names the shape of a result (design.md, "Outputs").
+type Layout string
+
+// The result layouts.
+const (
+	// LayoutPairs has one row per reachable (source, target) pair.
+	LayoutPairs Layout = "pairs"
+	// LayoutMatrix has one row per source with every distance in vertex order.
+	LayoutMatrix Layout = "matrix"
+	// LayoutStats has one row per source with reductions of its distances.
+	LayoutStats Layout = "stats"
+)
+
+// ParseLayout accepts "pairs", "matrix" and "stats".
+func ParseLayout(s string) (Layout, error) {
+	switch l := Layout(s); l {
+	case LayoutPairs, LayoutMatrix, LayoutStats:
+		return l, nil
+	}
+	return "", fmt.Errorf("arrowio: unknown layout %q (want pairs, matrix or stats)", s)
+}
+
+// Schema metadata keys of a result. ResultSchema sets MetaLayout,
+// MetaDistType and MetaNumVertices; callers add the others with
+// ResultBuilder.SetMetadata.
+const (
+	MetaLayout      = "pathctl.layout"       // "pairs", "matrix" or "stats"
+	MetaDistType    = "pathctl.dist_type"    // "int32", "int64", "float32" or "float64"
+	MetaNumVertices = "pathctl.num_vertices" // vertex count n, decimal
+	MetaAlgorithm   = "pathctl.algorithm"    // the algorithm that ran
+	MetaVertices    = "pathctl.vertices"     // matrix: file holding the vertex order
+)
+
+// Column names of the result layouts.
+const (
+	ColSource       = "source"
+	ColTarget       = "target"
+	ColDistance     = "distance"
+	ColPredecessor  = "predecessor"
+	ColReachable    = "reachable"
+	ColEccentricity = "eccentricity"
+	ColSum          = "sum"
+	ColCloseness    = "closeness"
+	ColHarmonic     = "harmonic"
+	ColVertex       = "vertex"
+)
+
+// maxPairsRows caps the rows of one pairs record.
+const maxPairsRows = 1 << 20
+
+// IDType is the Arrow type in which results carry external ids: the input's
+// integer type, utf8 for utf8 and string-view ids, large_utf8 for large_utf8.
+func IDType(v *Vertices) arrow.DataType {
+	if v.IsString() {
+		if v.Type != nil && v.Type.ID() == arrow.LARGE_STRING {
+			return arrow.BinaryTypes.LargeString
+		}
+		return arrow.BinaryTypes.String
+	}
+	if v.Type == nil {
+		return arrow.PrimitiveTypes.Int64
+	}
+	switch v.Type.ID() {
+	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
+		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64:
+		return v.Type
+	}
+	return arrow.PrimitiveTypes.Int64
+}
+
+// DistArrowType is the Arrow type of distances of type t.
+func DistArrowType(t graph.DistType) arrow.DataType {
+	switch t {
+	case graph.DistInt32:
+		return arrow.PrimitiveTypes.Int32
+	case graph.DistInt64:
+		return arrow.PrimitiveTypes.Int64
+	case graph.DistFloat32:
+		return arrow.PrimitiveTypes.Float32
+	default:
+		return arrow.PrimitiveTypes.Float64
+	}
+}
+
+// ResultSchema is the schema of a result (design.md, "Outputs"):
+//
+//   - pairs: source, target (id type), distance (t), and with withPred a
+//     nullable predecessor (id type), null for the source itself;
+//   - matrix: source, distance fixed_size_list<t>[n] in vertex order, with
+//     null entries for unreachable vertices under integer types and +Inf
+//     under float types;
+//   - stats: source, reachable int64, eccentricity (t, null when reachable
+//     is 0), sum (int64 for integer t, float64 for float t), closeness
+//     float64, harmonic float64.
+//
+// Ids carry the type IDType(v) gives. The metadata holds MetaLayout,
+// MetaDistType and MetaNumVertices. An unknown layout gives the pairs schema;
+// use ParseLayout to validate names.
+func ResultSchema(layout Layout, v *Vertices, t graph.DistType, withPred bool) *arrow.Schema {
+	id := IDType(v)
+	dt := DistArrowType(t)
+	meta := arrow.NewMetadata(
+		[]string{MetaLayout, MetaDistType, MetaNumVertices},
+		[]string{string(layout), t.String(), strconv.Itoa(v.Len())},
+	)
+	var fields []arrow.Field
+	switch layout {
+	case LayoutMatrix:
+		fields = []arrow.Field{
+			{Name: ColSource, Type: id},
+			{Name: ColDistance, Type: matrixListType(v.Len(), t)},
+		}
+	case LayoutStats:
+		sum := arrow.DataType(arrow.PrimitiveTypes.Int64)
+		if t.IsFloat() {
+			sum = arrow.PrimitiveTypes.Float64
+		}
+		fields = []arrow.Field{
+			{Name: ColSource, Type: id},
+			{Name: ColReachable, Type: arrow.PrimitiveTypes.Int64},
+			{Name: ColEccentricity, Type: dt, Nullable: true},
+			{Name: ColSum, Type: sum},
+			{Name: ColCloseness, Type: arrow.PrimitiveTypes.Float64},
+			{Name: ColHarmonic, Type: arrow.PrimitiveTypes.Float64},
+		}
+	default:
+		meta = arrow.NewMetadata(
+			[]string{MetaLayout, MetaDistType, MetaNumVertices},
+			[]string{string(LayoutPairs), t.String(), strconv.Itoa(v.Len())},
+		)
+		fields = []arrow.Field{
+			{Name: ColSource, Type: id},
+			{Name: ColTarget, Type: id},
+			{Name: ColDistance, Type: dt},
+		}
+		if withPred {
+			fields = append(fields, arrow.Field{Name: ColPredecessor, Type: id, Nullable: true})
+		}
+	}
+	return arrow.NewSchema(fields, &meta)
+}
+
+func matrixListType(n int, t graph.DistType) *arrow.FixedSizeListType {
+	return arrow.FixedSizeListOfField(int32(n), arrow.Field{Name: "item", Type: DistArrowType(t), Nullable: true})
+}
+
+// ResultBuilder turns engine output (distance blocks, stats blocks) into
+// record batches of ResultSchema. It is not safe for concurrent use: run one
+// builder per goroutine.
+type ResultBuilder struct {
+	layout   Layout
+	vertices *Vertices
+	distType graph.DistType
+	withPred bool
+	mem      memory.Allocator
+	schema   *arrow.Schema
+	ids      idColumn
+	maxRows  int
+
+	// scratch of the pairs layout, reused across blocks
+	rowSrc, rowTgt, rowPred []int32
+}
+
+// NewResultBuilder returns a builder of layout records over the vertices v
+// with distances of type t; withPred adds the predecessor column of the
+// pairs layout. A nil mem means memory.DefaultAllocator.
+func NewResultBuilder(layout Layout, v *Vertices, t graph.DistType, withPred bool, mem memory.Allocator) *ResultBuilder {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	if layout != LayoutMatrix && layout != LayoutStats {
+		layout = LayoutPairs
+	}
+	if layout != LayoutPairs {
+		withPred = false
+	}
+	b := &ResultBuilder{
+		layout: layout, vertices: v, distType: t, withPred: withPred, mem: mem,
+		schema:  ResultSchema(layout, v, t, withPred),
+		ids:     newIDColumn(v),
+		maxRows: maxPairsRows,
+	}
+	// Keep one string column of a batch well below 2 GiB of characters.
+	if l := b.ids.maxLen(); l > 0 {
+		b.maxRows = max(1, min(maxPairsRows, (1<<30)/l))
+	}
+	return b
+}
+
+// Schema is the schema of the records the builder emits.
+func (b *ResultBuilder) Schema() *arrow.Schema { return b.schema }
+
+// SetMetadata adds (or replaces) a key of the schema metadata, such as
+// MetaAlgorithm or MetaVertices. Records built afterwards carry it; call it
+// before the first record and before creating the writer with Schema.
+func (b *ResultBuilder) SetMetadata(key, value string) {
+	md := b.schema.Metadata()
+	keys, values := md.Keys(), md.Values()
+	if i := md.FindKey(key); i >= 0 {
+		values = append([]string(nil), values...)
+		values[i] = value
+	} else {
+		keys = append(append([]string(nil), keys...), key)
+		values = append(append([]string(nil), values...), value)
+	}
+	meta := arrow.NewMetadata(keys, values)
+	b.schema = arrow.NewSchema(b.schema.Fields(), &meta)
+}
+
+// Block appends the records of one distance block to emit: for the pairs
+// layout one record per 2^20 rows (fewer for long string ids), in source
+// then vertex order; for the matrix layout one record of len(blk.Sources)
+// rows. A record passed to emit is released after emit returns; emit
+// retains it to keep it. The first error of emit is returned.
+//
+// Matrix records do not copy the distances: the distance values wrap
+// blk.Dist (integer types add a validity bitmap). The caller must not refill
+// or free blk until every record emitted from it has been released; Go's
+// garbage collector keeps the slice alive as long as such a record is.
+//
+// Block fails on the stats layout and on a block whose shape does not match
+// the builder (vertex count, distance type, predecessors).
+func (b *ResultBuilder) Block(blk *graph.Block, emit func(arrow.RecordBatch) error) error {
+	if err := b.checkBlock(blk); err != nil {
+		return err
+	}
+	switch b.layout {
+	case LayoutPairs:
+		switch blk.Type {
+		case graph.DistInt32:
+			return buildPairs[int32](b, blk, emit)
+		case graph.DistInt64:
+			return buildPairs[int64](b, blk, emit)
+		case graph.DistFloat32:
+			return buildPairs[float32](b, blk, emit)
+		default:
+			return buildPairs[float64](b, blk, emit)
+		}
+	case LayoutMatrix:
+		rec, err := b.matrixRecord(blk)
+		if err != nil {
+			return err
+		}
+		defer rec.Release()
+		return emit(rec)
+	}
+	return fmt.Errorf("arrowio: the %s layout is built from stats blocks, not distance blocks", b.layout)
+}
+
+func (b *ResultBuilder) checkBlock(blk *graph.Block) error {
+	n := b.vertices.Len()
+	if blk.NumVertices != n {
+		return fmt.Errorf("arrowio: block over %d vertices for a result over %d", blk.NumVertices, n)
+	}
+	if blk.Type != b.distType {
+		return fmt.Errorf("arrowio: block of %s distances for a result of %s", blk.Type, b.distType)
+	}
+	size := len(blk.Sources) * n
+	got, typ := -1, graph.DistType(0)
+	switch d := blk.Dist.(type) {
+	case []int32:
+		got, typ = len(d), graph.DistInt32
+	case []int64:
+		got, typ = len(d), graph.DistInt64
+	case []float32:
+		got, typ = len(d), graph.DistFloat32
+	case []float64:
+		got, typ = len(d), graph.DistFloat64
+	}
+	if got != size || typ != blk.Type {
+		return fmt.Errorf("arrowio: block of %d sources × %d %s distances holds %T of length %d", len(blk.Sources), n, blk.Type, blk.Dist, got)
+	}
+	for _, s := range blk.Sources {
+		if s < 0 || int(s) >= n {
+			return fmt.Errorf("arrowio: block source %d outside [0, %d)", s, n)
+		}
+	}
+	if b.withPred && b.layout == LayoutPairs && len(blk.Pred) != size {
+		return fmt.Errorf("arrowio: result with predecessors needs a block with %d predecessors, got %d", size, len(blk.Pred))
+	}
+	return nil
+}
+
+// buildPairs emits the reachable cells of blk in chunks of at most b.maxRows.
+func buildPairs[D graph.Number](b *ResultBuilder, blk *graph.Block, emit func(arrow.RecordBatch) error) error {
+	dist := graph.DistOf[D](blk)
+	inf := graph.Infinity[D]()
+	n := blk.NumVertices
+	var total int
+	for _, d := range dist {
+		if d != inf {
+			total++
+		}
+	}
+	pos := 0 // next cell to scan
+	for emitted := 0; emitted < total; {
+		k := min(b.maxRows, total-emitted)
+		b.rowSrc = growInt32(b.rowSrc, k)
+		b.rowTgt = growInt32(b.rowTgt, k)
+		if b.withPred {
+			b.rowPred = growInt32(b.rowPred, k)
+		}
+		distBuf := memory.NewResizableBuffer(b.mem)
+		distBuf.Resize(k * blk.Type.Size())
+		out := arrow.GetData[D](distBuf.Bytes())[:k]
+		j := 0
+		for j < k {
+			d := dist[pos]
+			if d != inf {
+				out[j] = d
+				b.rowSrc[j] = blk.Sources[pos/n]
+				b.rowTgt[j] = int32(pos % n)
+				if b.withPred {
+					b.rowPred[j] = blk.Pred[pos]
+				}
+				j++
+			}
+			pos++
+		}
+		emitted += k
+		rec := b.pairsRecord(k, distBuf)
+		err := emit(rec)
+		rec.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func growInt32(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n)
+	}
+	return s[:n]
+}
+
+// pairsRecord assembles a pairs record of k rows from the scratch slices and
+// the filled distance buffer, whose reference it takes over.
+func (b *ResultBuilder) pairsRecord(k int, distBuf *memory.Buffer) arrow.RecordBatch {
+	cols := make([]arrow.Array, 0, 4)
+	cols = append(cols, b.ids.gather(b.rowSrc[:k], b.mem), b.ids.gather(b.rowTgt[:k], b.mem))
+	dd := array.NewData(DistArrowType(b.distType), k, []*memory.Buffer{nil, distBuf}, nil, 0, 0)
+	distBuf.Release()
+	cols = append(cols, array.MakeFromData(dd))
+	dd.Release()
+	if b.withPred {
+		cols = append(cols, b.ids.gather(b.rowPred[:k], b.mem))
+	}
+	rec := array.NewRecordBatch(b.schema, cols, int64(k))
+	for _, c := range cols {
+		c.Release()
+	}
+	return rec
+}
+
+func (b *ResultBuilder) matrixRecord(blk *graph.Block) (arrow.RecordBatch, error) {
+	n := blk.NumVertices
+	k := len(blk.Sources)
+	var values []byte
+	var validity *memory.Buffer
+	nulls := 0
+	switch d := blk.Dist.(type) {
+	case []int32:
+		values = arrow.GetBytes(d)
+		validity, nulls = infValidity(d, b.mem)
+	case []int64:
+		values = arrow.GetBytes(d)
+		validity, nulls = infValidity(d, b.mem)
+	case []float32:
+		values = arrow.GetBytes(d)
+	case []float64:
+		values = arrow.GetBytes(d)
+	}
+	valBuf := memory.NewBufferBytes(values)
+	child := array.NewData(DistArrowType(b.distType), k*n, []*memory.Buffer{validity, valBuf}, nil, nulls, 0)
+	if validity != nil {
+		validity.Release()
+	}
+	listType := matrixListType(n, b.distType)
+	list := array.NewData(listType, k, []*memory.Buffer{nil}, []arrow.ArrayData{child}, 0, 0)
+	child.Release()
+	distCol := array.MakeFromData(list)
+	list.Release()
+	srcCol := b.ids.gather(blk.Sources, b.mem)
+	rec := array.NewRecordBatch(b.schema, []arrow.Array{srcCol, distCol}, int64(k))
+	srcCol.Release()
+	distCol.Release()
+	return rec, nil
+}
+
+// infValidity returns a validity bitmap clearing the Infinity entries of d,
+// and their count; no bitmap when none is Infinity.
+func infValidity[D int32 | int64](d []D, mem memory.Allocator) (*memory.Buffer, int) {
+	inf := graph.Infinity[D]()
+	nulls := 0
+	for _, x := range d {
+		if x == inf {
+			nulls++
+		}
+	}
+	if nulls == 0 {
+		return nil, 0
+	}
+	buf := memory.NewResizableBuffer(mem)
+	buf.Resize(int(bitutil.BytesForBits(int64(len(d)))))
+	bits := buf.Bytes()
+	clear(bits)
+	for i, x := range d {
+		if x != inf {
+			bitutil.SetBit(bits, i)
+		}
+	}
+	return buf, nulls
+}
+
+// Stats emits the record of one stats block (stats layout), one row per
+// source. A record passed to emit is released after emit returns.
+func (b *ResultBuilder) Stats(s *graph.Stats, emit func(arrow.RecordBatch) error) error {
+	if b.layout != LayoutStats {
+		return fmt.Errorf("arrowio: stats blocks make the stats layout, not %s", b.layout)
+	}
+	k := len(s.Sources)
+	if s.Type != b.distType {
+		return fmt.Errorf("arrowio: stats of %s distances for a result of %s", s.Type, b.distType)
+	}
+	sums := len(s.SumInt)
+	if b.distType.IsFloat() {
+		sums = len(s.SumFloat)
+	}
+	if len(s.Reachable) != k || len(s.Eccentricity) != k || sums != k || len(s.Closeness) != k || len(s.Harmonic) != k {
+		return fmt.Errorf("arrowio: stats block of %d sources with columns of other lengths", k)
+	}
+	for _, src := range s.Sources {
+		if src < 0 || int(src) >= b.vertices.Len() {
+			return fmt.Errorf("arrowio: stats source %d outside [0, %d)", src, b.vertices.Len())
+		}
+	}
+	cols := make([]arrow.Array, 0, 6)
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	cols = append(cols, b.ids.gather(s.Sources, b.mem))
+	cols = append(cols, newFixed(arrow.PrimitiveTypes.Int64, s.Reachable, b.mem))
+
+	ecc := array.NewBuilder(b.mem, DistArrowType(b.distType))
+	ecc.Reserve(k)
+	for i, e := range s.Eccentricity {
+		if s.Reachable[i] == 0 {
+			ecc.AppendNull()
+			continue
+		}
+		switch eb := ecc.(type) {
+		case *array.Int32Builder:
+			eb.Append(int32(e))
+		case *array.Int64Builder:
+			eb.Append(int64(e))
+		case *array.Float32Builder:
+			eb.Append(float32(e))
+		case *array.Float64Builder:
+			eb.Append(e)
+		}
+	}
+	cols = append(cols, ecc.NewArray())
+	ecc.Release()
+
+	if b.distType.IsFloat() {
+		cols = append(cols, newFixed(arrow.PrimitiveTypes.Float64, s.SumFloat, b.mem))
+	} else {
+		cols = append(cols, newFixed(arrow.PrimitiveTypes.Int64, s.SumInt, b.mem))
+	}
+	cols = append(cols, newFixed(arrow.PrimitiveTypes.Float64, s.Closeness, b.mem))
+	cols = append(cols, newFixed(arrow.PrimitiveTypes.Float64, s.Harmonic, b.mem))
+	rec := array.NewRecordBatch(b.schema, cols, int64(k))
+	defer rec.Release()
+	return emit(rec)
+}
+
+// newFixed copies xs into a new non-null array of type dt allocated from mem.
+func newFixed[T int64 | float64](dt arrow.DataType, xs []T, mem memory.Allocator) arrow.Array {
+	buf := memory.NewResizableBuffer(mem)
+	buf.Resize(len(xs) * 8)
+	copy(arrow.GetData[T](buf.Bytes()), xs)
+	data := array.NewData(dt, len(xs), []*memory.Buffer{nil, buf}, nil, 0, 0)
+	buf.Release()
+	arr := array.MakeFromData(data)
+	data.Release()
+	return arr
+}
+
+// VerticesRecord returns one column "vertex" (IDType(v)) holding every
+// external id in vertex order: the file written beside a matrix result, so
+// that column j of the matrix belongs to row j of it.
+func VerticesRecord(v *Vertices, mem memory.Allocator) arrow.RecordBatch {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	n := v.Len()
+	dense := make([]int32, n)
+	for i := range dense {
+		dense[i] = int32(i)
+	}
+	col := newIDColumn(v).gather(dense, mem)
+	defer col.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: ColVertex, Type: IDType(v)}}, nil)
+	return array.NewRecordBatch(schema, []arrow.Array{col}, int64(n))
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/pipeline"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// Exit codes, one mapping for every command.
+const (
+	exitOK          = 0
+	exitError       = 1   // anything not below
+	exitUsage       = 2   // a bad flag, argument or request
+	exitInput       = 3   // bad input data: file, column, row named
+	exitUnavailable = 4   // the requested engine cannot run here
+	exitNegative    = 5   // negative weights for the algorithm, or a negative cycle
+	exitInterrupted = 130 // Ctrl-C or SIGTERM
+)
+
+// usageError marks errors in how the command was called.
+type usageError struct{ error }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// inputError marks errors in the input data.
+type inputError struct{ error }
+
+func (e inputError) Unwrap() error { return e.error }
+func (e usageError) Unwrap() error { return e.error }
+
+// exitCode maps an error to the process exit status.
+func exitCode(err error) int {
+	var ue usageError
+	var ie inputError
+	switch {
+	case err == nil:
+		return exitOK
+	case pipeline.IsInterrupted(err):
+		return exitInterrupted
+	case errors.Is(err, graph.ErrNegativeWeight), errors.Is(err, graph.ErrNegativeCycle):
+		return exitNegative
+	case errors.Is(err, pipeline.ErrUnavailable):
+		return exitUnavailable
+	case errors.As(err, &ue), errors.Is(err, pipeline.ErrInvalid):
+		return exitUsage
+	case errors.As(err, &ie):
+		return exitInput
+	}
+	return exitError
+}
+
+// env is what commands share: the streams and whether stderr is a terminal.
+type env struct {
+	ctx            context.Context
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	stderrIsTTY    bool
+	stdoutIsTTY    bool
+}
+
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// Main runs the CLI with args and returns the exit status. Tests call it in
+// process.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr,
+		stderrIsTTY: isTerminal(stderr), stdoutIsTTY: isTerminal(stdout)}
+	err := App(e).RunContext(ctx, args)
+	if err == nil {
+		return exitOK
+	}
+	if pipeline.IsInterrupted(err) {
+		fmt.Fprintln(stderr, "pathctl: interrupted; no output written")
+	} else {
+		fmt.Fprintf(stderr, "pathctl: %s\n", oneLine(err.Error()))
+	}
+	return exitCode(err)
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}
+
+// App builds the command tree.
+func App(e *env) *cli.App {
+	app := &cli.App{
+		Name:    "pathctl",
+		Usage:   "shortest paths on GPU and CPU for graphs in Arrow, Parquet and CSV",
+		Version: version,
+		Description: "pathctl reads an edge table (columns src, dst and an optional weight) and writes\n" +
+			"distances as Arrow record batches: an IPC file, an IPC stream, Parquet or CSV.",
+		Writer:    e.stdout,
+		ErrWriter: e.stderr,
+		Reader:    e.stdin,
+		// Errors are printed once by Main with the right exit status.
+		ExitErrHandler:         func(*cli.Context, error) {},
+		HideHelpCommand:        false,
+		UseShortOptionHandling: true,
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return usageError{err}
+		},
+		Commands: []*cli.Command{
+			runCommand(e),
+			ssspCommand(e, "sssp", "shortest paths from one source", graph.Auto),
+			ssspCommand(e, "bfs", "hop counts from one source (breadth-first search)", graph.BFS),
+			genCommand(e),
+			verifyCommand(e),
+			infoCommand(e),
+		},
+	}
+	for _, c := range app.Commands {
+		c.OnUsageError = app.OnUsageError
+	}
+	return app
+}

@@ -1,0 +1,43 @@
+// Package flight is the Arrow Flight service behind `pathctl serve`.
+//
+// Clients upload edge tables with DoPut (descriptor path ["graphs", NAME]),
+// list them with ListFlights, ask for the result schema with GetFlightInfo
+// and stream shortest-path results with DoGet. The request and the upload
+// options are JSON documents that use the CLI's option names:
+//
+//	upload:  {"src_col": "src", "dst_col": "dst", "weight_col": "weight",
+//	          "unweighted": false, "undirected": false, "dist_type": ""}
+//	query:   {"graph": "roads", "algorithm": "auto", "sources": ["a", 7],
+//	          "layout": "pairs", "with_predecessors": false, "engine": "auto"}
+//
+// Upload options travel as the app metadata of the first message of the
+// DoPut stream (the schema message or the first batch), or, with a command
+// descriptor, as the command itself with the graph name under "graph".
+// A query travels as a command descriptor (GetFlightInfo, GetSchema) or as
+// the ticket (DoGet). DoAction knows "drop" (body: a graph name) and "info"
+// (the same JSON as `pathctl info --json`).
+//
+// Graphs are stored under the data directory so that they survive a
+// restart: the uploaded table as an Arrow IPC file under data/, and a JSON
+// sidecar with its options and counts under graphs/NAME.json. The sidecar is
+// the commit point: it is written to tmp/, synced and renamed into place
+// only after the table has been validated and synced, so a crash at any
+// moment leaves every graph either completely stored or absent. At start
+// the server removes tmp/ and every data file no sidecar names.
+//
+// Computations share the machine through a queue of Config.MaxConcurrent
+// slots. A client that cancels or disconnects stops its job. Errors carry
+// gRPC status codes a client can act on: INVALID_ARGUMENT for malformed
+// requests and bad input, NOT_FOUND for unknown graphs, FAILED_PRECONDITION
+// for negative weights and negative cycles, RESOURCE_EXHAUSTED for limits
+// (the message names the limit), UNAUTHENTICATED for missing or wrong
+// tokens.
+//
+// Authentication, when Config.AuthTokenFile is set, is HTTP-style basic then
+// bearer, as pyarrow's FlightClient.authenticate_basic_token and arrow-go's
+// Client.AuthenticateBasicToken speak it: the Handshake carries
+// "authorization: Basic base64(user:token)" (any user name; the password is
+// the file's token) and answers with "authorization: Bearer <session>" in
+// its trailers; later calls send that header. The file's token itself is
+// also accepted as a bearer token, for clients that set the header directly.
+package flight

@@ -1,0 +1,191 @@
+package flight
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// UploadOptions shape the graph built from an uploaded edge table; the
+// names and defaults are the CLI's.
+type UploadOptions struct {
+	// SrcCol, DstCol and WeightCol name the columns ("src", "dst", "weight").
+	SrcCol    string `json:"src_col,omitempty"`
+	DstCol    string `json:"dst_col,omitempty"`
+	WeightCol string `json:"weight_col,omitempty"`
+	// Unweighted ignores a weight column: every edge weighs 1.
+	Unweighted bool `json:"unweighted,omitempty"`
+	// Undirected treats each row as both directions.
+	Undirected bool `json:"undirected,omitempty"`
+	// DistType overrides the distance type ("int32", "int64", "float32",
+	// "float64"); empty chooses by the weights.
+	DistType string `json:"dist_type,omitempty"`
+}
+
+// The CLI's column names.
+const (
+	DefaultSrcCol    = "src"
+	DefaultDstCol    = "dst"
+	DefaultWeightCol = "weight"
+)
+
+func (o *UploadOptions) fillDefaults() {
+	if o.SrcCol == "" {
+		o.SrcCol = DefaultSrcCol
+	}
+	if o.DstCol == "" {
+		o.DstCol = DefaultDstCol
+	}
+	if o.WeightCol == "" {
+		o.WeightCol = DefaultWeightCol
+	}
+}
+
+// uploadCommand is the command of a DoPut command descriptor: the upload
+// options plus the graph name.
+type uploadCommand struct {
+	Graph string `json:"graph"`
+	UploadOptions
+}
+
+// Query asks for the shortest paths of a stored graph: the CLI's options,
+// with its names and defaults.
+type Query struct {
+	Graph string `json:"graph"`
+	// Algorithm is one of graph.Algorithms; default "auto".
+	Algorithm string `json:"algorithm,omitempty"`
+	// Sources are external vertex ids, as JSON strings or numbers; absent
+	// or null means every vertex.
+	Sources []SourceID `json:"sources,omitempty"`
+	// Layout is "pairs" (default), "matrix" or "stats".
+	Layout           string `json:"layout,omitempty"`
+	WithPredecessors bool   `json:"with_predecessors,omitempty"`
+	// Engine is "auto" (default), "cpu" or "gpu".
+	Engine string `json:"engine,omitempty"`
+	// Delta is the bucket width of delta-stepping; 0 lets the engine choose.
+	Delta float64 `json:"delta,omitempty"`
+}
+
+// SourceID is an external vertex id written as a JSON string or number; it
+// keeps the text (digits of a number as written).
+type SourceID string
+
+// UnmarshalJSON accepts a string or an integer.
+func (s *SourceID) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		var text string
+		if err := json.Unmarshal(b, &text); err != nil {
+			return err
+		}
+		*s = SourceID(text)
+		return nil
+	}
+	text := string(b)
+	if _, err := strconv.ParseInt(text, 10, 64); err != nil {
+		if _, err := strconv.ParseUint(text, 10, 64); err != nil {
+			return fmt.Errorf("source %s is neither a string nor an integer", text)
+		}
+	}
+	*s = SourceID(text)
+	return nil
+}
+
+// Engines are the engine names a query may ask for.
+var Engines = []string{"auto", "cpu", "gpu"}
+
+// normalize fills the defaults and checks what can be checked without the
+// graph.
+func (q *Query) normalize() error {
+	if q.Graph == "" {
+		return errors.New(`flight: the request names no "graph"`)
+	}
+	if err := ValidateName(q.Graph); err != nil {
+		return err
+	}
+	if q.Algorithm == "" {
+		q.Algorithm = "auto"
+	}
+	if q.Layout == "" {
+		q.Layout = "pairs"
+	}
+	if q.Engine == "" {
+		q.Engine = "auto"
+	}
+	known := false
+	for _, e := range Engines {
+		known = known || q.Engine == e
+	}
+	if !known {
+		return fmt.Errorf("flight: unknown engine %q (want auto, cpu or gpu)", q.Engine)
+	}
+	if q.Sources != nil && len(q.Sources) == 0 {
+		return errors.New(`flight: "sources" is an empty list; leave it out to run from every vertex`)
+	}
+	if q.Delta < 0 {
+		return fmt.Errorf("flight: delta %v is negative", q.Delta)
+	}
+	return nil
+}
+
+// sourceStrings returns the sources as text, nil for every vertex.
+func (q *Query) sourceStrings() []string {
+	if q.Sources == nil {
+		return nil
+	}
+	out := make([]string, len(q.Sources))
+	for i, s := range q.Sources {
+		out[i] = string(s)
+	}
+	return out
+}
+
+// ParseQuery decodes and normalizes a query. Unknown fields are refused so
+// that a misspelt option is not silently ignored.
+func ParseQuery(b []byte) (Query, error) {
+	var q Query
+	if err := decodeStrict(b, &q); err != nil {
+		return q, fmt.Errorf("flight: malformed request: %w; want JSON like {\"graph\": \"name\", \"algorithm\": \"auto\", \"layout\": \"pairs\"}", err)
+	}
+	return q, q.normalize()
+}
+
+// parseUploadOptions decodes upload options; empty input means defaults.
+func parseUploadOptions(b []byte) (UploadOptions, error) {
+	var o UploadOptions
+	if len(bytes.TrimSpace(b)) > 0 {
+		if err := decodeStrict(b, &o); err != nil {
+			return o, fmt.Errorf("flight: malformed upload options: %w; want JSON like {\"src_col\": \"src\", \"dst_col\": \"dst\", \"weight_col\": \"weight\", \"undirected\": false}", err)
+		}
+	}
+	o.fillDefaults()
+	return o, nil
+}
+
+// parseUploadCommand decodes the command of a DoPut command descriptor.
+func parseUploadCommand(b []byte) (string, UploadOptions, error) {
+	var c uploadCommand
+	if err := decodeStrict(b, &c); err != nil {
+		return "", c.UploadOptions, fmt.Errorf("flight: malformed upload command: %w; want JSON like {\"graph\": \"name\", \"src_col\": \"src\"}", err)
+	}
+	if c.Graph == "" {
+		return "", c.UploadOptions, errors.New(`flight: the upload command names no "graph"`)
+	}
+	c.fillDefaults()
+	return c.Graph, c.UploadOptions, nil
+}
+
+func decodeStrict(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("trailing data after the JSON object")
+	}
+	return nil
+}

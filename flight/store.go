@@ -1,0 +1,283 @@
+package flight
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The data directory holds three folders:
+//
+//	graphs/NAME.json   one sidecar per stored graph: the commit point
+//	data/FILE.arrow    the uploaded tables, named by their sidecars
+//	tmp/               uploads in progress; emptied at every start
+const (
+	graphsDir = "graphs"
+	dataDir   = "data"
+	tmpDir    = "tmp"
+	sidecarExt = ".json"
+)
+
+// GraphMeta is what the sidecar of a stored graph records, and what
+// ListFlights reports in a FlightInfo's app metadata.
+type GraphMeta struct {
+	Name string `json:"name"`
+	// Data is the file name of the table under data/.
+	Data    string        `json:"data"`
+	Options UploadOptions `json:"options"`
+	// Vertices and Edges count the vertices and the rows of the table;
+	// Arcs counts the arcs of the graph built from it (self-loops and
+	// duplicates dropped, undirected rows doubled).
+	Vertices int64 `json:"vertices"`
+	Edges    int64 `json:"edges"`
+	Arcs     int64 `json:"arcs"`
+	Directed bool  `json:"directed"`
+	// WeightType is the Arrow type of the weight column, "" when unweighted.
+	WeightType string `json:"weight_type"`
+	// IDType is the Arrow type of the vertex ids.
+	IDType string `json:"id_type"`
+	// DistType is the distance type of results.
+	DistType string    `json:"dist_type"`
+	Bytes    int64     `json:"bytes"`
+	Stored   time.Time `json:"stored"`
+}
+
+// store keeps the catalog of stored graphs in step with the data directory.
+type store struct {
+	dir string
+	log *slog.Logger
+
+	mu     sync.Mutex
+	graphs map[string]GraphMeta
+}
+
+// openStore opens (creating it if needed) the data directory, removes what
+// an interrupted upload left behind, and reads every sidecar.
+func openStore(dir string, log *slog.Logger) (*store, error) {
+	if dir == "" {
+		return nil, errors.New("flight: no data directory")
+	}
+	for _, sub := range []string{graphsDir, dataDir, tmpDir} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return nil, fmt.Errorf("flight: data directory: %w", err)
+		}
+	}
+	s := &store{dir: dir, log: log, graphs: map[string]GraphMeta{}}
+	if err := s.recover(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *store) path(sub, file string) string { return filepath.Join(s.dir, sub, file) }
+
+// recover empties tmp/, loads the sidecars and deletes data files that no
+// sidecar names (left by a crash between the data rename and the sidecar
+// rename, or between a sidecar replacement and the old file's removal).
+func (s *store) recover() error {
+	tmps, err := os.ReadDir(filepath.Join(s.dir, tmpDir))
+	if err != nil {
+		return fmt.Errorf("flight: data directory: %w", err)
+	}
+	for _, e := range tmps {
+		if err := os.RemoveAll(s.path(tmpDir, e.Name())); err != nil {
+			return fmt.Errorf("flight: cleaning temporary files: %w", err)
+		}
+		s.log.Info("removed an interrupted upload", "file", e.Name())
+	}
+	sidecars, err := os.ReadDir(filepath.Join(s.dir, graphsDir))
+	if err != nil {
+		return fmt.Errorf("flight: data directory: %w", err)
+	}
+	referenced := map[string]bool{}
+	for _, e := range sidecars {
+		name, ok := strings.CutSuffix(e.Name(), sidecarExt)
+		if !ok || e.IsDir() || ValidateName(name) != nil {
+			s.log.Warn("ignoring a file that is not a graph sidecar", "file", filepath.Join(graphsDir, e.Name()))
+			continue
+		}
+		meta, err := readSidecar(s.path(graphsDir, e.Name()))
+		if err == nil && (meta.Name != name || meta.Data == "" || strings.ContainsAny(meta.Data, `/\`)) {
+			err = fmt.Errorf("sidecar names graph %q and file %q", meta.Name, meta.Data)
+		}
+		if err == nil {
+			_, err = os.Stat(s.path(dataDir, meta.Data))
+		}
+		if err != nil {
+			s.log.Warn("ignoring a damaged graph", "graph", name, "err", err)
+			continue
+		}
+		s.graphs[name] = meta
+		referenced[meta.Data] = true
+	}
+	data, err := os.ReadDir(filepath.Join(s.dir, dataDir))
+	if err != nil {
+		return fmt.Errorf("flight: data directory: %w", err)
+	}
+	for _, e := range data {
+		if !referenced[e.Name()] {
+			if err := os.RemoveAll(s.path(dataDir, e.Name())); err != nil {
+				return fmt.Errorf("flight: cleaning unreferenced data: %w", err)
+			}
+			s.log.Info("removed data no graph refers to", "file", e.Name())
+		}
+	}
+	return nil
+}
+
+func readSidecar(path string) (GraphMeta, error) {
+	var meta GraphMeta
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return meta, err
+	}
+	err = json.Unmarshal(b, &meta)
+	return meta, err
+}
+
+// list returns the stored graphs ordered by name.
+func (s *store) list() []GraphMeta {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]GraphMeta, 0, len(s.graphs))
+	for _, m := range s.graphs {
+		out = append(out, m)
+	}
+	slices.SortFunc(out, func(a, b GraphMeta) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+func (s *store) get(name string) (GraphMeta, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.graphs[name]
+	return m, ok
+}
+
+// dataPath is where the table of meta lies.
+func (s *store) dataPath(meta GraphMeta) string { return s.path(dataDir, meta.Data) }
+
+// createTemp opens a new file under tmp/ for an upload.
+func (s *store) createTemp(name string) (*os.File, error) {
+	f, err := os.CreateTemp(filepath.Join(s.dir, tmpDir), name+"-*.arrow.tmp")
+	if err != nil {
+		return nil, fmt.Errorf("flight: creating a temporary file: %w", err)
+	}
+	return f, nil
+}
+
+// commit stores the synced, closed table at tmpData as graph meta.Name,
+// replacing a graph of that name. It fills meta.Data.
+func (s *store) commit(meta *GraphMeta, tmpData string) error {
+	id, err := randomHex(8)
+	if err != nil {
+		return err
+	}
+	meta.Data = meta.Name + "-" + id + ".arrow"
+	sidecar, err := json.MarshalIndent(meta, "", "  ")
+	if err != nil {
+		return fmt.Errorf("flight: encoding sidecar: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// 1. The table moves to data/ under a name no sidecar uses yet: until
+	// step 2 a crash leaves it unreferenced, and the next start removes it.
+	if err := os.Rename(tmpData, s.dataPath(*meta)); err != nil {
+		return fmt.Errorf("flight: storing graph %q: %w", meta.Name, err)
+	}
+	if err := syncDir(filepath.Join(s.dir, dataDir)); err != nil {
+		os.Remove(s.dataPath(*meta))
+		return err
+	}
+	// 2. The sidecar replaces the old one in one rename: the commit.
+	if err := writeFileAtomic(filepath.Join(s.dir, tmpDir), s.path(graphsDir, meta.Name+sidecarExt), sidecar); err != nil {
+		os.Remove(s.dataPath(*meta))
+		return fmt.Errorf("flight: storing graph %q: %w", meta.Name, err)
+	}
+	// 3. The old table is garbage now; a crash before its removal leaves it
+	// unreferenced, and the next start removes it.
+	if old, ok := s.graphs[meta.Name]; ok {
+		if err := os.Remove(s.dataPath(old)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.log.Warn("could not remove a replaced table", "file", old.Data, "err", err)
+		}
+	}
+	s.graphs[meta.Name] = *meta
+	return nil
+}
+
+// drop removes graph name; it reports false when there is none.
+func (s *store) drop(name string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	meta, ok := s.graphs[name]
+	if !ok {
+		return false, nil
+	}
+	if err := os.Remove(s.path(graphsDir, name+sidecarExt)); err != nil {
+		return false, fmt.Errorf("flight: dropping graph %q: %w", name, err)
+	}
+	delete(s.graphs, name)
+	if err := syncDir(filepath.Join(s.dir, graphsDir)); err != nil {
+		s.log.Warn("could not sync the graphs directory", "err", err)
+	}
+	if err := os.Remove(s.dataPath(meta)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		s.log.Warn("could not remove a dropped table", "file", meta.Data, "err", err)
+	}
+	return true, nil
+}
+
+// writeFileAtomic writes b to a temporary file in tmp, syncs it and renames
+// it to path, then syncs path's directory.
+func writeFileAtomic(tmp, path string, b []byte) error {
+	f, err := os.CreateTemp(tmp, filepath.Base(path)+"-*.tmp")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(name, path)
+	}
+	if err != nil {
+		os.Remove(name)
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// syncDir makes the renames inside dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("flight: sync %s: %w", filepath.Base(dir), err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("flight: sync %s: %w", filepath.Base(dir), err)
+	}
+	return nil
+}
+
+func randomHex(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("flight: random: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}

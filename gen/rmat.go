@@ -1,0 +1,126 @@
+package gen
+
+// R-MAT generator (Chakrabarti, Zhan and Faloutsos, "R-MAT: A recursive model
+// for graph mining", SDM 2004), with the Graph500 parameters and habits:
+//
+//   - 2^scale vertices and edgeFactor·2^scale arcs;
+//   - each arc descends scale levels of the adjacency matrix, picking at each
+//     level the quadrant (0,0), (0,1), (1,0), (1,1) with probabilities a, b,
+//     c, d; there is no per-level noise;
+//   - vertex ids are relabelled by a seeded random permutation, so that the
+//     hubs are spread over the id range rather than packed at id 0;
+//   - self-loops and duplicate arcs are kept, as Graph500 keeps them (the
+//     readers of pathctl drop self-loops and keep the lightest duplicate).
+//
+// Each level draws 32 random bits, so one 64-bit draw serves two levels;
+// 32 bits resolve the probabilities to 2^-32, far below their own precision.
+
+import (
+	"fmt"
+	"math"
+)
+
+// MaxScale is the largest R-MAT scale: 2^30 vertices, so that the ids fit
+// the int32 dense ids of package graph.
+const MaxScale = 30
+
+// RMAT returns an R-MAT graph of 2^scale vertices and edgeFactor·2^scale
+// arcs (twice that with WithUndirectedPairs), weighted 1..100 unless an
+// option says otherwise. Time O(m·scale) spread over GOMAXPROCS goroutines,
+// memory O(m + n). It fails for scale outside [0, MaxScale], a negative edge
+// factor, initiator probabilities that are negative or sum above 1, or an
+// empty weight range.
+func RMAT(scale, edgeFactor int, seed uint64, opts ...Option) (*EdgeList, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	if scale < 0 || scale > MaxScale {
+		return nil, fmt.Errorf("gen: rmat scale %d out of range [0, %d]", scale, MaxScale)
+	}
+	if edgeFactor < 0 {
+		return nil, fmt.Errorf("gen: rmat edge factor %d is negative", edgeFactor)
+	}
+	a, b, c := cfg.a, cfg.b, cfg.c
+	if a < 0 || b < 0 || c < 0 || math.IsNaN(a+b+c) || a+b+c > 1 {
+		return nil, fmt.Errorf("gen: rmat probabilities a=%g b=%g c=%g must be non-negative with a+b+c <= 1", a, b, c)
+	}
+	n := int64(1) << scale
+	if int64(edgeFactor) > math.MaxInt64/4/n {
+		return nil, fmt.Errorf("gen: rmat with scale %d and edge factor %d has too many edges", scale, edgeFactor)
+	}
+	m := int64(edgeFactor) * n
+	stride := int64(1)
+	if cfg.undirectedPairs {
+		stride = 2
+	}
+	e := &EdgeList{
+		Src:         make([]int64, m*stride),
+		Dst:         make([]int64, m*stride),
+		NumVertices: n,
+	}
+	cfg.allocWeights(e, m*stride)
+
+	// Cumulative thresholds on 32-bit draws.
+	const scale32 = 1 << 32
+	tA := uint64(a * scale32)
+	tAB := uint64((a + b) * scale32)
+	tABC := uint64((a + b + c) * scale32)
+
+	var perm []int64
+	if cfg.permute {
+		perm = permutation(n, seed)
+	}
+	forChunks(m, func(chunk, lo, hi int64) {
+		r := newStream(seed, purposeEndpoints, uint64(chunk))
+		for k := lo; k < hi; k++ {
+			var u, v int64
+			var bitsLeft int
+			var draw uint64
+			for range scale {
+				if bitsLeft == 0 {
+					draw, bitsLeft = r.next(), 2
+				}
+				x := draw & 0xffffffff
+				draw >>= 32
+				bitsLeft--
+				var bu, bv int64
+				switch {
+				case x < tA:
+				case x < tAB:
+					bv = 1
+				case x < tABC:
+					bu = 1
+				default:
+					bu, bv = 1, 1
+				}
+				u = u<<1 | bu
+				v = v<<1 | bv
+			}
+			if perm != nil {
+				u, v = perm[u], perm[v]
+			}
+			e.Src[k*stride], e.Dst[k*stride] = u, v
+			if stride == 2 {
+				e.Src[k*stride+1], e.Dst[k*stride+1] = v, u
+			}
+		}
+		cfg.fillWeights(e, seed, chunk, lo, hi, stride)
+	})
+	return e, nil
+}
+
+// permutation returns a seeded random permutation of [0, n) by the
+// Fisher–Yates shuffle on one stream.
+func permutation(n int64, seed uint64) []int64 {
+	p := make([]int64, n)
+	for i := range p {
+		p[i] = int64(i)
+	}
+	r := newStream(seed, purposePermutation, 0)
+	for i := n - 1; i > 0; i-- {
+		j := int64(r.below(uint64(i + 1)))
+		p[i], p[j] = p[j], p[i]
+	}
+	return p
+}

@@ -1,0 +1,118 @@
+// common.cuh: what every pathctl kernel shares.
+//
+// - Graph: the CSR as the Go side uploads it (int64 offsets, int32 targets,
+//   weights of the distance type) plus, for the edge kernel, the source of
+//   every arc.
+// - DistTraits<T>: the "unreachable" value of each distance type, equal to
+//   graph.Infinity on the Go side (MaxInt32, MaxInt64, +Inf).
+// - Atomic minimum on distances. Integers use the hardware atomicMin (int64
+//   through `long long`, sm_35+). Non-negative floats order like their bit
+//   patterns read as signed integers, so they use the integer atomicMin too;
+//   where a distance may be negative (bellman-ford) floats use a CAS loop.
+// - Packed (distance, predecessor) cells for 32-bit distances: the distance
+//   is mapped to an order-preserving unsigned key in the high word and the
+//   predecessor fills the low word, so one 64-bit atomic writes both.
+//
+// Every kernel runs one thread block per source (seed 000's layout): blockIdx
+// strides over the sources of the block, threadIdx over the vertices (or
+// arcs). Rows of the per-source buffers are n elements long, row i belonging
+// to sources[i]. The block-wide "changed" flag of the seeds is the hardware
+// vote __syncthreads_or, which also avoids the seeds' reset race on a shared
+// flag.
+#pragma once
+
+#define PATHCTL_THREADS 256
+
+typedef unsigned long long u64;
+typedef unsigned int u32;
+typedef unsigned char u8;
+
+template <typename T>
+struct Graph {
+  const long long* offsets;  // n+1 arc offsets
+  const int* targets;        // m arc targets
+  const T* weights;          // m weights; unused by hop-count kernels
+  const int* arcSources;     // m arc sources (edge kernel only), else null
+  int n;
+  long long m;
+};
+
+template <typename T> struct DistTraits;
+template <> struct DistTraits<int> {
+  static __device__ __forceinline__ int inf() { return 0x7fffffff; }
+};
+template <> struct DistTraits<long long> {
+  static __device__ __forceinline__ long long inf() { return 0x7fffffffffffffffLL; }
+};
+template <> struct DistTraits<float> {
+  static __device__ __forceinline__ float inf() { return __int_as_float(0x7f800000); }
+};
+template <> struct DistTraits<double> {
+  static __device__ __forceinline__ double inf() { return __longlong_as_double(0x7ff0000000000000LL); }
+};
+
+template <typename T>
+__device__ __forceinline__ T loadVolatile(const T* p) {
+  return *(const volatile T*)p;
+}
+
+// atomicMinNonNegative lowers *p to v and reports whether it did; both must be
+// non-negative (or +Inf) for the float forms.
+__device__ __forceinline__ bool atomicMinNonNegative(int* p, int v) { return atomicMin(p, v) > v; }
+__device__ __forceinline__ bool atomicMinNonNegative(long long* p, long long v) {
+  return atomicMin(p, v) > v;
+}
+__device__ __forceinline__ bool atomicMinNonNegative(float* p, float v) {
+  return __int_as_float(atomicMin((int*)p, __float_as_int(v))) > v;
+}
+__device__ __forceinline__ bool atomicMinNonNegative(double* p, double v) {
+  return __longlong_as_double(atomicMin((long long*)p, __double_as_longlong(v))) > v;
+}
+
+// atomicMinSigned lowers *p to v for values of any sign.
+__device__ __forceinline__ bool atomicMinSigned(int* p, int v) { return atomicMin(p, v) > v; }
+__device__ __forceinline__ bool atomicMinSigned(long long* p, long long v) { return atomicMin(p, v) > v; }
+__device__ __forceinline__ bool atomicMinSigned(float* p, float v) {
+  int* a = (int*)p;
+  int old = loadVolatile(a);
+  while (__int_as_float(old) > v) {
+    int prev = atomicCAS(a, old, __float_as_int(v));
+    if (prev == old) return true;
+    old = prev;
+  }
+  return false;
+}
+__device__ __forceinline__ bool atomicMinSigned(double* p, double v) {
+  unsigned long long* a = (unsigned long long*)p;
+  unsigned long long old = loadVolatile(a);
+  while (__longlong_as_double((long long)old) > v) {
+    unsigned long long prev = atomicCAS(a, old, (unsigned long long)__double_as_longlong(v));
+    if (prev == old) return true;
+    old = prev;
+  }
+  return false;
+}
+
+// Order-preserving keys of 32-bit distances: a < b iff key(a) < key(b).
+__device__ __forceinline__ u32 orderKey(int d) { return (u32)d ^ 0x80000000u; }
+__device__ __forceinline__ u32 orderKey(float d) {
+  u32 b = __float_as_uint(d);
+  return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+template <typename T> __device__ __forceinline__ T fromOrderKey(u32 k);
+template <> __device__ __forceinline__ int fromOrderKey<int>(u32 k) { return (int)(k ^ 0x80000000u); }
+template <> __device__ __forceinline__ float fromOrderKey<float>(u32 k) {
+  return __uint_as_float((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k);
+}
+
+// kNoPred is the predecessor of the source and of unreachable vertices in a
+// packed cell; the Go side sees -1.
+#define PATHCTL_NO_PRED 0xffffffffu
+
+__device__ __forceinline__ u64 packCell(u32 key, u32 pred) { return ((u64)key << 32) | pred; }
+
+// rowOf returns row i of a per-source buffer of n elements per row.
+template <typename T>
+__device__ __forceinline__ T* rowOf(T* base, int i, int n) {
+  return base + (size_t)i * (size_t)n;
+}

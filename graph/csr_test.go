@@ -1,0 +1,194 @@
+package graph
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// naiveArcs is the CSR builder's oracle: a map from (u,v) to the smallest
+// weight, self-loops dropped.
+func naiveArcs(e *Edges, undirected bool) map[[2]int32]float64 {
+	arcs := map[[2]int32]float64{}
+	add := func(u, v int32, w float64) {
+		if u == v {
+			return
+		}
+		if old, ok := arcs[[2]int32{u, v}]; !ok || w < old {
+			arcs[[2]int32{u, v}] = w
+		}
+	}
+	for i := range e.Src {
+		w := 1.0
+		switch {
+		case e.IntWeights != nil:
+			w = float64(e.IntWeights[i])
+		case e.Float64Weights != nil:
+			w = e.Float64Weights[i]
+		case e.Float32Weights != nil:
+			w = float64(e.Float32Weights[i])
+		}
+		add(e.Src[i], e.Dst[i], w)
+		if undirected {
+			add(e.Dst[i], e.Src[i], w)
+		}
+	}
+	return arcs
+}
+
+func csrArcs(t *testing.T, g *CSR) map[[2]int32]float64 {
+	t.Helper()
+	arcs := map[[2]int32]float64{}
+	if len(g.Offsets) != g.NumVertices+1 || g.Offsets[0] != 0 || g.Offsets[g.NumVertices] != int64(len(g.Targets)) {
+		t.Fatalf("bad offsets %v for %d vertices, %d targets", g.Offsets, g.NumVertices, len(g.Targets))
+	}
+	for u := 0; u < g.NumVertices; u++ {
+		for k := g.Offsets[u]; k < g.Offsets[u+1]; k++ {
+			if k > g.Offsets[u] && g.Targets[k-1] >= g.Targets[k] {
+				t.Fatalf("row %d not strictly sorted: %v", u, g.Targets[g.Offsets[u]:g.Offsets[u+1]])
+			}
+			var w float64
+			switch ws := g.Weights.(type) {
+			case []int32:
+				w = float64(ws[k])
+			case []int64:
+				w = float64(ws[k])
+			case []float32:
+				w = float64(ws[k])
+			case []float64:
+				w = ws[k]
+			}
+			arcs[[2]int32{int32(u), g.Targets[k]}] = w
+		}
+	}
+	return arcs
+}
+
+func sameArcs(t *testing.T, seed uint64, got, want map[[2]int32]float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("seed %d: %d arcs, want %d", seed, len(got), len(want))
+	}
+	for a, w := range want {
+		if g, ok := got[a]; !ok || g != w {
+			t.Fatalf("seed %d: arc %v weight %v (present %v), want %v", seed, a, g, ok, w)
+		}
+	}
+}
+
+func TestBuildAgainstNaive(t *testing.T) {
+	seed := rand.Uint64()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	for trial := 0; trial < 200; trial++ {
+		n := 1 + rng.IntN(40)
+		m := rng.IntN(200)
+		e := &Edges{NumVertices: n}
+		kind := rng.IntN(4)
+		for i := 0; i < m; i++ {
+			e.Src = append(e.Src, int32(rng.IntN(n)))
+			e.Dst = append(e.Dst, int32(rng.IntN(n)))
+			switch kind {
+			case 1:
+				e.IntWeights = append(e.IntWeights, int64(rng.IntN(20)-2))
+			case 2:
+				e.Float32Weights = append(e.Float32Weights, float32(rng.Float64()*10))
+			case 3:
+				e.Float64Weights = append(e.Float64Weights, rng.Float64()*10)
+			}
+		}
+		undirected := rng.IntN(2) == 0
+		g, err := Build(e, BuildOptions{Undirected: undirected})
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		sameArcs(t, seed, csrArcs(t, g), naiveArcs(e, undirected))
+	}
+}
+
+func TestChooseDistType(t *testing.T) {
+	cases := []struct {
+		name string
+		e    Edges
+		want DistType
+	}{
+		{"unweighted", Edges{NumVertices: 10, Src: []int32{0}, Dst: []int32{1}}, DistInt32},
+		{"small ints", Edges{NumVertices: 10, Src: []int32{0}, Dst: []int32{1}, IntWeights: []int64{100}}, DistInt32},
+		{"int32 boundary", Edges{NumVertices: 3, Src: []int32{0}, Dst: []int32{1}, IntWeights: []int64{math.MaxInt32 / 2}}, DistInt32},
+		{"just over", Edges{NumVertices: 3, Src: []int32{0}, Dst: []int32{1}, IntWeights: []int64{math.MaxInt32/2 + 1}}, DistInt64},
+		{"negative large", Edges{NumVertices: 1 << 20, Src: []int32{0}, Dst: []int32{1}, IntWeights: []int64{-5000}}, DistInt64},
+		{"float32", Edges{NumVertices: 2, Src: []int32{0}, Dst: []int32{1}, Float32Weights: []float32{1}}, DistFloat32},
+		{"float64", Edges{NumVertices: 2, Src: []int32{0}, Dst: []int32{1}, Float64Weights: []float64{1}}, DistFloat64},
+	}
+	for _, c := range cases {
+		if got := ChooseDistType(&c.e); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestBuildRejects(t *testing.T) {
+	bad := []struct {
+		name string
+		e    Edges
+		opt  BuildOptions
+	}{
+		{"out of range", Edges{NumVertices: 2, Src: []int32{0}, Dst: []int32{2}}, BuildOptions{}},
+		{"nan", Edges{NumVertices: 2, Src: []int32{0}, Dst: []int32{1}, Float64Weights: []float64{math.NaN()}}, BuildOptions{}},
+		{"inf", Edges{NumVertices: 2, Src: []int32{0}, Dst: []int32{1}, Float32Weights: []float32{float32(math.Inf(1))}}, BuildOptions{}},
+		{"int32 too narrow", Edges{NumVertices: 3, Src: []int32{0}, Dst: []int32{1}, IntWeights: []int64{math.MaxInt32}}, BuildOptions{DistType: DistInt32}},
+		{"int for floats", Edges{NumVertices: 2, Src: []int32{0}, Dst: []int32{1}, Float64Weights: []float64{0.5}}, BuildOptions{DistType: DistInt64}},
+		{"length mismatch", Edges{NumVertices: 2, Src: []int32{0, 1}, Dst: []int32{1}}, BuildOptions{}},
+	}
+	for _, c := range bad {
+		if _, err := Build(&c.e, c.opt); err == nil {
+			t.Errorf("%s: Build accepted it", c.name)
+		}
+	}
+}
+
+func TestStats(t *testing.T) {
+	// Path 0 -1-> 1 -2-> 2, vertex 3 unreachable.
+	b := NewBlock([]int32{0, 3}, 4, DistInt32, false)
+	inf := Infinity[int32]()
+	copy(DistOf[int32](b), []int32{0, 1, 3, inf, inf, inf, inf, 0})
+	s := ComputeStats(b)
+	if s.Reachable[0] != 2 || s.SumInt[0] != 4 || s.Eccentricity[0] != 3 {
+		t.Fatalf("source 0: reach %d sum %d ecc %v", s.Reachable[0], s.SumInt[0], s.Eccentricity[0])
+	}
+	if want := (2.0 / 4) * (2.0 / 3); math.Abs(s.Closeness[0]-want) > 1e-15 {
+		t.Fatalf("closeness %v, want %v", s.Closeness[0], want)
+	}
+	if want := 1.0 + 1.0/3; math.Abs(s.Harmonic[0]-want) > 1e-15 {
+		t.Fatalf("harmonic %v, want %v", s.Harmonic[0], want)
+	}
+	if s.Reachable[1] != 0 || s.Closeness[1] != 0 || s.Harmonic[1] != 0 {
+		t.Fatalf("isolated source: %+v", s)
+	}
+}
+
+// FuzzBuild feeds arbitrary edge lists to Build and checks the CSR against
+// the naive builder: it must never panic, and a success must be exact.
+func FuzzBuild(f *testing.F) {
+	f.Add(uint8(4), false, []byte{0, 1, 5, 1, 2, 3, 2, 2, 9, 0, 1, 1})
+	f.Add(uint8(1), true, []byte{})
+	f.Add(uint8(3), true, []byte{0, 1, 200, 1, 0, 255})
+	f.Fuzz(func(t *testing.T, n uint8, undirected bool, data []byte) {
+		e := &Edges{NumVertices: int(n)}
+		for len(data) >= 3 {
+			e.Src = append(e.Src, int32(int8(data[0])))
+			e.Dst = append(e.Dst, int32(int8(data[1])))
+			e.IntWeights = append(e.IntWeights, int64(int8(data[2])))
+			data = data[3:]
+		}
+		g, err := Build(e, BuildOptions{Undirected: undirected})
+		if err != nil {
+			for i := range e.Src {
+				if e.Src[i] < 0 || int(e.Src[i]) >= int(n) || e.Dst[i] < 0 || int(e.Dst[i]) >= int(n) {
+					return
+				}
+			}
+			t.Fatalf("valid edges rejected: %v", err)
+		}
+		sameArcs(t, 0, csrArcs(t, g), naiveArcs(e, undirected))
+	})
+}

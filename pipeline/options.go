@@ -1,0 +1,67 @@
+package pipeline
+
+import (
+	"errors"
+	"io"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/graph"
+)
+
+// ErrInvalid is wrapped by errors in a request: an unknown source, an
+// option the algorithm cannot honour, a layout name that does not exist.
+var ErrInvalid = errors.New("invalid request")
+
+// ErrUnavailable is wrapped when the requested engine cannot run here.
+var ErrUnavailable = errors.New("engine unavailable")
+
+// Options describe one run. The zero value runs auto on the auto engine for
+// every source, in the pairs layout.
+type Options struct {
+	// Algorithm defaults to graph.Auto.
+	Algorithm graph.Algorithm
+	// Engine is "auto" (default: the GPU where one is usable, else the CPU),
+	// "cpu" or "gpu".
+	Engine string
+	// Layout defaults to arrowio.LayoutPairs.
+	Layout arrowio.Layout
+	// Sources are external ids as text; nil means every vertex in vertex order.
+	Sources []string
+	// WithPredecessors adds the predecessor column (pairs layout).
+	WithPredecessors bool
+	// Delta is the bucket width of delta-stepping; 0 chooses from the weights.
+	Delta float64
+	// Threads bounds CPU parallelism; 0 means every core.
+	Threads int
+	// MemBudget bounds the memory of the blocks in flight (bytes); 0 means
+	// DefaultMemBudget on the CPU and 80 % of free device memory on a GPU.
+	MemBudget int64
+	// MaxBlock caps the sources per block; 0 means no cap beyond the budget.
+	MaxBlock int
+	// Progress, when set, is called after every block with the sources done.
+	Progress func(done, total int64)
+	// Log, when set, receives the choices made (--verbose).
+	Log io.Writer
+	// Notice, when set, receives one-line notices a user should see even
+	// without --verbose, such as the fallback from the GPU to the CPU.
+	Notice io.Writer
+	// Allocator for the result records; nil means memory.DefaultAllocator.
+	Allocator memory.Allocator
+}
+
+// DefaultMemBudget is the CPU engine's block budget when Options.MemBudget is 0.
+const DefaultMemBudget = 1 << 30
+
+// Summary reports what a run did.
+type Summary struct {
+	Engine    string
+	Algorithm string
+	// Sources is the number of sources run; Pairs is Sources × vertices;
+	// Rows is the number of result rows emitted.
+	Sources, Pairs, Rows int64
+	Blocks               int
+	Elapsed              time.Duration
+}

@@ -1,0 +1,168 @@
+"""Exceptions raised by pathctl, and the mappings from the binary's exit
+statuses and the Flight service's gRPC statuses onto them."""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+# The pathctl binary's exit statuses (the CLI contract).
+EXIT_INTERNAL = 1
+EXIT_USAGE = 2
+EXIT_BAD_INPUT = 3
+EXIT_UNAVAILABLE = 4
+EXIT_NEGATIVE = 5
+EXIT_INTERRUPTED = 130
+
+
+class PathctlError(Exception):
+    """Base class of every error pathctl raises.
+
+    ``message`` is the engine's own message (the binary's ``pathctl: ...``
+    stderr line without its prefix, or the Flight status message);
+    ``exit_code`` is the binary's exit status when the error came from a
+    local run (None over Flight); ``stderr`` holds the binary's whole stderr.
+    """
+
+    def __init__(self, message: str, *, exit_code: Optional[int] = None, stderr: str = ""):
+        super().__init__(message)
+        self.message = message
+        self.exit_code = exit_code
+        self.stderr = stderr
+
+
+class InvalidInputError(PathctlError, ValueError):
+    """Bad input data or request: a missing or mistyped column, a null id, a
+    non-finite weight, a corrupt file, an unknown source (exit 3, gRPC
+    INVALID_ARGUMENT)."""
+
+
+class UsageError(InvalidInputError):
+    """The binary refused its arguments: an unknown algorithm, layout or
+    engine name, or an option combination it cannot run (exit 2)."""
+
+
+class NotFoundError(PathctlError, LookupError):
+    """A graph (Flight) or an input file that does not exist (gRPC NOT_FOUND)."""
+
+
+class EngineUnavailableError(PathctlError, RuntimeError):
+    """The engine asked for cannot run here, e.g. ``engine="gpu"`` without a
+    GPU (exit 4)."""
+
+
+class NegativeWeightError(PathctlError, ValueError):
+    """A negative weight under an algorithm that needs non-negative weights
+    (exit 5, gRPC FAILED_PRECONDITION); use ``algorithm="bellman-ford"``."""
+
+
+class NegativeCycleError(NegativeWeightError):
+    """A negative cycle is reachable from a source (exit 5); the message
+    names a vertex on it."""
+
+
+class BinaryNotFoundError(PathctlError, FileNotFoundError):
+    """No pathctl binary was found on PATH or at PATHCTL_BIN."""
+
+
+class AuthenticationError(PathctlError, PermissionError):
+    """The Flight service refused the credentials (gRPC UNAUTHENTICATED or
+    PERMISSION_DENIED)."""
+
+
+class ResourceExhaustedError(PathctlError):
+    """A server limit was exceeded (gRPC RESOURCE_EXHAUSTED); the message
+    names the limit."""
+
+
+class CancelledError(PathctlError):
+    """The run was interrupted or cancelled (exit 130, gRPC CANCELLED)."""
+
+
+class ServiceUnavailableError(PathctlError, ConnectionError):
+    """The Flight service could not be reached."""
+
+
+def _negative(message: str, **kw) -> PathctlError:
+    if "cycle" in message.lower():
+        return NegativeCycleError(message, **kw)
+    return NegativeWeightError(message, **kw)
+
+
+def engine_message(stderr: str) -> str:
+    """The binary's error line (the last one starting ``pathctl: ``) without
+    its prefix, or the last non-empty stderr line."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    for ln in reversed(lines):
+        if ln.startswith("pathctl: "):
+            return ln[len("pathctl: "):]
+    return lines[-1] if lines else ""
+
+
+def from_exit(code: int, stderr: str) -> PathctlError:
+    """The exception for a binary that exited with ``code``."""
+    msg = engine_message(stderr) or f"pathctl exited with status {code}"
+    kw = {"exit_code": code, "stderr": stderr}
+    if code == EXIT_USAGE:
+        return UsageError(msg, **kw)
+    if code == EXIT_BAD_INPUT:
+        if re.search(r"no such file|not exist|not found", msg, re.IGNORECASE):
+            return _InputNotFoundError(msg, **kw)
+        return InvalidInputError(msg, **kw)
+    if code == EXIT_UNAVAILABLE:
+        return EngineUnavailableError(msg, **kw)
+    if code == EXIT_NEGATIVE:
+        return _negative(msg, **kw)
+    if code == EXIT_INTERRUPTED or code < 0:
+        if code < 0:
+            msg = f"pathctl was killed by signal {-code}" + (f": {msg}" if msg else "")
+        return CancelledError(msg, **kw)
+    return PathctlError(msg, **kw)
+
+
+class _InputNotFoundError(InvalidInputError, NotFoundError):
+    """A missing input file: both bad input (exit 3) and not found."""
+
+
+_FLIGHT_PREFIX = re.compile(r"^gRPC returned [a-z ]+ error, with message: ", re.IGNORECASE)
+_FLIGHT_DETAIL = re.compile(r"\. Detail: .*$", re.DOTALL)
+
+
+def flight_message(exc: BaseException) -> str:
+    """The server's message from a pyarrow.flight exception, without the
+    prefix and detail pyarrow adds."""
+    msg = str(exc)
+    msg = _FLIGHT_PREFIX.sub("", msg)
+    msg = _FLIGHT_DETAIL.sub("", msg)
+    return msg.strip()
+
+
+def from_flight(exc: BaseException) -> PathctlError:
+    """The exception for an error raised by pyarrow.flight."""
+    import pyarrow as pa
+    from pyarrow import flight
+
+    raw = str(exc)
+    msg = flight_message(exc)
+    low = raw.lower()
+    if isinstance(exc, (flight.FlightUnauthenticatedError, flight.FlightUnauthorizedError)):
+        return AuthenticationError(msg)
+    if isinstance(exc, flight.FlightCancelledError):
+        return CancelledError(msg)
+    if isinstance(exc, flight.FlightUnavailableError):
+        if "engine" in low or "gpu" in low:
+            return EngineUnavailableError(msg)
+        return ServiceUnavailableError(msg)
+    if isinstance(exc, (KeyError, getattr(pa, "ArrowKeyError", KeyError))) or "not found error" in low:
+        return NotFoundError(msg)
+    if "resource exhausted" in low:
+        return ResourceExhaustedError(msg)
+    if "precondition" in low:
+        if "engine" in low and "negative" not in low:
+            return EngineUnavailableError(msg)
+        return _negative(msg)
+    if "negative" in low and ("weight" in low or "cycle" in low):
+        return _negative(msg)
+    if isinstance(exc, pa.ArrowInvalid) or "invalid argument" in low:
+        return InvalidInputError(msg)
+    return PathctlError(msg)

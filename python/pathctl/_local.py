@@ -1,0 +1,339 @@
+"""Running the local pathctl binary: edges go in as an Arrow IPC stream on
+stdin (or as a path the binary opens), results come back as an Arrow IPC
+stream on stdout."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections import deque
+from typing import Any, Iterable, List, Mapping, Optional, Sequence
+
+import pyarrow as pa
+
+from . import _errors
+from ._inputs import PathInput, as_edge_input
+
+log = logging.getLogger("pathctl")
+
+LAYOUTS = ("pairs", "matrix", "stats")
+
+INSTALL_HINT = (
+    "install the pathctl binary and put it on PATH, or set PATHCTL_BIN to its path; "
+    "from a checkout of the repository: `CGO_ENABLED=0 go build -o bin/pathctl ./cmd/pathctl` "
+    "(or `go install github.com/pathctl/pathctl/cmd/pathctl@latest`)"
+)
+
+
+def find_binary(binary: Optional[str] = None) -> str:
+    """The pathctl executable: ``binary`` if given, else $PATHCTL_BIN, else
+    ``pathctl`` on PATH. Raises BinaryNotFoundError saying how to install it."""
+    candidate = binary or os.environ.get("PATHCTL_BIN") or ""
+    if candidate:
+        found = shutil.which(candidate) if os.sep not in candidate else candidate
+        if found and os.path.isfile(found) and os.access(found, os.X_OK):
+            return os.path.abspath(found)
+        where = "binary=" if binary else "PATHCTL_BIN="
+        raise _errors.BinaryNotFoundError(
+            f"pathctl binary not found at {where}{candidate!r}: {INSTALL_HINT}")
+    found = shutil.which("pathctl")
+    if not found:
+        raise _errors.BinaryNotFoundError(f"pathctl binary not found on PATH: {INSTALL_HINT}")
+    return found
+
+
+# Options every run accepts besides the positional ones, as (python name, flag).
+_VALUE_FLAGS = {
+    "src_col": "--src-col",
+    "dst_col": "--dst-col",
+    "weight_col": "--weight-col",
+    "dist_type": "--dist-type",
+    "delta": "--delta",
+    "threads": "--threads",
+    "mem": "--mem",
+    "input_format": "--input-format",
+}
+_BOOL_FLAGS = {"unweighted": "--unweighted"}
+OPTION_NAMES = tuple(_VALUE_FLAGS) + tuple(_BOOL_FLAGS) + ("binary", "env")
+
+
+def check_options(options: Mapping[str, Any]) -> None:
+    unknown = sorted(set(options) - set(OPTION_NAMES))
+    if unknown:
+        raise TypeError(f"pathctl: unexpected keyword argument(s) {', '.join(unknown)} "
+                        f"(column and tuning options are {', '.join(OPTION_NAMES)})")
+
+
+class Run:
+    """One pathctl process. ``reader()`` gives its output stream; ``finish()``
+    reaps it and raises the engine's error; ``abort()`` kills and reaps it."""
+
+    def __init__(self, command: str, edges: Any, *, layout: str = "pairs",
+                 algorithm: Optional[str] = None, sources: Optional[Iterable[Any]] = None,
+                 source: Any = None, directed: bool = True, with_predecessors: bool = False,
+                 engine: str = "auto", vertices_out: bool = False, options: Mapping[str, Any] = ()):
+        options = dict(options)
+        check_options(options)
+        if layout not in LAYOUTS:
+            raise _errors.UsageError(f"unknown layout {layout!r} (want one of {', '.join(LAYOUTS)})")
+        binary = find_binary(options.pop("binary", None))
+        env = options.pop("env", None)
+        self._input = as_edge_input(edges)
+        self._tmpdir = tempfile.mkdtemp(prefix="pathctl-")
+        # keep_tmp keeps the temporary files after a successful finish(), for
+        # the caller to read the vertices file and then call cleanup().
+        self.keep_tmp = False
+        self.vertices_path: Optional[str] = None
+        args: List[str] = [binary, command]
+        if isinstance(self._input, PathInput):
+            args.append(self._input.path)
+        else:
+            args.append("-")
+            if "input_format" not in options:
+                options["input_format"] = "arrows"
+        if command == "run":
+            if algorithm is not None:
+                args += ["--algo", str(algorithm)]
+            if sources is not None:
+                ids = [str(s) for s in sources]
+                path = os.path.join(self._tmpdir, "sources.txt")
+                with open(path, "w", encoding="utf-8") as f:
+                    for s in ids:
+                        if "\n" in s or "\r" in s:
+                            self.cleanup()
+                            raise _errors.InvalidInputError(f"source id {s!r} contains a line break")
+                        f.write(s + "\n")
+                args += ["--sources-file", path]
+        else:
+            if algorithm is not None and algorithm != "auto":
+                args += ["--algo", str(algorithm)]
+            args += ["--source", str(source)]
+        args += ["--layout", layout, "--engine", str(engine), "--format", "arrows", "-o", "-"]
+        if not directed:
+            args.append("--undirected")
+        if with_predecessors:
+            args.append("--with-predecessors")
+        if vertices_out:
+            self.vertices_path = os.path.join(self._tmpdir, "vertices.arrow")
+            args += ["--vertices-out", self.vertices_path]
+        for name, flag in _VALUE_FLAGS.items():
+            value = options.get(name)
+            if value is not None:
+                args += [flag, str(value)]
+        for name, flag in _BOOL_FLAGS.items():
+            if options.get(name):
+                args.append(flag)
+        self.args = args
+        log.debug("pathctl: running %s", " ".join(args))
+        full_env = None
+        if env:
+            full_env = dict(os.environ)
+            full_env.update({str(k): str(v) for k, v in env.items()})
+        feeding = not isinstance(self._input, PathInput)
+        try:
+            self.proc = subprocess.Popen(
+                args, stdin=subprocess.PIPE if feeding else subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=full_env)
+        except OSError as exc:
+            self.cleanup()
+            raise _errors.BinaryNotFoundError(f"cannot start {binary}: {exc}; {INSTALL_HINT}") from exc
+        self._stderr_lines: deque = deque(maxlen=200)
+        self._feed_error: Optional[BaseException] = None
+        self._stderr_thread = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._stderr_thread.start()
+        self._feed_thread: Optional[threading.Thread] = None
+        if feeding:
+            self._feed_thread = threading.Thread(target=self._feed, args=(self._input,), daemon=True)
+            self._feed_thread.start()
+        self._done = False
+
+    # --- threads -----------------------------------------------------------
+
+    def _drain_stderr(self) -> None:
+        for raw in self.proc.stderr:
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            self._stderr_lines.append(line)
+            if line and not line.startswith("pathctl: "):
+                log.info("%s", line)
+        self.proc.stderr.close()
+
+    def _feed(self, reader: pa.RecordBatchReader) -> None:
+        """Write the edges to the binary's stdin (in its own thread, so that a
+        large input cannot deadlock against a full stdout pipe)."""
+        sink = self.proc.stdin
+        try:
+            with pa.ipc.new_stream(sink, reader.schema) as writer:
+                for batch in reader:
+                    writer.write_batch(batch)
+        except BaseException as exc:  # noqa: BLE001 - reported by finish()
+            if not _is_broken_pipe(exc):
+                self._feed_error = exc
+        finally:
+            try:
+                sink.close()
+            except OSError:
+                pass
+
+    # --- results -----------------------------------------------------------
+
+    @property
+    def stderr(self) -> str:
+        return "\n".join(self._stderr_lines)
+
+    def open_output(self) -> pa.RecordBatchStreamReader:
+        """Open the result stream (blocks until the binary writes its schema).
+        A binary that fails first is reaped and its error raised."""
+        try:
+            return pa.ipc.open_stream(self.proc.stdout)
+        except (pa.ArrowException, OSError) as exc:
+            self.finish(read_error=exc)
+            raise  # finish raises; this is for a binary that exited 0 with no stream
+
+    def finish(self, read_error: Optional[BaseException] = None) -> None:
+        """Reap the process and raise what went wrong, the engine's error first."""
+        if self._done:
+            return
+        self._done = True
+        ok = False
+        try:
+            if read_error is not None and self.proc.poll() is None:
+                # The stream broke while the binary still runs: drain it so it
+                # can exit, then judge by its status.
+                try:
+                    while self.proc.stdout.read(1 << 16):
+                        pass
+                except (OSError, ValueError):
+                    pass
+            code = self.proc.wait()
+            self._join()
+            if code != 0:
+                raise _errors.from_exit(code, self.stderr) from read_error
+            if self._feed_error is not None:
+                raise _errors.InvalidInputError(
+                    f"reading the edges failed: {self._feed_error}") from self._feed_error
+            if read_error is not None:
+                raise _errors.PathctlError(
+                    f"pathctl exited 0 but its output is not a valid Arrow stream: {read_error}",
+                    exit_code=0, stderr=self.stderr) from read_error
+            ok = True
+        finally:
+            if not (ok and self.keep_tmp):
+                self.cleanup()
+
+    def abort(self) -> None:
+        """Kill the process (if it still runs) and reap it."""
+        if self._done:
+            return
+        self._done = True
+        try:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            try:
+                self.proc.stdout.close()
+            except OSError:
+                pass
+            self.proc.wait()
+            self._join()
+        finally:
+            self.cleanup()
+
+    def _join(self) -> None:
+        if self._feed_thread is not None:
+            self._feed_thread.join()
+        self._stderr_thread.join()
+        try:
+            self.proc.stdout.close()
+        except OSError:
+            pass
+
+    def cleanup(self) -> None:
+        """Remove the temporary files (sources, vertices)."""
+        if self._tmpdir:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            self._tmpdir = ""
+
+    def read_vertices(self) -> pa.Array:
+        """The ``vertex`` column the binary wrote with --vertices-out."""
+        assert self.vertices_path is not None
+        with pa.memory_map(self.vertices_path) as source:
+            try:
+                table = pa.ipc.open_file(source).read_all()
+            except pa.ArrowInvalid:
+                source.seek(0)
+                table = pa.ipc.open_stream(source).read_all()
+        return table.column("vertex").combine_chunks()
+
+
+def _is_broken_pipe(exc: BaseException) -> bool:
+    if isinstance(exc, BrokenPipeError):
+        return True
+    text = str(exc).lower()
+    return "broken pipe" in text or "errno 32" in text
+
+
+class _ProcessBatches:
+    """Iterator over a Run's output batches that reaps the process at the end,
+    raises the engine's error when the stream breaks, and kills the process
+    if it is dropped before the end."""
+
+    def __init__(self, run: Run, reader: pa.RecordBatchStreamReader):
+        self._run = run
+        self._reader = reader
+        self._finished = False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> pa.RecordBatch:
+        if self._finished:
+            raise StopIteration
+        try:
+            return self._reader.read_next_batch()
+        except StopIteration:
+            self._finished = True
+            self._run.finish()
+            raise
+        except BaseException as exc:
+            self._finished = True
+            if isinstance(exc, (pa.ArrowException, OSError)):
+                self._run.finish(read_error=exc)
+            else:
+                self._run.abort()
+            raise
+
+    def close(self) -> None:
+        if not self._finished:
+            self._finished = True
+            self._run.abort()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - nothing to report to at GC time
+            pass
+
+
+def run_stream(run: Run) -> pa.RecordBatchReader:
+    reader = run.open_output()
+    return pa.RecordBatchReader.from_batches(reader.schema, _ProcessBatches(run, reader))
+
+
+def run_table(run: Run) -> pa.Table:
+    reader = run.open_output()
+    try:
+        table = reader.read_all()
+    except (pa.ArrowException, OSError) as exc:
+        run.finish(read_error=exc)
+        raise
+    except BaseException:
+        run.abort()
+        raise
+    run.finish()
+    return table
+
+
+__all__: Sequence[str] = ("Run", "run_stream", "run_table", "find_binary")
