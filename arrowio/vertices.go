@@ -1,7 +1,11 @@
 package arrowio
 
 import (
+	"cmp"
+	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
@@ -50,4 +54,43 @@ func isStringType(t arrow.DataType) bool {
 		return true
 	}
 	return false
+}
+
+// Lookup returns the dense id of an external id given as text (CLI sources,
+// Flight requests). Integer ids are parsed in the id type (uint64 ids as
+// unsigned); the error names the id when it does not parse or is not a
+// vertex. It runs in O(log n).
+func (v *Vertices) Lookup(id string) (int32, error) {
+	if v.IsString() {
+		i, found := slices.BinarySearch(v.Strings, id)
+		if !found {
+			return -1, fmt.Errorf("arrowio: vertex %q is not in the graph", id)
+		}
+		return int32(i), nil
+	}
+	text := strings.TrimSpace(id)
+	if v.Type != nil && v.Type.ID() == arrow.UINT64 {
+		u, err := strconv.ParseUint(text, 10, 64)
+		if err != nil {
+			return -1, fmt.Errorf("arrowio: vertex %q is not a uint64 id", id)
+		}
+		i, found := slices.BinarySearchFunc(v.Ints, u, func(e int64, t uint64) int { return cmp.Compare(uint64(e), t) })
+		if !found {
+			return -1, fmt.Errorf("arrowio: vertex %q is not in the graph", id)
+		}
+		return int32(i), nil
+	}
+	x, err := strconv.ParseInt(text, 10, 64)
+	if err != nil {
+		typ := "integer"
+		if v.Type != nil {
+			typ = v.Type.String()
+		}
+		return -1, fmt.Errorf("arrowio: vertex %q is not an %s id", id, typ)
+	}
+	i, found := slices.BinarySearch(v.Ints, x)
+	if !found {
+		return -1, fmt.Errorf("arrowio: vertex %q is not in the graph", id)
+	}
+	return int32(i), nil
 }

@@ -84,16 +84,11 @@ func RMAT(scale, edgeFactor int, seed uint64, opts ...Option) (*EdgeList, error)
 				x := draw & 0xffffffff
 				draw >>= 32
 				bitsLeft--
-				var bu, bv int64
-				switch {
-				case x < tA:
-				case x < tAB:
-					bv = 1
-				case x < tABC:
-					bu = 1
-				default:
-					bu, bv = 1, 1
-				}
+				// Branch-free quadrant choice: (t-x-1)>>63 is 1 exactly when x >= t,
+				// as x < 2^32 and t <= 2^32. Quadrants in order (0,0), (0,1), (1,0), (1,1).
+				geA, geAB, geABC := int64((tA-x-1)>>63), int64((tAB-x-1)>>63), int64((tABC-x-1)>>63)
+				bu := geAB
+				bv := geA - geAB + geABC
 				u = u<<1 | bu
 				v = v<<1 | bv
 			}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/urfave/cli/v2"
+
+	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/gen"
+)
+
+func genCommand(e *env) *cli.Command {
+	common := []cli.Flag{
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "output file: .parquet, .arrow, .arrows, .csv, .tsv or .gr"},
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed; the same seed gives the same file on any machine"},
+		&cli.StringFlag{Name: "weights", Value: "1:100", Usage: "integer weights drawn uniformly from MIN:MAX"},
+		&cli.BoolFlag{Name: "float-weights", Usage: "float64 weights drawn uniformly from the --weights range"},
+		&cli.BoolFlag{Name: "unweighted", Usage: "no weight column"},
+		&cli.StringFlag{Name: "format", Usage: "output format (default: from the extension)"},
+	}
+	sub := func(name, usage string, flags []cli.Flag, make func(c *cli.Context, opts []gen.Option) (*gen.EdgeList, error)) *cli.Command {
+		return &cli.Command{
+			Name: name, Usage: usage, Flags: append(flags, common...),
+			Action: func(c *cli.Context) error {
+				opts, err := weightOptions(c)
+				if err != nil {
+					return err
+				}
+				edges, err := make(c, opts)
+				if err != nil {
+					return usageError{err}
+				}
+				return writeEdgeList(e, c, edges)
+			},
+		}
+	}
+	return &cli.Command{
+		Name:  "gen",
+		Usage: "write a seeded synthetic graph (R-MAT, 2-D grid, uniform random)",
+		Subcommands: []*cli.Command{
+			sub("rmat", "R-MAT with the Graph500 parameters (a=0.57, b=0.19, c=0.19): 2^scale vertices, edge-factor·2^scale edges",
+				[]cli.Flag{
+					&cli.IntFlag{Name: "scale", Value: 14, Usage: "log2 of the vertex count"},
+					&cli.IntFlag{Name: "edge-factor", Value: 16, Usage: "edges per vertex"},
+					&cli.BoolFlag{Name: "undirected-pairs", Usage: "emit every edge in both directions"},
+				},
+				func(c *cli.Context, opts []gen.Option) (*gen.EdgeList, error) {
+					if c.Bool("undirected-pairs") {
+						opts = append(opts, gen.WithUndirectedPairs())
+					}
+					return gen.RMAT(c.Int("scale"), c.Int("edge-factor"), c.Uint64("seed"), opts...)
+				}),
+			sub("grid", "weighted 2-D grid, 4 neighbours, both directions with the same weight (road-like, high diameter)",
+				[]cli.Flag{
+					&cli.IntFlag{Name: "rows", Value: 128},
+					&cli.IntFlag{Name: "cols", Value: 128},
+				},
+				func(c *cli.Context, opts []gen.Option) (*gen.EdgeList, error) {
+					return gen.Grid(c.Int("rows"), c.Int("cols"), c.Uint64("seed"), opts...)
+				}),
+			sub("uniform", "uniform random arcs: vertices × degree arcs between uniformly drawn endpoints",
+				[]cli.Flag{
+					&cli.Int64Flag{Name: "vertices", Value: 16384},
+					&cli.IntFlag{Name: "degree", Value: 16, Usage: "average out-degree"},
+					&cli.BoolFlag{Name: "undirected-pairs", Usage: "emit every edge in both directions"},
+				},
+				func(c *cli.Context, opts []gen.Option) (*gen.EdgeList, error) {
+					if c.Bool("undirected-pairs") {
+						opts = append(opts, gen.WithUndirectedPairs())
+					}
+					return gen.Uniform(c.Int64("vertices"), c.Int("degree"), c.Uint64("seed"), opts...)
+				}),
+		},
+	}
+}
+
+func weightOptions(c *cli.Context) ([]gen.Option, error) {
+	if c.Bool("unweighted") {
+		return []gen.Option{gen.Unweighted()}, nil
+	}
+	lo, hi, ok := strings.Cut(c.String("weights"), ":")
+	if !ok {
+		return nil, usagef("--weights %q: want MIN:MAX", c.String("weights"))
+	}
+	if c.Bool("float-weights") {
+		a, err1 := strconv.ParseFloat(lo, 64)
+		b, err2 := strconv.ParseFloat(hi, 64)
+		if err1 != nil || err2 != nil || a > b {
+			return nil, usagef("--weights %q: want MIN:MAX with MIN <= MAX", c.String("weights"))
+		}
+		return []gen.Option{gen.WithFloatWeights(a, b)}, nil
+	}
+	a, err1 := strconv.ParseInt(lo, 10, 64)
+	b, err2 := strconv.ParseInt(hi, 10, 64)
+	if err1 != nil || err2 != nil || a > b {
+		return nil, usagef("--weights %q: want integers MIN:MAX with MIN <= MAX", c.String("weights"))
+	}
+	return []gen.Option{gen.WithWeights(a, b)}, nil
+}
+
+// writeEdgeList writes the generated columns src, dst [, weight].
+func writeEdgeList(e *env, c *cli.Context, edges *gen.EdgeList) error {
+	mem := memory.DefaultAllocator
+	src := array.NewInt64Data(array.NewData(arrow.PrimitiveTypes.Int64, len(edges.Src),
+		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(edges.Src))}, nil, 0, 0))
+	defer src.Release()
+	dst := array.NewInt64Data(array.NewData(arrow.PrimitiveTypes.Int64, len(edges.Dst),
+		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(edges.Dst))}, nil, 0, 0))
+	defer dst.Release()
+	var weight arrow.Array
+	switch {
+	case edges.Weights != nil:
+		weight = array.NewInt64Data(array.NewData(arrow.PrimitiveTypes.Int64, len(edges.Weights),
+			[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(edges.Weights))}, nil, 0, 0))
+	case edges.FloatWeights != nil:
+		weight = array.NewFloat64Data(array.NewData(arrow.PrimitiveTypes.Float64, len(edges.FloatWeights),
+			[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Float64Traits.CastToBytes(edges.FloatWeights))}, nil, 0, 0))
+	}
+	if weight != nil {
+		defer weight.Release()
+	}
+	out := c.String("output")
+	if err := arrowio.WriteEdges(out, src, dst, weight, arrowio.WriteOptions{Format: c.String("format"), Allocator: mem, Stdout: e.stdout}); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "pathctl: wrote %d vertices, %d edges to %s\n", edges.NumVertices, edges.Len(), out)
+	return nil
+}

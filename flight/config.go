@@ -1,0 +1,149 @@
+package flight
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/pathctl/pathctl/graph"
+)
+
+// Defaults of Config.
+const (
+	// DefaultAddr is Arrow Flight's customary port on loopback.
+	DefaultAddr            = "127.0.0.1:8815"
+	DefaultMaxConcurrent   = 1
+	DefaultMaxUploadBytes  = 4 << 30
+	DefaultMaxMessageBytes = 64 << 20
+	// DefaultMaxBatchBytes keeps result messages under the 4 MiB that gRPC
+	// clients accept by default (arrow-go's among them).
+	DefaultMaxBatchBytes = 3 << 20
+	DefaultDrainTimeout  = 30 * time.Second
+)
+
+// Config configures a Server; one field per flag of `pathctl serve`. The
+// zero value of a field means its default.
+type Config struct {
+	// Addr is HOST:PORT (--addr); default DefaultAddr. With an empty host
+	// (":8815") the server listens on loopback only unless authentication
+	// or TLS is on; a host named explicitly is always honoured.
+	Addr string
+	// DataDir holds the stored graphs (--data-dir); required.
+	DataDir string
+	// MaxConcurrent is the number of computations run at once
+	// (--max-concurrent, default 1); the others wait in a queue.
+	MaxConcurrent int
+	// MaxUploadBytes bounds the bytes of one upload (--max-upload-bytes,
+	// default 4 GiB).
+	MaxUploadBytes int64
+	// MaxVertices bounds the vertices of an uploaded graph (--max-vertices,
+	// default graph.MaxVertices).
+	MaxVertices int
+	// MaxMessageBytes bounds one gRPC message either way
+	// (--max-message-bytes, default 64 MiB).
+	MaxMessageBytes int
+	// MaxBatchBytes is the size above which result batches are sliced
+	// before they are sent (default 3 MiB, and at most MaxMessageBytes).
+	MaxBatchBytes int
+	// AuthTokenFile turns on basic-then-bearer authentication with the
+	// token in this file (--auth-token-file).
+	AuthTokenFile string
+	// TLSCert and TLSKey are PEM files that turn on TLS (--tls-cert,
+	// --tls-key); both or neither.
+	TLSCert, TLSKey string
+	// MemBudget and Threads are passed to every run (--mem, --threads).
+	MemBudget int64
+	Threads   int
+	// DrainTimeout bounds how long a shutdown waits for running streams
+	// before it cancels them (default 30 s).
+	DrainTimeout time.Duration
+	// Info returns what the "info" action answers, as JSON (the CLI passes
+	// what `pathctl info --json` prints); nil answers {}.
+	Info func() any
+	// Logger receives one line per request; nil means slog.Default().
+	Logger *slog.Logger
+	// Allocator for uploads and results; nil means memory.DefaultAllocator.
+	Allocator memory.Allocator
+}
+
+// withDefaults checks c and fills its defaults.
+func (c Config) withDefaults() (Config, error) {
+	if c.DataDir == "" {
+		return c, errors.New("flight: no data directory (--data-dir)")
+	}
+	if c.Addr == "" {
+		c.Addr = DefaultAddr
+	}
+	if c.MaxConcurrent == 0 {
+		c.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if c.MaxUploadBytes == 0 {
+		c.MaxUploadBytes = DefaultMaxUploadBytes
+	}
+	if c.MaxVertices == 0 {
+		c.MaxVertices = graph.MaxVertices
+	}
+	if c.MaxMessageBytes == 0 {
+		c.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if c.MaxBatchBytes == 0 {
+		c.MaxBatchBytes = min(DefaultMaxBatchBytes, c.MaxMessageBytes)
+	}
+	if c.DrainTimeout == 0 {
+		c.DrainTimeout = DefaultDrainTimeout
+	}
+	switch {
+	case c.MaxConcurrent < 0:
+		return c, fmt.Errorf("flight: --max-concurrent %d is negative", c.MaxConcurrent)
+	case c.MaxUploadBytes < 0:
+		return c, fmt.Errorf("flight: --max-upload-bytes %d is negative", c.MaxUploadBytes)
+	case c.MaxVertices < 0:
+		return c, fmt.Errorf("flight: --max-vertices %d is negative", c.MaxVertices)
+	case c.MaxMessageBytes < 0:
+		return c, fmt.Errorf("flight: --max-message-bytes %d is negative", c.MaxMessageBytes)
+	case c.MaxBatchBytes < 0:
+		return c, fmt.Errorf("flight: batch size %d is negative", c.MaxBatchBytes)
+	case (c.TLSCert == "") != (c.TLSKey == ""):
+		return c, errors.New("flight: --tls-cert and --tls-key go together")
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Allocator == nil {
+		c.Allocator = memory.DefaultAllocator
+	}
+	return c, nil
+}
+
+// listenAddr applies the loopback rule: without authentication and TLS an
+// address with no host listens on loopback only. It returns the address to
+// listen on and a line to log about the choice, if any.
+func listenAddr(addr string, secured bool) (string, string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", "", fmt.Errorf("flight: --addr %q: %w (want HOST:PORT)", addr, err)
+	}
+	if host == "" {
+		if secured {
+			return addr, "", nil
+		}
+		return net.JoinHostPort("127.0.0.1", port),
+			"listening on loopback only because neither --auth-token-file nor --tls-cert is set; name an interface in --addr (such as 0.0.0.0:" + port + ") to listen elsewhere", nil
+	}
+	if !secured && !isLoopback(host) {
+		return addr, "listening on " + host + " without authentication or TLS: anyone who reaches this address can upload, run and drop graphs", nil
+	}
+	return addr, "", nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
