@@ -51,12 +51,12 @@ func isWeightType(t arrow.DataType) bool {
 
 // columnSet locates the columns of an edge table in a schema.
 type columnSet struct {
-	src, dst, weight          int // field indices; weight is -1 when unweighted
-	srcName, dstName, wName   string
-	srcType, dstType, wType   arrow.DataType
-	kind                      idKind
-	idType                    arrow.DataType // Vertices.Type
-	unsignedOrder             bool           // int ids compared as uint64
+	src, dst, weight        int // field indices; weight is -1 when unweighted
+	srcName, dstName, wName string
+	srcType, dstType, wType arrow.DataType
+	kind                    idKind
+	idType                  arrow.DataType // Vertices.Type
+	unsignedOrder           bool           // int ids compared as uint64
 }
 
 func (c columnSet) fieldIndices() []int {

@@ -86,7 +86,7 @@ func (v *Vertices) Lookup(id string) (int32, error) {
 		if v.Type != nil {
 			typ = v.Type.String()
 		}
-		return -1, fmt.Errorf("arrowio: vertex %q is not an %s id", id, typ)
+		return -1, fmt.Errorf("arrowio: vertex %q is not a valid %s id", id, typ)
 	}
 	i, found := slices.BinarySearch(v.Ints, x)
 	if !found {

@@ -22,9 +22,9 @@ import (
 //	data/FILE.arrow    the uploaded tables, named by their sidecars
 //	tmp/               uploads in progress; emptied at every start
 const (
-	graphsDir = "graphs"
-	dataDir   = "data"
-	tmpDir    = "tmp"
+	graphsDir  = "graphs"
+	dataDir    = "data"
+	tmpDir     = "tmp"
 	sidecarExt = ".json"
 )
 
@@ -50,6 +50,8 @@ type GraphMeta struct {
 	DistType string    `json:"dist_type"`
 	Bytes    int64     `json:"bytes"`
 	Stored   time.Time `json:"stored"`
+	// Schema is the uploaded table's schema, IPC-serialized.
+	Schema []byte `json:"schema"`
 }
 
 // store keeps the catalog of stored graphs in step with the data directory.

@@ -174,3 +174,26 @@ def _values_view(values: pa.Array) -> Tuple[np.ndarray, Optional[np.ndarray]]:
     bits = np.frombuffer(validity, dtype=np.uint8)
     valid = np.unpackbits(bits, bitorder="little", count=start + length)[start:]
     return view, valid == 0
+
+
+def info(*, binary: Optional[str] = None) -> dict:
+    """What ``pathctl info --json`` reports: the version, and each engine
+    with whether it is available here and why not (``engines`` is a list of
+    dicts with ``name`` and ``available``; ``default_engine`` names the one
+    ``engine="auto"`` picks)."""
+    import json
+    import subprocess
+
+    from . import _errors
+    from ._local import find_binary
+
+    exe = find_binary(binary)
+    proc = subprocess.run([exe, "info", "--json"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise _errors.from_exit(proc.returncode, proc.stderr)
+    return json.loads(proc.stdout)
+
+
+def gpu_available(*, binary: Optional[str] = None) -> bool:
+    """Whether the binary's GPU engine can run here."""
+    return any(e.get("name") == "gpu" and e.get("available") for e in info(binary=binary).get("engines", []))

@@ -1,0 +1,419 @@
+package arrowio
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/csv"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// The output formats, as WriteOptions.Format spells them.
+const (
+	outArrow   = "arrow"   // Arrow IPC file
+	outArrows  = "arrows"  // Arrow IPC stream
+	outParquet = "parquet" // Parquet
+	outCSV     = "csv"     // comma-separated text
+	outTSV     = "tsv"     // tab-separated text (edge tables only)
+	outDIMACS  = "gr"      // DIMACS shortest-path graph (edge tables only)
+)
+
+// The compressions, as WriteOptions.Compression spells them.
+const (
+	CompressionNone = "none"
+	CompressionZstd = "zstd"
+	CompressionLZ4  = "lz4"
+)
+
+// parquetGroupValues bounds the values of one Parquet row group (per
+// column); a matrix row counts n values.
+const parquetGroupValues = 1 << 20
+
+// WriteOptions configure CreateResult and WriteEdges. Zero value: format from
+// the path's extension, IPC uncompressed, Parquet zstd, default allocator,
+// "-" to os.Stdout.
+type WriteOptions struct {
+	// Format is "arrow" (IPC file; also "feather", "ipc"), "arrows" (IPC
+	// stream), "parquet" (also "pq") or "csv"; WriteEdges also takes "tsv"
+	// and "gr". "" takes it from the path's extension: .arrow, .feather,
+	// .ipc, .arrows, .parquet, .pq, .csv (.tsv, .tab, .gr for edges). The
+	// path "-" writes to Stdout, as "arrows" unless Format says otherwise.
+	Format string
+	// Compression is "none", "zstd" or "lz4" (LZ4_RAW in Parquet). ""
+	// means none for IPC, so that pyarrow.memory_map reads an IPC file
+	// without a copy, and zstd for Parquet. Text formats take only none.
+	Compression string
+	// Allocator holds the writers' buffers; nil means
+	// memory.DefaultAllocator.
+	Allocator memory.Allocator
+	// Stdout receives the output of the path "-"; nil means os.Stdout.
+	Stdout io.Writer
+	// Vertices gives the header of a matrix result written as CSV (one
+	// column per vertex, named by its external id); other writers ignore it.
+	Vertices *Vertices
+}
+
+func (o *WriteOptions) allocator() memory.Allocator {
+	if o.Allocator == nil {
+		return memory.DefaultAllocator
+	}
+	return o.Allocator
+}
+
+// outputFormat resolves the format of path under o; edges allows the text
+// formats of edge tables (tsv, gr).
+func (o *WriteOptions) outputFormat(path string, edges bool) (string, error) {
+	format := strings.ToLower(o.Format)
+	switch format {
+	case "feather", "ipc":
+		format = outArrow
+	case "pq":
+		format = outParquet
+	case "dimacs":
+		format = outDIMACS
+	case "":
+		var err error
+		if format, err = outputFormatFromPath(path); err != nil {
+			return "", err
+		}
+	}
+	switch format {
+	case outArrow, outArrows, outParquet, outCSV:
+		return format, nil
+	case outTSV, outDIMACS:
+		if edges {
+			return format, nil
+		}
+		return "", fmt.Errorf("arrowio: %s: results are written as arrow, arrows, parquet or csv, not %s", path, format)
+	}
+	return "", fmt.Errorf("arrowio: %s: unknown output format %q (want arrow, arrows, parquet or csv)", path, o.Format)
+}
+
+// outputFormatFromPath maps an output file's extension to its format; "-"
+// is an IPC stream. Compressed text (.gz, .zst) is refused: results are
+// large, and Parquet compresses them far better.
+func outputFormatFromPath(path string) (string, error) {
+	if path == "-" {
+		return outArrows, nil
+	}
+	base := strings.ToLower(filepath.Base(path))
+	for _, suffix := range []string{".gz", ".zst", ".bz2", ".xz"} {
+		if strings.HasSuffix(base, suffix) {
+			return "", fmt.Errorf("arrowio: %s: compressed text output is not supported; write .parquet (zstd) or an uncompressed .csv", path)
+		}
+	}
+	switch filepath.Ext(base) {
+	case ".arrow", ".feather", ".ipc":
+		return outArrow, nil
+	case ".arrows":
+		return outArrows, nil
+	case ".parquet", ".pq":
+		return outParquet, nil
+	case ".csv":
+		return outCSV, nil
+	case ".tsv", ".tab":
+		return outTSV, nil
+	case ".gr":
+		return outDIMACS, nil
+	}
+	return "", fmt.Errorf("arrowio: %s: unknown output extension %q (want .arrow, .feather, .arrows, .parquet or .csv, or name the format)", path, filepath.Ext(base))
+}
+
+// compression validates o.Compression for format.
+func (o *WriteOptions) compression(path, format string) (string, error) {
+	c := strings.ToLower(o.Compression)
+	switch c {
+	case "", CompressionNone, CompressionZstd, CompressionLZ4:
+	default:
+		return "", fmt.Errorf("arrowio: %s: unknown compression %q (want none, zstd or lz4)", path, o.Compression)
+	}
+	switch format {
+	case outParquet:
+		if c == "" {
+			c = CompressionZstd
+		}
+	case outArrow, outArrows:
+		if c == "" {
+			c = CompressionNone
+		}
+	default:
+		if c != "" && c != CompressionNone {
+			return "", fmt.Errorf("arrowio: %s: %s output cannot be compressed (asked for %s); use parquet for compact output", path, format, c)
+		}
+		c = CompressionNone
+	}
+	return c, nil
+}
+
+// recordWriter is the format-specific part of a ResultWriter.
+type recordWriter interface {
+	Write(rec arrow.RecordBatch) error
+	Close() error
+}
+
+// ResultWriter writes record batches to a file atomically: into a temporary
+// file beside it (".NAME.tmp-*"), renamed to the path by Close. Until Close
+// returns, a file already at the path is untouched. Abort removes the
+// temporary file. Close after Abort and Abort after Close do nothing; Close
+// after a failed Write still tries to finish the file, so call Abort when a
+// Write fails.
+type ResultWriter struct {
+	path    string // the final path, or "-"
+	format  string
+	file    *os.File // the temporary file; nil for "-"
+	buf     *bufio.Writer
+	sink    *countingWriter
+	rw      recordWriter
+	done    bool
+	written int64
+}
+
+// CreateResult opens a writer of records of schema to path. Records passed
+// to Write must have schema's fields (metadata may differ); schema's
+// metadata is what the file carries.
+//
+// It fails on an unknown format or compression, on a schema the format cannot
+// hold (CSV needs primitive columns, or the source and fixed_size_list
+// distance of the matrix layout with WriteOptions.Vertices), and when the
+// temporary file cannot be created.
+func CreateResult(path string, schema *arrow.Schema, opt WriteOptions) (*ResultWriter, error) {
+	format, err := opt.outputFormat(path, false)
+	if err != nil {
+		return nil, err
+	}
+	if path == "-" && opt.Format == "" {
+		format = outArrows
+	}
+	comp, err := opt.compression(path, format)
+	if err != nil {
+		return nil, err
+	}
+	if format == outCSV {
+		if err := checkCSVSchema(path, schema, opt.Vertices); err != nil {
+			return nil, err
+		}
+	}
+	w, err := openSink(path, opt)
+	if err != nil {
+		return nil, err
+	}
+	w.format = format
+	if w.rw, err = newRecordWriter(w.sink, format, comp, schema, opt); err != nil {
+		w.discard()
+		return nil, fmt.Errorf("arrowio: %s: %w", path, err)
+	}
+	return w, nil
+}
+
+// openSink creates the temporary file of path (or takes Stdout for "-").
+func openSink(path string, opt WriteOptions) (*ResultWriter, error) {
+	w := &ResultWriter{path: path}
+	var out io.Writer
+	if path == "-" {
+		out = opt.Stdout
+		if out == nil {
+			out = os.Stdout
+		}
+	} else {
+		dir, base := filepath.Split(path)
+		if dir == "" {
+			dir = "."
+		}
+		f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+		if err != nil {
+			return nil, fmt.Errorf("arrowio: %s: %w", path, err)
+		}
+		w.file = f
+		out = f
+	}
+	w.buf = bufio.NewWriterSize(out, 1<<20)
+	w.sink = &countingWriter{w: w.buf}
+	return w, nil
+}
+
+func newRecordWriter(sink io.Writer, format, comp string, schema *arrow.Schema, opt WriteOptions) (recordWriter, error) {
+	mem := opt.allocator()
+	switch format {
+	case outArrow, outArrows:
+		opts := []ipc.Option{ipc.WithSchema(schema), ipc.WithAllocator(mem)}
+		switch comp {
+		case CompressionZstd:
+			opts = append(opts, ipc.WithZstd())
+		case CompressionLZ4:
+			opts = append(opts, ipc.WithLZ4())
+		}
+		if format == outArrows {
+			return ipc.NewWriter(sink, opts...), nil
+		}
+		return ipc.NewFileWriter(sink, opts...)
+	case outParquet:
+		codec := compress.Codecs.Zstd
+		switch comp {
+		case CompressionNone:
+			codec = compress.Codecs.Uncompressed
+		case CompressionLZ4:
+			codec = compress.Codecs.Lz4Raw
+		}
+		rows := int64(parquetGroupValues)
+		for _, f := range schema.Fields() {
+			if l, ok := f.Type.(*arrow.FixedSizeListType); ok && l.Len() > 0 {
+				rows = max(1, min(rows, parquetGroupValues/int64(l.Len())))
+			}
+		}
+		props := parquet.NewWriterProperties(
+			parquet.WithAllocator(mem),
+			parquet.WithCompression(codec),
+			parquet.WithMaxRowGroupLength(rows),
+		)
+		fw, err := pqarrow.NewFileWriter(schema, sink, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(mem)))
+		if err != nil {
+			return nil, err
+		}
+		return parquetWriter{fw}, nil
+	case outCSV, outTSV:
+		comma := ','
+		if format == outTSV {
+			comma = '\t'
+		}
+		if isMatrixSchema(schema) {
+			return newMatrixCSVWriter(sink, schema, opt.Vertices, comma), nil
+		}
+		return csvWriter{csv.NewWriter(sink, schema, csv.WithComma(comma), csv.WithHeader(true), csv.WithNullWriter(""))}, nil
+	}
+	return nil, fmt.Errorf("no writer for format %s", format)
+}
+
+// parquetWriter buffers small records into row groups of up to the writer's
+// maximum row count.
+type parquetWriter struct{ fw *pqarrow.FileWriter }
+
+func (p parquetWriter) Write(rec arrow.RecordBatch) error { return p.fw.WriteBuffered(rec) }
+func (p parquetWriter) Close() error                      { return p.fw.Close() }
+
+type csvWriter struct{ w *csv.Writer }
+
+func (c csvWriter) Write(rec arrow.RecordBatch) error { return c.w.Write(rec) }
+func (c csvWriter) Close() error                      { return c.w.Flush() }
+
+// Write appends rec to the output. A failed Write leaves the output unusable:
+// call Abort.
+func (w *ResultWriter) Write(rec arrow.RecordBatch) error {
+	if w.done {
+		return fmt.Errorf("arrowio: %s: write after close", w.path)
+	}
+	if err := w.rw.Write(rec); err != nil {
+		return fmt.Errorf("arrowio: %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// Close finishes the output (footer, flush, fsync) and renames the temporary
+// file to the path. When any step fails, the temporary file is removed, the
+// path is left as it was, and the error is returned. Close after Close or
+// Abort returns nil.
+func (w *ResultWriter) Close() error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	err := w.rw.Close()
+	if ferr := w.buf.Flush(); err == nil {
+		err = ferr
+	}
+	w.written = w.sink.n
+	if w.file == nil {
+		if err != nil {
+			return fmt.Errorf("arrowio: %s: %w", w.path, err)
+		}
+		return nil
+	}
+	tmp := w.file.Name()
+	if err == nil {
+		err = w.file.Sync()
+	}
+	if cerr := w.file.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		mode := os.FileMode(0o644)
+		if fi, serr := os.Stat(w.path); serr == nil && fi.Mode().IsRegular() {
+			mode = fi.Mode().Perm()
+		}
+		err = os.Chmod(tmp, mode)
+	}
+	if err == nil {
+		err = os.Rename(tmp, w.path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("arrowio: %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// Abort discards the output: the temporary file is removed and the path is
+// left as it was. On "-" nothing more is written (a stream cut short lacks
+// its end marker, so readers see it as truncated). Abort after Close or
+// Abort returns nil.
+func (w *ResultWriter) Abort() error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	return w.discard()
+}
+
+// discard releases the format writer into io.Discard and removes the
+// temporary file.
+func (w *ResultWriter) discard() error {
+	w.written = w.sink.n
+	w.sink.w = io.Discard
+	if w.rw != nil {
+		_ = w.rw.Close() // frees its buffers; its output goes nowhere
+	}
+	if w.file == nil {
+		return nil
+	}
+	tmp := w.file.Name()
+	_ = w.file.Close()
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("arrowio: %s: removing %s: %w", w.path, tmp, err)
+	}
+	return nil
+}
+
+// BytesWritten is the number of bytes written so far (buffered output
+// included); after Close, the size of the file.
+func (w *ResultWriter) BytesWritten() int64 {
+	if w.done {
+		return w.written
+	}
+	return w.sink.n
+}
+
+// Format is the resolved output format ("arrow", "arrows", "parquet" or
+// "csv").
+func (w *ResultWriter) Format() string { return w.format }
+
+// countingWriter counts what passes through to w. It is deliberately not an
+// io.Closer, so that no format writer closes the file under it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}

@@ -1,0 +1,225 @@
+package arrowio
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+)
+
+// isMatrixSchema reports whether schema is the matrix layout: a source
+// column and a fixed_size_list distance column.
+func isMatrixSchema(schema *arrow.Schema) bool {
+	for _, f := range schema.Fields() {
+		if f.Type.ID() == arrow.FIXED_SIZE_LIST {
+			return true
+		}
+	}
+	return false
+}
+
+// csvScalar reports whether arrow's CSV writer writes t as one plain field.
+func csvScalar(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.BOOL, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
+		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
+		arrow.FLOAT32, arrow.FLOAT64, arrow.STRING, arrow.LARGE_STRING:
+		return true
+	}
+	return false
+}
+
+// checkCSVSchema refuses what CSV cannot hold, before any file is created.
+func checkCSVSchema(path string, schema *arrow.Schema, v *Vertices) error {
+	if !isMatrixSchema(schema) {
+		for _, f := range schema.Fields() {
+			if !csvScalar(f.Type) {
+				return fmt.Errorf("arrowio: %s: column %q of type %s cannot be written as csv", path, f.Name, f.Type)
+			}
+		}
+		return nil
+	}
+	fields := schema.Fields()
+	if len(fields) != 2 || !csvScalar(fields[0].Type) || fields[1].Type.ID() != arrow.FIXED_SIZE_LIST {
+		return fmt.Errorf("arrowio: %s: a matrix written as csv needs columns source and distance (fixed_size_list), got %s", path, schema)
+	}
+	list := fields[1].Type.(*arrow.FixedSizeListType)
+	switch list.Elem().ID() {
+	case arrow.INT32, arrow.INT64, arrow.FLOAT32, arrow.FLOAT64:
+	default:
+		return fmt.Errorf("arrowio: %s: matrix distances of type %s cannot be written as csv", path, list.Elem())
+	}
+	if v == nil {
+		return fmt.Errorf("arrowio: %s: a matrix written as csv needs the vertices for its header (WriteOptions.Vertices)", path)
+	}
+	if v.Len() != int(list.Len()) {
+		return fmt.Errorf("arrowio: %s: matrix of %d columns but %d vertices", path, list.Len(), v.Len())
+	}
+	return nil
+}
+
+// matrixCSVWriter writes the matrix layout as a wide table: a header
+// "source,<id of vertex 0>,<id of vertex 1>,...", then one line per source
+// with its distances in vertex order, unreachable ones empty.
+type matrixCSVWriter struct {
+	w        io.Writer
+	comma    byte
+	vertices *Vertices
+	header   bool
+	line     []byte
+}
+
+func newMatrixCSVWriter(w io.Writer, _ *arrow.Schema, v *Vertices, comma rune) *matrixCSVWriter {
+	return &matrixCSVWriter{w: w, comma: byte(comma), vertices: v}
+}
+
+func (m *matrixCSVWriter) writeHeader() error {
+	line := append(m.line[:0], ColSource...)
+	for i := 0; i < m.vertices.Len(); i++ {
+		line = append(line, m.comma)
+		line = appendCSVField(line, m.vertices.Format(int32(i)), m.comma, m.vertices.IsString())
+		if len(line) > 1<<16 {
+			if _, err := m.w.Write(line); err != nil {
+				return err
+			}
+			line = line[:0]
+		}
+	}
+	line = append(line, '\n')
+	_, err := m.w.Write(line)
+	m.line = line[:0]
+	return err
+}
+
+func (m *matrixCSVWriter) Write(rec arrow.RecordBatch) error {
+	if rec.NumCols() != 2 {
+		return fmt.Errorf("matrix record of %d columns", rec.NumCols())
+	}
+	list, ok := rec.Column(1).(*array.FixedSizeList)
+	if !ok || int(list.DataType().(*arrow.FixedSizeListType).Len()) != m.vertices.Len() {
+		return fmt.Errorf("matrix record with distance column %s", rec.Column(1).DataType())
+	}
+	if !m.header {
+		if err := m.writeHeader(); err != nil {
+			return err
+		}
+		m.header = true
+	}
+	n := m.vertices.Len()
+	src := rec.Column(0)
+	values := list.ListValues()
+	base := list.Offset() * n
+	for i := 0; i < int(rec.NumRows()); i++ {
+		line, err := appendScalar(m.line[:0], src, i, m.comma)
+		if err != nil {
+			return err
+		}
+		lo := base + i*n
+		switch vals := values.(type) {
+		case *array.Int32:
+			for j := lo; j < lo+n; j++ {
+				line = append(line, m.comma)
+				if vals.IsValid(j) {
+					line = strconv.AppendInt(line, int64(vals.Value(j)), 10)
+				}
+			}
+		case *array.Int64:
+			for j := lo; j < lo+n; j++ {
+				line = append(line, m.comma)
+				if vals.IsValid(j) {
+					line = strconv.AppendInt(line, vals.Value(j), 10)
+				}
+			}
+		case *array.Float32:
+			for j := lo; j < lo+n; j++ {
+				line = append(line, m.comma)
+				if x := vals.Value(j); vals.IsValid(j) && !math.IsInf(float64(x), 0) {
+					line = strconv.AppendFloat(line, float64(x), 'g', -1, 32)
+				}
+			}
+		case *array.Float64:
+			for j := lo; j < lo+n; j++ {
+				line = append(line, m.comma)
+				if x := vals.Value(j); vals.IsValid(j) && !math.IsInf(x, 0) {
+					line = strconv.AppendFloat(line, x, 'g', -1, 64)
+				}
+			}
+		default:
+			return fmt.Errorf("matrix distances of type %s", values.DataType())
+		}
+		line = append(line, '\n')
+		if _, err := m.w.Write(line); err != nil {
+			return err
+		}
+		m.line = line
+	}
+	return nil
+}
+
+func (m *matrixCSVWriter) Close() error {
+	if !m.header {
+		m.header = true
+		return m.writeHeader()
+	}
+	return nil
+}
+
+// appendScalar appends value i of a csvScalar column as one field (empty
+// when null).
+func appendScalar(dst []byte, col arrow.Array, i int, comma byte) ([]byte, error) {
+	if col.IsNull(i) {
+		return dst, nil
+	}
+	switch a := col.(type) {
+	case *array.Int8:
+		return strconv.AppendInt(dst, int64(a.Value(i)), 10), nil
+	case *array.Int16:
+		return strconv.AppendInt(dst, int64(a.Value(i)), 10), nil
+	case *array.Int32:
+		return strconv.AppendInt(dst, int64(a.Value(i)), 10), nil
+	case *array.Int64:
+		return strconv.AppendInt(dst, a.Value(i), 10), nil
+	case *array.Uint8:
+		return strconv.AppendUint(dst, uint64(a.Value(i)), 10), nil
+	case *array.Uint16:
+		return strconv.AppendUint(dst, uint64(a.Value(i)), 10), nil
+	case *array.Uint32:
+		return strconv.AppendUint(dst, uint64(a.Value(i)), 10), nil
+	case *array.Uint64:
+		return strconv.AppendUint(dst, a.Value(i), 10), nil
+	case *array.Float32:
+		return strconv.AppendFloat(dst, float64(a.Value(i)), 'g', -1, 32), nil
+	case *array.Float64:
+		return strconv.AppendFloat(dst, a.Value(i), 'g', -1, 64), nil
+	case *array.String:
+		return appendCSVField(dst, a.Value(i), comma, true), nil
+	case *array.LargeString:
+		return appendCSVField(dst, a.Value(i), comma, true), nil
+	}
+	return dst, fmt.Errorf("column of type %s cannot be written as csv", col.DataType())
+}
+
+// appendCSVField appends s, quoted as RFC 4180 asks when it holds the
+// separator, a quote or a line break, starts with a space, or is an empty
+// string id (so that it differs from a missing value).
+func appendCSVField(dst []byte, s string, comma byte, isString bool) []byte {
+	quote := isString && s == ""
+	if !quote && s != "" {
+		quote = s[0] == ' ' || s[0] == '\t' || strings.ContainsAny(s, string([]byte{comma, '"', '\r', '\n'}))
+	}
+	if !quote {
+		return append(dst, s...)
+	}
+	dst = append(dst, '"')
+	for k := 0; k < len(s); k++ {
+		if s[k] == '"' {
+			dst = append(dst, '"')
+		}
+		dst = append(dst, s[k])
+	}
+	return append(dst, '"')
+}

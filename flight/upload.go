@@ -1,0 +1,270 @@
+package flight
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/pipeline"
+)
+
+// limitedPutStream counts the bytes of an upload, fails it once they pass
+// the limit, and remembers the first app metadata sent.
+type limitedPutStream struct {
+	flight.FlightService_DoPutServer
+	limit     int64
+	n         int64
+	exceeded  error
+	firstMeta []byte
+}
+
+func (s *limitedPutStream) Recv() (*flight.FlightData, error) {
+	d, err := s.FlightService_DoPutServer.Recv()
+	if err != nil {
+		return d, err
+	}
+	s.n += dataSize(d)
+	if s.n > s.limit {
+		s.exceeded = status.Errorf(codes.ResourceExhausted,
+			"flight: upload is larger than the server's limit of %d bytes (--max-upload-bytes)", s.limit)
+		return nil, s.exceeded
+	}
+	if s.firstMeta == nil && len(d.AppMetadata) > 0 {
+		s.firstMeta = d.AppMetadata
+	}
+	return d, nil
+}
+
+// teeRecords passes the batches of an upload on to the edge reader and
+// writes each to the table file on the way. first is a batch read ahead
+// (to find options in its app metadata), nil when there was none.
+type teeRecords struct {
+	refs     atomic.Int64
+	src      array.RecordReader
+	first    arrow.RecordBatch
+	started  bool
+	out      *ipc.FileWriter
+	cur      arrow.RecordBatch
+	err      error
+	writeErr error
+}
+
+func (t *teeRecords) Retain()                        { t.refs.Add(1) }
+func (t *teeRecords) Release()                       { t.refs.Add(-1) }
+func (t *teeRecords) Schema() *arrow.Schema          { return t.src.Schema() }
+func (t *teeRecords) RecordBatch() arrow.RecordBatch { return t.cur }
+func (t *teeRecords) Record() arrow.RecordBatch      { return t.cur }
+func (t *teeRecords) Err() error                     { return t.err }
+
+func (t *teeRecords) Next() bool {
+	if t.err != nil {
+		return false
+	}
+	if !t.started {
+		t.started = true
+		if t.first != nil {
+			return t.write(t.first)
+		}
+	}
+	if t.first != nil {
+		t.first.Release()
+		t.first = nil
+	}
+	if !t.src.Next() {
+		t.cur = nil
+		t.err = t.src.Err()
+		return false
+	}
+	return t.write(t.src.RecordBatch())
+}
+
+func (t *teeRecords) write(rec arrow.RecordBatch) bool {
+	t.cur = rec
+	if err := t.out.Write(rec); err != nil {
+		t.writeErr = fmt.Errorf("flight: writing the upload to disk: %w", err)
+		t.err = t.writeErr
+		t.cur = nil
+		return false
+	}
+	return true
+}
+
+func (t *teeRecords) close() {
+	if t.first != nil {
+		t.first.Release()
+		t.first = nil
+	}
+}
+
+// DoPut stores an uploaded edge table as graph NAME. The descriptor is the
+// path ["graphs", NAME] with the options as JSON in the app metadata of the
+// first message that has any (the schema message or the first batch), or a
+// command {"graph": NAME, ...options}. The table is validated as the CLI
+// validates a file, stored atomically and kept across restarts; an upload
+// that fails or is cut off stores nothing. An upload to an existing name
+// replaces the graph. The single PutResult's app metadata is the stored
+// graph's metadata (as in ListFlights).
+func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
+	ctx := stream.Context()
+	ci := callInfoFrom(ctx)
+	in := &limitedPutStream{FlightService_DoPutServer: stream, limit: s.cfg.MaxUploadBytes}
+	rdr, err := flight.NewRecordReader(in, ipc.WithAllocator(s.mem))
+	if err != nil {
+		return s.uploadError(ctx, in, nil, fmt.Errorf("flight: reading the upload stream: %w", err))
+	}
+	defer rdr.Release()
+	desc := rdr.LatestFlightDescriptor()
+	if desc == nil {
+		return status.Error(codes.InvalidArgument, "flight: the upload has no descriptor; use the path [\"graphs\", NAME]")
+	}
+	var name string
+	var opts UploadOptions
+	fromCmd := desc.GetType() == flight.DescriptorCMD
+	if fromCmd {
+		if name, opts, err = parseUploadCommand(desc.GetCmd()); err != nil {
+			return invalid(err)
+		}
+		if err := ValidateName(name); err != nil {
+			return invalid(err)
+		}
+	} else if name, err = graphPath(desc); err != nil {
+		return invalid(err)
+	}
+	ci.setGraph(name)
+
+	tee := &teeRecords{src: rdr}
+	defer tee.close()
+	if !fromCmd {
+		// The options may ride on the first batch: read it ahead.
+		if rdr.Next() {
+			tee.first = rdr.RecordBatch()
+			tee.first.Retain()
+		} else if rdr.Err() != nil {
+			return s.uploadError(ctx, in, nil, fmt.Errorf("flight: %s: corrupt or truncated upload: %w", name, rdr.Err()))
+		}
+		if opts, err = parseUploadOptions(in.firstMeta); err != nil {
+			return invalid(err)
+		}
+	}
+	lo, err := loadOptions(opts)
+	if err != nil {
+		return invalid(err)
+	}
+
+	f, err := s.store.createTemp(name)
+	if err != nil {
+		return status.Error(codes.Internal, err.Error())
+	}
+	tmpName := f.Name()
+	committed := false
+	defer func() {
+		if !committed {
+			f.Close()
+			os.Remove(tmpName)
+		}
+	}()
+	fw, err := ipc.NewFileWriter(f, ipc.WithSchema(rdr.Schema()), ipc.WithAllocator(s.mem))
+	if err != nil {
+		return status.Errorf(codes.Internal, "flight: %v", err)
+	}
+	tee.out = fw
+	table, err := arrowio.EdgesFromRecords(tee, name, arrowio.ReadOptions{
+		SrcCol: opts.SrcCol, DstCol: opts.DstCol, WeightCol: opts.WeightCol,
+		Unweighted: opts.Unweighted, Allocator: s.mem,
+	})
+	if err == nil {
+		for tee.Next() { // store batches the reader left unread, if any
+		}
+		err = tee.Err()
+	}
+	if err != nil {
+		fw.Close()
+		return s.uploadError(ctx, in, tee, err)
+	}
+	if err := fw.Close(); err != nil {
+		return status.Errorf(codes.Internal, "flight: writing the upload to disk: %v", err)
+	}
+	if nv := table.Vertices.Len(); nv > s.cfg.MaxVertices {
+		return status.Errorf(codes.ResourceExhausted,
+			"flight: graph %q has %d vertices, more than the server's limit of %d (--max-vertices)", name, nv, s.cfg.MaxVertices)
+	}
+	g, err := pipeline.LoadGraph(table, lo)
+	if err != nil {
+		return invalid(err)
+	}
+	if err := f.Sync(); err != nil {
+		return status.Errorf(codes.Internal, "flight: syncing the upload: %v", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return status.Errorf(codes.Internal, "flight: %v", err)
+	}
+	if err := f.Close(); err != nil {
+		return status.Errorf(codes.Internal, "flight: closing the upload: %v", err)
+	}
+	if ctx.Err() != nil { // the client gave up: store nothing
+		return toStatus(ctx.Err())
+	}
+	meta := GraphMeta{
+		Name:     name,
+		Options:  opts,
+		Vertices: int64(table.Vertices.Len()),
+		Edges:    int64(table.Edges.Len()),
+		Arcs:     g.CSR.NumEdges(),
+		Directed: !opts.Undirected,
+		IDType:   arrowio.IDType(table.Vertices).String(),
+		DistType: g.CSR.Type.String(),
+		Bytes:    st.Size(),
+		Stored:   time.Now().UTC(),
+		Schema:   flight.SerializeSchema(rdr.Schema(), s.mem),
+	}
+	if table.WeightType != nil {
+		meta.WeightType = table.WeightType.String()
+	}
+	committed = true
+	if err := s.store.commit(&meta, tmpName); err != nil {
+		os.Remove(tmpName)
+		return status.Error(codes.Internal, err.Error())
+	}
+	s.evict(name)
+	s.remember(meta, g)
+	ci.rows.Store(meta.Edges)
+	s.log.Info("flight: stored graph", "graph", name, "vertices", meta.Vertices, "edges", meta.Edges, "bytes", meta.Bytes)
+	body, err := json.Marshal(publicMeta{GraphMeta: meta})
+	if err != nil {
+		return status.Errorf(codes.Internal, "flight: %v", err)
+	}
+	return stream.Send(&flight.PutResult{AppMetadata: body})
+}
+
+// uploadError classifies a failed upload: over the limit, cancelled by the
+// client, a disk failure, or bad input.
+func (s *Server) uploadError(ctx context.Context, in *limitedPutStream, tee *teeRecords, err error) error {
+	switch {
+	case in.exceeded != nil:
+		return in.exceeded
+	case ctx.Err() != nil:
+		return toStatus(ctx.Err())
+	case tee != nil && tee.writeErr != nil:
+		return status.Error(codes.Internal, tee.writeErr.Error())
+	case errors.Is(err, io.EOF):
+		return status.Error(codes.InvalidArgument, "flight: the upload stream ended before its schema")
+	}
+	if st, ok := status.FromError(err); ok && st.Code() != codes.Unknown {
+		return err
+	}
+	return invalid(err)
+}

@@ -1,0 +1,21 @@
+// Package gpu is the GPU engine of pathctl: a binding of the CUDA driver API
+// through purego (no cgo; the binary builds with CGO_ENABLED=0 and needs no
+// CUDA toolkit), the embedded kernel image compiled from kernels/*.cu, and an
+// Engine with the same seam as the CPU engine (pipeline.Engine).
+//
+// At run time the package dlopens libcuda.so.1 (then libcuda.so) and binds
+// the driver functions it uses by their exported names into one table. Probe
+// says what device is there, or exactly why none can be used: library not
+// found (with every name tried), a missing symbol, cuInit failing with
+// CUDA_ERROR_NO_DEVICE, and so on.
+//
+// A CUDA context is current per OS thread, so every driver call of a device
+// runs on one goroutine locked to its OS thread (see device.go); the Engine
+// hands it work and waits.
+//
+// Every algorithm runs one thread block per source of a block of sources
+// (design.md, "Algorithms"); the kernels' design is in the header comment of
+// each kernels/*.cu file. Rebuild the kernel image with kernels/build.sh after
+// changing a kernel source; a test fails when the image's recorded source
+// hash (kernels/kernels.sha256) no longer matches the sources.
+package gpu

@@ -1,0 +1,126 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/ref"
+)
+
+// VerifyReport is the outcome of Verify.
+type VerifyReport struct {
+	Engine, Algorithm string
+	Sources           []string // the sampled sources, as external ids
+	Pairs             int64    // distances compared
+	Mismatches        int64
+	// First describes the first mismatch, empty when there is none.
+	First string
+}
+
+// Verify runs opt on samples sources drawn with seed and compares every
+// distance with a serial oracle of internal/ref: BFS for hop counts,
+// Bellman-Ford where a weight is negative, Dijkstra otherwise. With
+// opt.WithPredecessors it also checks the predecessors by property. A
+// mismatch is reported, not returned as an error; errors are failures to run.
+func Verify(ctx context.Context, g *Graph, opt Options, samples int, seed uint64) (*VerifyReport, error) {
+	opt, err := g.normalize(opt)
+	if err != nil {
+		return nil, err
+	}
+	n := g.NumVertices()
+	if opt.Sources == nil {
+		rng := rand.New(rand.NewPCG(seed, 0x70617468))
+		k := min(samples, n)
+		for _, v := range rng.Perm(n)[:k] {
+			opt.Sources = append(opt.Sources, g.vertexName(graph.VertexID(v)))
+		}
+	}
+	sources, err := g.resolveSources(opt.Sources)
+	if err != nil {
+		return nil, err
+	}
+	eng, err := chooseEngine(opt)
+	if err != nil {
+		return nil, err
+	}
+	req := graph.Request{Algorithm: opt.Algorithm, WithPredecessors: opt.WithPredecessors, Delta: opt.Delta, Threads: opt.Threads}
+	runner, err := eng.Prepare(ctx, g.CSR, req)
+	if err != nil {
+		return nil, g.explain(err)
+	}
+	defer runner.Close()
+	rep := &VerifyReport{Engine: eng.Name(), Algorithm: string(opt.Algorithm), Sources: opt.Sources}
+	if d, ok := runner.(interface{ Describe() string }); ok {
+		rep.Algorithm = d.Describe()
+	}
+	blk := graph.NewBlock(sources, n, runner.DistType(), opt.WithPredecessors)
+	if err := runner.Run(ctx, blk); err != nil {
+		return nil, g.explain(err)
+	}
+	hops := runner.DistType() == graph.DistInt32 && (opt.Algorithm.CountsHops() || !g.CSR.Weighted)
+	switch blk.Type {
+	case graph.DistInt32:
+		err = verifyBlock[int32](g, blk, hops, rep)
+	case graph.DistInt64:
+		err = verifyBlock[int64](g, blk, hops, rep)
+	case graph.DistFloat32:
+		err = verifyBlock[float32](g, blk, hops, rep)
+	case graph.DistFloat64:
+		err = verifyBlock[float64](g, blk, hops, rep)
+	}
+	return rep, err
+}
+
+func verifyBlock[D graph.Number](g *Graph, blk *graph.Block, hops bool, rep *VerifyReport) error {
+	n := blk.NumVertices
+	for i, s := range blk.Sources {
+		got := graph.Row[D](blk, i)
+		var want []D
+		var err error
+		switch {
+		case hops:
+			var h []int32
+			h, err = ref.BFS(g.CSR, s)
+			want = make([]D, n)
+			for v, x := range h {
+				want[v] = D(x)
+			}
+		case g.CSR.HasNegative():
+			want, err = ref.BellmanFord[D](g.CSR, s)
+		default:
+			want, err = ref.Dijkstra[D](g.CSR, s)
+		}
+		if err != nil {
+			return g.explain(err)
+		}
+		for v := range want {
+			rep.Pairs++
+			if got[v] != want[v] {
+				rep.Mismatches++
+				if rep.First == "" {
+					rep.First = fmt.Sprintf("distance %s -> %s: engine %v, oracle %v",
+						g.vertexName(s), g.vertexName(graph.VertexID(v)), show(got[v]), show(want[v]))
+				}
+			}
+		}
+		if blk.Pred != nil && !hops {
+			pred := blk.Pred[i*n : (i+1)*n]
+			if err := ref.CheckPredecessors(g.CSR, s, got, pred); err != nil {
+				rep.Mismatches++
+				if rep.First == "" {
+					rep.First = fmt.Sprintf("predecessors from %s: %v", g.vertexName(s), err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func show[D graph.Number](d D) string {
+	if d == graph.Infinity[D]() {
+		return "unreachable"
+	}
+	return fmt.Sprint(d)
+}

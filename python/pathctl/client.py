@@ -1,0 +1,243 @@
+"""A client of the ``pathctl serve`` Arrow Flight service."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, Iterable, List, Optional, Union
+
+import pyarrow as pa
+
+from . import _errors
+from ._inputs import as_reader
+
+
+def connect(uri: str, *, token: Optional[str] = None,
+            tls_root_certs: Optional[Union[str, bytes]] = None,
+            user: str = "pathctl") -> "Client":
+    """Connect to a ``pathctl serve`` endpoint.
+
+    ``uri`` is ``grpc://host:port`` (``grpc+tls://`` for TLS; a bare
+    ``host:port`` means ``grpc://``). ``token`` is the server's auth token,
+    sent as the password of a basic-auth handshake whose bearer token then
+    authorizes every call; ``user`` is the (ignored) user name.
+    ``tls_root_certs`` is the PEM of the CA that signed the server's
+    certificate, as bytes or as a path to a PEM file.
+
+    Raises AuthenticationError for a wrong token and ServiceUnavailableError
+    when the server cannot be reached during the handshake.
+    """
+    return Client(uri, token=token, tls_root_certs=tls_root_certs, user=user)
+
+
+class Client:
+    """A connection to a ``pathctl serve`` endpoint; see :func:`connect`.
+
+    Graphs are uploaded once under a name and queried many times. Every
+    method raises a :class:`PathctlError` subclass on failure, carrying the
+    server's message: InvalidInputError (INVALID_ARGUMENT), NotFoundError
+    (an unknown graph), NegativeWeightError / NegativeCycleError,
+    EngineUnavailableError, ResourceExhaustedError (a server limit),
+    AuthenticationError.
+    """
+
+    def __init__(self, uri: str, *, token: Optional[str] = None,
+                 tls_root_certs: Optional[Union[str, bytes]] = None, user: str = "pathctl"):
+        from pyarrow import flight
+
+        self._flight = flight
+        if "://" not in uri:
+            uri = "grpc://" + uri
+        kwargs: Dict[str, Any] = {}
+        if tls_root_certs is not None:
+            if isinstance(tls_root_certs, str) and not tls_root_certs.lstrip().startswith("-----BEGIN"):
+                with open(tls_root_certs, "rb") as f:
+                    tls_root_certs = f.read()
+            elif isinstance(tls_root_certs, str):
+                tls_root_certs = tls_root_certs.encode()
+            kwargs["tls_root_certs"] = tls_root_certs
+        self.uri = uri
+        try:
+            self._client = flight.FlightClient(uri, **kwargs)
+            headers: List = []
+            if token is not None:
+                headers.append(self._client.authenticate_basic_token(user, token))
+            self._options = flight.FlightCallOptions(headers=headers)
+        except (pa.ArrowException, OSError) as exc:
+            raise _errors.from_flight(exc) from exc
+
+    # --- context management -------------------------------------------------
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._client.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"pathctl.Client({self.uri!r})"
+
+    # --- graphs -------------------------------------------------------------
+
+    def upload(self, name: str, edges: Any, *, src_col: Optional[str] = None,
+               dst_col: Optional[str] = None, weight_col: Optional[str] = None,
+               directed: bool = True, unweighted: bool = False,
+               dist_type: Optional[str] = None) -> Dict[str, Any]:
+        """Store ``edges`` on the server as graph ``name`` (replacing one of
+        that name). ``edges`` is anything :func:`pathctl.apsp` takes (a path
+        is read here and streamed). The server validates the graph as the
+        CLI does. Returns what the server reports about the stored graph
+        (vertex and edge counts …), or an empty dict if it reports nothing.
+        """
+        reader = as_reader(edges)
+        command: Dict[str, Any] = {"graph": name}
+        for key, value in (("src_col", src_col), ("dst_col", dst_col),
+                           ("weight_col", weight_col), ("dist_type", dist_type)):
+            if value is not None:
+                command[key] = value
+        if not directed:
+            command["undirected"] = True
+        if unweighted:
+            command["unweighted"] = True
+        descriptor = self._flight.FlightDescriptor.for_command(json.dumps(command).encode())
+        try:
+            writer, metadata_reader = self._client.do_put(descriptor, reader.schema, self._options)
+            try:
+                for batch in reader:
+                    writer.write_batch(batch)
+                writer.done_writing()
+                reply = metadata_reader.read()
+            finally:
+                writer.close()
+        except (pa.ArrowException, OSError) as exc:
+            raise _errors.from_flight(exc) from exc
+        if reply is None:
+            return {}
+        try:
+            return json.loads(bytes(reply).decode())
+        except ValueError:
+            return {"reply": bytes(reply).decode("utf-8", "replace")}
+
+    def graphs(self) -> List[Dict[str, Any]]:
+        """The stored graphs: one dict each with ``name`` and ``edges``,
+        plus what the server puts in the listing's metadata (vertices,
+        directed, weight type …)."""
+        out = []
+        try:
+            for info in self._client.list_flights(options=self._options):
+                entry: Dict[str, Any] = {}
+                meta = getattr(info, "app_metadata", b"") or b""
+                if meta:
+                    try:
+                        entry.update(json.loads(bytes(meta).decode()))
+                    except ValueError:
+                        pass
+                path = [p.decode() if isinstance(p, bytes) else p for p in (info.descriptor.path or [])]
+                entry["name"] = path[-1] if path else entry.get("name")
+                if info.total_records is not None and info.total_records >= 0:
+                    entry.setdefault("edges", info.total_records)
+                out.append(entry)
+        except (pa.ArrowException, OSError) as exc:
+            raise _errors.from_flight(exc) from exc
+        return sorted(out, key=lambda e: str(e.get("name")))
+
+    def drop(self, name: str) -> None:
+        """Delete graph ``name``; NotFoundError if there is none."""
+        self._action("drop", name.encode())
+
+    def info(self) -> Dict[str, Any]:
+        """The server's version and engines (what ``pathctl info --json`` says)."""
+        results = self._action("info", b"")
+        for body in results:
+            if body:
+                return json.loads(body.decode())
+        return {}
+
+    def _action(self, kind: str, body: bytes) -> List[bytes]:
+        try:
+            results = self._client.do_action(self._flight.Action(kind, body), self._options)
+            return [r.body.to_pybytes() for r in results]
+        except (pa.ArrowException, OSError) as exc:
+            raise _errors.from_flight(exc) from exc
+
+    # --- queries ------------------------------------------------------------
+
+    def apsp(self, name: str, *, algorithm: str = "auto", sources: Optional[Iterable[Any]] = None,
+             layout: str = "pairs", with_predecessors: bool = False, engine: str = "auto",
+             delta: Optional[float] = None) -> pa.Table:
+        """Shortest paths on stored graph ``name``; arguments and result as
+        :func:`pathctl.apsp` (the upload fixed columns and direction)."""
+        reader = self._get(name, algorithm, sources, layout, with_predecessors, engine, delta)
+        try:
+            return reader.read_all()
+        except (pa.ArrowException, OSError) as exc:
+            raise _errors.from_flight(exc) from exc
+
+    def sssp(self, name: str, source: Any, **kwargs: Any) -> pa.Table:
+        """Shortest paths from one source of stored graph ``name``."""
+        return self.apsp(name, sources=[source], **kwargs)
+
+    def bfs(self, name: str, source: Any, **kwargs: Any) -> pa.Table:
+        """Hop counts from one source of stored graph ``name``."""
+        return self.apsp(name, sources=[source], algorithm="bfs", **kwargs)
+
+    def stream(self, name: str, *, algorithm: str = "auto", sources: Optional[Iterable[Any]] = None,
+               layout: str = "pairs", with_predecessors: bool = False, engine: str = "auto",
+               delta: Optional[float] = None) -> pa.RecordBatchReader:
+        """Like :meth:`apsp`, but returns a RecordBatchReader that reads the
+        result as the server sends it; a failure part way is raised by the
+        read that reaches it, as a PathctlError."""
+        reader = self._get(name, algorithm, sources, layout, with_predecessors, engine, delta)
+        return pa.RecordBatchReader.from_batches(reader.schema, _FlightBatches(reader))
+
+    def schema(self, name: str, *, algorithm: str = "auto", sources: Optional[Iterable[Any]] = None,
+               layout: str = "pairs", with_predecessors: bool = False, engine: str = "auto") -> pa.Schema:
+        """The schema a query would return, without running it."""
+        query = _query(name, algorithm, sources, layout, with_predecessors, engine, None)
+        descriptor = self._flight.FlightDescriptor.for_command(query)
+        try:
+            return self._client.get_flight_info(descriptor, self._options).schema
+        except (pa.ArrowException, OSError) as exc:
+            raise _errors.from_flight(exc) from exc
+
+    def _get(self, name, algorithm, sources, layout, with_predecessors, engine, delta):
+        ticket = self._flight.Ticket(_query(name, algorithm, sources, layout, with_predecessors, engine, delta))
+        try:
+            reader = self._client.do_get(ticket, self._options)
+            reader.schema  # the first message: errors before the schema surface here
+            return reader
+        except (pa.ArrowException, OSError) as exc:
+            raise _errors.from_flight(exc) from exc
+
+
+def _query(name, algorithm, sources, layout, with_predecessors, engine, delta) -> bytes:
+    query: Dict[str, Any] = {"graph": name, "algorithm": algorithm, "layout": layout,
+                             "with_predecessors": bool(with_predecessors), "engine": engine}
+    if sources is not None:
+        query["sources"] = [s if isinstance(s, int) and not isinstance(s, bool) else str(s)
+                            for s in sources]
+    if delta is not None:
+        query["delta"] = delta
+    return json.dumps(query).encode()
+
+
+class _FlightBatches:
+    """Iterator over a Flight stream that turns Flight errors into ours."""
+
+    def __init__(self, reader):
+        self._reader = reader
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> pa.RecordBatch:
+        try:
+            chunk = self._reader.read_chunk()
+        except StopIteration:
+            raise
+        except (pa.ArrowException, OSError) as exc:
+            raise _errors.from_flight(exc) from exc
+        return chunk.data

@@ -1,0 +1,267 @@
+"""All-pairs shortest paths on a Spark cluster.
+
+:func:`apsp` splits the sources into blocks, one Spark task per block, and
+runs each block with ``mapInArrow`` on an executor: through the executor's
+own ``pathctl`` binary (its GPU where Spark assigned one), or against one of
+a list of ``pathctl serve`` endpoints. Spark does all the scheduling; there
+is no scheduler of ours.
+
+Memory: the edges are collected to the driver as one Arrow table, written
+as Arrow IPC bytes and broadcast, so the whole edge table must fit in the
+driver's memory (about twice: the table and its IPC bytes) and once in each
+executor's memory (the broadcast value, read without a copy), plus once per
+running task in the binary's own memory. This suits graphs up to a few
+hundred million edges; the output, n² pairs, is what grows, and it stays
+distributed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import _errors
+
+SPARK_LAYOUTS = ("pairs", "stats")
+
+
+def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
+         block_size: Optional[int] = None, endpoints: Optional[Sequence[str]] = None,
+         algorithm: str = "auto", layout: str = "pairs", directed: bool = True,
+         with_predecessors: bool = False, engine: str = "auto", src_col: str = "src",
+         dst_col: str = "dst", weight_col: str = "weight", unweighted: bool = False,
+         token: Optional[str] = None, tls_root_certs: Optional[bytes] = None,
+         binary: Optional[str] = None, graph_name: Optional[str] = None) -> Any:
+    """Shortest paths of the edges in Spark DataFrame ``edges_df`` from every
+    vertex (or from ``sources``), as a Spark DataFrame in the ``pairs``
+    (source, target, distance[, predecessor]) or ``stats`` (source,
+    reachable, eccentricity, sum, closeness, harmonic) layout of
+    :func:`pathctl.apsp`.
+
+    ``block_size`` sources go to one task (default: the sources spread over
+    twice the default parallelism). Without ``endpoints`` every task runs
+    the executor's local binary (``binary``, else $PATHCTL_BIN, else PATH),
+    with CUDA_VISIBLE_DEVICES set to the GPUs Spark assigned to the task
+    when GPU scheduling is on. With ``endpoints`` (Flight URIs of ``pathctl
+    serve``) the driver uploads the graph to each endpoint once (as
+    ``graph_name``, by default a name derived from the edges' content) and
+    block i runs on endpoint i mod len(endpoints), with ``token`` /
+    ``tls_root_certs`` as in :func:`pathctl.connect`.
+
+    Unsigned integer ids become the next wider signed type (uint64 ids above
+    2^63 are refused by the cast), since Spark has no unsigned types. The
+    result is lazy like any DataFrame: every action reruns the blocks, so
+    ``cache()`` it or write it out once.
+    """
+    if layout not in SPARK_LAYOUTS:
+        raise _errors.UsageError(f"pathctl.spark: layout {layout!r} is not supported in Spark "
+                                 f"(want one of {', '.join(SPARK_LAYOUTS)})")
+    spark = edges_df.sparkSession
+    sc = spark.sparkContext
+    columns = [src_col, dst_col]
+    if not unweighted and weight_col in edges_df.columns:
+        columns.append(weight_col)
+    missing = [c for c in columns if c not in edges_df.columns]
+    if missing:
+        raise _errors.InvalidInputError(f"pathctl.spark: edges have no column {missing[0]!r} "
+                                        f"(columns: {', '.join(edges_df.columns)})")
+    table = _collect_arrow(edges_df.select(*columns))
+    source_ids = _source_ids(table, src_col, dst_col, sources)
+    if block_size is None:
+        block_size = max(1, math.ceil(len(source_ids) / max(1, 2 * sc.defaultParallelism)))
+    if block_size < 1:
+        raise _errors.UsageError(f"pathctl.spark: block_size {block_size} is below 1")
+    blocks = [source_ids[i:i + block_size] for i in range(0, len(source_ids), block_size)]
+    ipc = _ipc_bytes(table)
+    run = {"algorithm": algorithm, "layout": layout, "with_predecessors": with_predecessors,
+           "engine": engine}
+    local_opts = {"directed": directed, "src_col": src_col, "dst_col": dst_col,
+                  "weight_col": weight_col, "unweighted": unweighted, "binary": binary}
+    if endpoints:
+        endpoints = list(endpoints)
+        name = graph_name or _graph_name(ipc, local_opts)
+        _upload_everywhere(endpoints, name, table, token, tls_root_certs, src_col, dst_col,
+                           weight_col, directed, unweighted)
+        first = blocks[0][:1] if blocks else None
+        from .client import connect
+
+        with connect(endpoints[0], token=token, tls_root_certs=tls_root_certs) as client:
+            schema = client.schema(name, sources=first, **run)
+        bcast = None
+    else:
+        name = None
+        bcast = sc.broadcast(ipc)
+        first = blocks[0][:1] if blocks else source_ids[:1]
+        schema = _probe_schema(sc, bcast, first, run, local_opts) if first else None
+        if schema is None:
+            # An empty graph: ask the binary on the driver is no option either
+            # (it may have none); build the schema from the edges' types.
+            schema = _empty_schema(table, src_col, layout, with_predecessors)
+    target = spark_arrow_schema(schema)
+    spark_schema = _spark_schema(target)
+    block_rows = [(i, json.dumps(b)) for i, b in enumerate(blocks)]
+    if not block_rows:
+        return spark.createDataFrame([], spark_schema)
+    blocks_df = sc.parallelize(block_rows, numSlices=len(block_rows)).toDF("block INT, sources STRING")
+    task = _BlockTask(bcast=bcast, run=run, local_opts=local_opts, target=target,
+                      endpoints=endpoints, graph=name, token=token, tls_root_certs=tls_root_certs)
+    return blocks_df.mapInArrow(task, spark_schema)
+
+
+class _BlockTask:
+    """The function mapInArrow runs on an executor: one pathctl run per block
+    row it is given."""
+
+    def __init__(self, *, bcast, run, local_opts, target, endpoints, graph, token, tls_root_certs):
+        self.bcast = bcast
+        self.run = run
+        self.local_opts = local_opts
+        self.target = target
+        self.endpoints = endpoints
+        self.graph = graph
+        self.token = token
+        self.tls_root_certs = tls_root_certs
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            blocks = batch.column("block").to_pylist()
+            lists = batch.column("sources").to_pylist()
+            for block, text in zip(blocks, lists):
+                for out in self._block(block, json.loads(text)):
+                    yield cast_batch(out, self.target)
+
+    def _block(self, block: int, sources: List[Any]) -> Iterator[pa.RecordBatch]:
+        if self.endpoints:
+            from .client import connect
+
+            uri = self.endpoints[block % len(self.endpoints)]
+            with connect(uri, token=self.token, tls_root_certs=self.tls_root_certs) as client:
+                yield from client.stream(self.graph, sources=sources, **self.run)
+            return
+        from ._api import stream
+
+        opts = dict(self.local_opts)
+        gpus = _task_gpus()
+        if gpus:
+            opts["env"] = {"CUDA_VISIBLE_DEVICES": ",".join(gpus)}
+        edges = pa.ipc.open_stream(pa.BufferReader(self.bcast.value))
+        yield from stream(edges, sources=sources, **self.run, **opts)
+
+
+def _task_gpus() -> List[str]:
+    try:
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        if ctx is None:
+            return []
+        gpu = ctx.resources().get("gpu")
+        return list(gpu.addresses) if gpu is not None else []
+    except Exception:  # noqa: BLE001 - no task context or resources: no GPU pinning
+        return []
+
+
+def _probe_schema(sc, bcast, first, run, local_opts) -> pa.Schema:
+    """The result schema, from a one-source run in a one-task Spark job: it
+    runs where the blocks will run, so the driver needs no binary."""
+
+    def probe(_: Any) -> bytes:
+        from ._api import stream
+
+        edges = pa.ipc.open_stream(pa.BufferReader(bcast.value))
+        reader = stream(edges, sources=first, **run, **local_opts)
+        schema = reader.schema
+        reader.close()
+        return schema.serialize().to_pybytes()
+
+    raw = sc.parallelize([0], 1).map(probe).collect()[0]
+    return pa.ipc.read_schema(pa.py_buffer(raw))
+
+
+def _empty_schema(table: pa.Table, src_col: str, layout: str, with_predecessors: bool) -> pa.Schema:
+    ids = table.schema.field(src_col).type
+    if layout == "stats":
+        return pa.schema([("source", ids), ("reachable", pa.int64()), ("eccentricity", pa.int32()),
+                          ("sum", pa.int64()), ("closeness", pa.float64()), ("harmonic", pa.float64())])
+    fields = [("source", ids), ("target", ids), ("distance", pa.int32())]
+    if with_predecessors:
+        fields.append(("predecessor", ids))
+    return pa.schema(fields)
+
+
+def _collect_arrow(df: Any) -> pa.Table:
+    if hasattr(df, "toArrow"):
+        return df.toArrow()
+    return pa.Table.from_batches(df._collect_as_arrow(), schema=None)  # pyspark < 4
+
+
+def _source_ids(table: pa.Table, src_col: str, dst_col: str,
+                sources: Optional[Iterable[Any]]) -> List[Any]:
+    if sources is not None:
+        return list(sources)
+    ids = pa.chunked_array(table.column(src_col).chunks + table.column(dst_col).chunks,
+                           type=table.schema.field(src_col).type)
+    unique = pc.unique(ids.combine_chunks() if ids.num_chunks else pa.array([], ids.type))
+    return unique.take(pc.sort_indices(unique)).to_pylist()
+
+
+def _ipc_bytes(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _graph_name(ipc: bytes, opts: Dict[str, Any]) -> str:
+    h = hashlib.sha256(ipc)
+    h.update(json.dumps({k: v for k, v in opts.items() if k != "binary"}, sort_keys=True).encode())
+    return "spark-" + h.hexdigest()[:24]
+
+
+def _upload_everywhere(endpoints, name, table, token, tls_root_certs, src_col, dst_col,
+                       weight_col, directed, unweighted) -> None:
+    from .client import connect
+
+    for uri in endpoints:
+        with connect(uri, token=token, tls_root_certs=tls_root_certs) as client:
+            client.upload(name, table, src_col=src_col, dst_col=dst_col, weight_col=weight_col,
+                          directed=directed, unweighted=unweighted)
+
+
+def _spark_type(t: pa.DataType) -> pa.DataType:
+    if pa.types.is_uint8(t):
+        return pa.int16()
+    if pa.types.is_uint16(t):
+        return pa.int32()
+    if pa.types.is_uint32(t) or pa.types.is_uint64(t):
+        return pa.int64()
+    if pa.types.is_large_string(t) or (hasattr(pa.types, "is_string_view") and pa.types.is_string_view(t)):
+        return pa.string()
+    if pa.types.is_dictionary(t):
+        return _spark_type(t.value_type)
+    return t
+
+
+def spark_arrow_schema(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with the types Spark cannot hold (unsigned integers, large
+    and view strings, dictionaries) replaced by ones it can."""
+    return pa.schema([pa.field(f.name, _spark_type(f.type), nullable=True) for f in schema])
+
+
+def cast_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
+    """``batch`` cast to ``target`` (see :func:`spark_arrow_schema`)."""
+    if batch.schema.equals(target, check_metadata=False):
+        return batch
+    columns = [batch.column(i).cast(target.field(i).type) for i in range(batch.num_columns)]
+    return pa.RecordBatch.from_arrays(columns, schema=target)
+
+
+def _spark_schema(schema: pa.Schema) -> Any:
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(schema)
