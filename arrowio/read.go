@@ -152,7 +152,11 @@ func isTextFormat(f string) bool { return f == FormatCSV || f == FormatTSV || f 
 
 func (o *ReadOptions) format(name string) (string, error) {
 	if o.Format != "" {
-		return ParseFormat(o.Format)
+		f, err := ParseFormat(o.Format)
+		if err != nil {
+			return "", fmt.Errorf("arrowio: %s: %s", name, strings.TrimPrefix(err.Error(), "arrowio: "))
+		}
+		return f, nil
 	}
 	return FormatFromPath(name)
 }
@@ -236,12 +240,19 @@ func readSeekable(r readAtSeeker, size int64, format, name string, opt ReadOptio
 	mem := opt.allocator()
 	switch format {
 	case FormatArrowFile:
-		fr, err := ipc.NewFileReader(r, ipc.WithAllocator(mem))
+		// pyarrow users often name IPC streams .arrow: read what the bytes are.
+		magic := make([]byte, len(arrowFileMagic))
+		if n, _ := r.ReadAt(magic, 0); n == len(magic) && string(magic) != arrowFileMagic {
+			return readStream(io.NewSectionReader(r, 0, size), FormatArrowStream, name, opt)
+		}
+		fr, err := ipc.NewFileReader(r, ipc.WithAllocator(mem), ipc.WithBodySizeLimit(ipcBodySizeLimit))
 		if err != nil {
 			return nil, fmt.Errorf("arrowio: %s: not a readable Arrow IPC file: %w", name, err)
 		}
 		defer fr.Close()
-		return EdgesFromRecords(&ipcFileRecords{fr: fr}, name, opt)
+		recs := &ipcFileRecords{fr: fr}
+		defer recs.Release()
+		return EdgesFromRecords(recs, name, opt)
 	case FormatParquet:
 		return readParquet(r, size, name, opt)
 	}
@@ -264,13 +275,31 @@ func readStream(r io.Reader, format, name string, opt ReadOptions) (t *EdgeTable
 	if format != FormatArrowStream {
 		return nil, fmt.Errorf("arrowio: %s: format %q needs a file", name, format)
 	}
-	sr, err := ipc.NewReader(r, ipc.WithAllocator(opt.allocator()))
+	br := bufio.NewReader(r)
+	if magic, _ := br.Peek(len(arrowFileMagic)); string(magic) == arrowFileMagic {
+		// An IPC file where a stream was expected (standard input, .arrows):
+		// it needs random access, so buffer it.
+		data, err := io.ReadAll(br)
+		if err != nil {
+			return nil, fmt.Errorf("arrowio: %s: %w", name, err)
+		}
+		return readSeekable(bytes.NewReader(data), int64(len(data)), FormatArrowFile, name, opt)
+	}
+	sr, err := ipc.NewReader(br, ipc.WithAllocator(opt.allocator()), ipc.WithBodySizeLimit(ipcBodySizeLimit))
 	if err != nil {
 		return nil, fmt.Errorf("arrowio: %s: not a readable Arrow IPC stream: %w", name, err)
 	}
 	defer sr.Release()
 	return EdgesFromRecords(sr, name, opt)
 }
+
+// arrowFileMagic opens (and closes) every Arrow IPC file.
+const arrowFileMagic = "ARROW1"
+
+// ipcBodySizeLimit bounds one IPC record batch body; 0 lifts arrow-go's
+// default of 256 MiB, which large edge tables written as a single batch
+// exceed. The fuzz targets set a bound.
+var ipcBodySizeLimit int64
 
 // decompress sniffs gzip and zstd magic numbers, whatever the file name says.
 func decompress(r io.Reader, name string) (io.Reader, func(), error) {

@@ -317,19 +317,24 @@ func buildPairs[D graph.Number](b *ResultBuilder, blk *graph.Block, emit func(ar
 		distBuf := memory.NewResizableBuffer(b.mem)
 		distBuf.Resize(k * blk.Type.Size())
 		out := arrow.GetData[D](distBuf.Bytes())[:k]
+		// Scan row by row from pos until k cells are found.
 		j := 0
 		for j < k {
-			d := dist[pos]
-			if d != inf {
-				out[j] = d
-				b.rowSrc[j] = blk.Sources[pos/n]
-				b.rowTgt[j] = int32(pos % n)
-				if b.withPred {
-					b.rowPred[j] = blk.Pred[pos]
+			r, v := pos/n, pos%n
+			src := blk.Sources[r]
+			row := dist[r*n : (r+1)*n]
+			for ; v < n && j < k; v++ {
+				if d := row[v]; d != inf {
+					out[j] = d
+					b.rowSrc[j] = src
+					b.rowTgt[j] = int32(v)
+					if b.withPred {
+						b.rowPred[j] = blk.Pred[r*n+v]
+					}
+					j++
 				}
-				j++
 			}
-			pos++
+			pos = r*n + v
 		}
 		emitted += k
 		rec := b.pairsRecord(k, distBuf)

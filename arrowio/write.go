@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/csv"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
@@ -288,7 +287,7 @@ func newRecordWriter(sink io.Writer, format, comp string, schema *arrow.Schema, 
 		if isMatrixSchema(schema) {
 			return newMatrixCSVWriter(sink, schema, opt.Vertices, comma), nil
 		}
-		return csvWriter{csv.NewWriter(sink, schema, csv.WithComma(comma), csv.WithHeader(true), csv.WithNullWriter(""))}, nil
+		return &tableCSVWriter{w: sink, schema: schema, comma: byte(comma)}, nil
 	}
 	return nil, fmt.Errorf("no writer for format %s", format)
 }
@@ -299,11 +298,6 @@ type parquetWriter struct{ fw *pqarrow.FileWriter }
 
 func (p parquetWriter) Write(rec arrow.RecordBatch) error { return p.fw.WriteBuffered(rec) }
 func (p parquetWriter) Close() error                      { return p.fw.Close() }
-
-type csvWriter struct{ w *csv.Writer }
-
-func (c csvWriter) Write(rec arrow.RecordBatch) error { return c.w.Write(rec) }
-func (c csvWriter) Close() error                      { return c.w.Flush() }
 
 // Write appends rec to the output. A failed Write leaves the output unusable:
 // call Abort.

@@ -62,6 +62,77 @@ func checkCSVSchema(path string, schema *arrow.Schema, v *Vertices) error {
 	return nil
 }
 
+// tableCSVWriter writes records of csvScalar columns as CSV (or TSV): a
+// header of the column names, then one line per row. Nulls are empty fields;
+// an empty string is written as "" so that it stays apart from a null.
+// Floats are written in the shortest form that parses back to the same
+// value. It formats straight into one reused line buffer, which is several
+// times faster than going through a []string per column.
+type tableCSVWriter struct {
+	w      io.Writer
+	schema *arrow.Schema
+	comma  byte
+	header bool
+	line   []byte
+}
+
+func (t *tableCSVWriter) writeHeader() error {
+	line := t.line[:0]
+	for i, f := range t.schema.Fields() {
+		if i > 0 {
+			line = append(line, t.comma)
+		}
+		line = appendCSVField(line, f.Name, t.comma, false)
+	}
+	line = append(line, '\n')
+	t.line = line
+	_, err := t.w.Write(line)
+	return err
+}
+
+func (t *tableCSVWriter) Write(rec arrow.RecordBatch) error {
+	if !rec.Schema().Equal(t.schema) {
+		return fmt.Errorf("record schema %s differs from the writer's %s", rec.Schema(), t.schema)
+	}
+	if !t.header {
+		t.header = true
+		if err := t.writeHeader(); err != nil {
+			return err
+		}
+	}
+	cols := rec.Columns()
+	line := t.line[:0]
+	for i := 0; i < int(rec.NumRows()); i++ {
+		for c, col := range cols {
+			if c > 0 {
+				line = append(line, t.comma)
+			}
+			var err error
+			if line, err = appendScalar(line, col, i, t.comma); err != nil {
+				return err
+			}
+		}
+		line = append(line, '\n')
+		if len(line) >= 1<<16 {
+			if _, err := t.w.Write(line); err != nil {
+				return err
+			}
+			line = line[:0]
+		}
+	}
+	t.line = line[:0]
+	_, err := t.w.Write(line)
+	return err
+}
+
+func (t *tableCSVWriter) Close() error {
+	if !t.header {
+		t.header = true
+		return t.writeHeader()
+	}
+	return nil
+}
+
 // matrixCSVWriter writes the matrix layout as a wide table: a header
 // "source,<id of vertex 0>,<id of vertex 1>,...", then one line per source
 // with its distances in vertex order, unreachable ones empty.
@@ -168,8 +239,9 @@ func (m *matrixCSVWriter) Close() error {
 	return nil
 }
 
-// appendScalar appends value i of a csvScalar column as one field (empty
-// when null).
+// appendScalar appends value i of a csvScalar column as one field: empty
+// when null or +Inf (unreachable), floats in the shortest form that parses
+// back to the same value.
 func appendScalar(dst []byte, col arrow.Array, i int, comma byte) ([]byte, error) {
 	if col.IsNull(i) {
 		return dst, nil
@@ -192,9 +264,15 @@ func appendScalar(dst []byte, col arrow.Array, i int, comma byte) ([]byte, error
 	case *array.Uint64:
 		return strconv.AppendUint(dst, a.Value(i), 10), nil
 	case *array.Float32:
-		return strconv.AppendFloat(dst, float64(a.Value(i)), 'g', -1, 32), nil
+		if x := float64(a.Value(i)); !math.IsInf(x, 1) {
+			return strconv.AppendFloat(dst, x, 'g', -1, 32), nil
+		}
+		return dst, nil
 	case *array.Float64:
-		return strconv.AppendFloat(dst, a.Value(i), 'g', -1, 64), nil
+		if x := a.Value(i); !math.IsInf(x, 1) {
+			return strconv.AppendFloat(dst, x, 'g', -1, 64), nil
+		}
+		return dst, nil
 	case *array.String:
 		return appendCSVField(dst, a.Value(i), comma, true), nil
 	case *array.LargeString:

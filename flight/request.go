@@ -12,7 +12,8 @@ import (
 // UploadOptions shape the graph built from an uploaded edge table; the
 // names and defaults are the CLI's.
 type UploadOptions struct {
-	// SrcCol, DstCol and WeightCol name the columns ("src", "dst", "weight").
+	// SrcCol, DstCol and WeightCol name the columns; empty means "src",
+	// "dst" and an optional "weight". A weight column named here must exist.
 	SrcCol    string `json:"src_col,omitempty"`
 	DstCol    string `json:"dst_col,omitempty"`
 	WeightCol string `json:"weight_col,omitempty"`
@@ -23,25 +24,6 @@ type UploadOptions struct {
 	// DistType overrides the distance type ("int32", "int64", "float32",
 	// "float64"); empty chooses by the weights.
 	DistType string `json:"dist_type,omitempty"`
-}
-
-// The CLI's column names.
-const (
-	DefaultSrcCol    = "src"
-	DefaultDstCol    = "dst"
-	DefaultWeightCol = "weight"
-)
-
-func (o *UploadOptions) fillDefaults() {
-	if o.SrcCol == "" {
-		o.SrcCol = DefaultSrcCol
-	}
-	if o.DstCol == "" {
-		o.DstCol = DefaultDstCol
-	}
-	if o.WeightCol == "" {
-		o.WeightCol = DefaultWeightCol
-	}
 }
 
 // uploadCommand is the command of a DoPut command descriptor: the upload
@@ -161,7 +143,6 @@ func parseUploadOptions(b []byte) (UploadOptions, error) {
 			return o, fmt.Errorf("flight: malformed upload options: %w; want JSON like {\"src_col\": \"src\", \"dst_col\": \"dst\", \"weight_col\": \"weight\", \"undirected\": false}", err)
 		}
 	}
-	o.fillDefaults()
 	return o, nil
 }
 
@@ -174,7 +155,6 @@ func parseUploadCommand(b []byte) (string, UploadOptions, error) {
 	if c.Graph == "" {
 		return "", c.UploadOptions, errors.New(`flight: the upload command names no "graph"`)
 	}
-	c.fillDefaults()
 	return c.Graph, c.UploadOptions, nil
 }
 

@@ -253,30 +253,49 @@ func TestRMATQuadrantsAndPermutation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	perm := permutation(1<<scale, seed)
-	seen := make([]bool, len(perm))
-	for _, p := range perm {
-		if p < 0 || p >= int64(len(perm)) || seen[p] {
-			t.Fatalf("permutation repeats or leaves range at %d", p)
-		}
-		seen[p] = true
-	}
+	scrambler := newIDScrambler(scale, seed)
 	moved := 0
-	for i, p := range perm {
-		if int64(i) != p {
+	for x := range int64(1 << scale) {
+		if scrambler.apply(x) != x {
 			moved++
 		}
 	}
-	if moved < len(perm)/2 {
-		t.Errorf("permutation moved only %d of %d ids", moved, len(perm))
+	if moved < (1<<scale)/2 {
+		t.Errorf("relabelling moved only %d of %d ids", moved, 1<<scale)
 	}
 	for i := range raw.Src {
-		if permuted.Src[i] != perm[raw.Src[i]] || permuted.Dst[i] != perm[raw.Dst[i]] {
+		if permuted.Src[i] != scrambler.apply(raw.Src[i]) || permuted.Dst[i] != scrambler.apply(raw.Dst[i]) {
 			t.Fatalf("arc %d: permuted %d→%d is not the relabelled %d→%d", i, permuted.Src[i], permuted.Dst[i], raw.Src[i], raw.Dst[i])
 		}
 	}
+	pout, _ := degrees(permuted)
+	if hub := scrambler.apply(0); pout[hub] != out[0] || hub == 0 {
+		t.Errorf("the hub 0 (degree %d) became %d with degree %d", out[0], hub, pout[hub])
+	}
+	sortedRaw, sortedPermuted := slices.Sorted(slices.Values(out)), slices.Sorted(slices.Values(pout))
+	if !slices.Equal(sortedRaw, sortedPermuted) {
+		t.Error("relabelling changed the degree sequence")
+	}
 	if !slices.Equal(raw.Weights, permuted.Weights) {
 		t.Error("the permutation changed the weights")
+	}
+}
+
+// The relabelling must be a bijection on [0, 2^scale) for every scale and seed.
+func TestIDScramblerIsBijection(t *testing.T) {
+	for scale := range 17 {
+		for _, seed := range []uint64{0, 1, 99, math.MaxUint64} {
+			s := newIDScrambler(scale, seed)
+			n := int64(1) << scale
+			seen := make([]bool, n)
+			for x := range n {
+				y := s.apply(x)
+				if y < 0 || y >= n || seen[y] {
+					t.Fatalf("scale %d seed %d: %d maps to %d, out of range or taken", scale, seed, x, y)
+				}
+				seen[y] = true
+			}
+		}
 	}
 }
 

@@ -7,8 +7,8 @@ package gen
 //   - each arc descends scale levels of the adjacency matrix, picking at each
 //     level the quadrant (0,0), (0,1), (1,0), (1,1) with probabilities a, b,
 //     c, d; there is no per-level noise;
-//   - vertex ids are relabelled by a seeded random permutation, so that the
-//     hubs are spread over the id range rather than packed at id 0;
+//   - vertex ids are relabelled by a seeded bijection (idScrambler), so that
+//     the hubs are spread over the id range rather than packed at id 0;
 //   - self-loops and duplicate arcs are kept, as Graph500 keeps them (the
 //     readers of pathctl drop self-loops and keep the lightest duplicate).
 //
@@ -67,10 +67,7 @@ func RMAT(scale, edgeFactor int, seed uint64, opts ...Option) (*EdgeList, error)
 	tAB := uint64((a + b) * scale32)
 	tABC := uint64((a + b + c) * scale32)
 
-	var perm []int64
-	if cfg.permute {
-		perm = permutation(n, seed)
-	}
+	scrambler := newIDScrambler(scale, seed)
 	forChunks(m, func(chunk, lo, hi int64) {
 		r := newStream(seed, purposeEndpoints, uint64(chunk))
 		for k := lo; k < hi; k++ {
@@ -92,8 +89,8 @@ func RMAT(scale, edgeFactor int, seed uint64, opts ...Option) (*EdgeList, error)
 				u = u<<1 | bu
 				v = v<<1 | bv
 			}
-			if perm != nil {
-				u, v = perm[u], perm[v]
+			if cfg.permute {
+				u, v = scrambler.apply(u), scrambler.apply(v)
 			}
 			e.Src[k*stride], e.Dst[k*stride] = u, v
 			if stride == 2 {
@@ -105,17 +102,31 @@ func RMAT(scale, edgeFactor int, seed uint64, opts ...Option) (*EdgeList, error)
 	return e, nil
 }
 
-// permutation returns a seeded random permutation of [0, n) by the
-// Fisher–Yates shuffle on one stream.
-func permutation(n int64, seed uint64) []int64 {
-	p := make([]int64, n)
-	for i := range p {
-		p[i] = int64(i)
-	}
+// idScrambler is a seeded bijection on [0, 2^scale): two rounds of an affine
+// map modulo 2^scale (odd multiplier, so invertible) followed by an
+// xor-shift of the high half onto the low half (invertible too). Like the
+// scramble function of the Graph500 reference code, it relabels vertices
+// without a table, so that relabelling costs no cache misses.
+type idScrambler struct {
+	mask, mul1, add1, mul2, add2 uint64
+	shift                        uint
+}
+
+func newIDScrambler(scale int, seed uint64) idScrambler {
 	r := newStream(seed, purposePermutation, 0)
-	for i := n - 1; i > 0; i-- {
-		j := int64(r.below(uint64(i + 1)))
-		p[i], p[j] = p[j], p[i]
+	return idScrambler{
+		mask: uint64(1)<<scale - 1,
+		mul1: r.next() | 1, add1: r.next(),
+		mul2: r.next() | 1, add2: r.next(),
+		shift: uint(max(1, (scale+1)/2)),
 	}
-	return p
+}
+
+// apply returns the new label of vertex x.
+func (s *idScrambler) apply(x int64) int64 {
+	y := (uint64(x)*s.mul1 + s.add1) & s.mask
+	y ^= y >> s.shift
+	y = (y*s.mul2 + s.add2) & s.mask
+	y ^= y >> s.shift
+	return int64(y)
 }

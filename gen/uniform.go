@@ -30,7 +30,7 @@ func Uniform(n int64, avgDegree int, seed uint64, opts ...Option) (*EdgeList, er
 		return nil, fmt.Errorf("gen: uniform n=%d is more vertices than int32 ids hold", n)
 	}
 	if n < 2 && avgDegree > 0 {
-		return nil, fmt.Errorf("gen: uniform graph of %d vertices cannot have arcs without self-loops", n)
+		return nil, fmt.Errorf("gen: uniform graph needs 2 vertices or more for arcs without self-loops, got %d", n)
 	}
 	if avgDegree > 0 && int64(avgDegree) > math.MaxInt64/4/n {
 		return nil, fmt.Errorf("gen: uniform n=%d degree=%d has too many edges", n, avgDegree)

@@ -18,19 +18,6 @@ type Engine interface {
 	Prepare(ctx context.Context, g *graph.CSR, req graph.Request) (Runner, error)
 }
 
-// Runner runs the blocks of one request on one loaded graph.
-type Runner interface {
-	// DistType is the element type of the blocks Run fills: the graph's
-	// type, or int32 hop counts for bfs and bfs-level.
-	DistType() graph.DistType
-	// BytesPerSource is the working memory one more source in a block costs,
-	// output included, for the block planner.
-	BytesPerSource() int64
-	// Run fills out (allocated by the caller with graph.NewBlock for
-	// out.Sources, DistType and req.WithPredecessors) with the distances from
-	// every source of out.Sources. It returns ctx.Err() when cancelled, a
-	// *graph.NegativeCycleError when a negative cycle is reachable.
-	Run(ctx context.Context, out *graph.Block) error
-	// Close releases what Prepare took.
-	Close() error
-}
+// Runner runs the blocks of one request on one loaded graph; it is
+// graph.Runner (declared there so that engines need not import pipeline).
+type Runner = graph.Runner

@@ -15,8 +15,9 @@
 // - The next bucket is the smallest bucket of any pending vertex (a block
 //   reduction through a shared minimum) instead of the seed's id+1, so empty
 //   buckets cost nothing; the block stops when nothing is pending.
-// - delta arrives as a double chosen by the Go side (Request.Delta, or the
-//   mean weight over the mean out-degree); bucket numbers are computed in
+// - delta arrives as a double chosen by the Go side (Request.Delta, or a
+//   multiple of the mean weight over the mean out-degree, see runner.go's
+//   chooseDelta for the measurements); bucket numbers are computed in
 //   double and are only used for scheduling, never for the distances.
 // - Weights are non-negative (the Go side refuses negative ones).
 #include "common.cuh"

@@ -17,7 +17,11 @@
 //   label at the time it is written, which keeps the predecessor graph a tree
 //   even on zero-weight cycles. For bfs (weights 1, no zero cycles) they use a
 //   plain 64-bit atomicMin, which among equal hop counts keeps the smallest
-//   predecessor: the result is deterministic.
+//   predecessor: the result is deterministic (every in-neighbour on a
+//   shortest path offers itself once it holds its final count, so the
+//   minimum is over the same set whatever the timing).
+// - Each cell type checks with a plain read whether an atomic can change the
+//   cell before it issues one.
 // - Negative cycles: the source relaxes in round 1 and a vertex whose
 //   shortest path has k arcs is final after round k, so without a negative
 //   cycle nothing changes in round n. A change in round n marks the source's
@@ -30,7 +34,9 @@ struct PlainCells {
   T* dist;
   __device__ __forceinline__ void init(int v, T d) { dist[v] = d; }
   __device__ __forceinline__ T load(int v) const { return loadVolatile(dist + v); }
-  __device__ __forceinline__ bool relax(int v, T nd, int) { return atomicMinSigned(dist + v, nd); }
+  __device__ __forceinline__ bool relax(int v, T nd, int) {
+    return nd < load(v) && atomicMinSigned(dist + v, nd);
+  }
   __device__ __forceinline__ void finish(int) {}
 };
 
@@ -47,6 +53,8 @@ struct PackedCells {
     const u32 key = orderKey(nd);
     const u64 next = packCell(key, (u32)u);
     if (Lexicographic) {
+      // Equal distances still go to the atomic: a smaller predecessor wins.
+      if (next >= loadVolatile(cells + v)) return false;
       return (u32)(atomicMin(cells + v, next) >> 32) > key;
     }
     u64 old = loadVolatile(cells + v);
@@ -86,7 +94,7 @@ __device__ void labelCorrectingSource(const Graph<T>& g, int s, Cells cells, u8*
       for (long long e = g.offsets[u]; e < g.offsets[u + 1]; e++) {
         const int v = g.targets[e];
         const T nd = du + (UnitWeights ? T(1) : g.weights[e]);
-        if (nd < cells.load(v) && cells.relax(v, nd, u)) {
+        if (cells.relax(v, nd, u)) {
           next[v] = 1;
           any = 1;
         }

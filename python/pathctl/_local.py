@@ -88,11 +88,14 @@ class Run:
         # the caller to read the vertices file and then call cleanup().
         self.keep_tmp = False
         self.vertices_path: Optional[str] = None
+        # Flags first: the CLI stops reading flags at the positional EDGES.
         args: List[str] = [binary, command]
         if isinstance(self._input, PathInput):
-            args.append(self._input.path)
+            edges_arg = self._input.path
+            if edges_arg.startswith("-"):
+                edges_arg = os.path.join(".", edges_arg)
         else:
-            args.append("-")
+            edges_arg = "-"
             if "input_format" not in options:
                 options["input_format"] = "arrows"
         if command == "run":
@@ -127,6 +130,7 @@ class Run:
         for name, flag in _BOOL_FLAGS.items():
             if options.get(name):
                 args.append(flag)
+        args.append(edges_arg)
         self.args = args
         log.debug("pathctl: running %s", " ".join(args))
         full_env = None
@@ -166,12 +170,19 @@ class Run:
         large input cannot deadlock against a full stdout pipe)."""
         sink = self.proc.stdin
         try:
-            with pa.ipc.new_stream(sink, reader.schema) as writer:
-                for batch in reader:
-                    writer.write_batch(batch)
+            writer = pa.ipc.new_stream(sink, reader.schema)
+            for batch in reader:
+                writer.write_batch(batch)
+            writer.close()  # the end-of-stream marker: only after every batch
         except BaseException as exc:  # noqa: BLE001 - reported by finish()
             if not _is_broken_pipe(exc):
+                # The edges failed part way: stop the binary before it takes
+                # the cut-off stream for the whole graph.
                 self._feed_error = exc
+                try:
+                    self.proc.kill()
+                except OSError:
+                    pass
         finally:
             try:
                 sink.close()
@@ -210,11 +221,14 @@ class Run:
                     pass
             code = self.proc.wait()
             self._join()
+            if self._feed_error is not None:
+                # The edges themselves failed (a reader that raised): that is
+                # the cause, whatever the binary made of the cut-off stream.
+                raise _errors.InvalidInputError(
+                    f"reading the edges failed: {self._feed_error}",
+                    exit_code=code, stderr=self.stderr) from self._feed_error
             if code != 0:
                 raise _errors.from_exit(code, self.stderr) from read_error
-            if self._feed_error is not None:
-                raise _errors.InvalidInputError(
-                    f"reading the edges failed: {self._feed_error}") from self._feed_error
             if read_error is not None:
                 raise _errors.PathctlError(
                     f"pathctl exited 0 but its output is not a valid Arrow stream: {read_error}",

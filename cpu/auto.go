@@ -1,0 +1,214 @@
+package cpu
+
+// Algorithm: "auto" — the project's own kernels for the fastest CPU path,
+// one serial search per source with the sources of a block spread over the
+// workers (no atomics, no per-source allocation: every buffer belongs to a
+// worker and is reused).
+//
+//   - Negative weights: bellman-ford (bellmanford.go), the only correct one.
+//   - Unweighted: breadth-first search with a FIFO queue, O(n + m).
+//   - Integer weights in [0, 4096]: Dijkstra with Dial's cyclic bucket queue
+//     of max weight + 1 buckets, O(m + longest distance) per source.
+//   - Otherwise: Dijkstra with an indexed 4-ary min-heap of (distance,
+//     vertex) entries and decrease-key, O((n + m) log n), memory bounded by n
+//     entries.
+//
+// Predecessors are set when a distance drops (pred[v] = the vertex being
+// settled), as in textbook Dijkstra; ties keep the first vertex that
+// reached the final distance.
+
+import (
+	"fmt"
+
+	"github.com/pathctl/pathctl/graph"
+)
+
+type autoChoice uint8
+
+const (
+	autoHeap autoChoice = iota
+	autoDial
+	autoBFS
+	autoBellmanFord
+)
+
+// maxDialWeight bounds Dial's bucket array.
+const maxDialWeight = 4096
+
+func autoKernel(g *graph.CSR) (autoChoice, string) {
+	switch {
+	case g.HasNegative():
+		return autoBellmanFord, fmt.Sprintf("auto: bellman-ford per source (negative weights down to %v)", g.MinWeight)
+	case !g.Weighted:
+		return autoBFS, "auto: breadth-first search with a queue per source (unweighted graph, int32 hop counts)"
+	case !g.Type.IsFloat() && g.MaxWeight <= maxDialWeight:
+		return autoDial, fmt.Sprintf("auto: Dijkstra with a cyclic bucket queue (Dial) per source (%s weights in [%v, %v])", g.Type, g.MinWeight, g.MaxWeight)
+	}
+	return autoHeap, fmt.Sprintf("auto: Dijkstra with an indexed 4-ary heap per source (%s weights in [%v, %v])", g.Type, g.MinWeight, g.MaxWeight)
+}
+
+func solveQueueBFS(ws *workspace[int32], src graph.VertexID, dist []int32, pred []graph.VertexID) error {
+	r := ws.r
+	inf := graph.Infinity[int32]()
+	fill(dist, inf)
+	if pred != nil {
+		fill(pred, -1)
+	}
+	queue := grow(&ws.front, r.n)
+	queue[0], dist[src] = src, 0
+	head, tail := 0, 1
+	for head < tail {
+		u := queue[head]
+		head++
+		du := dist[u] + 1
+		for _, v := range r.targets[r.offsets[u]:r.offsets[u+1]] {
+			if dist[v] == inf {
+				dist[v] = du
+				if pred != nil {
+					pred[v] = u
+				}
+				queue[tail] = v
+				tail++
+			}
+		}
+	}
+	return nil
+}
+
+func solveDial[D graph.Number](ws *workspace[D], src graph.VertexID, dist []D, pred []graph.VertexID) error {
+	r := ws.r
+	inf := graph.Infinity[D]()
+	fill(dist, inf)
+	if pred != nil {
+		fill(pred, -1)
+	}
+	nb := int64(r.maxW) + 1
+	buckets := grow(&ws.buckets, int(nb))
+	for i := range buckets {
+		buckets[i] = buckets[i][:0]
+	}
+	dist[src] = 0
+	buckets[0] = append(buckets[0], src)
+	pending := 1
+	for cur := D(0); pending > 0; cur++ {
+		slot := int64(cur) % nb
+		// Zero-weight arcs append to the slot being scanned: re-read it.
+		for i := 0; i < len(buckets[slot]); i++ {
+			u := buckets[slot][i]
+			pending--
+			if dist[u] != cur {
+				continue // a stale entry: u settled at a smaller distance
+			}
+			for k := r.offsets[u]; k < r.offsets[u+1]; k++ {
+				v := r.targets[k]
+				if nd := addPositive(cur, r.weights[k], inf); nd < dist[v] {
+					dist[v] = nd
+					if pred != nil {
+						pred[v] = u
+					}
+					b := int64(nd) % nb
+					buckets[b] = append(buckets[b], v)
+					pending++
+				}
+			}
+		}
+		buckets[slot] = buckets[slot][:0]
+	}
+	return nil
+}
+
+// heapEntry is a vertex in the heap with its key.
+type heapEntry[D graph.Number] struct {
+	d D
+	v graph.VertexID
+}
+
+func solveHeapDijkstra[D graph.Number](ws *workspace[D], src graph.VertexID, dist []D, pred []graph.VertexID) error {
+	r := ws.r
+	inf := graph.Infinity[D]()
+	fill(dist, inf)
+	if pred != nil {
+		fill(pred, -1)
+	}
+	if len(ws.pos) != r.n {
+		// pos[v] is v's index in the heap, -1 outside; every search leaves
+		// it all -1, so it is filled once per workspace.
+		ws.pos = make([]int32, r.n)
+		fill(ws.pos, -1)
+	}
+	pos := ws.pos
+	h := ws.heap[:0]
+	dist[src] = 0
+	h = append(h, heapEntry[D]{0, src})
+	pos[src] = 0
+	for len(h) > 0 {
+		top := h[0]
+		u := top.v
+		pos[u] = -1
+		last := h[len(h)-1]
+		h = h[:len(h)-1]
+		if len(h) > 0 {
+			siftDown(h, pos, 0, last)
+		}
+		for k := r.offsets[u]; k < r.offsets[u+1]; k++ {
+			v := r.targets[k]
+			nd := addPositive(top.d, r.weights[k], inf)
+			if nd >= dist[v] {
+				continue
+			}
+			dist[v] = nd
+			if pred != nil {
+				pred[v] = u
+			}
+			i := pos[v]
+			if i < 0 {
+				h = append(h, heapEntry[D]{})
+				i = int32(len(h) - 1)
+			}
+			siftUp(h, pos, i, heapEntry[D]{nd, v})
+		}
+	}
+	ws.heap = h
+	return nil
+}
+
+// siftUp places e at index i or above, moving larger parents down.
+func siftUp[D graph.Number](h []heapEntry[D], pos []int32, i int32, e heapEntry[D]) {
+	for i > 0 {
+		parent := (i - 1) / 4
+		if h[parent].d <= e.d {
+			break
+		}
+		h[i] = h[parent]
+		pos[h[i].v] = i
+		i = parent
+	}
+	h[i] = e
+	pos[e.v] = i
+}
+
+// siftDown places e at index i or below, moving the smallest child up.
+func siftDown[D graph.Number](h []heapEntry[D], pos []int32, i int32, e heapEntry[D]) {
+	n := int32(len(h))
+	for {
+		first := 4*i + 1
+		if first >= n {
+			break
+		}
+		best := first
+		end := min(first+4, n)
+		for c := first + 1; c < end; c++ {
+			if h[c].d < h[best].d {
+				best = c
+			}
+		}
+		if h[best].d >= e.d {
+			break
+		}
+		h[i] = h[best]
+		pos[h[i].v] = i
+		i = best
+	}
+	h[i] = e
+	pos[e.v] = i
+}

@@ -1,0 +1,20 @@
+// Package cpu is the parallel CPU engine: the algorithms of design.md
+// (dijkstra, delta, edge, bfs, bfs-level, bellman-ford), each a parallel
+// implementation of its seed in a file of its own, and an auto kernel of the
+// project's own (BFS, a heap or bucket-queue Dijkstra, or bellman-ford)
+// for the fastest CPU path.
+//
+// The sources of a block are spread over worker goroutines, one source per
+// worker at a time (the seeds' "one thread block per source"). When a block
+// has fewer sources than threads and the graph is large, the seed kernels
+// also split the vertex or edge loop of one source over helper goroutines,
+// with the atomic CAS and MIN operations of the seeds' table (sync/atomic
+// compare-and-swap loops; floats through their bit patterns), so the engine
+// is race-detector clean.
+//
+// Distances are computed in the distance type's own arithmetic (float32 in
+// float32). Every algorithm converges to the least fixpoint of
+// d(v) = min over arcs (u, v) of d(u) + w, so all of them, and the serial
+// oracles of internal/ref, give identical distances. Errors are prefixed
+// "cpu: ".
+package cpu

@@ -1,0 +1,361 @@
+package cpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/pathctl/pathctl/graph"
+)
+
+// Engine is the parallel CPU engine. It is safe for concurrent use; each
+// Prepare returns an independent Runner.
+type Engine struct {
+	threads int
+	// innerMinArcs is the graph size (arcs) from which one source's loop is
+	// split over helper goroutines when a block has fewer sources than
+	// threads; tests lower it to exercise that path on small graphs.
+	innerMinArcs int64
+}
+
+// Option configures an Engine.
+type Option func(*Engine)
+
+// WithThreads sets the number of worker goroutines; n <= 0 keeps the
+// default, runtime.GOMAXPROCS(0).
+func WithThreads(n int) Option {
+	return func(e *Engine) {
+		if n > 0 {
+			e.threads = n
+		}
+	}
+}
+
+// defaultInnerMinArcs: below this many arcs one source is not worth
+// splitting (a round's goroutine start-up would cost more than its work).
+const defaultInnerMinArcs = 1 << 15
+
+// New returns a CPU engine.
+func New(opts ...Option) *Engine {
+	e := &Engine{threads: runtime.GOMAXPROCS(0), innerMinArcs: defaultInnerMinArcs}
+	for _, o := range opts {
+		o(e)
+	}
+	return e
+}
+
+// Name is "cpu".
+func (e *Engine) Name() string { return "cpu" }
+
+// Threads is the number of worker goroutines a Run uses at most.
+func (e *Engine) Threads() int { return e.threads }
+
+// solveFunc computes one source into dist (and pred when non-nil), the
+// source's row of the output block.
+type solveFunc[D graph.Number] func(ws *workspace[D], src graph.VertexID, dist []D, pred []graph.VertexID) error
+
+// runner implements graph.Runner for distances of type D.
+type runner[D graph.Number] struct {
+	n       int
+	offsets []graph.EdgeOffset
+	targets []graph.VertexID
+	weights []D // nil for the hop-count kernels
+	maxW    D
+
+	algo        graph.Algorithm
+	describe    string
+	solve       solveFunc[D]
+	threads     int
+	innerMin    int64
+	withPred    bool
+	workBytes   int64 // per-source working memory besides the output row
+	delta       D
+	deltaBucket int64 // number of cyclic buckets of delta-stepping
+
+	pool sync.Pool // *workspace[D]
+}
+
+// Prepare checks g against req and returns a Runner for it. req.Algorithm
+// may be graph.Auto (see Resolve). Negative weights under an algorithm
+// other than bellman-ford, bfs or bfs-level give a *graph.NegativeWeightError;
+// predecessors under bfs-level an error.
+func (e *Engine) Prepare(ctx context.Context, g *graph.CSR, req graph.Request) (graph.Runner, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := checkCSR(g); err != nil {
+		return nil, err
+	}
+	algo := req.Algorithm
+	if algo == "" {
+		algo = graph.Auto
+	}
+	if _, err := graph.ParseAlgorithm(string(algo)); err != nil {
+		return nil, fmt.Errorf("cpu: %w", err)
+	}
+	if algo == graph.BFSLevel && req.WithPredecessors {
+		return nil, errors.New("cpu: bfs-level stores no predecessors; use bfs")
+	}
+	if g.HasNegative() && !algo.AcceptsNegative() && !algo.CountsHops() && algo != graph.Auto {
+		return nil, negativeWeightError(g, algo)
+	}
+	threads := e.threads
+	if req.Threads > 0 {
+		threads = req.Threads
+	}
+	if algo.CountsHops() || (algo == graph.Auto && !g.Weighted) {
+		return newRunner[int32](e, g, req, algo, threads)
+	}
+	switch g.Type {
+	case graph.DistInt32:
+		return newRunner[int32](e, g, req, algo, threads)
+	case graph.DistInt64:
+		return newRunner[int64](e, g, req, algo, threads)
+	case graph.DistFloat32:
+		return newRunner[float32](e, g, req, algo, threads)
+	default:
+		return newRunner[float64](e, g, req, algo, threads)
+	}
+}
+
+// Resolve describes in one line what Prepare runs for req on g, and why;
+// for graph.Auto, the kernel it picks.
+func (e *Engine) Resolve(g *graph.CSR, req graph.Request) string {
+	algo := req.Algorithm
+	if algo == "" {
+		algo = graph.Auto
+	}
+	if algo != graph.Auto {
+		return fmt.Sprintf("%s (seed kernel, as asked)", algo)
+	}
+	_, why := autoKernel(g)
+	return why
+}
+
+func checkCSR(g *graph.CSR) error {
+	if g == nil {
+		return errors.New("cpu: nil graph")
+	}
+	n := g.NumVertices
+	if n < 0 || len(g.Offsets) != n+1 || g.Offsets[n] != int64(len(g.Targets)) {
+		return fmt.Errorf("cpu: malformed CSR: %d vertices, %d offsets, %d targets", n, len(g.Offsets), len(g.Targets))
+	}
+	ok := false
+	switch w := g.Weights.(type) {
+	case []int32:
+		ok = g.Type == graph.DistInt32 && len(w) == len(g.Targets)
+	case []int64:
+		ok = g.Type == graph.DistInt64 && len(w) == len(g.Targets)
+	case []float32:
+		ok = g.Type == graph.DistFloat32 && len(w) == len(g.Targets)
+	case []float64:
+		ok = g.Type == graph.DistFloat64 && len(w) == len(g.Targets)
+	}
+	if !ok {
+		return fmt.Errorf("cpu: malformed CSR: weights %T for distance type %v and %d arcs", g.Weights, g.Type, len(g.Targets))
+	}
+	return nil
+}
+
+// negativeWeightError names the first negative arc of g.
+func negativeWeightError(g *graph.CSR, algo graph.Algorithm) error {
+	for u := 0; u < g.NumVertices; u++ {
+		for k := g.Offsets[u]; k < g.Offsets[u+1]; k++ {
+			if w := weightAt(g, k); w < 0 {
+				return &graph.NegativeWeightError{Algorithm: algo, From: graph.VertexID(u), To: g.Targets[k], Weight: w}
+			}
+		}
+	}
+	return &graph.NegativeWeightError{Algorithm: algo, From: -1, To: -1, Weight: g.MinWeight}
+}
+
+func weightAt(g *graph.CSR, k int64) float64 {
+	switch w := g.Weights.(type) {
+	case []int32:
+		return float64(w[k])
+	case []int64:
+		return float64(w[k])
+	case []float32:
+		return float64(w[k])
+	case []float64:
+		return w[k]
+	}
+	return 0
+}
+
+func newRunner[D graph.Number](e *Engine, g *graph.CSR, req graph.Request, algo graph.Algorithm, threads int) (*runner[D], error) {
+	r := &runner[D]{
+		n: g.NumVertices, offsets: g.Offsets, targets: g.Targets,
+		algo: algo, threads: max(1, threads), innerMin: e.innerMinArcs, withPred: req.WithPredecessors,
+	}
+	if !algo.CountsHops() && (algo != graph.Auto || g.Weighted) {
+		r.weights = graph.WeightsOf[D](g)
+		for _, w := range r.weights {
+			r.maxW = max(r.maxW, w)
+		}
+	}
+	n := int64(r.n)
+	size := int64(graph.TypeOf[D]().Size())
+	list := 4 * n // one []int32 vertex list
+	switch algo {
+	case graph.Dijkstra:
+		r.solve, r.describe = solveDijkstra[D], "dijkstra"
+		r.workBytes = n*size + 4*n + 3*list // predist, flags, front, touched, next
+	case graph.Delta:
+		if err := r.setDelta(req.Delta); err != nil {
+			return nil, err
+		}
+		r.solve = solveDelta[D]
+		r.describe = fmt.Sprintf("delta (Δ = %v, %d cyclic buckets)", r.delta, r.deltaBucket)
+		r.workBytes = n*size + 8*n + 4*list + r.deltaBucket*24 // predist, two flag sets, lists and bucket entries
+	case graph.Edge:
+		r.solve, r.describe = solveEdge[D], "edge"
+	case graph.BFS:
+		r.solve, r.describe = any(solveFunc[int32](solveBFS)).(solveFunc[D]), "bfs"
+		r.workBytes = 8*n + 4*n + 2*list // packed (dist, pred), flags, lists
+	case graph.BFSLevel:
+		r.solve, r.describe = any(solveFunc[int32](solveBFSLevel)).(solveFunc[D]), "bfs-level"
+		r.workBytes = 4*n + 2*list // flags, lists
+	case graph.BellmanFord:
+		r.solve, r.describe = solveBellmanFord[D], "bellman-ford"
+		r.workBytes = 4*n + 3*list
+	case graph.Auto:
+		kernel, why := autoKernel(g)
+		r.describe = why
+		switch kernel {
+		case autoBFS:
+			r.solve = any(solveFunc[int32](solveQueueBFS)).(solveFunc[D])
+			r.workBytes = list
+		case autoBellmanFord:
+			r.solve = solveBellmanFord[D]
+			r.workBytes = 4*n + 3*list
+		case autoDial:
+			r.solve = solveDial[D]
+			r.workBytes = list + 4*n + (int64(r.maxW)+1)*24
+		default:
+			r.solve = solveHeapDijkstra[D]
+			r.workBytes = n*(size+4) + 4*n // heap entries and positions
+		}
+	}
+	if r.withPred && algo != graph.BFS && algo != graph.Auto {
+		r.workBytes += n + list // the tight-arc walk that derives predecessors
+	}
+	return r, nil
+}
+
+// DistType is the element type of the blocks Run fills.
+func (r *runner[D]) DistType() graph.DistType { return graph.TypeOf[D]() }
+
+// Describe names the kernel that runs (for auto, the one it picked and why).
+func (r *runner[D]) Describe() string { return r.describe }
+
+// BytesPerSource counts one output row (distances, and predecessors when
+// asked for) and the algorithm's per-source working buffers.
+func (r *runner[D]) BytesPerSource() int64 {
+	b := int64(r.n)*int64(graph.TypeOf[D]().Size()) + r.workBytes
+	if r.withPred {
+		b += 4 * int64(r.n)
+	}
+	return b
+}
+
+// Close releases the pooled working buffers.
+func (r *runner[D]) Close() error {
+	r.pool = sync.Pool{}
+	return nil
+}
+
+// Run fills out with the distances from every source of out.Sources. The
+// sources are spread over the workers; when there are fewer sources than
+// threads on a large graph, each source's loop is split too.
+func (r *runner[D]) Run(ctx context.Context, out *graph.Block) error {
+	if err := r.checkBlock(out); err != nil {
+		return err
+	}
+	k := len(out.Sources)
+	if k == 0 {
+		return ctx.Err()
+	}
+	dist := graph.DistOf[D](out)
+	workers := min(k, r.threads)
+	par := 1
+	if k < r.threads && int64(len(r.targets)) >= r.innerMin {
+		par = r.threads / k
+	}
+	var (
+		next  atomic.Int64
+		stop  atomic.Bool
+		errs  = make([]error, k)
+		group sync.WaitGroup
+	)
+	for range workers {
+		group.Add(1)
+		go func() {
+			defer group.Done()
+			ws := r.workspace(ctx, par)
+			defer r.pool.Put(ws)
+			for !stop.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= k {
+					return
+				}
+				if err := ctx.Err(); err != nil {
+					errs[i] = err
+					stop.Store(true)
+					return
+				}
+				row := dist[i*r.n : (i+1)*r.n]
+				var pred []graph.VertexID
+				if out.Pred != nil {
+					pred = out.Pred[i*r.n : (i+1)*r.n]
+				}
+				if err := r.solve(ws, out.Sources[i], row, pred); err != nil {
+					errs[i] = err
+					stop.Store(true)
+					return
+				}
+			}
+		}()
+	}
+	group.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *runner[D]) checkBlock(out *graph.Block) error {
+	if out == nil {
+		return errors.New("cpu: nil block")
+	}
+	if out.Type != graph.TypeOf[D]() {
+		return fmt.Errorf("cpu: block of %v distances for a runner of %v", out.Type, graph.TypeOf[D]())
+	}
+	if out.NumVertices != r.n {
+		return fmt.Errorf("cpu: block over %d vertices for a graph of %d", out.NumVertices, r.n)
+	}
+	dist, ok := out.Dist.([]D)
+	if !ok || len(dist) != len(out.Sources)*r.n {
+		return fmt.Errorf("cpu: block distances %T of length %d for %d sources", out.Dist, len(dist), len(out.Sources))
+	}
+	if out.Pred != nil && len(out.Pred) != len(dist) {
+		return fmt.Errorf("cpu: block has %d predecessors for %d distances", len(out.Pred), len(dist))
+	}
+	if out.Pred != nil && r.algo == graph.BFSLevel {
+		return errors.New("cpu: bfs-level stores no predecessors; use bfs")
+	}
+	for _, s := range out.Sources {
+		if s < 0 || int(s) >= r.n {
+			return fmt.Errorf("cpu: source %d outside [0, %d)", s, r.n)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,399 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// Device attributes read through cuDeviceGetAttribute.
+const (
+	attrMultiprocessorCount = 16
+	attrComputeMajor        = 75
+	attrComputeMinor        = 76
+)
+
+// maxKernelArgs bounds the parameters of one launch.
+const maxKernelArgs = 16
+
+// threadsPerBlock is PATHCTL_THREADS of kernels/common.cuh: every kernel is
+// compiled with __launch_bounds__ of it.
+const threadsPerBlock = 256
+
+var (
+	initOnce sync.Once
+	initErr  error
+)
+
+// initDriver loads the driver library and runs cuInit once per process.
+func initDriver() (*driver, error) {
+	d, err := loadDriver()
+	if err != nil {
+		return nil, err
+	}
+	initOnce.Do(func() {
+		switch r := d.cuInit(0); r {
+		case Success:
+		case ResultNoDevice:
+			initErr = fmt.Errorf("gpu: %w: cuInit returned %s (%d)", ErrNoDevice, r.Name(), int32(r))
+		default:
+			initErr = r.Err("cuInit")
+		}
+	})
+	if initErr != nil {
+		return nil, initErr
+	}
+	return d, nil
+}
+
+// device drives one GPU. Every driver call that needs its context runs on one
+// goroutine locked to its OS thread, where the context is current; other
+// goroutines hand it work through do.
+type device struct {
+	d       *driver
+	ordinal int
+	handle  int32
+	ctx     uintptr
+	module  uintptr
+	funcs   map[string]uintptr
+	// argBlock is pinned host memory holding a launch's parameter values
+	// (8-byte slots) followed by the table of pointers to them.
+	argBlock unsafe.Pointer
+	// start and stop time the last launch.
+	start, stop uintptr
+	// lastKernel is the duration of the last launch, by CUDA events.
+	lastKernel time.Duration
+
+	work chan func()
+	mu   sync.Mutex // guards closed and sends on work
+	quit bool
+
+	live atomic.Int64 // device bytes allocated and not yet freed
+}
+
+// openDevice starts the worker of device ordinal, retains its primary
+// context and loads the kernel image.
+func openDevice(ordinal int) (*device, error) {
+	d, err := initDriver()
+	if err != nil {
+		return nil, err
+	}
+	var count int32
+	if err := d.cuDeviceGetCount(&count).Err("cuDeviceGetCount"); err != nil {
+		return nil, err
+	}
+	if count == 0 {
+		return nil, fmt.Errorf("gpu: %w: cuDeviceGetCount found 0 devices", ErrNoDevice)
+	}
+	if ordinal < 0 || ordinal >= int(count) {
+		return nil, fmt.Errorf("gpu: device %d does not exist (%d found)", ordinal, count)
+	}
+	dv := &device{d: d, ordinal: ordinal, work: make(chan func()), funcs: map[string]uintptr{}}
+	ready := make(chan error, 1)
+	go dv.loop(ready)
+	if err := <-ready; err != nil {
+		return nil, err
+	}
+	return dv, nil
+}
+
+// loop is the device's goroutine. It never unlocks its OS thread, so the
+// thread ends with the goroutine and no other goroutine inherits the context.
+func (dv *device) loop(ready chan<- error) {
+	runtime.LockOSThread()
+	err := dv.setup()
+	ready <- err
+	if err != nil {
+		return
+	}
+	for f := range dv.work {
+		f()
+	}
+}
+
+func (dv *device) setup() (err error) {
+	d := dv.d
+	if err := d.cuDeviceGet(&dv.handle, int32(dv.ordinal)).Err("cuDeviceGet"); err != nil {
+		return err
+	}
+	if err := d.cuDevicePrimaryCtxRetain(&dv.ctx, dv.handle).Err("cuDevicePrimaryCtxRetain"); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			dv.teardown()
+		}
+	}()
+	if err := d.cuCtxSetCurrent(dv.ctx).Err("cuCtxSetCurrent"); err != nil {
+		return err
+	}
+	if len(kernelImage) == 0 {
+		return errors.New("gpu: the kernel image is empty; run gpu/kernels/build.sh")
+	}
+	if err := d.cuModuleLoadData(&dv.module, unsafe.Pointer(&kernelImage[0])).Err("cuModuleLoadData"); err != nil {
+		return err
+	}
+	if err := d.cuEventCreate(&dv.start, 0).Err("cuEventCreate"); err != nil {
+		return err
+	}
+	if err := d.cuEventCreate(&dv.stop, 0).Err("cuEventCreate"); err != nil {
+		return err
+	}
+	size := uint64(maxKernelArgs * 16)
+	if err := d.cuMemHostAlloc(&dv.argBlock, size, 0).Err("cuMemHostAlloc"); err != nil {
+		return err
+	}
+	return nil
+}
+
+// teardown releases what setup took, on the device goroutine.
+func (dv *device) teardown() error {
+	d := dv.d
+	var errs []error
+	if dv.argBlock != nil {
+		errs = append(errs, d.cuMemFreeHost(dv.argBlock).Err("cuMemFreeHost"))
+		dv.argBlock = nil
+	}
+	for _, ev := range []*uintptr{&dv.start, &dv.stop} {
+		if *ev != 0 {
+			errs = append(errs, d.cuEventDestroy_v2(*ev).Err("cuEventDestroy_v2"))
+			*ev = 0
+		}
+	}
+	if dv.module != 0 {
+		errs = append(errs, d.cuModuleUnload(dv.module).Err("cuModuleUnload"))
+		dv.module = 0
+	}
+	if dv.ctx != 0 {
+		errs = append(errs, d.cuCtxSetCurrent(0).Err("cuCtxSetCurrent"))
+		errs = append(errs, d.cuDevicePrimaryCtxRelease_v2(dv.handle).Err("cuDevicePrimaryCtxRelease_v2"))
+		dv.ctx = 0
+	}
+	return errors.Join(errs...)
+}
+
+// errClosed is returned by work handed to a closed device.
+var errClosed = errors.New("gpu: engine closed")
+
+// do runs f on the device goroutine and returns its error.
+func (dv *device) do(f func() error) error {
+	dv.mu.Lock()
+	if dv.quit {
+		dv.mu.Unlock()
+		return errClosed
+	}
+	errc := make(chan error, 1)
+	dv.work <- func() { errc <- f() }
+	dv.mu.Unlock()
+	return <-errc
+}
+
+// close tears the context down and ends the goroutine.
+func (dv *device) close() error {
+	err := dv.do(dv.teardown)
+	dv.mu.Lock()
+	if !dv.quit {
+		dv.quit = true
+		close(dv.work)
+	}
+	dv.mu.Unlock()
+	if errors.Is(err, errClosed) {
+		return nil
+	}
+	return err
+}
+
+// The methods below run on the device goroutine (inside do).
+
+// devBuf is device memory.
+type devBuf struct {
+	ptr  uint64
+	size int64
+}
+
+// alloc takes size bytes of device memory; size 0 gives a null buffer.
+func (dv *device) alloc(size int64) (devBuf, error) {
+	if size <= 0 {
+		return devBuf{}, nil
+	}
+	var p uint64
+	if err := dv.d.cuMemAlloc_v2(&p, uint64(size)).Err("cuMemAlloc_v2"); err != nil {
+		return devBuf{}, fmt.Errorf("%w (asked for %d bytes)", err, size)
+	}
+	dv.live.Add(size)
+	return devBuf{ptr: p, size: size}, nil
+}
+
+// free returns b's memory and clears b.
+func (dv *device) free(b *devBuf) error {
+	if b.ptr == 0 {
+		return nil
+	}
+	err := dv.d.cuMemFree_v2(b.ptr).Err("cuMemFree_v2")
+	dv.live.Add(-b.size)
+	*b = devBuf{}
+	return err
+}
+
+// upload copies the bytes of host into a new device buffer.
+func (dv *device) upload(host []byte) (devBuf, error) {
+	b, err := dv.alloc(int64(len(host)))
+	if err != nil || b.ptr == 0 {
+		return b, err
+	}
+	if err := dv.d.cuMemcpyHtoD_v2(b.ptr, unsafe.Pointer(&host[0]), uint64(len(host))).Err("cuMemcpyHtoD_v2"); err != nil {
+		dv.free(&b)
+		return devBuf{}, err
+	}
+	return b, nil
+}
+
+// function returns the kernel called name.
+func (dv *device) function(name string) (uintptr, error) {
+	if f, ok := dv.funcs[name]; ok {
+		return f, nil
+	}
+	var f uintptr
+	if err := dv.d.cuModuleGetFunction(&f, dv.module, name).Err("cuModuleGetFunction " + name); err != nil {
+		return 0, err
+	}
+	dv.funcs[name] = f
+	return f, nil
+}
+
+// launch runs kernel name on grid blocks of threadsPerBlock threads and waits
+// for it. args are device pointers (uint64), int32, int64 or float64, in the
+// kernel's parameter order.
+func (dv *device) launch(name string, grid int, args ...any) error {
+	if grid <= 0 {
+		return nil
+	}
+	if grid > math.MaxInt32 {
+		return fmt.Errorf("gpu: %s: grid of %d blocks is too large", name, grid)
+	}
+	if len(args) > maxKernelArgs {
+		return fmt.Errorf("gpu: %s: %d kernel arguments, at most %d", name, len(args), maxKernelArgs)
+	}
+	f, err := dv.function(name)
+	if err != nil {
+		return err
+	}
+	slots := unsafe.Slice((*uint64)(dv.argBlock), maxKernelArgs)
+	table := unsafe.Slice((*unsafe.Pointer)(unsafe.Add(dv.argBlock, maxKernelArgs*8)), maxKernelArgs)
+	for i, a := range args {
+		switch v := a.(type) {
+		case uint64:
+			slots[i] = v
+		case int32:
+			slots[i] = uint64(uint32(v))
+		case int64:
+			slots[i] = uint64(v)
+		case float64:
+			slots[i] = math.Float64bits(v)
+		default:
+			return fmt.Errorf("gpu: %s: argument %d has unsupported type %T", name, i, a)
+		}
+		table[i] = unsafe.Pointer(&slots[i])
+	}
+	if err := dv.d.cuEventRecord(dv.start, 0).Err("cuEventRecord"); err != nil {
+		return err
+	}
+	r := dv.d.cuLaunchKernel(f, uint32(grid), 1, 1, threadsPerBlock, 1, 1, 0, 0, unsafe.Pointer(&table[0]), nil)
+	if err := r.Err("cuLaunchKernel " + name); err != nil {
+		return err
+	}
+	if err := dv.d.cuEventRecord(dv.stop, 0).Err("cuEventRecord"); err != nil {
+		return err
+	}
+	if err := dv.d.cuCtxSynchronize().Err("cuCtxSynchronize after " + name); err != nil {
+		return err
+	}
+	var ms float32
+	if err := dv.d.cuEventElapsedTime(&ms, dv.start, dv.stop).Err("cuEventElapsedTime"); err != nil {
+		return err
+	}
+	dv.lastKernel = time.Duration(float64(ms) * float64(time.Millisecond))
+	return nil
+}
+
+// pinned is page-locked host memory, for fast device-to-host copies.
+type pinned struct {
+	p    unsafe.Pointer
+	size int64
+}
+
+// ensurePinned grows h to at least size bytes.
+func (dv *device) ensurePinned(h *pinned, size int64) error {
+	if h.size >= size {
+		return nil
+	}
+	if err := dv.freePinned(h); err != nil {
+		return err
+	}
+	if err := dv.d.cuMemHostAlloc(&h.p, uint64(size), 0).Err("cuMemHostAlloc"); err != nil {
+		return fmt.Errorf("%w (asked for %d bytes)", err, size)
+	}
+	h.size = size
+	return nil
+}
+
+func (dv *device) freePinned(h *pinned) error {
+	if h.p == nil {
+		return nil
+	}
+	err := dv.d.cuMemFreeHost(h.p).Err("cuMemFreeHost")
+	*h = pinned{}
+	return err
+}
+
+// download copies size bytes at src into dst through the pinned stage.
+func (dv *device) download(dst []byte, src uint64, stage *pinned) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	if err := dv.ensurePinned(stage, int64(len(dst))); err != nil {
+		return err
+	}
+	if err := dv.d.cuMemcpyDtoH_v2(stage.p, src, uint64(len(dst))).Err("cuMemcpyDtoH_v2"); err != nil {
+		return err
+	}
+	parallelCopy(dst, unsafe.Slice((*byte)(stage.p), len(dst)))
+	return nil
+}
+
+// parallelCopy copies src into dst with up to GOMAXPROCS goroutines: one
+// core copies pinned memory at a fraction of what the device-to-host link
+// delivers.
+func parallelCopy(dst, src []byte) {
+	const chunk = 8 << 20
+	workers := min(runtime.GOMAXPROCS(0), (len(src)+chunk-1)/chunk)
+	if workers <= 1 {
+		copy(dst, src)
+		return
+	}
+	per := (len(src) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for lo := 0; lo < len(src); lo += per {
+		hi := min(lo+per, len(src))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			copy(dst[lo:hi], src[lo:hi])
+		}()
+	}
+	wg.Wait()
+}
+
+// memInfo returns the free and total device memory.
+func (dv *device) memInfo() (free, total int64, err error) {
+	var f, t uint64
+	if err := dv.d.cuMemGetInfo_v2(&f, &t).Err("cuMemGetInfo_v2"); err != nil {
+		return 0, 0, err
+	}
+	return int64(f), int64(t), nil
+}

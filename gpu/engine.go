@@ -1,0 +1,213 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/pathctl/pathctl/graph"
+)
+
+// Engine runs shortest paths on one CUDA device. Close it when done: it
+// holds the device's context.
+//
+// Its methods match pipeline.Engine except that Prepare returns the concrete
+// *Runner (which satisfies pipeline.Runner): package pipeline imports this
+// one, so this one cannot name pipeline's types; pipeline wraps it in a
+// one-method adapter.
+type Engine struct {
+	dev  *device
+	info DeviceInfo
+
+	mu      sync.Mutex
+	runners map[*Runner]struct{}
+	closed  bool
+}
+
+// Option configures New.
+type Option func(*options)
+
+type options struct {
+	ordinal int
+}
+
+// WithDevice picks the CUDA device by index. The default is device 0.
+func WithDevice(ordinal int) Option { return func(o *options) { o.ordinal = ordinal } }
+
+// New opens a device, retains its primary context and loads the kernel image.
+// It fails, saying why, where Probe would: no driver, no device, a driver too
+// old for the image.
+func New(opts ...Option) (*Engine, error) {
+	o := options{}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	dv, err := openDevice(o.ordinal)
+	if err != nil {
+		return nil, err
+	}
+	info, err := dv.info()
+	if err != nil {
+		return nil, errors.Join(err, dv.close())
+	}
+	return &Engine{dev: dv, info: *info, runners: map[*Runner]struct{}{}}, nil
+}
+
+// Name is "gpu".
+func (e *Engine) Name() string { return "gpu" }
+
+// Info describes the device, as probed when the engine opened.
+func (e *Engine) Info() DeviceInfo { return e.info }
+
+// FreeMemory is the device memory free now, in bytes (cuMemGetInfo).
+func (e *Engine) FreeMemory() (int64, error) {
+	var free int64
+	err := e.dev.do(func() error {
+		var err error
+		free, _, err = e.dev.memInfo()
+		return err
+	})
+	return free, err
+}
+
+// LiveBytes is the device memory the engine's runners hold now, in bytes.
+// It is 0 once every runner is closed.
+func (e *Engine) LiveBytes() int64 { return e.dev.live.Load() }
+
+// Close closes every runner still open and releases the device.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	runners := make([]*Runner, 0, len(e.runners))
+	for r := range e.runners {
+		runners = append(runners, r)
+	}
+	e.mu.Unlock()
+	var errs []error
+	for _, r := range runners {
+		errs = append(errs, r.Close())
+	}
+	errs = append(errs, e.dev.close())
+	return errors.Join(errs...)
+}
+
+// Prepare uploads g for runs of req. Negative weights are refused unless
+// req.Algorithm is bellman-ford (or counts hops, ignoring weights): the error
+// is a *graph.NegativeWeightError naming one such arc.
+func (e *Engine) Prepare(ctx context.Context, g *graph.CSR, req graph.Request) (*Runner, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := checkRequest(g, req); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, errClosed
+	}
+	e.mu.Unlock()
+	r := newRunner(e, g, req)
+	if err := e.dev.do(r.upload); err != nil {
+		return nil, errors.Join(err, e.dev.do(r.release))
+	}
+	e.mu.Lock()
+	e.runners[r] = struct{}{}
+	e.mu.Unlock()
+	return r, nil
+}
+
+func checkRequest(g *graph.CSR, req graph.Request) error {
+	if req.Algorithm == graph.Auto {
+		return errors.New("gpu: algorithm auto must be resolved before Prepare")
+	}
+	if _, ok := plans[req.Algorithm]; !ok {
+		return fmt.Errorf("gpu: unknown algorithm %q", req.Algorithm)
+	}
+	if req.WithPredecessors && !req.Algorithm.HasPredecessors() {
+		return fmt.Errorf("gpu: algorithm %s stores no predecessors", req.Algorithm)
+	}
+	if g.NumVertices < 0 || len(g.Offsets) != g.NumVertices+1 {
+		return fmt.Errorf("gpu: CSR has %d offsets for %d vertices", len(g.Offsets), g.NumVertices)
+	}
+	switch g.Type {
+	case graph.DistInt32, graph.DistInt64, graph.DistFloat32, graph.DistFloat64:
+	default:
+		return fmt.Errorf("gpu: invalid distance type %v", g.Type)
+	}
+	if req.Algorithm.CountsHops() || req.Algorithm.AcceptsNegative() || !g.HasNegative() {
+		return nil
+	}
+	return negativeArc(g, req.Algorithm)
+}
+
+// negativeArc returns the NegativeWeightError of the first negative arc.
+func negativeArc(g *graph.CSR, alg graph.Algorithm) error {
+	for u := 0; u < g.NumVertices; u++ {
+		for k := g.Offsets[u]; k < g.Offsets[u+1]; k++ {
+			if w := weightAt(g, k); w < 0 {
+				return &graph.NegativeWeightError{Algorithm: alg, From: graph.VertexID(u), To: g.Targets[k], Weight: w}
+			}
+		}
+	}
+	return nil
+}
+
+func weightAt(g *graph.CSR, k int64) float64 {
+	switch w := g.Weights.(type) {
+	case []int32:
+		return float64(w[k])
+	case []int64:
+		return float64(w[k])
+	case []float32:
+		return float64(w[k])
+	case []float64:
+		return w[k]
+	}
+	return 1
+}
+
+// asBytes views a slice of fixed-size numbers as its bytes.
+func asBytes[T any](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
+}
+
+// sliceBytes views a []int32, []int64, []float32 or []float64 as bytes.
+func sliceBytes(v any) ([]byte, error) {
+	switch s := v.(type) {
+	case []int32:
+		return asBytes(s), nil
+	case []int64:
+		return asBytes(s), nil
+	case []float32:
+		return asBytes(s), nil
+	case []float64:
+		return asBytes(s), nil
+	}
+	return nil, fmt.Errorf("gpu: unsupported slice type %T", v)
+}
+
+// typeSuffix names the kernel instance of a distance type.
+func typeSuffix(t graph.DistType) string {
+	switch t {
+	case graph.DistInt32:
+		return "i32"
+	case graph.DistInt64:
+		return "i64"
+	case graph.DistFloat32:
+		return "f32"
+	}
+	return "f64"
+}
+
+// ptrOf is the address of a slice's first element.
+func ptrOf[T any](s []T) unsafe.Pointer { return unsafe.Pointer(&s[0]) }

@@ -1,0 +1,386 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/pathctl/pathctl/graph"
+)
+
+// Runner runs the blocks of one request on a graph uploaded to the device.
+// It satisfies pipeline.Runner. Its methods may be called from any
+// goroutine; runs of one Runner do not overlap.
+type Runner struct {
+	e   *Engine
+	g   *graph.CSR
+	req graph.Request
+	n   int
+
+	distType graph.DistType // of the results
+	delta    float64        // bucket width of delta-stepping
+
+	// Graph on the device.
+	offsets, targets, weights, arcSources devBuf
+
+	// Per-source buffers for capacity sources, grown on demand.
+	mu       sync.Mutex
+	capacity int
+	sources  devBuf // int32 per source
+	status   devBuf // int32 per source: 1 where a negative cycle showed
+	dist     devBuf // distance row per source
+	aux      devBuf // predist, packed cells or BFS levels
+	flags    devBuf // changed / pending / frontier bytes
+	pred     devBuf // int32 predecessor row per source
+	stage    pinned // host staging for downloads
+	closed   bool
+
+	kernelTime time.Duration // device time of the last Run's kernels
+}
+
+// layout is the bytes per vertex of each per-source buffer.
+type layout struct {
+	dist  int // the distance row (the result)
+	aux   int // predist, packed cells or the level row of the predecessor pass
+	flags int // changed / pending / frontier bytes
+	pred  int // the predecessor row (the result)
+}
+
+// kernelPlan is how one algorithm runs on the device; each algorithm's file
+// (dijkstra.go, delta.go, ...) defines its own.
+type kernelPlan struct {
+	// layout is the per-vertex bytes of the algorithm's own buffers, for
+	// distances of type t; with predecessors when withPred.
+	layout func(t graph.DistType, withPred bool) layout
+	// launch runs the kernels that fill r.dist (and r.pred when they track
+	// predecessors) for the k sources in r.sources.
+	launch func(r *Runner, k int) error
+	// derivesPredecessors reports whether predecessors.cu must derive the
+	// predecessors from the distances after launch.
+	derivesPredecessors func(t graph.DistType) bool
+	// status reports whether the kernels write r.status (negative cycles).
+	status bool
+}
+
+// plans maps every algorithm the engine runs to its plan.
+var plans = map[graph.Algorithm]kernelPlan{
+	graph.Dijkstra:    dijkstraPlan,
+	graph.Delta:       deltaPlan,
+	graph.Edge:        edgePlan,
+	graph.BFS:         bfsPlan,
+	graph.BFSLevel:    bfsLevelPlan,
+	graph.BellmanFord: bellmanFordPlan,
+}
+
+// layoutOf completes the plan's layout: the predecessor row, and a level row
+// for the predecessor pass where the plan has no auxiliary row to lend.
+func layoutOf(alg graph.Algorithm, t graph.DistType, withPred bool) layout {
+	p := plans[alg]
+	l := p.layout(t, withPred)
+	if withPred {
+		l.pred = 4
+		if p.derivesPredecessors(t) {
+			l.aux = max(l.aux, 4)
+		}
+	}
+	return l
+}
+
+func never(graph.DistType) bool  { return false }
+func always(graph.DistType) bool { return true }
+
+func newRunner(e *Engine, g *graph.CSR, req graph.Request) *Runner {
+	r := &Runner{e: e, g: g, req: req, n: g.NumVertices, distType: g.Type}
+	if req.Algorithm.CountsHops() {
+		r.distType = graph.DistInt32
+	}
+	if req.Algorithm == graph.Delta {
+		r.delta = chooseDelta(g, req.Delta)
+	}
+	return r
+}
+
+// deltaScale multiplies mean weight / mean out-degree into the default
+// bucket width. Measured on an H200 with 1024 sources per block (kernel ms,
+// delta-stepping): R-MAT scale 16, width 1×: 213, 4×: 186, 16×: 258, 32×: 289;
+// 256×256 grid, 1×: 1388, 4×: 742, 16×: 459, 32×: 402. One block per source
+// scans every vertex a few times per bucket, so few wide buckets beat many
+// narrow ones as soon as the graph's diameter is large; 16× is the compromise.
+const deltaScale = 16
+
+// chooseDelta is asked when positive, else deltaScale times the mean weight
+// over the mean out-degree (Meyer and Sanders' Θ(1/d) width for weights in
+// [0, 1], scaled to the weights), at least 1 for integer weights and never 0.
+func chooseDelta(g *graph.CSR, asked float64) float64 {
+	if asked > 0 {
+		return asked
+	}
+	m := g.NumEdges()
+	if m == 0 || g.NumVertices == 0 {
+		return 1
+	}
+	var sum float64
+	for k := int64(0); k < m; k++ {
+		sum += weightAt(g, k)
+	}
+	mean := sum / float64(m)
+	degree := float64(m) / float64(g.NumVertices)
+	d := deltaScale * mean / math.Max(degree, 1)
+	if !g.Type.IsFloat() {
+		d = math.Max(math.Floor(d), 1)
+	}
+	if d <= 0 || math.IsNaN(d) || math.IsInf(d, 0) {
+		d = 1
+	}
+	return d
+}
+
+// DistType is the element type of the blocks Run fills: the graph's type,
+// or int32 hop counts for bfs and bfs-level.
+func (r *Runner) DistType() graph.DistType { return r.distType }
+
+// Delta is the bucket width delta-stepping runs with (0 for the others).
+func (r *Runner) Delta() float64 { return r.delta }
+
+// BytesPerSource is the device memory one more source in a block costs:
+// every per-source buffer of the algorithm (distances, predist or packed
+// cells, flag bytes, predecessors), with the source id and status word.
+// Host memory (the pinned staging buffer, the caller's block) is not
+// counted.
+func (r *Runner) BytesPerSource() int64 {
+	l := layoutOf(r.req.Algorithm, r.distType, r.req.WithPredecessors)
+	return int64(r.n)*int64(l.dist+l.aux+l.flags+l.pred) + 8
+}
+
+// upload copies the CSR to the device (on the device goroutine).
+func (r *Runner) upload() error {
+	dv := r.e.dev
+	g := r.g
+	var err error
+	if r.offsets, err = dv.upload(asBytes(g.Offsets)); err != nil {
+		return err
+	}
+	if r.targets, err = dv.upload(asBytes(g.Targets)); err != nil {
+		return err
+	}
+	if !r.req.Algorithm.CountsHops() {
+		w, err := sliceBytes(g.Weights)
+		if err != nil {
+			return err
+		}
+		if r.weights, err = dv.upload(w); err != nil {
+			return err
+		}
+	}
+	if r.req.Algorithm == graph.Edge {
+		src := make([]int32, g.NumEdges())
+		for u := 0; u < g.NumVertices; u++ {
+			for k := g.Offsets[u]; k < g.Offsets[u+1]; k++ {
+				src[k] = int32(u)
+			}
+		}
+		if r.arcSources, err = dv.upload(asBytes(src)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// release frees every device buffer and the staging buffer (on the device
+// goroutine).
+func (r *Runner) release() error {
+	dv := r.e.dev
+	var errs []error
+	for _, b := range []*devBuf{&r.offsets, &r.targets, &r.weights, &r.arcSources} {
+		errs = append(errs, dv.free(b))
+	}
+	errs = append(errs, r.releaseBlock())
+	errs = append(errs, dv.freePinned(&r.stage))
+	return errors.Join(errs...)
+}
+
+func (r *Runner) releaseBlock() error {
+	dv := r.e.dev
+	var errs []error
+	for _, b := range []*devBuf{&r.sources, &r.status, &r.dist, &r.aux, &r.flags, &r.pred} {
+		errs = append(errs, dv.free(b))
+	}
+	r.capacity = 0
+	return errors.Join(errs...)
+}
+
+// ensureCapacity sizes the per-source buffers for k sources.
+func (r *Runner) ensureCapacity(k int) error {
+	if k <= r.capacity {
+		return nil
+	}
+	if err := r.releaseBlock(); err != nil {
+		return err
+	}
+	dv := r.e.dev
+	l := layoutOf(r.req.Algorithm, r.distType, r.req.WithPredecessors)
+	cells := int64(k) * int64(r.n)
+	for _, b := range []struct {
+		buf  *devBuf
+		size int64
+	}{
+		{&r.sources, 4 * int64(k)},
+		{&r.status, 4 * int64(k)},
+		{&r.dist, cells * int64(l.dist)},
+		{&r.aux, cells * int64(l.aux)},
+		{&r.flags, cells * int64(l.flags)},
+		{&r.pred, cells * int64(l.pred)},
+	} {
+		var err error
+		if *b.buf, err = dv.alloc(b.size); err != nil {
+			return errors.Join(err, r.releaseBlock())
+		}
+	}
+	r.capacity = k
+	return nil
+}
+
+// Close frees the device memory of the runner. Closing twice is a no-op.
+func (r *Runner) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	r.e.mu.Lock()
+	delete(r.e.runners, r)
+	r.e.mu.Unlock()
+	return r.e.dev.do(r.release)
+}
+
+// Run fills out with the distances (and predecessors, when out.Pred is set)
+// from every source of out.Sources. All sources of the block run in one
+// kernel launch, one thread block each; cancellation is noticed before the
+// launch, not during it. A negative cycle reachable from a source gives a
+// *graph.NegativeCycleError naming a vertex on it.
+func (r *Runner) Run(ctx context.Context, out *graph.Block) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := r.checkBlock(out); err != nil {
+		return err
+	}
+	if len(out.Sources) == 0 {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return errors.New("gpu: run on a closed runner")
+	}
+	var cycleSource = graph.VertexID(-1)
+	err := r.e.dev.do(func() error {
+		var err error
+		cycleSource, err = r.runBlock(out)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if cycleSource >= 0 {
+		return negativeCycle(r.g, cycleSource)
+	}
+	return nil
+}
+
+func (r *Runner) checkBlock(out *graph.Block) error {
+	k := len(out.Sources)
+	if out.NumVertices != r.n {
+		return fmt.Errorf("gpu: block over %d vertices for a graph of %d", out.NumVertices, r.n)
+	}
+	if out.Type != r.distType {
+		return fmt.Errorf("gpu: block of %s distances, runner computes %s", out.Type, r.distType)
+	}
+	b, err := sliceBytes(out.Dist)
+	if err != nil {
+		return err
+	}
+	if len(b) != k*r.n*r.distType.Size() {
+		return fmt.Errorf("gpu: block distance slice of %d bytes, want %d", len(b), k*r.n*r.distType.Size())
+	}
+	if out.Pred != nil {
+		if !r.req.WithPredecessors {
+			return errors.New("gpu: block asks for predecessors but the runner was prepared without them")
+		}
+		if len(out.Pred) != k*r.n {
+			return fmt.Errorf("gpu: block predecessor slice of %d, want %d", len(out.Pred), k*r.n)
+		}
+	}
+	for _, s := range out.Sources {
+		if s < 0 || int(s) >= r.n {
+			return fmt.Errorf("gpu: source %d outside [0, %d)", s, r.n)
+		}
+	}
+	return nil
+}
+
+// runBlock runs on the device goroutine. It returns the first source of the
+// block that reaches a negative cycle, or -1.
+func (r *Runner) runBlock(out *graph.Block) (graph.VertexID, error) {
+	dv := r.e.dev
+	k := len(out.Sources)
+	if err := r.ensureCapacity(k); err != nil {
+		return -1, err
+	}
+	if err := dv.d.cuMemcpyHtoD_v2(r.sources.ptr, ptrOf(out.Sources), uint64(4*k)).Err("cuMemcpyHtoD_v2"); err != nil {
+		return -1, err
+	}
+	if err := r.launch(k); err != nil {
+		return -1, err
+	}
+	if plans[r.req.Algorithm].status {
+		status := make([]int32, k)
+		if err := dv.download(asBytes(status), r.status.ptr, &r.stage); err != nil {
+			return -1, err
+		}
+		for i, s := range status {
+			if s != 0 {
+				return out.Sources[i], nil
+			}
+		}
+	}
+	dist, _ := sliceBytes(out.Dist)
+	if err := dv.download(dist, r.dist.ptr, &r.stage); err != nil {
+		return -1, err
+	}
+	if out.Pred != nil {
+		if err := dv.download(asBytes(out.Pred), r.pred.ptr, &r.stage); err != nil {
+			return -1, err
+		}
+	}
+	return -1, nil
+}
+
+// KernelTime is the device time the kernels of the last Run took, measured
+// with CUDA events (copies excluded).
+func (r *Runner) KernelTime() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.kernelTime
+}
+
+// launch runs the algorithm's kernels for k sources, then the predecessor
+// pass where the algorithm needs it, and records their device time.
+func (r *Runner) launch(k int) error {
+	dv := r.e.dev
+	r.kernelTime = 0
+	p := plans[r.req.Algorithm]
+	err := p.launch(r, k)
+	r.kernelTime += dv.lastKernel
+	if err != nil || !r.req.WithPredecessors || !p.derivesPredecessors(r.distType) {
+		return err
+	}
+	err = dv.launch("predecessors_"+typeSuffix(r.distType), k, r.offsets.ptr, r.targets.ptr, r.weights.ptr,
+		int32(r.n), r.sources.ptr, int32(k), r.dist.ptr, r.aux.ptr, r.pred.ptr)
+	r.kernelTime += dv.lastKernel
+	return err
+}

@@ -1,0 +1,100 @@
+"""pathctl.spark on local[2] against the CLI's result."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pyarrow as pa
+import pytest
+
+import pathctl
+import pathctl.spark
+from conftest import assert_tables_equal, cli_result, random_edges, write_arrow
+from test_flight import Server
+
+
+@pytest.fixture(scope="module")
+def spark():
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # stay on loopback
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("pathctl-tests")
+               .config("spark.sql.shuffle.partitions", "2")
+               .config("spark.default.parallelism", "2")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.driver.host", "127.0.0.1")
+               .config("spark.driver.bindAddress", "127.0.0.1")
+               .config("spark.driver.memory", "1g")
+               .config("spark.executorEnv.PATHCTL_BIN", os.environ["PATHCTL_BIN"])
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def graph(tmp_path_factory):
+    d = tmp_path_factory.mktemp("spark")
+    edges = random_edges(71, 50, 160)
+    return edges, write_arrow(edges, d / "edges.arrow"), d
+
+
+def to_arrow(df) -> pa.Table:
+    return df.toArrow()
+
+
+@pytest.mark.parametrize("layout", ["pairs", "stats"])
+def test_spark_apsp_equals_cli(spark, graph, layout):
+    edges, path, d = graph
+    df = spark.createDataFrame(edges)
+    result = pathctl.spark.apsp(df, layout=layout, block_size=7)
+    want = cli_result(path, d, "--layout", layout)
+    got = to_arrow(result)
+    if layout == "stats":
+        got = got.sort_by("source")
+        want = want.sort_by("source")
+    assert_tables_equal(got.cast(want.schema.remove_metadata()), want.replace_schema_metadata(None),
+                        pairs=layout == "pairs")
+    # One task per block: the sources split into ceil(n / 7) blocks.
+    n = len(set(edges.column("src").to_pylist()) | set(edges.column("dst").to_pylist()))
+    assert result.rdd.getNumPartitions() == -(-n // 7)
+
+
+def test_spark_sources_undirected_predecessors(spark, graph):
+    edges, path, d = graph
+    df = spark.createDataFrame(edges)
+    sources = sorted(set(edges.column("dst").to_pylist()))[:9]
+    result = pathctl.spark.apsp(df, sources=sources, directed=False, with_predecessors=True, block_size=4)
+    want = cli_result(path, d, "--undirected", "--with-predecessors",
+                      "--sources", ",".join(map(str, sources)))
+    assert_tables_equal(to_arrow(result).cast(want.schema.remove_metadata()),
+                        want.replace_schema_metadata(None))
+
+
+def test_spark_endpoints(spark, graph, tmp_path):
+    edges, path, d = graph
+    df = spark.createDataFrame(edges)
+    servers = [Server(tmp_path / "a"), Server(tmp_path / "b")]
+    try:
+        result = pathctl.spark.apsp(df, endpoints=[s.uri for s in servers], block_size=10)
+        want = cli_result(path, d)
+        assert_tables_equal(to_arrow(result).cast(want.schema.remove_metadata()),
+                            want.replace_schema_metadata(None))
+        # Both endpoints hold the graph and served blocks.
+        for s in servers:
+            with pathctl.connect(s.uri) as c:
+                assert len(c.graphs()) == 1
+    finally:
+        for s in servers:
+            s.stop()
+
+
+def test_spark_refuses_matrix(spark, graph):
+    edges, _, _ = graph
+    df = spark.createDataFrame(edges)
+    with pytest.raises(pathctl.UsageError, match="matrix"):
+        pathctl.spark.apsp(df, layout="matrix")
