@@ -155,6 +155,10 @@ func ResultSchema(layout Layout, v *Vertices, t graph.DistType, withPred bool) *
 }
 
 func matrixListType(n int, t graph.DistType) *arrow.FixedSizeListType {
+	// Arrow has no fixed-size list of zero elements; a graph without
+	// vertices has no sources either, so its matrix has no rows and the
+	// list size of its schema is never used.
+	n = max(n, 1)
 	return arrow.FixedSizeListOfField(int32(n), arrow.Field{Name: "item", Type: DistArrowType(t), Nullable: true})
 }
 

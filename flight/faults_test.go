@@ -478,7 +478,11 @@ func TestShutdownDrains(t *testing.T) {
 		t.Fatal(rdr.Err())
 	}
 	rows := rdr.RecordBatch().NumRows()
-	go ts.shutdown(t)
+	stopped := make(chan struct{})
+	go func() {
+		ts.shutdown(t)
+		close(stopped)
+	}()
 	for rdr.Next() {
 		rows += rdr.RecordBatch().NumRows()
 	}
@@ -488,7 +492,7 @@ func TestShutdownDrains(t *testing.T) {
 	if want := int64(1500 * 1501 / 2); rows != want {
 		t.Errorf("%d rows, want %d", rows, want)
 	}
-	<-ts.done
+	<-stopped
 	// New calls are refused once the server is gone.
 	conn, err := grpc.NewClient(ts.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -501,5 +505,4 @@ func TestShutdownDrains(t *testing.T) {
 	if err == nil || errors.Is(err, context.Canceled) {
 		t.Errorf("a call after shutdown: %v", err)
 	}
-	ts.done <- nil // for the cleanup's shutdown
 }

@@ -80,7 +80,11 @@ func isTerminal(w any) bool {
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr,
 		stderrIsTTY: isTerminal(stderr), stdoutIsTTY: isTerminal(stdout)}
-	err := App(e).RunContext(ctx, args)
+	app := App(e)
+	err := app.RunContext(ctx, interspersed(app, args))
+	if err != nil && strings.HasPrefix(err.Error(), "Required flag") {
+		err = usageError{err}
+	}
 	if err == nil {
 		return exitOK
 	}

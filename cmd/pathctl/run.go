@@ -200,7 +200,7 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	if err != nil {
 		return err
 	}
-	wopt := arrowio.WriteOptions{Format: format, Compression: c.String("compression"), Stdout: e.stdout}
+	wopt := arrowio.WriteOptions{Format: format, Compression: c.String("compression"), Stdout: e.stdout, Vertices: g.Table.Vertices}
 
 	// The matrix layout names its vertex order in a file beside it.
 	var verticesOut string
