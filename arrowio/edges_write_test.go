@@ -13,7 +13,7 @@ import (
 )
 
 // edgeCase is an edge table and the text of its rows.
-type edgeCase struct {
+type edgeTestCase struct {
 	name     string
 	src, dst arrow.Array
 	weight   arrow.Array
@@ -21,7 +21,7 @@ type edgeCase struct {
 	formats  []string
 }
 
-func edgeCases(mem memory.Allocator) []edgeCase {
+func edgeTestCases(mem memory.Allocator) []edgeTestCase {
 	i64 := array.NewInt64Builder(mem)
 	defer i64.Release()
 	f64 := array.NewFloat64Builder(mem)
@@ -34,7 +34,7 @@ func edgeCases(mem memory.Allocator) []edgeCase {
 	defer i32.Release()
 
 	all := []string{outArrow, outArrows, outParquet, outCSV, outTSV, outDIMACS}
-	var cases []edgeCase
+	var cases []edgeTestCase
 
 	i64.AppendValues([]int64{1, 2, 3, 1 << 40}, nil)
 	s := i64.NewArray()
@@ -42,7 +42,7 @@ func edgeCases(mem memory.Allocator) []edgeCase {
 	d := i64.NewArray()
 	f64.AppendValues([]float64{0.1, 2.5, 1e-300, 7}, nil)
 	w := f64.NewArray()
-	cases = append(cases, edgeCase{"int64-float64", s, d, w, [][]string{
+	cases = append(cases, edgeTestCase{"int64-float64", s, d, w, [][]string{
 		{"1", "2", "0.1"}, {"2", "3", "2.5"}, {"3", "1", "1e-300"}, {"1099511627776", "1", "7"},
 	}, all})
 
@@ -50,7 +50,7 @@ func edgeCases(mem memory.Allocator) []edgeCase {
 	s = u32.NewArray()
 	u32.AppendValues([]uint32{2, 1, 4294967295}, nil)
 	d = u32.NewArray()
-	cases = append(cases, edgeCase{"uint32-unweighted", s, d, nil, [][]string{
+	cases = append(cases, edgeTestCase{"uint32-unweighted", s, d, nil, [][]string{
 		{"1", "2"}, {"4294967295", "1"}, {"2", "4294967295"},
 	}, all})
 
@@ -60,7 +60,7 @@ func edgeCases(mem memory.Allocator) []edgeCase {
 	d = str.NewArray()
 	i32.AppendValues([]int32{-3, 0, 5, 2147483647}, nil)
 	w = i32.NewArray()
-	cases = append(cases, edgeCase{"utf8-int32", s, d, w, [][]string{
+	cases = append(cases, edgeTestCase{"utf8-int32", s, d, w, [][]string{
 		{"a", "b,c", "-3"}, {"b,c", "a", "0"}, {"", "a", "5"}, {"q\"t", " sp", "2147483647"},
 	}, []string{outArrow, outArrows, outParquet, outCSV, outTSV}})
 
@@ -74,18 +74,18 @@ func edgeCases(mem memory.Allocator) []edgeCase {
 		db.(*array.BinaryDictionaryBuilder).AppendString(x)
 	}
 	d = db.NewArray()
-	cases = append(cases, edgeCase{"dictionary", s, d, nil, [][]string{
+	cases = append(cases, edgeTestCase{"dictionary", s, d, nil, [][]string{
 		{"x", "y"}, {"y", "x"}, {"x", "z"},
 	}, []string{outArrow, outArrows, outParquet}})
 
 	i64.AppendValues(nil, nil)
 	s = i64.NewArray()
 	d = i64.NewArray()
-	cases = append(cases, edgeCase{"empty", s, d, nil, nil, all})
+	cases = append(cases, edgeTestCase{"empty", s, d, nil, nil, all})
 	return cases
 }
 
-func releaseEdgeCases(cases []edgeCase) {
+func releaseEdgeCases(cases []edgeTestCase) {
 	for _, c := range cases {
 		c.src.Release()
 		c.dst.Release()
@@ -96,7 +96,7 @@ func releaseEdgeCases(cases []edgeCase) {
 }
 
 // parseDIMACS reads "p sp n m" and "a u v w" lines.
-func parseDIMACS(t *testing.T, path string) (n, m int, rows [][]string) {
+func parseDIMACSArcs(t *testing.T, path string) (n, m int, rows [][]string) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -126,7 +126,7 @@ func parseDIMACS(t *testing.T, path string) (n, m int, rows [][]string) {
 func TestWriteEdgesRoundTrip(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	cases := edgeCases(mem)
+	cases := edgeTestCases(mem)
 	defer releaseEdgeCases(cases)
 	defer func(old int64) { edgeBatchRows = old }(edgeBatchRows)
 	edgeBatchRows = 3 // several records per table
@@ -139,7 +139,7 @@ func TestWriteEdgesRoundTrip(t *testing.T) {
 					t.Fatal(err)
 				}
 				if format == outDIMACS {
-					n, m, rows := parseDIMACS(t, path)
+					n, m, rows := parseDIMACSArcs(t, path)
 					var maxID uint64
 					want := make([][]string, len(c.rows))
 					for i, r := range c.rows {
@@ -162,12 +162,12 @@ func TestWriteEdgesRoundTrip(t *testing.T) {
 					}
 					return
 				}
-				got := readTable(t, path, format, mem)
-				var want [][]cell
+				got := readBackFile(t, path, format, mem)
+				var want [][]outCell
 				if format == outCSV || format == outTSV {
-					hdr := []cell{val("src"), val("dst")}
+					hdr := []outCell{cellOf("src"), cellOf("dst")}
 					if c.weight != nil {
-						hdr = append(hdr, val("weight"))
+						hdr = append(hdr, cellOf("weight"))
 					}
 					want = append(want, hdr)
 				} else {
@@ -185,23 +185,23 @@ func TestWriteEdgesRoundTrip(t *testing.T) {
 					}
 				}
 				for _, r := range c.rows {
-					var row []cell
+					var row []outCell
 					for _, x := range r {
-						row = append(row, val(x))
+						row = append(row, cellOf(x))
 					}
 					want = append(want, row)
 				}
-				assertRows(t, got.rows, want)
+				assertCellRows(t, got.rows, want)
 			})
 		}
 	}
-	dirHolds(t, dir, "edges.arrow", "edges.arrows", "edges.csv", "edges.gr", "edges.parquet", "edges.tsv")
+	dirHoldsOnly(t, dir, "edges.arrow", "edges.arrows", "edges.csv", "edges.gr", "edges.parquet", "edges.tsv")
 }
 
 func TestWriteEdgesErrors(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	cases := edgeCases(mem)
+	cases := edgeTestCases(mem)
 	defer releaseEdgeCases(cases)
 	ints, unweighted, strs, dict := cases[0], cases[1], cases[2], cases[3]
 
@@ -218,7 +218,7 @@ func TestWriteEdgesErrors(t *testing.T) {
 	short := mk([]int64{1}, nil)
 	defer short.Release()
 	fb := array.NewFloat64Builder(mem)
-	fb.AppendValues([]float64{1, 2, nan(), 4}, nil)
+	fb.AppendValues([]float64{1, 2, quietNaN(), 4}, nil)
 	nanW := fb.NewArray()
 	fb.Release()
 	defer nanW.Release()
@@ -248,7 +248,7 @@ func TestWriteEdgesErrors(t *testing.T) {
 			}
 		})
 	}
-	dirHolds(t, dir)
+	dirHoldsOnly(t, dir)
 }
 
-func nan() float64 { var z float64; return z / z }
+func quietNaN() float64 { var z float64; return z / z }

@@ -245,7 +245,10 @@ func readSeekable(r readAtSeeker, size int64, format, name string, opt ReadOptio
 		if n, _ := r.ReadAt(magic, 0); n == len(magic) && string(magic) != arrowFileMagic {
 			return readStream(io.NewSectionReader(r, 0, size), FormatArrowStream, name, opt)
 		}
-		fr, err := ipc.NewFileReader(r, ipc.WithAllocator(mem), ipc.WithBodySizeLimit(ipcBodySizeLimit))
+		if err := checkFileFooter(r, size); err != nil {
+			return nil, fmt.Errorf("arrowio: %s: not a readable Arrow IPC file: %w", name, err)
+		}
+		fr, err := ipc.NewFileReader(r, ipc.WithAllocator(mem), ipc.WithBodySizeLimit(0))
 		if err != nil {
 			return nil, fmt.Errorf("arrowio: %s: not a readable Arrow IPC file: %w", name, err)
 		}
@@ -285,7 +288,13 @@ func readStream(r io.Reader, format, name string, opt ReadOptions) (t *EdgeTable
 		}
 		return readSeekable(bytes.NewReader(data), int64(len(data)), FormatArrowFile, name, opt)
 	}
-	sr, err := ipc.NewReader(br, ipc.WithAllocator(opt.allocator()), ipc.WithBodySizeLimit(ipcBodySizeLimit))
+	checked, err := checkStreamSchema(br, name)
+	if err != nil {
+		return nil, err
+	}
+	// ipc.NewReader ignores the size limits; a MessageReader applies them.
+	limits := []ipc.Option{ipc.WithAllocator(opt.allocator()), ipc.WithBodySizeLimit(ipcBodySizeLimit)}
+	sr, err := ipc.NewReaderFromMessageReader(ipc.NewMessageReader(checked, limits...), limits...)
 	if err != nil {
 		return nil, fmt.Errorf("arrowio: %s: not a readable Arrow IPC stream: %w", name, err)
 	}
@@ -296,10 +305,12 @@ func readStream(r io.Reader, format, name string, opt ReadOptions) (t *EdgeTable
 // arrowFileMagic opens (and closes) every Arrow IPC file.
 const arrowFileMagic = "ARROW1"
 
-// ipcBodySizeLimit bounds one IPC record batch body; 0 lifts arrow-go's
-// default of 256 MiB, which large edge tables written as a single batch
-// exceed. The fuzz targets set a bound.
-var ipcBodySizeLimit int64
+// ipcBodySizeLimit bounds one record batch body of an IPC stream, which is
+// allocated before it is read: arrow-go's default of 256 MiB is too small
+// for edge tables written as one batch (pyarrow's default for a table), so
+// it is raised to 16 GiB. IPC files need no bound: their blocks are checked
+// against the file size. The fuzz targets lower it.
+var ipcBodySizeLimit int64 = 16 << 30
 
 // decompress sniffs gzip and zstd magic numbers, whatever the file name says.
 func decompress(r io.Reader, name string) (io.Reader, func(), error) {

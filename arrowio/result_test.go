@@ -15,15 +15,15 @@ import (
 )
 
 // idCase is a vertex dictionary of five vertices and the text of each id.
-type idCase struct {
+type resultIDCase struct {
 	name string
 	v    *Vertices
 	text []string
 }
 
-func idCases() []idCase {
+func resultIDCases() []resultIDCase {
 	u := func(x uint64) int64 { return int64(x) }
-	return []idCase{
+	return []resultIDCase{
 		{"int32", &Vertices{Type: arrow.PrimitiveTypes.Int32, Ints: []int64{-5, 0, 7, 100, math.MaxInt32}},
 			[]string{"-5", "0", "7", "100", "2147483647"}},
 		{"uint64", &Vertices{Type: arrow.PrimitiveTypes.Uint64, Ints: []int64{1, 2, u(1 << 63), u(1<<63 + 5), u(math.MaxUint64)}},
@@ -41,42 +41,42 @@ func idCases() []idCase {
 // and 2) and an unreachable vertex, row 3 reaches two vertices at the same
 // distance, row 4 reaches nothing but itself.
 var (
-	testSources = []graph.VertexID{0, 3, 4}
-	testPred    = []graph.VertexID{
+	resultSources = []graph.VertexID{0, 3, 4}
+	resultPred    = []graph.VertexID{
 		-1, 0, 0, -1, 2,
 		-1, 3, -1, -1, 3,
 		-1, -1, -1, -1, -1,
 	}
 )
 
-const U = -1 // unreachable in the templates below
+const unreach = -1 // unreachable in the templates below
 
-func testDist[D graph.Number](big D, small D) []D {
+func resultDist[D graph.Number](big D, small D) []D {
 	inf := graph.Infinity[D]()
 	tmpl := []D{
-		0, small, small, U, big,
-		U, 1, U, 0, 1,
-		U, U, U, U, 0,
+		0, small, small, unreach, big,
+		unreach, 1, unreach, 0, 1,
+		unreach, unreach, unreach, unreach, 0,
 	}
 	for i, x := range tmpl {
-		if x == U {
+		if x == unreach {
 			tmpl[i] = inf
 		}
 	}
 	return tmpl
 }
 
-func testBlock(t graph.DistType) *graph.Block {
-	b := &graph.Block{Sources: testSources, NumVertices: 5, Type: t, Pred: testPred}
+func resultTestBlock(t graph.DistType) *graph.Block {
+	b := &graph.Block{Sources: resultSources, NumVertices: 5, Type: t, Pred: resultPred}
 	switch t {
 	case graph.DistInt32:
-		b.Dist = testDist[int32](math.MaxInt32-1, 2)
+		b.Dist = resultDist[int32](math.MaxInt32-1, 2)
 	case graph.DistInt64:
-		b.Dist = testDist[int64](1<<53+1, 2)
+		b.Dist = resultDist[int64](1<<53+1, 2)
 	case graph.DistFloat32:
-		b.Dist = testDist[float32](3.4e38, 0.1)
+		b.Dist = resultDist[float32](3.4e38, 0.1)
 	case graph.DistFloat64:
-		b.Dist = testDist[float64](1e300, 0.1)
+		b.Dist = resultDist[float64](1e300, 0.1)
 	}
 	return b
 }
@@ -121,15 +121,15 @@ func floatText(x float64, t graph.DistType) string {
 
 // expectedRows is the oracle: the rows a file of layout must hold, written
 // from the block's slices and the id texts directly.
-func expectedRows(layout Layout, format string, ids idCase, b *graph.Block, withPred bool) [][]cell {
+func expectedRows(layout Layout, format string, ids resultIDCase, b *graph.Block, withPred bool) [][]outCell {
 	n := b.NumVertices
-	var rows [][]cell
+	var rows [][]outCell
 	switch layout {
 	case LayoutPairs:
 		if format == outCSV {
-			hdr := []cell{val("source"), val("target"), val("distance")}
+			hdr := []outCell{cellOf("source"), cellOf("target"), cellOf("distance")}
 			if withPred {
-				hdr = append(hdr, val("predecessor"))
+				hdr = append(hdr, cellOf("predecessor"))
 			}
 			rows = append(rows, hdr)
 		}
@@ -139,12 +139,12 @@ func expectedRows(layout Layout, format string, ids idCase, b *graph.Block, with
 				if inf {
 					continue
 				}
-				row := []cell{val(ids.text[s]), val(ids.text[v]), val(d)}
+				row := []outCell{cellOf(ids.text[s]), cellOf(ids.text[v]), cellOf(d)}
 				if withPred {
 					if p := b.Pred[r*n+v]; p < 0 {
-						row = append(row, null)
+						row = append(row, nullCell)
 					} else {
-						row = append(row, val(ids.text[p]))
+						row = append(row, cellOf(ids.text[p]))
 					}
 				}
 				rows = append(rows, row)
@@ -152,30 +152,30 @@ func expectedRows(layout Layout, format string, ids idCase, b *graph.Block, with
 		}
 	case LayoutMatrix:
 		if format == outCSV {
-			hdr := []cell{val("source")}
+			hdr := []outCell{cellOf("source")}
 			for _, id := range ids.text {
-				hdr = append(hdr, val(id))
+				hdr = append(hdr, cellOf(id))
 			}
 			rows = append(rows, hdr)
 		}
 		for r, s := range b.Sources {
-			row := []cell{val(ids.text[s])}
+			row := []outCell{cellOf(ids.text[s])}
 			for v := 0; v < n; v++ {
 				d, inf := distText(b, r*n+v)
 				switch {
 				case inf && (format == outCSV || !b.Type.IsFloat()):
-					row = append(row, null)
+					row = append(row, nullCell)
 				case inf:
-					row = append(row, val("+Inf"))
+					row = append(row, cellOf("+Inf"))
 				default:
-					row = append(row, val(d))
+					row = append(row, cellOf(d))
 				}
 			}
 			rows = append(rows, row)
 		}
 	case LayoutStats:
 		if format == outCSV {
-			rows = append(rows, []cell{val("source"), val("reachable"), val("eccentricity"), val("sum"), val("closeness"), val("harmonic")})
+			rows = append(rows, []outCell{cellOf("source"), cellOf("reachable"), cellOf("eccentricity"), cellOf("sum"), cellOf("closeness"), cellOf("harmonic")})
 		}
 		// Reductions by hand over the block, following design.md.
 		for r, s := range b.Sources {
@@ -197,22 +197,22 @@ func expectedRows(layout Layout, format string, ids idCase, b *graph.Block, with
 					harm += 1 / d
 				}
 			}
-			row := []cell{val(ids.text[s]), val(strconv.FormatInt(reach, 10))}
+			row := []outCell{cellOf(ids.text[s]), cellOf(strconv.FormatInt(reach, 10))}
 			if reach == 0 {
-				row = append(row, null)
+				row = append(row, nullCell)
 			} else {
-				row = append(row, val(floatText(ecc, b.Type)))
+				row = append(row, cellOf(floatText(ecc, b.Type)))
 			}
 			var close float64
 			if reach > 0 && sum > 0 {
 				close = float64(reach) / sum * (float64(reach) / float64(n-1))
 			}
 			if b.Type.IsFloat() {
-				row = append(row, val(strconv.FormatFloat(sum, 'g', -1, 64)))
+				row = append(row, cellOf(strconv.FormatFloat(sum, 'g', -1, 64)))
 			} else {
-				row = append(row, val(floatText(sum, graph.DistInt64)))
+				row = append(row, cellOf(floatText(sum, graph.DistInt64)))
 			}
-			row = append(row, val(strconv.FormatFloat(close, 'g', -1, 64)), val(strconv.FormatFloat(harm, 'g', -1, 64)))
+			row = append(row, cellOf(strconv.FormatFloat(close, 'g', -1, 64)), cellOf(strconv.FormatFloat(harm, 'g', -1, 64)))
 			rows = append(rows, row)
 		}
 	}
@@ -222,11 +222,11 @@ func expectedRows(layout Layout, format string, ids idCase, b *graph.Block, with
 // approxStats compares stats rows allowing float rounding in the last
 // columns (sum of floats, closeness, harmonic), where the builder's order of
 // additions may differ from the oracle's.
-func approxEqualCell(got, want cell) bool {
+func approxEqualCell(got, want outCell) bool {
 	if got == want {
 		return true
 	}
-	if got.null || want.null {
+	if got.nullCell || want.nullCell {
 		return false
 	}
 	g, err1 := strconv.ParseFloat(got.s, 64)
@@ -239,7 +239,7 @@ func TestResultRoundTrip(t *testing.T) {
 	for _, layout := range []Layout{LayoutPairs, LayoutMatrix, LayoutStats} {
 		for _, format := range []string{outArrow, outArrows, outParquet, outCSV} {
 			for _, dt := range []graph.DistType{graph.DistInt32, graph.DistInt64, graph.DistFloat32, graph.DistFloat64} {
-				for _, ids := range idCases() {
+				for _, ids := range resultIDCases() {
 					for _, withPred := range []bool{false, true} {
 						if withPred && layout != LayoutPairs {
 							continue
@@ -249,7 +249,7 @@ func TestResultRoundTrip(t *testing.T) {
 							name += "/pred"
 						}
 						t.Run(name, func(t *testing.T) {
-							roundTrip(t, dir, layout, format, dt, ids, withPred)
+							resultRoundTrip(t, dir, layout, format, dt, ids, withPred)
 						})
 					}
 				}
@@ -258,10 +258,10 @@ func TestResultRoundTrip(t *testing.T) {
 	}
 }
 
-func roundTrip(t *testing.T, dir string, layout Layout, format string, dt graph.DistType, ids idCase, withPred bool) {
+func resultRoundTrip(t *testing.T, dir string, layout Layout, format string, dt graph.DistType, ids resultIDCase, withPred bool) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	blk := testBlock(dt)
+	blk := resultTestBlock(dt)
 	b := NewResultBuilder(layout, ids.v, dt, withPred, mem)
 	b.SetMetadata(MetaAlgorithm, "dijkstra")
 	path := filepath.Join(dir, "r."+format)
@@ -295,7 +295,7 @@ func roundTrip(t *testing.T, dir string, layout Layout, format string, dt graph.
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	got := readTable(t, path, format, mem)
+	got := readBackFile(t, path, format, mem)
 	want := expectedRows(layout, format, ids, blk, withPred)
 	if layout == LayoutStats {
 		if len(got.rows) != len(want) {
@@ -312,7 +312,7 @@ func roundTrip(t *testing.T, dir string, layout Layout, format string, dt graph.
 			}
 		}
 	} else {
-		assertRows(t, got.rows, want)
+		assertCellRows(t, got.rows, want)
 	}
 	if format == outCSV {
 		return
@@ -385,13 +385,13 @@ func TestResultSchema(t *testing.T) {
 func TestPairsChunks(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	ids := idCases()[3] // utf8
-	blk := testBlock(graph.DistInt64)
+	ids := resultIDCases()[3] // utf8
+	blk := resultTestBlock(graph.DistInt64)
 	whole := expectedRows(LayoutPairs, outArrow, ids, blk, true)
 	for _, limit := range []int{1, 2, 3, 4, 100} {
 		b := NewResultBuilder(LayoutPairs, ids.v, graph.DistInt64, true, mem)
 		b.maxRows = limit
-		var rows [][]cell
+		var rows [][]outCell
 		err := b.Block(blk, func(rec arrow.RecordBatch) error {
 			if rec.NumRows() > int64(limit) || rec.NumRows() == 0 {
 				t.Fatalf("limit %d: record of %d rows", limit, rec.NumRows())
@@ -402,7 +402,7 @@ func TestPairsChunks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		assertRows(t, rows, whole)
+		assertCellRows(t, rows, whole)
 	}
 }
 
@@ -410,8 +410,8 @@ func TestMatrixZeroCopy(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	for _, dt := range []graph.DistType{graph.DistInt32, graph.DistInt64, graph.DistFloat32, graph.DistFloat64} {
-		blk := testBlock(dt)
-		b := NewResultBuilder(LayoutMatrix, idCases()[0].v, dt, false, mem)
+		blk := resultTestBlock(dt)
+		b := NewResultBuilder(LayoutMatrix, resultIDCases()[0].v, dt, false, mem)
 		err := b.Block(blk, func(rec arrow.RecordBatch) error {
 			values := rec.Column(1).(*array.FixedSizeList).ListValues().Data().Buffers()[1].Bytes()
 			var first unsafe.Pointer
@@ -479,10 +479,10 @@ func TestMatrixWide(t *testing.T) {
 			if err := w.Close(); err != nil {
 				t.Fatal(err)
 			}
-			got := readTable(t, path, format, mem).rows
+			got := readBackFile(t, path, format, mem).rows
 			if format == outCSV {
 				hdr := got[0]
-				if len(hdr) != n+1 || hdr[0] != val("source") || hdr[n] != val(strconv.FormatInt(ints[n-1], 10)) {
+				if len(hdr) != n+1 || hdr[0] != cellOf("source") || hdr[n] != cellOf(strconv.FormatInt(ints[n-1], 10)) {
 					t.Fatalf("header of %d cells, last %v", len(hdr), hdr[len(hdr)-1])
 				}
 				got = got[1:]
@@ -491,14 +491,14 @@ func TestMatrixWide(t *testing.T) {
 				t.Fatalf("%d rows", len(got))
 			}
 			for r, s := range sources {
-				if got[r][0] != val(strconv.FormatInt(ints[s], 10)) || len(got[r]) != n+1 {
+				if got[r][0] != cellOf(strconv.FormatInt(ints[s], 10)) || len(got[r]) != n+1 {
 					t.Fatalf("row %d: source %v, %d cells", r, got[r][0], len(got[r]))
 				}
 				for j := 0; j < n; j++ {
 					x := d[r*n+j]
-					want := val(strconv.Itoa(int(x)))
+					want := cellOf(strconv.Itoa(int(x)))
 					if x == math.MaxInt32 {
-						want = null
+						want = nullCell
 					}
 					if got[r][j+1] != want {
 						t.Fatalf("row %d col %d: %v, want %v", r, j, got[r][j+1], want)
@@ -512,16 +512,16 @@ func TestMatrixWide(t *testing.T) {
 func TestVerticesRecord(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	for _, ids := range idCases() {
+	for _, ids := range resultIDCases() {
 		rec := VerticesRecord(ids.v, mem)
 		if rec.Schema().Field(0).Name != ColVertex || !arrow.TypeEqual(rec.Schema().Field(0).Type, IDType(ids.v)) {
 			t.Fatalf("%s: schema %s", ids.name, rec.Schema())
 		}
-		var want [][]cell
+		var want [][]outCell
 		for _, s := range ids.text {
-			want = append(want, []cell{val(s)})
+			want = append(want, []outCell{cellOf(s)})
 		}
-		assertRows(t, recordCells(t, rec), want)
+		assertCellRows(t, recordCells(t, rec), want)
 		rec.Release()
 	}
 }
@@ -529,9 +529,9 @@ func TestVerticesRecord(t *testing.T) {
 func TestBuilderErrors(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	v := idCases()[0].v
+	v := resultIDCases()[0].v
 	emit := func(arrow.RecordBatch) error { return nil }
-	good := testBlock(graph.DistInt32)
+	good := resultTestBlock(graph.DistInt32)
 	for _, tc := range []struct {
 		name   string
 		layout Layout
@@ -541,11 +541,11 @@ func TestBuilderErrors(t *testing.T) {
 	}{
 		{"stats layout", LayoutStats, graph.DistInt32, false, good},
 		{"type mismatch", LayoutPairs, graph.DistInt64, false, good},
-		{"vertex count", LayoutPairs, graph.DistInt32, false, &graph.Block{Sources: testSources, NumVertices: 4, Type: graph.DistInt32, Dist: make([]int32, 12)}},
-		{"short dist", LayoutMatrix, graph.DistInt32, false, &graph.Block{Sources: testSources, NumVertices: 5, Type: graph.DistInt32, Dist: make([]int32, 14)}},
-		{"go type", LayoutMatrix, graph.DistInt32, false, &graph.Block{Sources: testSources, NumVertices: 5, Type: graph.DistInt32, Dist: make([]int64, 15)}},
+		{"vertex count", LayoutPairs, graph.DistInt32, false, &graph.Block{Sources: resultSources, NumVertices: 4, Type: graph.DistInt32, Dist: make([]int32, 12)}},
+		{"short dist", LayoutMatrix, graph.DistInt32, false, &graph.Block{Sources: resultSources, NumVertices: 5, Type: graph.DistInt32, Dist: make([]int32, 14)}},
+		{"go type", LayoutMatrix, graph.DistInt32, false, &graph.Block{Sources: resultSources, NumVertices: 5, Type: graph.DistInt32, Dist: make([]int64, 15)}},
 		{"source range", LayoutPairs, graph.DistInt32, false, &graph.Block{Sources: []graph.VertexID{5}, NumVertices: 5, Type: graph.DistInt32, Dist: make([]int32, 5)}},
-		{"missing pred", LayoutPairs, graph.DistInt32, true, &graph.Block{Sources: testSources, NumVertices: 5, Type: graph.DistInt32, Dist: make([]int32, 15)}},
+		{"missing pred", LayoutPairs, graph.DistInt32, true, &graph.Block{Sources: resultSources, NumVertices: 5, Type: graph.DistInt32, Dist: make([]int32, 15)}},
 	} {
 		b := NewResultBuilder(tc.layout, v, tc.dt, tc.pred, mem)
 		err := b.Block(tc.blk, emit)
@@ -604,5 +604,44 @@ func BenchmarkPairs(b *testing.B) {
 			}
 			b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "pairs/s")
 		})
+	}
+}
+
+// TestEmptyGraph writes every layout of a graph without vertices: a valid
+// file with no rows.
+func TestEmptyGraph(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	v := &Vertices{Type: arrow.PrimitiveTypes.Int64}
+	dir := t.TempDir()
+	for _, layout := range []Layout{LayoutPairs, LayoutMatrix, LayoutStats} {
+		for _, format := range []string{outArrow, outArrows, outParquet, outCSV} {
+			b := NewResultBuilder(layout, v, graph.DistInt32, false, mem)
+			path := filepath.Join(dir, string(layout)+"."+format)
+			w, err := CreateResult(path, b.Schema(), WriteOptions{Allocator: mem, Vertices: v})
+			if err != nil {
+				t.Fatalf("%s %s: %v", layout, format, err)
+			}
+			blk := graph.NewBlock(nil, 0, graph.DistInt32, false)
+			if layout == LayoutStats {
+				err = b.Stats(graph.ComputeStats(blk), w.Write)
+			} else {
+				err = b.Block(blk, w.Write)
+			}
+			if err != nil {
+				t.Fatalf("%s %s: %v", layout, format, err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatalf("%s %s: %v", layout, format, err)
+			}
+			got := readBackFile(t, path, format, mem)
+			want := 0
+			if format == outCSV {
+				want = 1 // the header
+			}
+			if len(got.rows) != want {
+				t.Fatalf("%s %s: rows %v", layout, format, got.rows)
+			}
+		}
 	}
 }

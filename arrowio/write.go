@@ -273,6 +273,7 @@ func newRecordWriter(sink io.Writer, format, comp string, schema *arrow.Schema, 
 			parquet.WithAllocator(mem),
 			parquet.WithCompression(codec),
 			parquet.WithMaxRowGroupLength(rows),
+			parquet.WithDictionaryDefault(false),
 		)
 		fw, err := pqarrow.NewFileWriter(schema, sink, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(mem)))
 		if err != nil {

@@ -56,7 +56,7 @@ func checkCSVSchema(path string, schema *arrow.Schema, v *Vertices) error {
 	if v == nil {
 		return fmt.Errorf("arrowio: %s: a matrix written as csv needs the vertices for its header (WriteOptions.Vertices)", path)
 	}
-	if v.Len() != int(list.Len()) {
+	if max(v.Len(), 1) != int(list.Len()) { // a graph of no vertices has a list size of 1 and no rows
 		return fmt.Errorf("arrowio: %s: matrix of %d columns but %d vertices", path, list.Len(), v.Len())
 	}
 	return nil
@@ -171,7 +171,7 @@ func (m *matrixCSVWriter) Write(rec arrow.RecordBatch) error {
 		return fmt.Errorf("matrix record of %d columns", rec.NumCols())
 	}
 	list, ok := rec.Column(1).(*array.FixedSizeList)
-	if !ok || int(list.DataType().(*arrow.FixedSizeListType).Len()) != m.vertices.Len() {
+	if !ok || int(list.DataType().(*arrow.FixedSizeListType).Len()) != max(m.vertices.Len(), 1) {
 		return fmt.Errorf("matrix record with distance column %s", rec.Column(1).DataType())
 	}
 	if !m.header {

@@ -19,36 +19,38 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/pathctl/pathctl/graph"
 )
 
 // cell is one value read back from a file, as text: integers in decimal,
 // floats in the shortest form of their own width, strings as they are.
-type cell struct {
-	null bool
-	s    string
+type outCell struct {
+	nullCell bool
+	s        string
 }
 
-func (c cell) String() string {
-	if c.null {
+func (c outCell) String() string {
+	if c.nullCell {
 		return "<null>"
 	}
 	return strconv.Quote(c.s)
 }
 
-func val(s string) cell { return cell{s: s} }
+func cellOf(s string) outCell { return outCell{s: s} }
 
-var null = cell{null: true}
+var nullCell = outCell{nullCell: true}
 
 // table is what a file read back holds: its schema (nil for text) and its
 // rows, a fixed_size_list column spread into one cell per element.
-type table struct {
+type readBack struct {
 	schema *arrow.Schema
-	rows   [][]cell
+	rows   [][]outCell
 }
 
 // readTable reads a file written in format with arrow-go's own readers (or,
 // for text, the strict parser below).
-func readTable(t *testing.T, path, format string, mem memory.Allocator) table {
+func readBackFile(t *testing.T, path, format string, mem memory.Allocator) readBack {
 	t.Helper()
 	switch format {
 	case outCSV, outTSV:
@@ -60,15 +62,15 @@ func readTable(t *testing.T, path, format string, mem memory.Allocator) table {
 		if format == outTSV {
 			comma = '\t'
 		}
-		rows := parseCSV(t, string(data), comma)
-		return table{rows: rows}
+		rows := parseCSVCells(t, string(data), comma)
+		return readBack{rows: rows}
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out table
+	var out readBack
 	switch format {
 	case outArrow:
 		r, err := ipc.NewFileReader(f, ipc.WithAllocator(mem))
@@ -136,9 +138,9 @@ func readTable(t *testing.T, path, format string, mem memory.Allocator) table {
 	return out
 }
 
-func recordCells(t *testing.T, rec arrow.RecordBatch) [][]cell {
+func recordCells(t *testing.T, rec arrow.RecordBatch) [][]outCell {
 	t.Helper()
-	rows := make([][]cell, rec.NumRows())
+	rows := make([][]outCell, rec.NumRows())
 	for c, col := range rec.Columns() {
 		for i := range rows {
 			if list, ok := col.(*array.FixedSizeList); ok {
@@ -158,51 +160,51 @@ func recordCells(t *testing.T, rec arrow.RecordBatch) [][]cell {
 	return rows
 }
 
-func arrayCell(t *testing.T, col arrow.Array, i int) cell {
+func arrayCell(t *testing.T, col arrow.Array, i int) outCell {
 	t.Helper()
 	if col.IsNull(i) {
-		return null
+		return nullCell
 	}
 	switch a := col.(type) {
 	case *array.Int8:
-		return val(strconv.FormatInt(int64(a.Value(i)), 10))
+		return cellOf(strconv.FormatInt(int64(a.Value(i)), 10))
 	case *array.Int16:
-		return val(strconv.FormatInt(int64(a.Value(i)), 10))
+		return cellOf(strconv.FormatInt(int64(a.Value(i)), 10))
 	case *array.Int32:
-		return val(strconv.FormatInt(int64(a.Value(i)), 10))
+		return cellOf(strconv.FormatInt(int64(a.Value(i)), 10))
 	case *array.Int64:
-		return val(strconv.FormatInt(a.Value(i), 10))
+		return cellOf(strconv.FormatInt(a.Value(i), 10))
 	case *array.Uint8:
-		return val(strconv.FormatUint(uint64(a.Value(i)), 10))
+		return cellOf(strconv.FormatUint(uint64(a.Value(i)), 10))
 	case *array.Uint16:
-		return val(strconv.FormatUint(uint64(a.Value(i)), 10))
+		return cellOf(strconv.FormatUint(uint64(a.Value(i)), 10))
 	case *array.Uint32:
-		return val(strconv.FormatUint(uint64(a.Value(i)), 10))
+		return cellOf(strconv.FormatUint(uint64(a.Value(i)), 10))
 	case *array.Uint64:
-		return val(strconv.FormatUint(a.Value(i), 10))
+		return cellOf(strconv.FormatUint(a.Value(i), 10))
 	case *array.Float32:
-		return val(strconv.FormatFloat(float64(a.Value(i)), 'g', -1, 32))
+		return cellOf(strconv.FormatFloat(float64(a.Value(i)), 'g', -1, 32))
 	case *array.Float64:
-		return val(strconv.FormatFloat(a.Value(i), 'g', -1, 64))
+		return cellOf(strconv.FormatFloat(a.Value(i), 'g', -1, 64))
 	case *array.String:
-		return val(a.Value(i))
+		return cellOf(a.Value(i))
 	case *array.LargeString:
-		return val(a.Value(i))
+		return cellOf(a.Value(i))
 	case *array.Dictionary:
 		return arrayCell(t, a.Dictionary(), a.GetValueIndex(i))
 	}
 	t.Fatalf("no cell for %s", col.DataType())
-	return null
+	return nullCell
 }
 
 // parseCSV is a strict RFC 4180 parser that keeps "" (an empty string)
 // apart from an empty field (a null). Every line must end in \n.
-func parseCSV(t *testing.T, s string, comma byte) [][]cell {
+func parseCSVCells(t *testing.T, s string, comma byte) [][]outCell {
 	t.Helper()
-	var rows [][]cell
-	var row []cell
+	var rows [][]outCell
+	var row []outCell
 	for i := 0; i < len(s); {
-		var c cell
+		var c outCell
 		if s[i] == '"' {
 			var b strings.Builder
 			i++
@@ -222,7 +224,7 @@ func parseCSV(t *testing.T, s string, comma byte) [][]cell {
 				b.WriteByte(s[i])
 				i++
 			}
-			c = val(b.String())
+			c = cellOf(b.String())
 		} else {
 			j := i
 			for j < len(s) && s[j] != comma && s[j] != '\n' {
@@ -232,9 +234,9 @@ func parseCSV(t *testing.T, s string, comma byte) [][]cell {
 				j++
 			}
 			if j == i {
-				c = null
+				c = nullCell
 			} else {
-				c = val(s[i:j])
+				c = cellOf(s[i:j])
 			}
 			i = j
 		}
@@ -256,7 +258,7 @@ func parseCSV(t *testing.T, s string, comma byte) [][]cell {
 	return rows
 }
 
-func assertRows(t *testing.T, got, want [][]cell) {
+func assertCellRows(t *testing.T, got, want [][]outCell) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%d rows, want %d\ngot  %v\nwant %v", len(got), len(want), got, want)
@@ -274,7 +276,7 @@ func assertRows(t *testing.T, got, want [][]cell) {
 }
 
 // noTemp asserts that dir holds exactly the names given.
-func dirHolds(t *testing.T, dir string, names ...string) {
+func dirHoldsOnly(t *testing.T, dir string, names ...string) {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -290,7 +292,7 @@ func dirHolds(t *testing.T, dir string, names ...string) {
 }
 
 // smallRecord is a two-column record of int64 ids and float64 distances.
-func smallRecord(mem memory.Allocator, ids []int64, d []float64) arrow.RecordBatch {
+func smallResultRecord(mem memory.Allocator, ids []int64, d []float64) arrow.RecordBatch {
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "source", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "distance", Type: arrow.PrimitiveTypes.Float64},
@@ -305,7 +307,7 @@ func smallRecord(mem memory.Allocator, ids []int64, d []float64) arrow.RecordBat
 func TestResultWriterAtomic(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	rec := smallRecord(mem, []int64{1, 2}, []float64{0.5, 1.5})
+	rec := smallResultRecord(mem, []int64{1, 2}, []float64{0.5, 1.5})
 	defer rec.Release()
 	opt := WriteOptions{Allocator: mem}
 
@@ -331,7 +333,7 @@ func TestResultWriterAtomic(t *testing.T) {
 			if err := w.Write(rec); err == nil {
 				t.Fatal("Write after Abort succeeded")
 			}
-			dirHolds(t, dir)
+			dirHoldsOnly(t, dir)
 
 			// A failed Write, then Abort, leaves nothing.
 			w, err = CreateResult(path, rec.Schema(), opt)
@@ -350,7 +352,7 @@ func TestResultWriterAtomic(t *testing.T) {
 			if err := w.Abort(); err != nil {
 				t.Fatal(err)
 			}
-			dirHolds(t, dir)
+			dirHoldsOnly(t, dir)
 
 			// An existing file is replaced on Close only.
 			if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
@@ -379,7 +381,7 @@ func TestResultWriterAtomic(t *testing.T) {
 			if err := w.Close(); err != nil {
 				t.Fatalf("Close after Close: %v", err)
 			}
-			dirHolds(t, dir, "out."+format)
+			dirHoldsOnly(t, dir, "out."+format)
 			fi, err := os.Stat(path)
 			if err != nil {
 				t.Fatal(err)
@@ -387,12 +389,12 @@ func TestResultWriterAtomic(t *testing.T) {
 			if fi.Size() != w.BytesWritten() {
 				t.Fatalf("BytesWritten %d, file size %d", w.BytesWritten(), fi.Size())
 			}
-			got := readTable(t, path, format, mem)
-			want := [][]cell{{val("1"), val("0.5")}, {val("2"), val("1.5")}}
+			got := readBackFile(t, path, format, mem)
+			want := [][]outCell{{cellOf("1"), cellOf("0.5")}, {cellOf("2"), cellOf("1.5")}}
 			if format == outCSV {
-				want = append([][]cell{{val("source"), val("distance")}}, want...)
+				want = append([][]outCell{{cellOf("source"), cellOf("distance")}}, want...)
 			}
-			assertRows(t, got.rows, want)
+			assertCellRows(t, got.rows, want)
 		})
 	}
 }
@@ -400,7 +402,7 @@ func TestResultWriterAtomic(t *testing.T) {
 func TestResultWriterStdout(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	rec := smallRecord(mem, []int64{7}, []float64{math.Inf(1)})
+	rec := smallResultRecord(mem, []int64{7}, []float64{math.Inf(1)})
 	defer rec.Release()
 
 	var buf bytes.Buffer
@@ -424,7 +426,7 @@ func TestResultWriterStdout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rows [][]cell
+	var rows [][]outCell
 	for r.Next() {
 		rows = append(rows, recordCells(t, r.RecordBatch())...)
 	}
@@ -432,7 +434,7 @@ func TestResultWriterStdout(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Release()
-	assertRows(t, rows, [][]cell{{val("7"), val("+Inf")}})
+	assertCellRows(t, rows, [][]outCell{{cellOf("7"), cellOf("+Inf")}})
 
 	buf.Reset()
 	w, err = CreateResult("-", rec.Schema(), WriteOptions{Allocator: mem, Stdout: &buf, Format: "csv"})
@@ -503,7 +505,7 @@ func TestWriteOptionsErrors(t *testing.T) {
 			}
 		})
 	}
-	dirHolds(t, dir)
+	dirHoldsOnly(t, dir)
 }
 
 func TestCompressionsReadBack(t *testing.T) {
@@ -511,13 +513,13 @@ func TestCompressionsReadBack(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	ids := make([]int64, 5000)
 	d := make([]float64, len(ids))
-	want := make([][]cell, len(ids))
+	want := make([][]outCell, len(ids))
 	for i := range ids {
 		ids[i] = int64(i * 3)
 		d[i] = float64(i%17) / 4
-		want[i] = []cell{val(strconv.FormatInt(ids[i], 10)), val(strconv.FormatFloat(d[i], 'g', -1, 64))}
+		want[i] = []outCell{cellOf(strconv.FormatInt(ids[i], 10)), cellOf(strconv.FormatFloat(d[i], 'g', -1, 64))}
 	}
-	rec := smallRecord(mem, ids, d)
+	rec := smallResultRecord(mem, ids, d)
 	defer rec.Release()
 	dir := t.TempDir()
 	for _, format := range []string{outArrow, outArrows, outParquet} {
@@ -536,8 +538,58 @@ func TestCompressionsReadBack(t *testing.T) {
 				if err := w.Close(); err != nil {
 					t.Fatal(err)
 				}
-				got := readTable(t, path, format, mem)
-				assertRows(t, got.rows, append(append(append([][]cell{}, want...), want...), want...))
+				got := readBackFile(t, path, format, mem)
+				assertCellRows(t, got.rows, append(append(append([][]outCell{}, want...), want...), want...))
+			})
+		}
+	}
+}
+
+// BenchmarkWriteResult writes pairs records (int64 ids, float32 distances)
+// in every format and reports rows per second.
+func BenchmarkWriteResult(b *testing.B) {
+	const n, k = 1 << 14, 64
+	sources := make([]graph.VertexID, k)
+	for i := range sources {
+		sources[i] = graph.VertexID(i * 5)
+	}
+	blk := graph.NewBlock(sources, n, graph.DistFloat32, false)
+	d := graph.DistOf[float32](blk)
+	for i := range d {
+		d[i] = float32(i%4096) / 16
+	}
+	ints := make([]int64, n)
+	for i := range ints {
+		ints[i] = int64(i) * 13
+	}
+	v := &Vertices{Type: arrow.PrimitiveTypes.Int64, Ints: ints}
+	dir := b.TempDir()
+	for _, format := range []string{outArrow, outArrows, outParquet, outCSV} {
+		for _, comp := range []string{"", CompressionZstd} {
+			if format == outCSV && comp != "" {
+				continue
+			}
+			b.Run(format+"/"+comp, func(b *testing.B) {
+				mem := memory.NewGoAllocator()
+				rb := NewResultBuilder(LayoutPairs, v, graph.DistFloat32, false, mem)
+				rows := 0
+				for b.Loop() {
+					w, err := CreateResult(filepath.Join(dir, "bench."+format), rb.Schema(), WriteOptions{Allocator: mem, Compression: comp})
+					if err != nil {
+						b.Fatal(err)
+					}
+					err = rb.Block(blk, func(rec arrow.RecordBatch) error {
+						rows += int(rec.NumRows())
+						return w.Write(rec)
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := w.Close(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "pairs/s")
 			})
 		}
 	}

@@ -304,7 +304,7 @@ func TestRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range ts.store.list() {
-		_, recs, err := doGet(ctx, cl, fmt.Sprintf(`{"graph": %q, "layout": "stats"}`, m.Name), memory.DefaultAllocator)
+		_, recs, err := doGet(ctx, cl, fmt.Sprintf(`{"graph": %q, "layout": "stats", "algorithm": "bfs"}`, m.Name), memory.DefaultAllocator)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -325,7 +325,7 @@ func TestRestart(t *testing.T) {
 		if a.Name != b.Name || a.Vertices != b.Vertices || a.Edges != b.Edges || a.Data != b.Data {
 			t.Errorf("after the restart %+v, before %+v", a, b)
 		}
-		_, recs, err := doGet(ctx, cl2, fmt.Sprintf(`{"graph": %q, "layout": "stats"}`, a.Name), memory.DefaultAllocator)
+		_, recs, err := doGet(ctx, cl2, fmt.Sprintf(`{"graph": %q, "layout": "stats", "algorithm": "bfs"}`, a.Name), memory.DefaultAllocator)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -129,6 +129,13 @@ func (s *Server) prepareQuery(ctx context.Context, b []byte) (Query, *pipeline.G
 	if err != nil {
 		return q, nil, pipeline.Options{}, err
 	}
+	// Unknown sources are found here, before anything runs, so that
+	// GetFlightInfo refuses them too.
+	for _, id := range q.Sources {
+		if _, err := g.Table.Vertices.Lookup(string(id)); err != nil {
+			return q, nil, pipeline.Options{}, status.Errorf(codes.InvalidArgument, "flight: graph %q: source %q: %v", q.Graph, string(id), err)
+		}
+	}
 	opt := pipeline.Options{
 		Algorithm:        algo,
 		Engine:           q.Engine,

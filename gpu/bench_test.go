@@ -223,3 +223,45 @@ func BenchmarkAPSP(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFewSources times blocks of 1 and of 132 sources (one per SM of an
+// H100/H200): one thread block per source leaves most of the device idle
+// for small blocks.
+func BenchmarkFewSources(b *testing.B) {
+	e, err := New()
+	if err != nil {
+		b.Skip("no CUDA device: " + err.Error())
+	}
+	defer e.Close()
+	for _, bg := range benchGraphs[:2] {
+		g, err := graph.Build(bg.edges(), graph.BuildOptions{Undirected: bg.undirected})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := g.NumVertices
+		for _, k := range []int{1, 132} {
+			sources := make([]graph.VertexID, k)
+			for i := range sources {
+				sources[i] = graph.VertexID(i * 97 % n)
+			}
+			for _, alg := range []graph.Algorithm{graph.Dijkstra, graph.Delta, graph.Edge, graph.BellmanFord, graph.BFS, graph.BFSLevel} {
+				b.Run(fmt.Sprintf("%s/k=%d/%s", bg.name, k, alg), func(b *testing.B) {
+					r, err := e.Prepare(context.Background(), g, graph.Request{Algorithm: alg})
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer r.Close()
+					out := graph.NewBlock(sources, n, r.DistType(), false)
+					var kernel float64
+					for b.Loop() {
+						if err := r.Run(context.Background(), out); err != nil {
+							b.Fatal(err)
+						}
+						kernel += r.KernelTime().Seconds()
+					}
+					b.ReportMetric(kernel/float64(b.N)*1e3, "kernel-ms/op")
+				})
+			}
+		}
+	}
+}

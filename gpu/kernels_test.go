@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 )
 
@@ -51,7 +50,7 @@ func TestKernelImageMatchesSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := strings.TrimSpace(kernelSourceHash); got != want {
+	if want := kernelSourceHash(); got != want {
 		t.Fatalf("kernel sources hash to %s but the embedded image was built from %s: run gpu/kernels/build.sh", got, want)
 	}
 }

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -81,12 +83,29 @@ func collectMatrix(t *testing.T, g *Graph, opt Options) ([]float64, error) {
 
 var algorithms = []graph.Algorithm{graph.Dijkstra, graph.Delta, graph.Edge, graph.BFS, graph.BFSLevel, graph.BellmanFord, graph.Auto}
 
+// engines lists the engines to test here: the CPU always, the GPU where
+// one is usable.
+func engines(t *testing.T) []string {
+	if st := GPUStatus(); st.Available {
+		return []string{"cpu", "gpu"}
+	} else {
+		t.Logf("GPU engine not tested: %s", st.Reason)
+	}
+	return []string{"cpu"}
+}
+
 func TestSharedCasesEveryAlgorithm(t *testing.T) {
+	for _, engine := range engines(t) {
+		testSharedCases(t, engine)
+	}
+}
+
+func testSharedCases(t *testing.T, engine string) {
 	for _, c := range testgraphs.Cases() {
 		for _, algo := range algorithms {
-			t.Run(c.Name+"/"+string(algo), func(t *testing.T) {
+			t.Run(engine+"/"+c.Name+"/"+string(algo), func(t *testing.T) {
 				g := caseGraph(t, &c)
-				got, err := collectMatrix(t, g, Options{Algorithm: algo, Engine: "cpu"})
+				got, err := collectMatrix(t, g, Options{Algorithm: algo, Engine: engine, MaxBlock: 2})
 				want := c.WantMatrix()
 				if algo.CountsHops() || (algo == graph.Auto && c.Kind == testgraphs.Unweighted) {
 					want = c.HopMatrix()
@@ -230,5 +249,45 @@ func TestBudgetDoesNotChangeResults(t *testing.T) {
 	}
 	if _, err := collectMatrix(t, g, Options{Engine: "cpu", MemBudget: 1}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("a budget below one source: %v", err)
+	}
+}
+
+// TestEnginesAgreeOnRandomGraphs compares the GPU engine with the CPU engine
+// through the whole pipeline where a GPU is usable.
+func TestEnginesAgreeOnRandomGraphs(t *testing.T) {
+	if st := GPUStatus(); !st.Available {
+		t.Skip("no GPU: " + st.Reason)
+	}
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 3))
+	for trial := 0; trial < 20; trial++ {
+		n := 1 + rng.IntN(500)
+		e := graph.Edges{NumVertices: n}
+		for i := 0; i < n*4; i++ {
+			e.Src = append(e.Src, int32(rng.IntN(n)))
+			e.Dst = append(e.Dst, int32(rng.IntN(n)))
+			e.IntWeights = append(e.IntWeights, int64(rng.IntN(100)))
+		}
+		v := &arrowio.Vertices{Type: arrow.PrimitiveTypes.Int64}
+		for i := 0; i < n; i++ {
+			v.Ints = append(v.Ints, int64(i))
+		}
+		g, err := LoadGraph(&arrowio.EdgeTable{Edges: e, Vertices: v, Name: "random"}, LoadOptions{Undirected: trial%2 == 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, algo := range algorithms {
+			want, err := collectMatrix(t, g, Options{Algorithm: algo, Engine: "cpu"})
+			if err != nil {
+				t.Fatalf("seed %d: cpu %s: %v", seed, algo, err)
+			}
+			got, err := collectMatrix(t, g, Options{Algorithm: algo, Engine: "gpu", MaxBlock: 1 + rng.IntN(64)})
+			if err != nil {
+				t.Fatalf("seed %d: gpu %s: %v", seed, algo, err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("seed %d: trial %d: %s: GPU and CPU differ", seed, trial, algo)
+			}
+		}
 	}
 }

@@ -92,10 +92,11 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.Record) err
 		from, to, w, _ := firstNegativeArc(csr)
 		return nil, g.explain(&graph.NegativeWeightError{Algorithm: opt.Algorithm, From: from, To: to, Weight: w})
 	}
-	eng, err := chooseEngine(opt)
+	eng, err := chooseEngine(opt, len(sources))
 	if err != nil {
 		return nil, err
 	}
+	defer closeEngine(eng)
 	req := graph.Request{Algorithm: opt.Algorithm, WithPredecessors: opt.WithPredecessors, Delta: opt.Delta, Threads: opt.Threads}
 	runner, err := eng.Prepare(ctx, csr, req)
 	if err != nil {

@@ -51,7 +51,7 @@ def to_arrow(df) -> pa.Table:
 def test_spark_apsp_equals_cli(spark, graph, layout):
     edges, path, d = graph
     df = spark.createDataFrame(edges)
-    result = pathctl.spark.apsp(df, layout=layout, block_size=7)
+    result = pathctl.spark.apsp(df, layout=layout, block_size=13)
     want = cli_result(path, d, "--layout", layout)
     got = to_arrow(result)
     if layout == "stats":
@@ -59,9 +59,9 @@ def test_spark_apsp_equals_cli(spark, graph, layout):
         want = want.sort_by("source")
     assert_tables_equal(got.cast(want.schema.remove_metadata()), want.replace_schema_metadata(None),
                         pairs=layout == "pairs")
-    # One task per block: the sources split into ceil(n / 7) blocks.
+    # One task per block: the sources split into ceil(n / 13) blocks.
     n = len(set(edges.column("src").to_pylist()) | set(edges.column("dst").to_pylist()))
-    assert result.rdd.getNumPartitions() == -(-n // 7)
+    assert result.rdd.getNumPartitions() == -(-n // 13)
 
 
 def test_spark_sources_undirected_predecessors(spark, graph):
