@@ -54,7 +54,7 @@ kernels-check:
 gpu-test: build
 	$(GO) test -c -o bin/gpu.test ./gpu
 	$(GO) test -c -o bin/pipeline.test ./pipeline
-	printf '#!/usr/bin/env bash\nset -eu\ncd "$$(dirname "$$0")"\n./gpu.test -test.v -test.count=1 "$$@"\n./pipeline.test -test.count=1 "$$@"\n' > bin/gpu-test.sh
+	printf '#!/usr/bin/env bash\n# Runs the GPU suites from their package directories (they read testdata).\nset -eu\ncd "$$(dirname "$$0")/.."\n(cd gpu && ../bin/gpu.test -test.count=1 "$$@")\n(cd pipeline && ../bin/pipeline.test -test.count=1 "$$@")\n' > bin/gpu-test.sh
 	chmod +x bin/gpu-test.sh
 
 $(VENV)/.installed: python/pyproject.toml bench/requirements.txt

@@ -233,9 +233,12 @@ func (d *dimacsWriter) Write(rec arrow.RecordBatch) error {
 	// d.src and d.dst from the first row not yet written.
 	off := d.row
 	d.row += int(rec.NumRows())
-	var weight arrow.Array
+	var weight fieldAppender
 	if rec.NumCols() > 2 {
-		weight = rec.Column(2)
+		var err error
+		if weight, err = csvAppender(rec.Column(2), ' '); err != nil {
+			return err
+		}
 	}
 	for i := 0; i < int(rec.NumRows()); i++ {
 		line := append(d.line[:0], 'a', ' ')
@@ -246,10 +249,7 @@ func (d *dimacsWriter) Write(rec arrow.RecordBatch) error {
 		if weight == nil {
 			line = append(line, '1')
 		} else {
-			var err error
-			if line, err = appendScalar(line, weight, i, ' '); err != nil {
-				return err
-			}
+			line = weight(line, i)
 		}
 		line = append(line, '\n')
 		if _, err := d.w.Write(line); err != nil {

@@ -314,7 +314,7 @@ var ipcBodySizeLimit int64 = 16 << 30
 
 // decompress sniffs gzip and zstd magic numbers, whatever the file name says.
 func decompress(r io.Reader, name string) (io.Reader, func(), error) {
-	br := bufio.NewReaderSize(r, 1<<20)
+	br := bufio.NewReaderSize(r, 256<<10)
 	magic, _ := br.Peek(4)
 	switch {
 	case len(magic) >= 2 && magic[0] == 0x1f && magic[1] == 0x8b:
@@ -338,11 +338,23 @@ const parquetBatchRows = 1 << 20
 
 func readParquet(r readAtSeeker, size int64, name string, opt ReadOptions) (*EdgeTable, error) {
 	mem := opt.allocator()
-	pf, err := file.NewParquetReader(r, file.WithReadProps(parquet.NewReaderProperties(mem)))
+	// Buffered streams read a column chunk through a window instead of
+	// allocating the chunk's (claimed) size up front.
+	props := parquet.NewReaderProperties(mem)
+	props.BufferedStreamEnabled = true
+	props.BufferSize = 1 << 20
+	pf, err := file.NewParquetReader(r, file.WithReadProps(props))
 	if err != nil {
 		return nil, fmt.Errorf("arrowio: %s: not a readable Parquet file: %w", name, err)
 	}
 	defer pf.Close()
+	if kv := pf.MetaData().KeyValueMetadata(); kv != nil {
+		if v := kv.FindValue("ARROW:schema"); v != nil {
+			if err := checkParquetArrowSchema(*v, name); err != nil {
+				return nil, err
+			}
+		}
+	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: parquetBatchRows}, mem)
 	if err != nil {
 		return nil, fmt.Errorf("arrowio: %s: %w", name, err)

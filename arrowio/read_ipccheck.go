@@ -12,10 +12,12 @@ package arrowio
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // maxFieldDepth bounds the nesting of schema fields (a list of a struct of
@@ -182,13 +184,22 @@ func rootTable(b flatbuf) (fbTable, bool) {
 	return b.table(pos)
 }
 
-// checkSchemaMessage checks an IPC message's metadata flatbuffer; only a
-// schema message is walked.
+// checkSchemaMessage checks an IPC message's metadata flatbuffer: a body
+// length within maxSchemaMessage, and the schema of a schema message.
 func checkSchemaMessage(meta []byte) error {
 	const headerSchema = 1 // flatbuf.MessageHeaderSchema
 	msg, ok := rootTable(meta)
 	if !ok || !msg.tables(4, checkKeyValue) {
 		return errBadFlatbuffer
+	}
+	// arrow-go's plain stream reader (used for Parquet's embedded schema)
+	// allocates the body before reading it, whatever its length.
+	if p, present := msg.field(3); present {
+		lo, ok1 := msg.b.u32(p)
+		hi, ok2 := msg.b.u32(p + 4)
+		if !ok1 || !ok2 || hi != 0 || lo > maxSchemaMessage {
+			return errBadFlatbuffer
+		}
 	}
 	p, present := msg.field(1)
 	if !present || p >= uint64(len(meta)) || meta[p] != headerSchema {
@@ -258,13 +269,35 @@ func checkStreamSchema(r io.Reader, name string) (io.Reader, error) {
 	if length > maxSchemaMessage {
 		return nil, fmt.Errorf("arrowio: %s: not a readable Arrow IPC stream: schema message of %d bytes", name, length)
 	}
-	meta := make([]byte, length)
-	copy(meta, prefix[head:])
-	if _, err := io.ReadFull(r, meta[8-head:]); err != nil {
-		return nil, fmt.Errorf("arrowio: %s: not a readable Arrow IPC stream: %w", name, err)
+	// Read what is there rather than allocate the claimed length up front.
+	var buf bytes.Buffer
+	buf.Write(prefix[head:])
+	if _, err := io.CopyN(&buf, r, int64(length)-int64(8-head)); err != nil {
+		return nil, fmt.Errorf("arrowio: %s: not a readable Arrow IPC stream: schema message: %w", name, err)
 	}
+	meta := buf.Bytes()
 	if err := checkSchemaMessage(meta); err != nil {
 		return nil, fmt.Errorf("arrowio: %s: not a readable Arrow IPC stream: %w", name, err)
 	}
 	return io.MultiReader(bytes.NewReader(prefix[:head]), bytes.NewReader(meta), r), nil
+}
+
+// checkParquetArrowSchema checks the Arrow schema that Parquet writers store
+// base64-encoded under the "ARROW:schema" key, which pqarrow decodes with
+// the same unchecked code. Values that do not decode are left to pqarrow.
+func checkParquetArrowSchema(serialized string, name string) error {
+	var decoded []byte
+	var err error
+	if len(serialized)%4 == 0 {
+		decoded, err = base64.StdEncoding.DecodeString(serialized)
+	}
+	if len(decoded) == 0 || err != nil {
+		if decoded, err = base64.RawStdEncoding.DecodeString(serialized); err != nil {
+			return nil
+		}
+	}
+	if _, err := checkStreamSchema(bytes.NewReader(decoded), name); err != nil {
+		return fmt.Errorf("arrowio: %s: not a readable Parquet file: ARROW:schema metadata: %s", name, strings.TrimPrefix(err.Error(), "arrowio: "+name+": not a readable Arrow IPC stream: "))
+	}
+	return nil
 }

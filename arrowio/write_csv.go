@@ -100,17 +100,20 @@ func (t *tableCSVWriter) Write(rec arrow.RecordBatch) error {
 			return err
 		}
 	}
-	cols := rec.Columns()
+	cols := make([]fieldAppender, rec.NumCols())
+	for c, col := range rec.Columns() {
+		var err error
+		if cols[c], err = csvAppender(col, t.comma); err != nil {
+			return err
+		}
+	}
 	line := t.line[:0]
 	for i := 0; i < int(rec.NumRows()); i++ {
-		for c, col := range cols {
+		for c, appendField := range cols {
 			if c > 0 {
 				line = append(line, t.comma)
 			}
-			var err error
-			if line, err = appendScalar(line, col, i, t.comma); err != nil {
-				return err
-			}
+			line = appendField(line, i)
 		}
 		line = append(line, '\n')
 		if len(line) >= 1<<16 {
@@ -181,14 +184,14 @@ func (m *matrixCSVWriter) Write(rec arrow.RecordBatch) error {
 		m.header = true
 	}
 	n := m.vertices.Len()
-	src := rec.Column(0)
+	src, err := csvAppender(rec.Column(0), m.comma)
+	if err != nil {
+		return err
+	}
 	values := list.ListValues()
 	base := list.Offset() * n
 	for i := 0; i < int(rec.NumRows()); i++ {
-		line, err := appendScalar(m.line[:0], src, i, m.comma)
-		if err != nil {
-			return err
-		}
+		line := src(m.line[:0], i)
 		lo := base + i*n
 		switch vals := values.(type) {
 		case *array.Int32:
@@ -239,46 +242,74 @@ func (m *matrixCSVWriter) Close() error {
 	return nil
 }
 
-// appendScalar appends value i of a csvScalar column as one field: empty
-// when null or +Inf (unreachable), floats in the shortest form that parses
-// back to the same value.
-func appendScalar(dst []byte, col arrow.Array, i int, comma byte) ([]byte, error) {
-	if col.IsNull(i) {
-		return dst, nil
-	}
+// fieldAppender appends value i of one column as a CSV field.
+type fieldAppender func(dst []byte, i int) []byte
+
+// csvAppender returns the fieldAppender of a csvScalar column: empty when
+// null or +Inf (unreachable), integers in decimal (uint64 unsigned), floats
+// in the shortest form that parses back to the same value, strings quoted
+// where CSV needs it. The type is resolved once per column, not per value.
+func csvAppender(col arrow.Array, comma byte) (fieldAppender, error) {
+	var f fieldAppender
 	switch a := col.(type) {
 	case *array.Int8:
-		return strconv.AppendInt(dst, int64(a.Value(i)), 10), nil
+		f = intAppender(a.Int8Values())
 	case *array.Int16:
-		return strconv.AppendInt(dst, int64(a.Value(i)), 10), nil
+		f = intAppender(a.Int16Values())
 	case *array.Int32:
-		return strconv.AppendInt(dst, int64(a.Value(i)), 10), nil
+		f = intAppender(a.Int32Values())
 	case *array.Int64:
-		return strconv.AppendInt(dst, a.Value(i), 10), nil
+		f = intAppender(a.Int64Values())
 	case *array.Uint8:
-		return strconv.AppendUint(dst, uint64(a.Value(i)), 10), nil
+		f = uintAppender(a.Uint8Values())
 	case *array.Uint16:
-		return strconv.AppendUint(dst, uint64(a.Value(i)), 10), nil
+		f = uintAppender(a.Uint16Values())
 	case *array.Uint32:
-		return strconv.AppendUint(dst, uint64(a.Value(i)), 10), nil
+		f = uintAppender(a.Uint32Values())
 	case *array.Uint64:
-		return strconv.AppendUint(dst, a.Value(i), 10), nil
+		f = uintAppender(a.Uint64Values())
 	case *array.Float32:
-		if x := float64(a.Value(i)); !math.IsInf(x, 1) {
-			return strconv.AppendFloat(dst, x, 'g', -1, 32), nil
+		vals := a.Float32Values()
+		f = func(dst []byte, i int) []byte {
+			if x := float64(vals[i]); !math.IsInf(x, 1) {
+				return strconv.AppendFloat(dst, x, 'g', -1, 32)
+			}
+			return dst
 		}
-		return dst, nil
 	case *array.Float64:
-		if x := a.Value(i); !math.IsInf(x, 1) {
-			return strconv.AppendFloat(dst, x, 'g', -1, 64), nil
+		vals := a.Float64Values()
+		f = func(dst []byte, i int) []byte {
+			if x := vals[i]; !math.IsInf(x, 1) {
+				return strconv.AppendFloat(dst, x, 'g', -1, 64)
+			}
+			return dst
 		}
-		return dst, nil
 	case *array.String:
-		return appendCSVField(dst, a.Value(i), comma, true), nil
+		f = func(dst []byte, i int) []byte { return appendCSVField(dst, a.Value(i), comma, true) }
 	case *array.LargeString:
-		return appendCSVField(dst, a.Value(i), comma, true), nil
+		f = func(dst []byte, i int) []byte { return appendCSVField(dst, a.Value(i), comma, true) }
+	case *array.Boolean:
+		f = func(dst []byte, i int) []byte { return strconv.AppendBool(dst, a.Value(i)) }
+	default:
+		return nil, fmt.Errorf("column of type %s cannot be written as csv", col.DataType())
 	}
-	return dst, fmt.Errorf("column of type %s cannot be written as csv", col.DataType())
+	if col.NullN() == 0 {
+		return f, nil
+	}
+	return func(dst []byte, i int) []byte {
+		if col.IsNull(i) {
+			return dst
+		}
+		return f(dst, i)
+	}, nil
+}
+
+func intAppender[T int8 | int16 | int32 | int64](vals []T) fieldAppender {
+	return func(dst []byte, i int) []byte { return strconv.AppendInt(dst, int64(vals[i]), 10) }
+}
+
+func uintAppender[T uint8 | uint16 | uint32 | uint64](vals []T) fieldAppender {
+	return func(dst []byte, i int) []byte { return strconv.AppendUint(dst, uint64(vals[i]), 10) }
 }
 
 // appendCSVField appends s, quoted as RFC 4180 asks when it holds the

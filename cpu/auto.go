@@ -19,6 +19,7 @@ package cpu
 
 import (
 	"fmt"
+	mbits "math/bits"
 
 	"github.com/pathctl/pathctl/graph"
 )
@@ -55,13 +56,14 @@ func solveQueueBFS(ws *workspace[int32], src graph.VertexID, dist []int32, pred 
 		fill(pred, -1)
 	}
 	queue := grow(&ws.front, r.n)
+	offsets, targets := r.offsets, r.targets
 	queue[0], dist[src] = src, 0
 	head, tail := 0, 1
 	for head < tail {
 		u := queue[head]
 		head++
 		du := dist[u] + 1
-		for _, v := range r.targets[r.offsets[u]:r.offsets[u+1]] {
+		for _, v := range targets[offsets[u]:offsets[u+1]] {
 			if dist[v] == inf {
 				dist[v] = du
 				if pred != nil {
@@ -87,11 +89,23 @@ func solveDial[D graph.Number](ws *workspace[D], src graph.VertexID, dist []D, p
 	for i := range buckets {
 		buckets[i] = buckets[i][:0]
 	}
+	// nonEmpty marks the slots holding entries, so that the walk jumps to
+	// the next one 64 slots at a time instead of visiting every empty slot
+	// (long paths of heavy arcs would otherwise cost max weight per vertex).
+	nonEmpty := grow(&ws.bits, int((nb+63)/64))
+	clear(nonEmpty)
 	dist[src] = 0
 	buckets[0] = append(buckets[0], src)
+	nonEmpty[0] = 1
 	pending := 1
-	for cur := D(0); pending > 0; cur++ {
+	offsets, targets, weights := r.offsets, r.targets, r.weights
+	cur := D(0)
+	for pending > 0 {
 		slot := int64(cur) % nb
+		if skip := nextSet(nonEmpty, slot, nb); skip > 0 {
+			cur += D(skip)
+			slot = int64(cur) % nb
+		}
 		// Zero-weight arcs append to the slot being scanned: re-read it.
 		for i := 0; i < len(buckets[slot]); i++ {
 			u := buckets[slot][i]
@@ -99,22 +113,48 @@ func solveDial[D graph.Number](ws *workspace[D], src graph.VertexID, dist []D, p
 			if dist[u] != cur {
 				continue // a stale entry: u settled at a smaller distance
 			}
-			for k := r.offsets[u]; k < r.offsets[u+1]; k++ {
-				v := r.targets[k]
-				if nd := addPositive(cur, r.weights[k], inf); nd < dist[v] {
+			lo, hi := offsets[u], offsets[u+1]
+			arcW := weights[lo:hi]
+			for j, v := range targets[lo:hi] {
+				if nd := addPositive(cur, arcW[j], inf); nd < dist[v] {
 					dist[v] = nd
 					if pred != nil {
 						pred[v] = u
 					}
 					b := int64(nd) % nb
 					buckets[b] = append(buckets[b], v)
+					nonEmpty[b/64] |= 1 << (b % 64)
 					pending++
 				}
 			}
 		}
 		buckets[slot] = buckets[slot][:0]
+		nonEmpty[slot/64] &^= 1 << (slot % 64)
+		cur++
 	}
 	return nil
+}
+
+// nextSet returns how many slots after from (cyclically, among nb) the
+// first marked slot lies; 0 when from itself is marked. Some slot is marked.
+func nextSet(bits []uint64, from, nb int64) int64 {
+	word, bit := from/64, from%64
+	if w := bits[word] >> bit; w != 0 {
+		if at := from + int64(mbits.TrailingZeros64(w)); at < nb {
+			return at - from
+		}
+	}
+	for step := int64(1); step <= int64(len(bits)); step++ {
+		i := (word + step) % int64(len(bits))
+		if bits[i] != 0 {
+			at := i*64 + int64(mbits.TrailingZeros64(bits[i]))
+			if at >= from {
+				return at - from
+			}
+			return at + nb - from
+		}
+	}
+	return 0
 }
 
 // heapEntry is a vertex in the heap with its key.
@@ -137,6 +177,7 @@ func solveHeapDijkstra[D graph.Number](ws *workspace[D], src graph.VertexID, dis
 		fill(ws.pos, -1)
 	}
 	pos := ws.pos
+	offsets, targets, weights := r.offsets, r.targets, r.weights
 	h := ws.heap[:0]
 	dist[src] = 0
 	h = append(h, heapEntry[D]{0, src})
@@ -150,9 +191,10 @@ func solveHeapDijkstra[D graph.Number](ws *workspace[D], src graph.VertexID, dis
 		if len(h) > 0 {
 			siftDown(h, pos, 0, last)
 		}
-		for k := r.offsets[u]; k < r.offsets[u+1]; k++ {
-			v := r.targets[k]
-			nd := addPositive(top.d, r.weights[k], inf)
+		lo, hi := offsets[u], offsets[u+1]
+		arcW := weights[lo:hi]
+		for j, v := range targets[lo:hi] {
+			nd := addPositive(top.d, arcW[j], inf)
 			if nd >= dist[v] {
 				continue
 			}

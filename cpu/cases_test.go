@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/pathctl/pathctl/graph"
@@ -269,5 +270,51 @@ func TestDeltaChoice(t *testing.T) {
 	r, _ = New().Prepare(context.Background(), fg, graph.Request{Algorithm: graph.Delta, Delta: 1e-9})
 	if dr := r.(*runner[float64]); dr.deltaBucket > maxDeltaBuckets || dr.delta <= 1e-9 || math.IsInf(float64(dr.delta), 0) {
 		t.Errorf("tiny Δ not raised: Δ %v with %d buckets", dr.delta, dr.deltaBucket)
+	}
+}
+
+// countdownContext is cancelled after its Err has been asked a number of
+// times, so a test can stop a run in the middle deterministically.
+type countdownContext struct {
+	context.Context
+	left atomic.Int64
+}
+
+func (c *countdownContext) Err() error {
+	if c.left.Add(-1) < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestCancelMidRun stops every algorithm after a few of its checks and
+// expects context.Canceled back.
+func TestCancelMidRun(t *testing.T) {
+	// A long path: every seed kernel needs thousands of rounds.
+	n := 5000
+	e := &graph.Edges{NumVertices: n, IntWeights: make([]int64, n-1)}
+	for i := range n - 1 {
+		e.Src = append(e.Src, graph.VertexID(i))
+		e.Dst = append(e.Dst, graph.VertexID(i+1))
+		e.IntWeights[i] = 3
+	}
+	g, err := graph.Build(e, graph.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ename, eng := range engines() {
+		for _, algo := range graph.Algorithms {
+			r, err := eng.Prepare(context.Background(), g, graph.Request{Algorithm: algo})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := &countdownContext{Context: context.Background()}
+			ctx.left.Store(50)
+			out := graph.NewBlock(allSources(200), n, r.DistType(), false)
+			if err := r.Run(ctx, out); !errors.Is(err, context.Canceled) {
+				t.Errorf("%s %s: %v, want context.Canceled", ename, algo, err)
+			}
+			r.Close()
+		}
 	}
 }

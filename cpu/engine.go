@@ -122,17 +122,18 @@ func (e *Engine) Prepare(ctx context.Context, g *graph.CSR, req graph.Request) (
 }
 
 // Resolve describes in one line what Prepare runs for req on g, and why;
-// for graph.Auto, the kernel it picks.
+// for graph.Auto, the kernel it picks (the line --verbose prints).
 func (e *Engine) Resolve(g *graph.CSR, req graph.Request) string {
-	algo := req.Algorithm
-	if algo == "" {
-		algo = graph.Auto
+	r, err := e.Prepare(context.Background(), g, req)
+	if err != nil {
+		return fmt.Sprintf("%s: %v", req.Algorithm, err)
 	}
-	if algo != graph.Auto {
-		return fmt.Sprintf("%s (seed kernel, as asked)", algo)
+	defer r.Close()
+	threads := e.threads
+	if req.Threads > 0 {
+		threads = req.Threads
 	}
-	_, why := autoKernel(g)
-	return why
+	return fmt.Sprintf("%s, sources spread over %d threads", r.(interface{ Describe() string }).Describe(), threads)
 }
 
 func checkCSR(g *graph.CSR) error {
@@ -232,6 +233,9 @@ func newRunner[D graph.Number](e *Engine, g *graph.CSR, req graph.Request, algo 
 		case autoBellmanFord:
 			r.solve = solveBellmanFord[D]
 			r.workBytes = 4*n + 3*list
+			if r.withPred {
+				r.workBytes += n + list // the tight-arc walk of bellmanford.go
+			}
 		case autoDial:
 			r.solve = solveDial[D]
 			r.workBytes = list + 4*n + (int64(r.maxW)+1)*24
@@ -240,7 +244,7 @@ func newRunner[D graph.Number](e *Engine, g *graph.CSR, req graph.Request, algo 
 			r.workBytes = n*(size+4) + 4*n // heap entries and positions
 		}
 	}
-	if r.withPred && algo != graph.BFS && algo != graph.Auto {
+	if r.withPred && algo != graph.BFS && algo != graph.BFSLevel && algo != graph.Auto {
 		r.workBytes += n + list // the tight-arc walk that derives predecessors
 	}
 	return r, nil

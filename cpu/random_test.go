@@ -297,3 +297,43 @@ func firstDiff(a, b []float64) int {
 	}
 	return min(len(a), len(b))
 }
+
+// TestRandomLongPaths: long chains with heavy integer weights up to auto's
+// bucket-queue limit (and zeros), where a bucket walk meets long runs of
+// empty buckets, against ref.Dijkstra.
+func TestRandomLongPaths(t *testing.T) {
+	seed := randomSeed(t)
+	rng := rand.New(rand.NewPCG(seed, 13))
+	n := 3000
+	e := &graph.Edges{NumVertices: n}
+	for i := range n - 1 {
+		e.Src = append(e.Src, graph.VertexID(i))
+		e.Dst = append(e.Dst, graph.VertexID(i+1))
+		e.IntWeights = append(e.IntWeights, int64(rng.IntN(2)*maxDialWeight))
+	}
+	for range n / 3 {
+		e.Src = append(e.Src, graph.VertexID(rng.IntN(n)))
+		e.Dst = append(e.Dst, graph.VertexID(rng.IntN(n)))
+		e.IntWeights = append(e.IntWeights, int64(rng.IntN(maxDialWeight+1)))
+	}
+	for _, undirected := range []bool{false, true} {
+		g, err := graph.Build(e, graph.BuildOptions{Undirected: undirected})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources := []graph.VertexID{0, graph.VertexID(rng.IntN(n)), graph.VertexID(n - 1)}
+		want := oracleRows(t, g, sources, false)
+		for ename, eng := range engines() {
+			for _, algo := range []graph.Algorithm{graph.Auto, graph.Delta, graph.Dijkstra} {
+				out, err := run(eng, g, graph.Request{Algorithm: algo, WithPredecessors: true}, sources)
+				if err != nil {
+					t.Fatalf("seed %d %s %s: %v", seed, ename, algo, err)
+				}
+				if got := asFloat(out); !slices.Equal(got, want) {
+					t.Fatalf("seed %d %s %s undirected=%v: differs from ref.Dijkstra at %d", seed, ename, algo, undirected, firstDiff(got, want))
+				}
+				checkPreds(t, g, out, false)
+			}
+		}
+	}
+}

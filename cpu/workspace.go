@@ -28,6 +28,7 @@ type workspace[D graph.Number] struct {
 	heap         []heapEntry[D]
 	pos          []int32
 	seen         []bool
+	bits         []uint64 // dial: the non-empty buckets
 }
 
 func (r *runner[D]) workspace(ctx context.Context, par int) *workspace[D] {

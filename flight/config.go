@@ -91,8 +91,9 @@ func (c Config) withDefaults() (Config, error) {
 		c.MaxMessageBytes = DefaultMaxMessageBytes
 	}
 	if c.MaxBatchBytes == 0 {
-		c.MaxBatchBytes = min(DefaultMaxBatchBytes, c.MaxMessageBytes)
+		c.MaxBatchBytes = DefaultMaxBatchBytes
 	}
+	c.MaxBatchBytes = min(c.MaxBatchBytes, c.MaxMessageBytes)
 	if c.DrainTimeout == 0 {
 		c.DrainTimeout = DefaultDrainTimeout
 	}

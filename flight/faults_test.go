@@ -134,6 +134,15 @@ func TestBadRequests(t *testing.T) {
 		})
 	}
 
+	t.Run("get/gpu engine", func(t *testing.T) {
+		// Runs where a GPU is usable; refused with a reason elsewhere.
+		_, recs, err := doGet(ctx, cl, `{"graph": "good", "engine": "gpu"}`, mem)
+		releaseAll(recs)
+		if err != nil && (codeOf(err) != "FailedPrecondition" || !strings.Contains(err.Error(), "gpu")) {
+			t.Errorf("got %v; want success or FailedPrecondition naming the GPU", err)
+		}
+	})
+
 	t.Run("put/null ids", func(t *testing.T) {
 		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 		defer b.Release()

@@ -20,12 +20,14 @@ import (
 type callInfo struct {
 	graph     atomic.Pointer[string]
 	algorithm atomic.Pointer[string]
+	engine    atomic.Pointer[string]
 	rows      atomic.Int64
 	bytes     atomic.Int64
 }
 
 func (c *callInfo) setGraph(name string)     { c.graph.Store(&name) }
 func (c *callInfo) setAlgorithm(name string) { c.algorithm.Store(&name) }
+func (c *callInfo) setEngine(name string)    { c.engine.Store(&name) }
 
 func load(p *atomic.Pointer[string]) string {
 	if s := p.Load(); s != nil {
@@ -112,6 +114,7 @@ func logCall(log *slog.Logger, ctx context.Context, method string, ci *callInfo,
 		"method", path.Base(method),
 		"graph", load(&ci.graph),
 		"algorithm", load(&ci.algorithm),
+		"engine", load(&ci.engine),
 		"rows", ci.rows.Load(),
 		"bytes", ci.bytes.Load(),
 		"time", time.Since(start).Round(time.Microsecond).String(),

@@ -2,7 +2,9 @@ package flight
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -40,18 +42,24 @@ func (s *Server) graphFor(meta GraphMeta) (*pipeline.Graph, error) {
 			delete(s.cache, meta.Data)
 		}
 		s.cacheMu.Unlock()
+		if errors.Is(lg.err, fs.ErrNotExist) { // dropped or replaced meanwhile
+			return nil, notFound(meta.Name)
+		}
 		return nil, status.Errorf(codes.Internal, "flight: reading stored graph %q: %v", meta.Name, lg.err)
 	}
 	return lg.g, nil
 }
 
-// remember puts a graph just uploaded into the cache.
+// remember puts a graph just uploaded into the cache, unless another
+// upload of the same name has replaced it already.
 func (s *Server) remember(meta GraphMeta, g *pipeline.Graph) {
 	lg := &loadedGraph{g: g}
 	lg.once.Do(func() {})
 	s.cacheMu.Lock()
-	s.cache[meta.Data] = lg
-	s.cacheMu.Unlock()
+	defer s.cacheMu.Unlock()
+	if current, ok := s.store.get(meta.Name); ok && current.Data == meta.Data {
+		s.cache[meta.Data] = lg
+	}
 }
 
 // evict forgets every loaded version of graph name that the store no longer
@@ -110,6 +118,7 @@ func (s *Server) prepareQuery(ctx context.Context, b []byte) (Query, *pipeline.G
 	q, err := ParseQuery(b)
 	ci.setGraph(q.Graph)
 	ci.setAlgorithm(q.Algorithm)
+	ci.setEngine(q.Engine)
 	if err != nil {
 		return q, nil, pipeline.Options{}, invalid(err)
 	}
@@ -179,7 +188,8 @@ func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetS
 	if err != nil {
 		return toStatus(err)
 	}
-	ci.setAlgorithm(sum.Engine + ":" + sum.Algorithm)
+	ci.setAlgorithm(sum.Algorithm)
+	ci.setEngine(sum.Engine)
 	if err := w.Close(); err != nil {
 		return toStatus(err)
 	}

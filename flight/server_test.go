@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -202,7 +203,8 @@ func convert[D graph.Number](xs []float64) []D {
 func TestEndToEnd(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	ts := startServer(t, Config{Allocator: mem})
+	info := map[string]any{"version": "v-test", "engines": []any{map[string]any{"name": "cpu", "available": true}}}
+	ts := startServer(t, Config{Allocator: mem, Info: func() any { return info }})
 	cl := dial(t, ts.addr)
 	ctx := context.Background()
 	cases := testgraphs.Cases()
@@ -401,6 +403,11 @@ func TestEndToEnd(t *testing.T) {
 		if !slices.Equal(types, []string{ActionDrop, ActionInfo}) {
 			t.Errorf("actions %v", types)
 		}
+		body, err := doAction(ctx, cl, ActionInfo, "")
+		want, _ := json.Marshal(info)
+		if err != nil || string(body) != string(want) {
+			t.Errorf("info: %s, %v; want %s", body, err, want)
+		}
 	})
 
 	t.Run("drop", func(t *testing.T) {
@@ -413,6 +420,21 @@ func TestEndToEnd(t *testing.T) {
 			t.Errorf("query of a dropped graph: %v", err)
 		}
 		checkNoLeftovers(t, ts.cfg.DataDir)
+	})
+
+	t.Run("one log line per request", func(t *testing.T) {
+		logs := ts.logs.String()
+		for _, want := range []string{"method=DoPut", "method=DoGet", "method=ListFlights", "method=GetFlightInfo", "method=DoAction",
+			"graph=zero-weights", "algorithm=dijkstra", "engine=", "rows=", "bytes=", "time=", "code=OK", "code=NotFound"} {
+			if !strings.Contains(logs, want) {
+				t.Errorf("no %q in the log", want)
+			}
+		}
+		for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
+			if strings.Contains(line, "method=DoGet") && strings.Contains(line, "code=OK") && strings.Contains(line, " rows=0 ") && !strings.Contains(line, "graph=empty") {
+				t.Errorf("a DoGet logged no rows: %s", line)
+			}
+		}
 	})
 	ts.shutdown(t)
 }
@@ -434,4 +456,68 @@ func doAction(ctx context.Context, cl flight.Client, typ, body string) ([]byte, 
 		}
 		out = r.Body
 	}
+}
+
+// TestDictionaryUpload uploads string ids dictionary-encoded with a new
+// dictionary in every batch (as pyarrow sends a table of chunks): the
+// stored graph answers as the plain one does, before and after a restart.
+func TestDictionaryUpload(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ts := startServer(t, Config{Allocator: mem})
+	ctx := context.Background()
+	cl := dial(t, ts.addr)
+	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "src", Type: dt}, {Name: "dst", Type: dt}}, nil)
+	batches := [][2][]string{{{"a", "b"}, {"b", "c"}}, {{"c", "d", "x"}, {"d", "a", "a"}}}
+	plain := testgraphs.Case{Name: "plain", StringIDs: true, Kind: testgraphs.Unweighted}
+	var recs []arrow.RecordBatch
+	for _, rows := range batches {
+		b := array.NewRecordBuilder(mem, schema)
+		for i, col := range rows {
+			for _, v := range col {
+				if err := b.Field(i).(*array.BinaryDictionaryBuilder).AppendString(v); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		plain.Src, plain.Dst = append(plain.Src, rows[0]...), append(plain.Dst, rows[1]...)
+		recs = append(recs, b.NewRecordBatch())
+		b.Release()
+	}
+	m, err := upload(ctx, cl, pathDesc("dict"), nil, schema, recs)
+	releaseAll(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Vertices != 5 || m.IDType != "utf8" {
+		t.Errorf("stored %+v", m)
+	}
+	uploadCase(t, ctx, cl, "plain", plain)
+	const query = `{"graph": %q, "layout": "matrix", "sources": ["x", "a"]}`
+	_, want, err := doGet(ctx, cl, fmt.Sprintf(query, "plain"), mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseAll(want)
+	_, got, err := doGet(ctx, cl, fmt.Sprintf(query, "dict"), mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tableString(got) != tableString(want) || len(want) == 0 {
+		t.Errorf("dictionary upload answers\n%s\nplain\n%s", tableString(got), tableString(want))
+	}
+	releaseAll(got)
+	ts.shutdown(t)
+
+	ts2 := startServer(t, Config{DataDir: ts.cfg.DataDir, Allocator: mem})
+	_, got, err = doGet(ctx, dial(t, ts2.addr), fmt.Sprintf(query, "dict"), mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tableString(got) != tableString(want) {
+		t.Errorf("after the restart the dictionary upload answers\n%s", tableString(got))
+	}
+	releaseAll(got)
+	ts2.shutdown(t)
 }

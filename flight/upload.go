@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"google.golang.org/grpc/codes"
@@ -51,12 +52,18 @@ func (s *limitedPutStream) Recv() (*flight.FlightData, error) {
 // teeRecords passes the batches of an upload on to the edge reader and
 // writes each to the table file on the way. first is a batch read ahead
 // (to find options in its app metadata), nil when there was none.
+//
+// An IPC file holds one dictionary per field, while a stream may replace it
+// batch by batch (pyarrow does, for a table of chunks): dictionary columns
+// are written decoded, under plain, the schema with their value types.
 type teeRecords struct {
 	refs     atomic.Int64
 	src      array.RecordReader
 	first    arrow.RecordBatch
 	started  bool
 	out      *ipc.FileWriter
+	plain    *arrow.Schema // nil when the upload has no dictionary column
+	ctx      context.Context
 	cur      arrow.RecordBatch
 	err      error
 	writeErr error
@@ -93,13 +100,67 @@ func (t *teeRecords) Next() bool {
 
 func (t *teeRecords) write(rec arrow.RecordBatch) bool {
 	t.cur = rec
-	if err := t.out.Write(rec); err != nil {
+	out := rec
+	if t.plain != nil {
+		var err error
+		if out, err = decodeDictionaries(t.ctx, rec, t.plain); err != nil {
+			t.err = fmt.Errorf("flight: decoding dictionary columns: %w", err)
+			t.cur = nil
+			return false
+		}
+		defer out.Release()
+	}
+	if err := t.out.Write(out); err != nil {
 		t.writeErr = fmt.Errorf("flight: writing the upload to disk: %w", err)
 		t.err = t.writeErr
 		t.cur = nil
 		return false
 	}
 	return true
+}
+
+// plainSchema is s with every dictionary field replaced by its value type,
+// or nil when s has none.
+func plainSchema(s *arrow.Schema) *arrow.Schema {
+	fields := s.Fields()
+	found := false
+	for i, f := range fields {
+		if d, ok := f.Type.(*arrow.DictionaryType); ok {
+			fields[i].Type = d.ValueType
+			found = true
+		}
+	}
+	if !found {
+		return nil
+	}
+	md := s.Metadata()
+	return arrow.NewSchema(fields, &md)
+}
+
+// decodeDictionaries returns rec with its dictionary columns decoded.
+func decodeDictionaries(ctx context.Context, rec arrow.RecordBatch, plain *arrow.Schema) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, rec.NumCols())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for i, c := range rec.Columns() {
+		d, ok := c.(*array.Dictionary)
+		if !ok {
+			c.Retain()
+			cols[i] = c
+			continue
+		}
+		values, err := compute.TakeArray(ctx, d.Dictionary(), d.Indices())
+		if err != nil {
+			return nil, err
+		}
+		cols[i] = values
+	}
+	return array.NewRecordBatch(plain, cols, rec.NumRows()), nil
 }
 
 func (t *teeRecords) close() {
@@ -176,7 +237,12 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 			os.Remove(tmpName)
 		}
 	}()
-	fw, err := ipc.NewFileWriter(f, ipc.WithSchema(rdr.Schema()), ipc.WithAllocator(s.mem))
+	fileSchema := rdr.Schema()
+	if tee.plain = plainSchema(fileSchema); tee.plain != nil {
+		fileSchema = tee.plain
+		tee.ctx = compute.WithAllocator(ctx, s.mem)
+	}
+	fw, err := ipc.NewFileWriter(f, ipc.WithSchema(fileSchema), ipc.WithAllocator(s.mem))
 	if err != nil {
 		return status.Errorf(codes.Internal, "flight: %v", err)
 	}
@@ -242,7 +308,6 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 	s.evict(name)
 	s.remember(meta, g)
 	ci.rows.Store(meta.Edges)
-	s.log.Info("flight: stored graph", "graph", name, "vertices", meta.Vertices, "edges", meta.Edges, "bytes", meta.Bytes)
 	body, err := json.Marshal(publicMeta{GraphMeta: meta})
 	if err != nil {
 		return status.Errorf(codes.Internal, "flight: %v", err)

@@ -1,5 +1,11 @@
 package graph
 
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
 // Stats holds the per-source reductions of the stats layout (design.md,
 // "Outputs"), over the set R of vertices other than the source that the
 // source reaches.
@@ -38,21 +44,31 @@ func NewStats(sources []VertexID, t DistType) *Stats {
 	return s
 }
 
-// ComputeStats reduces every row of b into a new Stats.
+// ComputeStats reduces every row of b into a new Stats, rows spread over
+// every core.
 func ComputeStats(b *Block) *Stats {
 	s := NewStats(b.Sources, b.Type)
-	for i := range b.Sources {
-		switch b.Type {
-		case DistInt32:
-			reduceRow(s, i, Row[int32](b, i), b.NumVertices)
-		case DistInt64:
-			reduceRow(s, i, Row[int64](b, i), b.NumVertices)
-		case DistFloat32:
-			reduceRow(s, i, Row[float32](b, i), b.NumVertices)
-		case DistFloat64:
-			reduceRow(s, i, Row[float64](b, i), b.NumVertices)
-		}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(b.Sources)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(b.Sources); i = int(next.Add(1) - 1) {
+				switch b.Type {
+				case DistInt32:
+					reduceRow(s, i, Row[int32](b, i), b.NumVertices)
+				case DistInt64:
+					reduceRow(s, i, Row[int64](b, i), b.NumVertices)
+				case DistFloat32:
+					reduceRow(s, i, Row[float32](b, i), b.NumVertices)
+				case DistFloat64:
+					reduceRow(s, i, Row[float64](b, i), b.NumVertices)
+				}
+			}
+		}()
 	}
+	wg.Wait()
 	return s
 }
 

@@ -69,7 +69,7 @@ def check_options(options: Mapping[str, Any]) -> None:
 
 
 class Run:
-    """One pathctl process. ``reader()`` gives its output stream; ``finish()``
+    """One pathctl process. ``open_output()`` gives its output stream; ``finish()``
     reaps it and raises the engine's error; ``abort()`` kills and reaps it."""
 
     def __init__(self, command: str, edges: Any, *, layout: str = "pairs",
@@ -103,6 +103,9 @@ class Run:
                 args += ["--algo", str(algorithm)]
             if sources is not None:
                 ids = [str(s) for s in sources]
+                if not ids:
+                    self.cleanup()
+                    raise _errors.UsageError("sources is an empty list; pass sources=None to run from every vertex")
                 path = os.path.join(self._tmpdir, "sources.txt")
                 with open(path, "w", encoding="utf-8") as f:
                     for s in ids:
@@ -161,8 +164,8 @@ class Run:
         for raw in self.proc.stderr:
             line = raw.decode("utf-8", "replace").rstrip("\n")
             self._stderr_lines.append(line)
-            if line and not line.startswith("pathctl: "):
-                log.info("%s", line)
+            if line:
+                log.info("%s", line)  # notes such as a GPU-to-CPU fallback, and errors
         self.proc.stderr.close()
 
     def _feed(self, reader: pa.RecordBatchReader) -> None:

@@ -146,7 +146,9 @@ def dense_from_pairs(pairs: pa.Table, vertices: List) -> np.ndarray:
 
 
 def child_pids() -> List[int]:
-    """Process ids whose parent is this process (Linux /proc)."""
+    """Children of this process that are pathctl binaries, or zombies (a
+    child nobody reaped), from Linux /proc. Other children (Spark's JVM, a
+    notebook kernel) are not ours to judge."""
     me = os.getpid()
     out = []
     for entry in os.listdir("/proc"):
@@ -155,9 +157,13 @@ def child_pids() -> List[int]:
         try:
             with open(f"/proc/{entry}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv0 = f.read().split(b"\0", 1)[0].decode(errors="replace")
         except OSError:
             continue
-        if int(fields[1]) == me:
+        if int(fields[1]) != me:
+            continue
+        if fields[0] == "Z" or "pathctl" in os.path.basename(argv0):
             out.append(int(entry))
     return out
 

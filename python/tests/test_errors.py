@@ -99,6 +99,11 @@ def test_usage_errors():
         pathctl.apsp(edges(), colour="red")
 
 
+def test_empty_sources():
+    with pytest.raises(pathctl.UsageError, match="sources=None"):
+        pathctl.apsp(edges(), sources=[])
+
+
 def test_unknown_source():
     with pytest.raises(pathctl.InvalidInputError, match="99"):
         pathctl.apsp(edges(), sources=[1, 99])

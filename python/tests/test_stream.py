@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 import pathctl
-from conftest import assert_tables_equal, child_pids, random_edges
+from conftest import assert_tables_equal, child_pids, cli_result, random_edges, write_arrow
 
 
 def wait_no_children(timeout: float = 10.0) -> None:
@@ -22,13 +22,15 @@ def wait_no_children(timeout: float = 10.0) -> None:
     assert child_pids() == []
 
 
-def test_stream_equals_apsp():
+@pytest.mark.parametrize("layout", ["pairs", "stats"])
+def test_stream_equals_cli(tmp_path, layout):
     edges = random_edges(41, 60, 200)
-    reader = pathctl.stream(edges, mem=1 << 12)
+    want = cli_result(write_arrow(edges, tmp_path / "edges.arrow"), tmp_path, "--layout", layout)
+    reader = pathctl.stream(edges, layout=layout, mem=1 << 12)  # several blocks
     assert isinstance(reader, pa.RecordBatchReader)
     batches = list(reader)
-    assert len(batches) >= 1
-    assert_tables_equal(pa.Table.from_batches(batches, reader.schema), pathctl.apsp(edges))
+    assert len(batches) > 1
+    assert_tables_equal(pa.Table.from_batches(batches, reader.schema), want, pairs=layout == "pairs")
     wait_no_children()
 
 
