@@ -362,10 +362,14 @@ func writeIPCStream(t testing.TB, schema *arrow.Schema, recs []arrow.RecordBatch
 
 // writeParquet writes small row groups so that reads cross them.
 func writeParquet(t testing.TB, schema *arrow.Schema, recs []arrow.RecordBatch) []byte {
+	return writeParquetRows(t, schema, recs, 7)
+}
+
+func writeParquetRows(t testing.TB, schema *arrow.Schema, recs []arrow.RecordBatch, groupRows int64) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	w, err := pqarrow.NewFileWriter(schema, &buf,
-		parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(7)),
+		parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(groupRows)),
 		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		t.Fatal(err)

@@ -141,6 +141,7 @@ func TestBadRequests(t *testing.T) {
 		if err != nil && (codeOf(err) != "FailedPrecondition" || !strings.Contains(err.Error(), "gpu")) {
 			t.Errorf("got %v; want success or FailedPrecondition naming the GPU", err)
 		}
+		t.Logf("engine gpu: %v", err)
 	})
 
 	t.Run("put/null ids", func(t *testing.T) {

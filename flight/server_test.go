@@ -424,6 +424,7 @@ func TestEndToEnd(t *testing.T) {
 
 	t.Run("one log line per request", func(t *testing.T) {
 		logs := ts.logs.String()
+		t.Logf("DoGet calls by engine: cpu %d, gpu %d", strings.Count(logs, "engine=cpu"), strings.Count(logs, "engine=gpu"))
 		for _, want := range []string{"method=DoPut", "method=DoGet", "method=ListFlights", "method=GetFlightInfo", "method=DoAction",
 			"graph=zero-weights", "algorithm=dijkstra", "engine=", "rows=", "bytes=", "time=", "code=OK", "code=NotFound"} {
 			if !strings.Contains(logs, want) {

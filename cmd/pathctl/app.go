@@ -125,6 +125,7 @@ func App(e *env) *cli.App {
 			genCommand(e),
 			verifyCommand(e),
 			infoCommand(e),
+			serveCommand(e),
 		},
 	}
 	for _, c := range app.Commands {

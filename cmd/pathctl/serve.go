@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/pathctl/pathctl/flight"
+)
+
+func serveCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "serve graphs and shortest paths over Arrow Flight",
+		Description: "Upload edge tables with DoPut (descriptor path graphs/NAME), query them with\n" +
+			"GetFlightInfo/DoGet (JSON: graph, algorithm, sources, layout, with_predecessors, engine),\n" +
+			"list them with ListFlights, and drop them with the drop action.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8815", Usage: "HOST:PORT to listen on; without auth or TLS an empty host means loopback only"},
+			&cli.StringFlag{Name: "data-dir", Required: true, Usage: "directory where uploaded graphs are kept across restarts"},
+			&cli.IntFlag{Name: "max-concurrent", Value: 1, Usage: "computations run at once; others wait in a queue"},
+			&cli.Int64Flag{Name: "max-upload-bytes", Value: 4 << 30, Usage: "largest upload accepted"},
+			&cli.IntFlag{Name: "max-vertices", Usage: "largest graph accepted, in vertices (default: what int32 ids hold)"},
+			&cli.IntFlag{Name: "max-message-bytes", Value: 64 << 20, Usage: "largest gRPC message either way"},
+			&cli.StringFlag{Name: "auth-token-file", Usage: "require basic-then-bearer authentication with the token in this file"},
+			&cli.StringFlag{Name: "tls-cert", Usage: "PEM certificate; with --tls-key turns on TLS"},
+			&cli.StringFlag{Name: "tls-key", Usage: "PEM private key of --tls-cert"},
+			&cli.Int64Flag{Name: "mem", Usage: "memory budget per run in bytes (as for run)"},
+			&cli.IntFlag{Name: "threads", Usage: "CPU threads per run (default: every core)"},
+			&cli.DurationFlag{Name: "drain-timeout", Value: 30 * time.Second, Usage: "how long a shutdown waits for running streams"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 0 {
+				return usagef("serve takes no arguments, got %q", c.Args().Slice())
+			}
+			logger := slog.New(slog.NewTextHandler(e.stderr, nil))
+			s, err := flight.NewServer(flight.Config{
+				Addr: c.String("addr"), DataDir: c.String("data-dir"),
+				MaxConcurrent: c.Int("max-concurrent"), MaxUploadBytes: c.Int64("max-upload-bytes"),
+				MaxVertices: c.Int("max-vertices"), MaxMessageBytes: c.Int("max-message-bytes"),
+				AuthTokenFile: c.String("auth-token-file"), TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"),
+				MemBudget: c.Int64("mem"), Threads: c.Int("threads"), DrainTimeout: c.Duration("drain-timeout"),
+				Info: func() any { return collectInfo() }, Logger: logger,
+			})
+			if err != nil {
+				return usageError{err}
+			}
+			fmt.Fprintf(e.stderr, "pathctl: listening on %s\n", s.Addr())
+			return s.Serve(e.ctx)
+		},
+	}
+}
