@@ -421,7 +421,7 @@ func (r *ipcFileRecords) Err() error            { return r.err }
 
 func (r *ipcFileRecords) RecordBatch() arrow.RecordBatch { return r.cur }
 
-//lint:ignore SA1019 the interface still requires it
+// Record is RecordBatch under its deprecated name, which the interface keeps.
 func (r *ipcFileRecords) Record() arrow.RecordBatch { return r.cur }
 
 func (r *ipcFileRecords) releaseCurrent() {

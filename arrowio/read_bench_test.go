@@ -98,3 +98,18 @@ func BenchmarkReadFormats(b *testing.B) {
 		})
 	}
 }
+
+func BenchmarkSortKeysWith(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	orig := make([]int64, 1<<22)
+	for i := range orig {
+		orig[i] = int64(rng.Uint64() >> 1)
+	}
+	keys := make([]int64, len(orig))
+	pos := make([]uint32, len(orig))
+	for b.Loop() {
+		copy(keys, orig)
+		sortKeysWith(keys, pos)
+	}
+	b.ReportMetric(float64(len(orig))*float64(b.N)/b.Elapsed().Seconds(), "keys/s")
+}

@@ -9,11 +9,15 @@ package arrowio
 // id), and the distinct strings are sorted once at the end.
 
 import (
+	"cmp"
 	"fmt"
+	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -68,24 +72,72 @@ func denseIntIDs(srcKeys, dstKeys []int64, name, srcCol, dstCol string) (verts [
 	if span < uint64(4*m)+1<<16 {
 		return denseByTable(srcKeys, dstKeys, lo, int(span)+1, src, dst, name, srcCol, dstCol)
 	}
+	if 2*uint64(m) <= math.MaxUint32 {
+		verts, err := denseBySort(srcKeys, dstKeys, src, dst, name, srcCol, dstCol)
+		return verts, src, dst, err
+	}
 	keys := make([]int64, 0, 2*m)
 	keys = append(append(keys, srcKeys...), dstKeys...)
 	sortKeys(keys)
-	keys = slices.Compact(keys)
-	keys = slices.Clip(keys)
-	rank := func(k int64) int32 {
+	keys = slices.Clip(slices.Compact(keys))
+	rank := func(k int64) int {
 		i, _ := slices.BinarySearch(keys, k)
-		return int32(i)
+		return i
 	}
 	if len(keys) > maxVertexCount {
-		return nil, nil, nil, firstExcess(srcKeys, dstKeys, len(keys), func(k int64) int { i, _ := slices.BinarySearch(keys, k); return i }, name, srcCol, dstCol)
+		return nil, nil, nil, firstExcess(srcKeys, dstKeys, len(keys), rank, name, srcCol, dstCol)
 	}
 	parallelFor(m, func(a, b int) {
 		for i := a; i < b; i++ {
-			src[i], dst[i] = rank(srcKeys[i]), rank(dstKeys[i])
+			src[i], dst[i] = int32(rank(srcKeys[i])), int32(rank(dstKeys[i]))
 		}
 	})
 	return keys, src, dst, nil
+}
+
+// denseBySort sorts every id occurrence with its position (src rows first,
+// then dst rows), then walks the sorted run: each new key is the next vertex,
+// and every position gets its rank, without any search.
+func denseBySort(srcKeys, dstKeys []int64, src, dst []int32, name, srcCol, dstCol string) ([]int64, error) {
+	m := len(srcKeys)
+	keys := make([]int64, 0, 2*m)
+	keys = append(append(keys, srcKeys...), dstKeys...)
+	pos := make([]uint32, 2*m)
+	for i := range pos {
+		pos[i] = uint32(i)
+	}
+	sortKeysWith(keys, pos)
+	n := 0
+	for i, k := range keys {
+		if i == 0 || k != keys[i-1] {
+			n++
+		}
+	}
+	verts := make([]int64, 0, n)
+	for i, k := range keys {
+		if i == 0 || k != keys[i-1] {
+			verts = append(verts, k)
+		}
+	}
+	if n > maxVertexCount {
+		rank := func(k int64) int {
+			i, _ := slices.BinarySearch(verts, k)
+			return i
+		}
+		return nil, firstExcess(srcKeys, dstKeys, n, rank, name, srcCol, dstCol)
+	}
+	rank := int32(-1)
+	for i, k := range keys {
+		if i == 0 || k != keys[i-1] {
+			rank++
+		}
+		if p := int(pos[i]); p < m {
+			src[p] = rank
+		} else {
+			dst[p-m] = rank
+		}
+	}
+	return verts, nil
 }
 
 // denseByTable ranks keys through a table over [lo, lo+span).
@@ -147,23 +199,99 @@ func firstExcess(srcKeys, dstKeys []int64, n int, rank func(int64) int, name, sr
 	return fmt.Errorf("arrowio: %s: more than %d distinct vertices; dense ids are int32", name, maxVertexCount)
 }
 
-// sortKeys sorts int64 keys ascending: an LSD radix sort on 16-bit digits
-// for large inputs (passes whose digit is the same everywhere are skipped),
-// pdqsort for small ones.
-func sortKeys(keys []int64) {
-	if len(keys) < 1<<12 {
-		slices.Sort(keys)
+// sortKeys sorts int64 keys ascending (see sortKeysWith).
+func sortKeys(keys []int64) { sortKeysWith(keys, nil) }
+
+// sortKeysWith sorts int64 keys ascending, moving pos (when not nil) along.
+// Large inputs take one most-significant-digit pass on the highest 8 bits
+// that differ between the smallest and the largest key, then an LSD radix
+// sort of each of the 256 buckets on the bits below, buckets in parallel.
+// Small inputs and small buckets take a comparison sort.
+func sortKeysWith(keys []int64, pos []uint32) {
+	const small = 1 << 12
+	if len(keys) < small {
+		comparisonSort(keys, pos)
 		return
 	}
-	buf := make([]int64, len(keys))
+	lo, hi := uint64(keys[0])^signBit, uint64(keys[0])^signBit
+	for _, k := range keys {
+		u := uint64(k) ^ signBit
+		lo, hi = min(lo, u), max(hi, u)
+	}
+	if lo == hi {
+		return
+	}
+	top := 63 - bits.LeadingZeros64(lo^hi) // highest bit that differs
+	msdShift := uint(max(0, top-7))
+	digit := func(k int64, shift uint) int { return int((uint64(k) ^ signBit) >> shift & 0xff) }
+
+	to := make([]int64, len(keys))
+	var posTo []uint32
+	if pos != nil {
+		posTo = make([]uint32, len(pos))
+	}
+	var offsets [257]int
+	for _, k := range keys {
+		offsets[digit(k, msdShift)+1]++
+	}
+	for d := 0; d < 256; d++ {
+		offsets[d+1] += offsets[d]
+	}
+	next := offsets
+	for i, k := range keys {
+		d := digit(k, msdShift)
+		to[next[d]] = k
+		if pos != nil {
+			posTo[next[d]] = pos[i]
+		}
+		next[d]++
+	}
+	// Sort each bucket on the bits below msdShift; the result goes back
+	// into keys and pos.
+	var nextBucket atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				d := int(nextBucket.Add(1)) - 1
+				if d >= 256 {
+					return
+				}
+				a, b := offsets[d], offsets[d+1]
+				if b-a == 0 {
+					continue
+				}
+				var p, pTo []uint32
+				if pos != nil {
+					p, pTo = posTo[a:b], pos[a:b]
+				}
+				lsdSort(to[a:b], keys[a:b], p, pTo, msdShift)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// lsdSort sorts keys on the bits below width (8 bits a pass), using buf
+// (and posBuf) as scratch; the result ends in buf and posBuf.
+func lsdSort(keys, buf []int64, pos, posBuf []uint32, width uint) {
+	if len(keys) < 64 || width == 0 {
+		comparisonSort(keys, pos)
+		copy(buf, keys)
+		copy(posBuf, pos)
+		return
+	}
 	from, to := keys, buf
-	var counts [1 << 16]int
-	for shift := uint(0); shift < 64; shift += 16 {
+	posFrom, posTo := pos, posBuf
+	var counts [256]int
+	for shift := uint(0); shift < width; shift += 8 {
 		clear(counts[:])
 		for _, k := range from {
-			counts[(uint64(k)^signBit)>>shift&0xffff]++
+			counts[(uint64(k)^signBit)>>shift&0xff]++
 		}
-		if counts[(uint64(from[0])^signBit)>>shift&0xffff] == len(from) {
+		if counts[(uint64(from[0])^signBit)>>shift&0xff] == len(from) {
 			continue // every key has this digit
 		}
 		sum := 0
@@ -171,15 +299,40 @@ func sortKeys(keys []int64) {
 			counts[d] = sum
 			sum += c
 		}
-		for _, k := range from {
-			d := (uint64(k) ^ signBit) >> shift & 0xffff
+		for i, k := range from {
+			d := (uint64(k) ^ signBit) >> shift & 0xff
 			to[counts[d]] = k
+			if posFrom != nil {
+				posTo[counts[d]] = posFrom[i]
+			}
 			counts[d]++
 		}
 		from, to = to, from
+		posFrom, posTo = posTo, posFrom
 	}
-	if &from[0] != &keys[0] {
-		copy(keys, from)
+	if &from[0] != &buf[0] {
+		copy(buf, from)
+		copy(posBuf, posFrom)
+	}
+}
+
+// comparisonSort sorts keys ascending, moving pos (when not nil) along.
+func comparisonSort(keys []int64, pos []uint32) {
+	if pos == nil {
+		slices.Sort(keys)
+		return
+	}
+	type pair struct {
+		k int64
+		p uint32
+	}
+	pairs := make([]pair, len(keys))
+	for i := range pairs {
+		pairs[i] = pair{keys[i], pos[i]}
+	}
+	slices.SortFunc(pairs, func(a, b pair) int { return cmp.Compare(a.k, b.k) })
+	for i, pr := range pairs {
+		keys[i], pos[i] = pr.k, pr.p
 	}
 }
 

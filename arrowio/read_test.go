@@ -469,6 +469,7 @@ func TestReadColumnarRoundTrip(t *testing.T) {
 		tc{name: "empty-strings", idType: arrow.BinaryTypes.String, m: 0, n: 2},
 		tc{name: "dense-large", idType: arrow.PrimitiveTypes.Uint32, wType: arrow.PrimitiveTypes.Int64, m: 3000, n: 1500},
 		tc{name: "sparse-large", idType: arrow.PrimitiveTypes.Int64, wType: arrow.PrimitiveTypes.Int64, m: 5000, n: 6000},
+		tc{name: "sparse-large-uint64", idType: arrow.PrimitiveTypes.Uint64, m: 3000, n: 4000},
 	)
 	for ci, c := range cases {
 		for _, enc := range encodings {
@@ -611,25 +612,44 @@ func TestLookupErrors(t *testing.T) {
 }
 
 func TestSortKeys(t *testing.T) {
-	for _, n := range []int{0, 1, 100, 5000, 70000} {
-		seed := uint64(n)
-		rng := rand.New(rand.NewPCG(seed, 1))
-		keys := make([]int64, n)
-		for i := range keys {
-			switch i % 3 {
-			case 0:
-				keys[i] = int64(rng.Uint64())
-			case 1:
-				keys[i] = int64(rng.IntN(1000)) - 500
-			default:
-				keys[i] = int64(rng.Uint64() >> 40)
+	draws := map[string]func(*rand.Rand) int64{
+		"full":    func(r *rand.Rand) int64 { return int64(r.Uint64()) },
+		"small":   func(r *rand.Rand) int64 { return int64(r.IntN(1000)) - 500 },
+		"clumped": func(r *rand.Rand) int64 { return 1<<40 + int64(r.IntN(3))<<20 + int64(r.IntN(50)) },
+		"equal":   func(r *rand.Rand) int64 { return 42 },
+	}
+	for name, draw := range draws {
+		for _, n := range []int{0, 1, 100, 5000, 70000} {
+			seed := uint64(n)
+			rng := rand.New(rand.NewPCG(seed, 1))
+			keys := make([]int64, n)
+			for i := range keys {
+				keys[i] = draw(rng)
 			}
-		}
-		want := slices.Clone(keys)
-		slices.Sort(want)
-		sortKeys(keys)
-		if !slices.Equal(keys, want) {
-			t.Fatalf("n=%d seed %d: sortKeys differs from slices.Sort", n, seed)
+			if n > 10 && name != "equal" {
+				keys[3], keys[7] = math.MinInt64, math.MaxInt64
+			}
+			orig := slices.Clone(keys)
+			want := slices.Clone(keys)
+			slices.Sort(want)
+			pos := make([]uint32, n)
+			for i := range pos {
+				pos[i] = uint32(i)
+			}
+			sortKeysWith(keys, pos)
+			if !slices.Equal(keys, want) {
+				t.Fatalf("%s n=%d seed %d: sortKeysWith differs from slices.Sort", name, n, seed)
+			}
+			for i, p := range pos {
+				if orig[p] != keys[i] {
+					t.Fatalf("%s n=%d seed %d: pos[%d]=%d does not follow its key", name, n, seed, i, p)
+				}
+			}
+			plain := slices.Clone(orig)
+			sortKeys(plain)
+			if !slices.Equal(plain, want) {
+				t.Fatalf("%s n=%d seed %d: sortKeys differs from slices.Sort", name, n, seed)
+			}
 		}
 	}
 }

@@ -227,9 +227,10 @@ func TestListenAddr(t *testing.T) {
 	}{
 		{":8815", false, "127.0.0.1:8815", "loopback only", false},
 		{":8815", true, ":8815", "", false},
-		{"127.0.0.1:9", false, "127.0.0.1:9", "", false},
-		{"localhost:9", false, "localhost:9", "", false},
-		{"[::1]:9", false, "[::1]:9", "", false},
+		{"127.0.0.1:9", false, "127.0.0.1:9", "loopback only", false},
+		{"localhost:9", false, "localhost:9", "loopback only", false},
+		{"[::1]:9", false, "[::1]:9", "loopback only", false},
+		{"127.0.0.1:9", true, "127.0.0.1:9", "", false},
 		{"0.0.0.0:9", false, "0.0.0.0:9", "without authentication or TLS", false},
 		{"0.0.0.0:9", true, "0.0.0.0:9", "", false},
 		{"8815", false, "", "", true},

@@ -135,10 +135,13 @@ func listenAddr(addr string, secured bool) (string, string, error) {
 		return net.JoinHostPort("127.0.0.1", port),
 			"listening on loopback only because neither --auth-token-file nor --tls-cert is set; name an interface in --addr (such as 0.0.0.0:" + port + ") to listen elsewhere", nil
 	}
-	if !secured && !isLoopback(host) {
-		return addr, "listening on " + host + " without authentication or TLS: anyone who reaches this address can upload, run and drop graphs", nil
+	switch {
+	case secured:
+		return addr, "", nil
+	case isLoopback(host):
+		return addr, "listening on loopback only, without authentication or TLS; set --auth-token-file and --tls-cert to serve other machines", nil
 	}
-	return addr, "", nil
+	return addr, "listening on " + host + " without authentication or TLS: anyone who reaches this address can upload, run and drop graphs", nil
 }
 
 func isLoopback(host string) bool {

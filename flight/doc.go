@@ -18,15 +18,23 @@
 // (the same JSON as `pathctl info --json`).
 //
 // Graphs are stored under the data directory so that they survive a
-// restart: the uploaded table as an Arrow IPC file under data/, and a JSON
-// sidecar with its options and counts under graphs/NAME.json. The sidecar is
-// the commit point: it is written to tmp/, synced and renamed into place
-// only after the table has been validated and synced, so a crash at any
-// moment leaves every graph either completely stored or absent. At start
-// the server removes tmp/ and every data file no sidecar names.
+// restart: the uploaded table as an Arrow IPC file under data/ (dictionary
+// columns decoded, since an IPC file holds one dictionary per column while
+// a stream may change it batch by batch), and a JSON sidecar with its
+// options and counts under graphs/NAME.json. The sidecar is the commit
+// point: it is written to tmp/, synced and renamed into place only after
+// the table has been validated and synced, so a crash at any moment leaves
+// every graph either completely stored or absent. At start the server
+// empties tmp/ and removes every data file no sidecar names. An upload to
+// an existing name replaces the graph; the old table goes once the new
+// sidecar is in place. Stored graphs are read back on first use and stay
+// in memory until dropped or replaced.
 //
 // Computations share the machine through a queue of Config.MaxConcurrent
-// slots. A client that cancels or disconnects stops its job. Errors carry
+// slots. A client that cancels or disconnects stops its job. Results are
+// sent in messages of about Config.MaxBatchBytes (3 MiB), under the 4 MiB
+// that gRPC clients accept by default. Every call is logged in one line:
+// method, graph, algorithm, engine, rows, bytes, time, status code, peer. Errors carry
 // gRPC status codes a client can act on: INVALID_ARGUMENT for malformed
 // requests and bad input, NOT_FOUND for unknown graphs, FAILED_PRECONDITION
 // for negative weights and negative cycles, RESOURCE_EXHAUSTED for limits

@@ -91,11 +91,14 @@ func NewServer(cfg Config) (*Server, error) {
 		}
 		opts = append(opts, grpc.Creds(creds))
 	}
-	addr, note, err := listenAddr(cfg.Addr, cfg.AuthTokenFile != "" || cfg.TLSCert != "")
+	secured := cfg.AuthTokenFile != "" || cfg.TLSCert != ""
+	addr, note, err := listenAddr(cfg.Addr, secured)
 	if err != nil {
 		return nil, err
 	}
-	if note != "" {
+	if host, _, _ := net.SplitHostPort(addr); note != "" && isLoopback(host) {
+		s.log.Info("flight: " + note)
+	} else if note != "" {
 		s.log.Warn("flight: " + note)
 	}
 	if s.lis, err = net.Listen("tcp", addr); err != nil {

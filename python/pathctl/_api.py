@@ -82,7 +82,10 @@ def stream(edges: Any, *, algorithm: str = "auto", sources: Optional[Iterable[An
     found before that, such as bad input, are raised here). An error later
     in the run is raised by the read that reaches it. The process is reaped
     when the reader is exhausted, and killed and reaped when the reader is
-    closed or dropped before the end.
+    dropped (garbage-collected) before the end: ``del reader``, or let it go
+    out of scope. pyarrow's ``close()`` does not release a Python-backed
+    reader, so ``close()`` alone leaves the process waiting on a full pipe
+    until the reader is dropped.
     """
     run = Run("run", edges, layout=layout, algorithm=algorithm, sources=sources,
               directed=directed, with_predecessors=with_predecessors, engine=engine,

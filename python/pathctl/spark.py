@@ -64,8 +64,11 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
     spark = edges_df.sparkSession
     sc = spark.sparkContext
     columns = [src_col, dst_col]
-    if not unweighted and weight_col in edges_df.columns:
+    weighted = not unweighted and weight_col in edges_df.columns
+    if weighted:
         columns.append(weight_col)
+    else:
+        weight_col = None  # hop counts: no weight column travels
     missing = [c for c in columns if c not in edges_df.columns]
     if missing:
         raise _errors.InvalidInputError(f"pathctl.spark: edges have no column {missing[0]!r} "
@@ -81,12 +84,12 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
     run = {"algorithm": algorithm, "layout": layout, "with_predecessors": with_predecessors,
            "engine": engine}
     local_opts = {"directed": directed, "src_col": src_col, "dst_col": dst_col,
-                  "weight_col": weight_col, "unweighted": unweighted, "binary": binary}
+                  "weight_col": weight_col, "binary": binary}
     if endpoints:
         endpoints = list(endpoints)
         name = graph_name or _graph_name(ipc, local_opts)
         _upload_everywhere(endpoints, name, table, token, tls_root_certs, src_col, dst_col,
-                           weight_col, directed, unweighted)
+                           weight_col, directed)
         first = blocks[0][:1] if blocks else None
         from .client import connect
 
@@ -176,7 +179,7 @@ def _probe_schema(sc, bcast, first, run, local_opts) -> pa.Schema:
         edges = pa.ipc.open_stream(pa.BufferReader(bcast.value))
         reader = stream(edges, sources=first, **run, **local_opts)
         schema = reader.schema
-        reader.close()
+        del reader  # kills and reaps the binary: only the schema was wanted
         return schema.serialize().to_pybytes()
 
     raw = sc.parallelize([0], 1).map(probe).collect()[0]
@@ -224,13 +227,13 @@ def _graph_name(ipc: bytes, opts: Dict[str, Any]) -> str:
 
 
 def _upload_everywhere(endpoints, name, table, token, tls_root_certs, src_col, dst_col,
-                       weight_col, directed, unweighted) -> None:
+                       weight_col, directed) -> None:
     from .client import connect
 
     for uri in endpoints:
         with connect(uri, token=token, tls_root_certs=tls_root_certs) as client:
             client.upload(name, table, src_col=src_col, dst_col=dst_col, weight_col=weight_col,
-                          directed=directed, unweighted=unweighted)
+                          directed=directed, unweighted=weight_col is None)
 
 
 def _spark_type(t: pa.DataType) -> pa.DataType:

@@ -179,3 +179,25 @@ def test_unreachable_server():
     with pathctl.connect("grpc://127.0.0.1:1") as c:
         with pytest.raises(pathctl.ServiceUnavailableError):
             c.graphs()
+
+
+def test_tls(tmp_path, graph_file):
+    edges, path, d = graph_file
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-keyout", str(key), "-out", str(cert), "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+                   check=True, capture_output=True)
+    srv = Server(tmp_path / "data", "--tls-cert", str(cert), "--tls-key", str(key))
+    try:
+        uri = srv.uri.replace("grpc://", "grpc+tls://")
+        with pathctl.connect(uri, tls_root_certs=str(cert)) as c:  # a PEM file path
+            c.upload("over-tls", edges)
+            assert_tables_equal(c.apsp("over-tls"), cli_result(path, d))
+        with pathctl.connect(uri, tls_root_certs=cert.read_bytes()) as c:  # PEM bytes
+            assert [g["name"] for g in c.graphs()] == ["over-tls"]
+        with pathctl.connect(srv.uri) as plain:  # no TLS against a TLS server
+            with pytest.raises(pathctl.PathctlError):
+                plain.graphs()
+    finally:
+        srv.stop()

@@ -104,3 +104,20 @@ def test_large_input_through_pipes_does_not_deadlock():
 def test_bad_edges_type():
     with pytest.raises(TypeError, match="edges must be"):
         pathctl.apsp(42)
+
+
+@pytest.mark.parametrize("id_type", ["string", "large_string", "string_view", "dictionary"])
+def test_string_id_encodings(id_type, tmp_path):
+    edges = random_edges(33, 30, 90, ids="string")
+    want = cli_result(write_arrow(edges, tmp_path / "edges.arrow"), tmp_path)
+    if id_type == "dictionary":
+        cast = pa.table({"src": edges.column("src").dictionary_encode(),
+                         "dst": edges.column("dst").dictionary_encode(),
+                         "weight": edges.column("weight")})
+    else:
+        t = getattr(pa, id_type)()
+        cast = edges.cast(pa.schema([("src", t), ("dst", t), ("weight", pa.int32())]))
+    got = pathctl.apsp(cast)
+    assert pa.types.is_string(got.schema.field("source").type) or \
+        pa.types.is_large_string(got.schema.field("source").type)
+    assert_tables_equal(got.cast(want.schema), want)

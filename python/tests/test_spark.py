@@ -75,6 +75,15 @@ def test_spark_sources_undirected_predecessors(spark, graph):
                         want.replace_schema_metadata(None))
 
 
+def test_spark_unweighted_string_ids(spark, tmp_path):
+    edges = random_edges(72, 30, 90, weights="none", ids="string")
+    path = write_arrow(edges, tmp_path / "edges.arrow")
+    result = pathctl.spark.apsp(spark.createDataFrame(edges), block_size=64)  # one task
+    want = cli_result(path, tmp_path)
+    assert_tables_equal(to_arrow(result).cast(want.schema.remove_metadata()),
+                        want.replace_schema_metadata(None))
+
+
 def test_spark_endpoints(spark, graph, tmp_path):
     edges, path, d = graph
     df = spark.createDataFrame(edges)

@@ -41,9 +41,7 @@ def test_stream_reads_incrementally_and_reaps_when_closed_early():
     first = reader.read_next_batch()
     assert first.num_rows > 0
     assert child_pids(), "the binary should still be running with the rest of the result"
-    reader.close()
-    del reader
-    gc.collect()
+    del reader  # dropping the reader kills and reaps the binary
     wait_no_children()
 
 
