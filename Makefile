@@ -19,7 +19,8 @@ run: build
 	@mkdir -p out
 	$(BIN) run testdata/sample.parquet -o out/sample-apsp.arrow --verbose
 	$(BIN) run testdata/sample.parquet --layout stats -o out/sample-stats.csv --quiet
-	@echo "most central vertices (harmonic centrality), from out/sample-stats.csv:"
+	@echo "the five most central vertices (by harmonic centrality), from out/sample-stats.csv:"
+	@head -1 out/sample-stats.csv
 	@sort -t, -k6 -g -r out/sample-stats.csv | grep -v '^source' | head -5
 
 test: test-go test-race fuzz kernels-check test-python
@@ -32,7 +33,7 @@ test-go: build
 test-race:
 	CGO_ENABLED=1 $(GO) test -count=1 -race -short ./cpu/... ./pipeline/...
 
-FUZZ_TARGETS := arrowio:FuzzReadCSV arrowio:FuzzReadIPC arrowio:FuzzReadParquet arrowio:FuzzReadDIMACS graph:FuzzBuild
+FUZZ_TARGETS := arrowio:FuzzReadCSV arrowio:FuzzReadIPC arrowio:FuzzReadParquet arrowio:FuzzReadDIMACS graph:FuzzBuild flight:FuzzParseQuery flight:FuzzValidateName
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; fn=$${t##*:}; \
