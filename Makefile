@@ -66,11 +66,11 @@ $(VENV)/.installed: python/pyproject.toml bench/requirements.txt
 	touch $@
 
 test-python: build $(VENV)/.installed
-	PATHCTL_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q python/tests
+	PATHCTL_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q python/tests bench/test_bench_cpu.py
 	PATHCTL_BIN=$(CURDIR)/$(BIN) $(PY) python/examples/run_notebook.py python/examples/quickstart.ipynb
 
 bench-cpu: build $(VENV)/.installed
-	$(PY) bench/bench_cpu.py
+	$(PY) bench/bench_cpu.py $(BENCH_ARGS)
 
 clean:
 	rm -rf bin out

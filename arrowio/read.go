@@ -355,6 +355,9 @@ func readParquet(r readAtSeeker, size int64, name string, opt ReadOptions) (*Edg
 			}
 		}
 	}
+	// Columns are read one after the other: pqarrow's parallel mode decodes
+	// in goroutines of its own, where a panic on a corrupt page could not
+	// be recovered into an error.
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: parquetBatchRows}, mem)
 	if err != nil {
 		return nil, fmt.Errorf("arrowio: %s: %w", name, err)
@@ -382,7 +385,9 @@ func readParquet(r readAtSeeker, size int64, name string, opt ReadOptions) (*Edg
 		return nil, fmt.Errorf("arrowio: %s: %w", name, err)
 	}
 	defer rr.Release()
-	return EdgesFromRecords(rr, name, opt)
+	// Reserve for the rows the footer announces, unless that is more than
+	// the file could plausibly hold (a corrupt footer).
+	return edgesFromRecords(rr, name, opt, min(pf.NumRows(), 64*size))
 }
 
 func appendLeaves(dst []int, f *pqarrow.SchemaField) []int {

@@ -183,12 +183,18 @@ func commonStringType(a, b arrow.DataType) arrow.DataType {
 // It does not Release rr. Columns and errors are as for ReadEdges; rows are
 // counted from 0 over all batches.
 func EdgesFromRecords(rr array.RecordReader, name string, opt ReadOptions) (t *EdgeTable, err error) {
+	return edgesFromRecords(rr, name, opt, 0)
+}
+
+// edgesFromRecords is EdgesFromRecords with the number of rows to expect,
+// when the source knows it (0 otherwise), so that columns grow only once.
+func edgesFromRecords(rr array.RecordReader, name string, opt ReadOptions, rowsHint int64) (t *EdgeTable, err error) {
 	defer recoverCorrupt(name, &err)
 	cols, err := findColumns(rr.Schema(), name, opt)
 	if err != nil {
 		return nil, err
 	}
-	acc := newEdgeAccumulator(name, cols)
+	acc := newEdgeAccumulator(name, cols, int(max(0, min(rowsHint, maxRowsHint))))
 	var row int64
 	for rr.Next() {
 		rec := rr.RecordBatch()
@@ -217,16 +223,20 @@ type edgeAccumulator struct {
 	weighted bool
 }
 
-func newEdgeAccumulator(name string, cols columnSet) *edgeAccumulator {
+// maxRowsHint caps the capacity reserved from a file's own row count, which
+// a corrupt file may overstate.
+const maxRowsHint = 1 << 28
+
+func newEdgeAccumulator(name string, cols columnSet, rows int) *edgeAccumulator {
 	a := &edgeAccumulator{name: name, cols: cols, weighted: cols.weight >= 0}
 	if cols.kind == kindString {
 		a.strs = newStringTable()
-		a.srcProv, a.dstProv = []int32{}, []int32{}
+		a.srcProv, a.dstProv = make([]int32, 0, rows), make([]int32, 0, rows)
 	} else {
-		a.srcKeys, a.dstKeys = []int64{}, []int64{}
+		a.srcKeys, a.dstKeys = make([]int64, 0, rows), make([]int64, 0, rows)
 	}
 	if a.weighted {
-		a.weights.init(cols.wType)
+		a.weights.init(cols.wType, rows)
 	}
 	return a
 }
@@ -365,7 +375,7 @@ func appendIntegers(dst []int64, arr arrow.Array, unsignedOrder bool) (out []int
 	case *array.Int32:
 		return appendSigned(dst, a.Int32Values()), -1, true
 	case *array.Int64:
-		return appendSigned(dst, a.Int64Values()), -1, true
+		return append(dst, a.Int64Values()...), -1, true
 	case *array.Uint8:
 		return appendUnsigned(dst, a.Uint8Values(), unsignedOrder), -1, true
 	case *array.Uint16:
@@ -460,14 +470,14 @@ type weightColumn struct {
 	f64  []float64
 }
 
-func (w *weightColumn) init(t arrow.DataType) {
+func (w *weightColumn) init(t arrow.DataType, rows int) {
 	switch t.ID() {
 	case arrow.FLOAT16, arrow.FLOAT32:
-		w.f32 = []float32{}
+		w.f32 = make([]float32, 0, rows)
 	case arrow.FLOAT64:
-		w.f64 = []float64{}
+		w.f64 = make([]float64, 0, rows)
 	default:
-		w.ints = []int64{}
+		w.ints = make([]int64, 0, rows)
 	}
 }
 

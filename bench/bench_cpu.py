@@ -377,11 +377,12 @@ def sample_sources(n: int, k: int, rng: np.random.Generator) -> np.ndarray:
 def bench_graph(spec: GraphSpec, args: argparse.Namespace, report: Report, log) -> None:
     out = args.out
     parquet = os.path.join(out, spec.name + ".parquet")
-    gen_seconds = run_timed(spec.gen_command(args.pathctl, parquet, args.seed), log)
+    extra = ["--float-weights"] if args.float_weights else []
+    gen_seconds = run_timed(spec.gen_command(args.pathctl, parquet, args.seed) + extra, log)
     g = load_parquet(parquet)
     n, m = g.n, g.m
     report.notes.append(
-        f"{spec.name}: `pathctl gen {spec.kind} {' '.join(spec.args)} --seed {args.seed}`: "
+        f"{spec.name}: `{shlex.join(['pathctl', 'gen', spec.kind, *spec.args, '--seed', str(args.seed), *extra])}`: "
         f"{g.rows} rows, {n} vertices that occur, {m} distinct arcs; generated and written in {gen_seconds:.2f} s"
     )
     print(f"{spec.name}: n={n} m={m} (rows {g.rows})", file=log, flush=True)
@@ -549,6 +550,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--block", type=int, default=64, help="sources per process-pool task (default 64)")
     p.add_argument("--nx-samples", type=int, default=None, help="sources timed for networkx (default 16; quick 4); 0 skips it")
     p.add_argument("--nx-max-arcs", type=int, default=100_000, help="networkx only on graphs with at most this many arcs (default 100000)")
+    p.add_argument("--float-weights", action="store_true", help="float64 weights (pathctl gen --float-weights) instead of integers 1..100")
     p.add_argument("--keep-outputs", action="store_true", help="keep the matrix results (n² distances each)")
     args = p.parse_args(argv)
     quick = args.quick

@@ -138,6 +138,11 @@ def matrix_from_table(table: pa.Table) -> Union[np.ndarray, np.ma.MaskedArray]:
     column = table.column("distance")
     n = column.type.list_size
     rows = table.num_rows
+    meta = table.schema.metadata or {}
+    if rows == 0 and b"pathctl.num_vertices" in meta:
+        # arrow-go cannot declare fixed_size_list[0], so an empty graph's
+        # matrix says [1]; the metadata has the true vertex count.
+        n = int(meta[b"pathctl.num_vertices"])
     parts = []
     for chunk in column.chunks:
         if len(chunk) == 0:

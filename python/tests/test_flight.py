@@ -111,8 +111,11 @@ def test_upload_kinds_and_options(client, graph_file, tmp_path):
     pq.write_table(renamed, tmp_path / "e.parquet")
     client.upload("from-parquet", str(tmp_path / "e.parquet"), src_col="a", dst_col="b",
                   weight_col="w", directed=False)
-    client.upload("from-pandas", renamed.to_pandas(), src_col="a", dst_col="b", weight_col="w",
-                  directed=False)
+    stored = client.upload("from-pandas", renamed.to_pandas(), src_col="a", dst_col="b", weight_col="w",
+                           directed=False)
+    n = len(set(edges.column("src").to_pylist()) | set(edges.column("dst").to_pylist()))
+    assert stored["vertices"] == n and stored["edges"] == edges.num_rows
+    assert stored["directed"] is False
     want = cli_result(path, d, "--undirected")
     assert_tables_equal(client.apsp("from-parquet"), want)
     assert_tables_equal(client.apsp("from-pandas"), want)

@@ -103,3 +103,10 @@ def test_empty_matrix_table():
                       "distance": pa.array([], pa.list_(pa.float64(), 4))})
     M = pathctl.matrix_from_table(empty)
     assert M.shape == (0, 4)
+
+
+def test_empty_graph():
+    empty = pa.table({"src": pa.array([], pa.int64()), "dst": pa.array([], pa.int64())})
+    D, ids = pathctl.distance_matrix(empty)
+    assert D.shape == (0, 0)
+    assert len(ids) == 0
