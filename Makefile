@@ -58,7 +58,7 @@ gpu-test: build
 	printf '#!/usr/bin/env bash\n# Runs the GPU suites from their package directories (they read testdata).\nset -eu\ncd "$$(dirname "$$0")/.."\n(cd gpu && ../bin/gpu.test -test.count=1 "$$@")\n(cd pipeline && ../bin/pipeline.test -test.count=1 "$$@")\n' > bin/gpu-test.sh
 	chmod +x bin/gpu-test.sh
 
-$(VENV)/.installed: python/pyproject.toml bench/requirements.txt
+$(VENV)/.installed: python/pyproject.toml python/requirements-test.txt bench/requirements.txt
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r python/requirements-test.txt -r bench/requirements.txt
@@ -67,7 +67,6 @@ $(VENV)/.installed: python/pyproject.toml bench/requirements.txt
 
 test-python: build $(VENV)/.installed
 	PATHCTL_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q python/tests bench/test_bench_cpu.py
-	PATHCTL_BIN=$(CURDIR)/$(BIN) $(PY) python/examples/run_notebook.py python/examples/quickstart.ipynb
 
 bench-cpu: build $(VENV)/.installed
 	$(PY) bench/bench_cpu.py $(BENCH_ARGS)

@@ -6,9 +6,11 @@ package arrowio
 // weight is an integer, float64 otherwise. Ids are kept as integers while
 // every one seen is written canonically (no sign, no leading zero); the first
 // id that is not switches to interning the text, so that "007" and "7" stay
-// distinct if the ids turn out to be strings after all.
+// distinct if the ids turn out to be strings after all. Fields are taken
+// without the spaces around them ("1, 2, 3" is the edge 1 -> 2 of weight 3).
 
 import (
+	"cmp"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -24,6 +26,7 @@ import (
 func readDelimited(r io.Reader, name, format string, opt ReadOptions) (*EdgeTable, error) {
 	cr := csv.NewReader(r)
 	cr.ReuseRecord = true
+	cr.TrimLeadingSpace = true
 	if format == FormatTSV {
 		cr.Comma = '\t'
 		cr.LazyQuotes = true
@@ -68,6 +71,7 @@ func readDelimited(r io.Reader, name, format string, opt ReadOptions) (*EdgeTabl
 	}
 	ids := &textIDs{intMode: true, allInt: true, srcKeys: []int64{}, dstKeys: []int64{}}
 	var weights textWeights
+	var lines lineMap
 	if wIdx >= 0 {
 		weights.ints = []int64{}
 	}
@@ -80,6 +84,7 @@ func readDelimited(r io.Reader, name, format string, opt ReadOptions) (*EdgeTabl
 			return nil, fmt.Errorf("arrowio: %s: %w", name, err)
 		}
 		line, _ := cr.FieldPos(0)
+		lines.add(line)
 		if err := ids.add(rec[srcIdx], 0, name, srcCol, line); err != nil {
 			return nil, err
 		}
@@ -101,6 +106,10 @@ func readDelimited(r io.Reader, name, format string, opt ReadOptions) (*EdgeTabl
 		}
 	}
 	if t.Edges.Src, t.Edges.Dst, t.Vertices, err = ids.finish(name, srcCol, dstCol); err != nil {
+		var limit *vertexLimitError
+		if errors.As(err, &limit) {
+			return nil, fmt.Errorf("arrowio: %s: column %q line %d: more than %d distinct vertices; dense ids are int32", name, limit.col, lines.line(limit.row), maxVertexCount)
+		}
 		return nil, err
 	}
 	t.Edges.NumVertices = t.Vertices.Len()
@@ -120,6 +129,9 @@ type textIDs struct {
 }
 
 func (t *textIDs) add(text string, column int, name, col string, line int) error {
+	if n := len(text); n > 0 && (text[n-1] == ' ' || text[0] == ' ') {
+		text = strings.Trim(text, " ")
+	}
 	if text == "" {
 		return fmt.Errorf("arrowio: %s: column %q line %d: empty (null) id", name, col, line)
 	}
@@ -271,4 +283,33 @@ func (w *textWeights) add(text string, name, col string, line int) error {
 	}
 	w.floats = append(w.floats, f)
 	return nil
+}
+
+// lineMap maps data rows (0-based) to the lines they start on: row r is on
+// line r+2 until a quoted field spans lines; only the rows where the offset
+// changes are kept.
+type lineMap struct {
+	rows    int64
+	changes []lineChange
+}
+
+type lineChange struct{ row, line int64 }
+
+func (m *lineMap) add(line int) {
+	if int64(line) != m.line(m.rows) {
+		m.changes = append(m.changes, lineChange{m.rows, int64(line)})
+	}
+	m.rows++
+}
+
+func (m *lineMap) line(row int64) int64 {
+	i, _ := slices.BinarySearchFunc(m.changes, row, func(c lineChange, r int64) int { return cmp.Compare(c.row, r) })
+	if i < len(m.changes) && m.changes[i].row == row {
+		return m.changes[i].line
+	}
+	if i == 0 {
+		return row + 2
+	}
+	c := m.changes[i-1]
+	return c.line + row - c.row
 }

@@ -181,6 +181,24 @@ func formatFor(t *testing.T, file string, opt ReadOptions) string {
 	return f
 }
 
+// TestReadCSVSpaces: spaces around fields are not part of the values.
+func TestReadCSVSpaces(t *testing.T) {
+	got, err := ReadEdgesFrom(strings.NewReader("src, dst , weight\n1, 2 , 3\n 2 ,10, 4.5 \n"), "e.csv", ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Vertices.Ints, []int64{1, 2, 10}) || !slices.Equal(got.Edges.Float64Weights, []float64{3, 4.5}) {
+		t.Fatalf("vertices %v weights %v", got.Vertices.Ints, got.Edges.Float64Weights)
+	}
+	got, err = ReadEdgesFrom(strings.NewReader("src\tdst\nnew york \t boston\n"), "e.tsv", ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Vertices.Strings, []string{"boston", "new york"}) {
+		t.Fatalf("vertices %q", got.Vertices.Strings)
+	}
+}
+
 // TestReadCSVNonCanonicalIntegers: ids that are all integers are int64 ids
 // even when written "007" or "+7", and those are the vertex 7.
 func TestReadCSVNonCanonicalIntegers(t *testing.T) {

@@ -164,12 +164,29 @@ func (o *ReadOptions) format(name string) (string, error) {
 // ReadEdges reads an edge table from a file; "-" reads standard input, as an
 // Arrow IPC stream unless opt.Format names another format. It takes the
 // format from the extension when opt.Format is "". Parquet and Arrow IPC
-// files are read in place (record batch by batch); text formats are
-// decompressed on the fly when gzip or zstd compressed.
+// files are read in place, record batch by batch; text formats are
+// decompressed on the fly when gzip or zstd compressed (recognised by their
+// magic numbers).
+//
+// Ids are any Arrow integer type or strings (utf8, large_utf8, string_view,
+// or a dictionary of them); src and dst must be of one kind, and integer
+// types of different widths widen to one. Weights are any integer type
+// (read as int64; uint64 above MaxInt64 fails) or float16, float32 (read as
+// float32) or float64. CSV and TSV need a header row; their ids are int64
+// when every id is an integer and strings otherwise, their weights int64
+// when every weight is an integer and float64 otherwise. DIMACS graphs have
+// the vertices 1..N, isolated ones included, and int64 weights.
+//
+// Dense ids follow the ascending order of the external ids (numeric, uint64
+// as unsigned, strings byte-wise). Building the dictionary takes O(m) when
+// integer ids span a range within a few times the edge count, O(m) radix
+// sorting otherwise, and one hash lookup per string id.
 //
 // It fails on a missing or mistyped column, a null id or weight, a NaN or
 // infinite weight, more distinct vertices than int32 ids hold, or a
-// truncated or corrupt file; the error names the file, the column and the row.
+// truncated or corrupt file. Errors are one line prefixed "arrowio: " and
+// name the file, the column and the row (0-based over the whole table for
+// columnar formats, "line N" counting the header as line 1 for text).
 func ReadEdges(path string, opt ReadOptions) (*EdgeTable, error) {
 	if path == "-" {
 		return ReadEdgesFrom(os.Stdin, "-", opt)

@@ -227,6 +227,12 @@ func TestReadBadText(t *testing.T) {
 		_, err := ReadEdgesFrom(strings.NewReader("src,dst\na,b\nb,c\nc,d\n"), "v.csv", ReadOptions{})
 		assertError(t, err, "v.csv", `column "dst" line 4: more than 3 distinct vertices`)
 	})
+	t.Run("csv-too-many-int-vertices", func(t *testing.T) {
+		defer func(old int) { maxVertexCount = old }(maxVertexCount)
+		maxVertexCount = 3
+		_, err := ReadEdgesFrom(strings.NewReader("src,dst,note\n1,2,\"two\nlines\"\n2,3,x\n3,4,x\n"), "v.csv", ReadOptions{})
+		assertError(t, err, "v.csv", `column "dst" line 5: more than 3 distinct vertices`)
+	})
 	t.Run("missing-file", func(t *testing.T) {
 		_, err := ReadEdges("does-not-exist.parquet", ReadOptions{})
 		assertError(t, err, "does-not-exist.parquet")

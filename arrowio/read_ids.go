@@ -30,7 +30,18 @@ import (
 var maxVertexCount = graph.MaxVertices
 
 func tooManyVertices(name, col string, row int64) error {
-	return fmt.Errorf("arrowio: %s: column %q row %d: more than %d distinct vertices; dense ids are int32", name, col, row, maxVertexCount)
+	return &vertexLimitError{name: name, col: col, row: row}
+}
+
+// vertexLimitError reports the row where the vertex count passes
+// maxVertexCount; text readers restate the row as a line.
+type vertexLimitError struct {
+	name, col string
+	row       int64
+}
+
+func (e *vertexLimitError) Error() string {
+	return fmt.Sprintf("arrowio: %s: column %q row %d: more than %d distinct vertices; dense ids are int32", e.name, e.col, e.row, maxVertexCount)
 }
 
 // parallelFor runs fn over [0, n) in contiguous chunks, one per core, when n

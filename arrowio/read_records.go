@@ -245,6 +245,11 @@ func (a *edgeAccumulator) add(rec arrow.RecordBatch, row int64) error {
 	if int(rec.NumCols()) <= max(a.cols.src, a.cols.dst, a.cols.weight) {
 		return fmt.Errorf("arrowio: %s: record batch at row %d has %d columns, the schema more", a.name, row, rec.NumCols())
 	}
+	for _, idx := range a.cols.fieldIndices() {
+		if n := rec.Column(idx).Len(); int64(n) != rec.NumRows() {
+			return fmt.Errorf("arrowio: %s: column %q has %d values in a batch of %d rows at row %d", a.name, rec.ColumnName(idx), n, rec.NumRows(), row)
+		}
+	}
 	type idCol struct {
 		name string
 		t    arrow.DataType

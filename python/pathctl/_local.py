@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import weakref
 from collections import deque
 from typing import Any, Iterable, List, Mapping, Optional, Sequence
 
@@ -84,6 +85,9 @@ class Run:
         env = options.pop("env", None)
         self._input = as_edge_input(edges)
         self._tmpdir = tempfile.mkdtemp(prefix="pathctl-")
+        # Removes the temporary files when cleanup() runs, or at the latest
+        # when this run is collected or the interpreter exits.
+        self._remove_tmp = weakref.finalize(self, shutil.rmtree, self._tmpdir, True)
         # keep_tmp keeps the temporary files after a successful finish(), for
         # the caller to read the vertices file and then call cleanup().
         self.keep_tmp = False
@@ -148,6 +152,9 @@ class Run:
         except OSError as exc:
             self.cleanup()
             raise _errors.BinaryNotFoundError(f"cannot start {binary}: {exc}; {INSTALL_HINT}") from exc
+        # A run abandoned without finish() or abort() is killed when it is
+        # collected or the interpreter exits.
+        self._kill_at_exit = weakref.finalize(self, _kill_quietly, self.proc)
         self._stderr_lines: deque = deque(maxlen=200)
         self._feed_error: Optional[BaseException] = None
         self._stderr_thread = threading.Thread(target=self._drain_stderr, daemon=True)
@@ -269,9 +276,7 @@ class Run:
 
     def cleanup(self) -> None:
         """Remove the temporary files (sources, vertices)."""
-        if self._tmpdir:
-            shutil.rmtree(self._tmpdir, ignore_errors=True)
-            self._tmpdir = ""
+        self._remove_tmp()
 
     def read_vertices(self) -> pa.Array:
         """The ``vertex`` column the binary wrote with --vertices-out."""
@@ -283,6 +288,15 @@ class Run:
                 source.seek(0)
                 table = pa.ipc.open_stream(source).read_all()
         return table.column("vertex").combine_chunks()
+
+
+def _kill_quietly(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        try:
+            proc.kill()
+            proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
 
 
 def _is_broken_pipe(exc: BaseException) -> bool:
