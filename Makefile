@@ -6,7 +6,7 @@ PY        := $(VENV)/bin/python
 FUZZTIME  ?= 8s
 export CGO_ENABLED := 0
 
-.PHONY: all build run test test-go test-race fuzz test-python kernels kernels-check gpu-test bench-cpu bench clean
+.PHONY: fixtures all build run test test-go test-race fuzz test-python kernels kernels-check gpu-test bench-cpu bench clean
 
 all: build
 
@@ -31,7 +31,7 @@ test-go: build
 
 # The race detector needs cgo; it runs on the packages with concurrency.
 test-race:
-	CGO_ENABLED=1 $(GO) test -count=1 -race -short ./cpu/... ./pipeline/...
+	CGO_ENABLED=1 $(GO) test -count=1 -race -short ./cpu/... ./pipeline/... ./arrowio/... ./flight/...
 
 FUZZ_TARGETS := arrowio:FuzzReadCSV arrowio:FuzzReadIPC arrowio:FuzzReadParquet arrowio:FuzzReadDIMACS graph:FuzzBuild flight:FuzzParseQuery flight:FuzzValidateName
 fuzz:
@@ -70,6 +70,10 @@ test-python: build $(VENV)/.installed
 
 bench-cpu: build $(VENV)/.installed
 	$(PY) bench/bench_cpu.py $(BENCH_ARGS)
+
+# The bundled sample graphs in testdata/, rebuilt deterministically.
+fixtures:
+	$(GO) run ./internal/cmd/mkfixtures
 
 clean:
 	rm -rf bin out

@@ -85,7 +85,10 @@ func BenchmarkReadFormats(b *testing.B) {
 		"edges.arrows":  writeIPCStream(b, schema, recs),
 		"edges.csv":     text.Bytes(),
 	}
-	for _, name := range []string{"edges.parquet", "edges.arrow", "edges.arrows", "edges.csv"} {
+	strSchema, strRecs := benchRecords(b, "string", m, n)
+	defer releaseAll(strRecs)
+	inputs["strings.parquet"] = writeParquetRows(b, strSchema, strRecs, 1<<18)
+	for _, name := range []string{"edges.parquet", "edges.arrow", "edges.arrows", "edges.csv", "strings.parquet"} {
 		b.Run(name, func(b *testing.B) {
 			data := inputs[name]
 			b.SetBytes(int64(len(data)))

@@ -3,10 +3,14 @@ package arrowio
 // Building the vertex dictionary. Integer ids are gathered as order keys
 // (int64 whose signed order is the id order), then either ranked through a
 // table over [min, max] when the ids are dense enough (the common case of ids
-// 0..n-1 or 1..n: O(m + span)), or sorted with an LSD radix sort, deduplicated
-// and looked up by binary search in parallel (O(m log n)). String ids are
-// interned as they arrive (one hash lookup per value, one copy per distinct
-// id), and the distinct strings are sorted once at the end.
+// 0..n-1 or 1..n: O(m + span)), or radix sorted together with their
+// positions (one MSD pass, then LSD passes over the 256 buckets in parallel)
+// so that one walk over the sorted run both deduplicates them and writes
+// every dense id (O(m), no search). Past 2^31 edges, where positions no
+// longer fit uint32, the distinct keys are looked up by binary search
+// instead. String ids are interned as they arrive (one hash lookup per
+// value, one copy per distinct id), and the distinct strings are sorted once
+// at the end.
 
 import (
 	"cmp"
@@ -24,6 +28,11 @@ import (
 
 	"github.com/pathctl/pathctl/graph"
 )
+
+// positionLimit is the most id occurrences (twice the edges) that
+// denseBySort's uint32 positions index; a variable so that tests can reach
+// the path beyond it.
+var positionLimit uint64 = math.MaxUint32
 
 // maxVertexCount is the most distinct vertices a graph may have; a variable
 // so that tests can lower it.
@@ -83,7 +92,7 @@ func denseIntIDs(srcKeys, dstKeys []int64, name, srcCol, dstCol string) (verts [
 	if span < uint64(4*m)+1<<16 {
 		return denseByTable(srcKeys, dstKeys, lo, int(span)+1, src, dst, name, srcCol, dstCol)
 	}
-	if 2*uint64(m) <= math.MaxUint32 {
+	if 2*uint64(m) <= positionLimit {
 		verts, err := denseBySort(srcKeys, dstKeys, src, dst, name, srcCol, dstCol)
 		return verts, src, dst, err
 	}
@@ -388,12 +397,29 @@ func (t *stringTable) appendColumn(dst []int32, arr arrow.Array, name, col strin
 	if !ok || !isStringType(arr.DataType()) {
 		return dst, fmt.Errorf("arrowio: %s: column %q has type %s; ids must be integers or strings", name, col, arr.DataType())
 	}
-	for i, n := 0, vals.Len(); i < n; i++ {
+	// Ids seen in earlier batches, most of them once a graph is under way,
+	// are looked up in parallel (concurrent reads of a map are safe); the
+	// rest are then interned in row order, as a sequential pass would.
+	n, base := vals.Len(), len(dst)
+	dst = slices.Grow(dst, n)[:base+n]
+	parallelFor(n, func(a, b int) {
+		for i := a; i < b; i++ {
+			id, found := t.index[vals.Value(i)]
+			if !found {
+				id = -1
+			}
+			dst[base+i] = id
+		}
+	})
+	for i := 0; i < n; i++ {
+		if dst[base+i] >= 0 {
+			continue
+		}
 		id, ok := t.intern(vals.Value(i))
 		if !ok {
-			return dst, tooManyVertices(name, col, row+int64(i))
+			return dst[:base], tooManyVertices(name, col, row+int64(i))
 		}
-		dst = append(dst, id)
+		dst[base+i] = id
 	}
 	return dst, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -102,5 +103,64 @@ func TestReadHugeSchemaVector(t *testing.T) {
 	assertError(t, err, "bad.arrow", "schema metadata is corrupt")
 	if !slices.Equal(file[:6], []byte(arrowFileMagic)) {
 		t.Fatal("test file lost its magic")
+	}
+}
+
+// TestReadRichSchemas: the schema check accepts what writers produce around
+// the edge columns: nested, dictionary, union and timestamp columns, and
+// metadata on the schema and on fields.
+func TestReadRichSchemas(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	fieldMeta := arrow.NewMetadata([]string{"unit", "note"}, []string{"km", "x"})
+	schemaMeta := arrow.NewMetadata([]string{"origin"}, []string{"test"})
+	extra := []arrow.Field{
+		{Name: "tags", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true, Metadata: fieldMeta},
+		{Name: "pos", Type: arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Float64}, arrow.Field{Name: "y", Type: arrow.ListOf(arrow.PrimitiveTypes.Int8)}), Nullable: true},
+		{Name: "attrs", Type: arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int32), Nullable: true},
+		{Name: "kind", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.BinaryTypes.String}, Nullable: true},
+		{Name: "at", Type: &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "Europe/Paris"}, Nullable: true},
+	}
+	union := arrow.Field{Name: "u", Type: arrow.SparseUnionOf([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int32, Nullable: true}, {Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}}, []arrow.UnionTypeCode{5, 9}), Nullable: true}
+	fields := append([]arrow.Field{
+		{Name: "src", Type: arrow.PrimitiveTypes.Int64, Metadata: fieldMeta},
+		{Name: "dst", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "weight", Type: arrow.PrimitiveTypes.Float64},
+	}, extra...)
+	ipcSchema := arrow.NewSchema(append(slices.Clone(fields), union), &schemaMeta)
+	pqSchema := arrow.NewSchema(fields, &schemaMeta) // Parquet has no unions
+	e := logicalEdges{src: []string{"3", "1", "2"}, dst: []string{"1", "2", "3"}, weights: []float64{0.5, 1, 2}}
+	for _, c := range []struct {
+		enc    string
+		schema *arrow.Schema
+	}{{"ipc-file", ipcSchema}, {"ipc-stream", ipcSchema}, {"parquet", pqSchema}} {
+		t.Run(c.enc, func(t *testing.T) {
+			b := array.NewRecordBuilder(mem, c.schema)
+			defer b.Release()
+			for i := range e.src {
+				s, _ := strconv.ParseInt(e.src[i], 10, 64)
+				d, _ := strconv.ParseInt(e.dst[i], 10, 64)
+				b.Field(0).(*array.Int64Builder).Append(s)
+				b.Field(1).(*array.Int64Builder).Append(d)
+				b.Field(2).(*array.Float64Builder).Append(e.weights[i])
+				for j := 3; j < len(c.schema.Fields()); j++ {
+					b.Field(j).AppendNull()
+				}
+			}
+			rec := b.NewRecordBatch()
+			defer rec.Release()
+			var data []byte
+			var ext string
+			for _, enc := range encodings {
+				if enc.name == c.enc {
+					data, ext = enc.data(t, c.schema, []arrow.RecordBatch{rec}), enc.ext
+				}
+			}
+			got, err := ReadEdgesFrom(bytes.NewReader(data), "rich"+ext, ReadOptions{Allocator: mem})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.check(t, got, arrow.PrimitiveTypes.Int64, "float64")
+		})
 	}
 }

@@ -611,6 +611,40 @@ func TestLookupErrors(t *testing.T) {
 	}
 }
 
+// TestDenseIntIDsPaths checks the three ways of ranking integer ids (table,
+// sort with positions, binary search) against each other and the oracle.
+func TestDenseIntIDsPaths(t *testing.T) {
+	defer func(old uint64) { positionLimit = old }(positionLimit)
+	for _, n := range []int{50, 3000, 20000} {
+		seed := uint64(n)
+		e := randomIntIDs(newRand(seed), arrow.PrimitiveTypes.Int64, 2*n, n)
+		dense := randomIntIDs(newRand(seed), arrow.PrimitiveTypes.Uint16, 2*n, n)
+		for _, c := range []logicalEdges{e, dense} {
+			ids, wantSrc, wantDst := c.oracle(true, false)
+			src, dst := make([]int64, len(c.src)), make([]int64, len(c.dst))
+			for i := range src {
+				src[i], _ = strconv.ParseInt(c.src[i], 10, 64)
+				dst[i], _ = strconv.ParseInt(c.dst[i], 10, 64)
+			}
+			for _, limit := range []uint64{math.MaxUint32, 0} {
+				positionLimit = limit
+				verts, s, d, err := denseIntIDs(src, dst, "x", "src", "dst")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(verts) != len(ids) || !slices.Equal(s, wantSrc) || !slices.Equal(d, wantDst) {
+					t.Fatalf("n=%d seed %d limit %d: dense ids differ from the oracle", n, seed, limit)
+				}
+				for i, v := range verts {
+					if strconv.FormatInt(v, 10) != ids[i] {
+						t.Fatalf("n=%d seed %d limit %d: vertex %d = %d, want %s", n, seed, limit, i, v, ids[i])
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestSortKeys(t *testing.T) {
 	draws := map[string]func(*rand.Rand) int64{
 		"full":    func(r *rand.Rand) int64 { return int64(r.Uint64()) },
@@ -655,3 +689,28 @@ func TestSortKeys(t *testing.T) {
 }
 
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)) }
+
+// TestReadLargeBatches reads batches big enough for the parallel paths
+// (string lookups, integer ranking) and checks them against the oracle.
+func TestReadLargeBatches(t *testing.T) {
+	for _, idType := range []arrow.DataType{arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int64} {
+		t.Run(idType.String(), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			rng := newRand(77)
+			var e logicalEdges
+			if idType.ID() == arrow.STRING {
+				e = randomStringIDs(rng, 140000, 5000)
+			} else {
+				e = randomIntIDs(rng, idType, 140000, 50000)
+			}
+			schema, recs := e.records(t, mem, [3]string{"src", "dst", "weight"}, idType, idType, nil, 70000)
+			defer releaseAll(recs)
+			got, err := readEncoded(t, "records", schema, recs, nil, "", ReadOptions{Allocator: mem})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.check(t, got, idType, "none")
+		})
+	}
+}

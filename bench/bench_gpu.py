@@ -98,6 +98,8 @@ def main():
     ap.add_argument("--graphs", default=",".join(GRAPHS))
     ap.add_argument("--algos", default=",".join(ALGOS))
     ap.add_argument("--sample", type=int, default=512, help="sources for the CPU engine and scipy")
+    ap.add_argument("--peers", action=argparse.BooleanOptionalAction, default=True,
+                    help="also time the CPU engine and scipy (--no-peers: the GPU runs only)")
     ap.add_argument("--work", default="bench/results")
     ap.add_argument("--out", default="bench/results/bench-gpu.md")
     args = ap.parse_args()
@@ -119,6 +121,8 @@ def main():
             chosen = re.search(r"algorithm (.*?);", r.stderr).group(1)
             rows.append((name, n, m, f"pathctl gpu {algo}", secs, n, False, chosen))
             print(f"  gpu {algo}: {secs:.2f} s ({chosen}); {v.stdout.strip()}", flush=True)
+        if not args.peers:
+            continue
         rng = np.random.default_rng(1)
         sample = rng.choice(n, size=min(args.sample, n), replace=False)
         with open(os.path.join(args.work, "sources.txt"), "w") as f:
@@ -143,7 +147,8 @@ def main():
     for name, n, m, run, secs, sources, extrap, chosen in rows:
         pairs = n * sources
         note = ("extrapolated from a sample" if extrap else "all sources") + (f"; {chosen}" if chosen and run.endswith("auto") else "")
-        lines.append(f"| {name} | {n} | {m} | {run} | {secs:.2f} | {pairs / secs:.3g} | {m * sources / secs:.3g} | {ref[name] / secs:.1f}× | {note} |")
+        vs = f"{ref[name] / secs:.1f}×" if name in ref else "n/a"
+        lines.append(f"| {name} | {n} | {m} | {run} | {secs:.2f} | {pairs / secs:.3g} | {m * sources / secs:.3g} | {vs} | {note} |")
     text = "\n".join(lines) + "\n"
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:

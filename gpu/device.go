@@ -222,6 +222,9 @@ func (dv *device) alloc(size int64) (devBuf, error) {
 		return devBuf{}, nil
 	}
 	var p uint64
+	if allocFault != nil && allocFault(size) {
+		return devBuf{}, fmt.Errorf("%w (asked for %d bytes)", ResultOutOfMemory.Err("cuMemAlloc_v2"), size)
+	}
 	if err := dv.d.cuMemAlloc_v2(&p, uint64(size)).Err("cuMemAlloc_v2"); err != nil {
 		return devBuf{}, fmt.Errorf("%w (asked for %d bytes)", err, size)
 	}

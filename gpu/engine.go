@@ -23,7 +23,10 @@ type Engine struct {
 
 	mu      sync.Mutex
 	runners map[*Runner]struct{}
-	closed  bool
+	// resident holds the device copies BuildCSRResident kept, until a
+	// Prepare of their CSR adopts them.
+	resident map[*graph.CSR]*deviceCSR
+	closed   bool
 }
 
 // Option configures New.
@@ -88,10 +91,15 @@ func (e *Engine) Close() error {
 	for r := range e.runners {
 		runners = append(runners, r)
 	}
+	resident := e.resident
+	e.resident = nil
 	e.mu.Unlock()
 	var errs []error
 	for _, r := range runners {
 		errs = append(errs, r.Close())
+	}
+	for _, dc := range resident {
+		errs = append(errs, e.dev.do(func() error { return dc.free(e.dev) }))
 	}
 	errs = append(errs, e.dev.close())
 	return errors.Join(errs...)
@@ -114,6 +122,7 @@ func (e *Engine) Prepare(ctx context.Context, g *graph.CSR, req graph.Request) (
 	}
 	e.mu.Unlock()
 	r := newRunner(e, g, req)
+	r.adopt = e.takeResident(g)
 	if err := e.dev.do(r.upload); err != nil {
 		return nil, errors.Join(err, e.dev.do(r.release))
 	}

@@ -501,8 +501,8 @@ func TestRunnerErrors(t *testing.T) {
 	if err := r.Run(ctx, graph.NewBlock([]graph.VertexID{0}, 3, graph.DistInt32, false)); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled run: err = %v", err)
 	}
-	if got := r.BytesPerSource(); got != 3*(4+4+1)+8 {
-		t.Errorf("dijkstra int32 BytesPerSource = %d, want %d", got, 3*(4+4+1)+8)
+	if got := r.BytesPerSource(); got != 3*(4+4+1)+perSourceBytes {
+		t.Errorf("dijkstra int32 BytesPerSource = %d, want %d", got, 3*(4+4+1)+perSourceBytes)
 	}
 }
 
@@ -567,7 +567,7 @@ func TestCloseReleasesOpenRunners(t *testing.T) {
 		t.Fatalf("FreeMemory = %d, %v", free, err)
 	}
 	// The graph (offsets, targets, weights, arc sources) and three sources'
-	// buffers (source id, status, dist, level row, predecessors).
+	// buffers (source id, status, dist, level row, predecessors, stats).
 	want := int64(8*101+3*4*g.NumEdges()) + 3*r.BytesPerSource()
 	if got := e.LiveBytes(); got != want {
 		t.Errorf("LiveBytes = %d with one runner of 3 sources, want %d", got, want)

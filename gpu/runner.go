@@ -25,6 +25,9 @@ type Runner struct {
 
 	// Graph on the device.
 	offsets, targets, weights, arcSources devBuf
+	// adopt is the device copy of the graph that BuildCSRResident left,
+	// taken by upload instead of uploading, or nil.
+	adopt *deviceCSR
 
 	// Per-source buffers for capacity sources, grown on demand.
 	mu       sync.Mutex
@@ -35,8 +38,12 @@ type Runner struct {
 	aux      devBuf // predist, packed cells or BFS levels
 	flags    devBuf // changed / pending / frontier bytes
 	pred     devBuf // int32 predecessor row per source
+	stats    devBuf // statsWords 8-byte words per source (RunStats)
 	stage    pinned // host staging for downloads
 	closed   bool
+	// fit is the most sources a block may hold on this device, learnt by
+	// halving a block that ran out of device memory; 0 while unknown.
+	fit int
 
 	kernelTime time.Duration // device time of the last Run's kernels
 }
@@ -73,6 +80,7 @@ var plans = map[graph.Algorithm]kernelPlan{
 	graph.BFS:         bfsPlan,
 	graph.BFSLevel:    bfsLevelPlan,
 	graph.BellmanFord: bellmanFordPlan,
+	Batched:           batchedPlan, // auto's own kernel (batched.go)
 }
 
 // layoutOf completes the plan's layout: the predecessor row, and a level row
@@ -152,21 +160,35 @@ func (r *Runner) Delta() float64 { return r.delta }
 // counted.
 func (r *Runner) BytesPerSource() int64 {
 	l := layoutOf(r.req.Algorithm, r.distType, r.req.WithPredecessors)
-	return int64(r.n)*int64(l.dist+l.aux+l.flags+l.pred) + 8
+	return int64(r.n)*int64(l.dist+l.aux+l.flags+l.pred) + perSourceBytes
 }
+
+// perSourceBytes is what a source costs beside its rows: its id, its status
+// word and its stats words.
+const perSourceBytes = 4 + 4 + 8*statsWords
 
 // upload copies the CSR to the device (on the device goroutine).
 func (r *Runner) upload() error {
 	dv := r.e.dev
 	g := r.g
 	var err error
-	if r.offsets, err = dv.upload(asBytes(g.Offsets)); err != nil {
-		return err
+	if dc := r.adopt; dc != nil {
+		r.adopt = nil
+		r.offsets, r.targets, r.weights = dc.offsets, dc.targets, dc.weights
+		if r.req.Algorithm.CountsHops() {
+			if err := dv.free(&r.weights); err != nil {
+				return err
+			}
+		}
+	} else {
+		if r.offsets, err = dv.upload(asBytes(g.Offsets)); err != nil {
+			return err
+		}
+		if r.targets, err = dv.upload(asBytes(g.Targets)); err != nil {
+			return err
+		}
 	}
-	if r.targets, err = dv.upload(asBytes(g.Targets)); err != nil {
-		return err
-	}
-	if !r.req.Algorithm.CountsHops() {
+	if !r.req.Algorithm.CountsHops() && r.weights.ptr == 0 {
 		w, err := sliceBytes(g.Weights)
 		if err != nil {
 			return err
@@ -205,7 +227,7 @@ func (r *Runner) release() error {
 func (r *Runner) releaseBlock() error {
 	dv := r.e.dev
 	var errs []error
-	for _, b := range []*devBuf{&r.sources, &r.status, &r.dist, &r.aux, &r.flags, &r.pred} {
+	for _, b := range []*devBuf{&r.sources, &r.status, &r.dist, &r.aux, &r.flags, &r.pred, &r.stats} {
 		errs = append(errs, dv.free(b))
 	}
 	r.capacity = 0
@@ -233,9 +255,13 @@ func (r *Runner) ensureCapacity(k int) error {
 		{&r.aux, cells * int64(l.aux)},
 		{&r.flags, cells * int64(l.flags)},
 		{&r.pred, cells * int64(l.pred)},
+		{&r.stats, 8 * statsWords * int64(k)},
 	} {
 		var err error
 		if *b.buf, err = dv.alloc(b.size); err != nil {
+			if isOutOfMemory(err) {
+				err = r.outOfMemory(k, err)
+			}
 			return errors.Join(err, r.releaseBlock())
 		}
 	}
@@ -277,20 +303,40 @@ func (r *Runner) Run(ctx context.Context, out *graph.Block) error {
 	if r.closed {
 		return errors.New("gpu: run on a closed runner")
 	}
-	var cycleSource = graph.VertexID(-1)
+	k := len(out.Sources)
+	dist, _ := sliceBytes(out.Dist)
+	rowBytes := r.n * r.distType.Size()
+	cycleSource := graph.VertexID(-1)
 	err := r.e.dev.do(func() error {
-		var err error
-		cycleSource, err = r.runBlock(out)
-		return err
+		r.kernelTime = 0
+		return r.runChunks(k, func(lo, hi int) error {
+			c, err := r.compute(out.Sources[lo:hi])
+			if err != nil {
+				return err
+			}
+			if c >= 0 {
+				cycleSource = c
+				return errCycle
+			}
+			dv := r.e.dev
+			if err := dv.download(dist[lo*rowBytes:hi*rowBytes], r.dist.ptr, &r.stage); err != nil {
+				return err
+			}
+			if out.Pred != nil {
+				return dv.download(asBytes(out.Pred[lo*r.n:hi*r.n]), r.pred.ptr, &r.stage)
+			}
+			return nil
+		})
 	})
-	if err != nil {
-		return err
-	}
-	if cycleSource >= 0 {
+	if errors.Is(err, errCycle) {
 		return negativeCycle(r.g, cycleSource)
 	}
-	return nil
+	return err
 }
+
+// errCycle stops a block's chunks at the first that reaches a negative
+// cycle.
+var errCycle = errors.New("gpu: negative cycle")
 
 func (r *Runner) checkBlock(out *graph.Block) error {
 	k := len(out.Sources)
@@ -323,15 +369,101 @@ func (r *Runner) checkBlock(out *graph.Block) error {
 	return nil
 }
 
-// runBlock runs on the device goroutine. It returns the first source of the
-// block that reaches a negative cycle, or -1.
-func (r *Runner) runBlock(out *graph.Block) (graph.VertexID, error) {
+// statsWords is the number of 8-byte words kernels/stats.cu writes per
+// source: reachable, eccentricity, sum, harmonic.
+const statsWords = 4
+
+// RunStats computes the stats layout's reductions (design.md, "Outputs")
+// from every source on the device: the distance rows never leave it, only
+// four words per source do, and closeness is derived here from reachable
+// and sum with graph.ComputeStats' expression. Integer sums, reachable
+// counts and eccentricities equal graph.ComputeStats' exactly; float sums
+// and harmonic sums are added in another order than the CPU's vertex order,
+// so they may differ in the last bits (the same bits on every run). Errors
+// are those of Run.
+func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph.Stats, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, s := range sources {
+		if s < 0 || int(s) >= r.n {
+			return nil, fmt.Errorf("gpu: source %d outside [0, %d)", s, r.n)
+		}
+	}
+	st := graph.NewStats(sources, r.distType)
+	if len(sources) == 0 {
+		return st, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, errors.New("gpu: run on a closed runner")
+	}
+	words := make([]uint64, statsWords*len(sources))
+	cycleSource := graph.VertexID(-1)
+	err := r.e.dev.do(func() error {
+		r.kernelTime = 0
+		return r.runChunks(len(sources), func(lo, hi int) error {
+			c, err := r.compute(sources[lo:hi])
+			if err != nil {
+				return err
+			}
+			if c >= 0 {
+				cycleSource = c
+				return errCycle
+			}
+			dv := r.e.dev
+			err = dv.launch("stats_"+typeSuffix(r.distType), hi-lo, r.dist.ptr, int32(r.n), r.sources.ptr, int32(hi-lo), r.stats.ptr)
+			r.kernelTime += dv.lastKernel
+			if err != nil {
+				return err
+			}
+			return dv.download(asBytes(words[statsWords*lo:statsWords*hi]), r.stats.ptr, &r.stage)
+		})
+	})
+	if errors.Is(err, errCycle) {
+		return nil, negativeCycle(r.g, cycleSource)
+	}
+	if err != nil {
+		return nil, err
+	}
+	fillStats(st, words, r.n)
+	return st, nil
+}
+
+// fillStats decodes the words of kernels/stats.cu into st.
+func fillStats(st *graph.Stats, words []uint64, n int) {
+	isFloat := st.Type.IsFloat()
+	for i := range st.Sources {
+		w := words[statsWords*i : statsWords*(i+1)]
+		reach := int64(w[0])
+		st.Reachable[i] = reach
+		st.Eccentricity[i] = math.Float64frombits(w[1])
+		var total float64
+		if isFloat {
+			st.SumFloat[i] = math.Float64frombits(w[2])
+			total = st.SumFloat[i]
+		} else {
+			st.SumInt[i] = int64(w[2])
+			total = float64(st.SumInt[i])
+		}
+		st.Harmonic[i] = math.Float64frombits(w[3])
+		if reach > 0 && total > 0 && n > 1 {
+			st.Closeness[i] = (float64(reach) / total) * (float64(reach) / float64(n-1))
+		}
+	}
+}
+
+// compute runs the algorithm for sources on the device goroutine, leaving
+// the distances (and predecessors) in r.dist (and r.pred). It returns the
+// first source that reaches a negative cycle, or -1.
+func (r *Runner) compute(sources []graph.VertexID) (graph.VertexID, error) {
 	dv := r.e.dev
-	k := len(out.Sources)
+	k := len(sources)
 	if err := r.ensureCapacity(k); err != nil {
 		return -1, err
 	}
-	if err := dv.d.cuMemcpyHtoD_v2(r.sources.ptr, ptrOf(out.Sources), uint64(4*k)).Err("cuMemcpyHtoD_v2"); err != nil {
+	if err := dv.d.cuMemcpyHtoD_v2(r.sources.ptr, ptrOf(sources), uint64(4*k)).Err("cuMemcpyHtoD_v2"); err != nil {
 		return -1, err
 	}
 	if err := r.launch(k); err != nil {
@@ -344,24 +476,15 @@ func (r *Runner) runBlock(out *graph.Block) (graph.VertexID, error) {
 		}
 		for i, s := range status {
 			if s != 0 {
-				return out.Sources[i], nil
+				return sources[i], nil
 			}
-		}
-	}
-	dist, _ := sliceBytes(out.Dist)
-	if err := dv.download(dist, r.dist.ptr, &r.stage); err != nil {
-		return -1, err
-	}
-	if out.Pred != nil {
-		if err := dv.download(asBytes(out.Pred), r.pred.ptr, &r.stage); err != nil {
-			return -1, err
 		}
 	}
 	return -1, nil
 }
 
-// KernelTime is the device time the kernels of the last Run took, measured
-// with CUDA events (copies excluded).
+// KernelTime is the device time the kernels of the last Run or RunStats
+// took, measured with CUDA events (copies excluded).
 func (r *Runner) KernelTime() time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -369,10 +492,10 @@ func (r *Runner) KernelTime() time.Duration {
 }
 
 // launch runs the algorithm's kernels for k sources, then the predecessor
-// pass where the algorithm needs it, and records their device time.
+// pass where the algorithm needs it, and adds their device time to
+// r.kernelTime.
 func (r *Runner) launch(k int) error {
 	dv := r.e.dev
-	r.kernelTime = 0
 	p := plans[r.req.Algorithm]
 	err := p.launch(r, k)
 	r.kernelTime += dv.lastKernel

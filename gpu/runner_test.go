@@ -41,7 +41,7 @@ func TestBytesPerSource(t *testing.T) {
 	} {
 		g := smallCSR(t, []int64{1, 2, 3, 4}, tc.typ)
 		r := newRunner(nil, g, graph.Request{Algorithm: tc.alg, WithPredecessors: tc.pred})
-		if got, want := r.BytesPerSource(), int64(n*tc.want+8); got != want {
+		if got, want := r.BytesPerSource(), int64(n*tc.want+perSourceBytes); got != want {
 			t.Errorf("%s %s pred=%v: BytesPerSource = %d, want %d", tc.alg, tc.typ, tc.pred, got, want)
 		}
 		wantType := tc.typ

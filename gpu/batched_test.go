@@ -1,0 +1,181 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/ref"
+	"github.com/pathctl/pathctl/internal/testgraphs"
+)
+
+// TestBatchedAgainstOracles runs the batched kernel on random graphs of every
+// distance type, directed and undirected, with and without predecessors,
+// against internal/ref's Dijkstra. Vertex counts are no multiples of 32 (one
+// is past 32·1024, so that a warp scans more than one load of summary
+// words), and the blocks hold 1, 2 (the temporary frontier), 33 and 70
+// sources besides all of them, so that the last group of a block is partial.
+func TestBatchedAgainstOracles(t *testing.T) {
+	e := openEngine(t)
+	rng := newSeed(t)
+	for _, n := range []int{1, 37, 300, 777, 33000} {
+		for _, dk := range distKinds {
+			for _, undirected := range []bool{false, true} {
+				if n > 1000 && (undirected || dk.uniform) {
+					continue // the large graph checks the scan, once per type
+				}
+				o := testgraphs.RandomOptions{N: n, M: 3 * n, Kind: dk.kind, MinWeight: 0, MaxWeight: 20,
+					Dyadic: !dk.uniform, Duplicates: n / 10}
+				edges, _ := testgraphs.Random(rng, o)
+				g, err := graph.Build(edges, graph.BuildOptions{Undirected: undirected, DistType: dk.typ})
+				if err != nil {
+					t.Fatal(err)
+				}
+				sources := pickSources(rng, n)
+				if n > 1000 {
+					sources = sources[:45]
+				}
+				t.Run(fmt.Sprintf("n=%d/%s/undirected=%v", n, dk.name, undirected), func(t *testing.T) {
+					switch g.Type {
+					case graph.DistInt32:
+						checkBatched(t, e, g, sources, oracle(t, g, sources, ref.Dijkstra[int32]))
+					case graph.DistInt64:
+						checkBatched(t, e, g, sources, oracle(t, g, sources, ref.Dijkstra[int64]))
+					case graph.DistFloat32:
+						checkBatched(t, e, g, sources, oracle(t, g, sources, ref.Dijkstra[float32]))
+					case graph.DistFloat64:
+						checkBatched(t, e, g, sources, oracle(t, g, sources, ref.Dijkstra[float64]))
+					}
+				})
+			}
+		}
+	}
+}
+
+func checkBatched[D graph.Number](t *testing.T, e *Engine, g *graph.CSR, sources []graph.VertexID, want [][]D) {
+	t.Helper()
+	for _, withPred := range []bool{false, true} {
+		r, err := e.Prepare(context.Background(), g, graph.Request{Algorithm: Batched, WithPredecessors: withPred})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.DistType() != g.Type {
+			t.Fatalf("DistType = %s, want %s", r.DistType(), g.Type)
+		}
+		for _, size := range []int{1, 2, 33, 70, len(sources)} {
+			if size > len(sources) || (size < 33 && len(sources) > 100) {
+				continue
+			}
+			b := runBlocks(t, r, g.NumVertices, sources, size, withPred)
+			var pg *graph.CSR
+			if withPred {
+				pg = g
+			}
+			checkRows(t, g, b, want, pg)
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestBatchedRefusesNegativeWeights checks that the batched kernel, which
+// needs non-negative weights, refuses a graph with one negative arc and
+// names it.
+func TestBatchedRefusesNegativeWeights(t *testing.T) {
+	g, err := graph.Build(&graph.Edges{NumVertices: 3, Src: []graph.VertexID{0, 1}, Dst: []graph.VertexID{1, 2},
+		IntWeights: []int64{4, -2}}, graph.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = checkRequest(g, graph.Request{Algorithm: Batched})
+	var nw *graph.NegativeWeightError
+	if !errors.As(err, &nw) || nw.From != 1 || nw.To != 2 || nw.Weight != -2 {
+		t.Errorf("batched on a negative weight: err = %v", err)
+	}
+	if _, err := graph.ParseAlgorithm(string(Batched)); err == nil {
+		t.Errorf("%q is accepted as a user-facing algorithm name", Batched)
+	}
+}
+
+// TestBatchedFrontierBytes checks the mask storage against the layout: it
+// fits the result buffer from 3 sources and 31 vertices on (so Run needs no
+// temporary buffer there), for vertex counts around the summary words'
+// 1024-vertex steps.
+func TestBatchedFrontierBytes(t *testing.T) {
+	for _, n := range []int{31, 1023, 1025, 65536, 1 << 20} {
+		for _, k := range []int{3, 31, 32, 33, 64, 1000, 4096} {
+			for _, size := range []int{4, 8} {
+				if got, have := batchedFrontierBytes(n, k), int64(k)*int64(n)*int64(size); got > have {
+					t.Errorf("n=%d k=%d: frontier %d bytes > result buffer %d", n, k, got, have)
+				}
+			}
+		}
+	}
+	if got, want := batchedFrontierBytes(100, 33), int64(4*2*(2*100+2*1)); got != want {
+		t.Errorf("batchedFrontierBytes(100, 33) = %d, want %d", got, want)
+	}
+}
+
+// BenchmarkBatched times one block of sources per operation on the
+// benchmark graphs for the batched kernel and the seed kernels auto chose
+// before it, and reports the kernels' device time apart from the whole Run
+// (which adds the device-to-host copy of the block through pinned memory).
+func BenchmarkBatched(b *testing.B) {
+	e, err := New()
+	if err != nil {
+		b.Skip("no CUDA device: " + err.Error())
+	}
+	defer e.Close()
+	for _, bg := range benchGraphs[:2] {
+		g, err := graph.Build(bg.edges(), graph.BuildOptions{Undirected: bg.undirected})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := g.NumVertices
+		k := min(4096, n)
+		sources := make([]graph.VertexID, k)
+		for i := range sources {
+			sources[i] = graph.VertexID(i * (n / k))
+		}
+		want, err := ref.Dijkstra[int32](g, sources[k-1])
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, alg := range []graph.Algorithm{Batched, graph.Delta, graph.BellmanFord} {
+			b.Run(fmt.Sprintf("%s/n=%d/m=%d/k=%d/%s", bg.name, n, g.NumEdges(), k, alg), func(b *testing.B) {
+				r, err := e.Prepare(context.Background(), g, graph.Request{Algorithm: alg})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer r.Close()
+				out := graph.NewBlock(sources, n, r.DistType(), false)
+				if err := r.Run(context.Background(), out); err != nil { // warm-up
+					b.Fatal(err)
+				}
+				row := graph.Row[int32](out, k-1)
+				for v := range row {
+					if row[v] != want[v] {
+						b.Fatalf("dist[%d] = %d, want %d", v, row[v], want[v])
+					}
+				}
+				var kernel, run float64
+				for b.Loop() {
+					start := time.Now()
+					if err := r.Run(context.Background(), out); err != nil {
+						b.Fatal(err)
+					}
+					run += time.Since(start).Seconds()
+					kernel += r.KernelTime().Seconds()
+				}
+				ops := float64(b.N)
+				b.ReportMetric(kernel/ops*1e3, "kernel-ms/op")
+				b.ReportMetric((run-kernel)/ops*1e3, "copy-ms/op")
+				b.ReportMetric(float64(k)*float64(g.NumEdges())*ops/kernel, "kernel-arcs·sources/s")
+			})
+		}
+	}
+}

@@ -1,0 +1,86 @@
+// stats.cu: the stats layout's per-source reductions (design.md, "Outputs"),
+// over distance rows that a relaxation kernel left on the device, so that
+// only four 8-byte words per source cross back to the host instead of a row
+// of n distances. One thread block per source, as everywhere else.
+//
+// Over R, the vertices other than the source whose distance is not the
+// type's infinity, each block computes:
+//   out[4i+0] reachable |R| (int64)
+//   out[4i+1] eccentricity max d, as a double (0 when R is empty)
+//   out[4i+2] sum: for integer distances an int64 summed as unsigned
+//             (wrapping like Go's int64, so exact whatever the order),
+//             double for floats
+//   out[4i+3] harmonic: sum of 1/d over d != 0, in double
+// Closeness is derived on the host from reachable and sum, with the same
+// expression graph.ComputeStats uses.
+//
+// Each thread accumulates the vertices it strides over, in order, and the
+// block combines the 256 partial results in a fixed tree: the float sums do
+// not follow the CPU's vertex order, so they may differ from it in the last
+// bits, but a run always gives the same bits.
+#include "common.cuh"
+
+template <typename T> struct StatsSum { typedef u64 type; };
+template <> struct StatsSum<float> { typedef double type; };
+template <> struct StatsSum<double> { typedef double type; };
+
+__device__ __forceinline__ u64 statsBits(u64 v) { return v; }
+__device__ __forceinline__ u64 statsBits(double v) { return (u64)__double_as_longlong(v); }
+
+template <typename T>
+__device__ void statsSource(const T* dist, int n, int s, u64* out) {
+  typedef typename StatsSum<T>::type S;
+  __shared__ long long reachS[PATHCTL_THREADS];
+  __shared__ T eccS[PATHCTL_THREADS];
+  __shared__ S sumS[PATHCTL_THREADS];
+  __shared__ double harmS[PATHCTL_THREADS];
+  const T inf = DistTraits<T>::inf();
+  long long reach = 0;
+  T ecc = 0;
+  S sum = 0;
+  double harm = 0;
+  for (int v = threadIdx.x; v < n; v += blockDim.x) {
+    const T d = dist[v];
+    if (d == inf || v == s) continue;
+    if (reach == 0 || d > ecc) ecc = d;
+    reach++;
+    sum += (S)d;
+    if (d != 0) harm += 1.0 / (double)d;
+  }
+  const int t = threadIdx.x;
+  reachS[t] = reach;
+  eccS[t] = ecc;
+  sumS[t] = sum;
+  harmS[t] = harm;
+  __syncthreads();
+  for (int half = blockDim.x / 2; half > 0; half /= 2) {
+    if (t < half) {
+      const int o = t + half;
+      if (reachS[o] > 0 && (reachS[t] == 0 || eccS[o] > eccS[t])) eccS[t] = eccS[o];
+      reachS[t] += reachS[o];
+      sumS[t] += sumS[o];
+      harmS[t] += harmS[o];
+    }
+    __syncthreads();
+  }
+  if (t == 0) {
+    out[0] = (u64)reachS[0];
+    out[1] = statsBits((double)eccS[0]);
+    out[2] = statsBits(sumS[0]);
+    out[3] = statsBits(harmS[0]);
+  }
+}
+
+#define PATHCTL_STATS(SUFFIX, T)                                                                    \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)                                    \
+      stats_##SUFFIX(const T* dist, int n, const int* sources, int numSources, u64* out) {        \
+    for (int i = blockIdx.x; i < numSources; i += gridDim.x) {                                     \
+      __syncthreads();                                                                             \
+      statsSource<T>(rowOf(dist, i, n), n, sources[i], out + 4 * (size_t)i);                      \
+    }                                                                                              \
+  }
+
+PATHCTL_STATS(i32, int)
+PATHCTL_STATS(i64, long long)
+PATHCTL_STATS(f32, float)
+PATHCTL_STATS(f64, double)

@@ -1,0 +1,114 @@
+package pipeline
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/graph"
+)
+
+// The GPU adapter's runner reduces the stats layout on the device.
+var _ StatsRunner = describedRunner{}
+
+// collectStats runs the stats layout and returns every column as float64,
+// column by column (NaN for nulls).
+func collectStats(t *testing.T, g *Graph, opt Options) [][]float64 {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	opt.Layout = arrowio.LayoutStats
+	opt.Allocator = mem
+	var cols [][]float64
+	_, err := Run(context.Background(), g, opt, func(r arrow.Record) error {
+		if cols == nil {
+			cols = make([][]float64, r.NumCols())
+		}
+		for c := range cols {
+			col := r.Column(c)
+			for i := 0; i < col.Len(); i++ {
+				x := math.NaN()
+				if !col.IsNull(i) {
+					switch a := col.(type) {
+					case *array.Int32:
+						x = float64(a.Value(i))
+					case *array.Int64:
+						x = float64(a.Value(i))
+					case *array.Float32:
+						x = float64(a.Value(i))
+					case *array.Float64:
+						x = a.Value(i)
+					default:
+						t.Fatalf("stats column %d of type %s", c, col.DataType())
+					}
+				}
+				cols[c] = append(cols[c], x)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cols
+}
+
+// TestGPUStatsLayout checks the stats layout computed on the GPU (RunStats)
+// against the CPU engine's, through the whole pipeline, on random integer
+// graphs: every column equal, except the float64 harmonic sums, which the
+// device adds in another order (within a relative 1e-12; every term is
+// positive).
+func TestGPUStatsLayout(t *testing.T) {
+	if st := GPUStatus(); !st.Available {
+		t.Skip("no GPU: " + st.Reason)
+	}
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 5))
+	for trial := 0; trial < 6; trial++ {
+		n := 2 + rng.IntN(900)
+		e := graph.Edges{NumVertices: n}
+		for i := 0; i < n*3; i++ {
+			e.Src = append(e.Src, int32(rng.IntN(n)))
+			e.Dst = append(e.Dst, int32(rng.IntN(n)))
+			e.IntWeights = append(e.IntWeights, int64(1+rng.IntN(100)))
+		}
+		v := &arrowio.Vertices{Type: arrow.PrimitiveTypes.Int64}
+		for i := 0; i < n; i++ {
+			v.Ints = append(v.Ints, int64(i))
+		}
+		g, err := LoadGraph(&arrowio.EdgeTable{Edges: e, Vertices: v, Name: "random"}, LoadOptions{Undirected: trial%2 == 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, algo := range []graph.Algorithm{graph.Auto, graph.Dijkstra, graph.BFS} {
+			want := collectStats(t, g, Options{Algorithm: algo, Engine: "cpu"})
+			got := collectStats(t, g, Options{Algorithm: algo, Engine: "gpu", MaxBlock: 1 + rng.IntN(300)})
+			if len(got) != len(want) {
+				t.Fatalf("seed %d: %d columns, want %d", seed, len(got), len(want))
+			}
+			harmonic := len(want) - 1
+			for c := range want {
+				if len(got[c]) != len(want[c]) {
+					t.Fatalf("seed %d: column %d has %d rows, want %d", seed, c, len(got[c]), len(want[c]))
+				}
+				for i := range want[c] {
+					a, b := got[c][i], want[c][i]
+					same := a == b || (math.IsNaN(a) && math.IsNaN(b))
+					if c == harmonic {
+						same = math.Abs(a-b) <= 1e-12*math.Abs(b)
+					}
+					if !same {
+						t.Fatalf("seed %d: trial %d: %s: row %d column %d: gpu %v, cpu %v", seed, trial, algo, i, c, a, b)
+					}
+				}
+			}
+		}
+	}
+}
