@@ -163,7 +163,7 @@ func arcWeightOf(g *graph.CSR, u, v graph.VertexID) (float64, bool) {
 	}
 	for k := g.Offsets[u]; k < g.Offsets[u+1]; k++ {
 		if g.Targets[k] == v {
-			return weightAt(g, k), true
+			return g.WeightAt(k), true
 		}
 	}
 	return 0, false

@@ -100,7 +100,7 @@ func (e *Engine) Prepare(ctx context.Context, g *graph.CSR, req graph.Request) (
 		return nil, errors.New("cpu: bfs-level stores no predecessors; use bfs")
 	}
 	if g.HasNegative() && !algo.AcceptsNegative() && !algo.CountsHops() && algo != graph.Auto {
-		return nil, negativeWeightError(g, algo)
+		return nil, g.NegativeWeight(algo)
 	}
 	threads := e.threads
 	if req.Threads > 0 {
@@ -159,32 +159,6 @@ func checkCSR(g *graph.CSR) error {
 		return fmt.Errorf("cpu: malformed CSR: weights %T for distance type %v and %d arcs", g.Weights, g.Type, len(g.Targets))
 	}
 	return nil
-}
-
-// negativeWeightError names the first negative arc of g.
-func negativeWeightError(g *graph.CSR, algo graph.Algorithm) error {
-	for u := 0; u < g.NumVertices; u++ {
-		for k := g.Offsets[u]; k < g.Offsets[u+1]; k++ {
-			if w := weightAt(g, k); w < 0 {
-				return &graph.NegativeWeightError{Algorithm: algo, From: graph.VertexID(u), To: g.Targets[k], Weight: w}
-			}
-		}
-	}
-	return &graph.NegativeWeightError{Algorithm: algo, From: -1, To: -1, Weight: g.MinWeight}
-}
-
-func weightAt(g *graph.CSR, k int64) float64 {
-	switch w := g.Weights.(type) {
-	case []int32:
-		return float64(w[k])
-	case []int64:
-		return float64(w[k])
-	case []float32:
-		return float64(w[k])
-	case []float64:
-		return w[k]
-	}
-	return 0
 }
 
 func newRunner[D graph.Number](e *Engine, g *graph.CSR, req graph.Request, algo graph.Algorithm, threads int) (*runner[D], error) {

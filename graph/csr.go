@@ -292,3 +292,34 @@ func buildTyped[D Number](g *CSR, e *Edges, undirected bool) {
 		g.MinWeight, g.MaxWeight = float64(lo), float64(hi)
 	}
 }
+
+// WeightAt returns the weight of arc k as float64 (1 for an unweighted graph).
+func (g *CSR) WeightAt(k EdgeOffset) float64 {
+	switch w := g.Weights.(type) {
+	case []int32:
+		return float64(w[k])
+	case []int64:
+		return float64(w[k])
+	case []float32:
+		return float64(w[k])
+	case []float64:
+		return w[k]
+	}
+	return 1
+}
+
+// NegativeWeight returns the error of algorithm a on g, naming the first
+// arc with a negative weight, or nil when every weight is non-negative.
+func (g *CSR) NegativeWeight(a Algorithm) *NegativeWeightError {
+	if !g.HasNegative() {
+		return nil
+	}
+	for u := 0; u < g.NumVertices; u++ {
+		for k := g.Offsets[u]; k < g.Offsets[u+1]; k++ {
+			if w := g.WeightAt(k); w < 0 {
+				return &NegativeWeightError{Algorithm: a, From: VertexID(u), To: g.Targets[k], Weight: w}
+			}
+		}
+	}
+	return nil
+}

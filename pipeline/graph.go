@@ -86,27 +86,3 @@ type externalError struct {
 
 func (e *externalError) Error() string { return e.msg }
 func (e *externalError) Unwrap() error { return e.err }
-
-// firstNegativeArc finds an arc with a negative weight, for the error of an
-// algorithm that cannot take one.
-func firstNegativeArc(g *graph.CSR) (from, to graph.VertexID, w float64, ok bool) {
-	for u := 0; u < g.NumVertices; u++ {
-		for k := g.Offsets[u]; k < g.Offsets[u+1]; k++ {
-			var wk float64
-			switch ws := g.Weights.(type) {
-			case []int32:
-				wk = float64(ws[k])
-			case []int64:
-				wk = float64(ws[k])
-			case []float32:
-				wk = float64(ws[k])
-			case []float64:
-				wk = ws[k]
-			}
-			if wk < 0 {
-				return graph.VertexID(u), g.Targets[k], wk, true
-			}
-		}
-	}
-	return 0, 0, 0, false
-}

@@ -89,8 +89,7 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.Record) err
 	}
 	csr := g.CSR
 	if csr.HasNegative() && !opt.Algorithm.AcceptsNegative() && !opt.Algorithm.CountsHops() && opt.Algorithm != graph.Auto {
-		from, to, w, _ := firstNegativeArc(csr)
-		return nil, g.explain(&graph.NegativeWeightError{Algorithm: opt.Algorithm, From: from, To: to, Weight: w})
+		return nil, g.explain(csr.NegativeWeight(opt.Algorithm))
 	}
 	eng, err := chooseEngine(opt, len(sources))
 	if err != nil {
