@@ -2,6 +2,10 @@ package gpu
 
 import (
 	"errors"
+	"fmt"
+	"math"
+	"time"
+	"unsafe"
 
 	"github.com/pathctl/pathctl/graph"
 )
@@ -25,8 +29,8 @@ const BatchedDescription = "batched label-correcting (B=32 sources per warp-row)
 // group-major working distances (D bytes, in aux). The frontier masks (per
 // group of 32 sources: 2·n words plus 2·ceil(n/1024) summary words, 1/4
 // byte per source and vertex and a little) live in the result buffer while
-// the groups run, since the result is written only by the transpose at the
-// end; blocks of fewer than 3 sources borrow a small temporary buffer.
+// the rounds run, since the result is written only by the transpose at the
+// end; blocks too small for that borrow a temporary buffer.
 var batchedPlan = kernelPlan{
 	layout: func(t graph.DistType, _ bool) layout {
 		return layout{dist: t.Size(), aux: t.Size()}
@@ -36,17 +40,38 @@ var batchedPlan = kernelPlan{
 }
 
 // batchedFrontierBytes is the size of the mask storage for k sources over n
-// vertices (see batched_* in kernels/batched.cu).
+// vertices (see kernels/batched.cu): cur and next words, cur and next
+// summaries, and the word that records the last round that changed
+// anything.
 func batchedFrontierBytes(n, k int) int64 {
 	groups := int64((k + BatchWidth - 1) / BatchWidth)
-	sumWords := int64((n + 1023) >> 10)
-	return 4 * groups * (2*int64(n) + 2*sumWords)
+	return 4 * (groups*(2*int64(n)+2*batchedSummaryWords(n)) + 1)
 }
 
-// batchedTransposeGrid caps the thread blocks of the transpose; they stride
-// over the tiles.
-const batchedTransposeGrid = 1 << 16
+func batchedSummaryWords(n int) int64 { return int64((n + 1023) >> 10) }
 
+const (
+	// batchedGrid is the thread blocks of a round: 8 per SM of an H200
+	// fills its 2048 threads per SM; the warps stride over the chunks.
+	batchedGrid = 132 * 8
+	// batchedTransposeGrid caps the thread blocks of the transpose and the
+	// fill; they stride over their work.
+	batchedTransposeGrid = 1 << 16
+	// batchedOrderedRounds is the rounds after which the threshold is
+	// dropped (plain label correcting), which bounds the rounds spent
+	// waiting on a step too small for the distances.
+	batchedOrderedRounds = 1 << 14
+	// batchedMaxRounds is the most rounds launched between two reads of the
+	// last-change word; the first read comes after batchedFirstRounds.
+	batchedFirstRounds = 4
+	batchedMaxRounds   = 64
+)
+
+// launchBatched runs the batched kernel for the k sources in r.sources:
+// fill the working distances with infinity and clear the masks, seed the
+// sources, launch rounds back to back until one changes nothing, transpose
+// into r.dist. Launches are asynchronous; the device time of the whole
+// sequence is left in dv.lastKernel for Runner.launch.
 func launchBatched(r *Runner, k int) error {
 	dv := r.e.dev
 	n := r.n
@@ -60,22 +85,163 @@ func launchBatched(r *Runner, k int) error {
 		}
 		frontier = temp
 	}
-	groups := (k + BatchWidth - 1) / BatchWidth
-	err := dv.launch("batched_"+typeSuffix(r.distType), groups, r.offsets.ptr, r.targets.ptr, r.weights.ptr,
-		int32(n), r.sources.ptr, int32(k), r.aux.ptr, frontier.ptr)
-	if err == nil {
-		// Runner.launch adds the last launch's time; add this one here.
-		r.kernelTime += dv.lastKernel
-		tiles := int64((n+31)/32) * int64(groups)
-		suffix := "b32"
-		if r.distType.Size() == 8 {
-			suffix = "b64"
-		}
-		err = dv.launch("batched_transpose_"+suffix, int(min(tiles, batchedTransposeGrid)),
-			r.aux.ptr, int32(n), int32(k), r.dist.ptr)
-	}
+	err := runBatched(dv, r, k, frontier.ptr)
 	if temp.ptr != 0 {
 		err = errors.Join(err, dv.free(&temp))
 	}
 	return err
+}
+
+func runBatched(dv *device, r *Runner, k int, frontier uint64) error {
+	n := r.n
+	groups := int64((k + BatchWidth - 1) / BatchWidth)
+	maskWords := groups * int64(n)
+	sumWords := groups * batchedSummaryWords(n)
+	cur, next := frontier, frontier+uint64(4*maskWords)
+	curSum, nextSum := next+uint64(4*maskWords), next+uint64(4*maskWords+4*sumWords)
+	lastChange := nextSum + uint64(4*sumWords)
+	words := 2*maskWords + 2*sumWords + 1
+	cells := int64(k) * int64(n)
+	bits := "b32"
+	if r.distType.Size() == 8 {
+		bits = "b64"
+	}
+	if err := dv.d.cuEventRecord(dv.start, 0).Err("cuEventRecord"); err != nil {
+		return err
+	}
+	fillGrid := func(count int64) int {
+		return int(min((count+threadsPerBlock-1)/threadsPerBlock, batchedTransposeGrid))
+	}
+	if err := dv.launchAsync("batched_fill_b32", fillGrid(words), frontier, words, uint64(0)); err != nil {
+		return err
+	}
+	if err := dv.launchAsync("batched_fill_"+bits, fillGrid(cells), r.aux.ptr, cells, infinityBits(r.distType)); err != nil {
+		return err
+	}
+	if err := dv.launchAsync("batched_seed_"+bits, (k+threadsPerBlock-1)/threadsPerBlock, r.sources.ptr, int32(k), int32(n),
+		r.aux.ptr, cur, curSum); err != nil {
+		return err
+	}
+	name := "batched_round_" + typeSuffix(r.distType)
+	step := batchedStep(r.g, r.req.Delta)
+	last := make([]int32, 1)
+	batch := batchedFirstRounds
+	for round := int32(1); ; {
+		for range batch {
+			if err := dv.launchAsync(name, batchedGrid, r.offsets.ptr, r.targets.ptr, r.weights.ptr, int32(n), int32(k),
+				r.aux.ptr, cur, next, curSum, nextSum, lastChange, round, batchedThreshold(step, round)); err != nil {
+				return err
+			}
+			cur, next = next, cur
+			curSum, nextSum = nextSum, curSum
+			round++
+		}
+		if err := dv.d.cuMemcpyDtoH_v2(unsafe.Pointer(&last[0]), lastChange, 4).Err("cuMemcpyDtoH_v2"); err != nil {
+			return err
+		}
+		if last[0] < round-1 {
+			break
+		}
+		if round > math.MaxInt32/2 {
+			return errors.New("gpu: batched kernel did not converge")
+		}
+		batch = min(2*batch, batchedMaxRounds)
+	}
+	tiles := int64((n+31)/32) * groups
+	if err := dv.launchAsync("batched_transpose_"+bits, int(min(tiles, batchedTransposeGrid)), r.aux.ptr, int32(n), int32(k),
+		r.dist.ptr); err != nil {
+		return err
+	}
+	if err := dv.d.cuEventRecord(dv.stop, 0).Err("cuEventRecord"); err != nil {
+		return err
+	}
+	if err := dv.d.cuCtxSynchronize().Err("cuCtxSynchronize after " + name); err != nil {
+		return err
+	}
+	var ms float32
+	if err := dv.d.cuEventElapsedTime(&ms, dv.start, dv.stop).Err("cuEventElapsedTime"); err != nil {
+		return err
+	}
+	dv.lastKernel = time.Duration(float64(ms) * float64(time.Millisecond))
+	return nil
+}
+
+// batchedDeltaScale times the mean weight is the step by which the
+// threshold of the batched rounds rises per round (0: no threshold).
+var batchedDeltaScale = 1.0
+
+// batchedStep is the threshold step: asked when positive, else
+// batchedDeltaScale times the mean weight of g.
+func batchedStep(g *graph.CSR, asked float64) float64 {
+	if asked > 0 {
+		return asked
+	}
+	m := g.NumEdges()
+	if m == 0 || batchedDeltaScale <= 0 {
+		return 0
+	}
+	var sum float64
+	for k := int64(0); k < m; k++ {
+		sum += weightAt(g, k)
+	}
+	return batchedDeltaScale * sum / float64(m)
+}
+
+// batchedThreshold is the distance up to which round expands vertices:
+// step·round, or +Inf without a step or past batchedOrderedRounds.
+func batchedThreshold(step float64, round int32) float64 {
+	if step <= 0 || math.IsNaN(step) || round > batchedOrderedRounds {
+		return math.Inf(1)
+	}
+	return step * float64(round)
+}
+
+// infinityBits is graph.Infinity of t as the bits the fill kernel writes.
+func infinityBits(t graph.DistType) uint64 {
+	switch t {
+	case graph.DistInt32:
+		return math.MaxInt32
+	case graph.DistInt64:
+		return math.MaxInt64
+	case graph.DistFloat32:
+		return uint64(math.Float32bits(float32(math.Inf(1))))
+	}
+	return math.Float64bits(math.Inf(1))
+}
+
+// launchAsync queues kernel name on grid blocks of threadsPerBlock threads
+// on the default stream and returns without waiting; errors of the kernel
+// itself show at the next synchronising call. Arguments are as for launch
+// (the driver copies their values when the launch is queued, so the
+// argument block may be reused at once).
+func (dv *device) launchAsync(name string, grid int, args ...any) error {
+	if grid <= 0 {
+		return nil
+	}
+	if len(args) > maxKernelArgs {
+		return fmt.Errorf("gpu: %s: %d kernel arguments, at most %d", name, len(args), maxKernelArgs)
+	}
+	f, err := dv.function(name)
+	if err != nil {
+		return err
+	}
+	slots := unsafe.Slice((*uint64)(dv.argBlock), maxKernelArgs)
+	table := unsafe.Slice((*unsafe.Pointer)(unsafe.Add(dv.argBlock, maxKernelArgs*8)), maxKernelArgs)
+	for i, a := range args {
+		switch v := a.(type) {
+		case uint64:
+			slots[i] = v
+		case int32:
+			slots[i] = uint64(uint32(v))
+		case int64:
+			slots[i] = uint64(v)
+		case float64:
+			slots[i] = math.Float64bits(v)
+		default:
+			return fmt.Errorf("gpu: %s: argument %d has unsupported type %T", name, i, a)
+		}
+		table[i] = unsafe.Pointer(&slots[i])
+	}
+	r := dv.d.cuLaunchKernel(f, uint32(grid), 1, 1, threadsPerBlock, 1, 1, 0, 0, unsafe.Pointer(&table[0]), nil)
+	return r.Err("cuLaunchKernel " + name)
 }

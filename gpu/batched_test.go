@@ -57,8 +57,18 @@ func TestBatchedAgainstOracles(t *testing.T) {
 
 func checkBatched[D graph.Number](t *testing.T, e *Engine, g *graph.CSR, sources []graph.VertexID, want [][]D) {
 	t.Helper()
-	for _, withPred := range []bool{false, true} {
-		r, err := e.Prepare(context.Background(), g, graph.Request{Algorithm: Batched, WithPredecessors: withPred})
+	for _, c := range []struct {
+		withPred bool
+		step     float64 // Request.Delta: the threshold's step
+		scale    float64 // batchedDeltaScale when step is 0
+	}{
+		{false, 0, 1}, {true, 0, 1}, // the default step
+		{false, 0.25, 1}, // a step below the weights: most rounds only wait
+		{false, 0, 0},    // no threshold: plain label correcting
+	} {
+		defer func(s float64) { batchedDeltaScale = s }(batchedDeltaScale)
+		batchedDeltaScale = c.scale
+		r, err := e.Prepare(context.Background(), g, graph.Request{Algorithm: Batched, WithPredecessors: c.withPred, Delta: c.step})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,9 +79,9 @@ func checkBatched[D graph.Number](t *testing.T, e *Engine, g *graph.CSR, sources
 			if size > len(sources) || (size < 33 && len(sources) > 100) {
 				continue
 			}
-			b := runBlocks(t, r, g.NumVertices, sources, size, withPred)
+			b := runBlocks(t, r, g.NumVertices, sources, size, c.withPred)
 			var pg *graph.CSR
-			if withPred {
+			if c.withPred {
 				pg = g
 			}
 			checkRows(t, g, b, want, pg)
@@ -115,7 +125,7 @@ func TestBatchedFrontierBytes(t *testing.T) {
 			}
 		}
 	}
-	if got, want := batchedFrontierBytes(100, 33), int64(4*2*(2*100+2*1)); got != want {
+	if got, want := batchedFrontierBytes(100, 33), int64(4*(2*(2*100+2*1)+1)); got != want {
 		t.Errorf("batchedFrontierBytes(100, 33) = %d, want %d", got, want)
 	}
 }
@@ -136,16 +146,17 @@ func BenchmarkBatched(b *testing.B) {
 			b.Fatal(err)
 		}
 		n := g.NumVertices
-		k := min(4096, n)
+		// Consecutive vertices, as the pipeline's all-pairs blocks are.
+		k := min(8192, n)
 		sources := make([]graph.VertexID, k)
 		for i := range sources {
-			sources[i] = graph.VertexID(i * (n / k))
+			sources[i] = graph.VertexID(i)
 		}
 		want, err := ref.Dijkstra[int32](g, sources[k-1])
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, alg := range []graph.Algorithm{Batched, graph.Delta, graph.BellmanFord} {
+		for _, alg := range batchedBenchAlgorithms {
 			b.Run(fmt.Sprintf("%s/n=%d/m=%d/k=%d/%s", bg.name, n, g.NumEdges(), k, alg), func(b *testing.B) {
 				r, err := e.Prepare(context.Background(), g, graph.Request{Algorithm: alg})
 				if err != nil {
@@ -175,6 +186,52 @@ func BenchmarkBatched(b *testing.B) {
 				b.ReportMetric(kernel/ops*1e3, "kernel-ms/op")
 				b.ReportMetric((run-kernel)/ops*1e3, "copy-ms/op")
 				b.ReportMetric(float64(k)*float64(g.NumEdges())*ops/kernel, "kernel-arcs·sources/s")
+			})
+		}
+	}
+}
+
+// batchedBenchAlgorithms are the kernels BenchmarkBatched compares.
+var batchedBenchAlgorithms = []graph.Algorithm{Batched, graph.Delta, graph.BellmanFord}
+
+// BenchmarkBatchedStep times the batched kernel for threshold steps at
+// multiples of the mean weight (0: no threshold), one block of 8192
+// consecutive sources per operation.
+func BenchmarkBatchedStep(b *testing.B) {
+	e, err := New()
+	if err != nil {
+		b.Skip("no CUDA device: " + err.Error())
+	}
+	defer e.Close()
+	defer func(s float64) { batchedDeltaScale = s }(batchedDeltaScale)
+	for _, bg := range benchGraphs[:2] {
+		g, err := graph.Build(bg.edges(), graph.BuildOptions{Undirected: bg.undirected})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := g.NumVertices
+		k := min(8192, n)
+		sources := make([]graph.VertexID, k)
+		for i := range sources {
+			sources[i] = graph.VertexID(i)
+		}
+		for _, scale := range []float64{0, 0.25, 0.5, 1, 2, 4} {
+			b.Run(fmt.Sprintf("%s/scale=%g", bg.name, scale), func(b *testing.B) {
+				batchedDeltaScale = scale
+				r, err := e.Prepare(context.Background(), g, graph.Request{Algorithm: Batched})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer r.Close()
+				out := graph.NewBlock(sources, n, r.DistType(), false)
+				var kernel float64
+				for b.Loop() {
+					if err := r.Run(context.Background(), out); err != nil {
+						b.Fatal(err)
+					}
+					kernel += r.KernelTime().Seconds()
+				}
+				b.ReportMetric(kernel/float64(b.N)*1e3, "kernel-ms/op")
 			})
 		}
 	}

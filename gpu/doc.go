@@ -18,4 +18,14 @@
 // each kernels/*.cu file. Rebuild the kernel image with kernels/build.sh after
 // changing a kernel source; a test fails when the image's recorded source
 // hash (kernels/kernels.sha256) no longer matches the sources.
+//
+// Beside Run, which copies a block's distance rows back, a Runner has
+// RunStats: the stats layout's reductions run on the device
+// (kernels/stats.cu) and only four words per source come back. A block
+// whose buffers do not fit in device memory is run as two halves, once;
+// the half is remembered for later blocks, and a half that still does not
+// fit gives an *OutOfMemoryError with the bytes asked and free (memory.go).
+// Engine.BuildCSR builds the CSR from the edge columns on the device
+// (kernels/csr.cu), equal to graph.Build's; BuildCSRResident also keeps the
+// device copy for the next Prepare of that CSR.
 package gpu

@@ -69,11 +69,13 @@ func TestKernelImageIsFatbin(t *testing.T) {
 func TestKernelImageNamesEveryKernel(t *testing.T) {
 	var names []string
 	for _, typ := range []string{"i32", "i64", "f32", "f64"} {
-		for _, k := range []string{"dijkstra_", "delta_", "edge_", "bellman_ford_", "predecessors_"} {
+		for _, k := range []string{"dijkstra_", "delta_", "edge_", "bellman_ford_", "predecessors_", "stats_",
+			"csr_scatter_", "csr_sort_", "csr_compact_"} {
 			names = append(names, k+typ)
 		}
 	}
-	names = append(names, "bfs_i32", "bfs_pred_i32", "bfs_level_i32", "bellman_ford_pred_i32", "bellman_ford_pred_f32")
+	names = append(names, "bfs_i32", "bfs_pred_i32", "bfs_level_i32", "bellman_ford_pred_i32", "bellman_ford_pred_f32",
+		"csr_count", "csr_scan")
 	for _, name := range names {
 		if !bytes.Contains(kernelImage, append([]byte(name), 0)) {
 			t.Errorf("kernel %s is not in the embedded image", name)

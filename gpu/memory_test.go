@@ -114,8 +114,9 @@ func TestOutOfMemoryHalving(t *testing.T) {
 			if err := e.dev.do(r.releaseBlock); err != nil {
 				t.Fatal(err)
 			}
-			// The distance row of a source is the largest per-source buffer.
-			rowBytes := int64(n * r.DistType().Size())
+			// The largest per-source row of the algorithm's buffers.
+			l := layoutOf(alg, r.DistType(), true)
+			rowBytes := int64(n * max(l.dist, l.aux, l.flags, l.pred))
 			allocFault = func(size int64) bool { return size > 4*rowBytes }
 			got := graph.NewBlock(sources, n, r.DistType(), true)
 			poison(got)

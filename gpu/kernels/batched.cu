@@ -18,11 +18,14 @@
 //   written this round). A summary bit per 32 vertices (one word per 1024
 //   vertices) lets a round skip idle vertices 1024 at a time, so rounds stay
 //   cheap on high-diameter graphs whose frontier is thin.
-// - One thread block per group runs the rounds until nothing changes; the
-//   block-wide vote __syncthreads_or decides convergence on the device, so
-//   the host launches once per block of sources. Warps own 32-vertex chunks
-//   (chunk c belongs to warp c mod 8), so only the owner reads and clears a
-//   cur word; other warps only set bits in next.
+// - A round is one launch over every group of the block, the whole grid
+//   sharing out the busy 32-vertex chunks (batched_round_*): a group of 32
+//   sources alone would leave most of the device idle. Only the warp that
+//   takes a chunk reads and clears its cur words; others only set bits in
+//   next. The host launches rounds back to back without waiting and reads
+//   one word, the last round that changed anything, every few rounds (a
+//   round after convergence finds an empty frontier and costs a scan of
+//   the summaries).
 // - Distances only drop through an atomic minimum (integers directly,
 //   non-negative floats through their bit patterns: atomicMinNonNegative),
 //   after a plain read shows that the atomic can win. Weights must be
@@ -31,22 +34,19 @@
 
 #define PATHCTL_WARPS (PATHCTL_THREADS / 32)
 
-// groupFrontier is the mask storage of one group: cur and next words per
-// vertex, and their summaries (bit c&31 of word c>>5 set when chunk c of 32
-// vertices has a non-zero word).
-struct groupFrontier {
-  u32* cur;
-  u32* next;
-  u32* curSum;
-  u32* nextSum;
-};
-
+// relaxArcs relaxes the arcs of u for the lanes set in m, 4 arcs at a time
+// so that a warp has 4 independent loads in flight. vm is the group's
+// distances (row width w); next and nextSum the group's masks for the next
+// round. Distances are read through L2 (__ldcg): a stale value is never
+// smaller than the current one, so it can only cost an atomic, never miss an
+// improvement, and an improvement made during the round sets a bit of next.
 template <typename T>
-__device__ __forceinline__ void relaxArcs(const Graph<T>& g, int u, u32 m, int w, T* vm, u32* next, u32* nextSum,
-                                          int lane, int* any) {
+__device__ __forceinline__ bool relaxArcs(const Graph<T>& g, int u, u32 m, int w, T* vm, u32* next, u32* nextSum,
+                                          int lane) {
   const bool active = (m >> lane) & 1u;
-  const T du = active ? loadVolatile(vm + (size_t)u * w + lane) : T(0);
+  const T du = active ? __ldcg(vm + (size_t)u * w + lane) : T(0);
   const long long lo = g.offsets[u], hi = g.offsets[u + 1];
+  bool any = false;
   for (long long e0 = lo; e0 < hi; e0 += 32) {
     const long long e = e0 + lane;
     int tv = 0;
@@ -56,116 +56,151 @@ __device__ __forceinline__ void relaxArcs(const Graph<T>& g, int u, u32 m, int w
       tw = g.weights[e];
     }
     const int cnt = (int)min(32LL, hi - e0);
-    for (int j = 0; j < cnt; j++) {
-      const int v = __shfl_sync(0xffffffffu, tv, j);
-      const T wt = __shfl_sync(0xffffffffu, tw, j);
-      bool improved = false;
-      if (active) {
-        const T nd = du + wt;
-        T* p = vm + (size_t)v * w + lane;
-        if (nd < loadVolatile(p)) improved = atomicMinNonNegative(p, nd);
+    for (int j = 0; j < cnt; j += 4) {
+      int v[4];
+      T nd[4], old[4];
+#pragma unroll
+      for (int q = 0; q < 4; q++) {
+        v[q] = __shfl_sync(0xffffffffu, tv, (j + q) & 31);
+        nd[q] = du + __shfl_sync(0xffffffffu, tw, (j + q) & 31);
       }
-      const u32 bal = __ballot_sync(0xffffffffu, improved);
-      if (bal != 0u && lane == 0) {
-        *any = 1;
-        if (atomicOr(next + v, bal) == 0u) atomicOr(nextSum + (v >> 10), 1u << ((v >> 5) & 31));
+#pragma unroll
+      for (int q = 0; q < 4; q++) {
+        old[q] = (active && j + q < cnt) ? __ldcg(vm + (size_t)v[q] * w + lane) : T(0);
       }
-    }
-  }
-}
-
-template <typename T>
-__device__ void batchedGroup(const Graph<T>& g, const int* sources, int w, T* vm, groupFrontier f) {
-  const T inf = DistTraits<T>::inf();
-  const int n = g.n;
-  const int sumWords = (n + 1023) >> 10;
-  for (size_t i = threadIdx.x; i < (size_t)n * w; i += blockDim.x) vm[i] = inf;
-  for (int v = threadIdx.x; v < n; v += blockDim.x) {
-    f.cur[v] = 0u;
-    f.next[v] = 0u;
-  }
-  for (int i = threadIdx.x; i < sumWords; i += blockDim.x) {
-    f.curSum[i] = 0u;
-    f.nextSum[i] = 0u;
-  }
-  __syncthreads();
-  if (threadIdx.x < w) {
-    const int s = sources[threadIdx.x];
-    vm[(size_t)s * w + threadIdx.x] = T(0);
-    atomicOr(f.cur + s, 1u << threadIdx.x);
-    atomicOr(f.curSum + (s >> 10), 1u << ((s >> 5) & 31));
-  }
-  __syncthreads();
-  const int lane = threadIdx.x & 31;
-  const int warp = threadIdx.x >> 5;
-  // Chunk c = 32·word + bit belongs to warp c mod 8, i.e. to bits b with
-  // b mod 8 == warp of every summary word.
-  const u32 own = 0x01010101u << warp;
-  for (;;) {
-    int any = 0;
-    for (int base = 0; base < sumWords; base += 32) {
-      const int idx = base + lane;
-      u32 sw = (idx < sumWords) ? (f.curSum[idx] & own) : 0u;
-      if (sw != 0u) atomicAnd(f.curSum + idx, ~sw);
-      u32 lanes = __ballot_sync(0xffffffffu, sw != 0u);
-      while (lanes != 0u) {
-        const int j = __ffs(lanes) - 1;
-        lanes &= lanes - 1;
-        u32 bits = __shfl_sync(0xffffffffu, sw, j);
-        while (bits != 0u) {
-          const int b = __ffs(bits) - 1;
-          bits &= bits - 1;
-          const int c = ((base + j) << 5) + b;
-          const int v = (c << 5) + lane;
-          u32 m = 0u;
-          if (v < n) {
-            m = f.cur[v];
-            if (m != 0u) f.cur[v] = 0u;
-          }
-          u32 verts = __ballot_sync(0xffffffffu, m != 0u);
-          while (verts != 0u) {
-            const int k = __ffs(verts) - 1;
-            verts &= verts - 1;
-            const u32 mk = __shfl_sync(0xffffffffu, m, k);
-            relaxArcs(g, (c << 5) + k, mk, w, vm, f.next, f.nextSum, lane, &any);
+#pragma unroll
+      for (int q = 0; q < 4; q++) {
+        bool improved = false;
+        if (active && j + q < cnt && nd[q] < old[q]) improved = atomicMinNonNegative(vm + (size_t)v[q] * w + lane, nd[q]);
+        const u32 bal = __ballot_sync(0xffffffffu, improved);
+        if (bal != 0u) {
+          any = true;
+          if (lane == 0 && atomicOr(next + v[q], bal) == 0u) {
+            atomicOr(nextSum + (v[q] >> 10), 1u << ((v[q] >> 5) & 31));
           }
         }
       }
     }
-    if (!__syncthreads_or(any)) break;
-    u32* t = f.cur;
-    f.cur = f.next;
-    f.next = t;
-    t = f.curSum;
-    f.curSum = f.nextSum;
-    f.nextSum = t;
   }
+  return any;
 }
 
-// batched_T runs every group of the block, one thread block per group.
-// frontier holds, per group, 2·n mask words then 2·ceil(n/1024) summary
-// words.
+// batched_round_T is one round over every group of the block: the warps of
+// the grid share out the 32-vertex chunks of all groups (chunk c of the
+// block is group c / chunksPerGroup), lane j of a warp checking the summary
+// bit of chunk base + j·warps + warp so that neighbouring chunks, which tend
+// to be busy together, go to different warps. A warp consumes the cur words
+// of its chunks (clearing them and the chunk's summary bit) and relaxes the
+// arcs of every vertex with a non-zero word; every improvement sets a bit in
+// next. Vertices whose distance (for a lane) is above threshold are not
+// expanded for that lane yet but stay in the frontier: the host raises the
+// threshold by a step Δ every round, so vertices are expanded roughly in
+// order of distance, as in delta-stepping, which saves most of the
+// re-expansions of plain label correcting on high-diameter graphs (the
+// threshold is +Inf when Δ is 0, and after many rounds). *lastChange becomes
+// round when anything improved or waited: the host stops once a round
+// changed nothing.
+template <typename T>
+__device__ void batchedRound(const Graph<T>& g, int numSources, T* vm, u32* cur, u32* next, u32* curSum,
+                             u32* nextSum, int* lastChange, int round, double threshold) {
+  const int n = g.n;
+  const int sumWords = (n + 1023) >> 10;
+  const int chunksPerGroup = (n + 31) >> 5;
+  const int groups = (numSources + 31) >> 5;
+  const long long total = (long long)groups * chunksPerGroup;
+  const int lane = threadIdx.x & 31;
+  const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+  bool any = false;
+  for (long long base = 0; base < total; base += 32 * warps) {
+    const long long c = base + lane * warps + warp;
+    bool busy = false;
+    if (c < total) {
+      const int grp = (int)(c / chunksPerGroup), lc = (int)(c % chunksPerGroup);
+      busy = (__ldcg(curSum + (size_t)grp * sumWords + (lc >> 5)) >> (lc & 31)) & 1u;
+    }
+    u32 lanes = __ballot_sync(0xffffffffu, busy);
+    while (lanes != 0u) {
+      const int j = __ffs(lanes) - 1;
+      lanes &= lanes - 1;
+      const long long cj = base + j * warps + warp;
+      const int grp = (int)(cj / chunksPerGroup), lc = (int)(cj % chunksPerGroup);
+      const int w = min(32, numSources - (grp << 5));
+      u32* gcur = cur + (size_t)grp * n;
+      if (lane == 0) atomicAnd(curSum + (size_t)grp * sumWords + (lc >> 5), ~(1u << (lc & 31)));
+      const int v = (lc << 5) + lane;
+      u32 m = 0u;
+      if (v < n) {
+        m = __ldcg(gcur + v);
+        if (m != 0u) gcur[v] = 0u;
+      }
+      u32 verts = __ballot_sync(0xffffffffu, m != 0u);
+      while (verts != 0u) {
+        const int k = __ffs(verts) - 1;
+        verts &= verts - 1;
+        const int u = (lc << 5) + k;
+        u32 mk = __shfl_sync(0xffffffffu, m, k);
+        T* gvm = vm + (size_t)(grp << 5) * n;
+        u32* gnext = next + (size_t)grp * n;
+        u32* gnextSum = nextSum + (size_t)grp * sumWords;
+        // Lanes whose distance to u is past the threshold wait: their bits
+        // go to next unchanged.
+        const bool set = (mk >> lane) & 1u;
+        const bool late = set && (double)__ldcg(gvm + (size_t)u * w + lane) > threshold;
+        const u32 wait = __ballot_sync(0xffffffffu, late);
+        if (wait != 0u) {
+          any = true;
+          if (lane == 0 && atomicOr(gnext + u, wait) == 0u) atomicOr(gnextSum + (u >> 10), 1u << ((u >> 5) & 31));
+          mk &= ~wait;
+        }
+        if (mk != 0u) any |= relaxArcs(g, u, mk, w, gvm, gnext, gnextSum, lane);
+      }
+    }
+  }
+  if (any && lane == 0) *(volatile int*)lastChange = round;
+}
+
 #define PATHCTL_BATCHED(SUFFIX, T)                                                                 \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_##SUFFIX(                 \
-      const long long* offsets, const int* targets, const T* weights, int n, const int* sources,  \
-      int numSources, T* vm, u32* frontier) {                                                      \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_round_##SUFFIX(           \
+      const long long* offsets, const int* targets, const T* weights, int n, int numSources, T* vm, \
+      u32* cur, u32* next, u32* curSum, u32* nextSum, int* lastChange, int round, double threshold) { \
     Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                                       \
-    const int groups = (numSources + 31) >> 5;                                                     \
-    const size_t per = 2 * (size_t)n + 2 * (size_t)((n + 1023) >> 10);                             \
-    for (int grp = blockIdx.x; grp < groups; grp += gridDim.x) {                                   \
-      __syncthreads();                                                                             \
-      const int w = min(32, numSources - (grp << 5));                                              \
-      u32* base = frontier + per * grp;                                                            \
-      const int sumWords = (n + 1023) >> 10;                                                       \
-      groupFrontier f = {base, base + n, base + 2 * (size_t)n, base + 2 * (size_t)n + sumWords};  \
-      batchedGroup<T>(g, sources + (grp << 5), w, vm + (size_t)(grp << 5) * n, f);                 \
-    }                                                                                              \
+    batchedRound<T>(g, numSources, vm, cur, next, curSum, nextSum, lastChange, round, threshold);  \
   }
 
 PATHCTL_BATCHED(i32, int)
 PATHCTL_BATCHED(i64, long long)
 PATHCTL_BATCHED(f32, float)
 PATHCTL_BATCHED(f64, double)
+
+// batched_fill_E sets count elements of p to value (infinity before a run).
+#define PATHCTL_BATCHED_FILL(SUFFIX, E)                                                            \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_fill_##SUFFIX(            \
+      E* p, long long count, E value) {                                                            \
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count;                \
+         i += (long long)gridDim.x * blockDim.x)                                                   \
+      p[i] = value;                                                                                \
+  }
+
+PATHCTL_BATCHED_FILL(b32, unsigned int)
+PATHCTL_BATCHED_FILL(b64, unsigned long long)
+
+// batched_seed_E puts every source of the block at distance 0 (all-zero
+// bits in every type) and into the first round's frontier.
+#define PATHCTL_BATCHED_SEED(SUFFIX, E)                                                            \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_seed_##SUFFIX(            \
+      const int* sources, int numSources, int n, E* vm, u32* cur, u32* curSum) {                   \
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;                                           \
+    if (i >= numSources) return;                                                                   \
+    const int grp = i >> 5, lane = i & 31, s = sources[i];                                         \
+    const int w = min(32, numSources - (grp << 5));                                                \
+    vm[(size_t)(grp << 5) * n + (size_t)s * w + lane] = 0;                                         \
+    atomicOr(cur + (size_t)grp * n + s, 1u << lane);                                               \
+    atomicOr(curSum + (size_t)grp * ((n + 1023) >> 10) + (s >> 10), 1u << ((s >> 5) & 31));        \
+  }
+
+PATHCTL_BATCHED_SEED(b32, unsigned int)
+PATHCTL_BATCHED_SEED(b64, unsigned long long)
 
 // batched_transpose_E copies the group-major distances of batched_* into
 // the row-major block (row i = source i, n elements), through 32×32 tiles

@@ -10,12 +10,11 @@
 //                  counts becomes the offsets of the unsorted rows
 //   csr_scatter_*  every arc to offsets[u] + atomicAdd(fill[u], 1), so rows
 //                  hold their arcs in no particular order
-//   csr_sort_*     one thread block per row: each arc's rank in the row by
-//                  (target, weight, position) is counted against every
-//                  other arc of the row (O(d²/256) per row of degree d),
-//                  the arcs are written in rank order to a second buffer,
-//                  and one thread keeps the first arc of every target at
-//                  the front of the row; kept[u+1] = arcs kept
+//   csr_sort_*     one thread block per row: a merge sort of the row by
+//                  (target, weight) (O(d log² d) per row of degree d,
+//                  spread over the block), then one thread keeps the first
+//                  arc of every target at the front of the row;
+//                  kept[u+1] = arcs kept
 //   csr_scan       again, over kept: the final offsets
 //   csr_compact_*  the kept front of every row to its final place
 // Only order-independent values reach the result: ties of (target, weight)
@@ -77,34 +76,79 @@ __device__ void csrScatter(const int* src, const int* dst, const T* w, long long
   }
 }
 
-// arcBefore orders arcs by (target, weight, position).
+// arcLess orders arcs by (target, weight).
 template <typename T>
-__device__ __forceinline__ bool arcBefore(int ta, T wa, long long pa, int tb, T wb, long long pb) {
-  if (ta != tb) return ta < tb;
-  if (wa < wb) return true;
-  if (wb < wa) return false;
-  return pa < pb;
+__device__ __forceinline__ bool arcLess(int ta, T wa, int tb, T wb) {
+  return ta < tb || (ta == tb && wa < wb);
 }
 
+// countBelow counts the arcs of the sorted run (t, w)[0, len) that sort
+// before (kt, kw): strictly before, or also those equal when orEqual.
 template <typename T>
-__device__ void csrSort(const long long* offsets, int n, const int* targets, const T* weights, int* sortedT,
-                        T* sortedW, long long* kept) {
+__device__ __forceinline__ long long countBelow(const int* t, const T* w, long long len, int kt, T kw, bool orEqual) {
+  long long lo = 0, hi = len;
+  while (lo < hi) {
+    const long long mid = lo + (hi - lo) / 2;
+    const bool below = orEqual ? !arcLess(kt, kw, t[mid], w[mid]) : arcLess(t[mid], w[mid], kt, kw);
+    if (below) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+// csrSort sorts every row by (target, weight) with a bottom-up merge sort
+// run by the row's thread block: in the pass of width w every arc finds its
+// place in the merge of its run and the neighbouring run by a binary search
+// in the other run (arcs of the left run go before equal arcs of the right
+// one), so a row of degree d costs O(d log² d) over the block's threads.
+// Passes alternate between the scattered arrays and sortedT/sortedW; the
+// result ends in sortedT/sortedW, where one thread then keeps the first arc
+// of every target at the front of the row. kept[u+1] = arcs kept.
+template <typename T>
+__device__ void csrSort(const long long* offsets, int n, int* targets, T* weights, int* sortedT, T* sortedW,
+                        long long* kept) {
   for (int u = blockIdx.x; u < n; u += gridDim.x) {
-    const long long lo = offsets[u], hi = offsets[u + 1];
-    for (long long j = lo + threadIdx.x; j < hi; j += blockDim.x) {
-      const int tj = targets[j];
-      const T wj = weights[j];
-      long long rank = 0;
-      for (long long i = lo; i < hi; i++) {
-        if (arcBefore(targets[i], weights[i], i, tj, wj, j)) rank++;
+    const long long lo = offsets[u], d = offsets[u + 1] - lo;
+    int* inT = targets + lo;
+    T* inW = weights + lo;
+    int* outT = sortedT + lo;
+    T* outW = sortedW + lo;
+    for (long long width = 1; width < d; width *= 2) {
+      for (long long j = threadIdx.x; j < d; j += blockDim.x) {
+        const long long start = j / (2 * width) * (2 * width);
+        const long long mid = min(start + width, d), end = min(start + 2 * width, d);
+        const int kt = inT[j];
+        const T kw = inW[j];
+        long long pos;
+        if (j < mid) {
+          pos = j + countBelow(inT + mid, inW + mid, end - mid, kt, kw, false);
+        } else {
+          pos = start + (j - mid) + countBelow(inT + start, inW + start, mid - start, kt, kw, true);
+        }
+        outT[pos] = kt;
+        outW[pos] = kw;
       }
-      sortedT[lo + rank] = tj;
-      sortedW[lo + rank] = wj;
+      __syncthreads();
+      int* st = inT;
+      inT = outT;
+      outT = st;
+      T* sw = inW;
+      inW = outW;
+      outW = sw;
+    }
+    if (inT != sortedT + lo) {
+      for (long long j = threadIdx.x; j < d; j += blockDim.x) {
+        sortedT[lo + j] = inT[j];
+        sortedW[lo + j] = inW[j];
+      }
     }
     __syncthreads();
     if (threadIdx.x == 0) {
       long long out = lo;
-      for (long long p = lo; p < hi; p++) {
+      for (long long p = lo; p < lo + d; p++) {
         if (out > lo && sortedT[out - 1] == sortedT[p]) continue;
         sortedT[out] = sortedT[p];
         sortedW[out] = sortedW[p];
@@ -135,8 +179,8 @@ __device__ void csrCompact(const long long* rowStart, const long long* offsets, 
     csrScatter<T>(src, dst, w, m, undirected, offsets, fill, targets, weights);                    \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) csr_sort_##SUFFIX(                 \
-      const long long* offsets, int n, const int* targets, const T* weights, int* sortedT,         \
-      T* sortedW, long long* kept) {                                                               \
+      const long long* offsets, int n, int* targets, T* weights, int* sortedT, T* sortedW,         \
+      long long* kept) {                                                                           \
     csrSort<T>(offsets, n, targets, weights, sortedT, sortedW, kept);                              \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) csr_compact_##SUFFIX(              \
