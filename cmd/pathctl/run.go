@@ -36,7 +36,7 @@ func computeFlags(defaultAlgo graph.Algorithm) []cli.Flag {
 		&cli.StringFlag{Name: "engine", Value: "auto", Usage: "engine: auto (GPU where usable, else CPU), cpu or gpu"},
 		&cli.Float64Flag{Name: "delta", Usage: "bucket width of --algo delta (default: chosen from the weights)"},
 		&cli.IntFlag{Name: "threads", Usage: "CPU threads (default: every core)"},
-		&cli.Int64Flag{Name: "mem", Usage: "memory budget in bytes for the source blocks in flight (default: 1 GiB on the CPU, 80% of free memory on a GPU)"},
+		&cli.Int64Flag{Name: "mem", Aliases: []string{"gpu-mem"}, Usage: "memory budget in bytes for the source blocks in flight (default: 1 GiB on the CPU, 80% of the GPU's free memory, at most 8 GiB, on a GPU)"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print the engine, algorithm and block plan chosen"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors"},
 	}
