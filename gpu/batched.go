@@ -39,28 +39,28 @@ var batchedPlan = kernelPlan{
 	derivesPredecessors: always,
 }
 
-// batchedFrontierBytes is the size of the mask storage for k sources over n
-// vertices (see kernels/batched.cu): cur and next words, cur and next
-// summaries, and the word that records the last round that changed
-// anything.
+// batchedFrontierBytes is the size of the frontier storage for k sources
+// over n vertices (see kernels/batched.cu): a header of batchedHeader bytes
+// (the word that records the last round that changed anything), then the
+// cur and next mask words and the cur and next summaries of every group.
 func batchedFrontierBytes(n, k int) int64 {
 	groups := int64((k + BatchWidth - 1) / BatchWidth)
-	return 4 * (groups*(2*int64(n)+2*batchedSummaryWords(n)) + 1)
+	return batchedHeader + 4*groups*(2*int64(n)+2*batchedSummaryWords(n))
 }
+
+// batchedHeader is the bytes of the frontier storage before the masks.
+const batchedHeader = 8
 
 func batchedSummaryWords(n int) int64 { return int64((n + 1023) >> 10) }
 
 const (
-	// batchedGrid is the thread blocks of a round: 8 per SM of an H200
-	// fills its 2048 threads per SM; the warps stride over the chunks.
-	batchedGrid = 132 * 8
+	// batchedBlocksPerSM is the thread blocks of a round per multiprocessor:
+	// 8 of 256 threads fill the 2048 threads of an SM of sm_70 .. sm_90; the
+	// warps stride over the chunks.
+	batchedBlocksPerSM = 8
 	// batchedTransposeGrid caps the thread blocks of the transpose and the
 	// fill; they stride over their work.
 	batchedTransposeGrid = 1 << 16
-	// batchedOrderedRounds is the rounds after which the threshold is
-	// dropped (plain label correcting), which bounds the rounds spent
-	// waiting on a step too small for the distances.
-	batchedOrderedRounds = 1 << 14
 	// batchedMaxRounds is the most rounds launched between two reads of the
 	// last-change word; the first read comes after batchedFirstRounds.
 	batchedFirstRounds = 4
@@ -97,22 +97,24 @@ func runBatched(dv *device, r *Runner, k int, frontier uint64) error {
 	groups := int64((k + BatchWidth - 1) / BatchWidth)
 	maskWords := groups * int64(n)
 	sumWords := groups * batchedSummaryWords(n)
-	cur, next := frontier, frontier+uint64(4*maskWords)
+	lastChange := frontier
+	cur := frontier + batchedHeader
+	next := cur + uint64(4*maskWords)
 	curSum, nextSum := next+uint64(4*maskWords), next+uint64(4*maskWords+4*sumWords)
-	lastChange := nextSum + uint64(4*sumWords)
-	words := 2*maskWords + 2*sumWords + 1
+	words := 2*maskWords + 2*sumWords
 	cells := int64(k) * int64(n)
 	bits := "b32"
 	if r.distType.Size() == 8 {
 		bits = "b64"
 	}
+	step := batchedStep(r.g, r.req.Delta)
 	if err := dv.d.cuEventRecord(dv.start, 0).Err("cuEventRecord"); err != nil {
 		return err
 	}
 	fillGrid := func(count int64) int {
 		return int(min((count+threadsPerBlock-1)/threadsPerBlock, batchedTransposeGrid))
 	}
-	if err := dv.launchAsync("batched_fill_b32", fillGrid(words), frontier, words, uint64(0)); err != nil {
+	if err := dv.launchAsync("batched_fill_b32", fillGrid(words+batchedHeader/4), frontier, words+batchedHeader/4, uint64(0)); err != nil {
 		return err
 	}
 	if err := dv.launchAsync("batched_fill_"+bits, fillGrid(cells), r.aux.ptr, cells, infinityBits(r.distType)); err != nil {
@@ -123,12 +125,12 @@ func runBatched(dv *device, r *Runner, k int, frontier uint64) error {
 		return err
 	}
 	name := "batched_round_" + typeSuffix(r.distType)
-	step := batchedStep(r.g, r.req.Delta)
+	grid := batchedBlocksPerSM * max(r.e.info.Multiprocessors, 1)
 	last := make([]int32, 1)
 	batch := batchedFirstRounds
 	for round := int32(1); ; {
 		for range batch {
-			if err := dv.launchAsync(name, batchedGrid, r.offsets.ptr, r.targets.ptr, r.weights.ptr, int32(n), int32(k),
+			if err := dv.launchAsync(name, grid, r.offsets.ptr, r.targets.ptr, r.weights.ptr, int32(n), int32(k),
 				r.aux.ptr, cur, next, curSum, nextSum, lastChange, round, batchedThreshold(step, round)); err != nil {
 				return err
 			}
@@ -166,18 +168,44 @@ func runBatched(dv *device, r *Runner, k int, frontier uint64) error {
 	return nil
 }
 
-// batchedDeltaScale times the mean weight is the step by which the
-// threshold of the batched rounds rises per round (0: no threshold).
-var batchedDeltaScale = 1.0
+// batchedDeltaScale times the mean weight is the step by which the round
+// threshold of the batched kernel rises per round on graphs that look like
+// meshes (sparse, even degrees, so likely a high diameter). Measured on an
+// H200 (kernel time, one block of 8192 consecutive sources; BenchmarkBatchedStep):
+// 256×256 grid, weights 1..10: no threshold 570 ms, 0.25× 515, 0.5× 331,
+// 1×, 2×, 4× 567..570 (a step past the frontier's pace never holds a vertex
+// back); R-MAT scale 16: no threshold 891 ms, 0.25× 1574, 0.5× 1097, 1× and
+// up 892..895. So R-MAT-like graphs run without a threshold.
+var batchedDeltaScale = 0.5
 
-// batchedStep is the threshold step: asked when positive, else
-// batchedDeltaScale times the mean weight of g.
+// batchedMeshOnly limits the threshold to graphs that look like meshes
+// (BenchmarkBatchedStep clears it to time other graphs with one).
+var batchedMeshOnly = true
+
+// batchedOrderedRounds is the rounds after which the threshold is dropped
+// (plain label correcting), which bounds the rounds spent waiting on a step
+// too small for the distances.
+const batchedOrderedRounds = 1 << 14
+
+// batchedStep is the threshold's step per round: asked when positive, else
+// batchedDeltaScale times the mean weight where g is sparse with even
+// degrees (mean out-degree below 6, maximum below 4 times the mean, the
+// test the seed kernels' auto used for high-diameter graphs), else 0 (no
+// threshold).
 func batchedStep(g *graph.CSR, asked float64) float64 {
 	if asked > 0 {
 		return asked
 	}
-	m := g.NumEdges()
+	n, m := g.NumVertices, g.NumEdges()
 	if m == 0 || batchedDeltaScale <= 0 {
+		return 0
+	}
+	mean := float64(m) / float64(n)
+	maxDeg := 0
+	for u := range n {
+		maxDeg = max(maxDeg, g.OutDegree(graph.VertexID(u)))
+	}
+	if batchedMeshOnly && (mean >= 6 || float64(maxDeg) >= 4*mean) {
 		return 0
 	}
 	var sum float64

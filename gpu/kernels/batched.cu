@@ -92,14 +92,15 @@ __device__ __forceinline__ bool relaxArcs(const Graph<T>& g, int u, u32 m, int w
 // to be busy together, go to different warps. A warp consumes the cur words
 // of its chunks (clearing them and the chunk's summary bit) and relaxes the
 // arcs of every vertex with a non-zero word; every improvement sets a bit in
-// next. Vertices whose distance (for a lane) is above threshold are not
-// expanded for that lane yet but stay in the frontier: the host raises the
-// threshold by a step Δ every round, so vertices are expanded roughly in
-// order of distance, as in delta-stepping, which saves most of the
-// re-expansions of plain label correcting on high-diameter graphs (the
-// threshold is +Inf when Δ is 0, and after many rounds). *lastChange becomes
-// round when anything improved or waited: the host stops once a round
-// changed nothing.
+// next. A lane's vertex whose distance is above the round's threshold is
+// not expanded yet but waits in the frontier (its bits go to next). The
+// host raises the threshold by a fixed step every round (step·round), a
+// soft version of delta-stepping's buckets: on high-diameter graphs,
+// expanding vertices roughly in order of distance saves many of the
+// re-expansions of plain label correcting (gpu/batched.go says when the Go
+// side uses it; the threshold is +Inf otherwise). *lastChange becomes round
+// when anything improved or waited: the host stops once a round changed
+// nothing.
 template <typename T>
 __device__ void batchedRound(const Graph<T>& g, int numSources, T* vm, u32* cur, u32* next, u32* curSum,
                              u32* nextSum, int* lastChange, int round, double threshold) {
