@@ -210,7 +210,7 @@ func batchedStep(g *graph.CSR, asked float64) float64 {
 	}
 	var sum float64
 	for k := int64(0); k < m; k++ {
-		sum += weightAt(g, k)
+		sum += g.WeightAt(k)
 	}
 	return batchedDeltaScale * sum / float64(m)
 }

@@ -153,33 +153,7 @@ func checkRequest(g *graph.CSR, req graph.Request) error {
 	if req.Algorithm.CountsHops() || req.Algorithm.AcceptsNegative() || !g.HasNegative() {
 		return nil
 	}
-	return negativeArc(g, req.Algorithm)
-}
-
-// negativeArc returns the NegativeWeightError of the first negative arc.
-func negativeArc(g *graph.CSR, alg graph.Algorithm) error {
-	for u := 0; u < g.NumVertices; u++ {
-		for k := g.Offsets[u]; k < g.Offsets[u+1]; k++ {
-			if w := weightAt(g, k); w < 0 {
-				return &graph.NegativeWeightError{Algorithm: alg, From: graph.VertexID(u), To: g.Targets[k], Weight: w}
-			}
-		}
-	}
-	return nil
-}
-
-func weightAt(g *graph.CSR, k int64) float64 {
-	switch w := g.Weights.(type) {
-	case []int32:
-		return float64(w[k])
-	case []int64:
-		return float64(w[k])
-	case []float32:
-		return float64(w[k])
-	case []float64:
-		return w[k]
-	}
-	return 1
+	return g.NegativeWeight(req.Algorithm)
 }
 
 // asBytes views a slice of fixed-size numbers as its bytes.

@@ -132,7 +132,7 @@ func chooseDelta(g *graph.CSR, asked float64) float64 {
 	}
 	var sum float64
 	for k := int64(0); k < m; k++ {
-		sum += weightAt(g, k)
+		sum += g.WeightAt(k)
 	}
 	mean := sum / float64(m)
 	degree := float64(m) / float64(g.NumVertices)
