@@ -2,7 +2,6 @@ package gpu
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"time"
 	"unsafe"
@@ -235,41 +234,4 @@ func infinityBits(t graph.DistType) uint64 {
 		return uint64(math.Float32bits(float32(math.Inf(1))))
 	}
 	return math.Float64bits(math.Inf(1))
-}
-
-// launchAsync queues kernel name on grid blocks of threadsPerBlock threads
-// on the default stream and returns without waiting; errors of the kernel
-// itself show at the next synchronising call. Arguments are as for launch
-// (the driver copies their values when the launch is queued, so the
-// argument block may be reused at once).
-func (dv *device) launchAsync(name string, grid int, args ...any) error {
-	if grid <= 0 {
-		return nil
-	}
-	if len(args) > maxKernelArgs {
-		return fmt.Errorf("gpu: %s: %d kernel arguments, at most %d", name, len(args), maxKernelArgs)
-	}
-	f, err := dv.function(name)
-	if err != nil {
-		return err
-	}
-	slots := unsafe.Slice((*uint64)(dv.argBlock), maxKernelArgs)
-	table := unsafe.Slice((*unsafe.Pointer)(unsafe.Add(dv.argBlock, maxKernelArgs*8)), maxKernelArgs)
-	for i, a := range args {
-		switch v := a.(type) {
-		case uint64:
-			slots[i] = v
-		case int32:
-			slots[i] = uint64(uint32(v))
-		case int64:
-			slots[i] = uint64(v)
-		case float64:
-			slots[i] = math.Float64bits(v)
-		default:
-			return fmt.Errorf("gpu: %s: argument %d has unsupported type %T", name, i, a)
-		}
-		table[i] = unsafe.Pointer(&slots[i])
-	}
-	r := dv.d.cuLaunchKernel(f, uint32(grid), 1, 1, threadsPerBlock, 1, 1, 0, 0, unsafe.Pointer(&table[0]), nil)
-	return r.Err("cuLaunchKernel " + name)
 }

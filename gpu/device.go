@@ -269,10 +269,12 @@ func (dv *device) function(name string) (uintptr, error) {
 	return f, nil
 }
 
-// launch runs kernel name on grid blocks of threadsPerBlock threads and waits
-// for it. args are device pointers (uint64), int32, int64 or float64, in the
-// kernel's parameter order.
-func (dv *device) launch(name string, grid int, args ...any) error {
+// launchAsync queues kernel name on grid blocks of threadsPerBlock threads
+// on the default stream and returns without waiting; errors of the kernel
+// itself show at the next synchronising call. Arguments are as for launch
+// (the driver copies their values when the launch is queued, so the
+// argument block may be reused at once).
+func (dv *device) launchAsync(name string, grid int, args ...any) error {
 	if grid <= 0 {
 		return nil
 	}
@@ -303,11 +305,21 @@ func (dv *device) launch(name string, grid int, args ...any) error {
 		}
 		table[i] = unsafe.Pointer(&slots[i])
 	}
+	r := dv.d.cuLaunchKernel(f, uint32(grid), 1, 1, threadsPerBlock, 1, 1, 0, 0, unsafe.Pointer(&table[0]), nil)
+	return r.Err("cuLaunchKernel " + name)
+}
+
+// launch runs kernel name on grid blocks of threadsPerBlock threads and waits
+// for it. args are device pointers (uint64), int32, int64 or float64, in the
+// kernel's parameter order.
+func (dv *device) launch(name string, grid int, args ...any) error {
+	if grid <= 0 {
+		return nil
+	}
 	if err := dv.d.cuEventRecord(dv.start, 0).Err("cuEventRecord"); err != nil {
 		return err
 	}
-	r := dv.d.cuLaunchKernel(f, uint32(grid), 1, 1, threadsPerBlock, 1, 1, 0, 0, unsafe.Pointer(&table[0]), nil)
-	if err := r.Err("cuLaunchKernel " + name); err != nil {
+	if err := dv.launchAsync(name, grid, args...); err != nil {
 		return err
 	}
 	if err := dv.d.cuEventRecord(dv.stop, 0).Err("cuEventRecord"); err != nil {
