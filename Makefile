@@ -75,5 +75,9 @@ bench-cpu: build $(VENV)/.installed
 fixtures:
 	$(GO) run ./internal/cmd/mkfixtures
 
+# On a GPU machine: the GPU engine's algorithms against the CPU engine and scipy.
+bench: build $(VENV)/.installed
+	PATHCTL_BIN=$(CURDIR)/$(BIN) $(PY) bench/bench_gpu.py $(BENCH_ARGS)
+
 clean:
 	rm -rf bin out
