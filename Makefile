@@ -66,7 +66,7 @@ $(VENV)/.installed: python/pyproject.toml python/requirements-test.txt bench/req
 	touch $@
 
 test-python: build $(VENV)/.installed
-	PATHCTL_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q python/tests bench/test_bench_cpu.py
+	PATHCTL_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q python/tests bench/test_bench_cpu.py bench/test_bench_gpu.py
 
 bench-cpu: build $(VENV)/.installed
 	$(PY) bench/bench_cpu.py $(BENCH_ARGS)

@@ -2,7 +2,10 @@ package arrowio
 
 import (
 	"fmt"
+	"runtime"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -413,26 +416,55 @@ func (b *ResultBuilder) matrixRecord(blk *graph.Block) (arrow.RecordBatch, error
 }
 
 // infValidity returns a validity bitmap clearing the Infinity entries of d,
-// and their count; no bitmap when none is Infinity.
+// and their count; no bitmap when none is Infinity. A block holds up to
+// gigabytes of distances, so the bitmap is built a byte (8 entries) at a
+// time by one goroutine per core over ranges of whole bitmap words.
 func infValidity[D int32 | int64](d []D, mem memory.Allocator) (*memory.Buffer, int) {
-	inf := graph.Infinity[D]()
-	nulls := 0
-	for _, x := range d {
-		if x == inf {
-			nulls++
-		}
-	}
-	if nulls == 0 {
-		return nil, 0
-	}
 	buf := memory.NewResizableBuffer(mem)
 	buf.Resize(int(bitutil.BytesForBits(int64(len(d)))))
 	bits := buf.Bytes()
-	clear(bits)
-	for i, x := range d {
-		if x != inf {
-			bitutil.SetBit(bits, i)
-		}
+	const perByte = 8
+	const chunk = 1 << 20 // entries per piece of work, a multiple of 8
+	pieces := (len(d) + chunk - 1) / chunk
+	workers := min(runtime.GOMAXPROCS(0), pieces)
+	counts := make([]int, max(workers, 1))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			inf := graph.Infinity[D]()
+			nulls := 0
+			for {
+				p := int(next.Add(1) - 1)
+				if p >= pieces {
+					break
+				}
+				lo, hi := p*chunk, min((p+1)*chunk, len(d))
+				for i := lo; i < hi; i += perByte {
+					var b byte
+					for j, x := range d[i:min(i+perByte, hi)] {
+						if x != inf {
+							b |= 1 << j
+						} else {
+							nulls++
+						}
+					}
+					bits[i/perByte] = b
+				}
+			}
+			counts[w] = nulls
+		}()
+	}
+	wg.Wait()
+	nulls := 0
+	for _, c := range counts {
+		nulls += c
+	}
+	if nulls == 0 {
+		buf.Release()
+		return nil, 0
 	}
 	return buf, nulls
 }

@@ -1,160 +1,477 @@
 #!/usr/bin/env python3
-"""GPU benchmark: pathctl's GPU engine (auto and every seed algorithm), the
-CPU engine and scipy's Dijkstra on the same generated graphs, in one run on
-one machine. Run on the GPU machine after `make build`:
+"""The benchmark as one command (`make bench`): pathctl's GPU engine (auto and
+every seed algorithm) and CPU engine through `pathctl bench --json`, and the
+peers on the same graphs in the same run on the same machine: scipy's
+Dijkstra on one core and on every core (a fork pool over blocks of sources),
+networkx on the graphs below --nx-max-vertices, and NetworKit (APSP, or SPSP
+on a sample) where `import networkit` works.
 
-    python3 bench/bench_gpu.py --out bench/results/bench-gpu.md
+    PATHCTL_BIN=bin/pathctl python3 bench/bench_gpu.py --out bench/results/bench-gpu.md
 
-The GPU runs compute every source (all-pairs) in the stats layout, which
-still copies every distance block to host memory and reduces it there. The
-CPU engine and scipy run a sample of sources and are extrapolated (marked).
-Before timing, `pathctl verify` checks each GPU algorithm against the
-serial oracle on sampled sources; a mismatch fails the run.
+Graphs: the suite that `pathctl bench` generates (seeded R-MAT 14/16/20,
+grids 128² and 256², uniform 65,536 × 16, all undirected, integer weights
+1..100), saved by it as Parquet in --work so that the peers read the very
+same edges, and the real graphs that bench/export_graph_tool.py exported to
+--data (said to be "not exported" otherwise).
+
+Correctness, in the same run: `pathctl bench` compares every one of its rows
+with the serial oracle on sampled sources and fails on a mismatch; here,
+pathctl's auto on each engine, networkx and NetworKit are compared with
+scipy's distances on --check sampled sources. Any mismatch exits 1.
+
+Where a peer's all-source run is estimated above --budget seconds, it runs
+a sample of sources and the table marks its time extrapolated.
 """
 import argparse
-import datetime
-import multiprocessing as mp
+import json
 import os
-import platform
-import re
+import shlex
 import subprocess
 import sys
+import tempfile
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
-import pyarrow.parquet as pq
-import scipy.sparse as sp
-from scipy.sparse.csgraph import dijkstra
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_cpu as bc  # noqa: E402  (graph loading, result reading, scipy pool)
 
 BIN = os.environ.get("PATHCTL_BIN", "bin/pathctl")
 ALGOS = ["auto", "dijkstra", "delta", "edge", "bfs", "bfs-level", "bellman-ford"]
-GRAPHS = {
-    "rmat14": ["rmat", "--scale", "14", "--edge-factor", "16"],
-    "rmat16": ["rmat", "--scale", "16", "--edge-factor", "16"],
-    "grid256": ["grid", "--rows", "256", "--cols", "256"],
-}
+SUITE = ["rmat14", "rmat16", "rmat20", "grid128", "grid256", "uniform65536d16"]
+REAL = ["email-Enron", "cond-mat-2005", "pgp-strong-2009"]
+# Graphs too large to time every algorithm on: GPU auto (and the CPU row)
+# only, unless --algos names others explicitly.
+AUTO_ONLY = {"rmat20"}
 
 
-def sh(args, **kw):
-    r = subprocess.run(args, capture_output=True, text=True, **kw)
-    if r.returncode != 0:
-        raise SystemExit(f"{' '.join(args)}: exit {r.returncode}: {r.stderr.strip()}")
-    return r
+# --------------------------------------------------------------------------
+# Rows and the table
 
 
-def engine_seconds(stderr):
-    """The engine's own time from pathctl's summary line ("pairs in 1.234s")."""
-    m = re.search(r"pairs in ([0-9.]+)(ms|s|m)", stderr)
-    if not m:
-        raise SystemExit(f"no summary in: {stderr}")
-    v = float(m.group(1))
-    return v / 1000 if m.group(2) == "ms" else v * 60 if m.group(2) == "m" else v
+@dataclass
+class Row:
+    graph: str
+    n: int
+    arcs: int
+    run: str
+    sources: int  # sources timed
+    seconds: float  # for every source (extrapolated when sources < n)
+    extrapolated: bool = False
+    note: str = ""
+
+    @property
+    def pairs_per_second(self) -> float:
+        return self.n * self.n / self.seconds if self.seconds > 0 else float("inf")
+
+    @property
+    def relaxations_per_second(self) -> float:
+        return self.arcs * self.n / self.seconds if self.seconds > 0 else float("inf")
 
 
-def load_csr(path):
-    t = pq.read_table(path)
-    src = t.column("src").to_numpy()
-    dst = t.column("dst").to_numpy()
-    w = t.column("weight").to_numpy().astype(np.float64)
-    ids, inv = np.unique(np.concatenate([src, dst]), return_inverse=True)
-    m = len(src)
-    s, d = inv[:m], inv[m:]
-    keep = s != d
-    s, d, w = s[keep], d[keep], w[keep]
-    # undirected: both directions, duplicates keep the smallest weight
-    s, d, w = np.concatenate([s, d]), np.concatenate([d, s]), np.concatenate([w, w])
-    order = np.lexsort((w, d, s))
-    s, d, w = s[order], d[order], w[order]
-    first = np.ones(len(s), bool)
-    first[1:] = (s[1:] != s[:-1]) | (d[1:] != d[:-1])
-    n = len(ids)
-    return sp.csr_matrix((w[first], (s[first], d[first])), shape=(n, n)), ids
+@dataclass
+class Report:
+    machine: dict = field(default_factory=dict)
+    bandwidth: float | None = None  # device-to-host bytes/s
+    floors: dict = field(default_factory=dict)  # graph -> seconds
+    rows: list = field(default_factory=list)
+    disk: dict | None = None
+    notes: list = field(default_factory=list)
+    failures: list = field(default_factory=list)
+    no_networkx: list = field(default_factory=list)  # graphs too large for networkx
 
 
-_G = None
+def extrapolate(measured: float, done: int, total: int) -> tuple[float, bool]:
+    """Seconds for total sources from measured seconds for done of them, and
+    whether that is an extrapolation."""
+    if done >= total:
+        return measured, False
+    return measured * total / max(done, 1), True
 
 
-def _scipy_block(idx):
-    dijkstra(_G, directed=True, indices=idx)
-    return len(idx)
+def floor_seconds(n: int, dist_bytes: int, bandwidth: float | None) -> float | None:
+    """The physical floor of an all-pairs run that brings every distance to
+    the host: n² × distance bytes over the device-to-host bandwidth."""
+    if not bandwidth:
+        return None
+    return n * n * dist_bytes / bandwidth
 
 
-def scipy_time(g, sources, procs):
-    global _G
-    _G = g
-    blocks = np.array_split(sources, max(1, procs * 4))
-    t = time.perf_counter()
-    if procs == 1:
-        for b in blocks:
-            _scipy_block(b)
-    else:
-        with mp.get_context("fork").Pool(procs) as pool:
-            pool.map(_scipy_block, blocks)
-    return time.perf_counter() - t
+DIST_BYTES = {"int32": 4, "float32": 4, "int64": 8, "float64": 8}
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--graphs", default=",".join(GRAPHS))
-    ap.add_argument("--algos", default=",".join(ALGOS))
-    ap.add_argument("--sample", type=int, default=512, help="sources for the CPU engine and scipy")
-    ap.add_argument("--peers", action=argparse.BooleanOptionalAction, default=True,
-                    help="also time the CPU engine and scipy (--no-peers: the GPU runs only)")
-    ap.add_argument("--work", default="bench/results")
-    ap.add_argument("--out", default="bench/results/bench-gpu.md")
-    args = ap.parse_args()
-    os.makedirs(args.work, exist_ok=True)
-    cores = os.cpu_count()
-    info = sh([BIN, "info"]).stdout.strip()
+def rows_from_pathctl(doc: dict) -> list[Row]:
+    """The rows of a `pathctl bench --json` report."""
     rows = []
-    for name in args.graphs.split(","):
-        path = os.path.join(args.work, name + ".parquet")
-        sh([BIN, "gen", *GRAPHS[name], "--seed", "1", "-o", path])
-        g, ids = load_csr(path)
-        n, m = g.shape[0], g.nnz
-        print(f"{name}: {n} vertices, {m} arcs", flush=True)
-        for algo in args.algos.split(","):
-            v = sh([BIN, "verify", path, "--undirected", "--engine", "gpu", "--algo", algo, "--samples", "4"])
-            out = os.path.join(args.work, "stats.arrow")
-            r = sh([BIN, "run", path, "--undirected", "--engine", "gpu", "--algo", algo, "--layout", "stats", "-o", out])
-            secs = engine_seconds(r.stderr)
-            chosen = re.search(r"algorithm (.*?);", r.stderr).group(1)
-            rows.append((name, n, m, f"pathctl gpu {algo}", secs, n, False, chosen))
-            print(f"  gpu {algo}: {secs:.2f} s ({chosen}); {v.stdout.strip()}", flush=True)
-        if not args.peers:
-            continue
-        rng = np.random.default_rng(1)
-        sample = rng.choice(n, size=min(args.sample, n), replace=False)
-        with open(os.path.join(args.work, "sources.txt"), "w") as f:
-            f.write("\n".join(str(ids[i]) for i in sample))
-        r = sh([BIN, "run", path, "--undirected", "--engine", "cpu", "--layout", "stats",
-                "--sources-file", os.path.join(args.work, "sources.txt"), "-o", os.path.join(args.work, "cpu.arrow")])
-        secs = engine_seconds(r.stderr) * n / len(sample)
-        rows.append((name, n, m, f"pathctl cpu auto ({cores} cores)", secs, n, True, ""))
-        print(f"  cpu: {secs:.1f} s extrapolated", flush=True)
-        for procs in (1, cores):
-            secs = scipy_time(g, sample, procs) * n / len(sample)
-            rows.append((name, n, m, f"scipy dijkstra ({procs} proc)", secs, n, True, ""))
-            print(f"  scipy {procs}: {secs:.1f} s extrapolated", flush=True)
-    lines = [
-        f"Machine: {platform.node()}, {cores} CPU cores; {info.splitlines()[2].strip() if len(info.splitlines()) > 2 else info}",
-        f"Date: {datetime.date.today()}; command: `python3 bench/bench_gpu.py` (graphs undirected, integer weights 1..100, seed 1)",
-        "",
-        "| graph | n | arcs | run | seconds | pairs/s | relaxations/s (arcs × sources / s) | vs scipy all cores | note |",
-        "|---|---|---|---|---|---|---|---|---|",
+    for r in doc["rows"]:
+        note = f"extrapolated from {r['sources']} sources" if r["extrapolated"] else "all sources"
+        if r.get("chosen") and r["chosen"] != r["algorithm"]:
+            note += "; " + r["chosen"]
+        note += f"; {r['checked_sources']} sources match the serial oracle"
+        if r.get("layout", "stats") != "stats":
+            note += f"; {r['layout']} layout"
+        rows.append(Row(r["graph"], r["n"], r["arcs"], f"pathctl {r['engine']} {r['algorithm']}",
+                        r["sources"], r["seconds"], r["extrapolated"], note))
+    return rows
+
+
+def scipy_all_cores_row(rows: list[Row], graph: str) -> Row | None:
+    for r in rows:
+        if r.graph == graph and r.run.startswith("scipy") and not r.run.endswith("(1 core)"):
+            return r
+    return None
+
+
+def human_rate(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def format_table(report: Report) -> str:
+    """The markdown report: machine, bandwidth, one table, disk, notes."""
+    m = report.machine
+    gpu = m.get("gpu") or "no GPU" + (f" ({m['gpu_unavailable']})" if m.get("gpu_unavailable") else "")
+    if m.get("gpu"):
+        if m.get("driver"):
+            gpu += f", driver {m['driver']}"
+        if m.get("cuda_driver"):
+            gpu += f" (CUDA {m['cuda_driver']})"
+    cpu = f"{m.get('cpus', os.cpu_count())} CPUs" + (f" ({m['cpu_model']})" if m.get("cpu_model") else "")
+    lines = [f"Machine: {gpu}; {cpu}. Date: {m.get('date', time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()))}. "
+             f"pathctl {m.get('pathctl', '?')}.", ""]
+    if report.bandwidth:
+        lines += [f"Device-to-host bandwidth (pinned memory, measured in this run): {report.bandwidth / 1e9:.1f} GB/s. "
+                  "floor = n² × distance bytes / that bandwidth: copying the whole distance matrix to the host.", ""]
+    lines += [
+        "| graph | n | arcs | run | sources | seconds | pairs/s | relaxations/s | vs scipy all cores | floor (s) | note |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    ref = {r[0]: r[4] for r in rows if r[3].startswith("scipy") and not r[3].endswith("(1 proc)")}
-    for name, n, m, run, secs, sources, extrap, chosen in rows:
-        pairs = n * sources
-        note = ("extrapolated from a sample" if extrap else "all sources") + (f"; {chosen}" if chosen and run.endswith("auto") else "")
-        vs = f"{ref[name] / secs:.1f}×" if name in ref else "n/a"
-        lines.append(f"| {name} | {n} | {m} | {run} | {secs:.2f} | {pairs / secs:.3g} | {m * sources / secs:.3g} | {vs} | {note} |")
-    text = "\n".join(lines) + "\n"
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    for r in report.rows:
+        ref = scipy_all_cores_row(report.rows, r.graph)
+        vs = f"{ref.seconds / r.seconds:.2f}×" if ref and r.seconds > 0 else "—"
+        floor = report.floors.get(r.graph)
+        floor_text = f"{floor:.3g}" if floor is not None else "—"
+        lines.append(f"| {r.graph} | {r.n} | {r.arcs} | {r.run} | {r.sources} | {r.seconds:.3g} | "
+                     f"{human_rate(r.pairs_per_second)} | {human_rate(r.relaxations_per_second)} | {vs} | {floor_text} | {r.note} |")
+    lines += ["", "seconds: for every source, extrapolated (seconds × n / sources) where a sample ran; pathctl's rows "
+              "build the stats layout (distances reduced to per-source centralities) and discard it; "
+              "pairs/s = n² / seconds; relaxations/s = arcs × n / seconds (every arc once per source); "
+              "vs scipy all cores = scipy's all-core seconds / the row's seconds."]
+    d = report.disk
+    if d:
+        verdict = "meets" if d["ratio"] >= 0.8 else "misses"
+        lines += ["", f"Disk: the {d['graph']} matrix ({d['engine']}, {d['algorithm']}, every source) written to an "
+                  f"uncompressed Arrow IPC file with fsync: {d['bytes']} bytes in {d['arrow_seconds']:.2f} s "
+                  f"({d['arrow_bytes_per_second'] / 1e6:.0f} MB/s, compute included; {d['compute_seconds']:.2f} s without the file); "
+                  f"a plain sequential write of the same bytes with fsync in the same directory: {d['plain_seconds']:.2f} s "
+                  f"({d['plain_bytes_per_second'] / 1e6:.0f} MB/s). Ratio **{100 * d['ratio']:.0f} %**: "
+                  f"{verdict} the target of ≥ 80 %."]
+    if report.notes:
+        lines += ["", "Notes:"] + [f"- {x}" for x in report.notes]
+    if report.failures:
+        lines += ["", "FAILURES:"] + [f"- {x}" for x in report.failures]
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------
+# Graphs
+
+
+def real_graph(data_dir: str, name: str) -> tuple[str, bool] | None:
+    """The edge file (Parquet, or CSV) and undirected flag of an exported
+    real graph, or None when it was not exported. Both come from the sidecar
+    NAME.json that export_graph_tool.py writes."""
+    sidecar = os.path.join(data_dir, name + ".json")
+    if not os.path.exists(sidecar):
+        return None
+    with open(sidecar) as f:
+        meta = json.load(f)
+    path = os.path.join(data_dir, meta.get("file", name + ".parquet"))
+    if not os.path.exists(path):
+        return None
+    return path, bool(meta["undirected"])
+
+
+def bench_command(name: str, args: argparse.Namespace, path: str | None = None, undirected: bool = True) -> list[str]:
+    """The `pathctl bench --json` command of one graph."""
+    algos = args.algos
+    if name in AUTO_ONLY and not args.algos_given:
+        algos = "auto"
+    cmd = [args.pathctl, "bench", "--json", "--graphs", path or name, "--algos", algos,
+           "--cpu-sample", str(args.cpu_sample), "--check", str(args.check), "--seed", str(args.seed),
+           "--save-graphs", args.work, "--disk-graph", name if name == args.disk_graph else "none",
+           "--disk-dir", args.work]
+    if path and undirected:
+        cmd.append("--undirected")
+    if args.gpu_sample and name not in AUTO_ONLY:
+        cmd += ["--sample", str(args.gpu_sample)]
+    if args.engine:
+        cmd += ["--engine", args.engine]
+    return cmd
+
+
+def load_graph(path: str, undirected: bool) -> bc.Graph:
+    """The graph pathctl builds from the file: both directions when
+    undirected, ids that occur in ascending order, no self-loops, the lightest
+    of duplicate arcs."""
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    t = pcsv.read_csv(path) if path.endswith(".csv") else pq.read_table(path)
+    src, dst = t.column("src").to_numpy(), t.column("dst").to_numpy()
+    w = t.column("weight").to_numpy() if "weight" in t.column_names else None
+    if undirected:
+        src, dst = np.concatenate([src, dst]), np.concatenate([dst, src])
+        w = None if w is None else np.concatenate([w, w])
+    return bc.canonical_graph(src, dst, w)
+
+
+# --------------------------------------------------------------------------
+# Peers
+
+
+def sample_size(per_source: float, seconds: float, least: int, most: int) -> int:
+    """How many sources fit in seconds at per_source seconds each, within
+    [least, most] (least wins where the two cross)."""
+    fit = int(seconds / per_source) if per_source > 0 else most
+    return max(min(least, most), min(most, fit))
+
+
+def networkit_reason() -> str | None:
+    """None when NetworKit imports, else why not."""
+    try:
+        import networkit  # noqa: F401
+    except Exception as err:  # ImportError, or a wheel that fails to load
+        return f"networkit not importable ({type(err).__name__}: {err}); `pip install networkit` adds it"
+    return None
+
+
+def networkit_graph(g: bc.Graph):
+    import networkit as nk
+
+    return nk.GraphFromCoo((g.weight, (g.src.astype(np.uint64), g.dst.astype(np.uint64))),
+                           n=g.n, weighted=True, directed=True)
+
+
+def networkit_distances(G, sources: np.ndarray) -> np.ndarray:
+    import networkit as nk
+
+    spsp = nk.distance.SPSP(G, [int(s) for s in sources])
+    spsp.run()
+    d = np.array(spsp.getDistances(), dtype=np.float64)
+    d[d >= np.finfo(np.float64).max] = np.inf
+    return d
+
+
+def networkx_distances(g: bc.Graph, source: int) -> np.ndarray:
+    import networkx as nx
+
+    G = nx.DiGraph()
+    G.add_nodes_from(range(g.n))
+    G.add_weighted_edges_from(zip(g.src.tolist(), g.dst.tolist(), g.weight.tolist()))
+    d = np.full(g.n, np.inf)
+    for v, x in nx.single_source_dijkstra_path_length(G, int(source)).items():
+        d[v] = x
+    return d
+
+
+def pathctl_distances(args, path: str, undirected: bool, engine: str, ids: np.ndarray, check: np.ndarray) -> np.ndarray:
+    """pathctl run --layout matrix of the check sources on engine, as float64."""
+    with tempfile.TemporaryDirectory(dir=args.work) as tmp:
+        sources = os.path.join(tmp, "sources.txt")
+        with open(sources, "w") as f:
+            f.write("\n".join(str(int(ids[s])) for s in check) + "\n")
+        out = os.path.join(tmp, "check.arrow")
+        cmd = [args.pathctl, "run", path, "--engine", engine, "--algo", "auto", "--layout", "matrix",
+               "--sources-file", sources, "-o", out, "--quiet"]
+        if undirected:
+            cmd.append("--undirected")
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"{shlex.join(cmd)}: exit {r.returncode}: {r.stderr.strip()}")
+        _, vertices, dist = bc.read_matrix(out, ids[check])
+        if not np.array_equal(np.asarray(vertices, dtype=np.int64), ids):
+            raise RuntimeError(f"{out}: vertex order differs from the input's ascending ids")
+        return dist
+
+
+def check_rows(label: str, want: np.ndarray, got: np.ndarray, ids: np.ndarray, check: np.ndarray, rtol: float) -> list[str]:
+    problems = []
+    for k, s in enumerate(check):
+        for p in bc.compare_distances(want[k], got[k], rtol):
+            problems.append(f"{label}, source {ids[s]}: {p}")
+    return problems
+
+
+def peers(name: str, g: bc.Graph, path: str, undirected: bool, engines: list[str], args, report: Report, log) -> None:
+    """Times the peers on g, checks pathctl, networkx and NetworKit against
+    scipy on the check sources, and appends rows, notes and failures."""
+    from scipy.sparse.csgraph import dijkstra
+
+    n, arcs, cores = g.n, g.m, os.cpu_count() or 1
+    csr = g.csr()
+    rng = np.random.default_rng(args.seed)
+    check = bc.sample_sources(n, args.check, rng)
+    sample = bc.sample_sources(n, args.sample, rng)
+    rtol = 0.0 if g.integer_weights else 1e-6
+    want = dijkstra(csr, directed=True, indices=check)
+
+    for engine in engines:
+        got = pathctl_distances(args, path, undirected, engine, g.ids, check)
+        bad = check_rows(f"pathctl {engine} auto vs scipy", want, got, g.ids, check, rtol)
+        report.failures += bad
+        print(f"  pathctl {engine} auto vs scipy on {len(check)} sources: {'ok' if not bad else 'MISMATCH'}", file=log, flush=True)
+    if not args.peers:
+        return
+
+    # scipy on one core: a probe sizes the sample to --peer-seconds.
+    probe = sample[: min(len(sample), 4)]
+    per_source = bc.scipy_one_core(csr, probe) / max(1, len(probe))
+    k = sample_size(per_source, args.peer_seconds, len(probe), len(sample))
+    one = bc.scipy_one_core(csr, sample[:k])
+    secs, extrap = extrapolate(one, k, n)
+    report.rows.append(Row(name, n, arcs, "scipy dijkstra (1 core)", k, secs, extrap,
+                           "extrapolated from a sample" if extrap else "all sources"))
+    print(f"  scipy 1 core: {secs:.2f} s", file=log, flush=True)
+
+    # scipy on every core: all sources where the estimate fits --budget.
+    if secs / cores <= args.budget:
+        sources = np.arange(n)
+    else:
+        sources = bc.sample_sources(n, sample_size(secs / n / cores, args.peer_seconds, 4 * cores, n), rng)
+    block = max(1, min(256, len(sources) // (4 * cores)))
+    elapsed, _, _ = bc.scipy_pool(csr, sources, cores, block)
+    secs, extrap = extrapolate(elapsed, len(sources), n)
+    report.rows.append(Row(name, n, arcs, f"scipy dijkstra ({cores} cores)", len(sources), secs, extrap,
+                           "extrapolated from a sample" if extrap else "all sources"))
+    print(f"  scipy {cores} cores: {secs:.2f} s", file=log, flush=True)
+
+    if n < args.nx_max_vertices:
+        nx_sources = sample[: args.nx_sources]
+        secs, extrap = extrapolate(bc.networkx_time(g, nx_sources), len(nx_sources), n)
+        report.rows.append(Row(name, n, arcs, "networkx dijkstra (1 core)", len(nx_sources), secs, extrap,
+                               "extrapolated from a sample" if extrap else "all sources"))
+        got = np.array([networkx_distances(g, s) for s in check[:1]])
+        report.failures += check_rows("networkx vs scipy", want[:1], got, g.ids, check[:1], rtol)
+        print(f"  networkx: {secs:.1f} s", file=log, flush=True)
+    else:
+        report.no_networkx.append(name)
+
+    reason = networkit_reason()
+    if reason:
+        if reason not in report.notes:
+            report.notes.append(reason)
+        return
+    import networkit as nk
+
+    G = networkit_graph(g)
+    report.failures += check_rows("networkit vs scipy", want, networkit_distances(G, check), g.ids, check, rtol)
+    threads = nk.getMaxNumberOfThreads()
+    probe = sample[: min(len(sample), 4 * threads)]
+    start = time.perf_counter()
+    networkit_distances(G, probe)
+    per_source = (time.perf_counter() - start) / max(1, len(probe))
+    if per_source * n <= args.budget and n * n * 8 <= args.nk_apsp_bytes:
+        apsp = nk.distance.APSP(G)
+        start = time.perf_counter()
+        apsp.run()
+        secs = time.perf_counter() - start
+        report.rows.append(Row(name, n, arcs, f"networkit APSP ({threads} threads)", n, secs, False, "all sources"))
+    else:
+        k = sample_size(per_source, args.peer_seconds, len(probe), len(sample))
+        start = time.perf_counter()
+        networkit_distances(G, sample[:k])
+        secs, extrap = extrapolate(time.perf_counter() - start, k, n)
+        report.rows.append(Row(name, n, arcs, f"networkit SPSP ({threads} threads)", k, secs, extrap,
+                               "extrapolated from a sample (APSP over --budget or --nk-apsp-bytes)" if extrap else "all sources"))
+    print(f"  networkit: {secs:.2f} s", file=log, flush=True)
+
+
+# --------------------------------------------------------------------------
+# Main
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--graphs", default=",".join(SUITE + REAL), help="suite names and exported real graphs")
+    ap.add_argument("--algos", default=None, help=f"GPU algorithms (default {','.join(ALGOS)}; rmat20: auto)")
+    ap.add_argument("--engine", default="", help="pathctl bench --engine (default: its auto: GPU rows where usable, and CPU rows)")
+    ap.add_argument("--peers", action=argparse.BooleanOptionalAction, default=True,
+                    help="time scipy, networkx and NetworKit too (--no-peers: pathctl rows and the checks only)")
+    ap.add_argument("--sample", type=int, default=512, help="sources of the peers' samples")
+    ap.add_argument("--cpu-sample", type=int, default=1024, help="sources of pathctl's CPU rows (extrapolated)")
+    ap.add_argument("--gpu-sample", type=int, default=0, help="sources of pathctl's GPU rows (0: every source; rmat20: pathctl's default)")
+    ap.add_argument("--check", type=int, default=4, help="sources compared with the oracles")
+    ap.add_argument("--budget", type=float, default=120.0, help="seconds a peer may take for every source before it is sampled")
+    ap.add_argument("--peer-seconds", type=float, default=30.0, help="seconds a sampled peer measurement aims at")
+    ap.add_argument("--nx-max-vertices", type=int, default=20000)
+    ap.add_argument("--nx-sources", type=int, default=8)
+    ap.add_argument("--nk-apsp-bytes", type=float, default=16e9, help="largest n² × 8 bytes NetworKit's APSP may hold")
+    ap.add_argument("--disk-graph", default="rmat16", help="graph of the disk measurement (none to skip)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--pathctl", default=BIN)
+    ap.add_argument("--work", default="bench/results")
+    ap.add_argument("--data", default="bench/results/data", help="where export_graph_tool.py wrote the real graphs")
+    ap.add_argument("--out", default="bench/results/bench-gpu.md")
+    args = ap.parse_args(argv)
+    args.algos_given = args.algos is not None
+    if args.algos is None:
+        args.algos = ",".join(ALGOS)
+    return args
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    os.makedirs(args.work, exist_ok=True)
+    log = sys.stderr
+    report = Report()
+    for name in [x for x in args.graphs.split(",") if x]:
+        path, undirected = None, True
+        if name not in SUITE:
+            found = real_graph(args.data, name)
+            if found is None:
+                report.notes.append(f"{name}: not exported (python3 bench/export_graph_tool.py --out {args.data}, "
+                                    "with Debian's python3-graph-tool)")
+                print(f"{name}: not exported", file=log, flush=True)
+                continue
+            path, undirected = found
+        cmd = bench_command(name, args, path, undirected)
+        print("+ " + shlex.join(cmd), file=log, flush=True)
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)  # progress on our stderr
+        if proc.returncode != 0:
+            report.failures.append(f"{name}: pathctl bench exited {proc.returncode} (see its message above)")
+            break
+        doc = json.loads(proc.stdout)
+        if not report.machine:
+            report.machine = doc["machine"]
+        if doc.get("d2h_bytes_per_second") and not report.bandwidth:
+            report.bandwidth = doc["d2h_bytes_per_second"]
+        if doc.get("disk"):
+            report.disk = doc["disk"]
+        ginfo = doc["graphs"][0]
+        gname = ginfo["name"]
+        report.floors[gname] = floor_seconds(ginfo["n"], DIST_BYTES[ginfo["dist_type"]], report.bandwidth)
+        report.rows += rows_from_pathctl(doc)
+        graph_path = ginfo.get("path") or path
+        g = load_graph(graph_path, ginfo["undirected"])
+        if g.n != ginfo["n"] or g.m != ginfo["arcs"]:
+            report.failures.append(f"{gname}: scipy's graph has {g.n} vertices and {g.m} arcs, pathctl's {ginfo['n']} and {ginfo['arcs']}")
+            break
+        engines = sorted({r["engine"] for r in doc["rows"]})
+        try:
+            peers(gname, g, graph_path, ginfo["undirected"], engines, args, report, log)
+        except RuntimeError as err:
+            report.failures.append(f"{gname}: {err}")
+            break
+    if report.no_networkx:
+        report.notes.append(f"networkx not timed on {', '.join(report.no_networkx)}: {args.nx_max_vertices} vertices or more")
+    text = format_table(report)
+    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
     with open(args.out, "w") as f:
         f.write(text)
     print(text)
+    return 1 if report.failures else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))

@@ -1,8 +1,10 @@
 package gpu
 
 import (
+	"cmp"
 	"errors"
 	"math"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -84,14 +86,178 @@ func launchBatched(r *Runner, k int) error {
 		}
 		frontier = temp
 	}
-	err := runBatched(dv, r, k, frontier.ptr)
+	// The block's sources in the kernel's order, and the row of each.
+	var order devBuf
+	sources, rows := r.sources.ptr, uint64(0)
+	perm, err := batchedPermutation(r, k)
+	if err == nil && perm != nil {
+		if order, err = dv.upload(asBytes(perm)); err == nil {
+			sources, rows = order.ptr, order.ptr+uint64(4*k)
+		}
+	}
+	if err == nil {
+		err = runBatched(dv, r, k, frontier.ptr, sources, rows)
+	}
 	if temp.ptr != 0 {
 		err = errors.Join(err, dv.free(&temp))
+	}
+	if order.ptr != 0 {
+		err = errors.Join(err, dv.free(&order))
 	}
 	return err
 }
 
-func runBatched(dv *device, r *Runner, k int, frontier uint64) error {
+// batchedOrder is how a block's sources are grouped before the kernel runs
+// (rows are written back in the block's order): "cluster" gathers each
+// group of BatchWidth sources from a breadth-first search around a seed,
+// so that the group's sources are close in the graph, share most of their
+// shortest-path trees, change in the same rounds and let a warp's walk of
+// an arc serve more lanes; "bfs" sorts them by breadth-first rank from the
+// vertex of highest degree; "" keeps the block's order.
+var batchedOrder = "cluster"
+
+// batchedPermutation returns the k sources of r.sources in batchedOrder,
+// followed by the block row of each, or nil to keep the block's order.
+func batchedPermutation(r *Runner, k int) ([]int32, error) {
+	if batchedOrder == "" || k <= BatchWidth {
+		return nil, nil
+	}
+	src := make([]int32, k)
+	if err := r.e.dev.d.cuMemcpyDtoH_v2(ptrOf(src), r.sources.ptr, uint64(4*k)).Err("cuMemcpyDtoH_v2"); err != nil {
+		return nil, err
+	}
+	if r.rank == nil {
+		r.rank = bfsRank(r.g)
+	}
+	rank := r.rank
+	idx := make([]int32, k)
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortStableFunc(idx, func(a, b int32) int { return cmp.Compare(rank[src[a]], rank[src[b]]) })
+	if batchedOrder == "cluster" {
+		idx = clusterSources(r.g, src, idx)
+	}
+	out := make([]int32, 2*k)
+	for i, j := range idx {
+		out[i] = src[j]
+		out[k+i] = j
+	}
+	return out, nil
+}
+
+// clusterMaxVisit bounds the vertices one cluster's search queues, and
+// clusterMaxArcs the arcs it reads: late clusters, whose neighbourhoods are
+// mostly taken, fall back to rank order instead of searching far.
+const (
+	clusterMaxVisit = 4096
+	clusterMaxArcs  = 16384
+)
+
+// clusterSources groups the block rows idx (sources src[idx[i]], in
+// breadth-first rank order) into runs of BatchWidth: each run starts at the
+// first row not yet taken and continues with the untaken sources a
+// breadth-first search from it meets first (within clusterMaxVisit
+// vertices and clusterMaxArcs arcs), then with the next untaken rows in
+// rank order.
+func clusterSources(g *graph.CSR, src, idx []int32) []int32 {
+	n := g.NumVertices
+	row := make([]int32, n) // 1 + the block row of each source vertex, 0 for others
+	for _, i := range idx {
+		row[src[i]] = i + 1
+	}
+	taken := make([]bool, len(src))
+	seen := make([]int32, n) // the cluster number that last visited a vertex
+	out := make([]int32, 0, len(idx))
+	queue := make([]int32, 0, clusterMaxVisit)
+	next := 0 // first position of idx that may be untaken
+	for cluster := int32(1); len(out) < len(idx); cluster++ {
+		for taken[idx[next]] {
+			next++
+		}
+		start := len(out)
+		queue = append(queue[:0], src[idx[next]])
+		seen[src[idx[next]]] = cluster
+		arcs := 0
+		for h := 0; h < len(queue) && len(out)-start < BatchWidth; h++ {
+			u := queue[h]
+			if i := row[u] - 1; i >= 0 && !taken[i] {
+				taken[i] = true
+				out = append(out, i)
+			}
+			adj := g.Targets[g.Offsets[u]:g.Offsets[u+1]]
+			if arcs += len(adj); arcs > clusterMaxArcs {
+				continue // take what the queue holds, search no further
+			}
+			for _, v := range adj {
+				if seen[v] != cluster && len(queue) < clusterMaxVisit {
+					seen[v] = cluster
+					queue = append(queue, int32(v))
+				}
+			}
+		}
+		for p := next; len(out)-start < BatchWidth && p < len(idx); p++ {
+			if !taken[idx[p]] {
+				taken[idx[p]] = true
+				out = append(out, idx[p])
+			}
+		}
+	}
+	return out
+}
+
+// bfsRank numbers the vertices of g in breadth-first order over the out-arcs,
+// from the vertex of highest out-degree first, then from the lowest
+// unnumbered vertex until every vertex has a number.
+func bfsRank(g *graph.CSR) []int32 {
+	n := g.NumVertices
+	rank := make([]int32, n)
+	for i := range rank {
+		rank[i] = -1
+	}
+	queue := make([]int32, 0, n)
+	next := int32(0)
+	visit := func(s int) {
+		if rank[s] >= 0 {
+			return
+		}
+		rank[s] = next
+		next++
+		queue = append(queue[:0], int32(s))
+		for h := 0; h < len(queue); h++ {
+			u := queue[h]
+			for _, v := range g.Targets[g.Offsets[u]:g.Offsets[u+1]] {
+				if rank[v] < 0 {
+					rank[v] = next
+					next++
+					queue = append(queue, int32(v))
+				}
+			}
+		}
+	}
+	hub, best := 0, -1
+	for u := range n {
+		if d := g.OutDegree(graph.VertexID(u)); d > best {
+			hub, best = u, d
+		}
+	}
+	if n > 0 {
+		visit(hub)
+	}
+	for u := range n {
+		visit(u)
+	}
+	return rank
+}
+
+// batchedTrace, when set (benchmarks), runs the counting variant of the
+// round kernel, synchronising after every round, and receives per round:
+// arcs walked by a warp, lane relaxations that reached the atomic, lane
+// improvements, vertex expansions by a warp, lane expansions, busy chunks,
+// and the round's wall time.
+var batchedTrace func(round int, counts [6]uint64, elapsed time.Duration)
+
+func runBatched(dv *device, r *Runner, k int, frontier, sources, rows uint64) error {
 	n := r.n
 	groups := int64((k + BatchWidth - 1) / BatchWidth)
 	maskWords := groups * int64(n)
@@ -119,19 +285,43 @@ func runBatched(dv *device, r *Runner, k int, frontier uint64) error {
 	if err := dv.launchAsync("batched_fill_"+bits, fillGrid(cells), r.aux.ptr, cells, infinityBits(r.distType)); err != nil {
 		return err
 	}
-	if err := dv.launchAsync("batched_seed_"+bits, (k+threadsPerBlock-1)/threadsPerBlock, r.sources.ptr, int32(k), int32(n),
+	if err := dv.launchAsync("batched_seed_"+bits, (k+threadsPerBlock-1)/threadsPerBlock, sources, int32(k), int32(n),
 		r.aux.ptr, cur, curSum); err != nil {
 		return err
 	}
-	name := "batched_round_" + typeSuffix(r.distType)
+	suffix := typeSuffix(r.distType)
+	name := "batched_round_" + suffix
+	if batchedTrace != nil {
+		name = "batched_count_" + suffix
+	}
+	// counters: per round, 8 words of work the counting variant counts.
+	var counters devBuf
+	if batchedTrace != nil {
+		var err error
+		if counters, err = dv.alloc(8 * 8 * batchedTraceRounds); err != nil {
+			return err
+		}
+		defer dv.free(&counters)
+		if err := dv.launchAsync("batched_fill_b64", fillGrid(8*batchedTraceRounds), counters.ptr, int64(8*batchedTraceRounds), uint64(0)); err != nil {
+			return err
+		}
+	}
 	grid := batchedBlocksPerSM * max(r.e.info.Multiprocessors, 1)
 	last := make([]int32, 1)
 	batch := batchedFirstRounds
 	for round := int32(1); ; {
 		for range batch {
+			began := time.Now()
 			if err := dv.launchAsync(name, grid, r.offsets.ptr, r.targets.ptr, r.weights.ptr, int32(n), int32(k),
-				r.aux.ptr, cur, next, curSum, nextSum, lastChange, round, batchedThreshold(step, round)); err != nil {
+				r.aux.ptr, cur, next, curSum, nextSum, lastChange, round, batchedThreshold(step, round), counters.ptr); err != nil {
 				return err
+			}
+			if batchedTrace != nil && round < batchedTraceRounds {
+				var c [8]uint64
+				if err := dv.d.cuMemcpyDtoH_v2(unsafe.Pointer(&c[0]), counters.ptr+uint64(64*round), 64).Err("cuMemcpyDtoH_v2"); err != nil {
+					return err
+				}
+				batchedTrace(int(round), [6]uint64(c[:6]), time.Since(began))
 			}
 			cur, next = next, cur
 			curSum, nextSum = nextSum, curSum
@@ -150,13 +340,13 @@ func runBatched(dv *device, r *Runner, k int, frontier uint64) error {
 	}
 	tiles := int64((n+31)/32) * groups
 	if err := dv.launchAsync("batched_transpose_"+bits, int(min(tiles, batchedTransposeGrid)), r.aux.ptr, int32(n), int32(k),
-		r.dist.ptr); err != nil {
+		rows, r.dist.ptr); err != nil {
 		return err
 	}
 	if err := dv.d.cuEventRecord(dv.stop, 0).Err("cuEventRecord"); err != nil {
 		return err
 	}
-	if err := dv.d.cuCtxSynchronize().Err("cuCtxSynchronize after " + name); err != nil {
+	if err := dv.syncCompute(name); err != nil {
 		return err
 	}
 	var ms float32
@@ -166,6 +356,9 @@ func runBatched(dv *device, r *Runner, k int, frontier uint64) error {
 	dv.lastKernel = time.Duration(float64(ms) * float64(time.Millisecond))
 	return nil
 }
+
+// batchedTraceRounds bounds the rounds batchedTrace reports.
+const batchedTraceRounds = 1 << 16
 
 // batchedDeltaScale times the mean weight is the step by which the round
 // threshold of the batched kernel rises per round on graphs that look like

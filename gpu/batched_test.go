@@ -61,13 +61,16 @@ func checkBatched[D graph.Number](t *testing.T, e *Engine, g *graph.CSR, sources
 		withPred bool
 		step     float64 // Request.Delta: the threshold's step per round
 		scale    float64 // batchedDeltaScale when step is 0
+		order    string  // batchedOrder
 	}{
-		{false, 0, 0.5}, {true, 0, 0.5}, // the default: a threshold on mesh-like graphs only
-		{false, 0.25, 0.5}, // a step below most weights: many rounds only wait
-		{false, 0, 0},      // no threshold: plain label correcting
+		{false, 0, 0.5, "cluster"}, {true, 0, 0.5, "cluster"}, // the default: a threshold on mesh-like graphs only
+		{false, 0.25, 0.5, "cluster"}, // a step below most weights: many rounds only wait
+		{false, 0, 0, "cluster"},      // no threshold: plain label correcting
+		{false, 0, 0, ""},             // the block's order
+		{true, 0, 0, "bfs"},           // breadth-first rank order
 	} {
-		defer func(s float64) { batchedDeltaScale = s }(batchedDeltaScale)
-		batchedDeltaScale = c.scale
+		defer func(s float64, o string) { batchedDeltaScale, batchedOrder = s, o }(batchedDeltaScale, batchedOrder)
+		batchedDeltaScale, batchedOrder = c.scale, c.order
 		r, err := e.Prepare(context.Background(), g, graph.Request{Algorithm: Batched, WithPredecessors: c.withPred, Delta: c.step})
 		if err != nil {
 			t.Fatal(err)

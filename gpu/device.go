@@ -68,6 +68,16 @@ type device struct {
 	start, stop uintptr
 	// lastKernel is the duration of the last launch, by CUDA events.
 	lastKernel time.Duration
+	// copyStream is a non-blocking stream for the device-to-host copies of
+	// results (overlap.go): it runs beside the kernels, which stay on the
+	// legacy default stream 0, and never waits for them except through
+	// computeDone, an event recorded on stream 0 after a block's kernels.
+	copyStream  uintptr
+	computeDone uintptr
+	// copies feeds the copier goroutine (overlap.go) the copies queued on
+	// copyStream, in queue order; copierDone closes when it has stopped.
+	copies     chan *copyJob
+	copierDone chan struct{}
 
 	work chan func()
 	mu   sync.Mutex // guards closed and sends on work
@@ -148,13 +158,39 @@ func (dv *device) setup() (err error) {
 	if err := d.cuMemHostAlloc(&dv.argBlock, size, 0).Err("cuMemHostAlloc"); err != nil {
 		return err
 	}
+	if err := d.cuStreamCreate(&dv.copyStream, streamNonBlocking).Err("cuStreamCreate"); err != nil {
+		return err
+	}
+	if err := d.cuEventCreate(&dv.computeDone, eventDisableTiming).Err("cuEventCreate"); err != nil {
+		return err
+	}
+	dv.startCopier()
 	return nil
 }
+
+// Flags of cuStreamCreate and cuEventCreate.
+const (
+	// streamNonBlocking (CU_STREAM_NON_BLOCKING) keeps a stream from
+	// synchronising with the legacy default stream.
+	streamNonBlocking = 1
+	// eventDisableTiming (CU_EVENT_DISABLE_TIMING) makes an event cheaper to
+	// record and wait for when nobody reads its time.
+	eventDisableTiming = 2
+)
 
 // teardown releases what setup took, on the device goroutine.
 func (dv *device) teardown() error {
 	d := dv.d
+	dv.stopCopier()
 	var errs []error
+	if dv.computeDone != 0 {
+		errs = append(errs, d.cuEventDestroy_v2(dv.computeDone).Err("cuEventDestroy_v2"))
+		dv.computeDone = 0
+	}
+	if dv.copyStream != 0 {
+		errs = append(errs, d.cuStreamDestroy_v2(dv.copyStream).Err("cuStreamDestroy_v2"))
+		dv.copyStream = 0
+	}
 	if dv.argBlock != nil {
 		errs = append(errs, d.cuMemFreeHost(dv.argBlock).Err("cuMemFreeHost"))
 		dv.argBlock = nil
@@ -306,7 +342,10 @@ func (dv *device) launchAsync(name string, grid int, args ...any) error {
 		table[i] = unsafe.Pointer(&slots[i])
 	}
 	r := dv.d.cuLaunchKernel(f, uint32(grid), 1, 1, threadsPerBlock, 1, 1, 0, 0, unsafe.Pointer(&table[0]), nil)
-	return r.Err("cuLaunchKernel " + name)
+	if err := r.Err("cuLaunchKernel " + name); err != nil {
+		return err
+	}
+	return debugCheck(dv, name)
 }
 
 // launch runs kernel name on grid blocks of threadsPerBlock threads and waits
@@ -325,7 +364,7 @@ func (dv *device) launch(name string, grid int, args ...any) error {
 	if err := dv.d.cuEventRecord(dv.stop, 0).Err("cuEventRecord"); err != nil {
 		return err
 	}
-	if err := dv.d.cuCtxSynchronize().Err("cuCtxSynchronize after " + name); err != nil {
+	if err := dv.syncCompute(name); err != nil {
 		return err
 	}
 	var ms float32
@@ -334,6 +373,14 @@ func (dv *device) launch(name string, grid int, args ...any) error {
 	}
 	dv.lastKernel = time.Duration(float64(ms) * float64(time.Millisecond))
 	return nil
+}
+
+// syncCompute waits for the work queued on the default stream 0 (kernels,
+// memsets), naming in its error the kernel it waited for. It does not use
+// cuCtxSynchronize, which would also wait for the result copies running on
+// copyStream, the very overlap the copy stream is for.
+func (dv *device) syncCompute(after string) error {
+	return dv.d.cuStreamSynchronize(0).Err("cuStreamSynchronize after " + after)
 }
 
 // pinned is page-locked host memory, for fast device-to-host copies.

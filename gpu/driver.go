@@ -121,6 +121,7 @@ type driver struct {
 	cuStreamCreate               func(stream *uintptr, flags uint32) Result
 	cuStreamDestroy_v2           func(stream uintptr) Result
 	cuStreamSynchronize          func(stream uintptr) Result
+	cuStreamWaitEvent            func(stream uintptr, event uintptr, flags uint32) Result
 	cuEventCreate                func(event *uintptr, flags uint32) Result
 	cuEventRecord                func(event uintptr, stream uintptr) Result
 	cuEventSynchronize           func(event uintptr) Result

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/pathctl/pathctl/graph"
@@ -27,6 +28,9 @@ type Engine struct {
 	// Prepare of their CSR adopts them.
 	resident map[*graph.CSR]*deviceCSR
 	closed   bool
+
+	// graphUploads counts the Prepares that copied their CSR from the host.
+	graphUploads atomic.Int64
 }
 
 // Option configures New.
@@ -79,6 +83,12 @@ func (e *Engine) FreeMemory() (int64, error) {
 // It is 0 once every runner is closed.
 func (e *Engine) LiveBytes() int64 { return e.dev.live.Load() }
 
+// GraphUploads is the number of Prepares that copied their CSR from host
+// memory to the device. A Prepare that adopted the device copy
+// BuildCSRResident kept does not count: a graph built on the device and
+// run once is never uploaded.
+func (e *Engine) GraphUploads() int64 { return e.graphUploads.Load() }
+
 // Close closes every runner still open and releases the device.
 func (e *Engine) Close() error {
 	e.mu.Lock()
@@ -123,8 +133,12 @@ func (e *Engine) Prepare(ctx context.Context, g *graph.CSR, req graph.Request) (
 	e.mu.Unlock()
 	r := newRunner(e, g, req)
 	r.adopt = e.takeResident(g)
+	uploads := r.adopt == nil
 	if err := e.dev.do(r.upload); err != nil {
 		return nil, errors.Join(err, e.dev.do(r.release))
+	}
+	if uploads {
+		e.graphUploads.Add(1)
 	}
 	e.mu.Lock()
 	e.runners[r] = struct{}{}

@@ -501,8 +501,9 @@ func TestRunnerErrors(t *testing.T) {
 	if err := r.Run(ctx, graph.NewBlock([]graph.VertexID{0}, 3, graph.DistInt32, false)); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled run: err = %v", err)
 	}
-	if got := r.BytesPerSource(); got != 3*(4+4+1)+perSourceBytes {
-		t.Errorf("dijkstra int32 BytesPerSource = %d, want %d", got, 3*(4+4+1)+perSourceBytes)
+	// Two distance rows (computing, copying out), predist, changed flags.
+	if got := r.BytesPerSource(); got != 3*(2*4+4+1)+perSourceBytes {
+		t.Errorf("dijkstra int32 BytesPerSource = %d, want %d", got, 3*(2*4+4+1)+perSourceBytes)
 	}
 }
 

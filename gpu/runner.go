@@ -34,18 +34,28 @@ type Runner struct {
 	capacity int
 	sources  devBuf // int32 per source
 	status   devBuf // int32 per source: 1 where a negative cycle showed
-	dist     devBuf // distance row per source
 	aux      devBuf // predist, packed cells or BFS levels
 	flags    devBuf // changed / pending / frontier bytes
-	pred     devBuf // int32 predecessor row per source
 	stats    devBuf // statsWords 8-byte words per source (RunStats)
-	stage    pinned // host staging for downloads
+	stage    pinned // host staging for small synchronous downloads
 	closed   bool
+	// slots are the two sets of result rows (overlap.go); dist and pred
+	// are the rows of the slot the current block computes into (a
+	// distance row and an int32 predecessor row per source), views that
+	// the kernels' plans read and nothing frees through.
+	slots   [resultSlots]resultSlot
+	dist    devBuf
+	pred    devBuf
+	copySeq uint64 // copies queued so far
 	// fit is the most sources a block may hold on this device, learnt by
 	// halving a block that ran out of device memory; 0 while unknown.
 	fit int
 
 	kernelTime time.Duration // device time of the last Run's kernels
+
+	// rank is the breadth-first rank of every vertex, by which the batched
+	// kernel groups a block's sources (batched.go); computed once.
+	rank []int32
 }
 
 // layout is the bytes per vertex of each per-source buffer.
@@ -154,13 +164,14 @@ func (r *Runner) DistType() graph.DistType { return r.distType }
 func (r *Runner) Delta() float64 { return r.delta }
 
 // BytesPerSource is the device memory one more source in a block costs:
-// every per-source buffer of the algorithm (distances, predist or packed
-// cells, flag bytes, predecessors), with the source id and status word.
-// Host memory (the pinned staging buffer, the caller's block) is not
-// counted.
+// every per-source buffer of the algorithm (predist or packed cells, flag
+// bytes), the result rows (distances and predecessors) twice, one set for
+// the block computing and one for the block being copied out (Start), with
+// the source id, status and stats words. Host memory (the pinned stages,
+// the caller's block) is not counted.
 func (r *Runner) BytesPerSource() int64 {
 	l := layoutOf(r.req.Algorithm, r.distType, r.req.WithPredecessors)
-	return int64(r.n)*int64(l.dist+l.aux+l.flags+l.pred) + perSourceBytes
+	return int64(r.n)*int64(resultSlots*(l.dist+l.pred)+l.aux+l.flags) + perSourceBytes
 }
 
 // perSourceBytes is what a source costs beside its rows: its id, its status
@@ -211,25 +222,34 @@ func (r *Runner) upload() error {
 	return nil
 }
 
-// release frees every device buffer and the staging buffer (on the device
-// goroutine).
+// release frees every device buffer and the staging buffers, once the
+// copies in flight have landed (on the device goroutine).
 func (r *Runner) release() error {
 	dv := r.e.dev
 	var errs []error
+	errs = append(errs, r.releaseBlock())
 	for _, b := range []*devBuf{&r.offsets, &r.targets, &r.weights, &r.arcSources} {
 		errs = append(errs, dv.free(b))
 	}
-	errs = append(errs, r.releaseBlock())
+	errs = append(errs, r.releaseSlots())
 	errs = append(errs, dv.freePinned(&r.stage))
 	return errors.Join(errs...)
 }
 
+// releaseBlock frees the per-source buffers, once the copies in flight
+// have landed (on the device goroutine).
 func (r *Runner) releaseBlock() error {
 	dv := r.e.dev
+	r.settleSlots()
+	bufs := []*devBuf{&r.sources, &r.status, &r.aux, &r.flags, &r.stats}
+	for i := range r.slots {
+		bufs = append(bufs, &r.slots[i].dist, &r.slots[i].pred)
+	}
 	var errs []error
-	for _, b := range []*devBuf{&r.sources, &r.status, &r.dist, &r.aux, &r.flags, &r.pred, &r.stats} {
+	for _, b := range bufs {
 		errs = append(errs, dv.free(b))
 	}
+	r.dist, r.pred = devBuf{}, devBuf{}
 	r.capacity = 0
 	return errors.Join(errs...)
 }
@@ -245,18 +265,21 @@ func (r *Runner) ensureCapacity(k int) error {
 	dv := r.e.dev
 	l := layoutOf(r.req.Algorithm, r.distType, r.req.WithPredecessors)
 	cells := int64(k) * int64(r.n)
-	for _, b := range []struct {
+	type sized struct {
 		buf  *devBuf
 		size int64
-	}{
+	}
+	bufs := []sized{
 		{&r.sources, 4 * int64(k)},
 		{&r.status, 4 * int64(k)},
-		{&r.dist, cells * int64(l.dist)},
 		{&r.aux, cells * int64(l.aux)},
 		{&r.flags, cells * int64(l.flags)},
-		{&r.pred, cells * int64(l.pred)},
 		{&r.stats, 8 * statsWords * int64(k)},
-	} {
+	}
+	for i := range r.slots {
+		bufs = append(bufs, sized{&r.slots[i].dist, cells * int64(l.dist)}, sized{&r.slots[i].pred, cells * int64(l.pred)})
+	}
+	for _, b := range bufs {
 		var err error
 		if *b.buf, err = dv.alloc(b.size); err != nil {
 			if isOutOfMemory(err) {
@@ -284,54 +307,16 @@ func (r *Runner) Close() error {
 }
 
 // Run fills out with the distances (and predecessors, when out.Pred is set)
-// from every source of out.Sources. All sources of the block run in one
-// kernel launch, one thread block each; cancellation is noticed before the
-// launch, not during it. A negative cycle reachable from a source gives a
-// *graph.NegativeCycleError naming a vertex on it.
+// from every source of out.Sources: Start, then Wait. All sources of the
+// block run in one kernel launch, one thread block each; cancellation is
+// noticed before the launch, not during it. A negative cycle reachable from
+// a source gives a *graph.NegativeCycleError naming a vertex on it.
 func (r *Runner) Run(ctx context.Context, out *graph.Block) error {
-	if err := ctx.Err(); err != nil {
+	p, err := r.Start(ctx, out)
+	if err != nil {
 		return err
 	}
-	if err := r.checkBlock(out); err != nil {
-		return err
-	}
-	if len(out.Sources) == 0 {
-		return nil
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return errors.New("gpu: run on a closed runner")
-	}
-	k := len(out.Sources)
-	dist, _ := sliceBytes(out.Dist)
-	rowBytes := r.n * r.distType.Size()
-	cycleSource := graph.VertexID(-1)
-	err := r.e.dev.do(func() error {
-		r.kernelTime = 0
-		return r.runChunks(k, func(lo, hi int) error {
-			c, err := r.compute(out.Sources[lo:hi])
-			if err != nil {
-				return err
-			}
-			if c >= 0 {
-				cycleSource = c
-				return errCycle
-			}
-			dv := r.e.dev
-			if err := dv.download(dist[lo*rowBytes:hi*rowBytes], r.dist.ptr, &r.stage); err != nil {
-				return err
-			}
-			if out.Pred != nil {
-				return dv.download(asBytes(out.Pred[lo*r.n:hi*r.n]), r.pred.ptr, &r.stage)
-			}
-			return nil
-		})
-	})
-	if errors.Is(err, errCycle) {
-		return negativeCycle(r.g, cycleSource)
-	}
-	return err
+	return p.Wait()
 }
 
 // errCycle stops a block's chunks at the first that reaches a negative
@@ -404,7 +389,7 @@ func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph
 	err := r.e.dev.do(func() error {
 		r.kernelTime = 0
 		return r.runChunks(len(sources), func(lo, hi int) error {
-			c, err := r.compute(sources[lo:hi])
+			c, err := r.compute(sources[lo:hi], r.takeSlot())
 			if err != nil {
 				return err
 			}
@@ -455,14 +440,16 @@ func fillStats(st *graph.Stats, words []uint64, n int) {
 }
 
 // compute runs the algorithm for sources on the device goroutine, leaving
-// the distances (and predecessors) in r.dist (and r.pred). It returns the
-// first source that reaches a negative cycle, or -1.
-func (r *Runner) compute(sources []graph.VertexID) (graph.VertexID, error) {
+// the distances (and predecessors) in the rows of slot s, which must be
+// idle, and in r.dist (and r.pred), their views. It returns the first
+// source that reaches a negative cycle, or -1.
+func (r *Runner) compute(sources []graph.VertexID, s *resultSlot) (graph.VertexID, error) {
 	dv := r.e.dev
 	k := len(sources)
 	if err := r.ensureCapacity(k); err != nil {
 		return -1, err
 	}
+	r.dist, r.pred = s.dist, s.pred
 	if err := dv.d.cuMemcpyHtoD_v2(r.sources.ptr, ptrOf(sources), uint64(4*k)).Err("cuMemcpyHtoD_v2"); err != nil {
 		return -1, err
 	}
@@ -483,8 +470,8 @@ func (r *Runner) compute(sources []graph.VertexID) (graph.VertexID, error) {
 	return -1, nil
 }
 
-// KernelTime is the device time the kernels of the last Run or RunStats
-// took, measured with CUDA events (copies excluded).
+// KernelTime is the device time the kernels of the last Run, Start or
+// RunStats took, measured with CUDA events (copies excluded).
 func (r *Runner) KernelTime() time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()

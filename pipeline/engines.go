@@ -27,16 +27,17 @@ func closeEngine(e Engine) {
 	}
 }
 
-// chooseEngine returns the engine opt.Engine names; "auto" takes the GPU
-// where one is usable and says so on opt.Log when it falls back.
-func chooseEngine(opt Options, sources int) (Engine, error) {
+// chooseEngine returns the engine opt.Engine names, with openGPU giving
+// the GPU engine; "auto" takes the GPU where one is usable and says so on
+// opt.Notice when it falls back.
+func chooseEngine(opt Options, sources int, openGPU func() (Engine, error)) (Engine, error) {
 	switch opt.Engine {
 	case "cpu":
 		return cpu.New(cpu.WithThreads(opt.Threads)), nil
 	case "gpu":
 		e, err := openGPU()
 		if err != nil {
-			return nil, fmt.Errorf("%w: --engine gpu: %v", ErrUnavailable, err)
+			return nil, gpuUnavailable(err)
 		}
 		return e, nil
 	case "auto":
@@ -52,4 +53,41 @@ func chooseEngine(opt Options, sources int) (Engine, error) {
 		return cpu.New(cpu.WithThreads(opt.Threads)), nil
 	}
 	return nil, fmt.Errorf("%w: unknown engine %q (want auto, cpu or gpu)", ErrInvalid, opt.Engine)
+}
+
+// gpuUnavailable is the error of --engine gpu where the GPU engine cannot
+// open.
+func gpuUnavailable(err error) error {
+	return fmt.Errorf("%w: --engine gpu: %v", ErrUnavailable, err)
+}
+
+// engine chooses the engine of a run on g as chooseEngine does, except
+// that the GPU is the one g keeps where LoadGraph built the CSR on it (no
+// second context; the first Prepare adopts the device copy of the CSR),
+// and that where LoadGraph found no usable GPU it is not looked for again.
+// Call release when the run is done: it closes an engine opened for the
+// run and leaves g's open.
+func (g *Graph) engine(opt Options, sources int) (eng Engine, release func(), err error) {
+	g.mu.Lock()
+	device, gpuErr := g.device, g.gpuErr
+	g.mu.Unlock()
+	shared := false
+	open := openGPU
+	switch {
+	case device != nil:
+		open = func() (Engine, error) {
+			shared = true
+			return gpuEngine{device}, nil
+		}
+	case gpuErr != nil:
+		open = func() (Engine, error) { return nil, gpuErr }
+	}
+	eng, err = chooseEngine(opt, sources, open)
+	if err != nil {
+		return nil, nil, err
+	}
+	if shared {
+		return eng, func() {}, nil
+	}
+	return eng, func() { closeEngine(eng) }, nil
 }

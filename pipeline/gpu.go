@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/pathctl/pathctl/gpu"
 	"github.com/pathctl/pathctl/graph"
@@ -10,11 +11,21 @@ import (
 
 // openGPU opens the GPU engine on the first device. The caller closes it.
 func openGPU() (Engine, error) {
-	e, err := gpu.New()
+	e, err := newGPU()
 	if err != nil {
 		return nil, err
 	}
 	return gpuEngine{e}, nil
+}
+
+// gpuOpens counts the GPU engines opened, so that tests can check that a
+// graph built on the GPU and its runs share one context.
+var gpuOpens atomic.Int64
+
+// newGPU opens the GPU engine on the first device, counting it.
+func newGPU() (*gpu.Engine, error) {
+	gpuOpens.Add(1)
+	return gpu.New()
 }
 
 // GPUStatus reports whether the GPU engine can run here, with the device.
@@ -69,6 +80,16 @@ func (d describedRunner) Describe() string {
 		return d.algo
 	}
 	return fmt.Sprintf("auto: %s (%s)", d.algo, d.why)
+}
+
+// Start makes the GPU runner an AsyncRunner: its *gpu.Pending is the
+// Waiter (and no nil *gpu.Pending hides in a non-nil Waiter on error).
+func (d describedRunner) Start(ctx context.Context, out *graph.Block) (Waiter, error) {
+	p, err := d.Runner.Start(ctx, out)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // chooseGPUAlgorithm picks the kernel that measured fastest on graphs like

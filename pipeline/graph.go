@@ -1,34 +1,178 @@
 package pipeline
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
+	"sync"
+	"time"
 
 	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/gpu"
 	"github.com/pathctl/pathctl/graph"
 )
 
-// LoadOptions shape the graph built from an edge table.
+// LoadOptions shape the graph built from an edge table. The zero value
+// builds a directed graph on the CPU with the distance type design.md
+// chooses.
 type LoadOptions struct {
 	// Undirected adds every row in both directions.
 	Undirected bool
 	// DistType overrides the distance type; 0 chooses by design.md's rule.
 	DistType graph.DistType
+	// Engine says where the CSR is built: "cpu" (also the default, ""),
+	// "gpu", or "auto" (the GPU where one is usable and the runs will be
+	// large enough for Run's auto to take it, else the CPU). A graph built
+	// on the GPU keeps the GPU engine open for Run until Close.
+	Engine string
+	// Sources is the number of sources the runs will have, when known; 0
+	// means every vertex. Auto builds on the CPU below the count at which
+	// Run's auto engine stays on the CPU.
+	Sources int
+	// Log, when set, receives where the CSR was built and how long it took
+	// (--verbose).
+	Log io.Writer
+	// Notice, when set, receives a line when the build on the GPU failed
+	// for a reason of the device and the CSR was built on the CPU instead.
+	Notice io.Writer
 }
 
-// Graph is an edge table with its CSR, ready to run.
+// Graph is an edge table with its CSR, ready to run. Close it when done: a
+// graph built on the GPU holds the device. Table, CSR and Undirected are
+// valid wherever the CSR was built.
 type Graph struct {
 	Table      *arrowio.EdgeTable
 	CSR        *graph.CSR
 	Undirected bool
+
+	builtOn   string        // "cpu" or "gpu"
+	buildTime time.Duration // of the CSR alone, without opening a device
+
+	mu sync.Mutex
+	// device is the GPU engine that built CSR, kept for Run (one context per
+	// graph, and the first Prepare adopts the device copy of CSR); nil on
+	// graphs built on the CPU and after Close.
+	device *gpu.Engine
+	// gpuErr is why LoadGraph found no usable GPU, so that Run says so
+	// without trying again.
+	gpuErr error
 }
 
-// LoadGraph builds the CSR of t. Errors name the table.
+// LoadGraph builds the CSR of t, on the CPU or the GPU as opt.Engine says,
+// and logs where and how long it took. Errors name the table and read the
+// same wherever the CSR was built; an engine name other than auto, cpu and
+// gpu wraps ErrInvalid, and "gpu" without a usable GPU wraps
+// ErrUnavailable, saying why.
 func LoadGraph(t *arrowio.EdgeTable, opt LoadOptions) (*Graph, error) {
-	csr, err := graph.Build(&t.Edges, graph.BuildOptions{Undirected: opt.Undirected, DistType: opt.DistType})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", t.Name, err)
+	g := &Graph{Table: t, Undirected: opt.Undirected}
+	bopt := graph.BuildOptions{Undirected: opt.Undirected, DistType: opt.DistType}
+	log := opt.Log
+	if log == nil {
+		log = io.Discard
 	}
-	return &Graph{Table: t, CSR: csr, Undirected: opt.Undirected}, nil
+	var opened time.Duration // opening the device
+	switch opt.Engine {
+	case "", "cpu":
+	case "gpu", "auto":
+		sources := opt.Sources
+		if sources <= 0 {
+			sources = t.Edges.NumVertices
+		}
+		if opt.Engine == "auto" && sources < minGPUSources {
+			break
+		}
+		start := time.Now()
+		e, err := newGPU()
+		if err != nil {
+			if opt.Engine == "gpu" {
+				return nil, gpuUnavailable(err)
+			}
+			g.gpuErr = err
+			break
+		}
+		opened = time.Since(start)
+		if err := g.buildOnGPU(e, opt.Notice, bopt); err != nil {
+			return nil, errors.Join(err, e.Close())
+		}
+	default:
+		return nil, fmt.Errorf("%w: unknown engine %q (want auto, cpu or gpu)", ErrInvalid, opt.Engine)
+	}
+	if g.CSR == nil {
+		start := time.Now()
+		csr, err := graph.Build(&t.Edges, bopt)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", t.Name, err)
+		}
+		g.CSR, g.builtOn, g.buildTime = csr, "cpu", time.Since(start)
+	}
+	if g.builtOn == "gpu" {
+		fmt.Fprintf(log, "pathctl: CSR built on the GPU in %s (opening the device took %s)\n", roundTime(g.buildTime), roundTime(opened))
+	} else {
+		fmt.Fprintf(log, "pathctl: CSR built on the CPU in %s\n", roundTime(g.buildTime))
+	}
+	return g, nil
+}
+
+// buildOnGPU builds the CSR with e, which keeps its device copy for the
+// first Prepare, and keeps e in g for Run. Where the device fails on edges
+// that graph.Build accepts (out of memory, a driver error), it builds on
+// the CPU instead, says so on notice and still keeps e; where graph.Build
+// refuses the edges too, it returns graph.Build's error, so that a bad
+// table reads the same whichever engine built it. e is the caller's to
+// close when buildOnGPU fails.
+func (g *Graph) buildOnGPU(e *gpu.Engine, notice io.Writer, bopt graph.BuildOptions) error {
+	t := g.Table
+	start := time.Now()
+	csr, gerr := e.BuildCSRResident(context.Background(), &t.Edges, bopt)
+	if gerr == nil {
+		g.CSR, g.builtOn, g.buildTime, g.device = csr, "gpu", time.Since(start), e
+		return nil
+	}
+	start = time.Now()
+	csr, err := graph.Build(&t.Edges, bopt)
+	if err != nil {
+		return fmt.Errorf("%s: %w", t.Name, err)
+	}
+	g.CSR, g.builtOn, g.buildTime, g.device = csr, "cpu", time.Since(start), e
+	if notice != nil {
+		fmt.Fprintf(notice, "pathctl: building the CSR on the GPU failed (%v); built it on the CPU\n", gerr)
+	}
+	return nil
+}
+
+// roundTime keeps a duration's first three or four digits for the log.
+func roundTime(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond / 10)
+}
+
+// BuiltOn is "gpu" when the CSR was built on the GPU, else "cpu".
+func (g *Graph) BuiltOn() string {
+	if g.builtOn == "" {
+		return "cpu"
+	}
+	return g.builtOn
+}
+
+// Close releases the GPU engine a graph built on the GPU keeps, with the
+// device copy of its CSR if no run adopted it. Table, CSR and Undirected
+// stay valid; later runs open an engine of their own. Closing twice, or a
+// graph built on the CPU, does nothing. Close no graph that a Run is using.
+func (g *Graph) Close() error {
+	g.mu.Lock()
+	e := g.device
+	g.device = nil
+	g.mu.Unlock()
+	if e == nil {
+		return nil
+	}
+	return e.Close()
 }
 
 // NumVertices is the vertex count.

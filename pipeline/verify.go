@@ -41,11 +41,11 @@ func Verify(ctx context.Context, g *Graph, opt Options, samples int, seed uint64
 	if err != nil {
 		return nil, err
 	}
-	eng, err := chooseEngine(opt, len(sources))
+	eng, release, err := g.engine(opt, len(sources))
 	if err != nil {
 		return nil, err
 	}
-	defer closeEngine(eng)
+	defer release()
 	req := graph.Request{Algorithm: opt.Algorithm, WithPredecessors: opt.WithPredecessors, Delta: opt.Delta, Threads: opt.Threads}
 	runner, err := eng.Prepare(ctx, g.CSR, req)
 	if err != nil {

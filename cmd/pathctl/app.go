@@ -126,6 +126,7 @@ func App(e *env) *cli.App {
 			verifyCommand(e),
 			infoCommand(e),
 			serveCommand(e),
+			benchCommand(e),
 		},
 	}
 	for _, c := range app.Commands {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,6 +38,7 @@ func computeFlags(defaultAlgo graph.Algorithm) []cli.Flag {
 		&cli.Float64Flag{Name: "delta", Usage: "bucket width of --algo delta (default: chosen from the weights)"},
 		&cli.IntFlag{Name: "threads", Usage: "CPU threads (default: every core)"},
 		&cli.Int64Flag{Name: "mem", Aliases: []string{"gpu-mem"}, Usage: "memory budget in bytes for the source blocks in flight (default: 1 GiB on the CPU, 80% of the GPU's free memory, at most 8 GiB, on a GPU)"},
+		&cli.IntFlag{Name: "max-block", Usage: "sources per block at most (default: a sixteenth of the sources, or a quarter for the stats layout on a GPU, within the memory budget)"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print the engine, algorithm and block plan chosen"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors"},
 	}
@@ -125,8 +127,15 @@ func parseSources(list, file string) ([]string, error) {
 	return ids, nil
 }
 
-// loadGraph reads EDGES and builds its CSR as the input flags say.
+// loadGraph reads EDGES and builds its CSR on the CPU as the input flags
+// say.
 func loadGraph(e *env, c *cli.Context) (*pipeline.Graph, error) {
+	return readGraph(e, c, pipeline.LoadOptions{})
+}
+
+// readGraph reads EDGES and builds its CSR as the input flags and build
+// say (where it is built, what to log). Close the graph when done.
+func readGraph(e *env, c *cli.Context, build pipeline.LoadOptions) (*pipeline.Graph, error) {
 	if c.NArg() != 1 {
 		return nil, usagef("%s needs exactly one EDGES file (or - for stdin), got %d arguments", c.Command.Name, c.NArg())
 	}
@@ -154,8 +163,12 @@ func loadGraph(e *env, c *cli.Context) (*pipeline.Graph, error) {
 			return nil, usagef("--dist-type: %v", err)
 		}
 	}
-	g, err := pipeline.LoadGraph(tbl, pipeline.LoadOptions{Undirected: c.Bool("undirected"), DistType: dt})
+	build.Undirected, build.DistType = c.Bool("undirected"), dt
+	g, err := pipeline.LoadGraph(tbl, build)
 	if err != nil {
+		if errors.Is(err, pipeline.ErrUnavailable) || errors.Is(err, pipeline.ErrInvalid) {
+			return nil, err
+		}
 		if dt != 0 {
 			return nil, usageError{err}
 		}
@@ -180,15 +193,11 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	if out == "-" && e.stdoutIsTTY && format != "csv" {
 		return usagef("refusing to write Arrow binary to a terminal: give -o FILE (.arrow, .parquet, .csv) or --format csv")
 	}
-	g, err := loadGraph(e, c)
-	if err != nil {
-		return err
-	}
 	quiet := c.Bool("quiet")
 	opt := pipeline.Options{
 		Algorithm: algo, Engine: c.String("engine"), Layout: layout, Sources: sources,
 		WithPredecessors: c.Bool("with-predecessors"), Delta: c.Float64("delta"),
-		Threads: c.Int("threads"), MemBudget: c.Int64("mem"),
+		Threads: c.Int("threads"), MemBudget: c.Int64("mem"), MaxBlock: c.Int("max-block"),
 	}
 	if !quiet {
 		opt.Notice = e.stderr
@@ -196,6 +205,13 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	if c.Bool("verbose") && !quiet {
 		opt.Log = e.stderr
 	}
+	// The CSR is built where the run will be: on the GPU for --engine gpu,
+	// and for auto where a GPU is usable and the sources are many enough.
+	g, err := readGraph(e, c, pipeline.LoadOptions{Engine: opt.Engine, Sources: len(sources), Log: opt.Log, Notice: opt.Notice})
+	if err != nil {
+		return err
+	}
+	defer g.Close() // on the error paths; closed below otherwise
 	schema, err := pipeline.Schema(g, opt)
 	if err != nil {
 		return err
@@ -225,6 +241,9 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	opt.Progress = bar.update
 	sum, err := pipeline.Run(e.ctx, g, opt, w.Write)
 	bar.finish()
+	if err == nil {
+		err = g.Close() // the device is not needed past the run
+	}
 	if err != nil {
 		w.Abort()
 		return err

@@ -34,15 +34,19 @@
 
 #define PATHCTL_WARPS (PATHCTL_THREADS / 32)
 
+// PATHCTL_BATCHED_ROUNDS bounds the rounds whose work counters[8·round ..]
+// records (gpu/batched.go's batchedTraceRounds).
+#define PATHCTL_BATCHED_ROUNDS 65536
+
 // relaxArcs relaxes the arcs of u for the lanes set in m, 4 arcs at a time
 // so that a warp has 4 independent loads in flight. vm is the group's
 // distances (row width w); next and nextSum the group's masks for the next
 // round. Distances are read through L2 (__ldcg): a stale value is never
 // smaller than the current one, so it can only cost an atomic, never miss an
 // improvement, and an improvement made during the round sets a bit of next.
-template <typename T>
+template <typename T, bool Count, int ILP>
 __device__ __forceinline__ bool relaxArcs(const Graph<T>& g, int u, u32 m, int w, T* vm, u32* next, u32* nextSum,
-                                          int lane) {
+                                          int lane, u64* tally) {
   const bool active = (m >> lane) & 1u;
   const T du = active ? __ldcg(vm + (size_t)u * w + lane) : T(0);
   const long long lo = g.offsets[u], hi = g.offsets[u + 1];
@@ -56,23 +60,27 @@ __device__ __forceinline__ bool relaxArcs(const Graph<T>& g, int u, u32 m, int w
       tw = g.weights[e];
     }
     const int cnt = (int)min(32LL, hi - e0);
-    for (int j = 0; j < cnt; j += 4) {
-      int v[4];
-      T nd[4], old[4];
+    if (Count) tally[0] += cnt;
+    for (int j = 0; j < cnt; j += ILP) {
+      int v[ILP];
+      T nd[ILP], old[ILP];
 #pragma unroll
-      for (int q = 0; q < 4; q++) {
+      for (int q = 0; q < ILP; q++) {
         v[q] = __shfl_sync(0xffffffffu, tv, (j + q) & 31);
         nd[q] = du + __shfl_sync(0xffffffffu, tw, (j + q) & 31);
       }
 #pragma unroll
-      for (int q = 0; q < 4; q++) {
+      for (int q = 0; q < ILP; q++) {
         old[q] = (active && j + q < cnt) ? __ldcg(vm + (size_t)v[q] * w + lane) : T(0);
       }
 #pragma unroll
-      for (int q = 0; q < 4; q++) {
+      for (int q = 0; q < ILP; q++) {
         bool improved = false;
-        if (active && j + q < cnt && nd[q] < old[q]) improved = atomicMinNonNegative(vm + (size_t)v[q] * w + lane, nd[q]);
+        const bool tries = active && j + q < cnt && nd[q] < old[q];
+        if (tries) improved = atomicMinNonNegative(vm + (size_t)v[q] * w + lane, nd[q]);
+        if (Count) tally[1] += __popc(__ballot_sync(0xffffffffu, tries));
         const u32 bal = __ballot_sync(0xffffffffu, improved);
+        if (Count) tally[2] += __popc(bal);
         if (bal != 0u) {
           any = true;
           if (lane == 0 && atomicOr(next + v[q], bal) == 0u) {
@@ -101,9 +109,9 @@ __device__ __forceinline__ bool relaxArcs(const Graph<T>& g, int u, u32 m, int w
 // side uses it; the threshold is +Inf otherwise). *lastChange becomes round
 // when anything improved or waited: the host stops once a round changed
 // nothing.
-template <typename T>
+template <typename T, bool Count, int ILP>
 __device__ void batchedRound(const Graph<T>& g, int numSources, T* vm, u32* cur, u32* next, u32* curSum,
-                             u32* nextSum, int* lastChange, int round, double threshold) {
+                             u32* nextSum, int* lastChange, int round, double threshold, u64* counters) {
   const int n = g.n;
   const int sumWords = (n + 1023) >> 10;
   const int chunksPerGroup = (n + 31) >> 5;
@@ -113,6 +121,11 @@ __device__ void batchedRound(const Graph<T>& g, int numSources, T* vm, u32* cur,
   const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
   const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
   bool any = false;
+  // tally: arcs walked by a warp, lane relaxations that reached the
+  // atomic, lane improvements, vertex expansions by a warp, lane
+  // expansions, busy chunks; added to counters[8·round ..] at the end by
+  // the counting variant (batched_count_*, the benchmarks' instrumentation).
+  u64 tally[6] = {0, 0, 0, 0, 0, 0};
   for (long long base = 0; base < total; base += 32 * warps) {
     const long long c = base + lane * warps + warp;
     bool busy = false;
@@ -124,6 +137,7 @@ __device__ void batchedRound(const Graph<T>& g, int numSources, T* vm, u32* cur,
     while (lanes != 0u) {
       const int j = __ffs(lanes) - 1;
       lanes &= lanes - 1;
+      if (Count) tally[5]++;
       const long long cj = base + j * warps + warp;
       const int grp = (int)(cj / chunksPerGroup), lc = (int)(cj % chunksPerGroup);
       const int w = min(32, numSources - (grp << 5));
@@ -154,19 +168,41 @@ __device__ void batchedRound(const Graph<T>& g, int numSources, T* vm, u32* cur,
           if (lane == 0 && atomicOr(gnext + u, wait) == 0u) atomicOr(gnextSum + (u >> 10), 1u << ((u >> 5) & 31));
           mk &= ~wait;
         }
-        if (mk != 0u) any |= relaxArcs(g, u, mk, w, gvm, gnext, gnextSum, lane);
+        if (mk != 0u) {
+          if (Count) {
+            tally[3]++;
+            tally[4] += __popc(mk);
+          }
+          any |= relaxArcs<T, Count, ILP>(g, u, mk, w, gvm, gnext, gnextSum, lane, tally);
+        }
       }
     }
   }
   if (any && lane == 0) *(volatile int*)lastChange = round;
+  if (Count && lane == 0 && round < PATHCTL_BATCHED_ROUNDS) {
+    u64* c = counters + 8 * (size_t)round;
+#pragma unroll
+    for (int i = 0; i < 6; i++)
+      if (tally[i] != 0) atomicAdd(c + i, tally[i]);
+  }
 }
 
 #define PATHCTL_BATCHED(SUFFIX, T)                                                                 \
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_round_##SUFFIX(           \
       const long long* offsets, const int* targets, const T* weights, int n, int numSources, T* vm, \
-      u32* cur, u32* next, u32* curSum, u32* nextSum, int* lastChange, int round, double threshold) { \
+      u32* cur, u32* next, u32* curSum, u32* nextSum, int* lastChange, int round, double threshold,  \
+      u64* counters) {                                                                             \
     Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                                       \
-    batchedRound<T>(g, numSources, vm, cur, next, curSum, nextSum, lastChange, round, threshold);  \
+    batchedRound<T, false, 4>(g, numSources, vm, cur, next, curSum, nextSum, lastChange, round,       \
+                           threshold, counters);                                                   \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_count_##SUFFIX(           \
+      const long long* offsets, const int* targets, const T* weights, int n, int numSources, T* vm, \
+      u32* cur, u32* next, u32* curSum, u32* nextSum, int* lastChange, int round, double threshold,  \
+      u64* counters) {                                                                             \
+    Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                                       \
+    batchedRound<T, true, 4>(g, numSources, vm, cur, next, curSum, nextSum, lastChange, round,        \
+                          threshold, counters);                                                    \
   }
 
 PATHCTL_BATCHED(i32, int)
@@ -209,7 +245,7 @@ PATHCTL_BATCHED_SEED(b64, unsigned long long)
 // Tile t covers vertices 32·(t mod tilesV) .. and the group t / tilesV.
 #define PATHCTL_BATCHED_TRANSPOSE(SUFFIX, E)                                                       \
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_transpose_##SUFFIX(       \
-      const E* vm, int n, int numSources, E* dist) {                                               \
+      const E* vm, int n, int numSources, const int* rows, E* dist) {                              \
     __shared__ E tile[32][33];                                                                     \
     const int tilesV = (n + 31) >> 5;                                                              \
     const long long tiles = (long long)tilesV * ((numSources + 31) >> 5);                          \
@@ -227,7 +263,8 @@ PATHCTL_BATCHED_SEED(b64, unsigned long long)
       __syncthreads();                                                                             \
       for (int r = y; r < w; r += PATHCTL_WARPS) {                                                 \
         const int v = v0 + x;                                                                      \
-        if (v < n) dist[(size_t)((grp << 5) + r) * n + v] = tile[x][r];                            \
+        const int i = (grp << 5) + r;                                                              \
+        if (v < n) dist[(size_t)(rows != nullptr ? rows[i] : i) * n + v] = tile[x][r];             \
       }                                                                                            \
     }                                                                                              \
   }

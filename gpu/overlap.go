@@ -1,0 +1,355 @@
+package gpu
+
+// Overlap of compute and copy-out (design.md, "Data flow"): while block i+1
+// computes, block i travels to the host, and the caller writes block i-1.
+//
+// Choices:
+//   - Kernels stay on the legacy default stream 0. The results leave on
+//     copyStream, a non-blocking stream that never synchronises with stream
+//     0 implicitly: an event recorded on stream 0 after a block's kernels,
+//     which the copy stream waits for, is the one ordering between them.
+//     Waits for compute use cuStreamSynchronize(0) (device.syncCompute),
+//     never cuCtxSynchronize, which would wait for the copies as well.
+//   - A runner holds two result slots, each a device distance row (and
+//     predecessor row) per source and a pinned stage. Block i+1's kernels
+//     write the other slot's rows while the copy of block i reads its own;
+//     BytesPerSource counts both device rows, so the planner sizes blocks
+//     with them. A slot is reused only once the copy that reads it has
+//     landed in the caller's block, so the device never waits for the host
+//     unless both slots are still in flight: then Start waits for the older.
+//   - One copier goroutine per device, on a locked OS thread with the
+//     context current, waits for each queued copy (its events complete in
+//     queue order) and moves the stage into the caller's block with
+//     parallelCopy. It needs nothing from the device goroutine, so a Start
+//     that waits for a slot cannot deadlock with it, and the host copy of
+//     block i runs while block i+1's kernels do.
+//   - Pending.Wait only waits for the copier: it makes no driver call, may
+//     run on any goroutine, and reports the copy's errors.
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"time"
+	"unsafe"
+
+	"github.com/pathctl/pathctl/graph"
+)
+
+// resultSlots is the number of result buffers a runner alternates between.
+const resultSlots = 2
+
+// resultSlot is one set of result buffers: the rows the kernels write, the
+// pinned stage they are copied into, and the events around that copy.
+type resultSlot struct {
+	dist, pred devBuf
+	stage      pinned // distances, then predecessors
+	// copyStart and copied are recorded on the copy stream before and after
+	// the slot's copy; created on first use.
+	copyStart, copied uintptr
+	// busy is the copy reading the slot, until it has landed; nil when
+	// idle.
+	busy *copyJob
+}
+
+// idle reports whether no copy reads s any more, forgetting a finished one.
+func (s *resultSlot) idle() bool {
+	if s.busy == nil {
+		return true
+	}
+	select {
+	case <-s.busy.done:
+		s.busy = nil
+		return true
+	default:
+		return false
+	}
+}
+
+// settle waits until no copy reads s.
+func (s *resultSlot) settle() {
+	if s.busy != nil {
+		<-s.busy.done
+		s.busy = nil
+	}
+}
+
+// copyJob is one queued device-to-host copy of a block (or of one chunk of
+// a block that was halved), from a slot's rows to the caller's block.
+type copyJob struct {
+	seq         uint64 // queue order within the runner
+	stage       []byte // the slot's pinned stage, distances then predecessors
+	dist, pred  []byte // destinations in the caller's block
+	start, stop uintptr
+	done        chan struct{} // closed once the copy landed or failed
+	// Set by the copier before done closes.
+	err      error
+	copyTime time.Duration // device to pinned stage, by CUDA events
+	moveTime time.Duration // pinned stage to the caller's block, host clock
+}
+
+// copyQueue is the number of jobs the copier's queue holds before the
+// device goroutine waits to queue more (each runner has at most
+// resultSlots in flight).
+const copyQueue = 8
+
+// startCopier starts the copier goroutine (on the device goroutine, once
+// the context exists).
+func (dv *device) startCopier() {
+	dv.copies = make(chan *copyJob, copyQueue)
+	dv.copierDone = make(chan struct{})
+	go dv.copyLoop(dv.copies, dv.copierDone)
+}
+
+// stopCopier lets the copier finish the jobs queued and waits for it (on
+// the device goroutine, the only sender).
+func (dv *device) stopCopier() {
+	if dv.copies == nil {
+		return
+	}
+	close(dv.copies)
+	<-dv.copierDone
+	dv.copies = nil
+}
+
+// copyLoop is the copier goroutine. It never unlocks its OS thread, so the
+// thread, with the context current, ends with it.
+func (dv *device) copyLoop(jobs <-chan *copyJob, done chan<- struct{}) {
+	defer close(done)
+	runtime.LockOSThread()
+	ctxErr := dv.d.cuCtxSetCurrent(dv.ctx).Err("cuCtxSetCurrent (copier)")
+	for j := range jobs {
+		if ctxErr != nil {
+			j.err = ctxErr
+		} else {
+			j.err = dv.land(j)
+		}
+		close(j.done)
+	}
+	if ctxErr == nil {
+		dv.d.cuCtxSetCurrent(0)
+	}
+}
+
+// land waits for j's copy on the copy stream and moves the stage into the
+// caller's block (on the copier goroutine).
+func (dv *device) land(j *copyJob) error {
+	if err := dv.d.cuEventSynchronize(j.stop).Err("cuEventSynchronize (result copy)"); err != nil {
+		return err
+	}
+	var ms float32
+	if err := dv.d.cuEventElapsedTime(&ms, j.start, j.stop).Err("cuEventElapsedTime (result copy)"); err != nil {
+		return err
+	}
+	j.copyTime = time.Duration(float64(ms) * float64(time.Millisecond))
+	t := time.Now()
+	parallelCopy(j.dist, j.stage[:len(j.dist)])
+	parallelCopy(j.pred, j.stage[len(j.dist):])
+	j.moveTime = time.Since(t)
+	return nil
+}
+
+// takeSlot returns an idle result slot, waiting for the older copy in
+// flight when none is (on the device goroutine).
+func (r *Runner) takeSlot() *resultSlot {
+	var oldest *resultSlot
+	for i := range r.slots {
+		s := &r.slots[i]
+		if s.idle() {
+			return s
+		}
+		if oldest == nil || s.busy.seq < oldest.busy.seq {
+			oldest = s
+		}
+	}
+	oldest.settle()
+	return oldest
+}
+
+// settleSlots waits until no copy reads any slot.
+func (r *Runner) settleSlots() {
+	for i := range r.slots {
+		r.slots[i].settle()
+	}
+}
+
+// queueCopy queues, on the copy stream and after the kernels queued so far
+// on stream 0, the copy of the first len(dist) bytes of s.dist and
+// len(pred) bytes of s.pred into s's stage, and hands the move into dist
+// and pred to the copier (on the device goroutine). s must be idle.
+func (r *Runner) queueCopy(s *resultSlot, dist, pred []byte) (*copyJob, error) {
+	dv := r.e.dev
+	d := dv.d
+	if dv.copies == nil {
+		return nil, errClosed
+	}
+	size := len(dist) + len(pred)
+	if err := dv.ensurePinned(&s.stage, int64(size)); err != nil {
+		return nil, err
+	}
+	for _, ev := range []*uintptr{&s.copyStart, &s.copied} {
+		if *ev == 0 {
+			if err := d.cuEventCreate(ev, 0).Err("cuEventCreate"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := d.cuEventRecord(dv.computeDone, 0).Err("cuEventRecord"); err != nil {
+		return nil, err
+	}
+	err := d.cuStreamWaitEvent(dv.copyStream, dv.computeDone, 0).Err("cuStreamWaitEvent")
+	if err == nil {
+		err = d.cuEventRecord(s.copyStart, dv.copyStream).Err("cuEventRecord")
+	}
+	if err == nil {
+		err = d.cuMemcpyDtoHAsync_v2(s.stage.p, s.dist.ptr, uint64(len(dist)), dv.copyStream).Err("cuMemcpyDtoHAsync_v2")
+	}
+	if err == nil && len(pred) > 0 {
+		err = d.cuMemcpyDtoHAsync_v2(unsafe.Add(s.stage.p, len(dist)), s.pred.ptr, uint64(len(pred)), dv.copyStream).Err("cuMemcpyDtoHAsync_v2")
+	}
+	if err == nil {
+		err = d.cuEventRecord(s.copied, dv.copyStream).Err("cuEventRecord")
+	}
+	if err != nil {
+		// Whatever was queued must be over before the slot is reused.
+		return nil, errors.Join(err, d.cuStreamSynchronize(dv.copyStream).Err("cuStreamSynchronize (copy stream)"))
+	}
+	r.copySeq++
+	j := &copyJob{
+		seq:   r.copySeq,
+		stage: unsafe.Slice((*byte)(s.stage.p), size),
+		dist:  dist, pred: pred,
+		start: s.copyStart, stop: s.copied,
+		done: make(chan struct{}),
+	}
+	s.busy = j
+	dv.copies <- j
+	return j, nil
+}
+
+// releaseSlots frees the slots' stages and events once no copy reads them
+// (on the device goroutine; their device rows go with releaseBlock).
+func (r *Runner) releaseSlots() error {
+	dv := r.e.dev
+	r.settleSlots()
+	var errs []error
+	for i := range r.slots {
+		s := &r.slots[i]
+		errs = append(errs, dv.freePinned(&s.stage))
+		for _, ev := range []*uintptr{&s.copyStart, &s.copied} {
+			if *ev != 0 {
+				errs = append(errs, dv.d.cuEventDestroy_v2(*ev).Err("cuEventDestroy_v2"))
+				*ev = 0
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Pending is a block whose kernels have run and whose results are on their
+// way to the caller's block. Wait for it before reading the block.
+type Pending struct {
+	jobs       []*copyJob
+	kernelTime time.Duration
+}
+
+// Wait blocks until the block's distances (and predecessors) are in the
+// block given to Start, and returns the errors of the copies. It makes no
+// driver call, may be called from any goroutine, and returns the same
+// again when called twice.
+func (p *Pending) Wait() error {
+	var errs []error
+	for _, j := range p.jobs {
+		<-j.done
+		errs = append(errs, j.err)
+	}
+	return errors.Join(errs...)
+}
+
+// KernelTime is the device time of the block's kernels, by CUDA events.
+func (p *Pending) KernelTime() time.Duration { return p.kernelTime }
+
+// CopyTime is the device time of the block's copies from device to pinned
+// host memory, by CUDA events on the copy stream; valid after Wait.
+func (p *Pending) CopyTime() time.Duration {
+	var t time.Duration
+	for _, j := range p.jobs {
+		t += j.copyTime
+	}
+	return t
+}
+
+// MoveTime is the host time spent moving the block from pinned memory into
+// the caller's block; valid after Wait.
+func (p *Pending) MoveTime() time.Duration {
+	var t time.Duration
+	for _, j := range p.jobs {
+		t += j.moveTime
+	}
+	return t
+}
+
+// Start runs the kernels for every source of out.Sources, as Run does, and
+// returns once they are done and the copy of their results to out is
+// queued on the copy stream: the caller may Start the next block at once,
+// whose kernels then run while this block travels, and must call the
+// Pending's Wait before reading out. The runner alternates between two
+// result slots; a Start that finds both in flight (two Starts not yet
+// landed) first waits for the older. Errors are Run's (checked block,
+// cancellation noticed before the launch, a *graph.NegativeCycleError for a
+// reachable negative cycle); when Start fails, nothing is left writing to
+// out. Errors of the copy itself come from Wait.
+func (r *Runner) Start(ctx context.Context, out *graph.Block) (*Pending, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := r.checkBlock(out); err != nil {
+		return nil, err
+	}
+	p := &Pending{}
+	if len(out.Sources) == 0 {
+		return p, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, errors.New("gpu: run on a closed runner")
+	}
+	k := len(out.Sources)
+	dist, _ := sliceBytes(out.Dist)
+	rowBytes := r.n * r.distType.Size()
+	cycleSource := graph.VertexID(-1)
+	err := r.e.dev.do(func() error {
+		r.kernelTime = 0
+		return r.runChunks(k, func(lo, hi int) error {
+			s := r.takeSlot()
+			c, err := r.compute(out.Sources[lo:hi], s)
+			if err != nil {
+				return err
+			}
+			if c >= 0 {
+				cycleSource = c
+				return errCycle
+			}
+			var pred []byte
+			if out.Pred != nil {
+				pred = asBytes(out.Pred[lo*r.n : hi*r.n])
+			}
+			j, err := r.queueCopy(s, dist[lo*rowBytes:hi*rowBytes], pred)
+			if err != nil {
+				return err
+			}
+			p.jobs = append(p.jobs, j)
+			return nil
+		})
+	})
+	p.kernelTime = r.kernelTime
+	if err != nil {
+		_ = p.Wait() // chunks already queued land before Start returns
+		if errors.Is(err, errCycle) {
+			return nil, negativeCycle(r.g, cycleSource)
+		}
+		return nil, err
+	}
+	return p, nil
+}

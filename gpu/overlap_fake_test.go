@@ -1,0 +1,212 @@
+package gpu
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/pathctl/pathctl/graph"
+)
+
+// fakeCopyDriver stands in for the driver calls of the copy path
+// (queueCopy, the copier, releaseSlots), so that they run without a
+// device: device memory is a table of Go slices at made-up addresses, and
+// copies happen when they are queued. It logs the calls and can fail one
+// call by name.
+type fakeCopyDriver struct {
+	mu     sync.Mutex
+	dev    map[uint64][]byte // device buffers by address
+	host   map[unsafe.Pointer][]byte
+	events int
+	live   map[uintptr]bool // events created and not destroyed
+	calls  []string
+	fail   string // the call that fails, with CUDA_ERROR_INVALID_VALUE
+}
+
+func (f *fakeCopyDriver) call(name string) Result {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, name)
+	if name == f.fail {
+		return ResultInvalidValue
+	}
+	return Success
+}
+
+// devAlloc places b on the fake device.
+func (f *fakeCopyDriver) devAlloc(b []byte) devBuf {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	addr := uint64(0x10000 * (len(f.dev) + 1))
+	f.dev[addr] = b
+	return devBuf{ptr: addr, size: int64(len(b))}
+}
+
+func newFakeCopyDevice() (*device, *fakeCopyDriver) {
+	f := &fakeCopyDriver{dev: map[uint64][]byte{}, host: map[unsafe.Pointer][]byte{}, live: map[uintptr]bool{}}
+	d := &driver{}
+	d.cuCtxSetCurrent = func(uintptr) Result { return Success }
+	d.cuEventCreate = func(ev *uintptr, _ uint32) Result {
+		if r := f.call("cuEventCreate"); r != Success {
+			return r
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.events++
+		*ev = uintptr(f.events)
+		f.live[*ev] = true
+		return Success
+	}
+	d.cuEventDestroy_v2 = func(ev uintptr) Result {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		delete(f.live, ev)
+		return Success
+	}
+	d.cuEventRecord = func(uintptr, uintptr) Result { return f.call("cuEventRecord") }
+	d.cuStreamWaitEvent = func(uintptr, uintptr, uint32) Result { return f.call("cuStreamWaitEvent") }
+	d.cuStreamSynchronize = func(uintptr) Result { return f.call("cuStreamSynchronize") }
+	d.cuEventSynchronize = func(uintptr) Result { return f.call("cuEventSynchronize") }
+	d.cuEventElapsedTime = func(ms *float32, _, _ uintptr) Result {
+		*ms = 1.5
+		return f.call("cuEventElapsedTime")
+	}
+	d.cuMemHostAlloc = func(p *unsafe.Pointer, size uint64, _ uint32) Result {
+		if r := f.call("cuMemHostAlloc"); r != Success {
+			return r
+		}
+		b := make([]byte, size)
+		*p = unsafe.Pointer(&b[0])
+		f.mu.Lock()
+		f.host[*p] = b
+		f.mu.Unlock()
+		return Success
+	}
+	d.cuMemFreeHost = func(p unsafe.Pointer) Result {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if _, ok := f.host[p]; !ok {
+			return ResultInvalidValue
+		}
+		delete(f.host, p)
+		return Success
+	}
+	d.cuMemcpyDtoHAsync_v2 = func(dst unsafe.Pointer, src uint64, size uint64, _ uintptr) Result {
+		if r := f.call("cuMemcpyDtoHAsync_v2"); r != Success {
+			return r
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for base, b := range f.dev {
+			if src >= base && src+size <= base+uint64(len(b)) {
+				copy(unsafe.Slice((*byte)(dst), size), b[src-base:])
+				return Success
+			}
+		}
+		return ResultInvalidValue
+	}
+	dv := &device{d: d, copyStream: 77, computeDone: 99}
+	dv.startCopier()
+	return dv, f
+}
+
+// TestCopyPathWithFakeDriver queues copies of several blocks of rows (with
+// predecessors) through the two slots without a device, and checks that
+// every block lands whole and in place, that a failed queue leaves
+// the slot idle with nothing queued, that a failed copy is Wait's error,
+// and that releaseSlots frees every stage and event.
+func TestCopyPathWithFakeDriver(t *testing.T) {
+	dv, f := newFakeCopyDevice()
+	defer dv.stopCopier()
+	const n = 6
+	// int64 distances, so that a mix-up of the distance and predecessor
+	// parts of the stage shows.
+	r := &Runner{e: &Engine{dev: dv}, n: n, distType: graph.DistInt64}
+	// Each slot's device rows hold 5 sources' worth of distances and
+	// predecessors; a block of k sources fills the first k rows.
+	for i := range r.slots {
+		r.slots[i].dist = f.devAlloc(make([]byte, 5*n*8))
+		r.slots[i].pred = f.devAlloc(make([]byte, 5*n*4))
+	}
+	fill := func(s *resultSlot, block, k int) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		dist := unsafe.Slice((*int64)(unsafe.Pointer(&f.dev[s.dist.ptr][0])), 5*n)
+		pred := unsafe.Slice((*int32)(unsafe.Pointer(&f.dev[s.pred.ptr][0])), 5*n)
+		for c := range k * n {
+			dist[c] = int64(1000*block + c)
+			pred[c] = int32(-1000*block - c)
+		}
+	}
+	var pendings []*Pending
+	var outs []*graph.Block
+	for block, k := range []int{3, 5, 1, 4, 2} {
+		out := graph.NewBlock(make([]graph.VertexID, k), n, graph.DistInt64, true)
+		s := r.takeSlot()
+		fill(s, block, k)
+		dist, _ := sliceBytes(out.Dist)
+		j, err := r.queueCopy(s, dist, asBytes(out.Pred))
+		if err != nil {
+			t.Fatalf("block %d: queueCopy: %v", block, err)
+		}
+		pendings = append(pendings, &Pending{jobs: []*copyJob{j}})
+		outs = append(outs, out)
+	}
+	for block, p := range pendings {
+		if err := p.Wait(); err != nil {
+			t.Fatalf("block %d: Wait: %v", block, err)
+		}
+		if p.CopyTime() <= 0 {
+			t.Errorf("block %d: CopyTime %v", block, p.CopyTime())
+		}
+		d := outs[block].Dist.([]int64)
+		for c := range d {
+			if d[c] != int64(1000*block+c) || outs[block].Pred[c] != graph.VertexID(-1000*block-c) {
+				t.Fatalf("block %d cell %d: dist %d pred %d", block, c, d[c], outs[block].Pred[c])
+			}
+		}
+	}
+
+	// A copy that cannot be queued: error, slot idle, copy stream drained.
+	f.fail = "cuMemcpyDtoHAsync_v2"
+	f.calls = nil
+	s := r.takeSlot()
+	out := graph.NewBlock(make([]graph.VertexID, 2), n, graph.DistInt64, false)
+	dist, _ := sliceBytes(out.Dist)
+	if _, err := r.queueCopy(s, dist, nil); err == nil || !strings.Contains(err.Error(), "cuMemcpyDtoHAsync_v2") {
+		t.Fatalf("queueCopy with a failing copy: err = %v", err)
+	}
+	if s.busy != nil || !slices.Contains(f.calls, "cuStreamSynchronize") {
+		t.Errorf("failed queueCopy left the slot busy (%v) or the copy stream unsynchronised (calls %v)", s.busy != nil, f.calls)
+	}
+
+	// A copy that fails on the copy stream: Wait says so.
+	f.fail = "cuEventSynchronize"
+	j, err := r.queueCopy(r.takeSlot(), dist, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (&Pending{jobs: []*copyJob{j}}).Wait(); err == nil || !strings.Contains(err.Error(), "cuEventSynchronize") {
+		t.Errorf("Wait after a failed copy = %v", err)
+	}
+	f.fail = ""
+
+	if err := r.releaseSlots(); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.host) != 0 || len(f.live) != 0 {
+		t.Errorf("after releaseSlots: %d pinned stages and %d events left", len(f.host), len(f.live))
+	}
+	for i := range r.slots {
+		if r.slots[i].busy != nil || r.slots[i].stage.p != nil {
+			t.Errorf("slot %d not idle and empty after releaseSlots", i)
+		}
+	}
+	dv.stopCopier()
+	if _, err := r.queueCopy(&r.slots[0], dist, nil); !errors.Is(err, errClosed) {
+		t.Errorf("queueCopy after the copier stopped: err = %v", err)
+	}
+}
