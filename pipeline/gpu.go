@@ -63,6 +63,16 @@ func (g gpuEngine) DefaultBudget() int64 {
 	return min(free/5*4, maxHostBudget)
 }
 
+// DeviceBudget is 80 % of the device's free memory: the budget of runs
+// that keep their blocks on the device (the stats layout).
+func (g gpuEngine) DeviceBudget() int64 {
+	free, err := g.FreeMemory()
+	if err != nil || free <= 0 {
+		return DefaultMemBudget
+	}
+	return free / 5 * 4
+}
+
 // maxHostBudget bounds the host memory of the blocks in flight on a GPU run.
 const maxHostBudget = 8 << 30
 

@@ -38,7 +38,7 @@ func computeFlags(defaultAlgo graph.Algorithm) []cli.Flag {
 		&cli.Float64Flag{Name: "delta", Usage: "bucket width of --algo delta (default: chosen from the weights)"},
 		&cli.IntFlag{Name: "threads", Usage: "CPU threads (default: every core)"},
 		&cli.Int64Flag{Name: "mem", Aliases: []string{"gpu-mem"}, Usage: "memory budget in bytes for the source blocks in flight (default: 1 GiB on the CPU, 80% of the GPU's free memory, at most 8 GiB, on a GPU)"},
-		&cli.IntFlag{Name: "max-block", Usage: "sources per block at most (default: a sixteenth of the sources, or a quarter for the stats layout on a GPU, within the memory budget)"},
+		&cli.IntFlag{Name: "max-block", Usage: "sources per block at most (default: a sixteenth of the sources, or as many as the memory budget holds for the stats layout on a GPU)"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print the engine, algorithm and block plan chosen"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors"},
 	}
