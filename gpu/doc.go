@@ -30,4 +30,12 @@
 // Engine.BuildCSR builds the CSR from the edge columns on the device
 // (kernels/csr.cu), equal to graph.Build's; BuildCSRResident also keeps the
 // device copy for the next Prepare of that CSR.
+//
+// Results leave on a second, non-blocking stream while the next block
+// computes (overlap.go): Runner.Start computes a block and queues its copy
+// into one of two pinned stages, a copier goroutine (also locked to a
+// thread with the context current) moves it into the caller's block, and
+// Pending.Wait returns when it is there; Run is Start then Wait. Built with
+// the pathctl_debug tag, every kernel launch is synchronised and checked
+// (debug_on.go).
 package gpu

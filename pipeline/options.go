@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/pathctl/pathctl/arrowio"
@@ -50,6 +51,10 @@ type Options struct {
 	Notice io.Writer
 	// Allocator for the result records; nil means memory.DefaultAllocator.
 	Allocator memory.Allocator
+
+	// buildRecords, set by Run for the matrix layout, turns a computed
+	// block into its records in the producer goroutine.
+	buildRecords func(*graph.Block) ([]arrow.Record, error)
 }
 
 // DefaultMemBudget is the CPU engine's block budget when Options.MemBudget is 0.

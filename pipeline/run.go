@@ -123,6 +123,25 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.Record) err
 	blocks := PlanBlocksInFlight(len(sources), runner.BytesPerSource(), budget(opt, eng, runner), maxBlock(opt, len(sources), runner), blocksInFlight(runner, opt))
 	fmt.Fprintf(opt.Log, "pathctl: %d sources in %d blocks of up to %d\n", len(sources), len(blocks), blockMax(blocks))
 
+	if opt.Layout == arrowio.LayoutMatrix {
+		// Matrix records wrap the block's distances without a copy; building
+		// them (the validity bitmap of integer distances) in the producer
+		// keeps that work off the writer's path. Pairs records are several
+		// times the block's size and stay built one at a time by the writer.
+		opt.buildRecords = func(blk *graph.Block) ([]arrow.Record, error) {
+			var out []arrow.Record
+			err := builder.Block(blk, func(r arrow.Record) error {
+				r.Retain()
+				out = append(out, r)
+				return nil
+			})
+			if err != nil {
+				blockResult{records: out}.release()
+				return nil, err
+			}
+			return out, nil
+		}
+	}
 	err = runBlocks(ctx, g, runner, opt, sources, blocks, func(res blockResult) error {
 		defer func() {
 			sum.Blocks++
@@ -132,6 +151,15 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.Record) err
 		}()
 		if res.stats != nil {
 			return builder.Stats(res.stats, counted)
+		}
+		if res.records != nil {
+			defer res.release()
+			for _, r := range res.records {
+				if err := counted(r); err != nil {
+					return err
+				}
+			}
+			return nil
 		}
 		return builder.Block(res.block, counted)
 	})
@@ -147,6 +175,16 @@ type blockResult struct {
 	end   int // sources done once this block is emitted
 	block *graph.Block
 	stats *graph.Stats
+	// records, when not nil, are the block's records already built (the
+	// matrix layout); whoever drops the result releases them.
+	records []arrow.Record
+}
+
+// release releases the records of a result that carries them.
+func (res blockResult) release() {
+	for _, r := range res.records {
+		r.Release()
+	}
 }
 
 // AsyncRunner is implemented by runners whose next block can start before
@@ -233,10 +271,13 @@ func runBlocks(ctx context.Context, g *Graph, runner Runner, opt Options, source
 		err := ctx.Err() // a cancelled run writes no further block
 		if err == nil {
 			err = sink(res)
+		} else {
+			res.release()
 		}
 		if err != nil {
 			cancel()
-			for range results { // let the producer finish
+			for res := range results { // let the producer finish
+				res.release()
 			}
 			return err
 		}
@@ -264,11 +305,32 @@ func (p *producer) newBlock(b SourceBlock) *graph.Block {
 }
 
 // result is what the sink gets of a computed block.
-func (p *producer) result(b SourceBlock, blk *graph.Block) blockResult {
+func (p *producer) result(b SourceBlock, blk *graph.Block) (blockResult, error) {
 	if p.opt.Layout == arrowio.LayoutStats {
-		return blockResult{end: b.End, stats: graph.ComputeStats(blk)}
+		return blockResult{end: b.End, stats: graph.ComputeStats(blk)}, nil
 	}
-	return blockResult{end: b.End, block: blk}
+	if p.opt.buildRecords != nil {
+		recs, err := p.opt.buildRecords(blk)
+		if err != nil {
+			return blockResult{}, err
+		}
+		return blockResult{end: b.End, records: recs}, nil
+	}
+	return blockResult{end: b.End, block: blk}, nil
+}
+
+// sendResult sends the result of block b, releasing its records if the
+// run stopped first.
+func (p *producer) sendResult(b SourceBlock, blk *graph.Block) error {
+	res, err := p.result(b, blk)
+	if err != nil {
+		return err
+	}
+	if err := p.send(res); err != nil {
+		res.release()
+		return err
+	}
+	return nil
 }
 
 // runInTurn runs each block to the end before the next.
@@ -287,7 +349,10 @@ func (p *producer) runInTurn(ctx context.Context) error {
 			if err := p.runner.Run(ctx, blk); err != nil {
 				return err
 			}
-			res = p.result(b, blk)
+			if err := p.sendResult(b, blk); err != nil {
+				return err
+			}
+			continue
 		}
 		if err := p.send(res); err != nil {
 			return err
@@ -308,7 +373,7 @@ func (p *producer) startAhead(ctx context.Context, async AsyncRunner) error {
 		if err := s.w.Wait(); err != nil {
 			return err
 		}
-		return p.send(p.result(s.b, s.blk))
+		return p.sendResult(s.b, s.blk)
 	}
 	for _, b := range p.blocks {
 		blk := p.newBlock(b)
