@@ -71,16 +71,18 @@ func BenchmarkBatchedSuite(b *testing.B) {
 		for _, variant := range strings.Split(os.Getenv("PATHCTL_BATCHED_VARIANTS"), ",") {
 			b.Run(fmt.Sprintf("%s/n=%d/m=%d/%s", name, n, g.NumEdges(), variant), func(b *testing.B) {
 				// A variant is dash-separated words: trace, cluster or bfs (the
-				// source order, else the block's), step=X (batchedDeltaScale,
+				// source order, else the block's), noleaves (every source in the kernel), step=X (batchedDeltaScale,
 				// also on graphs that do not look like meshes).
-				defer func(o string, s float64, m bool) {
-					batchedOrder, batchedDeltaScale, batchedMeshOnly = o, s, m
-				}(batchedOrder, batchedDeltaScale, batchedMeshOnly)
-				batchedOrder = ""
+				defer func(o string, s float64, m, l bool) {
+					batchedOrder, batchedDeltaScale, batchedMeshOnly, batchedLeaves = o, s, m, l
+				}(batchedOrder, batchedDeltaScale, batchedMeshOnly, batchedLeaves)
+				batchedOrder, batchedLeaves = "", true
 				for _, word := range strings.Split(variant, "-") {
 					switch {
 					case word == "cluster" || word == "bfs":
 						batchedOrder = word
+					case word == "noleaves":
+						batchedLeaves = false
 					case strings.HasPrefix(word, "step="):
 						if batchedDeltaScale, err = strconv.ParseFloat(word[5:], 64); err != nil {
 							b.Fatal(err)

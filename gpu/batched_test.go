@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pathctl/pathctl/gen"
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/internal/ref"
 	"github.com/pathctl/pathctl/internal/testgraphs"
@@ -62,15 +63,18 @@ func checkBatched[D graph.Number](t *testing.T, e *Engine, g *graph.CSR, sources
 		step     float64 // Request.Delta: the threshold's step per round
 		scale    float64 // batchedDeltaScale when step is 0
 		order    string  // batchedOrder
+		leaves   bool    // batchedLeaves
 	}{
-		{false, 0, 0.5, "cluster"}, {true, 0, 0.5, "cluster"}, // the default: a threshold on mesh-like graphs only
-		{false, 0.25, 0.5, "cluster"}, // a step below most weights: many rounds only wait
-		{false, 0, 0, "cluster"},      // no threshold: plain label correcting
-		{false, 0, 0, ""},             // the block's order
-		{true, 0, 0, "bfs"},           // breadth-first rank order
+		{false, 0, 0.5, "cluster", true}, {true, 0, 0.5, "cluster", true}, // the default: a threshold on mesh-like graphs only
+		{false, 0.25, 0.5, "cluster", true}, // a step below most weights: many rounds only wait
+		{false, 0, 0, "cluster", true},      // no threshold: plain label correcting
+		{false, 0, 0, "", false},            // the block's order, every source in the kernel
+		{true, 0, 0, "bfs", true},           // breadth-first rank order
 	} {
-		defer func(s float64, o string) { batchedDeltaScale, batchedOrder = s, o }(batchedDeltaScale, batchedOrder)
-		batchedDeltaScale, batchedOrder = c.scale, c.order
+		defer func(s float64, o string, l bool) {
+			batchedDeltaScale, batchedOrder, batchedLeaves = s, o, l
+		}(batchedDeltaScale, batchedOrder, batchedLeaves)
+		batchedDeltaScale, batchedOrder, batchedLeaves = c.scale, c.order, c.leaves
 		r, err := e.Prepare(context.Background(), g, graph.Request{Algorithm: Batched, WithPredecessors: c.withPred, Delta: c.step})
 		if err != nil {
 			t.Fatal(err)
@@ -92,6 +96,45 @@ func checkBatched[D graph.Number](t *testing.T, e *Engine, g *graph.CSR, sources
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestBatchedLeaves runs undirected R-MAT graphs, a fifth of whose
+// vertices are leaves derived from their parents' rows (integer weights;
+// float weights run every source in the kernel), against Dijkstra, at
+// block sizes that put most parents outside the block.
+func TestBatchedLeaves(t *testing.T) {
+	e := openEngine(t)
+	for _, float := range []bool{false, true} {
+		opts := []gen.Option{gen.WithWeights(1, 30)}
+		if float {
+			opts = []gen.Option{gen.WithFloatWeights(0.5, 30)}
+		}
+		el, err := gen.RMAT(10, 6, 9, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edges, err := el.GraphEdges()
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := graph.Build(edges, graph.BuildOptions{Undirected: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources := allVertices(g.NumVertices)
+		t.Run(g.Type.String(), func(t *testing.T) {
+			switch g.Type {
+			case graph.DistInt32:
+				checkBatched(t, e, g, sources, oracle(t, g, sources, ref.Dijkstra[int32]))
+			case graph.DistFloat32:
+				checkBatched(t, e, g, sources, oracle(t, g, sources, ref.Dijkstra[float32]))
+			case graph.DistFloat64:
+				checkBatched(t, e, g, sources, oracle(t, g, sources, ref.Dijkstra[float64]))
+			default:
+				t.Fatalf("unexpected distance type %s", g.Type)
+			}
+		})
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pathctl/pathctl/gen"
 	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/ref"
 )
 
 // TestClusterSourcesIsAPermutation checks that the source order of the
@@ -82,4 +83,95 @@ func abs(x int) int {
 		return -x
 	}
 	return x
+}
+
+// TestBatchedPlanDerivesLeaves checks the batched kernel's source plan on
+// the host: computing the planned sources' rows with Dijkstra into their
+// planned rows, then applying the derivations in their two passes as
+// batched_derive does, must give every block row its source's distances;
+// on undirected R-MAT graphs (many leaves) and blocks that hold every
+// vertex, a scattered subset (parents outside the block) or one source.
+func TestBatchedPlanDerivesLeaves(t *testing.T) {
+	el, err := gen.RMAT(9, 4, 5, gen.WithWeights(1, 9))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edges, err := el.GraphEdges()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := graph.Build(edges, graph.BuildOptions{Undirected: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := g.NumVertices
+	leaves := 0
+	for v := range n {
+		if _, _, ok := leafParent(g, int32(v)); ok {
+			leaves++
+		}
+	}
+	if leaves < n/20 {
+		t.Fatalf("only %d leaves of %d vertices: the test graph does not exercise the plan", leaves, n)
+	}
+	weights := graph.WeightsOf[int32](g)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, order := range []string{"cluster", ""} {
+		for _, k := range []int{n, 200, 1} {
+			src := make([]int32, k)
+			for i, v := range rng.Perm(n)[:k] {
+				src[i] = int32(v)
+			}
+			r := &Runner{g: g}
+			batchedOrder = order
+			plan := batchedPlanFor(r, src)
+			batchedOrder = "cluster"
+			if plan.rows == nil {
+				if k > BatchWidth || leaves == 0 {
+					t.Fatalf("k=%d: no plan", k)
+				}
+				continue
+			}
+			rows := make([][]int32, k)
+			for i, s := range plan.sources {
+				d, err := ref.Dijkstra[int32](g, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rows[plan.rows[i]] != nil {
+					t.Fatalf("k=%d: row %d computed twice", k, plan.rows[i])
+				}
+				rows[plan.rows[i]] = d
+			}
+			for pass, items := range [][]derivation{plan.derive[:plan.passes[0]], plan.derive[plan.passes[0]:]} {
+				for _, d := range items {
+					from := rows[d.src]
+					out := make([]int32, n)
+					for v := range out {
+						switch {
+						case v == int(d.leaf):
+							out[v] = 0
+						case from[v] == graph.Infinity[int32]():
+							out[v] = from[v]
+						default:
+							out[v] = from[v] + weights[d.arc]
+						}
+					}
+					if pass == 1 && d.dst != d.src {
+						t.Fatalf("k=%d: a second-pass derivation not in place", k)
+					}
+					rows[d.dst] = out
+				}
+			}
+			for i, s := range src {
+				want, err := ref.Dijkstra[int32](g, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(rows[i], want) {
+					t.Fatalf("order %q, k=%d: row %d (source %d) differs from Dijkstra", order, k, i, s)
+				}
+			}
+		}
+	}
 }

@@ -269,5 +269,35 @@ PATHCTL_BATCHED_SEED(b64, unsigned long long)
     }                                                                                              \
   }
 
+// batched_derive_T fills the rows of leaves left out of the kernel
+// (gpu/batched.go, batchedLeaves): items holds count derivations of four
+// words (destination row, source row, the leaf, the index of its arc); row
+// dst becomes, for every vertex t, 0 at t = leaf, unreachable where the
+// parent's row is, else the parent's distance plus the arc's weight. A
+// derivation in place (dst = src) reads and writes each element once.
+#define PATHCTL_BATCHED_DERIVE(SUFFIX, T)                                                          \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_derive_##SUFFIX(          \
+      T* dist, int n, const long long* items, long long count, const T* weights) {                 \
+    const long long total = count * n;                                                             \
+    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;                \
+         e += (long long)gridDim.x * blockDim.x) {                                                 \
+      const long long* it = items + 4 * (e / n);                                                   \
+      const int t = (int)(e % n);                                                                  \
+      const T d = dist[(size_t)it[1] * n + t];                                                     \
+      T out = d;                                                                                   \
+      if (t == (int)it[2]) {                                                                       \
+        out = (T)0;                                                                                \
+      } else if (d != DistTraits<T>::inf()) {                                                      \
+        out = d + weights[it[3]];                                                                  \
+      }                                                                                            \
+      dist[(size_t)it[0] * n + t] = out;                                                           \
+    }                                                                                              \
+  }
+
+PATHCTL_BATCHED_DERIVE(i32, int)
+PATHCTL_BATCHED_DERIVE(i64, long long)
+PATHCTL_BATCHED_DERIVE(f32, float)
+PATHCTL_BATCHED_DERIVE(f64, double)
+
 PATHCTL_BATCHED_TRANSPOSE(b32, unsigned int)
 PATHCTL_BATCHED_TRANSPOSE(b64, unsigned long long)
