@@ -96,22 +96,9 @@ func launchBatched(r *Runner, k int) error {
 	sources, rows, derive := r.sources.ptr, uint64(0), uint64(0)
 	if plan.rows != nil {
 		// One upload: the kernel's sources, their rows, the derivations.
-		words := make([]int64, 0, kk+4*len(plan.derive))
-		for i := 0; i < kk; i += 2 {
-			lo, hi := int64(uint32(plan.sources[i])), int64(0)
-			if i+1 < kk {
-				hi = int64(uint32(plan.sources[i+1]))
-			}
-			words = append(words, lo|hi<<32)
-		}
+		words := packInt32s(make([]int64, 0, kk+4*len(plan.derive)), plan.sources)
 		rowsAt := len(words)
-		for i := 0; i < kk; i += 2 {
-			lo, hi := int64(uint32(plan.rows[i])), int64(0)
-			if i+1 < kk {
-				hi = int64(uint32(plan.rows[i+1]))
-			}
-			words = append(words, lo|hi<<32)
-		}
+		words = packInt32s(words, plan.rows)
 		deriveAt := len(words)
 		for _, d := range plan.derive {
 			words = append(words, int64(d.dst), int64(d.src), int64(d.leaf), d.arc)
@@ -132,6 +119,19 @@ func launchBatched(r *Runner, k int) error {
 		err = errors.Join(err, dv.free(&planBuf))
 	}
 	return err
+}
+
+// packInt32s appends v to words two to a word, as a device array of int32
+// reads them (the low half first); an odd last value takes a whole word.
+func packInt32s(words []int64, v []int32) []int64 {
+	for i := 0; i < len(v); i += 2 {
+		w := int64(uint32(v[i]))
+		if i+1 < len(v) {
+			w |= int64(uint32(v[i+1])) << 32
+		}
+		words = append(words, w)
+	}
+	return words
 }
 
 // batchedOrder is how a block's sources are grouped before the kernel runs

@@ -40,19 +40,26 @@ func TestBatchedAgainstOracles(t *testing.T) {
 					sources = sources[:45]
 				}
 				t.Run(fmt.Sprintf("n=%d/%s/undirected=%v", n, dk.name, undirected), func(t *testing.T) {
-					switch g.Type {
-					case graph.DistInt32:
-						checkBatched(t, e, g, sources, oracle(t, g, sources, ref.Dijkstra[int32]))
-					case graph.DistInt64:
-						checkBatched(t, e, g, sources, oracle(t, g, sources, ref.Dijkstra[int64]))
-					case graph.DistFloat32:
-						checkBatched(t, e, g, sources, oracle(t, g, sources, ref.Dijkstra[float32]))
-					case graph.DistFloat64:
-						checkBatched(t, e, g, sources, oracle(t, g, sources, ref.Dijkstra[float64]))
-					}
+					checkBatchedAgainstDijkstra(t, e, g, sources)
 				})
 			}
 		}
+	}
+}
+
+// checkBatchedAgainstDijkstra is checkBatched against ref.Dijkstra of g's
+// distance type.
+func checkBatchedAgainstDijkstra(t *testing.T, e *Engine, g *graph.CSR, sources []graph.VertexID) {
+	t.Helper()
+	switch g.Type {
+	case graph.DistInt32:
+		checkBatched(t, e, g, sources, oracle(t, g, sources, ref.Dijkstra[int32]))
+	case graph.DistInt64:
+		checkBatched(t, e, g, sources, oracle(t, g, sources, ref.Dijkstra[int64]))
+	case graph.DistFloat32:
+		checkBatched(t, e, g, sources, oracle(t, g, sources, ref.Dijkstra[float32]))
+	case graph.DistFloat64:
+		checkBatched(t, e, g, sources, oracle(t, g, sources, ref.Dijkstra[float64]))
 	}
 }
 
@@ -111,29 +118,9 @@ func TestBatchedLeaves(t *testing.T) {
 			opts = []gen.Option{gen.WithFloatWeights(0.5, 30)}
 		}
 		el, err := gen.RMAT(10, 6, 9, opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		edges, err := el.GraphEdges()
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, err := graph.Build(edges, graph.BuildOptions{Undirected: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sources := allVertices(g.NumVertices)
+		g := undirectedGraph(t, el, err)
 		t.Run(g.Type.String(), func(t *testing.T) {
-			switch g.Type {
-			case graph.DistInt32:
-				checkBatched(t, e, g, sources, oracle(t, g, sources, ref.Dijkstra[int32]))
-			case graph.DistFloat32:
-				checkBatched(t, e, g, sources, oracle(t, g, sources, ref.Dijkstra[float32]))
-			case graph.DistFloat64:
-				checkBatched(t, e, g, sources, oracle(t, g, sources, ref.Dijkstra[float64]))
-			default:
-				t.Fatalf("unexpected distance type %s", g.Type)
-			}
+			checkBatchedAgainstDijkstra(t, e, g, allVertices(g.NumVertices))
 		})
 	}
 }

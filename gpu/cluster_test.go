@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/pathctl/pathctl/gen"
 	"github.com/pathctl/pathctl/graph"
@@ -17,17 +18,7 @@ import (
 // of each other).
 func TestClusterSourcesIsAPermutation(t *testing.T) {
 	el, err := gen.Grid(40, 40, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	edges, err := el.GraphEdges()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := graph.Build(edges, graph.BuildOptions{Undirected: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := undirectedGraph(t, el, err)
 	rank := bfsRank(g)
 	seen := make([]bool, g.NumVertices)
 	for _, r := range rank {
@@ -78,6 +69,23 @@ func TestClusterSourcesIsAPermutation(t *testing.T) {
 	}
 }
 
+// undirectedGraph builds the undirected CSR of a generated edge list.
+func undirectedGraph(t *testing.T, el *gen.EdgeList, err error) *graph.CSR {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	edges, err := el.GraphEdges()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := graph.Build(edges, graph.BuildOptions{Undirected: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 func abs(x int) int {
 	if x < 0 {
 		return -x
@@ -93,17 +101,7 @@ func abs(x int) int {
 // vertex, a scattered subset (parents outside the block) or one source.
 func TestBatchedPlanDerivesLeaves(t *testing.T) {
 	el, err := gen.RMAT(9, 4, 5, gen.WithWeights(1, 9))
-	if err != nil {
-		t.Fatal(err)
-	}
-	edges, err := el.GraphEdges()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := graph.Build(edges, graph.BuildOptions{Undirected: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := undirectedGraph(t, el, err)
 	n := g.NumVertices
 	leaves := 0
 	for v := range n {
@@ -172,6 +170,25 @@ func TestBatchedPlanDerivesLeaves(t *testing.T) {
 					t.Fatalf("order %q, k=%d: row %d (source %d) differs from Dijkstra", order, k, i, s)
 				}
 			}
+		}
+	}
+}
+
+// TestPackInt32s checks the packing of the batched plan's int32 arrays into
+// the 8-byte words of its upload: read back as little-endian int32s, the
+// words give the values in order, an odd count padded with a zero.
+func TestPackInt32s(t *testing.T) {
+	for _, v := range [][]int32{{}, {7}, {1, -2}, {5, 6, 7}, {-1, 2147483647, -2147483648, 0}} {
+		words := packInt32s([]int64{42}, v)
+		if len(words) != 1+(len(v)+1)/2 || words[0] != 42 {
+			t.Fatalf("%v: %d words, first %d", v, len(words), words[0])
+		}
+		if len(v) == 0 {
+			continue
+		}
+		got := unsafe.Slice((*int32)(unsafe.Pointer(&words[1])), 2*(len(words)-1))
+		if !slices.Equal(got[:len(v)], v) || (len(v)%2 == 1 && got[len(v)] != 0) {
+			t.Fatalf("packed %v as %v", v, got)
 		}
 	}
 }
