@@ -6,7 +6,7 @@ PY        := $(VENV)/bin/python
 FUZZTIME  ?= 8s
 export CGO_ENABLED := 0
 
-.PHONY: fixtures all build run test test-go test-race fuzz test-python kernels kernels-check gpu-test bench-cpu bench clean
+.PHONY: fixtures all build run test test-go test-race fuzz test-python kernels kernels-check gpu-test bench-cpu bench bench-export clean
 
 all: build
 
@@ -78,6 +78,11 @@ fixtures:
 # On a GPU machine: the GPU engine's algorithms against the CPU engine and scipy.
 bench: build $(VENV)/.installed
 	PATHCTL_BIN=$(CURDIR)/$(BIN) $(PY) bench/bench_gpu.py $(BENCH_ARGS)
+
+# The real graphs of make bench (graph-tool's collection), with Debian's
+# python3-graph-tool installed: bench/results/data/NAME.{parquet,csv,json}.
+bench-export:
+	/usr/bin/python3 bench/export_graph_tool.py
 
 clean:
 	rm -rf bin out

@@ -127,8 +127,17 @@ def export(g, name: str, origin: str, out_dir: str, weight_flag: str | None, fmt
 
     weight = weight_property(g, weight_flag)
     src, dst, w = edge_columns(g, weight)
+    skipped = None
     if w is not None and not np.isfinite(w.astype(np.float64)).all():
-        raise ValueError(f"{name}: weight property {weight!r} has non-finite values")
+        bad = int((~np.isfinite(w.astype(np.float64))).sum())
+        if weight_flag:
+            raise ValueError(f"{name}: weight property {weight!r} has {bad} non-finite values")
+        # A property found by name, not asked for: cond-mat-2005's "value"
+        # (collaboration strength) is infinite on 2 edges, so the graph is
+        # exported unweighted and the sidecar says why.
+        skipped = f"{weight}: {bad} non-finite values"
+        print(f"{name}: edge property {weight!r} has {bad} non-finite values; exported unweighted", file=sys.stderr)
+        weight, w = None, None
     fmt = fmt or ("parquet" if have_pyarrow() else "csv")
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, f"{name}.{fmt}")
@@ -154,6 +163,7 @@ def export(g, name: str, origin: str, out_dir: str, weight_flag: str | None, fmt
         "file": os.path.basename(path),
         "undirected": not g.is_directed(),
         "weight": weight,
+        "weight_skipped": skipped,
         "graph_vertices": int(g.num_vertices()),
         "vertices_with_edges": int(len(np.unique(np.concatenate([src, dst])))) if len(src) else 0,
         "edges": int(len(src)),

@@ -278,9 +278,14 @@ class ExportTest(unittest.TestCase):
         self.assertEqual(table.column_names, ["src", "dst"])
 
     def test_bad_weights(self):
+        g = FakeGraph([[0, 1]], True, {"weight": FakeProperty([np.inf], "double")})
+        table, side = self.export(g)  # found by name: exported unweighted, and said so
+        self.assertEqual(table.column_names, ["src", "dst"])
+        self.assertIsNone(side["weight"])
+        self.assertEqual(side["weight_skipped"], "weight: 1 non-finite values")
         g = FakeGraph([[0, 1]], True, {"weight": FakeProperty([np.nan], "double")})
-        with self.assertRaises(ValueError):
-            self.export(g)
+        with self.assertRaises(ValueError):  # asked for: refused
+            self.export(g, weight="weight")
         with self.assertRaises(KeyError):
             self.export(FakeGraph([[0, 1]], True, {}), weight="w")
 
