@@ -184,6 +184,19 @@ func forChunks(total int64, fn func(chunk, lo, hi int64)) {
 	wg.Wait()
 }
 
+// newEdgeList allocates the columns of m drawn edges over n vertices: one
+// arc each, or two (both directions) with WithUndirectedPairs; stride is
+// the arcs per edge.
+func (c *config) newEdgeList(n, m int64) (e *EdgeList, stride int64) {
+	stride = 1
+	if c.undirectedPairs {
+		stride = 2
+	}
+	e = &EdgeList{Src: make([]int64, m*stride), Dst: make([]int64, m*stride), NumVertices: n}
+	c.allocWeights(e, m*stride)
+	return e, stride
+}
+
 // allocWeights makes the weight column of e for n arcs.
 func (c *config) allocWeights(e *EdgeList, n int64) {
 	switch c.weights {

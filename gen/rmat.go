@@ -50,16 +50,7 @@ func RMAT(scale, edgeFactor int, seed uint64, opts ...Option) (*EdgeList, error)
 		return nil, fmt.Errorf("gen: rmat with scale %d and edge factor %d has too many edges", scale, edgeFactor)
 	}
 	m := int64(edgeFactor) * n
-	stride := int64(1)
-	if cfg.undirectedPairs {
-		stride = 2
-	}
-	e := &EdgeList{
-		Src:         make([]int64, m*stride),
-		Dst:         make([]int64, m*stride),
-		NumVertices: n,
-	}
-	cfg.allocWeights(e, m*stride)
+	e, stride := cfg.newEdgeList(n, m)
 
 	// Cumulative thresholds on 32-bit draws.
 	const scale32 = 1 << 32

@@ -36,16 +36,7 @@ func Uniform(n int64, avgDegree int, seed uint64, opts ...Option) (*EdgeList, er
 		return nil, fmt.Errorf("gen: uniform n=%d degree=%d has too many edges", n, avgDegree)
 	}
 	m := n * int64(avgDegree)
-	stride := int64(1)
-	if cfg.undirectedPairs {
-		stride = 2
-	}
-	e := &EdgeList{
-		Src:         make([]int64, m*stride),
-		Dst:         make([]int64, m*stride),
-		NumVertices: n,
-	}
-	cfg.allocWeights(e, m*stride)
+	e, stride := cfg.newEdgeList(n, m)
 	forChunks(m, func(chunk, lo, hi int64) {
 		r := newStream(seed, purposeEndpoints, uint64(chunk))
 		for k := lo; k < hi; k++ {

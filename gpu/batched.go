@@ -3,6 +3,7 @@ package gpu
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -78,11 +79,10 @@ const (
 func launchBatched(r *Runner, k int) error {
 	dv := r.e.dev
 	n := r.n
-	src := make([]int32, k)
-	if err := dv.d.cuMemcpyDtoH_v2(ptrOf(src), r.sources.ptr, uint64(4*k)).Err("cuMemcpyDtoH_v2"); err != nil {
-		return err
+	if len(r.blockSources) != k {
+		return fmt.Errorf("gpu: batched launch of %d sources with %d on the host", k, len(r.blockSources))
 	}
-	plan := batchedPlanFor(r, src)
+	plan := batchedPlanFor(r, r.blockSources)
 	kk := len(plan.sources)
 	frontier := r.dist
 	var temp, planBuf devBuf
@@ -212,10 +212,7 @@ func batchedPlanFor(r *Runner, src []int32) kernelSources {
 	if batchedOrder == "" || len(plan.sources) <= BatchWidth {
 		return plan
 	}
-	if r.rank == nil {
-		r.rank = bfsRank(g)
-	}
-	rank := r.rank
+	_, rank := r.batchedGraph()
 	ks := plan.sources
 	idx := make([]int32, len(ks))
 	for i := range idx {
@@ -378,7 +375,8 @@ func runBatched(dv *device, r *Runner, k int, frontier, sources, rows, derive ui
 	if r.distType.Size() == 8 {
 		bits = "b64"
 	}
-	step := batchedStep(r.g, r.req.Delta)
+	shape, _ := r.batchedGraph()
+	step := batchedStep(shape, r.req.Delta)
 	if err := dv.d.cuEventRecord(dv.start, 0).Err("cuEventRecord"); err != nil {
 		return err
 	}
@@ -463,18 +461,7 @@ func runBatched(dv *device, r *Runner, k int, frontier, sources, rows, derive ui
 			return err
 		}
 	}
-	if err := dv.d.cuEventRecord(dv.stop, 0).Err("cuEventRecord"); err != nil {
-		return err
-	}
-	if err := dv.syncCompute(name); err != nil {
-		return err
-	}
-	var ms float32
-	if err := dv.d.cuEventElapsedTime(&ms, dv.start, dv.stop).Err("cuEventElapsedTime"); err != nil {
-		return err
-	}
-	dv.lastKernel = time.Duration(float64(ms) * float64(time.Millisecond))
-	return nil
+	return dv.finishTimed(name)
 }
 
 // batchedTraceRounds bounds the rounds batchedTrace reports.
@@ -504,27 +491,49 @@ const batchedOrderedRounds = 1 << 14
 // degrees (mean out-degree below 6, maximum below 4 times the mean, the
 // test the seed kernels' auto used for high-diameter graphs), else 0 (no
 // threshold).
-func batchedStep(g *graph.CSR, asked float64) float64 {
+func batchedStep(shape graphShape, asked float64) float64 {
 	if asked > 0 {
 		return asked
 	}
-	n, m := g.NumVertices, g.NumEdges()
-	if m == 0 || batchedDeltaScale <= 0 {
+	if !shape.arcs || batchedDeltaScale <= 0 || (batchedMeshOnly && !shape.meshLike) {
 		return 0
+	}
+	return batchedDeltaScale * shape.meanWeight
+}
+
+// graphShape is what the batched kernel's choices read of a graph: whether
+// it has arcs, looks like a mesh, and its mean weight.
+type graphShape struct {
+	arcs, meshLike bool
+	meanWeight     float64
+}
+
+// shapeOf measures g for graphShape (a pass over every vertex and arc).
+func shapeOf(g *graph.CSR) graphShape {
+	n, m := g.NumVertices, g.NumEdges()
+	if m == 0 {
+		return graphShape{}
 	}
 	mean := float64(m) / float64(n)
 	maxDeg := 0
 	for u := range n {
 		maxDeg = max(maxDeg, g.OutDegree(graph.VertexID(u)))
 	}
-	if batchedMeshOnly && (mean >= 6 || float64(maxDeg) >= 4*mean) {
-		return 0
-	}
 	var sum float64
 	for k := int64(0); k < m; k++ {
 		sum += g.WeightAt(k)
 	}
-	return batchedDeltaScale * sum / float64(m)
+	return graphShape{arcs: true, meshLike: mean < 6 && float64(maxDeg) < 4*mean, meanWeight: sum / float64(m)}
+}
+
+// batchedGraph returns the runner's graph shape and breadth-first rank,
+// measured on its first batched block.
+func (r *Runner) batchedGraph() (graphShape, []int32) {
+	if r.rank == nil {
+		r.shape = shapeOf(r.g)
+		r.rank = bfsRank(r.g)
+	}
+	return r.shape, r.rank
 }
 
 // batchedThreshold is the distance up to which round expands vertices:

@@ -361,6 +361,13 @@ func (dv *device) launch(name string, grid int, args ...any) error {
 	if err := dv.launchAsync(name, grid, args...); err != nil {
 		return err
 	}
+	return dv.finishTimed(name)
+}
+
+// finishTimed ends a timed sequence of launches begun by recording
+// dv.start: it records dv.stop, waits for the default stream (errors name
+// the sequence's kernel) and leaves the device time in dv.lastKernel.
+func (dv *device) finishTimed(name string) error {
 	if err := dv.d.cuEventRecord(dv.stop, 0).Err("cuEventRecord"); err != nil {
 		return err
 	}

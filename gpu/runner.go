@@ -54,8 +54,13 @@ type Runner struct {
 	kernelTime time.Duration // device time of the last Run's kernels
 
 	// rank is the breadth-first rank of every vertex, by which the batched
-	// kernel groups a block's sources (batched.go); computed once.
-	rank []int32
+	// kernel groups a block's sources, and shape what its threshold reads
+	// of the graph (batched.go, batchedGraph); computed once.
+	rank  []int32
+	shape graphShape
+	// blockSources are the sources of the block being computed, as
+	// uploaded to r.sources (the batched kernel plans on the host).
+	blockSources []graph.VertexID
 }
 
 // layout is the bytes per vertex of each per-source buffer.
@@ -450,6 +455,8 @@ func (r *Runner) compute(sources []graph.VertexID, s *resultSlot) (graph.VertexI
 		return -1, err
 	}
 	r.dist, r.pred = s.dist, s.pred
+	r.blockSources = sources
+	defer func() { r.blockSources = nil }()
 	if err := dv.d.cuMemcpyHtoD_v2(r.sources.ptr, ptrOf(sources), uint64(4*k)).Err("cuMemcpyHtoD_v2"); err != nil {
 		return -1, err
 	}
