@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs the GPU suite's small-graph sets under compute-sanitizer's memcheck
+# (with leak checking) and racecheck, every set in its own process so the
+# eight runs share the host's cores. Needs bin/gpu.test (make gpu-test).
+#
+#   bash gpu/sanitize.sh [seconds per run, default 520] [log directory, default sanitize-logs]
+#
+# Exits non-zero when a run fails, reports an error or hazard, or does not
+# finish in time; the logs name the test and the kernel.
+set -u
+limit=${1:-520}
+logs=$(realpath -m "${2:-sanitize-logs}")
+san=${COMPUTE_SANITIZER:-compute-sanitizer}
+command -v "$san" >/dev/null || san=/usr/local/cuda/bin/compute-sanitizer
+cd "$(dirname "$0")"
+mkdir -p "$logs"
+declare -A sets=(
+	[small]='TestSmallCases'
+	[batched]='TestBatchedAgainstOracles/n=(1|37)/'
+	[leaves]='TestBatchedLeaves/int32'
+	[start]='TestStartAhead|TestStartCancelled'
+)
+for tool in memcheck racecheck; do
+	for k in "${!sets[@]}"; do
+		extra=()
+		[ "$tool" = memcheck ] && extra=(--leak-check full)
+		timeout "$limit" "$san" --tool "$tool" "${extra[@]}" --error-exitcode 3 \
+			../bin/gpu.test -test.count=1 -test.v -test.run "${sets[$k]}" >"$logs/$tool-$k.txt" 2>&1 &
+	done
+done
+bad=0
+for job in $(jobs -p); do wait "$job" || bad=1; done
+for f in "$logs"/*.txt; do
+	errs=$(grep -E '^========= ' "$f" | grep -cvE 'COMPUTE-SANITIZER|SUMMARY: 0 ')
+	done_=$(grep -cE '^(PASS|ok)$' "$f")
+	echo "$(basename "$f" .txt): $( [ "$done_" -gt 0 ] && echo finished || echo 'DID NOT FINISH') , $errs sanitizer lines beyond the summary"
+	[ "$errs" -eq 0 ] && [ "$done_" -gt 0 ] || bad=1
+done
+exit $bad
