@@ -93,24 +93,36 @@ func launchBatched(r *Runner, k int) error {
 		}
 		frontier = temp
 	}
-	sources, rows, derive := r.sources.ptr, uint64(0), uint64(0)
+	sources, rows := r.sources.ptr, uint64(0)
+	var after derivations
 	if plan.rows != nil {
 		// One upload: the kernel's sources, their rows, the derivations.
-		words := packInt32s(make([]int64, 0, kk+4*len(plan.derive)), plan.sources)
+		words := packInt32s(make([]int64, 0, kk+4*len(plan.derive)+4*len(plan.mins)+2*len(plan.minArcs)), plan.sources)
 		rowsAt := len(words)
 		words = packInt32s(words, plan.rows)
 		deriveAt := len(words)
 		for _, d := range plan.derive {
 			words = append(words, int64(d.dst), int64(d.src), int64(d.leaf), d.arc)
 		}
+		minsAt := len(words)
+		for _, d := range plan.mins {
+			words = append(words, int64(d.dst), int64(d.source), int64(d.first), int64(d.count))
+		}
+		arcsAt := len(words)
+		for _, a := range plan.minArcs {
+			words = append(words, int64(a.row), a.arc)
+		}
 		if planBuf, err = dv.upload(asBytes(words)); err == nil {
 			sources = planBuf.ptr
 			rows = planBuf.ptr + uint64(8*rowsAt)
-			derive = planBuf.ptr + uint64(8*deriveAt)
+			after = derivations{
+				leaves: planBuf.ptr + uint64(8*deriveAt), passes: plan.passes,
+				mins: planBuf.ptr + uint64(8*minsAt), minCount: len(plan.mins), minArcs: planBuf.ptr + uint64(8*arcsAt),
+			}
 		}
 	}
 	if err == nil {
-		err = runBatched(dv, r, kk, frontier.ptr, sources, rows, derive, plan.passes)
+		err = runBatched(dv, r, kk, frontier.ptr, sources, rows, after)
 	}
 	if temp.ptr != 0 {
 		err = errors.Join(err, dv.free(&temp))
@@ -153,15 +165,52 @@ var batchedOrder = "cluster"
 // the path's own left-to-right sum, and results must equal the oracles'.
 var batchedLeaves = true
 
+// batchedMins lets the kernel leave out integer-weighted sources s every
+// one of whose arcs (s, p, w) reaches a source p of the same block that the
+// kernel computes: with non-negative weights every path from s leaves
+// through one of them, so d(s, t) = min over the arcs of w + d(p, t) for
+// t ≠ s, and batched_mins_* fills s's row from its neighbours' rows after
+// the kernel. The sources left out form an independent set (none reaches
+// another), chosen greedily by rising out-degree, at most batchedMinsDegree
+// arcs each: the minimum reads that many rows of n distances, which costs
+// far less than a source of the kernel (H100, one block of every source:
+// R-MAT 16 leaves 43 % of its non-leaf vertices out, the 256×256 grid
+// half). A block only gains where it holds the neighbours too: the stats
+// layout's block of every source, or large blocks.
+var batchedMins = true
+
+// batchedMinsDegree bounds the out-degree of a source left out by
+// batchedMins.
+const batchedMinsDegree = 64
+
 // kernelSources is what the batched kernel runs for a block: sources[i] computed
 // into block row rows[i] (nil rows: the block's own order and sources),
 // then the derivations, the first passes[0] of them before the rest
 // (derivations in place, of rows that lent their place to a parent, go
-// last, after every leaf that reads that parent).
+// last, after every leaf that reads that parent), and the minimum
+// derivations of batchedMins (mins, reading minArcs), which only read rows
+// the kernel computed.
 type kernelSources struct {
 	sources, rows []int32
 	derive        []derivation
 	passes        [2]int
+	mins          []minDerivation
+	minArcs       []minArc
+}
+
+// minDerivation makes block row dst the row of source from the rows of its
+// arcs' heads: minArcs[first : first+count].
+type minDerivation struct {
+	dst, source int32
+	first       int32
+	count       int32
+}
+
+// minArc is an arc of a source left out by batchedMins: the block row of
+// its head and the index of its weight.
+type minArc struct {
+	row int32
+	arc int64
 }
 
 // derivation makes block row dst the row of leaf from the row src of its
@@ -209,6 +258,9 @@ func batchedPlanFor(r *Runner, src []int32) kernelSources {
 			plan.derive = append(plan.derive, later...)
 		}
 	}
+	if batchedMins && !g.Type.IsFloat() && k > 1 {
+		planMins(g, src, &plan)
+	}
 	if batchedOrder == "" || len(plan.sources) <= BatchWidth {
 		return plan
 	}
@@ -233,6 +285,86 @@ func batchedPlanFor(r *Runner, src []int32) kernelSources {
 	}
 	plan.sources, plan.rows = sources, rows
 	return plan
+}
+
+// planMins moves the sources of plan that batchedMins can derive out of
+// the kernel's list into plan.mins. src is the block in row order. Only
+// sources the kernel computes in their own row can serve as heads: leaves
+// and the parents computed in a leaf's row (outside the block) cannot, and
+// the parents leaves read must stay in the kernel.
+func planMins(g *graph.CSR, src []int32, plan *kernelSources) {
+	const (
+		free = iota
+		kept // a derived source or a leaf reads its row
+		left // derived by a minimum
+	)
+	n := g.NumVertices
+	rowOf := make([]int32, n) // 1 + the row of a vertex the kernel computes in its own row
+	kernelRows := plan.rows
+	for i, s := range plan.sources {
+		row := int32(i)
+		if kernelRows != nil {
+			row = kernelRows[i]
+		}
+		if src[row] == s {
+			rowOf[s] = row + 1
+		}
+	}
+	state := make([]uint8, n)
+	for _, d := range plan.derive {
+		if d.dst != d.src {
+			state[src[d.src]] = kept
+		}
+	}
+	order := make([]int32, 0, len(plan.sources))
+	for _, s := range plan.sources {
+		if d := g.OutDegree(graph.VertexID(s)); d > 0 && d <= batchedMinsDegree && rowOf[s] != 0 {
+			order = append(order, s)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int32) int {
+		return cmp.Compare(g.OutDegree(graph.VertexID(a)), g.OutDegree(graph.VertexID(b)))
+	})
+	for _, s := range order {
+		if state[s] != free {
+			continue
+		}
+		lo, hi := g.Offsets[s], g.Offsets[s+1]
+		ok := true
+		for _, p := range g.Targets[lo:hi] {
+			if rowOf[p] == 0 || state[p] == left {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		state[s] = left
+		first := int32(len(plan.minArcs))
+		for e := lo; e < hi; e++ {
+			p := g.Targets[e]
+			state[p] = kept
+			plan.minArcs = append(plan.minArcs, minArc{rowOf[p] - 1, int64(e)})
+		}
+		plan.mins = append(plan.mins, minDerivation{rowOf[s] - 1, s, first, int32(hi - lo)})
+	}
+	if len(plan.mins) == 0 {
+		return
+	}
+	var sources, rows []int32
+	for i, s := range plan.sources {
+		if state[s] == left && rowOf[s] != 0 {
+			continue
+		}
+		sources = append(sources, s)
+		if kernelRows != nil {
+			rows = append(rows, kernelRows[i])
+		} else {
+			rows = append(rows, int32(i))
+		}
+	}
+	plan.sources, plan.rows = sources, rows
 }
 
 // leafParent returns the one neighbour of s and the index of its arc when s
@@ -360,7 +492,17 @@ func bfsRank(g *graph.CSR) []int32 {
 // and the round's wall time.
 var batchedTrace func(round int, counts [6]uint64, elapsed time.Duration)
 
-func runBatched(dv *device, r *Runner, k int, frontier, sources, rows, derive uint64, passes [2]int) error {
+// derivations is where the device copy of a plan's derivations lies:
+// the leaves' (4 words each, passes[0] then passes[1] of them) and the
+// minimums' (4 words each, reading 2-word arcs at minArcs).
+type derivations struct {
+	leaves        uint64
+	passes        [2]int
+	mins, minArcs uint64
+	minCount      int
+}
+
+func runBatched(dv *device, r *Runner, k int, frontier, sources, rows uint64, after derivations) error {
 	n := r.n
 	groups := int64((k + BatchWidth - 1) / BatchWidth)
 	maskWords := groups * int64(n)
@@ -447,13 +589,20 @@ func runBatched(dv *device, r *Runner, k int, frontier, sources, rows, derive ui
 		rows, r.dist.ptr); err != nil {
 		return err
 	}
-	for pass, count := range passes {
+	if after.minCount > 0 {
+		total := int64(after.minCount) * int64(n)
+		if err := dv.launchAsync("batched_mins_"+suffix, fillGrid(total), r.dist.ptr, int32(n), after.mins, int64(after.minCount),
+			after.minArcs, r.weights.ptr); err != nil {
+			return err
+		}
+	}
+	for pass, count := range after.passes {
 		if count == 0 {
 			continue
 		}
-		items := derive
+		items := after.leaves
 		if pass == 1 {
-			items += uint64(8 * 4 * passes[0])
+			items += uint64(8 * 4 * after.passes[0])
 		}
 		total := int64(count) * int64(n)
 		if err := dv.launchAsync("batched_derive_"+suffix, fillGrid(total), r.dist.ptr, int32(n), items, int64(count),

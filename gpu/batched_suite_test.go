@@ -71,18 +71,21 @@ func BenchmarkBatchedSuite(b *testing.B) {
 		for _, variant := range strings.Split(os.Getenv("PATHCTL_BATCHED_VARIANTS"), ",") {
 			b.Run(fmt.Sprintf("%s/n=%d/m=%d/%s", name, n, g.NumEdges(), variant), func(b *testing.B) {
 				// A variant is dash-separated words: trace, cluster or bfs (the
-				// source order, else the block's), noleaves (every source in the kernel), step=X (batchedDeltaScale,
+				// source order, else the block's), noleaves (every source in the kernel but for
+				// minimums), nomins (no minimum derivations), step=X (batchedDeltaScale,
 				// also on graphs that do not look like meshes).
-				defer func(o string, s float64, m, l bool) {
-					batchedOrder, batchedDeltaScale, batchedMeshOnly, batchedLeaves = o, s, m, l
-				}(batchedOrder, batchedDeltaScale, batchedMeshOnly, batchedLeaves)
-				batchedOrder, batchedLeaves = "", true
+				defer func(o string, s float64, m, l, mins bool) {
+					batchedOrder, batchedDeltaScale, batchedMeshOnly, batchedLeaves, batchedMins = o, s, m, l, mins
+				}(batchedOrder, batchedDeltaScale, batchedMeshOnly, batchedLeaves, batchedMins)
+				batchedOrder, batchedLeaves, batchedMins = "", true, true
 				for _, word := range strings.Split(variant, "-") {
 					switch {
 					case word == "cluster" || word == "bfs":
 						batchedOrder = word
 					case word == "noleaves":
 						batchedLeaves = false
+					case word == "nomins":
+						batchedMins = false
 					case strings.HasPrefix(word, "step="):
 						if batchedDeltaScale, err = strconv.ParseFloat(word[5:], 64); err != nil {
 							b.Fatal(err)

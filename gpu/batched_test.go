@@ -71,17 +71,19 @@ func checkBatched[D graph.Number](t *testing.T, e *Engine, g *graph.CSR, sources
 		scale    float64 // batchedDeltaScale when step is 0
 		order    string  // batchedOrder
 		leaves   bool    // batchedLeaves
+		mins     bool    // batchedMins
 	}{
-		{false, 0, 0.5, "cluster", true}, {true, 0, 0.5, "cluster", true}, // the default: a threshold on mesh-like graphs only
-		{false, 0.25, 0.5, "cluster", true}, // a step below most weights: many rounds only wait
-		{false, 0, 0, "cluster", true},      // no threshold: plain label correcting
-		{false, 0, 0, "", false},            // the block's order, every source in the kernel
-		{true, 0, 0, "bfs", true},           // breadth-first rank order
+		{false, 0, 0.5, "cluster", true, true}, {true, 0, 0.5, "cluster", true, true}, // the default: a threshold on mesh-like graphs only
+		{false, 0.25, 0.5, "cluster", true, true}, // a step below most weights: many rounds only wait
+		{false, 0, 0, "cluster", true, false},     // no threshold: plain label correcting, no minimums
+		{false, 0, 0, "", false, false},           // the block's order, every source in the kernel
+		{true, 0, 0, "bfs", true, true},           // breadth-first rank order
+		{false, 0, 0, "", false, true},            // minimums alone
 	} {
-		defer func(s float64, o string, l bool) {
-			batchedDeltaScale, batchedOrder, batchedLeaves = s, o, l
-		}(batchedDeltaScale, batchedOrder, batchedLeaves)
-		batchedDeltaScale, batchedOrder, batchedLeaves = c.scale, c.order, c.leaves
+		defer func(s float64, o string, l, m bool) {
+			batchedDeltaScale, batchedOrder, batchedLeaves, batchedMins = s, o, l, m
+		}(batchedDeltaScale, batchedOrder, batchedLeaves, batchedMins)
+		batchedDeltaScale, batchedOrder, batchedLeaves, batchedMins = c.scale, c.order, c.leaves, c.mins
 		r, err := e.Prepare(context.Background(), g, graph.Request{Algorithm: Batched, WithPredecessors: c.withPred, Delta: c.step})
 		if err != nil {
 			t.Fatal(err)

@@ -95,83 +95,139 @@ func abs(x int) int {
 
 // TestBatchedPlanDerivesLeaves checks the batched kernel's source plan on
 // the host: computing the planned sources' rows with Dijkstra into their
-// planned rows, then applying the derivations in their two passes as
-// batched_derive does, must give every block row its source's distances;
-// on undirected R-MAT graphs (many leaves) and blocks that hold every
-// vertex, a scattered subset (parents outside the block) or one source.
+// planned rows, then applying the minimum derivations and the leaves'
+// derivations in their two passes as batched_mins and batched_derive do,
+// must give every block row its source's distances. Graphs: an undirected
+// R-MAT graph (many leaves), a directed one (minimums only) and a grid
+// (every other vertex derivable); blocks that hold every vertex, a
+// scattered subset (parents outside the block) or one source.
 func TestBatchedPlanDerivesLeaves(t *testing.T) {
 	el, err := gen.RMAT(9, 4, 5, gen.WithWeights(1, 9))
-	g := undirectedGraph(t, el, err)
-	n := g.NumVertices
+	rmat := undirectedGraph(t, el, err)
+	el, err = gen.RMAT(9, 4, 6, gen.WithWeights(0, 9))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edges, err := el.GraphEdges()
+	if err != nil {
+		t.Fatal(err)
+	}
+	directed, err := graph.Build(edges, graph.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	el, err = gen.Grid(17, 23, 7, gen.WithWeights(1, 20))
+	grid := undirectedGraph(t, el, err)
 	leaves := 0
-	for v := range n {
-		if _, _, ok := leafParent(g, int32(v)); ok {
+	for v := range rmat.NumVertices {
+		if _, _, ok := leafParent(rmat, int32(v)); ok {
 			leaves++
 		}
 	}
-	if leaves < n/20 {
-		t.Fatalf("only %d leaves of %d vertices: the test graph does not exercise the plan", leaves, n)
+	if leaves < rmat.NumVertices/20 {
+		t.Fatalf("only %d leaves of %d vertices: the test graph does not exercise the plan", leaves, rmat.NumVertices)
 	}
-	weights := graph.WeightsOf[int32](g)
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, order := range []string{"cluster", ""} {
-		for _, k := range []int{n, 200, 1} {
-			src := make([]int32, k)
-			for i, v := range rng.Perm(n)[:k] {
-				src[i] = int32(v)
-			}
-			r := &Runner{g: g}
-			batchedOrder = order
-			plan := batchedPlanFor(r, src)
-			batchedOrder = "cluster"
-			if plan.rows == nil {
-				if k > BatchWidth || leaves == 0 {
-					t.Fatalf("k=%d: no plan", k)
+	for name, g := range map[string]*graph.CSR{"rmat": rmat, "directed": directed, "grid": grid} {
+		n := g.NumVertices
+		for _, order := range []string{"cluster", ""} {
+			for _, k := range []int{n, 200, 1} {
+				src := make([]int32, k)
+				for i, v := range rng.Perm(n)[:k] {
+					src[i] = int32(v)
 				}
-				continue
-			}
-			rows := make([][]int32, k)
-			for i, s := range plan.sources {
-				d, err := ref.Dijkstra[int32](g, s)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if rows[plan.rows[i]] != nil {
-					t.Fatalf("k=%d: row %d computed twice", k, plan.rows[i])
-				}
-				rows[plan.rows[i]] = d
-			}
-			for pass, items := range [][]derivation{plan.derive[:plan.passes[0]], plan.derive[plan.passes[0]:]} {
-				for _, d := range items {
-					from := rows[d.src]
-					out := make([]int32, n)
-					for v := range out {
-						switch {
-						case v == int(d.leaf):
-							out[v] = 0
-						case from[v] == graph.Infinity[int32]():
-							out[v] = from[v]
-						default:
-							out[v] = from[v] + weights[d.arc]
-						}
+				batchedOrder = order
+				plan := batchedPlanFor(&Runner{g: g}, src)
+				batchedOrder = "cluster"
+				if plan.rows == nil {
+					if k > BatchWidth {
+						t.Fatalf("%s, k=%d: no plan", name, k)
 					}
-					if pass == 1 && d.dst != d.src {
-						t.Fatalf("k=%d: a second-pass derivation not in place", k)
+					continue
+				}
+				if k == n && len(plan.mins) < n/5 {
+					t.Errorf("%s: %d of %d sources derived by minimums", name, len(plan.mins), n)
+				}
+				rows := applyPlan(t, g, k, plan)
+				for i, s := range src {
+					want, err := ref.Dijkstra[int32](g, s)
+					if err != nil {
+						t.Fatal(err)
 					}
-					rows[d.dst] = out
-				}
-			}
-			for i, s := range src {
-				want, err := ref.Dijkstra[int32](g, s)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !slices.Equal(rows[i], want) {
-					t.Fatalf("order %q, k=%d: row %d (source %d) differs from Dijkstra", order, k, i, s)
+					if !slices.Equal(rows[i], want) {
+						t.Fatalf("%s, order %q, k=%d: row %d (source %d) differs from Dijkstra", name, order, k, i, s)
+					}
 				}
 			}
 		}
 	}
+}
+
+// applyPlan computes a block of k rows as the batched kernel and its
+// derivation kernels would under plan, with Dijkstra standing in for the
+// kernel, failing where the plan computes a row twice, leaves one out, or
+// reads a row before it is final.
+func applyPlan(t *testing.T, g *graph.CSR, k int, plan kernelSources) [][]int32 {
+	t.Helper()
+	n := g.NumVertices
+	weights := graph.WeightsOf[int32](g)
+	rows := make([][]int32, k)
+	for i, s := range plan.sources {
+		d, err := ref.Dijkstra[int32](g, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rows[plan.rows[i]] != nil {
+			t.Fatalf("row %d computed twice", plan.rows[i])
+		}
+		rows[plan.rows[i]] = d
+	}
+	computed := slices.Clone(rows) // what the minimums may read
+	inf := graph.Infinity[int32]()
+	for _, m := range plan.mins {
+		out := make([]int32, n)
+		for v := range out {
+			best := int64(inf)
+			for _, a := range plan.minArcs[m.first : m.first+m.count] {
+				from := computed[a.row]
+				if from == nil {
+					t.Fatalf("minimum of source %d reads row %d, which the kernel does not compute", m.source, a.row)
+				}
+				if from[v] != inf {
+					best = min(best, int64(from[v])+int64(weights[a.arc]))
+				}
+			}
+			out[v] = int32(best)
+			if v == int(m.source) {
+				out[v] = 0
+			}
+		}
+		if rows[m.dst] != nil {
+			t.Fatalf("row %d computed and derived", m.dst)
+		}
+		rows[m.dst] = out
+	}
+	for pass, items := range [][]derivation{plan.derive[:plan.passes[0]], plan.derive[plan.passes[0]:]} {
+		for _, d := range items {
+			from := rows[d.src]
+			out := make([]int32, n)
+			for v := range out {
+				switch {
+				case v == int(d.leaf):
+					out[v] = 0
+				case from[v] == inf:
+					out[v] = from[v]
+				default:
+					out[v] = from[v] + weights[d.arc]
+				}
+			}
+			if pass == 1 && d.dst != d.src {
+				t.Fatalf("a second-pass derivation not in place")
+			}
+			rows[d.dst] = out
+		}
+	}
+	return rows
 }
 
 // TestPackInt32s checks the packing of the batched plan's int32 arrays into

@@ -299,5 +299,36 @@ PATHCTL_BATCHED_DERIVE(i64, long long)
 PATHCTL_BATCHED_DERIVE(f32, float)
 PATHCTL_BATCHED_DERIVE(f64, double)
 
+// batched_mins_T fills the rows of sources left out of the kernel because
+// every vertex their arcs reach has a row of its own in the block
+// (gpu/batched.go, batchedMins): with non-negative weights every path from
+// s leaves through one of its arcs, so d(s, t) = min over arcs (s, p, w) of
+// w + d(p, t) for t ≠ s. items holds count entries of four words
+// (destination row, the source s, the first of its arcs in arcs, their
+// number); arcs holds two words per arc (the row of p, the index of the
+// arc's weight). The sum is taken in 64 bits (Wide), so w + d(p, t) cannot
+// wrap before the minimum; unreachable stays unreachable.
+#define PATHCTL_BATCHED_MINS(SUFFIX, T)                                                            \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_mins_##SUFFIX(            \
+      T* dist, int n, const long long* items, long long count, const long long* arcs,             \
+      const T* weights) {                                                                          \
+    const long long total = count * n;                                                             \
+    const T inf = DistTraits<T>::inf();                                                            \
+    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;                \
+         e += (long long)gridDim.x * blockDim.x) {                                                 \
+      const long long* it = items + 4 * (e / n);                                                   \
+      const int t = (int)(e % n);                                                                  \
+      long long best = (long long)inf;                                                             \
+      for (long long j = it[2], end = it[2] + it[3]; j < end; j++) {                               \
+        const T d = dist[(size_t)arcs[2 * j] * n + t];                                             \
+        if (d != inf) best = min(best, (long long)d + (long long)weights[arcs[2 * j + 1]]);       \
+      }                                                                                            \
+      dist[(size_t)it[0] * n + t] = t == (int)it[1] ? (T)0 : (T)min(best, (long long)inf);         \
+    }                                                                                              \
+  }
+
+PATHCTL_BATCHED_MINS(i32, int)
+PATHCTL_BATCHED_MINS(i64, long long)
+
 PATHCTL_BATCHED_TRANSPOSE(b32, unsigned int)
 PATHCTL_BATCHED_TRANSPOSE(b64, unsigned long long)
