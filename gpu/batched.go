@@ -84,20 +84,46 @@ func launchBatched(r *Runner, k int) error {
 	}
 	plan := batchedPlanFor(r, r.blockSources)
 	kk := len(plan.sources)
-	frontier := r.dist
+	run := batchedRun{phases: []int{kk}, sources: r.sources.ptr}
+	if plan.seeded > 0 {
+		run.phases = []int{plan.seeded, kk - plan.seeded}
+	}
+	// The first phase's frontier lies in the result rows, which only its
+	// transpose writes; the second's behind its working distances in aux
+	// (the result rows then hold the first phase's rows). A temporary
+	// buffer serves where either does not fit.
 	var temp, planBuf devBuf
 	var err error
-	if need := batchedFrontierBytes(n, kk); frontier.size < need {
-		if temp, err = dv.alloc(need); err != nil {
+	need := make([]int64, len(run.phases))
+	where := []devBuf{r.dist, {}}
+	if len(run.phases) == 2 {
+		at := (int64(run.phases[1])*int64(n)*int64(r.distType.Size()) + 255) &^ 255
+		if at < r.aux.size {
+			where[1] = devBuf{ptr: r.aux.ptr + uint64(at), size: r.aux.size - at}
+		}
+	}
+	tempAt := int64(0)
+	for i, c := range run.phases {
+		need[i] = batchedFrontierBytes(n, c)
+		if where[i].size < need[i] {
+			tempAt = max(tempAt, need[i])
+		}
+	}
+	if tempAt > 0 {
+		if temp, err = dv.alloc(tempAt); err != nil {
 			return err
 		}
-		frontier = temp
 	}
-	sources, rows := r.sources.ptr, uint64(0)
-	var after derivations
+	for i := range run.phases {
+		run.frontiers[i] = where[i].ptr
+		if where[i].size < need[i] {
+			run.frontiers[i] = temp.ptr
+		}
+	}
 	if plan.rows != nil {
-		// One upload: the kernel's sources, their rows, the derivations.
-		words := packInt32s(make([]int64, 0, kk+4*len(plan.derive)+4*len(plan.mins)+2*len(plan.minArcs)), plan.sources)
+		// One upload: the kernel's sources, their rows, the derivations,
+		// the second phase's seeds and the arcs of minimums and seeds.
+		words := packInt32s(make([]int64, 0, kk+4*len(plan.derive)+4*len(plan.mins)+4*len(plan.seeds)+2*len(plan.minArcs)), plan.sources)
 		rowsAt := len(words)
 		words = packInt32s(words, plan.rows)
 		deriveAt := len(words)
@@ -108,21 +134,23 @@ func launchBatched(r *Runner, k int) error {
 		for _, d := range plan.mins {
 			words = append(words, int64(d.dst), int64(d.source), int64(d.first), int64(d.count))
 		}
+		seedsAt := len(words)
+		for _, d := range plan.seeds {
+			words = append(words, int64(d.dst), int64(d.source), int64(d.first), int64(d.count))
+		}
 		arcsAt := len(words)
 		for _, a := range plan.minArcs {
 			words = append(words, int64(a.row), a.arc)
 		}
 		if planBuf, err = dv.upload(asBytes(words)); err == nil {
-			sources = planBuf.ptr
-			rows = planBuf.ptr + uint64(8*rowsAt)
-			after = derivations{
-				leaves: planBuf.ptr + uint64(8*deriveAt), passes: plan.passes,
-				mins: planBuf.ptr + uint64(8*minsAt), minCount: len(plan.mins), minArcs: planBuf.ptr + uint64(8*arcsAt),
-			}
+			at := func(word int) uint64 { return planBuf.ptr + uint64(8*word) }
+			run.sources, run.rows = planBuf.ptr, at(rowsAt)
+			run.seeds, run.arcs = at(seedsAt), at(arcsAt)
+			run.after = derivations{leaves: at(deriveAt), passes: plan.passes, mins: at(minsAt), minCount: len(plan.mins)}
 		}
 	}
 	if err == nil {
-		err = runBatched(dv, r, kk, frontier.ptr, sources, rows, after)
+		err = runBatched(dv, r, run)
 	}
 	if temp.ptr != 0 {
 		err = errors.Join(err, dv.free(&temp))
@@ -131,6 +159,19 @@ func launchBatched(r *Runner, k int) error {
 		err = errors.Join(err, dv.free(&planBuf))
 	}
 	return err
+}
+
+// batchedRun is where a block's plan lies on the device: the kernel's
+// sources and their rows (int32 arrays; rows 0 for the block's own order),
+// the phases' source counts and frontier storage, the second phase's seeds
+// (4 words per source) and the arcs (2 words each) of seeds and minimums,
+// and the derivations after the kernel.
+type batchedRun struct {
+	phases        []int
+	sources, rows uint64
+	frontiers     [2]uint64
+	seeds, arcs   uint64
+	after         derivations
 }
 
 // packInt32s appends v to words two to a word, as a device array of int32
@@ -196,6 +237,11 @@ type kernelSources struct {
 	passes        [2]int
 	mins          []minDerivation
 	minArcs       []minArc
+	// seeded > 0 runs the kernel in two phases: sources[:seeded], then
+	// sources[seeded:] started from the first phase's rows (batchedSeeds)
+	// through seeds[i], the arcs of sources[seeded+i] in minArcs.
+	seeded int
+	seeds  []minDerivation
 }
 
 // minDerivation makes block row dst the row of source from the rows of its
@@ -227,11 +273,11 @@ func batchedPlanFor(r *Runner, src []int32) kernelSources {
 	plan := kernelSources{sources: src}
 	var later []derivation
 	if batchedLeaves && g.Undirected && !g.Type.IsFloat() && k > 1 {
-		row := make(map[int32]int32, k) // vertex -> block row
+		row := make([]int32, g.NumVertices) // 1 + the block row of a source vertex
 		for i, s := range src {
-			row[s] = int32(i)
+			row[s] = int32(i) + 1
 		}
-		host := map[int32]int32{} // parent outside the block -> the row computing it
+		host := make([]int32, g.NumVertices) // 1 + the row computing a parent outside the block
 		kernel := make([]int32, 0, k)
 		kernelRows := make([]int32, 0, k)
 		for i, s := range src {
@@ -241,12 +287,12 @@ func batchedPlanFor(r *Runner, src []int32) kernelSources {
 				kernelRows = append(kernelRows, int32(i))
 				continue
 			}
-			if pr, in := row[p]; in {
-				plan.derive = append(plan.derive, derivation{int32(i), pr, s, arc})
-			} else if hr, in := host[p]; in {
-				plan.derive = append(plan.derive, derivation{int32(i), hr, s, arc})
+			if pr := row[p]; pr != 0 {
+				plan.derive = append(plan.derive, derivation{int32(i), pr - 1, s, arc})
+			} else if hr := host[p]; hr != 0 {
+				plan.derive = append(plan.derive, derivation{int32(i), hr - 1, s, arc})
 			} else {
-				host[p] = int32(i)
+				host[p] = int32(i) + 1
 				kernel = append(kernel, p)
 				kernelRows = append(kernelRows, int32(i))
 				later = append(later, derivation{int32(i), int32(i), s, arc})
@@ -261,11 +307,43 @@ func batchedPlanFor(r *Runner, src []int32) kernelSources {
 	if batchedMins && !g.Type.IsFloat() && k > 1 {
 		planMins(g, src, &plan)
 	}
-	if batchedOrder == "" || len(plan.sources) <= BatchWidth {
+	if plan.rows == nil && (batchedOrder == "" || len(plan.sources) <= BatchWidth) {
 		return plan
 	}
-	_, rank := r.batchedGraph()
-	ks := plan.sources
+	shape, rank := r.batchedGraph()
+	first := len(plan.sources)
+	if batchedSeeds > 0 && !g.Type.IsFloat() && (!shape.meshLike || batchedSeedsMeshes) && len(plan.sources) >= batchedSeedsMin {
+		first = splitSeeded(g, &plan)
+	}
+	rows := plan.rows
+	if rows == nil {
+		rows = make([]int32, len(plan.sources))
+		for i := range rows {
+			rows[i] = int32(i)
+		}
+	}
+	var a, ar []int32
+	done := make(chan struct{})
+	go func() { // the phases cluster apart: two cores
+		defer close(done)
+		a, ar = orderSources(g, rank, plan.sources[:first], rows[:first])
+	}()
+	b, br := orderSources(g, rank, plan.sources[first:], rows[first:])
+	<-done
+	plan.sources, plan.rows = append(a, b...), append(ar, br...)
+	if first < len(plan.sources) {
+		plan.seeded = first
+		planSeeds(g, &plan)
+	}
+	return plan
+}
+
+// orderSources puts the kernel sources ks (computed into rows) in
+// batchedOrder: sorted by breadth-first rank, then clustered.
+func orderSources(g *graph.CSR, rank, ks, rows []int32) ([]int32, []int32) {
+	if batchedOrder == "" || len(ks) <= BatchWidth {
+		return slices.Clone(ks), slices.Clone(rows)
+	}
 	idx := make([]int32, len(ks))
 	for i := range idx {
 		idx[i] = int32(i)
@@ -274,17 +352,76 @@ func batchedPlanFor(r *Runner, src []int32) kernelSources {
 	if batchedOrder == "cluster" {
 		idx = clusterSources(g, ks, idx)
 	}
-	sources, rows := make([]int32, len(ks)), make([]int32, len(ks))
+	sources, out := make([]int32, len(ks)), make([]int32, len(ks))
 	for i, j := range idx {
-		sources[i] = ks[j]
-		if plan.rows != nil {
-			rows[i] = plan.rows[j]
-		} else {
-			rows[i] = j
+		sources[i], out[i] = ks[j], rows[j]
+	}
+	return sources, out
+}
+
+// batchedSeeds is the share of a block's kernel sources, those of highest
+// out-degree, that a first phase computes alone; the second phase starts
+// every other source s from min over its arcs (s, p, w) into the first
+// phase of w + d(p, t) (batched_seedfill_*), real path lengths, and expands
+// only where a shorter path exists. On graphs with hubs most of a vertex's
+// shortest paths leave through a hub (R-MAT 16, the top 5 % of vertices by
+// degree computed: 8 % of the targets of a vertex next to one need
+// correcting, the median none). Integer weights only, like batchedMins;
+// not on graphs that look like meshes (no hubs); 0 turns it off.
+var batchedSeeds = 0.15
+
+// batchedSeedsMeshes lets graphs that look like meshes run two phases too
+// (tests and benchmarks).
+var batchedSeedsMeshes = false
+
+// batchedSeedsMin is the fewest kernel sources a block splits into two
+// phases.
+const batchedSeedsMin = 4 * BatchWidth
+
+// splitSeeded reorders plan's kernel sources (and rows) so that the
+// batchedSeeds share of highest out-degree comes first, and returns how
+// many that is.
+func splitSeeded(g *graph.CSR, plan *kernelSources) int {
+	ks := plan.sources
+	if plan.rows == nil {
+		plan.rows = make([]int32, len(ks))
+		for i := range plan.rows {
+			plan.rows[i] = int32(i)
 		}
 	}
+	idx := make([]int, len(ks))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		return cmp.Compare(g.OutDegree(graph.VertexID(ks[b])), g.OutDegree(graph.VertexID(ks[a])))
+	})
+	first := min(len(ks), max(BatchWidth, int(batchedSeeds*float64(len(ks)))))
+	sources, rows := make([]int32, len(ks)), make([]int32, len(ks))
+	for i, j := range idx {
+		sources[i], rows[i] = ks[j], plan.rows[j]
+	}
 	plan.sources, plan.rows = sources, rows
-	return plan
+	return first
+}
+
+// planSeeds lists, for every source of the second phase
+// (plan.sources[plan.seeded:]), its arcs into sources the first phase
+// computes in their own row, as plan.seeds over plan.minArcs.
+func planSeeds(g *graph.CSR, plan *kernelSources) {
+	rowOf := make([]int32, g.NumVertices) // 1 + the row of a first-phase source
+	for i, s := range plan.sources[:plan.seeded] {
+		rowOf[s] = plan.rows[i] + 1
+	}
+	for i, s := range plan.sources[plan.seeded:] {
+		first := int32(len(plan.minArcs))
+		for e := g.Offsets[s]; e < g.Offsets[s+1]; e++ {
+			if row := rowOf[g.Targets[e]]; row != 0 {
+				plan.minArcs = append(plan.minArcs, minArc{row - 1, int64(e)})
+			}
+		}
+		plan.seeds = append(plan.seeds, minDerivation{plan.rows[plan.seeded+i], s, first, int32(len(plan.minArcs)) - first})
+	}
 }
 
 // planMins moves the sources of plan that batchedMins can derive out of
@@ -494,15 +631,76 @@ var batchedTrace func(round int, counts [6]uint64, elapsed time.Duration)
 
 // derivations is where the device copy of a plan's derivations lies:
 // the leaves' (4 words each, passes[0] then passes[1] of them) and the
-// minimums' (4 words each, reading 2-word arcs at minArcs).
+// minimums' (4 words each, reading the arcs of batchedRun).
 type derivations struct {
-	leaves        uint64
-	passes        [2]int
-	mins, minArcs uint64
-	minCount      int
+	leaves   uint64
+	passes   [2]int
+	mins     uint64
+	minCount int
 }
 
-func runBatched(dv *device, r *Runner, k int, frontier, sources, rows uint64, after derivations) error {
+func runBatched(dv *device, r *Runner, run batchedRun) error {
+	n := r.n
+	if err := dv.d.cuEventRecord(dv.start, 0).Err("cuEventRecord"); err != nil {
+		return err
+	}
+	suffix := typeSuffix(r.distType)
+	name := "batched_round_" + suffix
+	if batchedTrace != nil {
+		name = "batched_count_" + suffix
+	}
+	off := 0
+	for i, k := range run.phases {
+		sources, rows := run.sources+uint64(4*off), uint64(0)
+		if run.rows != 0 {
+			rows = run.rows + uint64(4*off)
+		}
+		seeds := uint64(0)
+		if i == 1 {
+			seeds = run.seeds
+		}
+		if err := runPhase(dv, r, name, k, run.frontiers[i], sources, rows, seeds, run.arcs); err != nil {
+			return err
+		}
+		off += k
+	}
+	after := run.after
+	if after.minCount > 0 {
+		total := int64(after.minCount) * int64(n)
+		if err := dv.launchAsync("batched_mins_"+suffix, batchedGrid(total), r.dist.ptr, int32(n), after.mins, int64(after.minCount),
+			run.arcs, r.weights.ptr); err != nil {
+			return err
+		}
+	}
+	for pass, count := range after.passes {
+		if count == 0 {
+			continue
+		}
+		items := after.leaves
+		if pass == 1 {
+			items += uint64(8 * 4 * after.passes[0])
+		}
+		total := int64(count) * int64(n)
+		if err := dv.launchAsync("batched_derive_"+suffix, batchedGrid(total), r.dist.ptr, int32(n), items, int64(count),
+			r.weights.ptr); err != nil {
+			return err
+		}
+	}
+	return dv.finishTimed(name)
+}
+
+// batchedGrid is the thread blocks of a kernel striding over count elements.
+func batchedGrid(count int64) int {
+	return int(min((count+threadsPerBlock-1)/threadsPerBlock, batchedTransposeGrid))
+}
+
+// runPhase runs the round kernel name for k sources (device int32 arrays
+// sources and rows, rows 0 for the identity) and transposes their
+// distances into their rows of r.dist: clear the frontier, start the
+// working distances in r.aux at infinity (or, with seeds, from the first
+// phase's rows through batched_seedfill), put the sources at 0, and launch
+// rounds back to back until one changes nothing.
+func runPhase(dv *device, r *Runner, name string, k int, frontier, sources, rows, seeds, arcs uint64) error {
 	n := r.n
 	groups := int64((k + BatchWidth - 1) / BatchWidth)
 	maskWords := groups * int64(n)
@@ -519,26 +717,21 @@ func runBatched(dv *device, r *Runner, k int, frontier, sources, rows uint64, af
 	}
 	shape, _ := r.batchedGraph()
 	step := batchedStep(shape, r.req.Delta)
-	if err := dv.d.cuEventRecord(dv.start, 0).Err("cuEventRecord"); err != nil {
+	tiles := int64((n+31)/32) * groups
+	if err := dv.launchAsync("batched_fill_b32", batchedGrid(words+batchedHeader/4), frontier, words+batchedHeader/4, uint64(0)); err != nil {
 		return err
 	}
-	fillGrid := func(count int64) int {
-		return int(min((count+threadsPerBlock-1)/threadsPerBlock, batchedTransposeGrid))
-	}
-	if err := dv.launchAsync("batched_fill_b32", fillGrid(words+batchedHeader/4), frontier, words+batchedHeader/4, uint64(0)); err != nil {
-		return err
-	}
-	if err := dv.launchAsync("batched_fill_"+bits, fillGrid(cells), r.aux.ptr, cells, infinityBits(r.distType)); err != nil {
+	if seeds != 0 {
+		if err := dv.launchAsync("batched_seedfill_"+typeSuffix(r.distType), int(min(tiles, batchedTransposeGrid)), r.dist.ptr, int32(n), int32(k),
+			seeds, arcs, r.weights.ptr, r.aux.ptr); err != nil {
+			return err
+		}
+	} else if err := dv.launchAsync("batched_fill_"+bits, batchedGrid(cells), r.aux.ptr, cells, infinityBits(r.distType)); err != nil {
 		return err
 	}
 	if err := dv.launchAsync("batched_seed_"+bits, (k+threadsPerBlock-1)/threadsPerBlock, sources, int32(k), int32(n),
 		r.aux.ptr, cur, curSum); err != nil {
 		return err
-	}
-	suffix := typeSuffix(r.distType)
-	name := "batched_round_" + suffix
-	if batchedTrace != nil {
-		name = "batched_count_" + suffix
 	}
 	// counters: per round, 8 words of work the counting variant counts.
 	var counters devBuf
@@ -548,7 +741,7 @@ func runBatched(dv *device, r *Runner, k int, frontier, sources, rows uint64, af
 			return err
 		}
 		defer dv.free(&counters)
-		if err := dv.launchAsync("batched_fill_b64", fillGrid(8*batchedTraceRounds), counters.ptr, int64(8*batchedTraceRounds), uint64(0)); err != nil {
+		if err := dv.launchAsync("batched_fill_b64", batchedGrid(8*batchedTraceRounds), counters.ptr, int64(8*batchedTraceRounds), uint64(0)); err != nil {
 			return err
 		}
 	}
@@ -584,33 +777,8 @@ func runBatched(dv *device, r *Runner, k int, frontier, sources, rows uint64, af
 		}
 		batch = min(2*batch, batchedMaxRounds)
 	}
-	tiles := int64((n+31)/32) * groups
-	if err := dv.launchAsync("batched_transpose_"+bits, int(min(tiles, batchedTransposeGrid)), r.aux.ptr, int32(n), int32(k),
-		rows, r.dist.ptr); err != nil {
-		return err
-	}
-	if after.minCount > 0 {
-		total := int64(after.minCount) * int64(n)
-		if err := dv.launchAsync("batched_mins_"+suffix, fillGrid(total), r.dist.ptr, int32(n), after.mins, int64(after.minCount),
-			after.minArcs, r.weights.ptr); err != nil {
-			return err
-		}
-	}
-	for pass, count := range after.passes {
-		if count == 0 {
-			continue
-		}
-		items := after.leaves
-		if pass == 1 {
-			items += uint64(8 * 4 * after.passes[0])
-		}
-		total := int64(count) * int64(n)
-		if err := dv.launchAsync("batched_derive_"+suffix, fillGrid(total), r.dist.ptr, int32(n), items, int64(count),
-			r.weights.ptr); err != nil {
-			return err
-		}
-	}
-	return dv.finishTimed(name)
+	return dv.launchAsync("batched_transpose_"+bits, int(min(tiles, batchedTransposeGrid)), r.aux.ptr, int32(n), int32(k),
+		rows, r.dist.ptr)
 }
 
 // batchedTraceRounds bounds the rounds batchedTrace reports.

@@ -72,11 +72,12 @@ func BenchmarkBatchedSuite(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/n=%d/m=%d/%s", name, n, g.NumEdges(), variant), func(b *testing.B) {
 				// A variant is dash-separated words: trace, cluster or bfs (the
 				// source order, else the block's), noleaves (every source in the kernel but for
-				// minimums), nomins (no minimum derivations), step=X (batchedDeltaScale,
+				// minimums), nomins (no minimum derivations), seeds=X (batchedSeeds, also on meshes), step=X (batchedDeltaScale,
 				// also on graphs that do not look like meshes).
-				defer func(o string, s float64, m, l, mins bool) {
+				defer func(o string, s float64, m, l, mins bool, seeds float64, meshes bool) {
 					batchedOrder, batchedDeltaScale, batchedMeshOnly, batchedLeaves, batchedMins = o, s, m, l, mins
-				}(batchedOrder, batchedDeltaScale, batchedMeshOnly, batchedLeaves, batchedMins)
+					batchedSeeds, batchedSeedsMeshes = seeds, meshes
+				}(batchedOrder, batchedDeltaScale, batchedMeshOnly, batchedLeaves, batchedMins, batchedSeeds, batchedSeedsMeshes)
 				batchedOrder, batchedLeaves, batchedMins = "", true, true
 				for _, word := range strings.Split(variant, "-") {
 					switch {
@@ -86,6 +87,11 @@ func BenchmarkBatchedSuite(b *testing.B) {
 						batchedLeaves = false
 					case word == "nomins":
 						batchedMins = false
+					case strings.HasPrefix(word, "seeds="):
+						if batchedSeeds, err = strconv.ParseFloat(word[6:], 64); err != nil {
+							b.Fatal(err)
+						}
+						batchedSeedsMeshes = true
 					case strings.HasPrefix(word, "step="):
 						if batchedDeltaScale, err = strconv.ParseFloat(word[5:], 64); err != nil {
 							b.Fatal(err)
@@ -136,5 +142,28 @@ func BenchmarkBatchedSuite(b *testing.B) {
 			})
 		}
 		r.Close()
+	}
+}
+
+// BenchmarkBatchedPlan times the host side of a batched block of every
+// source (leaves, minimums, the phase split, ordering and seeds) on the
+// graphs of PATHCTL_BENCH_GRAPHS; it needs no GPU.
+func BenchmarkBatchedPlan(b *testing.B) {
+	for name, g := range suiteGraphs(b) {
+		src := make([]int32, g.NumVertices)
+		for i := range src {
+			src[i] = int32(i)
+		}
+		r := &Runner{g: g}
+		r.batchedGraph()
+		b.Run(name, func(b *testing.B) {
+			var p kernelSources
+			for b.Loop() {
+				p = batchedPlanFor(r, src)
+			}
+			b.ReportMetric(float64(len(p.sources)), "kernel-sources")
+			b.ReportMetric(float64(p.seeded), "first-phase")
+			b.ReportMetric(float64(len(p.mins)), "minimums")
+		})
 	}
 }

@@ -72,18 +72,23 @@ func checkBatched[D graph.Number](t *testing.T, e *Engine, g *graph.CSR, sources
 		order    string  // batchedOrder
 		leaves   bool    // batchedLeaves
 		mins     bool    // batchedMins
+		seeds    float64 // batchedSeeds, also on graphs that look like meshes
 	}{
-		{false, 0, 0.5, "cluster", true, true}, {true, 0, 0.5, "cluster", true, true}, // the default: a threshold on mesh-like graphs only
-		{false, 0.25, 0.5, "cluster", true, true}, // a step below most weights: many rounds only wait
-		{false, 0, 0, "cluster", true, false},     // no threshold: plain label correcting, no minimums
-		{false, 0, 0, "", false, false},           // the block's order, every source in the kernel
-		{true, 0, 0, "bfs", true, true},           // breadth-first rank order
-		{false, 0, 0, "", false, true},            // minimums alone
+		{false, 0, 0.5, "cluster", true, true, 0}, {true, 0, 0.5, "cluster", true, true, 0}, // the default but for seeds: a threshold on mesh-like graphs only
+		{false, 0.25, 0.5, "cluster", true, true, 0}, // a step below most weights: many rounds only wait
+		{false, 0, 0, "cluster", true, false, 0},     // no threshold: plain label correcting, no minimums
+		{false, 0, 0, "", false, false, 0},           // the block's order, every source in the kernel
+		{true, 0, 0, "bfs", true, true, 0.15},        // breadth-first rank order, two phases
+		{false, 0, 0, "", false, true, 0},            // minimums alone
+		{false, 0, 0.5, "cluster", true, true, 0.15}, // two phases with a threshold
+		{false, 0, 0, "", false, false, 0.3},         // two phases alone
 	} {
-		defer func(s float64, o string, l, m bool) {
+		defer func(s float64, o string, l, m bool, seeds float64, meshes bool) {
 			batchedDeltaScale, batchedOrder, batchedLeaves, batchedMins = s, o, l, m
-		}(batchedDeltaScale, batchedOrder, batchedLeaves, batchedMins)
+			batchedSeeds, batchedSeedsMeshes = seeds, meshes
+		}(batchedDeltaScale, batchedOrder, batchedLeaves, batchedMins, batchedSeeds, batchedSeedsMeshes)
 		batchedDeltaScale, batchedOrder, batchedLeaves, batchedMins = c.scale, c.order, c.leaves, c.mins
+		batchedSeeds, batchedSeedsMeshes = c.seeds, c.seeds > 0
 		r, err := e.Prepare(context.Background(), g, graph.Request{Algorithm: Batched, WithPredecessors: c.withPred, Delta: c.step})
 		if err != nil {
 			t.Fatal(err)

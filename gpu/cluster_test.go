@@ -148,6 +148,9 @@ func TestBatchedPlanDerivesLeaves(t *testing.T) {
 				if k == n && len(plan.mins) < n/5 {
 					t.Errorf("%s: %d of %d sources derived by minimums", name, len(plan.mins), n)
 				}
+				if k == n && name != "grid" && plan.seeded == 0 {
+					t.Errorf("%s: one phase for every source", name)
+				}
 				rows := applyPlan(t, g, k, plan)
 				for i, s := range src {
 					want, err := ref.Dijkstra[int32](g, s)
@@ -171,11 +174,42 @@ func applyPlan(t *testing.T, g *graph.CSR, k int, plan kernelSources) [][]int32 
 	t.Helper()
 	n := g.NumVertices
 	weights := graph.WeightsOf[int32](g)
+	inf := graph.Infinity[int32]()
 	rows := make([][]int32, k)
+	phase1 := len(plan.sources)
+	if plan.seeded > 0 {
+		phase1 = plan.seeded
+		if len(plan.seeds) != len(plan.sources)-phase1 {
+			t.Fatalf("%d seeds for %d second-phase sources", len(plan.seeds), len(plan.sources)-phase1)
+		}
+	}
 	for i, s := range plan.sources {
-		d, err := ref.Dijkstra[int32](g, s)
-		if err != nil {
-			t.Fatal(err)
+		var d []int32
+		if i < phase1 {
+			var err error
+			if d, err = ref.Dijkstra[int32](g, s); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			seed := plan.seeds[i-phase1]
+			if seed.source != s || seed.dst != plan.rows[i] {
+				t.Fatalf("seed %d is for source %d row %d, want %d row %d", i-phase1, seed.source, seed.dst, s, plan.rows[i])
+			}
+			d = make([]int32, n)
+			for v := range d {
+				best := int64(inf)
+				for _, a := range plan.minArcs[seed.first : seed.first+seed.count] {
+					from := rows[a.row]
+					if from == nil || slices.Index(plan.rows[:phase1], a.row) < 0 {
+						t.Fatalf("seed of source %d reads row %d, which the first phase does not compute", s, a.row)
+					}
+					if from[v] != inf {
+						best = min(best, int64(from[v])+int64(weights[a.arc]))
+					}
+				}
+				d[v] = int32(best)
+			}
+			correctFrom(g, s, d)
 		}
 		if rows[plan.rows[i]] != nil {
 			t.Fatalf("row %d computed twice", plan.rows[i])
@@ -183,7 +217,6 @@ func applyPlan(t *testing.T, g *graph.CSR, k int, plan kernelSources) [][]int32 
 		rows[plan.rows[i]] = d
 	}
 	computed := slices.Clone(rows) // what the minimums may read
-	inf := graph.Infinity[int32]()
 	for _, m := range plan.mins {
 		out := make([]int32, n)
 		for v := range out {
@@ -228,6 +261,24 @@ func applyPlan(t *testing.T, g *graph.CSR, k int, plan kernelSources) [][]int32 
 		}
 	}
 	return rows
+}
+
+// correctFrom is the second phase of the batched kernel on the host: label
+// correcting from s alone over labels d that hold the seeds.
+func correctFrom(g *graph.CSR, s int32, d []int32) {
+	weights := graph.WeightsOf[int32](g)
+	d[s] = 0
+	queue := []int32{s}
+	for len(queue) > 0 {
+		u := queue[0]
+		queue = queue[1:]
+		for e := g.Offsets[u]; e < g.Offsets[u+1]; e++ {
+			if v := g.Targets[e]; d[u]+weights[e] < d[v] {
+				d[v] = d[u] + weights[e]
+				queue = append(queue, v)
+			}
+		}
+	}
 }
 
 // TestPackInt32s checks the packing of the batched plan's int32 arrays into

@@ -111,12 +111,17 @@ func (d describedRunner) Start(ctx context.Context, out *graph.Block) (Waiter, e
 // grid in 4.46 s against 7.66 s for Bellman-Ford and 23.8 s for delta.
 // Predecessors do not change the choice: every kernel derives or tracks
 // them.
+//
+// Unweighted graphs run the batched kernel too, every arc of weight 1 (an
+// unweighted CSR holds int32 weights of 1), so their hop counts gain its
+// derivations: email-Enron, every source, stats layout, H100: BFS
+// BFS_ENRON against BATCHED_ENRON.
 func chooseGPUAlgorithm(csr *graph.CSR) (graph.Algorithm, string) {
 	switch {
-	case !csr.Weighted:
-		return graph.BFS, "unweighted"
 	case csr.HasNegative():
 		return graph.BellmanFord, "negative weights"
+	case !csr.Weighted:
+		return gpu.Batched, "unweighted: hop counts as unit weights"
 	}
 	return gpu.Batched, "non-negative weights"
 }

@@ -26,7 +26,7 @@ func TestChooseGPUAlgorithm(t *testing.T) {
 		g    *graph.CSR
 		want graph.Algorithm
 	}{
-		{"unweighted", build(&graph.Edges{NumVertices: 3, Src: src, Dst: dst}), graph.BFS},
+		{"unweighted", build(&graph.Edges{NumVertices: 3, Src: src, Dst: dst}), gpu.Batched},
 		{"negative", build(&graph.Edges{NumVertices: 3, Src: src, Dst: dst, IntWeights: []int64{2, -1}}), graph.BellmanFord},
 		{"integer", build(&graph.Edges{NumVertices: 3, Src: src, Dst: dst, IntWeights: []int64{2, 0}}), gpu.Batched},
 		{"float", build(&graph.Edges{NumVertices: 3, Src: src, Dst: dst, Float64Weights: []float64{0.5, 2}}), gpu.Batched},

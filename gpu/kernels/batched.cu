@@ -330,5 +330,54 @@ PATHCTL_BATCHED_DERIVE(f64, double)
 PATHCTL_BATCHED_MINS(i32, int)
 PATHCTL_BATCHED_MINS(i64, long long)
 
+// batched_seedfill_T starts the working distances of the kernel's second
+// phase from rows the first phase computed (gpu/batched.go, batchedSeeds):
+// source i of the phase (group i / 32, lane i mod 32) starts at vertex v
+// from min over its arcs (s, p, w) into the first phase of w + d(p, v), the
+// length of a real path, or unreachable without such arcs; items holds
+// four words per source (unused, the source, the first of its arcs in arcs,
+// their number), arcs two words per arc (the row of p, the index of the
+// arc's weight). Every arc out of a vertex other than s then already
+// satisfies d(v) ≤ d(u) + w, so the phase starts from s alone and only
+// expands where a path beats the seeds. A 32×32 tile in shared memory lets
+// the row reads run along v and the group-major writes along the lanes.
+#define PATHCTL_BATCHED_SEEDFILL(SUFFIX, T)                                                        \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_seedfill_##SUFFIX(        \
+      const T* dist, int n, int numSources, const long long* items, const long long* arcs,        \
+      const T* weights, T* vm) {                                                                   \
+    __shared__ T tile[32][33];                                                                     \
+    const T inf = DistTraits<T>::inf();                                                            \
+    const int tilesV = (n + 31) >> 5;                                                              \
+    const long long tiles = (long long)tilesV * ((numSources + 31) >> 5);                          \
+    const int x = threadIdx.x & 31, y = threadIdx.x >> 5;                                          \
+    for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {                                    \
+      const int grp = (int)(t / tilesV);                                                           \
+      const int v0 = (int)(t % tilesV) << 5;                                                       \
+      const int w = min(32, numSources - (grp << 5));                                              \
+      __syncthreads();                                                                             \
+      for (int r = y; r < w; r += PATHCTL_WARPS) {                                                 \
+        const long long* it = items + 4 * (size_t)((grp << 5) + r);                                \
+        const int v = v0 + x;                                                                      \
+        long long best = (long long)inf;                                                           \
+        if (v < n) {                                                                               \
+          for (long long j = it[2], end = it[2] + it[3]; j < end; j++) {                           \
+            const T d = dist[(size_t)arcs[2 * j] * n + v];                                         \
+            if (d != inf) best = min(best, (long long)d + (long long)weights[arcs[2 * j + 1]]);   \
+          }                                                                                        \
+        }                                                                                          \
+        tile[r][x] = (T)min(best, (long long)inf);                                                 \
+      }                                                                                            \
+      __syncthreads();                                                                             \
+      T* out = vm + (size_t)(grp << 5) * n;                                                        \
+      for (int r = y; r < 32; r += PATHCTL_WARPS) {                                                \
+        const int v = v0 + r;                                                                      \
+        if (v < n && x < w) out[(size_t)v * w + x] = tile[x][r];                                   \
+      }                                                                                            \
+    }                                                                                              \
+  }
+
+PATHCTL_BATCHED_SEEDFILL(i32, int)
+PATHCTL_BATCHED_SEEDFILL(i64, long long)
+
 PATHCTL_BATCHED_TRANSPOSE(b32, unsigned int)
 PATHCTL_BATCHED_TRANSPOSE(b64, unsigned long long)
