@@ -136,6 +136,9 @@ func TestBatchedPlanDerivesLeaves(t *testing.T) {
 				for i, v := range rng.Perm(n)[:k] {
 					src[i] = int32(v)
 				}
+				if k == 200 {
+					src[1] = src[0] // a source asked twice gets both rows
+				}
 				batchedOrder = order
 				plan := batchedPlanFor(&Runner{g: g}, src)
 				batchedOrder = "cluster"

@@ -55,6 +55,8 @@ type Options struct {
 	// buildRecords, set by Run for the matrix layout, turns a computed
 	// block into its records in the producer goroutine.
 	buildRecords func(*graph.Block) ([]arrow.Record, error)
+	// timings, when set, receives where the blocks' time went.
+	timings *timings
 }
 
 // DefaultMemBudget is the CPU engine's block budget when Options.MemBudget is 0.

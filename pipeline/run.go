@@ -142,8 +142,12 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.Record) err
 			return out, nil
 		}
 	}
+	var tm timings
+	opt.timings = &tm
 	err = runBlocks(ctx, g, runner, opt, sources, blocks, func(res blockResult) error {
+		began := time.Now()
 		defer func() {
+			tm.sink += time.Since(began)
 			sum.Blocks++
 			if opt.Progress != nil {
 				opt.Progress(int64(res.end), int64(len(sources)))
@@ -168,7 +172,44 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.Record) err
 	}
 	sum.Pairs = sum.Sources * int64(csr.NumVertices)
 	sum.Elapsed = time.Since(start)
+	fmt.Fprintf(opt.Log, "pathctl: time %s\n", tm)
 	return sum, nil
+}
+
+// timings is where the blocks' time went, for --verbose: in the producer
+// (computing or waiting for blocks, building records, waiting for the
+// sink to take them) and in the sink; for the GPU also the device's share
+// (kernels and device-to-host copies by CUDA events, the move from pinned
+// memory into the block by the host clock), which overlaps the rest.
+type timings struct {
+	compute, records, handOver, sink time.Duration
+	kernel, copy, move               time.Duration
+	device                           bool
+}
+
+func (t timings) String() string {
+	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+	s := fmt.Sprintf("in the blocks: computing or waiting for them %s, building records %s, waiting for the sink %s; in the sink %s",
+		ms(t.compute), ms(t.records), ms(t.handOver), ms(t.sink))
+	if t.device {
+		s += fmt.Sprintf("; on the device: kernels %s, device-to-host copies %s, moves into the blocks %s", ms(t.kernel), ms(t.copy), ms(t.move))
+	}
+	return s
+}
+
+// addDevice adds what a GPU block reports of its device time.
+func (t *timings) addDevice(w any) {
+	if k, ok := w.(interface{ KernelTime() time.Duration }); ok {
+		t.kernel += k.KernelTime()
+		t.device = true
+	}
+	if c, ok := w.(interface {
+		CopyTime() time.Duration
+		MoveTime() time.Duration
+	}); ok {
+		t.copy += c.CopyTime()
+		t.move += c.MoveTime()
+	}
 }
 
 type blockResult struct {
@@ -322,11 +363,18 @@ func (p *producer) result(b SourceBlock, blk *graph.Block) (blockResult, error) 
 // sendResult sends the result of block b, releasing its records if the
 // run stopped first.
 func (p *producer) sendResult(b SourceBlock, blk *graph.Block) error {
+	t0 := time.Now()
 	res, err := p.result(b, blk)
 	if err != nil {
 		return err
 	}
-	if err := p.send(res); err != nil {
+	t1 := time.Now()
+	err = p.send(res)
+	if t := p.opt.timings; t != nil {
+		t.records += t1.Sub(t0)
+		t.handOver += time.Since(t1)
+	}
+	if err != nil {
 		res.release()
 		return err
 	}
@@ -339,15 +387,25 @@ func (p *producer) runInTurn(ctx context.Context) error {
 	for _, b := range p.blocks {
 		var res blockResult
 		if p.opt.Layout == arrowio.LayoutStats && statsRunner != nil {
+			t0 := time.Now()
 			s, err := statsRunner.RunStats(ctx, p.sources[b.Start:b.End])
 			if err != nil {
 				return err
 			}
+			if t := p.opt.timings; t != nil {
+				t.compute += time.Since(t0)
+				t.addDevice(p.runner)
+			}
 			res = blockResult{end: b.End, stats: s}
 		} else {
 			blk := p.newBlock(b)
+			t0 := time.Now()
 			if err := p.runner.Run(ctx, blk); err != nil {
 				return err
+			}
+			if t := p.opt.timings; t != nil {
+				t.compute += time.Since(t0)
+				t.addDevice(p.runner)
 			}
 			if err := p.sendResult(b, blk); err != nil {
 				return err
@@ -370,14 +428,23 @@ func (p *producer) startAhead(ctx context.Context, async AsyncRunner) error {
 	}
 	var prev *started
 	finish := func(s *started) error {
+		t0 := time.Now()
 		if err := s.w.Wait(); err != nil {
 			return err
+		}
+		if t := p.opt.timings; t != nil {
+			t.compute += time.Since(t0)
+			t.addDevice(s.w)
 		}
 		return p.sendResult(s.b, s.blk)
 	}
 	for _, b := range p.blocks {
 		blk := p.newBlock(b)
+		t0 := time.Now()
 		w, err := async.Start(ctx, blk)
+		if t := p.opt.timings; t != nil {
+			t.compute += time.Since(t0)
+		}
 		if err != nil {
 			if prev != nil {
 				_ = prev.w.Wait() // nothing may write to a block after runBlocks returns
