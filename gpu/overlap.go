@@ -29,6 +29,7 @@ package gpu
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"time"
 	"unsafe"
@@ -178,6 +179,12 @@ func (r *Runner) settleSlots() {
 // len(pred) bytes of s.pred into s's stage, and hands the move into dist
 // and pred to the copier (on the device goroutine). s must be idle.
 func (r *Runner) queueCopy(s *resultSlot, dist, pred []byte) (*copyJob, error) {
+	return r.queueCopyFrom(s, s.dist.ptr, s.pred.ptr, dist, pred)
+}
+
+// queueCopyFrom is queueCopy from the device rows at fromDist and fromPred
+// (another slot's rows, for a Resident block), through s's stage.
+func (r *Runner) queueCopyFrom(s *resultSlot, fromDist, fromPred uint64, dist, pred []byte) (*copyJob, error) {
 	dv := r.e.dev
 	d := dv.d
 	if dv.copies == nil {
@@ -202,10 +209,10 @@ func (r *Runner) queueCopy(s *resultSlot, dist, pred []byte) (*copyJob, error) {
 		err = d.cuEventRecord(s.copyStart, dv.copyStream).Err("cuEventRecord")
 	}
 	if err == nil {
-		err = d.cuMemcpyDtoHAsync_v2(s.stage.p, s.dist.ptr, uint64(len(dist)), dv.copyStream).Err("cuMemcpyDtoHAsync_v2")
+		err = d.cuMemcpyDtoHAsync_v2(s.stage.p, fromDist, uint64(len(dist)), dv.copyStream).Err("cuMemcpyDtoHAsync_v2")
 	}
 	if err == nil && len(pred) > 0 {
-		err = d.cuMemcpyDtoHAsync_v2(unsafe.Add(s.stage.p, len(dist)), s.pred.ptr, uint64(len(pred)), dv.copyStream).Err("cuMemcpyDtoHAsync_v2")
+		err = d.cuMemcpyDtoHAsync_v2(unsafe.Add(s.stage.p, len(dist)), fromPred, uint64(len(pred)), dv.copyStream).Err("cuMemcpyDtoHAsync_v2")
 	}
 	if err == nil {
 		err = d.cuEventRecord(s.copied, dv.copyStream).Err("cuEventRecord")
@@ -349,6 +356,112 @@ func (r *Runner) Start(ctx context.Context, out *graph.Block) (*Pending, error) 
 		if errors.Is(err, errCycle) {
 			return nil, negativeCycle(r.g, cycleSource)
 		}
+		return nil, err
+	}
+	return p, nil
+}
+
+// Resident is a block of sources computed into device memory in one go,
+// whose rows then travel to the host piecewise (Start): the blocks a host
+// can hold at once are far smaller than what the device holds, and the
+// batched kernel's derivations work best on one block of many sources
+// (package pipeline uses it for the matrix layout). Its rows live in one
+// of the runner's result slots until Close or the runner's next block.
+type Resident struct {
+	r          *Runner
+	slot       *resultSlot
+	sources    []graph.VertexID
+	kernelTime time.Duration
+}
+
+// ComputeResident runs the kernels for every source of sources into one
+// result slot and keeps the rows there. It waits for the copies in flight
+// first, which may still read the slot. Errors are Run's; a block that
+// does not fit in device memory is not halved but fails with an
+// *OutOfMemoryError.
+func (r *Runner) ComputeResident(ctx context.Context, sources []graph.VertexID) (*Resident, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, s := range sources {
+		if s < 0 || int(s) >= r.n {
+			return nil, fmt.Errorf("gpu: source %d outside [0, %d)", s, r.n)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, errors.New("gpu: run on a closed runner")
+	}
+	res := &Resident{r: r, sources: sources}
+	if len(sources) == 0 {
+		return res, nil
+	}
+	cycleSource := graph.VertexID(-1)
+	err := r.e.dev.do(func() error {
+		r.kernelTime = 0
+		r.settleSlots()
+		res.slot = r.takeSlot()
+		c, err := r.compute(sources, res.slot)
+		cycleSource = c
+		return err
+	})
+	res.kernelTime = r.kernelTime
+	switch {
+	case err != nil:
+		return nil, err
+	case cycleSource >= 0:
+		return nil, negativeCycle(r.g, cycleSource)
+	}
+	return res, nil
+}
+
+// KernelTime is the device time of the block's kernels.
+func (res *Resident) KernelTime() time.Duration { return res.kernelTime }
+
+// Start queues the copy of the rows of sources[lo:hi] into out (whose
+// Sources must be those) on the copy stream, through whichever result
+// slot's stage is idle, as Runner.Start does; Wait on the Pending before
+// reading out.
+func (res *Resident) Start(ctx context.Context, lo, hi int, out *graph.Block) (*Pending, error) {
+	r := res.r
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if lo < 0 || hi > len(res.sources) || lo > hi || len(out.Sources) != hi-lo {
+		return nil, fmt.Errorf("gpu: rows [%d, %d) of a resident block of %d for a block of %d sources", lo, hi, len(res.sources), len(out.Sources))
+	}
+	for i, s := range out.Sources {
+		if s != res.sources[lo+i] {
+			return nil, fmt.Errorf("gpu: block row %d is source %d, the resident row %d", i, s, res.sources[lo+i])
+		}
+	}
+	if err := r.checkBlock(out); err != nil {
+		return nil, err
+	}
+	p := &Pending{}
+	if hi == lo {
+		return p, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, errors.New("gpu: run on a closed runner")
+	}
+	dist, _ := sliceBytes(out.Dist)
+	var pred []byte
+	if out.Pred != nil {
+		pred = asBytes(out.Pred)
+	}
+	rowBytes := uint64(r.n * r.distType.Size())
+	err := r.e.dev.do(func() error {
+		j, err := r.queueCopyFrom(r.takeSlot(), res.slot.dist.ptr+uint64(lo)*rowBytes, res.slot.pred.ptr+uint64(lo)*uint64(4*r.n), dist, pred)
+		if err == nil {
+			p.jobs = append(p.jobs, j)
+		}
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	return p, nil

@@ -99,6 +99,16 @@ type pendingBlock struct {
 // them last to first. It returns one block holding every row.
 func startAhead(t *testing.T, r *Runner, n int, sources []graph.VertexID, sizes []int, ahead int, withPred bool) *graph.Block {
 	t.Helper()
+	return startWith(t, r, n, sources, sizes, ahead, withPred, func(_, _ int, b *graph.Block) (*Pending, error) {
+		return r.Start(context.Background(), b)
+	})
+}
+
+// startWith is startAhead with start(lo, hi, b) starting the block b of
+// sources[lo:hi].
+func startWith(t *testing.T, r *Runner, n int, sources []graph.VertexID, sizes []int, ahead int, withPred bool,
+	start func(lo, hi int, b *graph.Block) (*Pending, error)) *graph.Block {
+	t.Helper()
 	all := graph.NewBlock(sources, n, r.DistType(), withPred)
 	var queue []pendingBlock
 	wait := func(pb pendingBlock) {
@@ -112,7 +122,7 @@ func startAhead(t *testing.T, r *Runner, n int, sources []graph.VertexID, sizes 
 		hi := min(lo+sizes[i%len(sizes)], len(sources))
 		b := graph.NewBlock(sources[lo:hi], n, r.DistType(), withPred)
 		poison(b)
-		p, err := r.Start(context.Background(), b)
+		p, err := start(lo, hi, b)
 		if err != nil {
 			t.Fatalf("Start(sources %d..%d): %v", lo, hi, err)
 		}
@@ -136,7 +146,8 @@ func startAhead(t *testing.T, r *Runner, n int, sources []graph.VertexID, sizes 
 
 // TestStartAheadAgainstOracles starts blocks ahead of their waits (one
 // ahead, as the pipeline does; four ahead, more than the two result slots;
-// every block before any wait, waited for last to first), with block sizes
+// every block before any wait, waited for last to first; two ahead from
+// one resident device block of every source), with block sizes
 // that change from one Start to the next (so buffers grow while copies are
 // in flight), and checks every row against the serial oracles and against
 // plain Runs of the same blocks.
@@ -187,8 +198,22 @@ func TestStartAheadAgainstOracles(t *testing.T) {
 					}()
 					sizes := []int{37, 1, 64, 5, 33}
 					plain := runBlocks(t, r, n, sources, 37, withPred)
-					for _, ahead := range []int{0, 1, 4, -1} {
-						b := startAhead(t, r, n, sources, sizes, ahead, withPred)
+					for _, ahead := range []int{0, 1, 4, -1, 2} {
+						var b *graph.Block
+						if ahead == 2 { // one device block, its rows started piecewise
+							res, err := r.ComputeResident(context.Background(), sources)
+							if err != nil {
+								t.Fatal(err)
+							}
+							b = startWith(t, r, n, sources, sizes, ahead, withPred, func(lo, hi int, b *graph.Block) (*Pending, error) {
+								return res.Start(context.Background(), lo, hi, b)
+							})
+							if _, err := res.Start(context.Background(), 1, 3, graph.NewBlock(sources[2:4], n, r.DistType(), withPred)); err == nil {
+								t.Error("Start of rows 1..3 into a block of other sources: no error")
+							}
+						} else {
+							b = startAhead(t, r, n, sources, sizes, ahead, withPred)
+						}
 						samePred := !(alg == graph.BellmanFord && packsPredecessors(r.DistType()))
 						if !sameBlock(plain, b, samePred) {
 							t.Fatalf("%d ahead: rows differ from plain Runs", ahead)

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -96,6 +97,30 @@ func (d describedRunner) Describe() string {
 // Waiter (and no nil *gpu.Pending hides in a non-nil Waiter on error).
 func (d describedRunner) Start(ctx context.Context, out *graph.Block) (Waiter, error) {
 	p, err := d.Runner.Start(ctx, out)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// ComputeResident makes the GPU runner a ResidentRunner.
+func (d describedRunner) ComputeResident(ctx context.Context, sources []graph.VertexID) (ResidentBlock, error) {
+	res, err := d.Runner.ComputeResident(ctx, sources)
+	var oom *gpu.OutOfMemoryError
+	if errors.As(err, &oom) {
+		return nil, fmt.Errorf("%w: %w", ErrResidentTooLarge, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return residentBlock{res}, nil
+}
+
+// residentBlock adapts *gpu.Resident, whose Start returns *gpu.Pending.
+type residentBlock struct{ *gpu.Resident }
+
+func (r residentBlock) Start(ctx context.Context, lo, hi int, out *graph.Block) (Waiter, error) {
+	p, err := r.Resident.Start(ctx, lo, hi, out)
 	if err != nil {
 		return nil, err
 	}

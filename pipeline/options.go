@@ -57,6 +57,9 @@ type Options struct {
 	buildRecords func(*graph.Block) ([]arrow.Record, error)
 	// timings, when set, receives where the blocks' time went.
 	timings *timings
+	// residentMax, when above the host blocks' size, is the most sources
+	// of a ResidentRunner's device block.
+	residentMax int
 }
 
 // DefaultMemBudget is the CPU engine's block budget when Options.MemBudget is 0.

@@ -122,6 +122,12 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.Record) err
 	}
 	blocks := PlanBlocksInFlight(len(sources), runner.BytesPerSource(), budget(opt, eng, runner), maxBlock(opt, len(sources), runner), blocksInFlight(runner, opt))
 	fmt.Fprintf(opt.Log, "pathctl: %d sources in %d blocks of up to %d\n", len(sources), len(blocks), blockMax(blocks))
+	if _, ok := runner.(ResidentRunner); ok && opt.Layout != arrowio.LayoutStats {
+		opt.residentMax = residentMax(opt, eng, runner, len(sources))
+		if opt.residentMax > blockMax(blocks) {
+			fmt.Fprintf(opt.Log, "pathctl: computed on the device in blocks of up to %d sources\n", opt.residentMax)
+		}
+	}
 
 	if opt.Layout == arrowio.LayoutMatrix {
 		// Matrix records wrap the block's distances without a copy; building
@@ -299,7 +305,9 @@ func runBlocks(ctx context.Context, g *Graph, runner Runner, opt Options, source
 	go func() {
 		defer close(results)
 		var err error
-		if ahead {
+		if rr, ok := runner.(ResidentRunner); ok && ahead && opt.residentMax > blockMax(blocks) {
+			err = p.startResident(ctx, rr, async, opt.residentMax)
+		} else if ahead {
 			err = p.startAhead(ctx, async)
 		} else {
 			err = p.runInTurn(ctx)
@@ -466,6 +474,100 @@ func (p *producer) startAhead(ctx context.Context, async AsyncRunner) error {
 	return nil
 }
 
+// ResidentRunner is implemented by runners that can compute a block of
+// sources far larger than the host's blocks into device memory and send
+// its rows to the host piecewise (the GPU runner: its batched kernel
+// derives most rows of a block that holds most sources from others).
+type ResidentRunner interface {
+	ComputeResident(ctx context.Context, sources []graph.VertexID) (ResidentBlock, error)
+}
+
+// ErrResidentTooLarge is what a ResidentRunner's ComputeResident wraps
+// when the device block does not fit in device memory.
+var ErrResidentTooLarge = errors.New("pipeline: device block does not fit")
+
+// ResidentBlock is a block a ResidentRunner holds in device memory.
+type ResidentBlock interface {
+	// Start sends the rows of the block's sources [lo, hi) to out, as
+	// AsyncRunner.Start does.
+	Start(ctx context.Context, lo, hi int, out *graph.Block) (Waiter, error)
+}
+
+// startResident computes the blocks in device blocks of up to max sources
+// (consecutive host blocks together) and starts each host block's rows
+// from its device block before it waits for the previous host block.
+//
+// A device block that does not fit (ErrResidentTooLarge) sends the rest
+// of the run through startAhead, whose blocks halve where they must.
+func (p *producer) startResident(ctx context.Context, rr ResidentRunner, async AsyncRunner, max int) error {
+	type started struct {
+		b   SourceBlock
+		blk *graph.Block
+		w   Waiter
+	}
+	var prev *started
+	finish := func() error {
+		if prev == nil {
+			return nil
+		}
+		s := prev
+		prev = nil
+		t0 := time.Now()
+		if err := s.w.Wait(); err != nil {
+			return err
+		}
+		if t := p.opt.timings; t != nil {
+			t.compute += time.Since(t0)
+			t.addDevice(s.w)
+		}
+		return p.sendResult(s.b, s.blk)
+	}
+	for i := 0; i < len(p.blocks); {
+		start := p.blocks[i].Start
+		j := i + 1
+		for j < len(p.blocks) && p.blocks[j].End-start <= max {
+			j++
+		}
+		end := p.blocks[j-1].End
+		// Copies of the previous device block still read its rows: they
+		// land before the next is computed.
+		if err := finish(); err != nil {
+			return err
+		}
+		t0 := time.Now()
+		res, err := rr.ComputeResident(ctx, p.sources[start:end])
+		if errors.Is(err, ErrResidentTooLarge) {
+			rest := *p
+			rest.blocks = p.blocks[i:]
+			return rest.startAhead(ctx, async)
+		}
+		if err != nil {
+			return err
+		}
+		if t := p.opt.timings; t != nil {
+			t.compute += time.Since(t0)
+			t.addDevice(res)
+		}
+		for _, b := range p.blocks[i:j] {
+			blk := p.newBlock(b)
+			w, err := res.Start(ctx, b.Start-start, b.End-start, blk)
+			if err != nil {
+				if prev != nil {
+					_ = prev.w.Wait() // nothing may write to a block after runBlocks returns
+				}
+				return err
+			}
+			if err := finish(); err != nil {
+				_ = w.Wait()
+				return err
+			}
+			prev = &started{b: b, blk: blk, w: w}
+		}
+		i = j
+	}
+	return finish()
+}
+
 // SourceBlock is a half-open range of the source list run together.
 type SourceBlock struct{ Start, End int }
 
@@ -541,6 +643,21 @@ func maxBlock(opt Options, n int, runner Runner) int {
 func statsOnDevice(runner Runner, opt Options) bool {
 	_, ok := runner.(StatsRunner)
 	return ok && opt.Layout == arrowio.LayoutStats
+}
+
+// residentMax is the most sources of one device block of a
+// ResidentRunner: the device budget (or --gpu-mem) over the runner's bytes
+// per source, which count every device buffer of a source.
+func residentMax(opt Options, eng Engine, runner Runner, sources int) int {
+	b := opt.MemBudget
+	if d, ok := eng.(interface{ DeviceBudget() int64 }); ok && b <= 0 {
+		b = d.DeviceBudget()
+	}
+	per := runner.BytesPerSource()
+	if b <= 0 || per <= 0 {
+		return 0
+	}
+	return int(min(int64(sources), b/per))
 }
 
 // IsInterrupted reports whether err comes from a cancelled context.

@@ -1,0 +1,119 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/graph"
+)
+
+// fakeResident is a ResidentRunner over fakeAsync: ComputeResident logs
+// the device block and can refuse one as too large; the block's Start
+// fills rows as fakeAsync does, from the device block's sources.
+type fakeResident struct {
+	*fakeAsync
+	computes  [][]graph.VertexID
+	tooLarge  int // device block refused with ErrResidentTooLarge; -1 for none
+	startFail int // host block (counted over every resident Start) that fails; -1 for none
+	rstarts   int
+}
+
+type fakeDeviceBlock struct {
+	f       *fakeResident
+	sources []graph.VertexID
+}
+
+func (f *fakeResident) ComputeResident(ctx context.Context, sources []graph.VertexID) (ResidentBlock, error) {
+	i := len(f.computes)
+	f.computes = append(f.computes, sources)
+	if i == f.tooLarge {
+		return nil, fmt.Errorf("%w: fake", ErrResidentTooLarge)
+	}
+	return &fakeDeviceBlock{f, sources}, nil
+}
+
+func (b *fakeDeviceBlock) Start(ctx context.Context, lo, hi int, out *graph.Block) (Waiter, error) {
+	f := b.f
+	i := f.rstarts
+	f.rstarts++
+	for r, s := range out.Sources {
+		if s != b.sources[lo+r] {
+			return nil, fmt.Errorf("host block row %d is source %d, device row %d is %d", r, s, lo+r, b.sources[lo+r])
+		}
+	}
+	if i == f.startFail {
+		return nil, errors.New("fake resident start failed")
+	}
+	return f.fakeAsync.Start(ctx, out)
+}
+
+// TestRunBlocksResident checks the device blocks of a ResidentRunner:
+// consecutive host blocks share one device block of at most residentMax
+// sources, every host block reaches the sink in order with its rows, a
+// device block that does not fit sends the rest through Start, and a
+// failed Start leaves nothing unwaited.
+func TestRunBlocksResident(t *testing.T) {
+	const n, size, nblocks = 5, 2, 6
+	sources := allSources(size * nblocks)
+	blocks := PlanBlocks(len(sources), 1, 0, size)
+	for _, c := range []struct {
+		name                string
+		tooLarge, startFail int
+		wantComputes        [][2]int // the device blocks asked for
+		wantErr             bool
+	}{
+		{"grouped", -1, -1, [][2]int{{0, 4}, {4, 8}, {8, 12}}, false},
+		{"too large", 1, -1, [][2]int{{0, 4}, {4, 8}}, false},
+		{"start fails", -1, 3, [][2]int{{0, 4}, {4, 8}}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			base := runtime.NumGoroutine()
+			f := &fakeResident{fakeAsync: newFakeAsync(n, 2*nblocks), tooLarge: c.tooLarge, startFail: c.startFail}
+			opt := Options{Layout: arrowio.LayoutPairs, residentMax: 5}
+			var sunk int
+			err := runBlocks(context.Background(), fakeGraph(t, n), f, opt, sources, blocks, func(res blockResult) error {
+				i := sunk
+				sunk++
+				if res.end != blocks[i].End {
+					return fmt.Errorf("sink %d got block ending at %d, want %d", i, res.end, blocks[i].End)
+				}
+				d := res.block.Dist.([]int32)
+				for r, s := range res.block.Sources {
+					for v := range n {
+						if d[r*n+v] != int32(s)*1000+int32(v) {
+							return fmt.Errorf("block %d source %d: dist[%d] = %d", i, s, v, d[r*n+v])
+						}
+					}
+				}
+				return nil
+			})
+			if (err != nil) != c.wantErr {
+				t.Fatalf("err = %v, want an error: %v", err, c.wantErr)
+			}
+			if !c.wantErr && sunk != nblocks {
+				t.Errorf("sink got %d blocks, want %d", sunk, nblocks)
+			}
+			if len(f.computes) != len(c.wantComputes) {
+				t.Fatalf("device blocks %v, want %v", f.computes, c.wantComputes)
+			}
+			for i, w := range c.wantComputes {
+				got := f.computes[i]
+				if len(got) != w[1]-w[0] || got[0] != graph.VertexID(w[0]) {
+					t.Errorf("device block %d holds %v, want sources [%d, %d)", i, got, w[0], w[1])
+				}
+			}
+			f.checkAllWaited(t, base)
+		})
+	}
+	// Without room for more than one host block, the producer starts ahead.
+	f := &fakeResident{fakeAsync: newFakeAsync(n, nblocks), tooLarge: -1, startFail: -1}
+	err := runBlocks(context.Background(), fakeGraph(t, n), f, Options{Layout: arrowio.LayoutPairs, residentMax: size}, sources, blocks,
+		func(blockResult) error { return nil })
+	if err != nil || len(f.computes) != 0 {
+		t.Errorf("residentMax of one host block: err %v, %d device blocks", err, len(f.computes))
+	}
+}
