@@ -399,10 +399,14 @@ func (b *ResultBuilder) matrixRecord(blk *graph.Block) (arrow.RecordBatch, error
 		values = arrow.GetBytes(d)
 	}
 	valBuf := memory.NewBufferBytes(values)
+	if blk.Recycle != nil {
+		valBuf = memory.NewBufferWithAllocator(values, recycler{blk.Recycle})
+	}
 	child := array.NewData(DistArrowType(b.distType), k*n, []*memory.Buffer{validity, valBuf}, nil, nulls, 0)
 	if validity != nil {
 		validity.Release()
 	}
+	valBuf.Release() // the child holds it (a no-op without Recycle)
 	listType := matrixListType(n, b.distType)
 	list := array.NewData(listType, k, []*memory.Buffer{nil}, []arrow.ArrayData{child}, 0, 0)
 	child.Release()
@@ -414,6 +418,17 @@ func (b *ResultBuilder) matrixRecord(blk *graph.Block) (arrow.RecordBatch, error
 	distCol.Release()
 	return rec, nil
 }
+
+// recycler is the allocator of a buffer that wraps a block's distances:
+// the buffer's last Release calls Free, which hands the memory back through
+// the block's Recycle. It allocates nothing itself.
+type recycler struct{ recycle func() }
+
+func (r recycler) Allocate(size int) []byte { return memory.DefaultAllocator.Allocate(size) }
+func (r recycler) Reallocate(size int, b []byte) []byte {
+	return memory.DefaultAllocator.Reallocate(size, b)
+}
+func (r recycler) Free([]byte) { r.recycle() }
 
 // infValidity returns a validity bitmap clearing the Infinity entries of d,
 // and their count; no bitmap when none is Infinity. A block holds up to

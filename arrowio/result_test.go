@@ -443,6 +443,33 @@ func TestMatrixZeroCopy(t *testing.T) {
 	}
 }
 
+// TestMatrixRecycle checks that a block's Recycle runs exactly once, when
+// the last reference to the matrix record wrapping its distances (the
+// record, then a slice a consumer kept) is released, and not before.
+func TestMatrixRecycle(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	blk := resultTestBlock(graph.DistInt32)
+	recycled := 0
+	blk.Recycle = func() { recycled++ }
+	b := NewResultBuilder(LayoutMatrix, resultIDCases()[0].v, graph.DistInt32, false, mem)
+	var kept arrow.RecordBatch
+	err := b.Block(blk, func(rec arrow.RecordBatch) error {
+		kept = rec.NewSlice(0, 1)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recycled != 0 {
+		t.Fatalf("recycled %d times while a slice of the record is alive", recycled)
+	}
+	kept.Release()
+	if recycled != 1 {
+		t.Fatalf("recycled %d times after the last release, want 1", recycled)
+	}
+}
+
 // TestMatrixWide writes a matrix of 65,536 columns in every format and
 // checks it cell by cell.
 func TestMatrixWide(t *testing.T) {

@@ -14,6 +14,10 @@ type Block struct {
 	// the vertex before v on a shortest path from Sources[i], or -1 for the
 	// source itself and unreachable vertices.
 	Pred []VertexID
+	// Recycle, when set, is called once nothing reads Dist any more: by
+	// the release of the last Arrow buffer wrapping it (arrowio's matrix
+	// records), so that its memory can serve a later block.
+	Recycle func()
 }
 
 // NewBlock allocates a block for sources over n vertices.

@@ -301,6 +301,9 @@ func runBlocks(ctx context.Context, g *Graph, runner Runner, opt Options, source
 		}
 	}
 	p := producer{g: g, runner: runner, opt: opt, sources: sources, blocks: blocks, send: send}
+	if ahead && opt.Layout == arrowio.LayoutMatrix && opt.buildRecords != nil {
+		p.pool = &blockPool{}
+	}
 	errc := make(chan error, 1)
 	go func() {
 		defer close(results)
@@ -347,9 +350,15 @@ type producer struct {
 	sources []graph.VertexID
 	blocks  []SourceBlock
 	send    func(blockResult) error
+	// pool, when set, recycles the blocks' distance arrays (matrix records
+	// of a runner that writes every element: an AsyncRunner).
+	pool *blockPool
 }
 
 func (p *producer) newBlock(b SourceBlock) *graph.Block {
+	if p.pool != nil {
+		return p.pool.block(p.sources[b.Start:b.End], p.g.NumVertices(), p.runner.DistType(), p.opt.WithPredecessors)
+	}
 	return graph.NewBlock(p.sources[b.Start:b.End], p.g.NumVertices(), p.runner.DistType(), p.opt.WithPredecessors)
 }
 
