@@ -35,7 +35,12 @@
 // computes (overlap.go): Runner.Start computes a block and queues its copy
 // into one of two pinned stages, a copier goroutine (also locked to a
 // thread with the context current) moves it into the caller's block, and
-// Pending.Wait returns when it is there; Run is Start then Wait. Built with
+// Pending.Wait returns when it is there; Run is Start then Wait.
+// ComputeResident keeps a block as large as device memory allows in a
+// result slot and Resident.Start sends ranges of its rows the same way, so
+// that the batched kernel's derivations (leaves, minimums over arcs, a
+// second phase started from the hubs' rows) see most of the graph in one
+// block while the host takes small blocks. Built with
 // the pathctl_debug tag, every kernel launch is synchronised and checked
 // (debug_on.go).
 package gpu
