@@ -51,3 +51,20 @@ func TestInfValidity(t *testing.T) {
 		buf.Release()
 	}
 }
+
+// BenchmarkInfValidity times the matrix validity bitmap over 64 Mi int32
+// distances, one in 64 of them unreachable.
+func BenchmarkInfValidity(b *testing.B) {
+	d := make([]int32, 64<<20)
+	for i := range d {
+		d[i] = int32(i % 1000)
+		if i%64 == 7 {
+			d[i] = graph.Infinity[int32]()
+		}
+	}
+	b.SetBytes(int64(4 * len(d)))
+	for b.Loop() {
+		buf, _ := infValidity(d, memory.DefaultAllocator)
+		buf.Release()
+	}
+}
