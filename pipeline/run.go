@@ -409,10 +409,7 @@ func (p *producer) runInTurn(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if t := p.opt.timings; t != nil {
-				t.compute += time.Since(t0)
-				t.addDevice(p.runner)
-			}
+			p.tally(t0, p.runner)
 			res = blockResult{end: b.End, stats: s}
 		} else {
 			blk := p.newBlock(b)
@@ -420,10 +417,7 @@ func (p *producer) runInTurn(ctx context.Context) error {
 			if err := p.runner.Run(ctx, blk); err != nil {
 				return err
 			}
-			if t := p.opt.timings; t != nil {
-				t.compute += time.Since(t0)
-				t.addDevice(p.runner)
-			}
+			p.tally(t0, p.runner)
 			if err := p.sendResult(b, blk); err != nil {
 				return err
 			}
@@ -438,39 +432,21 @@ func (p *producer) runInTurn(ctx context.Context) error {
 
 // startAhead starts block i+1 before it waits for block i and sends it on.
 func (p *producer) startAhead(ctx context.Context, async AsyncRunner) error {
-	type started struct {
-		b   SourceBlock
-		blk *graph.Block
-		w   Waiter
-	}
-	var prev *started
-	finish := func(s *started) error {
-		t0 := time.Now()
-		if err := s.w.Wait(); err != nil {
-			return err
-		}
-		if t := p.opt.timings; t != nil {
-			t.compute += time.Since(t0)
-			t.addDevice(s.w)
-		}
-		return p.sendResult(s.b, s.blk)
-	}
+	var prev *startedBlock
 	for _, b := range p.blocks {
 		blk := p.newBlock(b)
 		t0 := time.Now()
 		w, err := async.Start(ctx, blk)
-		if t := p.opt.timings; t != nil {
-			t.compute += time.Since(t0)
-		}
+		p.tally(t0, nil)
 		if err != nil {
 			if prev != nil {
 				_ = prev.w.Wait() // nothing may write to a block after runBlocks returns
 			}
 			return err
 		}
-		cur := &started{b: b, blk: blk, w: w}
+		cur := &startedBlock{b: b, blk: blk, w: w}
 		if prev != nil {
-			if err := finish(prev); err != nil {
+			if err := p.finish(prev); err != nil {
 				_ = cur.w.Wait()
 				return err
 			}
@@ -478,9 +454,35 @@ func (p *producer) startAhead(ctx context.Context, async AsyncRunner) error {
 		prev = cur
 	}
 	if prev != nil {
-		return finish(prev)
+		return p.finish(prev)
 	}
 	return nil
+}
+
+// startedBlock is a block whose results are on their way.
+type startedBlock struct {
+	b   SourceBlock
+	blk *graph.Block
+	w   Waiter
+}
+
+// finish waits for s's results and sends them on.
+func (p *producer) finish(s *startedBlock) error {
+	t0 := time.Now()
+	if err := s.w.Wait(); err != nil {
+		return err
+	}
+	p.tally(t0, s.w)
+	return p.sendResult(s.b, s.blk)
+}
+
+// tally adds the time since t0 to the run's compute time and, where dev
+// reports them, its device times.
+func (p *producer) tally(t0 time.Time, dev any) {
+	if t := p.opt.timings; t != nil {
+		t.compute += time.Since(t0)
+		t.addDevice(dev)
+	}
 }
 
 // ResidentRunner is implemented by runners that can compute a block of
@@ -509,27 +511,14 @@ type ResidentBlock interface {
 // A device block that does not fit (ErrResidentTooLarge) sends the rest
 // of the run through startAhead, whose blocks halve where they must.
 func (p *producer) startResident(ctx context.Context, rr ResidentRunner, async AsyncRunner, max int) error {
-	type started struct {
-		b   SourceBlock
-		blk *graph.Block
-		w   Waiter
-	}
-	var prev *started
-	finish := func() error {
+	var prev *startedBlock
+	finish := func() error { // the previous host block, if any
 		if prev == nil {
 			return nil
 		}
 		s := prev
 		prev = nil
-		t0 := time.Now()
-		if err := s.w.Wait(); err != nil {
-			return err
-		}
-		if t := p.opt.timings; t != nil {
-			t.compute += time.Since(t0)
-			t.addDevice(s.w)
-		}
-		return p.sendResult(s.b, s.blk)
+		return p.finish(s)
 	}
 	for i := 0; i < len(p.blocks); {
 		start := p.blocks[i].Start
@@ -553,10 +542,7 @@ func (p *producer) startResident(ctx context.Context, rr ResidentRunner, async A
 		if err != nil {
 			return err
 		}
-		if t := p.opt.timings; t != nil {
-			t.compute += time.Since(t0)
-			t.addDevice(res)
-		}
+		p.tally(t0, res)
 		for _, b := range p.blocks[i:j] {
 			blk := p.newBlock(b)
 			w, err := res.Start(ctx, b.Start-start, b.End-start, blk)
@@ -570,7 +556,7 @@ func (p *producer) startResident(ctx context.Context, rr ResidentRunner, async A
 				_ = w.Wait()
 				return err
 			}
-			prev = &started{b: b, blk: blk, w: w}
+			prev = &startedBlock{b: b, blk: blk, w: w}
 		}
 		i = j
 	}
