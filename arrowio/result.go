@@ -385,29 +385,41 @@ func (b *ResultBuilder) matrixRecord(blk *graph.Block) (arrow.RecordBatch, error
 	n := blk.NumVertices
 	k := len(blk.Sources)
 	var values []byte
-	var validity *memory.Buffer
-	nulls := 0
+	var v validity
 	switch d := blk.Dist.(type) {
 	case []int32:
 		values = arrow.GetBytes(d)
-		validity, nulls = infValidity(d, b.mem)
+		v = blockValidity(blk, d, b.mem)
 	case []int64:
 		values = arrow.GetBytes(d)
-		validity, nulls = infValidity(d, b.mem)
+		v = blockValidity(blk, d, b.mem)
 	case []float32:
 		values = arrow.GetBytes(d)
 	case []float64:
 		values = arrow.GetBytes(d)
 	}
-	valBuf := memory.NewBufferBytes(values)
+	// Buffers that wrap the block's own memory hand it back through its
+	// Recycle once the last of them is released.
+	wrap := func(bytes []byte) *memory.Buffer { return memory.NewBufferBytes(bytes) }
 	if blk.Recycle != nil {
-		valBuf = memory.NewBufferWithAllocator(values, recycler{blk.Recycle})
+		left := &atomic.Int32{}
+		left.Store(1)
+		if v.room != nil {
+			left.Store(2)
+		}
+		r := recycler{left: left, recycle: blk.Recycle}
+		wrap = func(bytes []byte) *memory.Buffer { return memory.NewBufferWithAllocator(bytes, r) }
 	}
-	child := array.NewData(DistArrowType(b.distType), k*n, []*memory.Buffer{validity, valBuf}, nil, nulls, 0)
-	if validity != nil {
-		validity.Release()
+	valBuf := wrap(values)
+	validBuf := v.buf
+	if v.room != nil {
+		validBuf = wrap(v.room)
 	}
-	valBuf.Release() // the child holds it (a no-op without Recycle)
+	child := array.NewData(DistArrowType(b.distType), k*n, []*memory.Buffer{validBuf, valBuf}, nil, v.nulls, 0)
+	if validBuf != nil {
+		validBuf.Release() // the child holds it
+	}
+	valBuf.Release()
 	listType := matrixListType(n, b.distType)
 	list := array.NewData(listType, k, []*memory.Buffer{nil}, []arrow.ArrayData{child}, 0, 0)
 	child.Release()
@@ -420,25 +432,71 @@ func (b *ResultBuilder) matrixRecord(blk *graph.Block) (arrow.RecordBatch, error
 	return rec, nil
 }
 
-// recycler is the allocator of a buffer that wraps a block's distances:
-// the buffer's last Release calls Free, which hands the memory back through
-// the block's Recycle. It allocates nothing itself.
-type recycler struct{ recycle func() }
+// validity is the bitmap of a matrix block: in the block's own room
+// (graph.Block.Valid), in a buffer of its own, or neither when no entry is
+// null.
+type validity struct {
+	room  []byte
+	buf   *memory.Buffer
+	nulls int
+}
+
+// blockValidity is the bitmap of blk's distances d: the one the runner
+// built (ValidSet), else one built here, in the block's room when it has
+// one.
+func blockValidity[D int32 | int64](blk *graph.Block, d []D, mem memory.Allocator) validity {
+	size := int(bitutil.BytesForBits(int64(len(d))))
+	switch {
+	case blk.ValidSet && blk.Nulls == 0:
+		return validity{}
+	case blk.ValidSet && len(blk.Valid) >= size:
+		return validity{room: blk.Valid[:size], nulls: blk.Nulls}
+	case len(blk.Valid) >= size:
+		if nulls := infBits(d, blk.Valid[:size]); nulls > 0 {
+			return validity{room: blk.Valid[:size], nulls: nulls}
+		}
+		return validity{}
+	}
+	buf, nulls := infValidity(d, mem)
+	return validity{buf: buf, nulls: nulls}
+}
+
+// recycler is the allocator of the buffers that wrap a block's memory:
+// the last Release of the last of them calls Free, which hands the memory
+// back through the block's Recycle. It allocates nothing itself.
+type recycler struct {
+	left    *atomic.Int32 // buffers not yet freed
+	recycle func()
+}
 
 func (r recycler) Allocate(size int) []byte { return memory.DefaultAllocator.Allocate(size) }
 func (r recycler) Reallocate(size int, b []byte) []byte {
 	return memory.DefaultAllocator.Reallocate(size, b)
 }
-func (r recycler) Free([]byte) { r.recycle() }
+func (r recycler) Free([]byte) {
+	if r.left.Add(-1) == 0 {
+		r.recycle()
+	}
+}
 
 // infValidity returns a validity bitmap clearing the Infinity entries of d,
-// and their count; no bitmap when none is Infinity. A block holds up to
-// gigabytes of distances, so the bitmap is built a byte (8 entries) at a
-// time by one goroutine per core over ranges of whole bitmap words.
+// and their count; no bitmap when none is Infinity.
 func infValidity[D int32 | int64](d []D, mem memory.Allocator) (*memory.Buffer, int) {
 	buf := memory.NewResizableBuffer(mem)
 	buf.Resize(int(bitutil.BytesForBits(int64(len(d)))))
-	bits := buf.Bytes()
+	nulls := infBits(d, buf.Bytes())
+	if nulls == 0 {
+		buf.Release()
+		return nil, 0
+	}
+	return buf, nulls
+}
+
+// infBits fills bits, (len(d)+7)/8 bytes, with the validity bitmap of d
+// (Infinity entries cleared) and returns their count. A block holds up to
+// gigabytes of distances, so the bitmap is built a byte (8 entries) at a
+// time by one goroutine per core over ranges of whole bitmap words.
+func infBits[D int32 | int64](d []D, bits []byte) int {
 	const perByte = 8
 	const chunk = 1 << 20 // entries per piece of work, a multiple of 8
 	pieces := (len(d) + chunk - 1) / chunk
@@ -485,11 +543,7 @@ func infValidity[D int32 | int64](d []D, mem memory.Allocator) (*memory.Buffer, 
 	for _, c := range counts {
 		nulls += c
 	}
-	if nulls == 0 {
-		buf.Release()
-		return nil, 0
-	}
-	return buf, nulls
+	return nulls
 }
 
 // set is 1 for true and 0 for false, without a branch.

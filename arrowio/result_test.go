@@ -672,3 +672,77 @@ func TestEmptyGraph(t *testing.T) {
 		}
 	}
 }
+
+// TestMatrixValidityRoom checks the bitmaps of a block with room for one
+// (graph.Block.Valid): built in that room when the runner left it alone,
+// taken as the runner left it when ValidSet (even where it disagrees with
+// the distances, so that the test can tell it was not rebuilt), absent when
+// the runner counted no nulls, and the block recycled once both buffers
+// that wrap its memory are released.
+func TestMatrixValidityRoom(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		set      bool
+		runner   []byte // the runner's bitmap, when set
+		nulls    int
+		wantNull func(i int, inf bool) bool
+	}{
+		{name: "built in the room", wantNull: func(_ int, inf bool) bool { return inf }},
+		{name: "runner's bitmap", set: true, runner: []byte{0xfe, 0xff, 0xff, 0xff}, nulls: 1,
+			wantNull: func(i int, _ bool) bool { return i == 0 }},
+		{name: "runner counted no nulls", set: true, runner: []byte{0, 0, 0, 0}, nulls: 0,
+			wantNull: func(int, bool) bool { return false }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			blk := resultTestBlock(graph.DistInt32)
+			blk.Pred = nil
+			cells := len(blk.Sources) * blk.NumVertices
+			blk.Valid = make([]byte, (cells+7)/8+3) // room to spare
+			if tc.set {
+				copy(blk.Valid, tc.runner)
+				blk.ValidSet, blk.Nulls = true, tc.nulls
+			}
+			recycled := 0
+			blk.Recycle = func() { recycled++ }
+			b := NewResultBuilder(LayoutMatrix, resultIDCases()[0].v, graph.DistInt32, false, mem)
+			var kept arrow.RecordBatch
+			if err := b.Block(blk, func(rec arrow.RecordBatch) error {
+				rec.Retain()
+				kept = rec
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			values := kept.Column(1).(*array.FixedSizeList).ListValues()
+			infs := 0
+			for i := range cells {
+				_, inf := distText(blk, i)
+				if inf {
+					infs++
+				}
+				if got, want := values.IsNull(i), tc.wantNull(i, inf); got != want {
+					t.Errorf("entry %d: null %v, want %v", i, got, want)
+				}
+			}
+			if infs == 0 {
+				t.Fatal("the test block has no unreachable entry")
+			}
+			if bufs := values.Data().Buffers(); bufs[0] != nil && len(bufs[0].Bytes()) > 0 && &bufs[0].Bytes()[0] != &blk.Valid[0] {
+				t.Error("the bitmap is not the block's room")
+			}
+			// The values buffer alone outliving the record keeps the block.
+			vals := values.Data().Buffers()[1]
+			vals.Retain()
+			kept.Release()
+			if recycled != 0 {
+				t.Fatalf("recycled while a buffer is alive")
+			}
+			vals.Release()
+			if recycled != 1 {
+				t.Fatalf("recycled %d times, want 1", recycled)
+			}
+		})
+	}
+}

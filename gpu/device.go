@@ -78,6 +78,14 @@ type device struct {
 	// copyStream, in queue order; copierDone closes when it has stopped.
 	copies     chan *copyJob
 	copierDone chan struct{}
+	// pins are the ranges of host memory PinHost registered (hostpin.go),
+	// guarded by pinMu.
+	pins  []hostPin
+	pinMu sync.Mutex
+	// ctxMu is held for reading by driver calls made off the device
+	// goroutine (onContext) and for writing by close, so that the context
+	// outlives them.
+	ctxMu sync.RWMutex
 
 	work chan func()
 	mu   sync.Mutex // guards closed and sends on work
@@ -183,6 +191,7 @@ func (dv *device) teardown() error {
 	d := dv.d
 	dv.stopCopier()
 	var errs []error
+	errs = append(errs, dv.unpinAll())
 	if dv.computeDone != 0 {
 		errs = append(errs, d.cuEventDestroy_v2(dv.computeDone).Err("cuEventDestroy_v2"))
 		dv.computeDone = 0
@@ -231,6 +240,8 @@ func (dv *device) do(f func() error) error {
 
 // close tears the context down and ends the goroutine.
 func (dv *device) close() error {
+	dv.ctxMu.Lock()
+	defer dv.ctxMu.Unlock()
 	err := dv.do(dv.teardown)
 	dv.mu.Lock()
 	if !dv.quit {

@@ -118,6 +118,8 @@ type driver struct {
 	cuMemsetD8_v2                func(dst uint64, value uint8, count uint64) Result
 	cuMemHostAlloc               func(p *unsafe.Pointer, size uint64, flags uint32) Result
 	cuMemFreeHost                func(p unsafe.Pointer) Result
+	cuMemHostRegister_v2         func(p unsafe.Pointer, size uint64, flags uint32) Result
+	cuMemHostUnregister          func(p unsafe.Pointer) Result
 	cuStreamCreate               func(stream *uintptr, flags uint32) Result
 	cuStreamDestroy_v2           func(stream uintptr) Result
 	cuStreamSynchronize          func(stream uintptr) Result

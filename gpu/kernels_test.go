@@ -74,7 +74,7 @@ func TestKernelImageNamesEveryKernel(t *testing.T) {
 			names = append(names, k+typ)
 		}
 	}
-	names = append(names, "bfs_i32", "bfs_pred_i32", "bfs_level_i32", "bellman_ford_pred_i32", "bellman_ford_pred_f32",
+	names = append(names, "validity_i32", "validity_i64", "bfs_i32", "bfs_pred_i32", "bfs_level_i32", "bellman_ford_pred_i32", "bellman_ford_pred_f32",
 		"csr_count", "csr_scan")
 	for _, name := range names {
 		if !bytes.Contains(kernelImage, append([]byte(name), 0)) {

@@ -44,7 +44,12 @@ const resultSlots = 2
 // pinned stage they are copied into, and the events around that copy.
 type resultSlot struct {
 	dist, pred devBuf
-	stage      pinned // distances, then predecessors
+	// valid and partials are the validity bitmap of the rows being copied
+	// and its kernel's null counts (validity.cu), grown on demand.
+	valid, partials devBuf
+	// stage holds what does not go straight to pinned host memory:
+	// distances, then predecessors, then the bitmap and the null counts.
+	stage pinned
 	// copyStart and copied are recorded on the copy stream before and after
 	// the slot's copy; created on first use.
 	copyStart, copied uintptr
@@ -79,10 +84,16 @@ func (s *resultSlot) settle() {
 // a block that was halved), from a slot's rows to the caller's block.
 type copyJob struct {
 	seq         uint64 // queue order within the runner
-	stage       []byte // the slot's pinned stage, distances then predecessors
-	dist, pred  []byte // destinations in the caller's block
+	stage       []byte // the part of the slot's pinned stage the copy fills
+	moves       []stageMove
 	start, stop uintptr
-	done        chan struct{} // closed once the copy landed or failed
+	// With a validity bitmap: the grid of its kernel, whose null counts
+	// are at partials in the stage, and the block whose Nulls and ValidSet
+	// the copier sets.
+	grid     int
+	partials int
+	block    *graph.Block
+	done     chan struct{} // closed once the copy landed or failed
 	// Set by the copier before done closes.
 	err      error
 	copyTime time.Duration // device to pinned stage, by CUDA events
@@ -144,10 +155,86 @@ func (dv *device) land(j *copyJob) error {
 	}
 	j.copyTime = time.Duration(float64(ms) * float64(time.Millisecond))
 	t := time.Now()
-	parallelCopy(j.dist, j.stage[:len(j.dist)])
-	parallelCopy(j.pred, j.stage[len(j.dist):])
+	for _, m := range j.moves {
+		parallelCopy(m.to, j.stage[m.at:m.at+len(m.to)])
+	}
 	j.moveTime = time.Since(t)
+	if j.grid > 0 {
+		nulls := 0
+		for _, c := range unsafe.Slice((*uint64)(unsafe.Pointer(&j.stage[j.partials])), j.grid) {
+			nulls += int(c)
+		}
+		j.block.Nulls, j.block.ValidSet = nulls, true
+	}
 	return nil
+}
+
+// stageMove is a part of a copy that lands in the stage, at offset at, and
+// moves on the host into to.
+type stageMove struct {
+	to []byte
+	at int
+}
+
+// copyOut is where a queued copy delivers a block's rows: the bytes of
+// their distances and predecessors, and, for a block whose bitmap the
+// device builds, the bitmap's room and the block.
+type copyOut struct {
+	dist, pred []byte
+	valid      []byte
+	block      *graph.Block
+}
+
+// validOut returns out's room for the bitmap of all its distances when the
+// device should build it: a block with room for it (graph.Block.Valid)
+// and integer distances (floats need no bitmap), else nil.
+func (r *Runner) validOut(out *graph.Block) []byte {
+	if r.distType != graph.DistInt32 && r.distType != graph.DistInt64 {
+		return nil
+	}
+	size := (len(out.Sources)*r.n + 7) / 8
+	if len(out.Valid) < size {
+		return nil
+	}
+	return out.Valid[:size]
+}
+
+// validityGrid bounds the thread blocks of the validity kernel: each adds
+// its null count into its own word of partials.
+const validityGrid = 1024
+
+// queueValidity queues on stream 0 the kernel that builds the bitmap of
+// the count distances at from into s.valid, with its null counts in
+// s.partials, and returns its grid. When the device has no memory left
+// for the bitmap it returns 0: the host builds it instead.
+func (r *Runner) queueValidity(s *resultSlot, from uint64, count int) (int, error) {
+	dv := r.e.dev
+	words := int64(count+31) / 32
+	for _, b := range []struct {
+		buf  *devBuf
+		size int64
+	}{{&s.valid, 4 * words}, {&s.partials, 8 * validityGrid}} {
+		if b.buf.size >= b.size {
+			continue
+		}
+		if err := dv.free(b.buf); err != nil {
+			return 0, err
+		}
+		buf, err := dv.alloc(b.size)
+		if isOutOfMemory(err) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		*b.buf = buf
+	}
+	grid := int(min((words*32+threadsPerBlock-1)/threadsPerBlock, validityGrid))
+	name := "validity_" + typeSuffix(r.distType)
+	if err := dv.launchAsync(name, grid, from, uint64(count), s.valid.ptr, s.partials.ptr); err != nil {
+		return 0, err
+	}
+	return grid, nil
 }
 
 // takeSlot returns an idle result slot, waiting for the older copy in
@@ -175,22 +262,52 @@ func (r *Runner) settleSlots() {
 }
 
 // queueCopy queues, on the copy stream and after the kernels queued so far
-// on stream 0, the copy of the first len(dist) bytes of s.dist and
-// len(pred) bytes of s.pred into s's stage, and hands the move into dist
-// and pred to the copier (on the device goroutine). s must be idle.
-func (r *Runner) queueCopy(s *resultSlot, dist, pred []byte) (*copyJob, error) {
-	return r.queueCopyFrom(s, s.dist.ptr, s.pred.ptr, dist, pred)
+// on stream 0, the copy of s's rows into out (on the device goroutine). s
+// must be idle.
+func (r *Runner) queueCopy(s *resultSlot, out copyOut) (*copyJob, error) {
+	return r.queueCopyFrom(s, s.dist.ptr, s.pred.ptr, out)
 }
 
 // queueCopyFrom is queueCopy from the device rows at fromDist and fromPred
-// (another slot's rows, for a Resident block), through s's stage.
-func (r *Runner) queueCopyFrom(s *resultSlot, fromDist, fromPred uint64, dist, pred []byte) (*copyJob, error) {
+// (another slot's rows, for a Resident block). Distances and predecessors
+// whose destinations lie in memory PinHost pinned go straight there;
+// otherwise they go through s's stage and the copier moves them on. With
+// out.valid, the validity kernel runs first and its bitmap and null counts
+// travel through the stage.
+func (r *Runner) queueCopyFrom(s *resultSlot, fromDist, fromPred uint64, out copyOut) (*copyJob, error) {
 	dv := r.e.dev
 	d := dv.d
 	if dv.copies == nil {
 		return nil, errClosed
 	}
-	size := len(dist) + len(pred)
+	grid := 0
+	if out.valid != nil {
+		var err error
+		if grid, err = r.queueValidity(s, fromDist, len(out.dist)/r.distType.Size()); err != nil {
+			return nil, err
+		}
+	}
+	type part struct {
+		to   []byte
+		from uint64
+	}
+	parts := []part{{out.dist, fromDist}, {out.pred, fromPred}}
+	if grid > 0 {
+		parts = append(parts, part{out.valid, s.valid.ptr})
+	}
+	direct := dv.pinnedHost(out.dist) && (len(out.pred) == 0 || dv.pinnedHost(out.pred))
+	var moves []stageMove
+	size := 0
+	for i, p := range parts {
+		if len(p.to) > 0 && (!direct || i == 2) {
+			moves = append(moves, stageMove{to: p.to, at: size})
+			size += len(p.to)
+		}
+	}
+	partials := size
+	if grid > 0 {
+		size += 8 * grid
+	}
 	if err := dv.ensurePinned(&s.stage, int64(size)); err != nil {
 		return nil, err
 	}
@@ -208,11 +325,25 @@ func (r *Runner) queueCopyFrom(s *resultSlot, fromDist, fromPred uint64, dist, p
 	if err == nil {
 		err = d.cuEventRecord(s.copyStart, dv.copyStream).Err("cuEventRecord")
 	}
-	if err == nil {
-		err = d.cuMemcpyDtoHAsync_v2(s.stage.p, fromDist, uint64(len(dist)), dv.copyStream).Err("cuMemcpyDtoHAsync_v2")
+	copyTo := func(to unsafe.Pointer, from uint64, n int) {
+		if err == nil && n > 0 {
+			err = d.cuMemcpyDtoHAsync_v2(to, from, uint64(n), dv.copyStream).Err("cuMemcpyDtoHAsync_v2")
+		}
 	}
-	if err == nil && len(pred) > 0 {
-		err = d.cuMemcpyDtoHAsync_v2(unsafe.Add(s.stage.p, len(dist)), fromPred, uint64(len(pred)), dv.copyStream).Err("cuMemcpyDtoHAsync_v2")
+	m := 0
+	for i, p := range parts {
+		if len(p.to) == 0 {
+			continue
+		}
+		if direct && i < 2 {
+			copyTo(unsafe.Pointer(unsafe.SliceData(p.to)), p.from, len(p.to))
+			continue
+		}
+		copyTo(unsafe.Add(s.stage.p, moves[m].at), p.from, len(p.to))
+		m++
+	}
+	if grid > 0 {
+		copyTo(unsafe.Add(s.stage.p, partials), s.partials.ptr, 8*grid)
 	}
 	if err == nil {
 		err = d.cuEventRecord(s.copied, dv.copyStream).Err("cuEventRecord")
@@ -225,9 +356,10 @@ func (r *Runner) queueCopyFrom(s *resultSlot, fromDist, fromPred uint64, dist, p
 	j := &copyJob{
 		seq:   r.copySeq,
 		stage: unsafe.Slice((*byte)(s.stage.p), size),
-		dist:  dist, pred: pred,
+		moves: moves,
 		start: s.copyStart, stop: s.copied,
 		done: make(chan struct{}),
+		grid: grid, partials: partials, block: out.block,
 	}
 	s.busy = j
 	dv.copies <- j
@@ -313,6 +445,7 @@ func (r *Runner) Start(ctx context.Context, out *graph.Block) (*Pending, error) 
 	if err := r.checkBlock(out); err != nil {
 		return nil, err
 	}
+	out.ValidSet, out.Nulls = false, 0
 	p := &Pending{}
 	if len(out.Sources) == 0 {
 		return p, nil
@@ -338,11 +471,14 @@ func (r *Runner) Start(ctx context.Context, out *graph.Block) (*Pending, error) 
 				cycleSource = c
 				return errCycle
 			}
-			var pred []byte
+			cp := copyOut{dist: dist[lo*rowBytes : hi*rowBytes]}
 			if out.Pred != nil {
-				pred = asBytes(out.Pred[lo*r.n : hi*r.n])
+				cp.pred = asBytes(out.Pred[lo*r.n : hi*r.n])
+			} else if lo == 0 && hi == k {
+				// The bitmap of a block that was halved is the host's.
+				cp.valid, cp.block = r.validOut(out), out
 			}
-			j, err := r.queueCopy(s, dist[lo*rowBytes:hi*rowBytes], pred)
+			j, err := r.queueCopy(s, cp)
 			if err != nil {
 				return err
 			}
@@ -439,6 +575,7 @@ func (res *Resident) Start(ctx context.Context, lo, hi int, out *graph.Block) (*
 	if err := r.checkBlock(out); err != nil {
 		return nil, err
 	}
+	out.ValidSet, out.Nulls = false, 0
 	p := &Pending{}
 	if hi == lo {
 		return p, nil
@@ -449,13 +586,15 @@ func (res *Resident) Start(ctx context.Context, lo, hi int, out *graph.Block) (*
 		return nil, errors.New("gpu: run on a closed runner")
 	}
 	dist, _ := sliceBytes(out.Dist)
-	var pred []byte
+	c := copyOut{dist: dist}
 	if out.Pred != nil {
-		pred = asBytes(out.Pred)
+		c.pred = asBytes(out.Pred)
+	} else {
+		c.valid, c.block = r.validOut(out), out
 	}
 	rowBytes := uint64(r.n * r.distType.Size())
 	err := r.e.dev.do(func() error {
-		j, err := r.queueCopyFrom(r.takeSlot(), res.slot.dist.ptr+uint64(lo)*rowBytes, res.slot.pred.ptr+uint64(lo)*uint64(4*r.n), dist, pred)
+		j, err := r.queueCopyFrom(r.takeSlot(), res.slot.dist.ptr+uint64(lo)*rowBytes, res.slot.pred.ptr+uint64(lo)*uint64(4*r.n), c)
 		if err == nil {
 			p.jobs = append(p.jobs, j)
 		}

@@ -108,6 +108,8 @@ func newFakeCopyDevice() (*device, *fakeCopyDriver) {
 		}
 		return ResultInvalidValue
 	}
+	d.cuMemHostRegister_v2 = func(unsafe.Pointer, uint64, uint32) Result { return f.call("cuMemHostRegister_v2") }
+	d.cuMemHostUnregister = func(unsafe.Pointer) Result { return f.call("cuMemHostUnregister") }
 	dv := &device{d: d, copyStream: 77, computeDone: 99}
 	dv.startCopier()
 	return dv, f
@@ -148,7 +150,7 @@ func TestCopyPathWithFakeDriver(t *testing.T) {
 		s := r.takeSlot()
 		fill(s, block, k)
 		dist, _ := sliceBytes(out.Dist)
-		j, err := r.queueCopy(s, dist, asBytes(out.Pred))
+		j, err := r.queueCopy(s, copyOut{dist: dist, pred: asBytes(out.Pred)})
 		if err != nil {
 			t.Fatalf("block %d: queueCopy: %v", block, err)
 		}
@@ -176,7 +178,7 @@ func TestCopyPathWithFakeDriver(t *testing.T) {
 	s := r.takeSlot()
 	out := graph.NewBlock(make([]graph.VertexID, 2), n, graph.DistInt64, false)
 	dist, _ := sliceBytes(out.Dist)
-	if _, err := r.queueCopy(s, dist, nil); err == nil || !strings.Contains(err.Error(), "cuMemcpyDtoHAsync_v2") {
+	if _, err := r.queueCopy(s, copyOut{dist: dist}); err == nil || !strings.Contains(err.Error(), "cuMemcpyDtoHAsync_v2") {
 		t.Fatalf("queueCopy with a failing copy: err = %v", err)
 	}
 	if s.busy != nil || !slices.Contains(f.calls, "cuStreamSynchronize") {
@@ -185,7 +187,7 @@ func TestCopyPathWithFakeDriver(t *testing.T) {
 
 	// A copy that fails on the copy stream: Wait says so.
 	f.fail = "cuEventSynchronize"
-	j, err := r.queueCopy(r.takeSlot(), dist, nil)
+	j, err := r.queueCopy(r.takeSlot(), copyOut{dist: dist})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +208,74 @@ func TestCopyPathWithFakeDriver(t *testing.T) {
 		}
 	}
 	dv.stopCopier()
-	if _, err := r.queueCopy(&r.slots[0], dist, nil); !errors.Is(err, errClosed) {
+	if _, err := r.queueCopy(&r.slots[0], copyOut{dist: dist}); !errors.Is(err, errClosed) {
 		t.Errorf("queueCopy after the copier stopped: err = %v", err)
+	}
+}
+
+// TestPinnedCopyGoesDirect pins a block's distances (PinHost) and checks
+// that its copy lands straight in them, through no stage and with no move
+// on the host, while an unpinned block's copy still moves through the
+// stage; and that PinHost refuses overlapping memory and UnpinHost
+// unregisters.
+func TestPinnedCopyGoesDirect(t *testing.T) {
+	dv, f := newFakeCopyDevice()
+	defer dv.stopCopier()
+	dv.work = make(chan func())
+	go func() {
+		for w := range dv.work {
+			w()
+		}
+	}()
+	defer close(dv.work)
+	const n, k = 7, 3
+	r := &Runner{e: &Engine{dev: dv}, n: n, distType: graph.DistInt32}
+	for i := range r.slots {
+		r.slots[i].dist = f.devAlloc(make([]byte, k*n*4))
+	}
+	dev := unsafe.Slice((*int32)(unsafe.Pointer(&f.dev[r.slots[0].dist.ptr][0])), k*n)
+	for c := range dev {
+		dev[c] = int32(3*c + 1)
+	}
+	pinned := graph.NewBlock(make([]graph.VertexID, k), n, graph.DistInt32, false)
+	plain := graph.NewBlock(make([]graph.VertexID, k), n, graph.DistInt32, false)
+	pinnedBytes, _ := sliceBytes(pinned.Dist)
+	if err := r.PinHost(pinnedBytes); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.PinHost(pinnedBytes[8:16]); err == nil {
+		t.Error("PinHost of memory already pinned succeeded")
+	}
+	for _, tc := range []struct {
+		name   string
+		out    *graph.Block
+		direct bool
+	}{{"pinned", pinned, true}, {"plain", plain, false}} {
+		dist, _ := sliceBytes(tc.out.Dist)
+		s := &r.slots[0]
+		s.settle()
+		j, err := r.queueCopy(s, copyOut{dist: dist})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := (&Pending{jobs: []*copyJob{j}}).Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(j.moves) == 0 && len(j.stage) == 0; got != tc.direct {
+			t.Errorf("%s block: went direct = %v (moves %d, stage %d bytes), want %v", tc.name, got, len(j.moves), len(j.stage), tc.direct)
+		}
+		if !slices.Equal(tc.out.Dist.([]int32), dev) {
+			t.Errorf("%s block: got %v, want %v", tc.name, tc.out.Dist, dev)
+		}
+	}
+	f.calls = nil
+	if err := r.UnpinHost(pinnedBytes); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(f.calls, "cuMemHostUnregister") || len(dv.pins) != 0 || dv.pinnedHost(pinnedBytes) {
+		t.Errorf("UnpinHost left %d pins (calls %v)", len(dv.pins), f.calls)
+	}
+	if err := r.releaseSlots(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,9 +1,11 @@
 package gpu
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -116,12 +118,24 @@ func startWith(t *testing.T, r *Runner, n int, sources []graph.VertexID, sizes [
 		if err := pb.p.Wait(); err != nil {
 			t.Fatalf("Wait(rows %d..): %v", pb.at, err)
 		}
+		checkValidity(t, pb.b)
+		if err := r.UnpinHost(distBytesOf(pb.b)); err != nil {
+			t.Fatal(err)
+		}
 		copyRows(all, pb.b, pb.at)
 	}
 	for lo, i := 0, 0; lo < len(sources); i++ {
 		hi := min(lo+sizes[i%len(sizes)], len(sources))
 		b := graph.NewBlock(sources[lo:hi], n, r.DistType(), withPred)
 		poison(b)
+		// Room for the bitmap the device builds, poisoned; every other
+		// block pinned, so that its rows land without a stage.
+		b.Valid = bytes.Repeat([]byte{0xa5}, (len(b.Sources)*n+7)/8)
+		if i%2 == 0 {
+			if err := r.PinHost(distBytesOf(b)); err != nil {
+				t.Fatal(err)
+			}
+		}
 		p, err := start(lo, hi, b)
 		if err != nil {
 			t.Fatalf("Start(sources %d..%d): %v", lo, hi, err)
@@ -142,6 +156,50 @@ func startWith(t *testing.T, r *Runner, n int, sources []graph.VertexID, sizes [
 		queue = slices.Delete(queue, last, last+1)
 	}
 	return all
+}
+
+func distBytesOf(b *graph.Block) []byte {
+	d, _ := sliceBytes(b.Dist)
+	return d
+}
+
+// checkValidity checks the bitmap and null count the device left in a
+// block with room for them (graph.Block.Valid) against its distances: for
+// integer distances without predecessors it must have built them.
+func checkValidity(t *testing.T, b *graph.Block) {
+	t.Helper()
+	var infs []bool
+	switch d := b.Dist.(type) {
+	case []int32:
+		for _, x := range d {
+			infs = append(infs, x == math.MaxInt32)
+		}
+	case []int64:
+		for _, x := range d {
+			infs = append(infs, x == math.MaxInt64)
+		}
+	}
+	if infs == nil || b.Pred != nil {
+		if b.ValidSet {
+			t.Errorf("bitmap built for a %s block with predecessors %v", b.Type, b.Pred != nil)
+		}
+		return
+	}
+	if !b.ValidSet {
+		t.Fatalf("no bitmap built for a block of %d sources", len(b.Sources))
+	}
+	nulls := 0
+	for i, inf := range infs {
+		if inf {
+			nulls++
+		}
+		if got := b.Valid[i/8]>>(i%8)&1 == 1; got == inf {
+			t.Fatalf("bitmap entry %d: valid %v, distance infinite %v", i, got, inf)
+		}
+	}
+	if b.Nulls != nulls {
+		t.Fatalf("null count %d, want %d", b.Nulls, nulls)
+	}
 }
 
 // TestStartAheadAgainstOracles starts blocks ahead of their waits (one

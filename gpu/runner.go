@@ -248,7 +248,8 @@ func (r *Runner) releaseBlock() error {
 	r.settleSlots()
 	bufs := []*devBuf{&r.sources, &r.status, &r.aux, &r.flags, &r.stats}
 	for i := range r.slots {
-		bufs = append(bufs, &r.slots[i].dist, &r.slots[i].pred)
+		s := &r.slots[i]
+		bufs = append(bufs, &s.dist, &s.pred, &s.valid, &s.partials)
 	}
 	var errs []error
 	for _, b := range bufs {

@@ -18,6 +18,15 @@ type Block struct {
 	// the release of the last Arrow buffer wrapping it (arrowio's matrix
 	// records), so that its memory can serve a later block.
 	Recycle func()
+	// Valid, when not nil, is room for the validity bitmap of Dist for
+	// integer distances: bit i, in Arrow's least-significant-bit order, is
+	// set where Dist[i] is not Infinity ((len(Dist)+7)/8 bytes). A runner
+	// that fills it (the GPU runner builds it on the device) sets ValidSet
+	// and Nulls, the number of Infinity entries; otherwise whoever builds
+	// records may use the room for a bitmap of its own.
+	Valid    []byte
+	ValidSet bool
+	Nulls    int
 }
 
 // NewBlock allocates a block for sources over n vertices.

@@ -60,6 +60,11 @@ type Options struct {
 	// residentMax, when above the host blocks' size, is the most sources
 	// of a ResidentRunner's device block.
 	residentMax int
+	// computeMax, when set, is the most sources a block computes on its
+	// own should the device block not fit: the host blocks were split
+	// into pieces of pinned memory (pinnedBlockBytes), which startAhead
+	// then merges back.
+	computeMax int
 }
 
 // DefaultMemBudget is the CPU engine's block budget when Options.MemBudget is 0.
