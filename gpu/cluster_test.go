@@ -302,3 +302,55 @@ func TestPackInt32s(t *testing.T) {
 		}
 	}
 }
+
+// TestByRank checks the counting sort of sources by rank against a stable
+// comparison sort, with repeated sources.
+func TestByRank(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 7, 500} {
+		rank := make([]int32, n)
+		for i, v := range rng.Perm(n) {
+			rank[i] = int32(v)
+		}
+		ks := make([]int32, 3*n)
+		for i := range ks {
+			ks[i] = int32(rng.IntN(n))
+		}
+		want := make([]int32, len(ks))
+		for i := range want {
+			want[i] = int32(i)
+		}
+		slices.SortStableFunc(want, func(a, b int32) int { return int(rank[ks[a]] - rank[ks[b]]) })
+		if got := byRank(rank, ks); !slices.Equal(got, want) {
+			t.Fatalf("n=%d: byRank = %v, want %v", n, got, want)
+		}
+	}
+}
+
+// TestByDegree checks the counting sort by out-degree, both ways, against
+// a stable comparison sort.
+func TestByDegree(t *testing.T) {
+	el, err := gen.RMAT(9, 8, 5)
+	g := undirectedGraph(t, el, err)
+	rng := rand.New(rand.NewPCG(5, 6))
+	vs := make([]int32, 2*g.NumVertices)
+	for i := range vs {
+		vs[i] = int32(rng.IntN(g.NumVertices))
+	}
+	for _, desc := range []bool{false, true} {
+		want := make([]int32, len(vs))
+		for i := range want {
+			want[i] = int32(i)
+		}
+		slices.SortStableFunc(want, func(a, b int32) int {
+			da, db := g.OutDegree(graph.VertexID(vs[a])), g.OutDegree(graph.VertexID(vs[b]))
+			if desc {
+				da, db = db, da
+			}
+			return int(da - db)
+		})
+		if got := byDegree(g, vs, desc); !slices.Equal(got, want) {
+			t.Fatalf("desc=%v: byDegree differs from a stable sort", desc)
+		}
+	}
+}
