@@ -328,9 +328,9 @@ func batchedPlanFor(r *Runner, src []int32) kernelSources {
 	done := make(chan struct{})
 	go func() { // the phases cluster apart: two cores
 		defer close(done)
-		a, ar = orderSources(g, rank, plan.sources[:first], rows[:first])
+		a, ar = orderSources(g, rank, plan.sources[:first], rows[:first], !shape.meshLike)
 	}()
-	b, br := orderSources(g, rank, plan.sources[first:], rows[first:])
+	b, br := orderSources(g, rank, plan.sources[first:], rows[first:], !shape.meshLike)
 	<-done
 	plan.sources, plan.rows = append(a, b...), append(ar, br...)
 	if first < len(plan.sources) {
@@ -390,14 +390,15 @@ func byDegree(g *graph.CSR, vs []int32, desc bool) []int32 {
 }
 
 // orderSources puts the kernel sources ks (computed into rows) in
-// batchedOrder: sorted by breadth-first rank, then clustered.
-func orderSources(g *graph.CSR, rank, ks, rows []int32) ([]int32, []int32) {
+// batchedOrder: sorted by breadth-first rank, then clustered, in chunks on
+// every core when parallel.
+func orderSources(g *graph.CSR, rank, ks, rows []int32, parallel bool) ([]int32, []int32) {
 	if batchedOrder == "" || len(ks) <= BatchWidth {
 		return slices.Clone(ks), slices.Clone(rows)
 	}
 	idx := byRank(rank, ks)
 	if batchedOrder == "cluster" {
-		idx = clusterSources(g, ks, idx)
+		idx = clusterSources(g, ks, idx, parallel)
 	}
 	sources, out := make([]int32, len(ks)), make([]int32, len(ks))
 	for i, j := range idx {
@@ -595,18 +596,21 @@ const (
 // clusterChunk is the fewest rows clusterSources gives one core: the rows,
 // in rank order, are cut into contiguous chunks of whole runs, clustered
 // apart (R-MAT 16's 13,600 second-phase sources took 38 ms on one core of
-// the development machine, most of the host's plan).
-const clusterChunk = 32 * BatchWidth
+// the development machine, most of the host's plan). Not on meshes, whose
+// clusters suffer at the chunks' edges (H100, 256×256 grid: kernels 1,384
+// ms clustered on one core, 1,472 ms in chunks; R-MAT 16 320 and 317 ms).
+var clusterChunk = 32 * BatchWidth
 
 // clusterSources groups the block rows idx (sources src[idx[i]], in
 // breadth-first rank order) into runs of BatchWidth: each run starts at the
 // first row not yet taken and continues with the untaken sources a
 // breadth-first search from it meets first (within clusterMaxVisit
 // vertices and clusterMaxArcs arcs), then with the next untaken rows in
-// rank order. Each core clusters a contiguous chunk of idx on its own.
-func clusterSources(g *graph.CSR, src, idx []int32) []int32 {
+// rank order. With parallel, each core clusters a contiguous chunk of idx
+// on its own.
+func clusterSources(g *graph.CSR, src, idx []int32, parallel bool) []int32 {
 	chunks := min(runtime.GOMAXPROCS(0), len(idx)/clusterChunk)
-	if chunks <= 1 {
+	if chunks <= 1 || !parallel {
 		return clusterRun(g, src, idx)
 	}
 	per := (len(idx)/chunks + BatchWidth - 1) / BatchWidth * BatchWidth

@@ -3,6 +3,7 @@ package gpu
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -72,12 +73,12 @@ func BenchmarkBatchedSuite(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/n=%d/m=%d/%s", name, n, g.NumEdges(), variant), func(b *testing.B) {
 				// A variant is dash-separated words: trace, cluster or bfs (the
 				// source order, else the block's), noleaves (every source in the kernel but for
-				// minimums), nomins (no minimum derivations), seeds=X (batchedSeeds, also on meshes), step=X (batchedDeltaScale,
+				// minimums), nomins (no minimum derivations), serial (clusters on one core), seeds=X (batchedSeeds, also on meshes), step=X (batchedDeltaScale,
 				// also on graphs that do not look like meshes).
-				defer func(o string, s float64, m, l, mins bool, seeds float64, meshes bool) {
+				defer func(o string, s float64, m, l, mins bool, seeds float64, meshes bool, chunk int) {
 					batchedOrder, batchedDeltaScale, batchedMeshOnly, batchedLeaves, batchedMins = o, s, m, l, mins
-					batchedSeeds, batchedSeedsMeshes = seeds, meshes
-				}(batchedOrder, batchedDeltaScale, batchedMeshOnly, batchedLeaves, batchedMins, batchedSeeds, batchedSeedsMeshes)
+					batchedSeeds, batchedSeedsMeshes, clusterChunk = seeds, meshes, chunk
+				}(batchedOrder, batchedDeltaScale, batchedMeshOnly, batchedLeaves, batchedMins, batchedSeeds, batchedSeedsMeshes, clusterChunk)
 				batchedOrder, batchedLeaves, batchedMins = "", true, true
 				for _, word := range strings.Split(variant, "-") {
 					switch {
@@ -87,6 +88,8 @@ func BenchmarkBatchedSuite(b *testing.B) {
 						batchedLeaves = false
 					case word == "nomins":
 						batchedMins = false
+					case word == "serial":
+						clusterChunk = math.MaxInt32
 					case strings.HasPrefix(word, "seeds="):
 						if batchedSeeds, err = strconv.ParseFloat(word[6:], 64); err != nil {
 							b.Fatal(err)

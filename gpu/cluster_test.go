@@ -28,6 +28,8 @@ func TestClusterSourcesIsAPermutation(t *testing.T) {
 		seen[r] = true
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
+	defer func(c int) { clusterChunk = c }(clusterChunk)
+	clusterChunk = 2 * BatchWidth // chunks even on these small blocks
 	for _, k := range []int{g.NumVertices, 333, 40} {
 		src := make([]int32, k)
 		for i, v := range rng.Perm(g.NumVertices)[:k] {
@@ -43,7 +45,10 @@ func TestClusterSourcesIsAPermutation(t *testing.T) {
 			idx[i] = int32(i)
 		}
 		slices.SortStableFunc(idx, func(a, b int32) int { return int(rank[src[a]] - rank[src[b]]) })
-		out := clusterSources(g, src, idx)
+		out := clusterSources(g, src, idx, false)
+		if par := clusterSources(g, src, idx, true); !slices.Equal(sorted(par), sorted(out)) {
+			t.Fatalf("k=%d: clustering in chunks does not take the same rows", k)
+		}
 		got := slices.Clone(out)
 		slices.Sort(got)
 		for i, v := range got {
@@ -353,4 +358,10 @@ func TestByDegree(t *testing.T) {
 			t.Fatalf("desc=%v: byDegree differs from a stable sort", desc)
 		}
 	}
+}
+
+func sorted(xs []int32) []int32 {
+	ys := slices.Clone(xs)
+	slices.Sort(ys)
+	return ys
 }
