@@ -235,7 +235,7 @@ func openSink(path string, opt WriteOptions) (*ResultWriter, error) {
 			return nil, fmt.Errorf("arrowio: %s: %w", path, err)
 		}
 		w.file = f
-		out = f
+		out = &writeBehind{f: f}
 	}
 	w.buf = bufio.NewWriterSize(out, 1<<20)
 	w.sink = &countingWriter{w: w.buf}
