@@ -1,6 +1,9 @@
 package arrowio
 
-import "os"
+import (
+	"io"
+	"os"
+)
 
 // writeBehindWindow is how many bytes a result file collects before
 // writeBehind asks the kernel to start writing them to the disk.
@@ -28,3 +31,9 @@ func (w *writeBehind) Write(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// WriteBehind returns a writer to f that starts the disk writing every
+// 32 MiB written, as result files do (the benchmark's plain sequential
+// write uses it, so that both sides of its disk ratio write the same way).
+// f is still the caller's to fsync and close.
+func WriteBehind(f *os.File) io.Writer { return &writeBehind{f: f} }
