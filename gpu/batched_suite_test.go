@@ -75,10 +75,10 @@ func BenchmarkBatchedSuite(b *testing.B) {
 				// source order, else the block's), noleaves (every source in the kernel but for
 				// minimums), nomins (no minimum derivations), serial (clusters on one core), seeds=X (batchedSeeds, also on meshes), step=X (batchedDeltaScale,
 				// also on graphs that do not look like meshes).
-				defer func(o string, s float64, m, l, mins bool, seeds float64, meshes bool, chunk int) {
+				defer func(o string, s float64, m, l, mins bool, seeds, weighted float64, meshes bool, chunk int) {
 					batchedOrder, batchedDeltaScale, batchedMeshOnly, batchedLeaves, batchedMins = o, s, m, l, mins
-					batchedSeeds, batchedSeedsMeshes, clusterChunk = seeds, meshes, chunk
-				}(batchedOrder, batchedDeltaScale, batchedMeshOnly, batchedLeaves, batchedMins, batchedSeeds, batchedSeedsMeshes, clusterChunk)
+					batchedSeeds, batchedSeedsWeighted, batchedSeedsMeshes, clusterChunk = seeds, weighted, meshes, chunk
+				}(batchedOrder, batchedDeltaScale, batchedMeshOnly, batchedLeaves, batchedMins, batchedSeeds, batchedSeedsWeighted, batchedSeedsMeshes, clusterChunk)
 				batchedOrder, batchedLeaves, batchedMins = "", true, true
 				for _, word := range strings.Split(variant, "-") {
 					switch {
@@ -94,6 +94,7 @@ func BenchmarkBatchedSuite(b *testing.B) {
 						if batchedSeeds, err = strconv.ParseFloat(word[6:], 64); err != nil {
 							b.Fatal(err)
 						}
+						batchedSeedsWeighted = batchedSeeds
 						batchedSeedsMeshes = true
 					case strings.HasPrefix(word, "step="):
 						if batchedDeltaScale, err = strconv.ParseFloat(word[5:], 64); err != nil {

@@ -83,12 +83,12 @@ func checkBatched[D graph.Number](t *testing.T, e *Engine, g *graph.CSR, sources
 		{false, 0, 0.5, "cluster", true, true, 0.15}, // two phases with a threshold
 		{false, 0, 0, "", false, false, 0.3},         // two phases alone
 	} {
-		defer func(s float64, o string, l, m bool, seeds float64, meshes bool) {
+		defer func(s float64, o string, l, m bool, seeds, weighted float64, meshes bool) {
 			batchedDeltaScale, batchedOrder, batchedLeaves, batchedMins = s, o, l, m
-			batchedSeeds, batchedSeedsMeshes = seeds, meshes
-		}(batchedDeltaScale, batchedOrder, batchedLeaves, batchedMins, batchedSeeds, batchedSeedsMeshes)
+			batchedSeeds, batchedSeedsWeighted, batchedSeedsMeshes = seeds, weighted, meshes
+		}(batchedDeltaScale, batchedOrder, batchedLeaves, batchedMins, batchedSeeds, batchedSeedsWeighted, batchedSeedsMeshes)
 		batchedDeltaScale, batchedOrder, batchedLeaves, batchedMins = c.scale, c.order, c.leaves, c.mins
-		batchedSeeds, batchedSeedsMeshes = c.seeds, c.seeds > 0
+		batchedSeeds, batchedSeedsWeighted, batchedSeedsMeshes = c.seeds, c.seeds, c.seeds > 0
 		r, err := e.Prepare(context.Background(), g, graph.Request{Algorithm: Batched, WithPredecessors: c.withPred, Delta: c.step})
 		if err != nil {
 			t.Fatal(err)
