@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/graph"
 )
@@ -115,5 +116,63 @@ func TestRunBlocksResident(t *testing.T) {
 		func(blockResult) error { return nil })
 	if err != nil || len(f.computes) != 0 {
 		t.Errorf("residentMax of one host block: err %v, %d device blocks", err, len(f.computes))
+	}
+}
+
+// pinnedResident is a fakeResident that also pins host memory.
+type pinnedResident struct {
+	*fakeResident
+	*fakePinner
+}
+
+// TestRunBlocksResidentPinned runs the matrix layout's pool over a
+// ResidentRunner that pins: every block's rows reach the records, the pool
+// pins at most blockPoolMax arrays and unpins all of them by the end, and
+// where the device block does not fit, the split host blocks are merged
+// back to computeMax before they compute on their own.
+func TestRunBlocksResidentPinned(t *testing.T) {
+	const n, piece, computeMax, total = 5, 2, 6, 24
+	sources := allSources(total)
+	blocks := splitBlocks(PlanBlocks(total, 1, 0, computeMax), piece)
+	for _, tooLarge := range []int{-1, 0} {
+		t.Run(fmt.Sprintf("tooLarge=%d", tooLarge), func(t *testing.T) {
+			base := runtime.NumGoroutine()
+			f := &fakeResident{fakeAsync: newFakeAsync(n, 2*len(blocks)), tooLarge: tooLarge, startFail: -1}
+			pin := &fakePinner{pinned: map[*byte]int{}}
+			var sizes []int
+			opt := Options{Layout: arrowio.LayoutMatrix, residentMax: total, computeMax: computeMax}
+			opt.buildRecords = func(blk *graph.Block) ([]arrow.Record, error) {
+				sizes = append(sizes, len(blk.Sources))
+				d := blk.Dist.([]int32)
+				for r, s := range blk.Sources {
+					for v := range n {
+						if d[r*n+v] != int32(s)*1000+int32(v) {
+							return nil, fmt.Errorf("source %d: dist[%d] = %d", s, v, d[r*n+v])
+						}
+					}
+				}
+				if len(blk.Valid) != (len(d)+7)/8 {
+					return nil, fmt.Errorf("block of %d entries has %d bytes of bitmap room", len(d), len(blk.Valid))
+				}
+				blk.Recycle() // the records are released at once
+				return []arrow.Record{}, nil
+			}
+			err := runBlocks(context.Background(), fakeGraph(t, n), pinnedResident{f, pin}, opt, sources, blocks,
+				func(blockResult) error { return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := len(blocks)
+			if tooLarge == 0 {
+				want = total / computeMax
+			}
+			if len(sizes) != want {
+				t.Fatalf("%d blocks computed (sizes %v), want %d", len(sizes), sizes, want)
+			}
+			if pin.calls == 0 || pin.calls > blockPoolMax || len(pin.pinned) != 0 {
+				t.Errorf("%d arrays pinned, %d left pinned; want 1..%d and none left", pin.calls, len(pin.pinned), blockPoolMax)
+			}
+			f.checkAllWaited(t, base)
+		})
 	}
 }
