@@ -83,24 +83,28 @@ func launchBatched(r *Runner, k int) error {
 	if len(r.blockSources) != k {
 		return fmt.Errorf("gpu: batched launch of %d sources with %d on the host", k, len(r.blockSources))
 	}
+	began := time.Now()
 	plan := batchedPlanFor(r, r.blockSources)
 	kk := len(plan.sources)
-	run := batchedRun{phases: []int{kk}, sources: r.sources.ptr}
-	if plan.seeded > 0 {
-		run.phases = []int{plan.seeded, kk - plan.seeded}
+	run := batchedRun{sources: r.sources.ptr}
+	prev := 0
+	for _, c := range append(slices.Clone(plan.cuts), kk) {
+		run.phases = append(run.phases, c-prev)
+		prev = c
 	}
 	// The first phase's frontier lies in the result rows, which only its
-	// transpose writes; the second's behind its working distances in aux
-	// (the result rows then hold the first phase's rows). A temporary
-	// buffer serves where either does not fit.
+	// transpose writes; a later phase's behind its working distances in
+	// aux (the result rows then hold the earlier phases' rows). A
+	// temporary buffer serves where one does not fit.
 	var temp, planBuf devBuf
 	var err error
 	need := make([]int64, len(run.phases))
-	where := []devBuf{r.dist, {}}
-	if len(run.phases) == 2 {
-		at := (int64(run.phases[1])*int64(n)*int64(r.distType.Size()) + 255) &^ 255
+	where := make([]devBuf, len(run.phases))
+	where[0] = r.dist
+	for i := 1; i < len(run.phases); i++ {
+		at := (int64(run.phases[i])*int64(n)*int64(r.distType.Size()) + 255) &^ 255
 		if at < r.aux.size {
-			where[1] = devBuf{ptr: r.aux.ptr + uint64(at), size: r.aux.size - at}
+			where[i] = devBuf{ptr: r.aux.ptr + uint64(at), size: r.aux.size - at}
 		}
 	}
 	tempAt := int64(0)
@@ -115,6 +119,7 @@ func launchBatched(r *Runner, k int) error {
 			return err
 		}
 	}
+	run.frontiers = make([]uint64, len(run.phases))
 	for i := range run.phases {
 		run.frontiers[i] = where[i].ptr
 		if where[i].size < need[i] {
@@ -150,6 +155,7 @@ func launchBatched(r *Runner, k int) error {
 			run.after = derivations{leaves: at(deriveAt), passes: plan.passes, mins: at(minsAt), minCount: len(plan.mins)}
 		}
 	}
+	r.host.plan += time.Since(began)
 	if err == nil {
 		err = runBatched(dv, r, run)
 	}
@@ -164,13 +170,13 @@ func launchBatched(r *Runner, k int) error {
 
 // batchedRun is where a block's plan lies on the device: the kernel's
 // sources and their rows (int32 arrays; rows 0 for the block's own order),
-// the phases' source counts and frontier storage, the second phase's seeds
-// (4 words per source) and the arcs (2 words each) of seeds and minimums,
-// and the derivations after the kernel.
+// the phases' source counts and frontier storage, the later phases' seeds
+// (4 words per source, in phase order) and the arcs (2 words each) of seeds
+// and minimums, and the derivations after the kernel.
 type batchedRun struct {
 	phases        []int
 	sources, rows uint64
-	frontiers     [2]uint64
+	frontiers     []uint64
 	seeds, arcs   uint64
 	after         derivations
 }
@@ -238,11 +244,13 @@ type kernelSources struct {
 	passes        [2]int
 	mins          []minDerivation
 	minArcs       []minArc
-	// seeded > 0 runs the kernel in two phases: sources[:seeded], then
-	// sources[seeded:] started from the first phase's rows (batchedSeeds)
-	// through seeds[i], the arcs of sources[seeded+i] in minArcs.
-	seeded int
-	seeds  []minDerivation
+	// cuts, when not empty, runs the kernel in phases: sources[:cuts[0]],
+	// then sources[cuts[0]:cuts[1]] and so on to the end, each later
+	// source started from the rows of the phases before its own
+	// (batchedSeeds) through seeds[i], the arcs of sources[cuts[0]+i] in
+	// minArcs.
+	cuts  []int
+	seeds []minDerivation
 }
 
 // minDerivation makes block row dst the row of source from the rows of its
@@ -312,10 +320,10 @@ func batchedPlanFor(r *Runner, src []int32) kernelSources {
 		return plan
 	}
 	shape, rank := r.batchedGraph()
-	first := len(plan.sources)
+	var cuts []int
 	if batchedSeeds > 0 && !g.Type.IsFloat() && (!shape.meshLike || batchedSeedsMeshes) && len(plan.sources) >= batchedSeedsMin &&
 		2*k >= g.NumVertices {
-		first = splitSeeded(g, &plan)
+		cuts = splitSeeded(g, &plan)
 	}
 	rows := plan.rows
 	if rows == nil {
@@ -324,17 +332,25 @@ func batchedPlanFor(r *Runner, src []int32) kernelSources {
 			rows[i] = int32(i)
 		}
 	}
-	var a, ar []int32
-	done := make(chan struct{})
-	go func() { // the phases cluster apart: two cores
-		defer close(done)
-		a, ar = orderSources(g, rank, plan.sources[:first], rows[:first], !shape.meshLike)
-	}()
-	b, br := orderSources(g, rank, plan.sources[first:], rows[first:], !shape.meshLike)
-	<-done
-	plan.sources, plan.rows = append(a, b...), append(ar, br...)
-	if first < len(plan.sources) {
-		plan.seeded = first
+	// The phases cluster apart, each on cores of its own.
+	bounds := append(append([]int{0}, cuts...), len(plan.sources))
+	parts := make([][2][]int32, len(bounds)-1)
+	var wg sync.WaitGroup
+	for i := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lo, hi := bounds[i], bounds[i+1]
+			parts[i][0], parts[i][1] = orderSources(g, rank, plan.sources[lo:hi], rows[lo:hi], !shape.meshLike)
+		}()
+	}
+	wg.Wait()
+	plan.sources, plan.rows = nil, nil
+	for _, p := range parts {
+		plan.sources, plan.rows = append(plan.sources, p[0]...), append(plan.rows, p[1]...)
+	}
+	if len(cuts) > 0 {
+		plan.cuts = cuts
 		planSeeds(g, &plan)
 	}
 	return plan
@@ -418,22 +434,35 @@ func orderSources(g *graph.CSR, rank, ks, rows []int32, parallel bool) ([]int32,
 // not on graphs that look like meshes (no hubs), nor in blocks holding
 // fewer than half the vertices, whose few hubs reach few of the other
 // sources (R-MAT 20 in blocks of about 7,000 sources ran 13 % slower
-// split); 0 turns it off. This share is for unit weights (unweighted
-// graphs); batchedSeedsWeighted is the one for weighted graphs, whose hub
-// rows seed the rest more loosely (H100, kernel ms at shares 0.15, 0.3,
-// 0.4: R-MAT 16 316, 304, 299; email-Enron 46, 47, 50; cond-mat-2005 76,
-// 71, 71; pgp-strong-2009 95, 96, 96).
+// split); 0 turns it off.
 var batchedSeeds = 0.15
 
-// batchedSeedsWeighted is batchedSeeds for graphs with weights.
-var batchedSeedsWeighted = 0.4
+// batchedPhases are the cumulative shares of the kernel sources that end
+// the phases after the first on graphs of unit weights (the last phase
+// takes the rest); empty runs two phases. batchedPhasesWeighted is the
+// same for weighted graphs, whose hub rows seed the rest more loosely, so
+// that a middle phase of the next-highest degrees tightens the last
+// phase's seeds. H100, kernel ms of one block of every source, by phase
+// ends (shares of the kernel sources):
+//
+//	                 0.15    0.4     0.15/0.4  0.2/0.5  0.1/0.3/0.6
+//	R-MAT 16         316     299     278       279      282
+//	email-Enron      46      50      50                 55
+//	cond-mat-2005    76      71      65                 73
+//	pgp-strong-2009  95      96      104                112
+var (
+	batchedPhases         []float64
+	batchedPhasesWeighted = []float64{0.4}
+)
 
-// seedShare is the first phase's share of g's kernel sources.
-func seedShare(g *graph.CSR) float64 {
-	if g.Weighted && batchedSeeds > 0 {
-		return batchedSeedsWeighted
+// phaseShares are the cumulative shares of g's kernel sources that end
+// every phase but the last.
+func phaseShares(g *graph.CSR) []float64 {
+	later := batchedPhases
+	if g.Weighted {
+		later = batchedPhasesWeighted
 	}
-	return batchedSeeds
+	return append([]float64{batchedSeeds}, later...)
 }
 
 // batchedSeedsMeshes lets graphs that look like meshes run two phases too
@@ -444,10 +473,10 @@ var batchedSeedsMeshes = false
 // phases.
 const batchedSeedsMin = 4 * BatchWidth
 
-// splitSeeded reorders plan's kernel sources (and rows) so that the
-// seedShare of highest out-degree comes first, and returns how
-// many that is.
-func splitSeeded(g *graph.CSR, plan *kernelSources) int {
+// splitSeeded reorders plan's kernel sources (and rows) by falling
+// out-degree and returns the ends of every phase but the last
+// (phaseShares).
+func splitSeeded(g *graph.CSR, plan *kernelSources) []int {
 	ks := plan.sources
 	if plan.rows == nil {
 		plan.rows = make([]int32, len(ks))
@@ -456,44 +485,61 @@ func splitSeeded(g *graph.CSR, plan *kernelSources) int {
 		}
 	}
 	idx := byDegree(g, ks, true)
-	first := min(len(ks), max(BatchWidth, int(seedShare(g)*float64(len(ks)))))
+	var cuts []int
+	for _, share := range phaseShares(g) {
+		c := min(len(ks), max(BatchWidth, int(share*float64(len(ks)))))
+		if c >= len(ks) || (len(cuts) > 0 && c <= cuts[len(cuts)-1]) {
+			break
+		}
+		cuts = append(cuts, c)
+	}
 	sources, rows := make([]int32, len(ks)), make([]int32, len(ks))
 	for i, j := range idx {
 		sources[i], rows[i] = ks[j], plan.rows[j]
 	}
 	plan.sources, plan.rows = sources, rows
-	return first
+	return cuts
 }
 
-// planSeeds lists, for every source of the second phase
-// (plan.sources[plan.seeded:]), its arcs into sources the first phase
-// computes in their own row, as plan.seeds over plan.minArcs.
+// planSeeds lists, for every source after the first phase
+// (plan.sources[plan.cuts[0]:]), its arcs into sources that earlier phases
+// compute in their own row, as plan.seeds over plan.minArcs.
 func planSeeds(g *graph.CSR, plan *kernelSources) {
-	rowOf := make([]int32, g.NumVertices) // 1 + the row of a first-phase source
-	for i, s := range plan.sources[:plan.seeded] {
-		rowOf[s] = plan.rows[i] + 1
+	bounds := append(slices.Clone(plan.cuts), len(plan.sources))
+	rowOf := make([]int32, g.NumVertices) // 1 + the row of a source of an earlier phase
+	// walk visits the arcs of each later phase's sources into earlier
+	// phases, phase by phase, and calls done after each source.
+	walk := func(arc func(row int32, e int64), done func(i int, s int32)) {
+		clear(rowOf)
+		for i, s := range plan.sources[:bounds[0]] {
+			rowOf[s] = plan.rows[i] + 1
+		}
+		for p := 1; p < len(bounds); p++ {
+			lo, hi := bounds[p-1], bounds[p]
+			for i, s := range plan.sources[lo:hi] {
+				for e := g.Offsets[s]; e < g.Offsets[s+1]; e++ {
+					if row := rowOf[g.Targets[e]]; row != 0 {
+						arc(row-1, int64(e))
+					}
+				}
+				done(lo+i, s)
+			}
+			for i, s := range plan.sources[lo:hi] {
+				rowOf[s] = plan.rows[lo+i] + 1
+			}
+		}
 	}
 	// Count first: growing the lists as they fill copied them over and
 	// over (most of R-MAT 16's plan time here).
 	arcs := 0
-	for _, s := range plan.sources[plan.seeded:] {
-		for _, t := range g.Targets[g.Offsets[s]:g.Offsets[s+1]] {
-			if rowOf[t] != 0 {
-				arcs++
-			}
-		}
-	}
+	walk(func(int32, int64) { arcs++ }, func(int, int32) {})
 	plan.minArcs = slices.Grow(plan.minArcs, arcs)
-	plan.seeds = slices.Grow(plan.seeds, len(plan.sources)-plan.seeded)
-	for i, s := range plan.sources[plan.seeded:] {
-		first := int32(len(plan.minArcs))
-		for e := g.Offsets[s]; e < g.Offsets[s+1]; e++ {
-			if row := rowOf[g.Targets[e]]; row != 0 {
-				plan.minArcs = append(plan.minArcs, minArc{row - 1, int64(e)})
-			}
-		}
-		plan.seeds = append(plan.seeds, minDerivation{plan.rows[plan.seeded+i], s, first, int32(len(plan.minArcs)) - first})
-	}
+	plan.seeds = slices.Grow(plan.seeds, len(plan.sources)-bounds[0])
+	first := int32(len(plan.minArcs))
+	walk(func(row int32, e int64) { plan.minArcs = append(plan.minArcs, minArc{row, e}) }, func(i int, s int32) {
+		plan.seeds = append(plan.seeds, minDerivation{plan.rows[i], s, first, int32(len(plan.minArcs)) - first})
+		first = int32(len(plan.minArcs))
+	})
 }
 
 // planMins moves the sources of plan that batchedMins can derive out of
@@ -771,8 +817,8 @@ func runBatched(dv *device, r *Runner, run batchedRun) error {
 			rows = run.rows + uint64(4*off)
 		}
 		seeds := uint64(0)
-		if i == 1 {
-			seeds = run.seeds
+		if i > 0 {
+			seeds = run.seeds + uint64(8*4*(off-run.phases[0]))
 		}
 		if err := runPhase(dv, r, name, k, run.frontiers[i], sources, rows, seeds, run.arcs); err != nil {
 			return err

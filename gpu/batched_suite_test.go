@@ -73,12 +73,12 @@ func BenchmarkBatchedSuite(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/n=%d/m=%d/%s", name, n, g.NumEdges(), variant), func(b *testing.B) {
 				// A variant is dash-separated words: trace, cluster or bfs (the
 				// source order, else the block's), noleaves (every source in the kernel but for
-				// minimums), nomins (no minimum derivations), serial (clusters on one core), seeds=X (batchedSeeds, also on meshes), step=X (batchedDeltaScale,
+				// minimums), nomins (no minimum derivations), serial (clusters on one core), phases=X/Y (later phases' cumulative shares), seeds=X (batchedSeeds, also on meshes), step=X (batchedDeltaScale,
 				// also on graphs that do not look like meshes).
-				defer func(o string, s float64, m, l, mins bool, seeds, weighted float64, meshes bool, chunk int) {
+				defer func(o string, s float64, m, l, mins bool, seeds float64, meshes bool, chunk int, phases, weighted []float64) {
 					batchedOrder, batchedDeltaScale, batchedMeshOnly, batchedLeaves, batchedMins = o, s, m, l, mins
-					batchedSeeds, batchedSeedsWeighted, batchedSeedsMeshes, clusterChunk = seeds, weighted, meshes, chunk
-				}(batchedOrder, batchedDeltaScale, batchedMeshOnly, batchedLeaves, batchedMins, batchedSeeds, batchedSeedsWeighted, batchedSeedsMeshes, clusterChunk)
+					batchedSeeds, batchedSeedsMeshes, clusterChunk, batchedPhases, batchedPhasesWeighted = seeds, meshes, chunk, phases, weighted
+				}(batchedOrder, batchedDeltaScale, batchedMeshOnly, batchedLeaves, batchedMins, batchedSeeds, batchedSeedsMeshes, clusterChunk, batchedPhases, batchedPhasesWeighted)
 				batchedOrder, batchedLeaves, batchedMins = "", true, true
 				for _, word := range strings.Split(variant, "-") {
 					switch {
@@ -94,8 +94,19 @@ func BenchmarkBatchedSuite(b *testing.B) {
 						if batchedSeeds, err = strconv.ParseFloat(word[6:], 64); err != nil {
 							b.Fatal(err)
 						}
-						batchedSeedsWeighted = batchedSeeds
 						batchedSeedsMeshes = true
+					case word == "phases=": // two phases
+						batchedPhases, batchedPhasesWeighted = nil, nil
+					case strings.HasPrefix(word, "phases="): // later phases' cumulative shares, slash-separated
+						batchedPhases = nil
+						for _, f := range strings.Split(word[7:], "/") {
+							x, err := strconv.ParseFloat(f, 64)
+							if err != nil {
+								b.Fatal(err)
+							}
+							batchedPhases = append(batchedPhases, x)
+						}
+						batchedPhasesWeighted = batchedPhases
 					case strings.HasPrefix(word, "step="):
 						if batchedDeltaScale, err = strconv.ParseFloat(word[5:], 64); err != nil {
 							b.Fatal(err)
@@ -166,7 +177,11 @@ func BenchmarkBatchedPlan(b *testing.B) {
 				p = batchedPlanFor(r, src)
 			}
 			b.ReportMetric(float64(len(p.sources)), "kernel-sources")
-			b.ReportMetric(float64(p.seeded), "first-phase")
+			first := 0
+			if len(p.cuts) > 0 {
+				first = p.cuts[0]
+			}
+			b.ReportMetric(float64(first), "first-phase")
 			b.ReportMetric(float64(len(p.mins)), "minimums")
 		})
 	}

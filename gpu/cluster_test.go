@@ -3,6 +3,7 @@ package gpu
 import (
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -133,9 +134,20 @@ func TestBatchedPlanDerivesLeaves(t *testing.T) {
 		t.Fatalf("only %d leaves of %d vertices: the test graph does not exercise the plan", leaves, rmat.NumVertices)
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
+	defer func(p, w []float64) { batchedPhases, batchedPhasesWeighted = p, w }(batchedPhases, batchedPhasesWeighted)
 	for name, g := range map[string]*graph.CSR{"rmat": rmat, "directed": directed, "grid": grid} {
 		n := g.NumVertices
-		for _, order := range []string{"cluster", ""} {
+		for _, order := range []string{"cluster", "", "cluster/3 phases", "cluster/4 phases"} {
+			order, phases, _ := strings.Cut(order, "/")
+			switch phases {
+			case "":
+				batchedPhases = nil
+			case "3 phases":
+				batchedPhases = []float64{0.7}
+			case "4 phases":
+				batchedPhases = []float64{0.6, 0.8}
+			}
+			batchedPhasesWeighted = batchedPhases
 			for _, k := range []int{n, 200, 1} {
 				src := make([]int32, k)
 				for i, v := range rng.Perm(n)[:k] {
@@ -156,7 +168,10 @@ func TestBatchedPlanDerivesLeaves(t *testing.T) {
 				if k == n && len(plan.mins) < n/5 {
 					t.Errorf("%s: %d of %d sources derived by minimums", name, len(plan.mins), n)
 				}
-				if k == n && name != "grid" && plan.seeded == 0 {
+				if k == n && name == "rmat" && len(plan.cuts) != 1+len(batchedPhases) {
+					t.Errorf("rmat, %s: phase ends %v, want %d phases", phases, plan.cuts, 2+len(batchedPhases))
+				}
+				if k == n && name != "grid" && len(plan.cuts) == 0 {
 					t.Errorf("%s: one phase for every source", name)
 				}
 				rows := applyPlan(t, g, k, plan)
@@ -185,11 +200,19 @@ func applyPlan(t *testing.T, g *graph.CSR, k int, plan kernelSources) [][]int32 
 	inf := graph.Infinity[int32]()
 	rows := make([][]int32, k)
 	phase1 := len(plan.sources)
-	if plan.seeded > 0 {
-		phase1 = plan.seeded
+	bounds := append(slices.Clone(plan.cuts), len(plan.sources))
+	if len(plan.cuts) > 0 {
+		phase1 = plan.cuts[0]
 		if len(plan.seeds) != len(plan.sources)-phase1 {
-			t.Fatalf("%d seeds for %d second-phase sources", len(plan.seeds), len(plan.sources)-phase1)
+			t.Fatalf("%d seeds for %d sources after the first phase", len(plan.seeds), len(plan.sources)-phase1)
 		}
+		if !slices.IsSorted(bounds) || bounds[0] <= 0 || slices.Contains(bounds[1:], bounds[0]) {
+			t.Fatalf("phase ends %v over %d sources", bounds, len(plan.sources))
+		}
+	}
+	phaseOf := func(i int) int { // the phase of kernel source i
+		p, _ := slices.BinarySearch(bounds, i+1)
+		return p
 	}
 	for i, s := range plan.sources {
 		var d []int32
@@ -208,8 +231,8 @@ func applyPlan(t *testing.T, g *graph.CSR, k int, plan kernelSources) [][]int32 
 				best := int64(inf)
 				for _, a := range plan.minArcs[seed.first : seed.first+seed.count] {
 					from := rows[a.row]
-					if from == nil || slices.Index(plan.rows[:phase1], a.row) < 0 {
-						t.Fatalf("seed of source %d reads row %d, which the first phase does not compute", s, a.row)
+					if j := slices.Index(plan.rows, a.row); from == nil || j < 0 || phaseOf(j) >= phaseOf(i) {
+						t.Fatalf("seed of source %d reads row %d, which no earlier phase computes", s, a.row)
 					}
 					if from[v] != inf {
 						best = min(best, int64(from[v])+int64(weights[a.arc]))

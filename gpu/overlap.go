@@ -390,7 +390,12 @@ func (r *Runner) releaseSlots() error {
 type Pending struct {
 	jobs       []*copyJob
 	kernelTime time.Duration
+	host       hostTimes
 }
+
+// HostTimes is the host's time in planning the block's kernels and in
+// allocating device memory for it.
+func (p *Pending) HostTimes() (plan, alloc time.Duration) { return p.host.plan, p.host.alloc }
 
 // Wait blocks until the block's distances (and predecessors) are in the
 // block given to Start, and returns the errors of the copies. It makes no
@@ -460,7 +465,7 @@ func (r *Runner) Start(ctx context.Context, out *graph.Block) (*Pending, error) 
 	rowBytes := r.n * r.distType.Size()
 	cycleSource := graph.VertexID(-1)
 	err := r.e.dev.do(func() error {
-		r.kernelTime = 0
+		r.kernelTime, r.host = 0, hostTimes{}
 		return r.runChunks(k, func(lo, hi int) error {
 			s := r.takeSlot()
 			c, err := r.compute(out.Sources[lo:hi], s)
@@ -486,7 +491,7 @@ func (r *Runner) Start(ctx context.Context, out *graph.Block) (*Pending, error) 
 			return nil
 		})
 	})
-	p.kernelTime = r.kernelTime
+	p.kernelTime, p.host = r.kernelTime, r.host
 	if err != nil {
 		_ = p.Wait() // chunks already queued land before Start returns
 		if errors.Is(err, errCycle) {
@@ -508,7 +513,11 @@ type Resident struct {
 	slot       *resultSlot
 	sources    []graph.VertexID
 	kernelTime time.Duration
+	host       hostTimes
 }
+
+// HostTimes is Pending.HostTimes for the device block.
+func (res *Resident) HostTimes() (plan, alloc time.Duration) { return res.host.plan, res.host.alloc }
 
 // ComputeResident runs the kernels for every source of sources into one
 // result slot and keeps the rows there. It waits for the copies in flight
@@ -535,14 +544,14 @@ func (r *Runner) ComputeResident(ctx context.Context, sources []graph.VertexID) 
 	}
 	cycleSource := graph.VertexID(-1)
 	err := r.e.dev.do(func() error {
-		r.kernelTime = 0
+		r.kernelTime, r.host = 0, hostTimes{}
 		r.settleSlots()
 		res.slot = r.takeSlot()
 		c, err := r.compute(sources, res.slot)
 		cycleSource = c
 		return err
 	})
-	res.kernelTime = r.kernelTime
+	res.kernelTime, res.host = r.kernelTime, r.host
 	switch {
 	case err != nil:
 		return nil, err

@@ -52,6 +52,7 @@ type Runner struct {
 	fit int
 
 	kernelTime time.Duration // device time of the last Run's kernels
+	host       hostTimes     // host time of the last Run beside the kernels
 
 	// rank is the breadth-first rank of every vertex, by which the batched
 	// kernel groups a block's sources, and shape what its threshold reads
@@ -393,7 +394,7 @@ func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph
 	words := make([]uint64, statsWords*len(sources))
 	cycleSource := graph.VertexID(-1)
 	err := r.e.dev.do(func() error {
-		r.kernelTime = 0
+		r.kernelTime, r.host = 0, hostTimes{}
 		return r.runChunks(len(sources), func(lo, hi int) error {
 			c, err := r.compute(sources[lo:hi], r.takeSlot())
 			if err != nil {
@@ -452,7 +453,10 @@ func fillStats(st *graph.Stats, words []uint64, n int) {
 func (r *Runner) compute(sources []graph.VertexID, s *resultSlot) (graph.VertexID, error) {
 	dv := r.e.dev
 	k := len(sources)
-	if err := r.ensureCapacity(k); err != nil {
+	began := time.Now()
+	err := r.ensureCapacity(k)
+	r.host.alloc += time.Since(began)
+	if err != nil {
 		return -1, err
 	}
 	r.dist, r.pred = s.dist, s.pred
@@ -476,6 +480,19 @@ func (r *Runner) compute(sources []graph.VertexID, s *resultSlot) (graph.VertexI
 		}
 	}
 	return -1, nil
+}
+
+// hostTimes is what the host spends on a block beside its kernels:
+// planning them (the batched kernel's plan and its upload) and allocating
+// device memory.
+type hostTimes struct{ plan, alloc time.Duration }
+
+// HostTimes is the host's time in the last RunStats (or Run) planning the
+// kernels and allocating device memory.
+func (r *Runner) HostTimes() (plan, alloc time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.host.plan, r.host.alloc
 }
 
 // KernelTime is the device time the kernels of the last Run, Start or

@@ -196,6 +196,7 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.Record) err
 type timings struct {
 	compute, records, handOver, sink time.Duration
 	kernel, copy, move               time.Duration
+	plan, alloc                      time.Duration
 	device                           bool
 }
 
@@ -204,7 +205,8 @@ func (t timings) String() string {
 	s := fmt.Sprintf("in the blocks: computing or waiting for them %s, building records %s, waiting for the sink %s; in the sink %s",
 		ms(t.compute), ms(t.records), ms(t.handOver), ms(t.sink))
 	if t.device {
-		s += fmt.Sprintf("; on the device: kernels %s, device-to-host copies %s, moves into the blocks %s", ms(t.kernel), ms(t.copy), ms(t.move))
+		s += fmt.Sprintf("; on the device: kernels %s, device-to-host copies %s, moves into the blocks %s; on the host before the kernels: planning them %s, allocating device memory %s",
+			ms(t.kernel), ms(t.copy), ms(t.move), ms(t.plan), ms(t.alloc))
 	}
 	return s
 }
@@ -214,6 +216,13 @@ func (t *timings) addDevice(w any) {
 	if k, ok := w.(interface{ KernelTime() time.Duration }); ok {
 		t.kernel += k.KernelTime()
 		t.device = true
+	}
+	if h, ok := w.(interface {
+		HostTimes() (plan, alloc time.Duration)
+	}); ok {
+		plan, alloc := h.HostTimes()
+		t.plan += plan
+		t.alloc += alloc
 	}
 	if c, ok := w.(interface {
 		CopyTime() time.Duration
