@@ -77,16 +77,16 @@ const (
 // nothing, transpose into the rows of r.dist, and derive the rows of the
 // leaves. Launches are asynchronous; the device time of the whole sequence
 // is left in dv.lastKernel for Runner.launch.
-func launchBatched(r *Runner, k int) error {
+func launchBatched(r *Runner, k int) (err error) {
 	dv := r.e.dev
 	n := r.n
 	if len(r.blockSources) != k {
 		return fmt.Errorf("gpu: batched launch of %d sources with %d on the host", k, len(r.blockSources))
 	}
 	began := time.Now()
-	plan := batchedPlanFor(r, r.blockSources)
+	plan, finish := batchedPlanStart(r, r.blockSources)
 	kk := len(plan.sources)
-	run := batchedRun{sources: r.sources.ptr}
+	run := batchedRun{}
 	prev := 0
 	for _, c := range append(slices.Clone(plan.cuts), kk) {
 		run.phases = append(run.phases, c-prev)
@@ -96,8 +96,12 @@ func launchBatched(r *Runner, k int) error {
 	// transpose writes; a later phase's behind its working distances in
 	// aux (the result rows then hold the earlier phases' rows). A
 	// temporary buffer serves where one does not fit.
-	var temp, planBuf devBuf
-	var err error
+	var bufs []devBuf // the plan's uploads and the temporary frontier
+	defer func() {
+		for i := range bufs {
+			err = errors.Join(err, dv.free(&bufs[i]))
+		}
+	}()
 	need := make([]int64, len(run.phases))
 	where := make([]devBuf, len(run.phases))
 	where[0] = r.dist
@@ -114,10 +118,12 @@ func launchBatched(r *Runner, k int) error {
 			tempAt = max(tempAt, need[i])
 		}
 	}
+	var temp devBuf
 	if tempAt > 0 {
 		if temp, err = dv.alloc(tempAt); err != nil {
 			return err
 		}
+		bufs = append(bufs, temp)
 	}
 	run.frontiers = make([]uint64, len(run.phases))
 	for i := range run.phases {
@@ -126,46 +132,57 @@ func launchBatched(r *Runner, k int) error {
 			run.frontiers[i] = temp.ptr
 		}
 	}
-	if plan.rows != nil {
-		// One upload: the kernel's sources, their rows, the derivations,
-		// the second phase's seeds and the arcs of minimums and seeds.
-		words := packInt32s(make([]int64, 0, kk+4*len(plan.derive)+4*len(plan.mins)+4*len(plan.seeds)+2*len(plan.minArcs)), plan.sources)
-		rowsAt := len(words)
-		words = packInt32s(words, plan.rows)
-		deriveAt := len(words)
-		for _, d := range plan.derive {
-			words = append(words, int64(d.dst), int64(d.src), int64(d.leaf), d.arc)
+	run.sources, run.rows = make([]uint64, len(run.phases)), make([]uint64, len(run.phases))
+	for i := range run.phases {
+		run.sources[i] = r.sources.ptr + uint64(4*plan.phaseStart(i))
+	}
+	// upload sends a packed part of the plan (packPlan) and points run at
+	// it.
+	upload := func(p packedPlan) error {
+		buf, err := dv.upload(asBytes(p.words))
+		if err != nil {
+			return err
 		}
-		minsAt := len(words)
-		for _, d := range plan.mins {
-			words = append(words, int64(d.dst), int64(d.source), int64(d.first), int64(d.count))
+		bufs = append(bufs, buf)
+		word := func(w int) uint64 { return buf.ptr + uint64(8*w) }
+		base := plan.phaseStart(p.from)
+		for i := p.from; i < p.to; i++ {
+			run.sources[i] = word(0) + uint64(4*(plan.phaseStart(i)-base))
+			run.rows[i] = word(p.rows) + uint64(4*(plan.phaseStart(i)-base))
 		}
-		seedsAt := len(words)
-		for _, d := range plan.seeds {
-			words = append(words, int64(d.dst), int64(d.source), int64(d.first), int64(d.count))
+		if p.rest {
+			run.seeds, run.arcs = word(p.seeds), word(p.arcs)
+			run.after = derivations{leaves: word(p.derive), passes: plan.passes, mins: word(p.mins), minCount: len(plan.mins)}
 		}
-		arcsAt := len(words)
-		for _, a := range plan.minArcs {
-			words = append(words, int64(a.row), a.arc)
+		return nil
+	}
+	switch {
+	case plan.rows == nil:
+	case finish == nil:
+		err = upload(packPlan(plan, 0, len(run.phases), true))
+	default:
+		// The first phase's sources and rows now; the rest of the plan is
+		// finished, packed and uploaded while the first phase runs.
+		if err = upload(packPlan(plan, 0, 1, false)); err != nil {
+			break
 		}
-		if planBuf, err = dv.upload(asBytes(words)); err == nil {
-			at := func(word int) uint64 { return planBuf.ptr + uint64(8*word) }
-			run.sources, run.rows = planBuf.ptr, at(rowsAt)
-			run.seeds, run.arcs = at(seedsAt), at(arcsAt)
-			run.after = derivations{leaves: at(deriveAt), passes: plan.passes, mins: at(minsAt), minCount: len(plan.mins)}
+		done := make(chan packedPlan, 1)
+		go func() {
+			finish()
+			done <- packPlan(plan, 1, len(run.phases), true)
+		}()
+		run.later = func() error {
+			began := time.Now()
+			err := upload(<-done)
+			r.host.plan += time.Since(began)
+			return err
 		}
 	}
 	r.host.plan += time.Since(began)
-	if err == nil {
-		err = runBatched(dv, r, run)
+	if err != nil {
+		return err
 	}
-	if temp.ptr != 0 {
-		err = errors.Join(err, dv.free(&temp))
-	}
-	if planBuf.ptr != 0 {
-		err = errors.Join(err, dv.free(&planBuf))
-	}
-	return err
+	return runBatched(dv, r, &run)
 }
 
 // batchedRun is where a block's plan lies on the device: the kernel's
@@ -175,10 +192,71 @@ func launchBatched(r *Runner, k int) error {
 // and minimums, and the derivations after the kernel.
 type batchedRun struct {
 	phases        []int
-	sources, rows uint64
+	sources, rows []uint64 // per phase; rows 0 for the block's own order
 	frontiers     []uint64
 	seeds, arcs   uint64
 	after         derivations
+	// later, when set, completes the plan on the device (its later
+	// phases' sources, rows and seeds, the derivations) before the second
+	// phase.
+	later func() error
+}
+
+// phaseStart is where phase i's sources start in plan.sources (i may be
+// the number of phases: the end).
+func (plan *kernelSources) phaseStart(i int) int {
+	switch {
+	case i == 0:
+		return 0
+	case i <= len(plan.cuts):
+		return plan.cuts[i-1]
+	}
+	return len(plan.sources)
+}
+
+// packedPlan is a part of a plan packed into words for one upload: the
+// sources, then the rows, of phases [from, to), and with rest the
+// derivations, the minimums, the seeds and the arcs, at the word offsets
+// given.
+type packedPlan struct {
+	words                           []int64
+	from, to                        int
+	rest                            bool
+	rows, derive, mins, seeds, arcs int
+}
+
+// packPlan packs the sources and rows of phases [from, to) of plan and,
+// with rest, its derivations, minimums, seeds and arcs.
+func packPlan(plan *kernelSources, from, to int, rest bool) packedPlan {
+	lo, hi := plan.phaseStart(from), plan.phaseStart(to)
+	size := hi - lo + 2
+	if rest {
+		size += 4*len(plan.derive) + 4*len(plan.mins) + 4*len(plan.seeds) + 2*len(plan.minArcs)
+	}
+	p := packedPlan{from: from, to: to, rest: rest}
+	p.words = packInt32s(make([]int64, 0, size), plan.sources[lo:hi])
+	p.rows = len(p.words)
+	p.words = packInt32s(p.words, plan.rows[lo:hi])
+	if !rest {
+		return p
+	}
+	p.derive = len(p.words)
+	for _, d := range plan.derive {
+		p.words = append(p.words, int64(d.dst), int64(d.src), int64(d.leaf), d.arc)
+	}
+	p.mins = len(p.words)
+	for _, d := range plan.mins {
+		p.words = append(p.words, int64(d.dst), int64(d.source), int64(d.first), int64(d.count))
+	}
+	p.seeds = len(p.words)
+	for _, d := range plan.seeds {
+		p.words = append(p.words, int64(d.dst), int64(d.source), int64(d.first), int64(d.count))
+	}
+	p.arcs = len(p.words)
+	for _, a := range plan.minArcs {
+		p.words = append(p.words, int64(a.row), a.arc)
+	}
+	return p
 }
 
 // packInt32s appends v to words two to a word, as a device array of int32
@@ -277,6 +355,21 @@ type derivation struct {
 
 // batchedPlanFor plans the block src (the block's sources in row order).
 func batchedPlanFor(r *Runner, src []int32) kernelSources {
+	plan, finish := batchedPlanStart(r, src)
+	if finish != nil {
+		finish()
+	}
+	return *plan
+}
+
+// batchedPlanStart plans the block src as far as its first phase needs:
+// with several phases, the sources of the later ones are not yet ordered
+// and have no seeds, and finish completes the plan. finish touches only
+// the later phases' part of the plan's sources and rows (in place), its
+// seeds and the arcs after the minimums', so that the first phase may run
+// (and its part be read) meanwhile; the host's plan then overlaps the
+// first phase's kernels. finish is nil when the plan is complete.
+func batchedPlanStart(r *Runner, src []int32) (*kernelSources, func()) {
 	k := len(src)
 	g := r.g
 	plan := kernelSources{sources: src}
@@ -317,7 +410,7 @@ func batchedPlanFor(r *Runner, src []int32) kernelSources {
 		planMins(g, src, &plan)
 	}
 	if plan.rows == nil && (batchedOrder == "" || len(plan.sources) <= BatchWidth) {
-		return plan
+		return &plan, nil
 	}
 	shape, rank := r.batchedGraph()
 	var cuts []int
@@ -332,28 +425,34 @@ func batchedPlanFor(r *Runner, src []int32) kernelSources {
 			rows[i] = int32(i)
 		}
 	}
-	// The phases cluster apart, each on cores of its own.
+	// Ordered in place below: never in the caller's src.
+	plan.sources, plan.rows = slices.Clone(plan.sources), slices.Clone(rows)
+	plan.cuts = cuts
+	// Each phase is ordered on its own, in place: the first now, the
+	// others (on cores of their own) by finish.
 	bounds := append(append([]int{0}, cuts...), len(plan.sources))
-	parts := make([][2][]int32, len(bounds)-1)
-	var wg sync.WaitGroup
-	for i := range parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			lo, hi := bounds[i], bounds[i+1]
-			parts[i][0], parts[i][1] = orderSources(g, rank, plan.sources[lo:hi], rows[lo:hi], !shape.meshLike)
-		}()
+	order := func(i int) {
+		lo, hi := bounds[i], bounds[i+1]
+		s, r := orderSources(g, rank, plan.sources[lo:hi], plan.rows[lo:hi], !shape.meshLike)
+		copy(plan.sources[lo:hi], s)
+		copy(plan.rows[lo:hi], r)
 	}
-	wg.Wait()
-	plan.sources, plan.rows = nil, nil
-	for _, p := range parts {
-		plan.sources, plan.rows = append(plan.sources, p[0]...), append(plan.rows, p[1]...)
+	order(0)
+	if len(cuts) == 0 {
+		return &plan, nil
 	}
-	if len(cuts) > 0 {
-		plan.cuts = cuts
+	return &plan, func() {
+		var wg sync.WaitGroup
+		for i := 1; i+1 < len(bounds); i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				order(i)
+			}()
+		}
+		wg.Wait()
 		planSeeds(g, &plan)
 	}
-	return plan
 }
 
 // byRank returns the positions of ks in increasing rank of their vertex
@@ -503,43 +602,54 @@ func splitSeeded(g *graph.CSR, plan *kernelSources) []int {
 
 // planSeeds lists, for every source after the first phase
 // (plan.sources[plan.cuts[0]:]), its arcs into sources that earlier phases
-// compute in their own row, as plan.seeds over plan.minArcs.
+// compute in their own row, as plan.seeds over plan.minArcs. Each phase's
+// sources are cut into chunks listed on every core, then joined in order.
 func planSeeds(g *graph.CSR, plan *kernelSources) {
 	bounds := append(slices.Clone(plan.cuts), len(plan.sources))
 	rowOf := make([]int32, g.NumVertices) // 1 + the row of a source of an earlier phase
-	// walk visits the arcs of each later phase's sources into earlier
-	// phases, phase by phase, and calls done after each source.
-	walk := func(arc func(row int32, e int64), done func(i int, s int32)) {
-		clear(rowOf)
-		for i, s := range plan.sources[:bounds[0]] {
-			rowOf[s] = plan.rows[i] + 1
-		}
-		for p := 1; p < len(bounds); p++ {
-			lo, hi := bounds[p-1], bounds[p]
-			for i, s := range plan.sources[lo:hi] {
-				for e := g.Offsets[s]; e < g.Offsets[s+1]; e++ {
-					if row := rowOf[g.Targets[e]]; row != 0 {
-						arc(row-1, int64(e))
+	for i, s := range plan.sources[:bounds[0]] {
+		rowOf[s] = plan.rows[i] + 1
+	}
+	type part struct {
+		arcs  []minArc
+		seeds []minDerivation // first counts from the part's own arcs
+	}
+	workers := runtime.GOMAXPROCS(0)
+	for p := 1; p < len(bounds); p++ {
+		lo, hi := bounds[p-1], bounds[p]
+		per := max(256, (hi-lo+workers-1)/workers)
+		parts := make([]part, (hi-lo+per-1)/per)
+		var wg sync.WaitGroup
+		for c := range parts {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				pt := &parts[c]
+				from := lo + c*per
+				for i, s := range plan.sources[from:min(from+per, hi)] {
+					first := int32(len(pt.arcs))
+					for e := g.Offsets[s]; e < g.Offsets[s+1]; e++ {
+						if row := rowOf[g.Targets[e]]; row != 0 {
+							pt.arcs = append(pt.arcs, minArc{row - 1, int64(e)})
+						}
 					}
+					pt.seeds = append(pt.seeds, minDerivation{plan.rows[from+i], s, first, int32(len(pt.arcs)) - first})
 				}
-				done(lo+i, s)
+			}()
+		}
+		wg.Wait()
+		for _, pt := range parts {
+			at := int32(len(plan.minArcs))
+			plan.minArcs = append(plan.minArcs, pt.arcs...)
+			for _, d := range pt.seeds {
+				d.first += at
+				plan.seeds = append(plan.seeds, d)
 			}
-			for i, s := range plan.sources[lo:hi] {
-				rowOf[s] = plan.rows[lo+i] + 1
-			}
+		}
+		for i, s := range plan.sources[lo:hi] {
+			rowOf[s] = plan.rows[lo+i] + 1
 		}
 	}
-	// Count first: growing the lists as they fill copied them over and
-	// over (most of R-MAT 16's plan time here).
-	arcs := 0
-	walk(func(int32, int64) { arcs++ }, func(int, int32) {})
-	plan.minArcs = slices.Grow(plan.minArcs, arcs)
-	plan.seeds = slices.Grow(plan.seeds, len(plan.sources)-bounds[0])
-	first := int32(len(plan.minArcs))
-	walk(func(row int32, e int64) { plan.minArcs = append(plan.minArcs, minArc{row, e}) }, func(i int, s int32) {
-		plan.seeds = append(plan.seeds, minDerivation{plan.rows[i], s, first, int32(len(plan.minArcs)) - first})
-		first = int32(len(plan.minArcs))
-	})
 }
 
 // planMins moves the sources of plan that batchedMins can derive out of
@@ -800,7 +910,7 @@ type derivations struct {
 	minCount int
 }
 
-func runBatched(dv *device, r *Runner, run batchedRun) error {
+func runBatched(dv *device, r *Runner, run *batchedRun) error {
 	n := r.n
 	if err := dv.d.cuEventRecord(dv.start, 0).Err("cuEventRecord"); err != nil {
 		return err
@@ -812,15 +922,16 @@ func runBatched(dv *device, r *Runner, run batchedRun) error {
 	}
 	off := 0
 	for i, k := range run.phases {
-		sources, rows := run.sources+uint64(4*off), uint64(0)
-		if run.rows != 0 {
-			rows = run.rows + uint64(4*off)
+		if i == 1 && run.later != nil {
+			if err := run.later(); err != nil {
+				return err
+			}
 		}
 		seeds := uint64(0)
 		if i > 0 {
 			seeds = run.seeds + uint64(8*4*(off-run.phases[0]))
 		}
-		if err := runPhase(dv, r, name, k, run.frontiers[i], sources, rows, seeds, run.arcs); err != nil {
+		if err := runPhase(dv, r, name, k, run.frontiers[i], run.sources[i], run.rows[i], seeds, run.arcs); err != nil {
 			return err
 		}
 		off += k
@@ -1008,8 +1119,13 @@ func shapeOf(g *graph.CSR) graphShape {
 // measured on its first batched block.
 func (r *Runner) batchedGraph() (graphShape, []int32) {
 	if r.rank == nil {
-		r.shape = shapeOf(r.g)
+		done := make(chan struct{})
+		go func() { // the two walk the graph apart
+			defer close(done)
+			r.shape = shapeOf(r.g)
+		}()
 		r.rank = bfsRank(r.g)
+		<-done
 	}
 	return r.shape, r.rank
 }

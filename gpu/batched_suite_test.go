@@ -20,7 +20,7 @@ import (
 // PATHCTL_BENCH_GRAPHS (comma-separated paths, as `pathctl gen` writes
 // them for bench/bench_gpu.py), so that the kernel is timed on exactly the
 // graphs of the benchmark table.
-func suiteGraphs(b *testing.B) map[string]*graph.CSR {
+func suiteGraphs(b testing.TB) map[string]*graph.CSR {
 	list := os.Getenv("PATHCTL_BENCH_GRAPHS")
 	if list == "" {
 		b.Skip("PATHCTL_BENCH_GRAPHS names no edge files")

@@ -157,7 +157,11 @@ func TestBatchedPlanDerivesLeaves(t *testing.T) {
 					src[1] = src[0] // a source asked twice gets both rows
 				}
 				batchedOrder = order
+				before := slices.Clone(src)
 				plan := batchedPlanFor(&Runner{g: g}, src)
+				if !slices.Equal(src, before) {
+					t.Fatalf("%s, k=%d: the plan reordered the caller's sources", name, k)
+				}
 				batchedOrder = "cluster"
 				if plan.rows == nil {
 					if k > BatchWidth {
