@@ -523,10 +523,11 @@ func orderSources(g *graph.CSR, rank, ks, rows []int32, parallel bool) ([]int32,
 }
 
 // batchedSeeds is the share of a block's kernel sources, those of highest
-// out-degree, that a first phase computes alone; the second phase starts
-// every other source s from min over its arcs (s, p, w) into the first
-// phase of w + d(p, t) (batched_seedfill_*), real path lengths, and expands
-// only where a shorter path exists. On graphs with hubs most of a vertex's
+// out-degree, that a first phase computes alone; each later phase
+// (batchedPhases) starts every source s of its own from min over its arcs
+// (s, p, w) into earlier phases of w + d(p, t) (batched_seedfill_*, whose
+// comment speaks of the second phase), real path lengths, and expands only
+// where a shorter path exists. On graphs with hubs most of a vertex's
 // shortest paths leave through a hub (R-MAT 16, the top 5 % of vertices by
 // degree computed: 8 % of the targets of a vertex next to one need
 // correcting, the median none). Integer weights only, like batchedMins;

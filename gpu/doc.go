@@ -38,8 +38,9 @@
 // Pending.Wait returns when it is there; Run is Start then Wait.
 // ComputeResident keeps a block as large as device memory allows in a
 // result slot and Resident.Start sends ranges of its rows the same way, so
-// that the batched kernel's derivations (leaves, minimums over arcs, a
-// second phase started from the hubs' rows) see most of the graph in one
+// that the batched kernel's derivations (leaves, minimums over arcs, later
+// phases started from the rows of the hubs and of earlier phases) see most
+// of the graph in one
 // block while the host takes small blocks. Built with
 // the pathctl_debug tag, every kernel launch is synchronised and checked
 // (debug_on.go).
