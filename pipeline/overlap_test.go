@@ -96,6 +96,19 @@ func (f *fakeAsync) Start(ctx context.Context, out *graph.Block) (Waiter, error)
 	return w, nil
 }
 
+// checkFakeRows checks that every row of b holds what fakeAsync writes.
+func checkFakeRows(b *graph.Block) error {
+	d, n := b.Dist.([]int32), b.NumVertices
+	for r, s := range b.Sources {
+		for v := range n {
+			if d[r*n+v] != int32(s)*1000+int32(v) {
+				return fmt.Errorf("source %d: dist[%d] = %d", s, v, d[r*n+v])
+			}
+		}
+	}
+	return nil
+}
+
 func (w *fakeWaiter) Wait() error {
 	<-w.done
 	w.f.record(fmt.Sprintf("wait %d", w.block))
@@ -165,13 +178,8 @@ func TestRunBlocksStartsAhead(t *testing.T) {
 		if res.end != blocks[i].End || res.block == nil {
 			return fmt.Errorf("sink %d got block ending at %d, want %d", i, res.end, blocks[i].End)
 		}
-		d := res.block.Dist.([]int32)
-		for r, s := range res.block.Sources {
-			for v := range n {
-				if d[r*n+v] != int32(s)*1000+int32(v) {
-					return fmt.Errorf("block %d source %d: dist[%d] = %d before its Wait", i, s, v, d[r*n+v])
-				}
-			}
+		if err := checkFakeRows(res.block); err != nil {
+			return fmt.Errorf("block %d before its Wait: %w", i, err)
 		}
 		// The producer starts block i+2 while this sink runs.
 		if i+2 < nblocks {

@@ -2,7 +2,8 @@ package pipeline
 
 import (
 	"sync"
-	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/pathctl/pathctl/graph"
 )
@@ -177,13 +178,13 @@ func newDist(t graph.DistType, size int) any {
 func distBytes(d any) []byte {
 	switch s := d.(type) {
 	case []int32:
-		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), 4*len(s))
+		return arrow.GetBytes(s)
 	case []int64:
-		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), 8*len(s))
+		return arrow.GetBytes(s)
 	case []float32:
-		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), 4*len(s))
+		return arrow.GetBytes(s)
 	case []float64:
-		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), 8*len(s))
+		return arrow.GetBytes(s)
 	}
 	return nil
 }

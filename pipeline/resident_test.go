@@ -82,13 +82,8 @@ func TestRunBlocksResident(t *testing.T) {
 				if res.end != blocks[i].End {
 					return fmt.Errorf("sink %d got block ending at %d, want %d", i, res.end, blocks[i].End)
 				}
-				d := res.block.Dist.([]int32)
-				for r, s := range res.block.Sources {
-					for v := range n {
-						if d[r*n+v] != int32(s)*1000+int32(v) {
-							return fmt.Errorf("block %d source %d: dist[%d] = %d", i, s, v, d[r*n+v])
-						}
-					}
+				if err := checkFakeRows(res.block); err != nil {
+					return fmt.Errorf("block %d: %w", i, err)
 				}
 				return nil
 			})
@@ -143,14 +138,10 @@ func TestRunBlocksResidentPinned(t *testing.T) {
 			opt := Options{Layout: arrowio.LayoutMatrix, residentMax: total, computeMax: computeMax}
 			opt.buildRecords = func(blk *graph.Block) ([]arrow.Record, error) {
 				sizes = append(sizes, len(blk.Sources))
-				d := blk.Dist.([]int32)
-				for r, s := range blk.Sources {
-					for v := range n {
-						if d[r*n+v] != int32(s)*1000+int32(v) {
-							return nil, fmt.Errorf("source %d: dist[%d] = %d", s, v, d[r*n+v])
-						}
-					}
+				if err := checkFakeRows(blk); err != nil {
+					return nil, err
 				}
+				d := blk.Dist.([]int32)
 				if len(blk.Valid) != (len(d)+7)/8 {
 					return nil, fmt.Errorf("block of %d entries has %d bytes of bitmap room", len(d), len(blk.Valid))
 				}
