@@ -1025,7 +1025,7 @@ func runPhase(dv *device, r *Runner, name string, k int, frontier, sources, rows
 		for range batch {
 			began := time.Now()
 			if err := dv.launchAsync(name, grid, r.offsets.ptr, r.targets.ptr, r.weights.ptr, int32(n), int32(k),
-				r.aux.ptr, cur, next, curSum, nextSum, lastChange, round, batchedThreshold(step, round), counters.ptr); err != nil {
+				r.aux.ptr, cur, next, curSum, nextSum, lastChange, round, batchedThreshold(step, round), int32(batchedSparse), counters.ptr); err != nil {
 				return err
 			}
 			if batchedTrace != nil && round < batchedTraceRounds {
@@ -1053,6 +1053,12 @@ func runPhase(dv *device, r *Runner, name string, k int, frontier, sources, rows
 	return dv.launchAsync("batched_transpose_"+bits, int(min(tiles, batchedTransposeGrid)), r.aux.ptr, int32(n), int32(k),
 		rows, r.dist.ptr)
 }
+
+// batchedSparse is the most sources of a group that an expansion may carry
+// and still go through the round kernel's sparse relaxation (relaxSparse in
+// batched.cu: lanes spread over sources × arcs) rather than one lane per
+// source on every arc; 0 turns it off.
+var batchedSparse = 16
 
 // batchedTraceRounds bounds the rounds batchedTrace reports.
 const batchedTraceRounds = 1 << 16

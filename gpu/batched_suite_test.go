@@ -73,12 +73,12 @@ func BenchmarkBatchedSuite(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/n=%d/m=%d/%s", name, n, g.NumEdges(), variant), func(b *testing.B) {
 				// A variant is dash-separated words: trace, cluster or bfs (the
 				// source order, else the block's), noleaves (every source in the kernel but for
-				// minimums), nomins (no minimum derivations), serial (clusters on one core), phases=X/Y (later phases' cumulative shares), seeds=X (batchedSeeds, also on meshes), step=X (batchedDeltaScale,
+				// minimums), nomins (no minimum derivations), serial (clusters on one core), phases=X/Y (later phases' cumulative shares), seeds=X (batchedSeeds, also on meshes), sparse=X (batchedSparse), step=X (batchedDeltaScale,
 				// also on graphs that do not look like meshes).
-				defer func(o string, s float64, m, l, mins bool, seeds float64, meshes bool, chunk int, phases, weighted []float64) {
-					batchedOrder, batchedDeltaScale, batchedMeshOnly, batchedLeaves, batchedMins = o, s, m, l, mins
+				defer func(o string, s float64, m, l, mins bool, seeds float64, meshes bool, chunk, sparse int, phases, weighted []float64) {
+					batchedOrder, batchedDeltaScale, batchedMeshOnly, batchedLeaves, batchedMins, batchedSparse = o, s, m, l, mins, sparse
 					batchedSeeds, batchedSeedsMeshes, clusterChunk, batchedPhases, batchedPhasesWeighted = seeds, meshes, chunk, phases, weighted
-				}(batchedOrder, batchedDeltaScale, batchedMeshOnly, batchedLeaves, batchedMins, batchedSeeds, batchedSeedsMeshes, clusterChunk, batchedPhases, batchedPhasesWeighted)
+				}(batchedOrder, batchedDeltaScale, batchedMeshOnly, batchedLeaves, batchedMins, batchedSeeds, batchedSeedsMeshes, clusterChunk, batchedSparse, batchedPhases, batchedPhasesWeighted)
 				batchedOrder, batchedLeaves, batchedMins = "", true, true
 				for _, word := range strings.Split(variant, "-") {
 					switch {
@@ -107,6 +107,10 @@ func BenchmarkBatchedSuite(b *testing.B) {
 							batchedPhases = append(batchedPhases, x)
 						}
 						batchedPhasesWeighted = batchedPhases
+					case strings.HasPrefix(word, "sparse="):
+						if batchedSparse, err = strconv.Atoi(word[7:]); err != nil {
+							b.Fatal(err)
+						}
 					case strings.HasPrefix(word, "step="):
 						if batchedDeltaScale, err = strconv.ParseFloat(word[5:], 64); err != nil {
 							b.Fatal(err)

@@ -74,22 +74,23 @@ func checkBatched[D graph.Number](t *testing.T, e *Engine, g *graph.CSR, sources
 		mins     bool      // batchedMins
 		seeds    float64   // batchedSeeds, also on graphs that look like meshes
 		phases   []float64 // batchedPhases and batchedPhasesWeighted
+		sparse   int       // batchedSparse: expansions of at most this many lanes spread over arcs
 	}{
-		{false, 0, 0.5, "cluster", true, true, 0, nil}, {true, 0, 0.5, "cluster", true, true, 0, nil}, // the default but for seeds: a threshold on mesh-like graphs only
-		{false, 0.25, 0.5, "cluster", true, true, 0, nil},              // a step below most weights: many rounds only wait
-		{false, 0, 0, "cluster", true, false, 0, nil},                  // no threshold: plain label correcting, no minimums
-		{false, 0, 0, "", false, false, 0, nil},                        // the block's order, every source in the kernel
-		{true, 0, 0, "bfs", true, true, 0.15, nil},                     // breadth-first rank order, two phases
-		{false, 0, 0, "", false, true, 0, nil},                         // minimums alone
-		{false, 0, 0.5, "cluster", true, true, 0.15, nil},              // two phases with a threshold
-		{false, 0, 0, "", false, false, 0.3, nil},                      // two phases alone
-		{false, 0, 0, "cluster", true, true, 0.2, []float64{0.5, 0.8}}, // four phases
+		{false, 0, 0.5, "cluster", true, true, 0, nil, 8}, {true, 0, 0.5, "cluster", true, true, 0, nil, 8}, // the default but for seeds: a threshold on mesh-like graphs only
+		{false, 0.25, 0.5, "cluster", true, true, 0, nil, 32},              // a step below most weights: many rounds only wait; every expansion sparse
+		{false, 0, 0, "cluster", true, false, 0, nil, 0},                   // no threshold: plain label correcting, no minimums, one lane per source
+		{false, 0, 0, "", false, false, 0, nil, 8},                         // the block's order, every source in the kernel
+		{true, 0, 0, "bfs", true, true, 0.15, nil, 32},                     // breadth-first rank order, two phases, every expansion sparse
+		{false, 0, 0, "", false, true, 0, nil, 3},                          // minimums alone
+		{false, 0, 0.5, "cluster", true, true, 0.15, nil, 8},               // two phases with a threshold
+		{false, 0, 0, "", false, false, 0.3, nil, 0},                       // two phases alone, one lane per source
+		{false, 0, 0, "cluster", true, true, 0.2, []float64{0.5, 0.8}, 16}, // four phases
 	} {
-		defer func(s float64, o string, l, m bool, seeds float64, meshes bool, phases, weighted []float64) {
-			batchedDeltaScale, batchedOrder, batchedLeaves, batchedMins = s, o, l, m
+		defer func(s float64, o string, l, m bool, seeds float64, meshes bool, phases, weighted []float64, sparse int) {
+			batchedDeltaScale, batchedOrder, batchedLeaves, batchedMins, batchedSparse = s, o, l, m, sparse
 			batchedSeeds, batchedSeedsMeshes, batchedPhases, batchedPhasesWeighted = seeds, meshes, phases, weighted
-		}(batchedDeltaScale, batchedOrder, batchedLeaves, batchedMins, batchedSeeds, batchedSeedsMeshes, batchedPhases, batchedPhasesWeighted)
-		batchedDeltaScale, batchedOrder, batchedLeaves, batchedMins = c.scale, c.order, c.leaves, c.mins
+		}(batchedDeltaScale, batchedOrder, batchedLeaves, batchedMins, batchedSeeds, batchedSeedsMeshes, batchedPhases, batchedPhasesWeighted, batchedSparse)
+		batchedDeltaScale, batchedOrder, batchedLeaves, batchedMins, batchedSparse = c.scale, c.order, c.leaves, c.mins, c.sparse
 		batchedSeeds, batchedSeedsMeshes, batchedPhases, batchedPhasesWeighted = c.seeds, c.seeds > 0, c.phases, c.phases
 		r, err := e.Prepare(context.Background(), g, graph.Request{Algorithm: Batched, WithPredecessors: c.withPred, Delta: c.step})
 		if err != nil {

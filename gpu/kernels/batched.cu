@@ -93,6 +93,65 @@ __device__ __forceinline__ bool relaxArcs(const Graph<T>& g, int u, u32 m, int w
   return any;
 }
 
+// relaxSparse relaxes the arcs of u for the few lanes set in m (k of them,
+// 2k ≤ 32): the warp covers k sources × ⌊32/k⌋ arcs per step, lane l taking
+// the (l mod k)-th source of m and arc l div k of the step (any k ≤ 32 is
+// correct; past 16 a step covers one arc), so each lane does
+// useful work where relaxArcs would leave 32 − k lanes idle on every arc.
+// Arcs are read by k lanes at once (one broadcast load); a lane that
+// improves a distance sets its own bit of next. Two steps are in flight at
+// a time. Returns, warp-uniform, whether anything improved.
+template <typename T, bool Count>
+__device__ __forceinline__ bool relaxSparse(const Graph<T>& g, int u, u32 m, int w, T* vm, u32* next, u32* nextSum,
+                                            int lane, u64* tally) {
+  const int k = __popc(m);
+  const int per = 32 / k;
+  const int slot = lane % k, off = lane / k;
+  u32 rest = m;
+  for (int i = 0; i < slot; i++) rest &= rest - 1;
+  const int src = __ffs(rest) - 1;
+  const T mine = ((m >> lane) & 1u) ? __ldcg(vm + (size_t)u * w + lane) : T(0);
+  const T du = __shfl_sync(0xffffffffu, mine, src);
+  const long long lo = g.offsets[u], hi = g.offsets[u + 1];
+  const bool used = off < per;
+  bool any = false;
+  for (long long e0 = lo; e0 < hi; e0 += 2 * per) {
+    long long e[2];
+    int v[2];
+    T nd[2], old[2];
+#pragma unroll
+    for (int q = 0; q < 2; q++) {
+      e[q] = e0 + q * per + off;
+      v[q] = 0;
+      nd[q] = T(0);
+      if (used && e[q] < hi) {
+        v[q] = g.targets[e[q]];
+        nd[q] = du + g.weights[e[q]];
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < 2; q++) old[q] = (used && e[q] < hi) ? __ldcg(vm + (size_t)v[q] * w + src) : T(0);
+#pragma unroll
+    for (int q = 0; q < 2; q++) {
+      const bool tries = used && e[q] < hi && nd[q] < old[q];
+      bool improved = false;
+      if (tries) {
+        improved = atomicMinNonNegative(vm + (size_t)v[q] * w + src, nd[q]);
+        if (improved && atomicOr(next + v[q], 1u << src) == 0u) {
+          atomicOr(nextSum + (v[q] >> 10), 1u << ((v[q] >> 5) & 31));
+        }
+      }
+      any |= improved;
+      if (Count) {
+        tally[0] += min((long long)per, max(0LL, hi - (e0 + q * per)));
+        tally[1] += __popc(__ballot_sync(0xffffffffu, tries));
+        tally[2] += __popc(__ballot_sync(0xffffffffu, improved));
+      }
+    }
+  }
+  return __any_sync(0xffffffffu, any);
+}
+
 // batched_round_T is one round over every group of the block: the warps of
 // the grid share out the 32-vertex chunks of all groups (chunk c of the
 // block is group c / chunksPerGroup), lane j of a warp checking the summary
@@ -106,12 +165,14 @@ __device__ __forceinline__ bool relaxArcs(const Graph<T>& g, int u, u32 m, int w
 // soft version of delta-stepping's buckets: on high-diameter graphs,
 // expanding vertices roughly in order of distance saves many of the
 // re-expansions of plain label correcting (gpu/batched.go says when the Go
-// side uses it; the threshold is +Inf otherwise). *lastChange becomes round
-// when anything improved or waited: the host stops once a round changed
-// nothing.
+// side uses it; the threshold is +Inf otherwise). An expansion of at most
+// sparse lanes goes through relaxSparse, a wider one through relaxArcs.
+// *lastChange becomes round when anything improved or waited: the host
+// stops once a round changed nothing.
 template <typename T, bool Count, int ILP>
 __device__ void batchedRound(const Graph<T>& g, int numSources, T* vm, u32* cur, u32* next, u32* curSum,
-                             u32* nextSum, int* lastChange, int round, double threshold, u64* counters) {
+                             u32* nextSum, int* lastChange, int round, double threshold, int sparse,
+                             u64* counters) {
   const int n = g.n;
   const int sumWords = (n + 1023) >> 10;
   const int chunksPerGroup = (n + 31) >> 5;
@@ -173,7 +234,11 @@ __device__ void batchedRound(const Graph<T>& g, int numSources, T* vm, u32* cur,
             tally[3]++;
             tally[4] += __popc(mk);
           }
-          any |= relaxArcs<T, Count, ILP>(g, u, mk, w, gvm, gnext, gnextSum, lane, tally);
+          if (__popc(mk) <= sparse) {
+            any |= relaxSparse<T, Count>(g, u, mk, w, gvm, gnext, gnextSum, lane, tally);
+          } else {
+            any |= relaxArcs<T, Count, ILP>(g, u, mk, w, gvm, gnext, gnextSum, lane, tally);
+          }
         }
       }
     }
@@ -191,18 +256,18 @@ __device__ void batchedRound(const Graph<T>& g, int numSources, T* vm, u32* cur,
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_round_##SUFFIX(           \
       const long long* offsets, const int* targets, const T* weights, int n, int numSources, T* vm, \
       u32* cur, u32* next, u32* curSum, u32* nextSum, int* lastChange, int round, double threshold,  \
-      u64* counters) {                                                                             \
+      int sparse, u64* counters) {                                                                 \
     Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                                       \
     batchedRound<T, false, 4>(g, numSources, vm, cur, next, curSum, nextSum, lastChange, round,       \
-                           threshold, counters);                                                   \
+                           threshold, sparse, counters);                                           \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_count_##SUFFIX(           \
       const long long* offsets, const int* targets, const T* weights, int n, int numSources, T* vm, \
       u32* cur, u32* next, u32* curSum, u32* nextSum, int* lastChange, int round, double threshold,  \
-      u64* counters) {                                                                             \
+      int sparse, u64* counters) {                                                                 \
     Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                                       \
     batchedRound<T, true, 4>(g, numSources, vm, cur, next, curSum, nextSum, lastChange, round,        \
-                          threshold, counters);                                                    \
+                          threshold, sparse, counters);                                            \
   }
 
 PATHCTL_BATCHED(i32, int)
@@ -239,34 +304,56 @@ PATHCTL_BATCHED_FILL(b64, unsigned long long)
 PATHCTL_BATCHED_SEED(b32, unsigned int)
 PATHCTL_BATCHED_SEED(b64, unsigned long long)
 
+// forGroupTiles walks the 32×32 tiles of a group-major block (tile t: group
+// t / tilesV, vertices 32·(t mod tilesV) onwards) over the grid's thread
+// blocks: fill(grp, v0, w) writes the shared tile, then, after a barrier,
+// drain(grp, v0, w) reads it; a barrier before the next fill keeps the
+// tile until every thread has drained it.
+template <typename Fill, typename Drain>
+__device__ __forceinline__ void forGroupTiles(int n, int numSources, Fill fill, Drain drain) {
+  const int tilesV = (n + 31) >> 5;
+  const long long tiles = (long long)tilesV * ((numSources + 31) >> 5);
+  for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int grp = (int)(t / tilesV);
+    const int v0 = (int)(t % tilesV) << 5;
+    const int w = min(32, numSources - (grp << 5));
+    __syncthreads();
+    fill(grp, v0, w);
+    __syncthreads();
+    drain(grp, v0, w);
+  }
+}
+
 // batched_transpose_E copies the group-major distances of batched_* into
-// the row-major block (row i = source i, n elements), through 32×32 tiles
-// in shared memory so that both the reads and the writes are coalesced.
-// Tile t covers vertices 32·(t mod tilesV) .. and the group t / tilesV.
+// the row-major block (row i = source i, n elements; rows[i] where rows is
+// set), through 32×32 tiles in shared memory so that both the reads and the
+// writes are coalesced.
+template <typename E>
+__device__ void batchedTranspose(const E* vm, int n, int numSources, const int* rows, E* dist) {
+  __shared__ E tile[32][33];
+  const int x = threadIdx.x & 31, y = threadIdx.x >> 5;
+  forGroupTiles(
+      n, numSources,
+      [&](int grp, int v0, int w) {
+        const E* src = vm + (size_t)(grp << 5) * n;
+        for (int r = y; r < 32; r += PATHCTL_WARPS) {
+          const int v = v0 + r;
+          if (v < n && x < w) tile[r][x] = src[(size_t)v * w + x];
+        }
+      },
+      [&](int grp, int v0, int w) {
+        for (int r = y; r < w; r += PATHCTL_WARPS) {
+          const int v = v0 + x;
+          const int i = (grp << 5) + r;
+          if (v < n) dist[(size_t)(rows != nullptr ? rows[i] : i) * n + v] = tile[x][r];
+        }
+      });
+}
+
 #define PATHCTL_BATCHED_TRANSPOSE(SUFFIX, E)                                                       \
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_transpose_##SUFFIX(       \
       const E* vm, int n, int numSources, const int* rows, E* dist) {                              \
-    __shared__ E tile[32][33];                                                                     \
-    const int tilesV = (n + 31) >> 5;                                                              \
-    const long long tiles = (long long)tilesV * ((numSources + 31) >> 5);                          \
-    const int x = threadIdx.x & 31, y = threadIdx.x >> 5;                                          \
-    for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {                                    \
-      const int grp = (int)(t / tilesV);                                                           \
-      const int v0 = (int)(t % tilesV) << 5;                                                       \
-      const int w = min(32, numSources - (grp << 5));                                              \
-      const E* src = vm + (size_t)(grp << 5) * n;                                                  \
-      __syncthreads();                                                                             \
-      for (int r = y; r < 32; r += PATHCTL_WARPS) {                                                \
-        const int v = v0 + r;                                                                      \
-        if (v < n && x < w) tile[r][x] = src[(size_t)v * w + x];                                   \
-      }                                                                                            \
-      __syncthreads();                                                                             \
-      for (int r = y; r < w; r += PATHCTL_WARPS) {                                                 \
-        const int v = v0 + x;                                                                      \
-        const int i = (grp << 5) + r;                                                              \
-        if (v < n) dist[(size_t)(rows != nullptr ? rows[i] : i) * n + v] = tile[x][r];             \
-      }                                                                                            \
-    }                                                                                              \
+    batchedTranspose<E>(vm, n, numSources, rows, dist);                                            \
   }
 
 // batched_derive_T fills the rows of leaves left out of the kernel
@@ -330,10 +417,10 @@ PATHCTL_BATCHED_DERIVE(f64, double)
 PATHCTL_BATCHED_MINS(i32, int)
 PATHCTL_BATCHED_MINS(i64, long long)
 
-// batched_seedfill_T starts the working distances of the kernel's second
-// phase from rows the first phase computed (gpu/batched.go, batchedSeeds):
+// batched_seedfill_T starts the working distances of a later phase of the
+// kernel from rows the earlier phases computed (gpu/batched.go, batchedSeeds):
 // source i of the phase (group i / 32, lane i mod 32) starts at vertex v
-// from min over its arcs (s, p, w) into the first phase of w + d(p, v), the
+// from min over its arcs (s, p, w) into the earlier phases of w + d(p, v), the
 // length of a real path, or unreachable without such arcs; items holds
 // four words per source (unused, the source, the first of its arcs in arcs,
 // their number), arcs two words per arc (the row of p, the index of the
@@ -341,39 +428,42 @@ PATHCTL_BATCHED_MINS(i64, long long)
 // satisfies d(v) ≤ d(u) + w, so the phase starts from s alone and only
 // expands where a path beats the seeds. A 32×32 tile in shared memory lets
 // the row reads run along v and the group-major writes along the lanes.
+template <typename T>
+__device__ void batchedSeedfill(const T* dist, int n, int numSources, const long long* items, const long long* arcs,
+                                const T* weights, T* vm) {
+  __shared__ T tile[32][33];
+  const T inf = DistTraits<T>::inf();
+  const int x = threadIdx.x & 31, y = threadIdx.x >> 5;
+  forGroupTiles(
+      n, numSources,
+      [&](int grp, int v0, int w) {
+        for (int r = y; r < w; r += PATHCTL_WARPS) {
+          const long long* it = items + 4 * (size_t)((grp << 5) + r);
+          const int v = v0 + x;
+          long long best = (long long)inf;
+          if (v < n) {
+            for (long long j = it[2], end = it[2] + it[3]; j < end; j++) {
+              const T d = dist[(size_t)arcs[2 * j] * n + v];
+              if (d != inf) best = min(best, (long long)d + (long long)weights[arcs[2 * j + 1]]);
+            }
+          }
+          tile[r][x] = (T)min(best, (long long)inf);
+        }
+      },
+      [&](int grp, int v0, int w) {
+        T* out = vm + (size_t)(grp << 5) * n;
+        for (int r = y; r < 32; r += PATHCTL_WARPS) {
+          const int v = v0 + r;
+          if (v < n && x < w) out[(size_t)v * w + x] = tile[x][r];
+        }
+      });
+}
+
 #define PATHCTL_BATCHED_SEEDFILL(SUFFIX, T)                                                        \
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_seedfill_##SUFFIX(        \
       const T* dist, int n, int numSources, const long long* items, const long long* arcs,        \
       const T* weights, T* vm) {                                                                   \
-    __shared__ T tile[32][33];                                                                     \
-    const T inf = DistTraits<T>::inf();                                                            \
-    const int tilesV = (n + 31) >> 5;                                                              \
-    const long long tiles = (long long)tilesV * ((numSources + 31) >> 5);                          \
-    const int x = threadIdx.x & 31, y = threadIdx.x >> 5;                                          \
-    for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {                                    \
-      const int grp = (int)(t / tilesV);                                                           \
-      const int v0 = (int)(t % tilesV) << 5;                                                       \
-      const int w = min(32, numSources - (grp << 5));                                              \
-      __syncthreads();                                                                             \
-      for (int r = y; r < w; r += PATHCTL_WARPS) {                                                 \
-        const long long* it = items + 4 * (size_t)((grp << 5) + r);                                \
-        const int v = v0 + x;                                                                      \
-        long long best = (long long)inf;                                                           \
-        if (v < n) {                                                                               \
-          for (long long j = it[2], end = it[2] + it[3]; j < end; j++) {                           \
-            const T d = dist[(size_t)arcs[2 * j] * n + v];                                         \
-            if (d != inf) best = min(best, (long long)d + (long long)weights[arcs[2 * j + 1]]);   \
-          }                                                                                        \
-        }                                                                                          \
-        tile[r][x] = (T)min(best, (long long)inf);                                                 \
-      }                                                                                            \
-      __syncthreads();                                                                             \
-      T* out = vm + (size_t)(grp << 5) * n;                                                        \
-      for (int r = y; r < 32; r += PATHCTL_WARPS) {                                                \
-        const int v = v0 + r;                                                                      \
-        if (v < n && x < w) out[(size_t)v * w + x] = tile[x][r];                                   \
-      }                                                                                            \
-    }                                                                                              \
+    batchedSeedfill<T>(dist, n, numSources, items, arcs, weights, vm);                             \
   }
 
 PATHCTL_BATCHED_SEEDFILL(i32, int)
