@@ -165,7 +165,10 @@ def format_table(report: Report) -> str:
                   f"({d['arrow_bytes_per_second'] / 1e6:.0f} MB/s, compute included; {d['compute_seconds']:.2f} s without the file); "
                   f"a plain sequential write of the same bytes (writeback started every 32 MiB, as the result file's) with fsync in the same directory: {d['plain_seconds']:.2f} s "
                   f"({d['plain_bytes_per_second'] / 1e6:.0f} MB/s). Ratio **{100 * d['ratio']:.0f} %**: "
-                  f"{verdict} the target of ≥ 80 %."]
+                  f"{verdict} the target of ≥ 80 %."
+                  + (f" Best of {len(d['arrow_runs'])} alternating rounds; Arrow file "
+                     f"{', '.join(f'{x:.2f}' for x in d['arrow_runs'])} s, plain write "
+                     f"{', '.join(f'{x:.2f}' for x in d['plain_runs'])} s." if d.get("arrow_runs") else "")]
     if report.notes:
         lines += ["", "Notes:"] + [f"- {x}" for x in report.notes]
     if report.failures:

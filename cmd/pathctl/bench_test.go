@@ -277,6 +277,12 @@ func TestBenchDisk(t *testing.T) {
 	if d.ArrowSeconds <= 0 || d.PlainSeconds <= 0 || d.ComputeSeconds <= 0 {
 		t.Errorf("disk times %+v: want all positive", d)
 	}
+	// Two rounds by default, and the ratio compares the best of each.
+	if len(d.ArrowRuns) != 2 || len(d.PlainRuns) != 2 {
+		t.Errorf("disk rounds: %d Arrow and %d plain runs, want 2 each", len(d.ArrowRuns), len(d.PlainRuns))
+	} else if d.ArrowSeconds != min(d.ArrowRuns[0], d.ArrowRuns[1]) || d.PlainSeconds != min(d.PlainRuns[0], d.PlainRuns[1]) {
+		t.Errorf("disk seconds %v / %v are not the best of the runs %v / %v", d.ArrowSeconds, d.PlainSeconds, d.ArrowRuns, d.PlainRuns)
+	}
 	if want := d.ArrowRate / d.PlainRate; math.Abs(d.Ratio-want) > 1e-12 || math.Abs(d.ArrowRate-float64(d.Bytes)/d.ArrowSeconds) > 1e-6*d.ArrowRate {
 		t.Errorf("disk rates %+v inconsistent", d)
 	}
@@ -288,6 +294,9 @@ func TestBenchDisk(t *testing.T) {
 		t.Errorf("the disk measurement left %d files behind", len(left))
 	}
 	md := benchMarkdown(rep)
+	if !strings.Contains(md, "Best of 2 alternating rounds; Arrow file "+joinSeconds(d.ArrowRuns)+" s") {
+		t.Errorf("markdown lacks the disk rounds:\n%s", md)
+	}
 	if !strings.Contains(md, "of the disk's sequential speed") {
 		t.Errorf("markdown lacks the disk line:\n%s", md)
 	}
