@@ -1120,15 +1120,29 @@ func machineInfo(command string) BenchMachine {
 		}
 	}
 	if b, err := os.ReadFile("/proc/driver/nvidia/version"); err == nil {
-		// "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..."
-		f := strings.Fields(strings.SplitN(string(b), "\n", 2)[0])
-		for i, w := range f {
-			if w == "Module" && i+1 < len(f) {
-				m.Driver = f[i+1]
-			}
-		}
+		m.Driver = nvidiaDriverVersion(strings.SplitN(string(b), "\n", 2)[0])
 	}
 	return m
+}
+
+// nvidiaDriverVersion finds the driver's version in the first line of
+// /proc/driver/nvidia/version: the first field after "Module" made of digits
+// and dots, as in "NVRM version: NVIDIA UNIX x86_64 Kernel Module
+// 580.159.04  Thu ..." and in the open module's "NVRM version: NVIDIA UNIX
+// Open Kernel Module for x86_64  580.159.04  Release Build ...". Empty if
+// there is none.
+func nvidiaDriverVersion(line string) string {
+	f := strings.Fields(line)
+	i := slices.Index(f, "Module")
+	if i < 0 {
+		return ""
+	}
+	for _, w := range f[i+1:] {
+		if strings.Contains(w, ".") && strings.Trim(w, "0123456789.") == "" {
+			return w
+		}
+	}
+	return ""
 }
 
 // benchMarkdown renders the report as BENCHMARKS.md-ready markdown.

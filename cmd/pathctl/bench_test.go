@@ -442,3 +442,16 @@ func TestSameDistance(t *testing.T) {
 		}
 	}
 }
+
+func TestNvidiaDriverVersion(t *testing.T) {
+	for line, want := range map[string]string{
+		"NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu Oct  2 20:15:47 UTC 2025":                         "580.159.04",
+		"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (dvs-builder@U16-I3-B03-4-3)": "580.159.04",
+		"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64":                                                          "",
+		"something else entirely": "",
+	} {
+		if got := nvidiaDriverVersion(line); got != want {
+			t.Errorf("nvidiaDriverVersion(%q) = %q, want %q", line, got, want)
+		}
+	}
+}
