@@ -18,6 +18,7 @@ const (
 	DefaultAddr            = "127.0.0.1:8815"
 	DefaultMaxConcurrent   = 1
 	DefaultMaxUploadBytes  = 4 << 30
+	DefaultCacheBytes      = 8 << 30
 	DefaultMaxMessageBytes = 64 << 20
 	// DefaultMaxBatchBytes keeps result messages under the 4 MiB that gRPC
 	// clients accept by default (arrow-go's among them).
@@ -40,6 +41,10 @@ type Config struct {
 	// MaxUploadBytes bounds the bytes of one upload (--max-upload-bytes,
 	// default 4 GiB).
 	MaxUploadBytes int64
+	// CacheBytes bounds the memory of the stored graphs kept loaded
+	// between queries (--cache-bytes, default 8 GiB); past it, the graphs
+	// used least recently are read again on their next query.
+	CacheBytes int64
 	// MaxVertices bounds the vertices of an uploaded graph (--max-vertices,
 	// default graph.MaxVertices).
 	MaxVertices int
@@ -84,6 +89,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxUploadBytes == 0 {
 		c.MaxUploadBytes = DefaultMaxUploadBytes
 	}
+	if c.CacheBytes == 0 {
+		c.CacheBytes = DefaultCacheBytes
+	}
 	if c.MaxVertices == 0 {
 		c.MaxVertices = graph.MaxVertices
 	}
@@ -102,6 +110,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("flight: --max-concurrent %d is negative", c.MaxConcurrent)
 	case c.MaxUploadBytes < 0:
 		return c, fmt.Errorf("flight: --max-upload-bytes %d is negative", c.MaxUploadBytes)
+	case c.CacheBytes < 0:
+		return c, fmt.Errorf("flight: --cache-bytes %d is negative", c.CacheBytes)
 	case c.MaxVertices < 0:
 		return c, fmt.Errorf("flight: --max-vertices %d is negative", c.MaxVertices)
 	case c.MaxMessageBytes < 0:

@@ -28,7 +28,9 @@
 // empties tmp/ and removes every data file no sidecar names. An upload to
 // an existing name replaces the graph; the old table goes once the new
 // sidecar is in place. Stored graphs are read back on first use and stay
-// in memory until dropped or replaced.
+// in memory until dropped or replaced, or until Config.CacheBytes (8 GiB)
+// needs their room: the graphs used least recently are then forgotten and
+// read back by their next query.
 //
 // Computations share the machine through a queue of Config.MaxConcurrent
 // slots. A client that cancels or disconnects stops its job. Results are

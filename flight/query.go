@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -18,30 +17,16 @@ import (
 	"github.com/pathctl/pathctl/pipeline"
 )
 
-// loadedGraph is a stored graph read back into memory, once.
-type loadedGraph struct {
-	once sync.Once
-	g    *pipeline.Graph
-	err  error
-}
-
 // graphFor returns the graph of meta, reading it from its file on first
-// use. Graphs stay loaded until dropped or replaced.
+// use. Graphs stay loaded until dropped or replaced, or until the cache's
+// budget (--cache-bytes) needs their room.
 func (s *Server) graphFor(meta GraphMeta) (*pipeline.Graph, error) {
-	s.cacheMu.Lock()
-	lg, ok := s.cache[meta.Data]
-	if !ok {
-		lg = &loadedGraph{}
-		s.cache[meta.Data] = lg
-	}
-	s.cacheMu.Unlock()
-	lg.once.Do(func() { lg.g, lg.err = s.readStored(meta) })
+	lg := s.cache.entry(meta.Data)
+	lg.once.Do(func() {
+		lg.g, lg.err = s.readStored(meta)
+		s.cache.loaded(meta.Data, lg)
+	})
 	if lg.err != nil {
-		s.cacheMu.Lock()
-		if s.cache[meta.Data] == lg {
-			delete(s.cache, meta.Data)
-		}
-		s.cacheMu.Unlock()
 		if errors.Is(lg.err, fs.ErrNotExist) { // dropped or replaced meanwhile
 			return nil, notFound(meta.Name)
 		}
@@ -53,12 +38,8 @@ func (s *Server) graphFor(meta GraphMeta) (*pipeline.Graph, error) {
 // remember puts a graph just uploaded into the cache, unless another
 // upload of the same name has replaced it already.
 func (s *Server) remember(meta GraphMeta, g *pipeline.Graph) {
-	lg := &loadedGraph{g: g}
-	lg.once.Do(func() {})
-	s.cacheMu.Lock()
-	defer s.cacheMu.Unlock()
 	if current, ok := s.store.get(meta.Name); ok && current.Data == meta.Data {
-		s.cache[meta.Data] = lg
+		s.cache.put(meta.Data, g)
 	}
 }
 
@@ -66,13 +47,9 @@ func (s *Server) remember(meta GraphMeta, g *pipeline.Graph) {
 // names (after a drop or a replacement). Running jobs keep theirs.
 func (s *Server) evict(name string) {
 	current, ok := s.store.get(name)
-	s.cacheMu.Lock()
-	defer s.cacheMu.Unlock()
-	for data := range s.cache {
-		if isDataOf(data, name) && (!ok || data != current.Data) {
-			delete(s.cache, data)
-		}
-	}
+	s.cache.removeIf(func(data string) bool {
+		return isDataOf(data, name) && (!ok || data != current.Data)
+	})
 }
 
 // isDataOf reports whether data file name data belongs to graph name

@@ -35,8 +35,7 @@ type Server struct {
 	// slots is the job queue: a run holds one slot.
 	slots chan struct{}
 
-	cacheMu sync.Mutex
-	cache   map[string]*loadedGraph // by data file name
+	cache *graphCache // stored graphs in memory, by data file name
 
 	closeOnce sync.Once
 }
@@ -63,7 +62,7 @@ func NewServer(cfg Config) (*Server, error) {
 		log:   cfg.Logger,
 		mem:   cfg.Allocator,
 		slots: make(chan struct{}, cfg.MaxConcurrent),
-		cache: map[string]*loadedGraph{},
+		cache: newGraphCache(cfg.CacheBytes),
 	}
 	if s.store, err = openStore(cfg.DataDir, s.log); err != nil {
 		return nil, err

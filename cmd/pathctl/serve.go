@@ -22,6 +22,7 @@ func serveCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "data-dir", Required: true, Usage: "directory where uploaded graphs are kept across restarts"},
 			&cli.IntFlag{Name: "max-concurrent", Value: 1, Usage: "computations run at once; others wait in a queue"},
 			&cli.Int64Flag{Name: "max-upload-bytes", Value: 4 << 30, Usage: "largest upload accepted"},
+			&cli.Int64Flag{Name: "cache-bytes", Value: 8 << 30, Usage: "memory of the stored graphs kept loaded between queries; past it, the least recently used are read again when next queried"},
 			&cli.IntFlag{Name: "max-vertices", Usage: "largest graph accepted, in vertices (default: what int32 ids hold)"},
 			&cli.IntFlag{Name: "max-message-bytes", Value: 64 << 20, Usage: "largest gRPC message either way"},
 			&cli.StringFlag{Name: "auth-token-file", Usage: "require basic-then-bearer authentication with the token in this file"},
@@ -39,6 +40,7 @@ func serveCommand(e *env) *cli.Command {
 			s, err := flight.NewServer(flight.Config{
 				Addr: c.String("addr"), DataDir: c.String("data-dir"),
 				MaxConcurrent: c.Int("max-concurrent"), MaxUploadBytes: c.Int64("max-upload-bytes"),
+				CacheBytes:  c.Int64("cache-bytes"),
 				MaxVertices: c.Int("max-vertices"), MaxMessageBytes: c.Int("max-message-bytes"),
 				AuthTokenFile: c.String("auth-token-file"), TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"),
 				MemBudget: c.Int64("mem"), Threads: c.Int("threads"), DrainTimeout: c.Duration("drain-timeout"),
