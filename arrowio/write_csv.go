@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -66,14 +68,16 @@ func checkCSVSchema(path string, schema *arrow.Schema, v *Vertices) error {
 // header of the column names, then one line per row. Nulls are empty fields;
 // an empty string is written as "" so that it stays apart from a null.
 // Floats are written in the shortest form that parses back to the same
-// value. It formats straight into one reused line buffer, which is several
-// times faster than going through a []string per column.
+// value. It formats straight into reused byte buffers, which is several
+// times faster than going through a []string per column, and formats the
+// rows of a record on every core (writeRows).
 type tableCSVWriter struct {
 	w      io.Writer
 	schema *arrow.Schema
 	comma  byte
 	header bool
 	line   []byte
+	bufs   [][]byte // writeRows' chunk buffers
 }
 
 func (t *tableCSVWriter) writeHeader() error {
@@ -107,25 +111,58 @@ func (t *tableCSVWriter) Write(rec arrow.RecordBatch) error {
 			return err
 		}
 	}
-	line := t.line[:0]
-	for i := 0; i < int(rec.NumRows()); i++ {
-		for c, appendField := range cols {
-			if c > 0 {
-				line = append(line, t.comma)
+	return writeRows(t.w, &t.bufs, int(rec.NumRows()), csvChunkBytes/16, func(line []byte, lo, hi int) []byte {
+		for i := lo; i < hi; i++ {
+			for c, appendField := range cols {
+				if c > 0 {
+					line = append(line, t.comma)
+				}
+				line = appendField(line, i)
 			}
-			line = appendField(line, i)
+			line = append(line, '\n')
 		}
-		line = append(line, '\n')
-		if len(line) >= 1<<16 {
-			if _, err := t.w.Write(line); err != nil {
+		return line
+	})
+}
+
+// csvChunkBytes is about the text one core formats at a time.
+const csvChunkBytes = 1 << 20
+
+// writeRows formats rows [0, rows) as text, chunkRows rows at a time on
+// every core (format appends rows lo..hi-1 to dst), and writes the text to
+// w in row order. It goes one window of a chunk per core at a time, so the
+// text held stays near cores × chunkRows rows. bufs keeps the chunk
+// buffers between calls.
+func writeRows(w io.Writer, bufs *[][]byte, rows, chunkRows int, format func(dst []byte, lo, hi int) []byte) error {
+	chunkRows = max(chunkRows, 1)
+	workers := max(1, min(runtime.GOMAXPROCS(0), (rows+chunkRows-1)/chunkRows))
+	for len(*bufs) < workers {
+		*bufs = append(*bufs, nil)
+	}
+	b := *bufs
+	for lo := 0; lo < rows; lo += workers * chunkRows {
+		chunks := min(workers, (rows-lo+chunkRows-1)/chunkRows)
+		if chunks == 1 {
+			b[0] = format(b[0][:0], lo, min(lo+chunkRows, rows))
+		} else {
+			var wg sync.WaitGroup
+			for c := range chunks {
+				wg.Add(1)
+				go func(c int) {
+					defer wg.Done()
+					a := lo + c*chunkRows
+					b[c] = format(b[c][:0], a, min(a+chunkRows, rows))
+				}(c)
+			}
+			wg.Wait()
+		}
+		for c := range chunks {
+			if _, err := w.Write(b[c]); err != nil {
 				return err
 			}
-			line = line[:0]
 		}
 	}
-	t.line = line[:0]
-	_, err := t.w.Write(line)
-	return err
+	return nil
 }
 
 func (t *tableCSVWriter) Close() error {
@@ -145,6 +182,7 @@ type matrixCSVWriter struct {
 	vertices *Vertices
 	header   bool
 	line     []byte
+	bufs     [][]byte // writeRows' chunk buffers
 }
 
 func newMatrixCSVWriter(w io.Writer, _ *arrow.Schema, v *Vertices, comma rune) *matrixCSVWriter {
@@ -190,48 +228,60 @@ func (m *matrixCSVWriter) Write(rec arrow.RecordBatch) error {
 	}
 	values := list.ListValues()
 	base := list.Offset() * n
-	for i := 0; i < int(rec.NumRows()); i++ {
-		line := src(m.line[:0], i)
-		lo := base + i*n
-		switch vals := values.(type) {
-		case *array.Int32:
+	var appendRow func(line []byte, lo int) []byte
+	switch vals := values.(type) {
+	case *array.Int32:
+		appendRow = func(line []byte, lo int) []byte {
 			for j := lo; j < lo+n; j++ {
 				line = append(line, m.comma)
 				if vals.IsValid(j) {
 					line = strconv.AppendInt(line, int64(vals.Value(j)), 10)
 				}
 			}
-		case *array.Int64:
+			return line
+		}
+	case *array.Int64:
+		appendRow = func(line []byte, lo int) []byte {
 			for j := lo; j < lo+n; j++ {
 				line = append(line, m.comma)
 				if vals.IsValid(j) {
 					line = strconv.AppendInt(line, vals.Value(j), 10)
 				}
 			}
-		case *array.Float32:
+			return line
+		}
+	case *array.Float32:
+		appendRow = func(line []byte, lo int) []byte {
 			for j := lo; j < lo+n; j++ {
 				line = append(line, m.comma)
 				if x := vals.Value(j); vals.IsValid(j) && !math.IsInf(float64(x), 0) {
 					line = strconv.AppendFloat(line, float64(x), 'g', -1, 32)
 				}
 			}
-		case *array.Float64:
+			return line
+		}
+	case *array.Float64:
+		appendRow = func(line []byte, lo int) []byte {
 			for j := lo; j < lo+n; j++ {
 				line = append(line, m.comma)
 				if x := vals.Value(j); vals.IsValid(j) && !math.IsInf(x, 0) {
 					line = strconv.AppendFloat(line, x, 'g', -1, 64)
 				}
 			}
-		default:
-			return fmt.Errorf("matrix distances of type %s", values.DataType())
+			return line
 		}
-		line = append(line, '\n')
-		if _, err := m.w.Write(line); err != nil {
-			return err
-		}
-		m.line = line
+	default:
+		return fmt.Errorf("matrix distances of type %s", values.DataType())
 	}
-	return nil
+	// About 8 bytes a distance: a chunk of csvChunkBytes holds that many rows.
+	return writeRows(m.w, &m.bufs, int(rec.NumRows()), csvChunkBytes/(8*max(n, 1)), func(line []byte, lo, hi int) []byte {
+		for i := lo; i < hi; i++ {
+			line = src(line, i)
+			line = appendRow(line, base+i*n)
+			line = append(line, '\n')
+		}
+		return line
+	})
 }
 
 func (m *matrixCSVWriter) Close() error {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -592,5 +593,76 @@ func BenchmarkWriteResult(b *testing.B) {
 				b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "pairs/s")
 			})
 		}
+	}
+}
+
+// TestCSVRowsOnEveryCore writes records large enough for several windows
+// of chunks (pairs: 65,536 rows a chunk; matrix: about 1 MiB of text) on
+// one core and on four, in both layouts and with unreachable cells: the
+// files must be byte for byte the same, one line per row and the header.
+func TestCSVRowsOnEveryCore(t *testing.T) {
+	for _, c := range []struct {
+		layout Layout
+		n, k   int
+		lines  int
+	}{
+		{LayoutPairs, 30011, 12, 0}, // lines: the reachable pairs, counted below
+		{LayoutMatrix, 301, 1700, 1700},
+	} {
+		t.Run(string(c.layout), func(t *testing.T) {
+			sources := make([]graph.VertexID, c.k)
+			for i := range sources {
+				sources[i] = graph.VertexID(i % c.n)
+			}
+			blk := graph.NewBlock(sources, c.n, graph.DistFloat64, false)
+			d := graph.DistOf[float64](blk)
+			reachable := 0
+			for i := range d {
+				if i%7 == 3 {
+					d[i] = math.Inf(1)
+				} else {
+					d[i] = float64(i%1000) / 8
+					reachable++
+				}
+			}
+			want := c.lines
+			if c.layout == LayoutPairs {
+				want = reachable
+			}
+			ints := make([]int64, c.n)
+			for i := range ints {
+				ints[i] = int64(i)*3 - 7
+			}
+			v := &Vertices{Type: arrow.PrimitiveTypes.Int64, Ints: ints}
+			var files [2][]byte
+			for f, procs := range []int{1, 4} {
+				func() {
+					defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+					mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+					defer mem.AssertSize(t, 0)
+					rb := NewResultBuilder(c.layout, v, graph.DistFloat64, false, mem)
+					path := filepath.Join(t.TempDir(), "rows.csv")
+					w, err := CreateResult(path, rb.Schema(), WriteOptions{Allocator: mem, Vertices: v})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := rb.Block(blk, w.Write); err != nil {
+						t.Fatal(err)
+					}
+					if err := w.Close(); err != nil {
+						t.Fatal(err)
+					}
+					if files[f], err = os.ReadFile(path); err != nil {
+						t.Fatal(err)
+					}
+				}()
+			}
+			if !bytes.Equal(files[0], files[1]) {
+				t.Fatalf("the file written on 4 cores (%d bytes) differs from the one on 1 (%d bytes)", len(files[1]), len(files[0]))
+			}
+			if got := bytes.Count(files[0], []byte{'\n'}); got != want+1 {
+				t.Errorf("%d lines, want %d rows and the header", got, want)
+			}
+		})
 	}
 }
