@@ -33,7 +33,8 @@
 // read back by their next query.
 //
 // Computations share the machine through a queue of Config.MaxConcurrent
-// slots. A client that cancels or disconnects stops its job. Results are
+// slots. Runs on the GPU share one engine (pipeline.SharedGPU), opened by
+// the first of them and closed when the server stops, and take turns on it. A client that cancels or disconnects stops its job. Results are
 // sent in messages of about Config.MaxBatchBytes (3 MiB), under the 4 MiB
 // that gRPC clients accept by default. Every call is logged in one line:
 // method, graph, algorithm, engine, rows, bytes, time, status code, peer. Errors carry

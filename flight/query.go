@@ -132,6 +132,7 @@ func (s *Server) prepareQuery(ctx context.Context, b []byte) (Query, *pipeline.G
 		Threads:          s.cfg.Threads,
 		MemBudget:        s.cfg.MemBudget,
 		Allocator:        s.mem,
+		GPU:              &s.gpu,
 	}
 	return q, g, opt, nil
 }

@@ -36,6 +36,9 @@ type Server struct {
 	slots chan struct{}
 
 	cache *graphCache // stored graphs in memory, by data file name
+	// gpu is the GPU engine every run shares, opened by the first run that
+	// wants it and closed when the server stops.
+	gpu pipeline.SharedGPU
 
 	closeOnce sync.Once
 }
@@ -143,6 +146,9 @@ func (s *Server) Serve(ctx context.Context) error {
 		<-stopped
 	}
 	<-done
+	if err := s.gpu.Close(); err != nil {
+		s.log.Warn("flight: closing the GPU engine", "error", err.Error())
+	}
 	s.log.Info("flight: stopped")
 	return nil
 }
@@ -150,11 +156,13 @@ func (s *Server) Serve(ctx context.Context) error {
 // Close stops a server at once, cancelling running streams; for a server
 // whose Serve was never called, it releases the listener.
 func (s *Server) Close() error {
+	var err error
 	s.closeOnce.Do(func() {
 		s.grpc.Stop()
 		s.lis.Close()
+		err = s.gpu.Close()
 	})
-	return nil
+	return err
 }
 
 // The actions of DoAction.

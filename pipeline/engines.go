@@ -64,14 +64,15 @@ func gpuUnavailable(err error) error {
 // engine chooses the engine of a run on g as chooseEngine does, except
 // that the GPU is the one g keeps where LoadGraph built the CSR on it (no
 // second context; the first Prepare adopts the device copy of the CSR),
-// and that where LoadGraph found no usable GPU it is not looked for again.
-// Call release when the run is done: it closes an engine opened for the
-// run and leaves g's open.
+// and that where LoadGraph found no usable GPU it is not looked for again;
+// else the GPU is opt.GPU where set (its turn taken for the run). Call
+// release when the run is done: it closes an engine opened for the run,
+// gives opt.GPU's turn back and leaves g's open.
 func (g *Graph) engine(opt Options, sources int) (eng Engine, release func(), err error) {
 	g.mu.Lock()
 	device, gpuErr := g.device, g.gpuErr
 	g.mu.Unlock()
-	shared := false
+	shared, turn := false, false
 	open := openGPU
 	switch {
 	case device != nil:
@@ -81,12 +82,28 @@ func (g *Graph) engine(opt Options, sources int) (eng Engine, release func(), er
 		}
 	case gpuErr != nil:
 		open = func() (Engine, error) { return nil, gpuErr }
+	case opt.GPU != nil:
+		open = func() (Engine, error) {
+			e, err := opt.GPU.acquire()
+			if err != nil {
+				return nil, err
+			}
+			turn = true
+			return gpuEngine{e}, nil
+		}
 	}
 	eng, err = chooseEngine(opt, sources, open)
+	if turn && (err != nil || eng == nil) {
+		opt.GPU.turn.Unlock()
+		turn = false
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	if shared {
+	switch {
+	case turn:
+		return eng, opt.GPU.turn.Unlock, nil
+	case shared:
 		return eng, func() {}, nil
 	}
 	return eng, func() { closeEngine(eng) }, nil

@@ -51,6 +51,10 @@ type Options struct {
 	Notice io.Writer
 	// Allocator for the result records; nil means memory.DefaultAllocator.
 	Allocator memory.Allocator
+	// GPU, when set, is the GPU engine of runs on graphs that keep none of
+	// their own (LoadGraph built their CSR on the CPU), instead of one
+	// opened and closed for the run.
+	GPU *SharedGPU
 
 	// buildRecords, set by Run for the matrix layout, turns a computed
 	// block into its records in the producer goroutine.
