@@ -494,18 +494,8 @@ func TestMatrixWide(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
-			b := NewResultBuilder(LayoutMatrix, v, graph.DistInt32, false, mem)
 			path := filepath.Join(dir, "wide."+format)
-			w, err := CreateResult(path, b.Schema(), WriteOptions{Allocator: mem, Vertices: v})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := b.Block(blk, w.Write); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
+			writeBlockFile(t, path, LayoutMatrix, v, blk, mem)
 			got := readBackFile(t, path, format, mem).rows
 			if format == outCSV {
 				hdr := got[0]

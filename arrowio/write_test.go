@@ -640,18 +640,9 @@ func TestCSVRowsOnEveryCore(t *testing.T) {
 					defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 					mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 					defer mem.AssertSize(t, 0)
-					rb := NewResultBuilder(c.layout, v, graph.DistFloat64, false, mem)
 					path := filepath.Join(t.TempDir(), "rows.csv")
-					w, err := CreateResult(path, rb.Schema(), WriteOptions{Allocator: mem, Vertices: v})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if err := rb.Block(blk, w.Write); err != nil {
-						t.Fatal(err)
-					}
-					if err := w.Close(); err != nil {
-						t.Fatal(err)
-					}
+					writeBlockFile(t, path, c.layout, v, blk, mem)
+					var err error
 					if files[f], err = os.ReadFile(path); err != nil {
 						t.Fatal(err)
 					}
@@ -664,5 +655,22 @@ func TestCSVRowsOnEveryCore(t *testing.T) {
 				t.Errorf("%d lines, want %d rows and the header", got, want)
 			}
 		})
+	}
+}
+
+// writeBlockFile writes blk in layout to path, its format from the
+// extension, through a ResultBuilder and CreateResult as `pathctl run` does.
+func writeBlockFile(t testing.TB, path string, layout Layout, v *Vertices, blk *graph.Block, mem memory.Allocator) {
+	t.Helper()
+	rb := NewResultBuilder(layout, v, blk.Type, blk.Pred != nil, mem)
+	w, err := CreateResult(path, rb.Schema(), WriteOptions{Allocator: mem, Vertices: v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rb.Block(blk, w.Write); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,7 +1,6 @@
 package flight
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +21,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/pathctl/pathctl/internal/syncbuf"
 	"github.com/pathctl/pathctl/internal/testgraphs"
 )
 
@@ -31,26 +31,8 @@ type testServer struct {
 	addr   string
 	cancel context.CancelFunc
 	done   chan error
-	logs   *syncBuffer
+	logs   *syncbuf.Buffer
 	stop   sync.Once
-}
-
-// syncBuffer collects log lines from many goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // startServer serves cfg on a loopback port; the server stops at cleanup.
@@ -63,7 +45,7 @@ func startServer(t testing.TB, cfg Config) *testServer {
 	if cfg.Addr == "" {
 		cfg.Addr = "127.0.0.1:0"
 	}
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	}

@@ -1,13 +1,13 @@
 package pipeline
 
 import (
-	"bytes"
 	"errors"
 	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/pathctl/pathctl/internal/syncbuf"
 	"github.com/pathctl/pathctl/internal/testgraphs"
 )
 
@@ -35,7 +35,7 @@ func TestSharedGPU(t *testing.T) {
 	status := GPUStatus()
 	shared := &SharedGPU{}
 	opens := gpuOpens.Load()
-	var notice syncBuffer
+	var notice syncbuf.Buffer
 	var wg sync.WaitGroup
 	for round := range 2 {
 		for i, g := range graphs {
@@ -77,22 +77,4 @@ func TestSharedGPU(t *testing.T) {
 	if err := (&SharedGPU{}).Close(); err != nil {
 		t.Errorf("Close of an engine never opened: %v", err)
 	}
-}
-
-// syncBuffer is a bytes.Buffer for writers on several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -988,8 +988,12 @@ func benchDisk(ctx context.Context, g *pipeline.Graph, bg *BenchGraph, p *benchP
 		return nil, fmt.Errorf("bench: disk: %s matrix: %w", bg.Name, err)
 	}
 	d := &BenchDisk{Graph: bg.Name, Dir: p.diskDir, ComputeSeconds: time.Since(computeStart).Seconds()}
+	schema, err := pipeline.Schema(g, opt)
+	if err != nil {
+		return nil, err
+	}
 	for range max(p.diskRounds, 1) {
-		seconds, err := arrowWrite(ctx, g, bg, p.diskDir, opt, d)
+		seconds, err := arrowWrite(ctx, g, bg, p.diskDir, opt, schema, d)
 		if err != nil {
 			return nil, err
 		}
@@ -1007,15 +1011,11 @@ func benchDisk(ctx context.Context, g *pipeline.Graph, bg *BenchGraph, p *benchP
 	return d, nil
 }
 
-// arrowWrite runs g's matrix into an uncompressed Arrow IPC file in dir as
-// `pathctl run` does, records the file's size, engine and algorithm in d,
+// arrowWrite runs g's matrix (of schema) into an uncompressed Arrow IPC
+// file in dir as `pathctl run` does, records the file's size, engine and algorithm in d,
 // removes the file and returns the seconds from create to the end of the
 // close (fsync and rename included).
-func arrowWrite(ctx context.Context, g *pipeline.Graph, bg *BenchGraph, dir string, opt pipeline.Options, d *BenchDisk) (float64, error) {
-	schema, err := pipeline.Schema(g, opt)
-	if err != nil {
-		return 0, err
-	}
+func arrowWrite(ctx context.Context, g *pipeline.Graph, bg *BenchGraph, dir string, opt pipeline.Options, schema *arrow.Schema, d *BenchDisk) (float64, error) {
 	path := filepath.Join(dir, fmt.Sprintf("pathctl-bench-%s-%d.arrow", bg.Name, os.Getpid()))
 	start := time.Now()
 	w, err := arrowio.CreateResult(path, schema, arrowio.WriteOptions{Format: "arrow", Compression: arrowio.CompressionNone})
