@@ -1,7 +1,7 @@
 // Package gpu is the GPU engine of pathctl: a binding of the CUDA driver API
 // through purego (no cgo; the binary builds with CGO_ENABLED=0 and needs no
 // CUDA toolkit), the embedded kernel image compiled from kernels/*.cu, and an
-// Engine with the same seam as the CPU engine (pipeline.Engine).
+// Engine with the same seam as the CPU engine (graph.Engine, graph/seam.go).
 //
 // At run time the package dlopens libcuda.so.1 (then libcuda.so) and binds
 // the driver functions it uses by their exported names into one table. Probe

@@ -12,13 +12,16 @@ import (
 )
 
 // Runner runs the blocks of one request on a graph uploaded to the device.
-// It satisfies pipeline.Runner. Its methods may be called from any
+// It satisfies graph.Runner. Its methods may be called from any
 // goroutine; runs of one Runner do not overlap.
 type Runner struct {
 	e   *Engine
 	g   *graph.CSR
-	req graph.Request
+	req graph.Request // its Algorithm resolved: never graph.Auto
 	n   int
+	// autoWhy is why Prepare chose req.Algorithm for a request of
+	// graph.Auto; empty when the algorithm was asked for.
+	autoWhy string
 
 	distType graph.DistType // of the results
 	delta    float64        // bucket width of delta-stepping

@@ -59,7 +59,7 @@ func collectText(t *testing.T, g *Graph, opt Options) (string, error) {
 	defer mem.AssertSize(t, 0)
 	opt.Allocator = mem
 	var b strings.Builder
-	_, err := Run(context.Background(), g, opt, func(r arrow.Record) error {
+	_, err := Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
 		for i := 0; i < int(r.NumRows()); i++ {
 			for c := 0; c < int(r.NumCols()); c++ {
 				b.WriteString(r.Column(c).ValueStr(i))

@@ -15,9 +15,6 @@ import (
 	"github.com/pathctl/pathctl/graph"
 )
 
-// The GPU adapter's runner reduces the stats layout on the device.
-var _ StatsRunner = describedRunner{}
-
 // collectStats runs the stats layout and returns every column as float64,
 // column by column (NaN for nulls).
 func collectStats(t *testing.T, g *Graph, opt Options) [][]float64 {
@@ -27,7 +24,7 @@ func collectStats(t *testing.T, g *Graph, opt Options) [][]float64 {
 	opt.Layout = arrowio.LayoutStats
 	opt.Allocator = mem
 	var cols [][]float64
-	_, err := Run(context.Background(), g, opt, func(r arrow.Record) error {
+	_, err := Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
 		if cols == nil {
 			cols = make([][]float64, r.NumCols())
 		}

@@ -211,7 +211,7 @@ func (g *Graph) explain(err error) error {
 	switch e := err.(type) {
 	case *graph.NegativeWeightError:
 		return &externalError{err: e, msg: fmt.Sprintf(
-			"%s: negative weight %v on edge %s -> %s: algorithm %q needs non-negative weights; use --algo bellman-ford",
+			"%s: negative weight %v on edge %s -> %s: algorithm %q needs non-negative weights; use the bellman-ford algorithm",
 			g.Table.Name, e.Weight, g.vertexName(e.From), g.vertexName(e.To), e.Algorithm)}
 	case *graph.NegativeCycleError:
 		return &externalError{err: e, msg: fmt.Sprintf(

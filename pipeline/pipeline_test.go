@@ -55,7 +55,7 @@ func collectMatrix(t *testing.T, g *Graph, opt Options) ([]float64, error) {
 	opt.Layout = arrowio.LayoutMatrix
 	opt.Allocator = mem
 	var out []float64
-	_, err := Run(context.Background(), g, opt, func(r arrow.Record) error {
+	_, err := Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
 		list := r.Column(1).(*array.FixedSizeList)
 		vals := list.ListValues()
 		for i := 0; i < vals.Len(); i++ {
@@ -162,7 +162,7 @@ func TestLayoutsAgree(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
 			rows := 0
-			_, err = Run(context.Background(), g, Options{Engine: "cpu", Algorithm: graph.Dijkstra, Layout: arrowio.LayoutPairs, Allocator: mem, WithPredecessors: true}, func(r arrow.Record) error {
+			_, err = Run(context.Background(), g, Options{Engine: "cpu", Algorithm: graph.Dijkstra, Layout: arrowio.LayoutPairs, Allocator: mem, WithPredecessors: true}, func(r arrow.RecordBatch) error {
 				rows += int(r.NumRows())
 				return nil
 			})
@@ -178,7 +178,7 @@ func TestLayoutsAgree(t *testing.T) {
 			if rows != reachable {
 				t.Fatalf("pairs has %d rows, the matrix %d reachable entries", rows, reachable)
 			}
-			_, err = Run(context.Background(), g, Options{Engine: "cpu", Algorithm: graph.Dijkstra, Layout: arrowio.LayoutStats, Allocator: mem}, func(r arrow.Record) error {
+			_, err = Run(context.Background(), g, Options{Engine: "cpu", Algorithm: graph.Dijkstra, Layout: arrowio.LayoutStats, Allocator: mem}, func(r arrow.RecordBatch) error {
 				reach := r.Column(1).(*array.Int64)
 				for i := 0; i < int(r.NumRows()); i++ {
 					want := 0
