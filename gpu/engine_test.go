@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/internal/ref"
@@ -184,15 +183,7 @@ func pickSources(rng *rand.Rand, n int) []graph.VertexID {
 	return s
 }
 
-func newSeed(t *testing.T) *rand.Rand {
-	seed := uint64(time.Now().UnixNano())
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("random seed %d", seed)
-		}
-	})
-	return rand.New(rand.NewPCG(seed, 0x9a7c))
-}
+func newSeed(t *testing.T) *rand.Rand { return testgraphs.Rand(t, 0x9a7c) }
 
 // TestAlgorithmsAgainstOracles runs every algorithm on every distance type,
 // directed and undirected, with and without predecessors, on random graphs

@@ -228,7 +228,7 @@ func TestGPUBuiltGraphRuns(t *testing.T) {
 	if st := GPUStatus(); !st.Available {
 		t.Skip("no GPU: " + st.Reason)
 	}
-	seed := uint64(time.Now().UnixNano())
+	seed := testgraphs.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 7))
 	kinds := []testgraphs.WeightKind{testgraphs.Int, testgraphs.Float32, testgraphs.Float64, testgraphs.Unweighted}
 	for trial := 0; trial < 8; trial++ {

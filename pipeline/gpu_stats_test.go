@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/testgraphs"
 )
 
 // collectStats runs the stats layout and returns every column as float64,
@@ -66,7 +66,7 @@ func TestGPUStatsLayout(t *testing.T) {
 	if st := GPUStatus(); !st.Available {
 		t.Skip("no GPU: " + st.Reason)
 	}
-	seed := uint64(time.Now().UnixNano())
+	seed := testgraphs.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 5))
 	for trial := 0; trial < 6; trial++ {
 		n := 2 + rng.IntN(900)

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -258,7 +257,7 @@ func TestEnginesAgreeOnRandomGraphs(t *testing.T) {
 	if st := GPUStatus(); !st.Available {
 		t.Skip("no GPU: " + st.Reason)
 	}
-	seed := uint64(time.Now().UnixNano())
+	seed := testgraphs.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 3))
 	for trial := 0; trial < 20; trial++ {
 		n := 1 + rng.IntN(500)
