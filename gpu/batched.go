@@ -243,6 +243,9 @@ type derivations struct {
 	minCount int
 }
 
+// runBatched launches a block's phases in order (the plan's later part
+// uploaded before the second), then the minimums and the leaves'
+// derivations, between two CUDA events.
 func runBatched(dv *device, r *Runner, run *batchedRun) error {
 	n := r.n
 	if err := dv.d.cuEventRecord(dv.start, 0).Err("cuEventRecord"); err != nil {
