@@ -122,6 +122,12 @@ func (e *Engine) Close() error {
 // counts hops, ignoring weights): the error is a *graph.NegativeWeightError
 // naming one such arc.
 func (e *Engine) Prepare(ctx context.Context, g *graph.CSR, req graph.Request) (*Runner, error) {
+	return e.prepare(ctx, g, req, defaultBatchedConfig())
+}
+
+// prepare is Prepare with the batched kernel's configuration (tests and
+// benchmarks pass others than the default).
+func (e *Engine) prepare(ctx context.Context, g *graph.CSR, req graph.Request, batched batchedConfig) (*Runner, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -138,7 +144,12 @@ func (e *Engine) Prepare(ctx context.Context, g *graph.CSR, req graph.Request) (
 		return nil, errClosed
 	}
 	e.mu.Unlock()
-	r := newRunner(e, g, req)
+	if req.Algorithm == Batched {
+		if err := batched.Check(); err != nil {
+			return nil, fmt.Errorf("gpu: batched: %w", err)
+		}
+	}
+	r := newRunner(e, g, req, batched)
 	r.autoWhy = autoWhy
 	r.adopt = e.takeResident(g)
 	uploads := r.adopt == nil
