@@ -40,6 +40,9 @@ func prepareArgs(app *cli.App, args []string) ([]string, error) {
 	// front of each.
 	for len(rest) > 0 {
 		a := rest[0]
+		if cmd != nil && len(cmd.Subcommands) == 0 {
+			break // the flags and arguments of cmd
+		}
 		if isFlag(a) {
 			name := flagName(a)
 			if !hasFlag(levelFlags, name) && !slices.Contains(extra, name) {
@@ -60,9 +63,6 @@ func prepareArgs(app *cli.App, args []string) ([]string, error) {
 					return nil, err
 				}
 				return append(out, rest...), nil
-			}
-			if cmd != nil && len(cmd.Subcommands) == 0 {
-				break // a positional argument of cmd
 			}
 			return nil, unknownCommand(path, a, commands)
 		}
