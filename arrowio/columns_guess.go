@@ -54,7 +54,7 @@ func guessWeightField(schema *arrow.Schema, src, dst int) (int, weightGuess) {
 	var idx []int
 	var names []string
 	for i, f := range schema.Fields() {
-		if i != src && i != dst && isWeightType(f.Type) {
+		if i != src && i != dst && isWeightType(f.Type) && !isIndexColumn(f.Name) {
 			idx = append(idx, i)
 			names = append(names, f.Name)
 		}
@@ -66,6 +66,14 @@ func guessWeightField(schema *arrow.Schema, src, dst int) (int, weightGuess) {
 		return idx[0], weightGuess{column: names[0]}
 	}
 	return -1, weightGuess{unused: names}
+}
+
+// isIndexColumn reports whether a column is a row index that pandas wrote
+// beside the data (to_parquet's "__index_level_0__", to_csv's unnamed first
+// column, read back as "Unnamed: 0"): never a weight.
+func isIndexColumn(name string) bool {
+	name = strings.TrimSpace(name)
+	return name == "" || strings.HasPrefix(name, "__index_level_") || strings.HasPrefix(name, "Unnamed: ")
 }
 
 // looksNumeric reports whether a CSV field reads as a finite number.

@@ -34,6 +34,8 @@ func TestWeightColumnGuess(t *testing.T) {
 			noteHas: []string{`"minutes"`, `line 3 holds "n/a"`, "count edges"}},
 		{name: "several numeric", body: "src,dst,a,label,b\n1,2,5,x,6\n",
 			noteHas: []string{`"a", "b"`, "count edges"}},
+		{name: "pandas index", body: ",src,dst\n0,1,2\n1,2,3\n", noteMissing: true},
+		{name: "pandas index and a weight", body: "Unnamed: 0,src,dst,minutes\n0,1,2,5\n", guessed: "minutes", ints: []int64{5}, noteHas: []string{`"minutes"`}},
 		{name: "named weight", body: "src,dst,weight,minutes\n1,2,5,6\n", ints: []int64{5}, noteMissing: true},
 		{name: "weight-col given", body: "src,dst,minutes\n1,2,5\n", opt: ReadOptions{WeightCol: "minutes"}, ints: []int64{5}, noteMissing: true},
 		{name: "unweighted", body: "src,dst,minutes\n1,2,5\n", opt: ReadOptions{Unweighted: true}, noteMissing: true},

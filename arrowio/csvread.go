@@ -83,7 +83,7 @@ func readDelimited(r io.Reader, name, format string, opt ReadOptions) (*EdgeTabl
 	var candidates []int
 	if wIdx < 0 && opt.wantsGuess() {
 		for i := range header {
-			if i != srcIdx && i != dstIdx {
+			if i != srcIdx && i != dstIdx && !isIndexColumn(header[i]) {
 				candidates = append(candidates, i)
 			}
 		}
