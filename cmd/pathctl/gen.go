@@ -49,7 +49,7 @@ func genCommand(e *env) *cli.Command {
 		Name:  "gen",
 		Usage: "write a seeded synthetic graph (R-MAT, 2-D grid, uniform random)",
 		Subcommands: []*cli.Command{
-			sub("rmat", "R-MAT with the Graph500 parameters (a=0.57, b=0.19, c=0.19): 2^scale vertices, edge-factor·2^scale edges",
+			sub("rmat", "R-MAT with the Graph500 parameters (a=0.57, b=0.19, c=0.19): edge-factor·2^scale edges between 2^scale vertex ids (ids without an edge are not in the file)",
 				[]cli.Flag{
 					&cli.IntFlag{Name: "scale", Value: 14, Usage: "log2 of the vertex count"},
 					&cli.IntFlag{Name: "edge-factor", Value: 16, Usage: "edges per vertex"},
