@@ -64,6 +64,8 @@ func TestMistakesAreUsageErrors(t *testing.T) {
 		{[]string{"gen", "rmat", "--scale", "0", "-o", out}, "--scale 0"},
 		{[]string{"gen", "uniform", "--degree", "0", "-o", out}, "--degree 0"},
 		{[]string{"gen", "grid", "--float-weights", "-o", filepath.Join(dir, "g.gr")}, "DIMACS"},
+		{[]string{"gen", "grid", "-o", filepath.Join(dir, "x.foo")}, `".foo"`},
+		{[]string{"gen", "grid", "--format", "foo", "-o", filepath.Join(dir, "x.csv")}, `"foo"`},
 		{[]string{"run", in, "-o", filepath.Join(dir, "nodir", "x.arrow")}, "directory " + filepath.Join(dir, "nodir") + " does not exist"},
 		{[]string{"gen", "grid", "-o", filepath.Join(dir, "nodir", "x.csv")}, "directory " + filepath.Join(dir, "nodir") + " does not exist"},
 	} {

@@ -34,6 +34,9 @@ func genCommand(e *env) *cli.Command {
 				if err := checkOutputDir("-o", c.String("output")); err != nil {
 					return err
 				}
+				if _, err := arrowio.EdgeOutputFormat(c.String("output"), arrowio.WriteOptions{Format: c.String("format")}); err != nil {
+					return usageError{err}
+				}
 				if c.Bool("float-weights") && isDIMACS(c.String("output"), c.String("format")) {
 					return usagef("--float-weights: DIMACS (.gr) holds integer weights; write another format or leave the flag out")
 				}
@@ -202,10 +205,6 @@ func usedVertices(edges *gen.EdgeList, dimacs bool) int64 {
 
 // isDIMACS reports whether gen writes out as DIMACS.
 func isDIMACS(out, format string) bool {
-	if format != "" {
-		f, err := arrowio.ParseFormat(format)
-		return err == nil && f == arrowio.FormatDIMACS
-	}
-	f, err := arrowio.FormatFromPath(out)
+	f, err := arrowio.EdgeOutputFormat(out, arrowio.WriteOptions{Format: format})
 	return err == nil && f == arrowio.FormatDIMACS
 }
