@@ -180,7 +180,7 @@ func TestHelpText(t *testing.T) {
 	walk(nil, App(&env{ctx: context.Background(), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}).Commands)
 
 	r := inProcess(t, "bfs", "--help")
-	for _, hidden := range []string{"--weight-col", "--unweighted", "--delta", "dijkstra"} {
+	for _, hidden := range []string{"--weight-col", "--unweighted", "--delta", "dijkstra", "--max-block"} {
 		if strings.Contains(r.stdout, hidden) {
 			t.Errorf("bfs --help shows %s", hidden)
 		}

@@ -51,6 +51,8 @@ func hideFlags(flags []cli.Flag, names []string) {
 			f.Hidden = true
 		case *cli.Float64Flag:
 			f.Hidden = true
+		case *cli.IntFlag:
+			f.Hidden = true
 		}
 	}
 }
@@ -160,6 +162,8 @@ func ssspCommand(e *env, name, usage string, algo graph.Algorithm) *cli.Command 
 	flags := append(inputFlags(), computeFlags(algo)...)
 	flags = append(flags, outputFlags()...)
 	flags = append(flags, &cli.StringFlag{Name: "source", Aliases: []string{"s"}, Required: true, Usage: "the source vertex id"})
+	// One source is one block.
+	hideFlags(flags, []string{"max-block"})
 	if algo == graph.BFS {
 		hideFlags(flags, weightFlags)
 	}
