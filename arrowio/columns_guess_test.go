@@ -144,6 +144,13 @@ func TestReadVerticesAndAddVertices(t *testing.T) {
 	if err := edges.AddVertices(sv); err == nil || !strings.Contains(err.Error(), "strings") {
 		t.Errorf("string vertex table on integer edges: %v", err)
 	}
+	// Integer-looking ids of a text vertex table join string edge ids as text.
+	if err := str.AddVertices(&Vertices{Type: arrow.PrimitiveTypes.Int64, Ints: []int64{7, 10}}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(str.Vertices.Strings, []string{"10", "7", "a", "b", "c", "d"}) || str.Vertices.Strings[str.Edges.Src[0]] != "b" {
+		t.Errorf("integer ids on string edges: %v", str.Vertices.Strings)
+	}
 
 	for _, bad := range []struct{ body, want string }{
 		{"a,b\n1,2\n", `"vertex" or "id"`},

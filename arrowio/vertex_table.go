@@ -53,9 +53,10 @@ func readVertices(name string, opt ReadOptions, read func(ReadOptions) (*EdgeTab
 
 // AddVertices makes every id of v a vertex of t: ids already in the edges
 // keep their place in the ascending order, new ones are inserted, and the
-// dense ids of t.Edges are renumbered to match. v's ids must be of the same
-// kind as t's (integers or strings) and, for integers, fit t's id type;
-// the error names the first that does not. An edge table without vertices
+// dense ids of t.Edges are renumbered to match. Integer ids in v are taken
+// as their decimal text where t's ids are strings; string ids in v need
+// string ids in t, and integer ids must fit t's id type; the error names
+// the first that does not. An edge table without vertices
 // takes v's type.
 func (t *EdgeTable) AddVertices(v *Vertices) error {
 	if v == nil || v.Len() == 0 {
@@ -67,6 +68,16 @@ func (t *EdgeTable) AddVertices(v *Vertices) error {
 		return nil
 	}
 	old := t.Vertices
+	if old.IsString() && !v.IsString() {
+		// Text files read integer-looking ids as integers: as the edges'
+		// ids are strings, take them as the text they were.
+		strs := make([]string, v.Len())
+		for i := range strs {
+			strs[i] = v.Format(int32(i))
+		}
+		slices.Sort(strs)
+		v = &Vertices{Type: old.Type, Strings: strs}
+	}
 	if old.IsString() != v.IsString() {
 		kind := func(x *Vertices) string {
 			if x.IsString() {

@@ -248,6 +248,9 @@ func readGraph(e *env, c *cli.Context, build pipeline.LoadOptions) (*pipeline.Gr
 		return nil, usagef("--weight-col and --unweighted cannot both be given")
 	}
 	if v := c.String("vertices"); v != "" {
+		if v == "-" {
+			return nil, usagef("--vertices needs a file; standard input is for the edges")
+		}
 		verts, err := arrowio.ReadVertices(v, arrowio.ReadOptions{})
 		if err != nil {
 			return nil, inputError{err}
