@@ -51,7 +51,13 @@ func chooseEngine(opt Options, sources int, openGPU func() (graph.Engine, error)
 		if err == nil {
 			return e, nil
 		}
-		fmt.Fprintf(opt.Notice, "pathctl: GPU engine unavailable (%v); using the CPU engine\n", err)
+		// A machine without a GPU hears nothing of it but with --verbose
+		// (info says why too); a GPU that is there and fails is news.
+		say := opt.Notice
+		if NoGPU(err) {
+			say = opt.Log
+		}
+		fmt.Fprintf(say, "pathctl: GPU engine unavailable (%v); using the CPU engine\n", err)
 		return cpu.New(cpu.WithThreads(opt.Threads)), nil
 	}
 	return nil, fmt.Errorf("%w: unknown engine %q (want auto, cpu or gpu)", ErrInvalid, opt.Engine)

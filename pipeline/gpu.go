@@ -30,6 +30,13 @@ func newGPU() (*gpu.Engine, error) {
 	return gpu.New()
 }
 
+// NoGPU reports whether err says that this machine has no GPU to use at
+// all (no driver library, or no device), rather than that a GPU failed.
+func NoGPU(err error) bool {
+	var le *gpu.LibraryError
+	return errors.As(err, &le) || errors.Is(err, gpu.ErrNoDevice)
+}
+
 // GPUStatus reports whether the GPU engine can run here, with the device.
 func GPUStatus() EngineStatus {
 	info, err := gpu.Probe()
