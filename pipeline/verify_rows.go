@@ -44,12 +44,12 @@ type RowCheck struct {
 // (exact: distances lie below 2^53), +Inf where unreachable, with the stats
 // derived from it and the magnitudes that bound their rounding.
 type oracleRow struct {
-	dist               []float64
-	reachable          int64
-	eccentricity       float64 // meaningful where reachable > 0
-	sum                float64 // exact for integer distances
-	closeness          float64
-	harmonic           float64
+	dist                []float64
+	reachable           int64
+	eccentricity        float64 // meaningful where reachable > 0
+	sum                 float64 // exact for integer distances
+	closeness           float64
+	harmonic            float64
 	absSum, absHarmonic float64
 }
 
