@@ -121,4 +121,3 @@ func plainWrite(dir string, size int64) (float64, error) {
 	}
 	return seconds, nil
 }
-

@@ -99,11 +99,11 @@ type Report struct {
 	Machine Machine `json:"machine"`
 	// Bandwidth is the device-to-host rate from pinned memory, bytes/s; nil
 	// without a GPU.
-	Bandwidth   *float64     `json:"d2h_bytes_per_second"`
+	Bandwidth   *float64      `json:"d2h_bytes_per_second"`
 	Graphs      []GraphReport `json:"graphs"`
-	Rows        []Row   `json:"rows"`
-	Disk        *Disk   `json:"disk"`
-	DiskSkipped string       `json:"disk_skipped,omitempty"`
+	Rows        []Row         `json:"rows"`
+	Disk        *Disk         `json:"disk"`
+	DiskSkipped string        `json:"disk_skipped,omitempty"`
 }
 
 // machineInfo describes this machine: CPUs and their model, the NVIDIA
