@@ -19,7 +19,7 @@ import (
 // reachable, eccentricity and integer sums exactly, and float sums,
 // closeness and harmonic within the rounding that adding the same terms in
 // another order allows (an engine may reduce in any order: the GPU does):
-// n·2⁻⁵² of the sum of the terms' magnitudes. The oracle is that of
+// n·2⁻⁵⁰ of the sum of the terms' magnitudes. The oracle is that of
 // Verify, computed when the check is made, before the run.
 //
 // Rows are found by position (Run emits them in source order) and their
@@ -279,9 +279,11 @@ func (c *RowCheck) checkStatsRow(rec arrow.RecordBatch, r, i int) error {
 	case want.reachable > 0 && (nulls[1] || ecc != want.eccentricity):
 		c.mismatch("source %s: eccentricity %s, oracle %v", name, showNullable(ecc, nulls[1]), want.eccentricity)
 	}
-	// Rounding of a float sum in another order: at most (n-1)·2⁻⁵³ of the
-	// terms' magnitudes for each order. Integer sums are exact.
-	ulps := float64(c.n) * 0x1p-52
+	// Rounding of a float sum of at most n terms, in any order: below
+	// γ(n-1) = (n-1)·u/(1-(n-1)·u) < 2(n-1)·u (u = 2⁻⁵³) of the terms'
+	// magnitudes for each order, so two orders differ by less than
+	// n·2⁻⁵⁰ of them. Integer sums are exact.
+	ulps := float64(c.n) * 0x1p-50
 	sumSlack := 0.0
 	if isFloatColumn(rec, arrowio.ColSum) {
 		sumSlack = ulps * want.absSum
