@@ -14,6 +14,7 @@ import (
 
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/internal/benchsuite"
+	"github.com/pathctl/pathctl/pipeline"
 )
 
 // The library behind the command is tested in internal/benchsuite; these
@@ -178,7 +179,7 @@ func TestBenchNamedSuiteGraph(t *testing.T) {
 
 func TestBenchExitStatus(t *testing.T) {
 	bad := writeFile(t, t.TempDir(), "bad.csv", "src,dst\n1\n")
-	for _, tc := range []struct {
+	cases := []struct {
 		args []string
 		code int
 	}{
@@ -192,7 +193,14 @@ func TestBenchExitStatus(t *testing.T) {
 		{[]string{"--graphs", "grid128,grid128", "--engine", "cpu", "--cpu-sample", "4"}, exitUsage},
 		{[]string{"grid128"}, exitUsage},
 		{[]string{"--graphs", bad, "--engine", "cpu"}, exitInput},
-	} {
+	}
+	if st := pipeline.GPUStatus(); !st.Available {
+		cases = append(cases, struct {
+			args []string
+			code int
+		}{[]string{"--graphs", "grid128", "--engine", "gpu"}, exitUnavailable})
+	}
+	for _, tc := range cases {
 		r := benchCLI(t, tc.args...)
 		if r.code != tc.code {
 			t.Errorf("bench %v: exit %d, want %d (%s)", tc.args, r.code, tc.code, r.stderr)
