@@ -25,7 +25,7 @@ import export_graph_tool as egt  # noqa: E402
 
 
 def pathctl_report(rows, n=100, arcs=800, bandwidth=None, disk=None):
-    """A `pathctl bench --json` document as cmd/pathctl/bench.go writes it."""
+    """A `pathctl bench --json` document as internal/benchsuite writes it (pathctl bench --json)."""
     return {
         "machine": {"date": "2026-11-22T00:00:00Z", "pathctl": "test", "cpus": 16, "gpu": "Test GPU",
                     "driver": "580.1", "cuda_driver": "13.0", "command": "pathctl bench"},

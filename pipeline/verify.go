@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/internal/ref"
 )
@@ -21,9 +22,13 @@ type VerifyReport struct {
 
 // Verify runs opt on samples sources drawn with seed and compares every
 // distance with a serial oracle of internal/ref: BFS for hop counts,
-// Bellman-Ford where a weight is negative, Dijkstra otherwise. With
-// opt.WithPredecessors it also checks the predecessors by property. A
-// mismatch is reported, not returned as an error; errors are failures to run.
+// otherwise ref.Distances (Bellman-Ford where a weight is negative, Dijkstra
+// otherwise). With opt.WithPredecessors it also checks the predecessors by
+// property. With opt.Layout stats it runs opt through Run instead, as `pathctl
+// run` does (the GPU reduces the stats on the device), and checks every
+// source's stats row against the oracle's distances with a RowCheck:
+// reachable, eccentricity, sum, closeness and harmonic. A mismatch is
+// reported, not returned as an error; errors are failures to run.
 func Verify(ctx context.Context, g *Graph, opt Options, samples int, seed uint64) (*VerifyReport, error) {
 	opt, err := g.normalize(opt)
 	if err != nil {
@@ -40,6 +45,9 @@ func Verify(ctx context.Context, g *Graph, opt Options, samples int, seed uint64
 	sources, err := g.resolveSources(opt.Sources)
 	if err != nil {
 		return nil, err
+	}
+	if opt.Layout == arrowio.LayoutStats {
+		return verifyStats(ctx, g, opt)
 	}
 	eng, release, err := g.engine(opt, len(sources))
 	if err != nil {
@@ -77,18 +85,15 @@ func verifyBlock[D graph.Number](g *Graph, blk *graph.Block, hops bool, rep *Ver
 		got := graph.Row[D](blk, i)
 		var want []D
 		var err error
-		switch {
-		case hops:
+		if hops && g.CSR.Weighted {
 			var h []int32
 			h, err = ref.BFS(g.CSR, s)
 			want = make([]D, n)
 			for v, x := range h {
 				want[v] = D(x)
 			}
-		case g.CSR.HasNegative():
-			want, err = ref.BellmanFord[D](g.CSR, s)
-		default:
-			want, err = ref.Dijkstra[D](g.CSR, s)
+		} else {
+			want, err = ref.Distances[D](g.CSR, s)
 		}
 		if err != nil {
 			return g.explain(err)
@@ -121,4 +126,20 @@ func show[D graph.Number](d D) string {
 		return "unreachable"
 	}
 	return fmt.Sprint(d)
+}
+
+// verifyStats is Verify for the stats layout: one Run of opt (whose
+// Sources are set) whose rows a RowCheck compares with the oracle.
+func verifyStats(ctx context.Context, g *Graph, opt Options) (*VerifyReport, error) {
+	check, err := NewRowCheck(g, opt, opt.Sources)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := Run(ctx, g, opt, check.Observe)
+	if err != nil {
+		return nil, err
+	}
+	rep := check.Report()
+	rep.Engine, rep.Algorithm, rep.Sources = sum.Engine, sum.Algorithm, opt.Sources
+	return rep, nil
 }
