@@ -205,6 +205,9 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	if c.Bool("verbose") && !quiet {
 		opt.Log = e.stderr
 	}
+	if err := checkOutputPaths(c.Args().First(), out, c.String("vertices-out")); err != nil {
+		return err
+	}
 	// The CSR is built where the run will be: on the GPU for --engine gpu,
 	// and for auto where a GPU is usable and the sources are many enough.
 	g, err := readGraph(e, c, pipeline.LoadOptions{Engine: opt.Engine, Sources: len(sources), Log: opt.Log, Notice: opt.Notice})
@@ -218,11 +221,12 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	}
 	wopt := arrowio.WriteOptions{Format: format, Compression: c.String("compression"), Stdout: e.stdout, Vertices: g.Table.Vertices}
 
-	// The matrix layout names its vertex order in a file beside it.
+	// The matrix layout names its vertex order in a file beside it (not
+	// beside a stream: stdout, a device, a FIFO).
 	var verticesOut string
 	if layout == arrowio.LayoutMatrix {
 		verticesOut = c.String("vertices-out")
-		if verticesOut == "" && out != "-" {
+		if verticesOut == "" && out != "-" && !isStream(out) {
 			verticesOut = defaultVerticesPath(out)
 		}
 		if verticesOut != "" {
@@ -264,6 +268,45 @@ func execute(e *env, c *cli.Context, sources []string) error {
 		printSummary(e, sum, g, out, w.BytesWritten())
 	}
 	return nil
+}
+
+// checkOutputPaths refuses an output that would overwrite the input, or a
+// vertex file that would overwrite the output, before anything is read:
+// paths are compared as files (links and relative names resolved), so
+// `-o ./edges.csv` and a link to edges.csv are caught too.
+func checkOutputPaths(input, out, verticesOut string) error {
+	if out != "-" && input != "-" && sameFile(input, out) {
+		return usagef("-o %s is the input file; write the result elsewhere", out)
+	}
+	if verticesOut != "" && input != "-" && sameFile(input, verticesOut) {
+		return usagef("--vertices-out %s is the input file; write the vertex order elsewhere", verticesOut)
+	}
+	if verticesOut != "" && out != "-" && sameFile(out, verticesOut) {
+		return usagef("--vertices-out %s is the output file (-o); give the vertex order a file of its own", verticesOut)
+	}
+	return nil
+}
+
+// sameFile reports whether paths a and b name one file: one existing file
+// (os.SameFile, which sees through links), or one absolute path not yet
+// created. Devices and FIFOs are never the same as anything: writing
+// /dev/null twice loses nothing.
+func sameFile(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return fa.Mode().IsRegular() && os.SameFile(fa, fb)
+	}
+	absA, err1 := filepath.Abs(a)
+	absB, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && absA == absB
+}
+
+// isStream reports whether path is a device or a FIFO, which results are
+// written into straight (see arrowio.CreateResult).
+func isStream(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode()&(os.ModeCharDevice|os.ModeDevice|os.ModeNamedPipe) != 0
 }
 
 // defaultVerticesPath turns out.arrow into out.vertices.arrow.

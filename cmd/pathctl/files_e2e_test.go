@@ -1,0 +1,109 @@
+package main
+
+// End-to-end tests of issue 14's points on files, inputs and answers: output
+// paths that are not regular files, leftovers of killed runs, size bombs,
+// overflowing distances, duplicate columns, interrupts while reading and
+// duplicate sources.
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// oneErrorLine asserts a single "pathctl: " error line naming every want,
+// without a goroutine dump.
+func oneErrorLine(t *testing.T, r result, code int, want ...string) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("exit %d, want %d; stderr %q", r.code, code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	last := lines[len(lines)-1]
+	if !strings.HasPrefix(last, "pathctl: ") || strings.Contains(r.stderr, "goroutine") || strings.Contains(r.stderr, "fatal error") {
+		t.Fatalf("want one 'pathctl: ' error line, got %q", r.stderr)
+	}
+	for _, w := range want {
+		if !strings.Contains(last, w) {
+			t.Errorf("error %q does not name %q", last, w)
+		}
+	}
+}
+
+func TestOutputPathIsTheInputOrTheOutput(t *testing.T) {
+	dir := t.TempDir()
+	body := "src,dst,weight\n1,2,3\n2,3,4\n"
+	in := writeFile(t, dir, "g.csv", body)
+	link := filepath.Join(dir, "link.csv")
+	if err := os.Symlink("g.csv", link); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "m.arrow")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", in, "-o", in, "--format", "csv"}, "input"},
+		{[]string{"run", in, "-o", link, "--format", "csv"}, "input"},
+		{[]string{"run", in, "-o", "./" + filepath.Base(in), "--format", "csv"}, "input"},
+		{[]string{"run", in, "--layout", "matrix", "-o", out, "--vertices-out", out}, "vertices-out"},
+		{[]string{"run", in, "--layout", "matrix", "-o", out, "--vertices-out", in}, "input"},
+	} {
+		cmdDir, _ := os.Getwd()
+		if err := os.Chdir(dir); err != nil {
+			t.Fatal(err)
+		}
+		r := pathctl(t, nil, c.args...)
+		os.Chdir(cmdDir)
+		oneErrorLine(t, r, exitUsage, c.want)
+		if got, _ := os.ReadFile(in); string(got) != body {
+			t.Fatalf("%v: the input was changed to %q", c.args, got)
+		}
+		assertNoOutput(t, dir, "m.")
+	}
+}
+
+func TestOutputIntoDeviceAndThroughLink(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "g.csv", "src,dst,weight\n1,2,3\n2,3,4\n")
+	null := filepath.Join(dir, "null")
+	if err := unix.Mknod(null, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+		t.Skipf("cannot make a device node here (%v)", err)
+	}
+	for _, layout := range []string{"pairs", "matrix"} {
+		r := pathctl(t, nil, "run", in, "--layout", layout, "-o", null, "--format", "arrow", "--quiet")
+		if r.code != 0 {
+			t.Fatalf("%s into a device: exit %d: %s", layout, r.code, r.stderr)
+		}
+		if fi, err := os.Lstat(null); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+			t.Fatalf("the device was replaced (%v, %v)", fi, err)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Fatalf("files beside the device: %v", entries)
+	}
+	full := filepath.Join(dir, "full")
+	if err := unix.Mknod(full, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 7))); err != nil {
+		t.Skipf("cannot make a device node here (%v)", err)
+	}
+	r := pathctl(t, nil, "run", in, "-o", full, "--format", "arrow", "--quiet")
+	oneErrorLine(t, r, exitError, "no space left on device")
+
+	target := filepath.Join(dir, "real.arrow")
+	link := filepath.Join(dir, "out.arrow")
+	if err := os.Symlink("real.arrow", link); err != nil {
+		t.Fatal(err)
+	}
+	if r := pathctl(t, nil, "run", in, "-o", link, "--quiet"); r.code != 0 {
+		t.Fatalf("through a link: exit %d: %s", r.code, r.stderr)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced (%v, %v)", fi, err)
+	}
+	if fi, err := os.Stat(target); err != nil || fi.Size() == 0 {
+		t.Fatalf("the link's target was not written (%v, %v)", fi, err)
+	}
+}
