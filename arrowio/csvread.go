@@ -10,6 +10,7 @@ package arrowio
 // without the spaces around them ("1, 2, 3" is the edge 1 -> 2 of weight 3).
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/csv"
 	"errors"
@@ -23,8 +24,65 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 )
 
-func readDelimited(r io.Reader, name, format string, opt ReadOptions) (*EdgeTable, error) {
-	cr := csv.NewReader(r)
+// maxTextLine bounds one line of a CSV or TSV edge table. encoding/csv
+// holds a whole line (record) in memory, so without a bound one line of a
+// GiB takes several; a line of an edge table is a few ids and a weight.
+const maxTextLine = 1 << 20
+
+// lineTooLongError reports a line over maxTextLine.
+type lineTooLongError struct{ line int }
+
+func (e *lineTooLongError) Error() string {
+	return fmt.Sprintf("line %d is longer than %d bytes, the limit of a CSV or TSV line", e.line, maxTextLine)
+}
+
+// lineLimitReader passes r through, failing with a *lineTooLongError once a
+// line (bytes between two newlines, quoted newlines counting as newlines)
+// grows past limit.
+type lineLimitReader struct {
+	r        io.Reader
+	limit    int
+	lineLen  int // bytes since the last newline
+	newlines int // newlines seen so far
+	err      error
+}
+
+func (l *lineLimitReader) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	n, err := l.r.Read(p)
+	chunk := p[:n]
+	for len(chunk) > 0 {
+		i := bytes.IndexByte(chunk, '\n')
+		if i < 0 {
+			l.lineLen += len(chunk)
+			break
+		}
+		if l.lineLen+i > l.limit {
+			l.lineLen += i
+			break
+		}
+		l.newlines++
+		l.lineLen = 0
+		chunk = chunk[i+1:]
+	}
+	if l.lineLen > l.limit {
+		l.err = &lineTooLongError{line: l.newlines + 1}
+		return 0, l.err
+	}
+	return n, err
+}
+
+func readDelimited(r io.Reader, name, format string, opt ReadOptions) (t *EdgeTable, err error) {
+	limited := &lineLimitReader{r: r, limit: maxTextLine}
+	defer func() {
+		var long *lineTooLongError
+		if errors.As(limited.err, &long) {
+			t, err = nil, fmt.Errorf("arrowio: %s: %w", name, long)
+		}
+	}()
+	cr := csv.NewReader(limited)
 	cr.ReuseRecord = true
 	cr.TrimLeadingSpace = true
 	if format == FormatTSV {
@@ -45,7 +103,22 @@ func readDelimited(r io.Reader, name, format string, opt ReadOptions) (*EdgeTabl
 	if len(header) > 0 {
 		header[0] = strings.TrimPrefix(header[0], "\ufeff")
 	}
-	find := func(col string) int { return slices.Index(header, col) }
+	var dup error
+	find := func(col string) int {
+		var idx []int
+		for i, h := range header {
+			if h == col {
+				idx = append(idx, i)
+			}
+		}
+		if len(idx) > 1 && dup == nil {
+			dup = duplicateColumn(name, col, idx)
+		}
+		if len(idx) == 0 {
+			return -1
+		}
+		return idx[0]
+	}
 	listed := func() string {
 		q := make([]string, len(header))
 		for i, h := range header {
@@ -69,6 +142,9 @@ func readDelimited(r io.Reader, name, format string, opt ReadOptions) (*EdgeTabl
 			return nil, fmt.Errorf("arrowio: %s: no weight column %q in the header (columns: %s)", name, wCol, listed())
 		}
 	}
+	if dup != nil {
+		return nil, dup
+	}
 	ids := &textIDs{intMode: true, allInt: true, srcKeys: []int64{}, dstKeys: []int64{}}
 	var weights textWeights
 	var lines lineMap
@@ -85,6 +161,11 @@ func readDelimited(r io.Reader, name, format string, opt ReadOptions) (*EdgeTabl
 		}
 		line, _ := cr.FieldPos(0)
 		lines.add(line)
+		if lines.rows%readerCheckRows == 0 {
+			if err := opt.interrupted(name); err != nil {
+				return nil, err
+			}
+		}
 		if err := ids.add(rec[srcIdx], 0, name, srcCol, line); err != nil {
 			return nil, err
 		}
@@ -97,7 +178,10 @@ func readDelimited(r io.Reader, name, format string, opt ReadOptions) (*EdgeTabl
 			}
 		}
 	}
-	t := &EdgeTable{Name: name}
+	if err := opt.interrupted(name); err != nil {
+		return nil, err
+	}
+	t = &EdgeTable{Name: name}
 	if wIdx >= 0 {
 		t.Edges.IntWeights, t.Edges.Float64Weights = weights.ints, weights.floats
 		t.WeightType = arrow.PrimitiveTypes.Int64

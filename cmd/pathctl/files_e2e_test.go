@@ -6,10 +6,14 @@ package main
 // duplicate sources.
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -105,5 +109,62 @@ func TestOutputIntoDeviceAndThroughLink(t *testing.T) {
 	}
 	if fi, err := os.Stat(target); err != nil || fi.Size() == 0 {
 		t.Fatalf("the link's target was not written (%v, %v)", fi, err)
+	}
+}
+
+func TestInputBombsRefused(t *testing.T) {
+	dir := t.TempDir()
+	gr := writeFile(t, dir, "bomb.gr", "p sp 2000000000 1\na 1 2 1\n")
+	r := pathctl(t, nil, "run", gr, "-o", filepath.Join(dir, "out.arrow"))
+	oneErrorLine(t, r, exitInput, "bomb.gr", "2000000000", "--max-vertices")
+	assertNoOutput(t, dir, "out.")
+
+	long := writeFile(t, dir, "long.csv", "src,dst\n1,2\n2,"+strings.Repeat("7", 3<<20)+"\n")
+	r = pathctl(t, nil, "run", long, "-o", filepath.Join(dir, "out.arrow"))
+	oneErrorLine(t, r, exitInput, "long.csv", "line 3 is longer than")
+	assertNoOutput(t, dir, "out.")
+}
+
+func TestInterruptWhileReading(t *testing.T) {
+	cmd := exec.Command(binPath, "run", "-", "--input-format", "csv", "-o", filepath.Join(t.TempDir(), "out.arrow"), "--quiet")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Feed rows until the process stops reading them.
+	go func() {
+		stdin.Write([]byte("src,dst,weight\n"))
+		rows := bytes.Repeat([]byte("1,2,3\n2,3,4\n"), 1<<14)
+		for {
+			if _, err := stdin.Write(rows); err != nil {
+				return
+			}
+		}
+	}()
+	time.Sleep(500 * time.Millisecond)
+	sent := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if d := time.Since(sent); d > 500*time.Millisecond {
+			t.Errorf("the run ended %s after SIGINT, want within 0.5 s", d)
+		}
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != exitInterrupted {
+			t.Fatalf("exit %v, want %d; stderr %q", err, exitInterrupted, errb.String())
+		}
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("the run ignored SIGINT for 5 s while reading")
 	}
 }

@@ -26,6 +26,7 @@ func inputFlags() []cli.Flag {
 		&cli.StringFlag{Name: "weight-col", Usage: "weight column (default: weight, if present; none means hop counts)"},
 		&cli.BoolFlag{Name: "unweighted", Usage: "ignore any weight column: distances count edges"},
 		&cli.BoolFlag{Name: "undirected", Usage: "treat every row as an edge in both directions"},
+		&cli.IntFlag{Name: "max-vertices", Usage: "the most vertices a DIMACS problem line may declare (its vertices are allocated from the header alone; default 2^26)"},
 		&cli.StringFlag{Name: "dist-type", Usage: "distance type int32, int64, float32 or float64 (default: the narrowest that holds every distance)"},
 	}
 }
@@ -143,6 +144,10 @@ func readGraph(e *env, c *cli.Context, build pipeline.LoadOptions) (*pipeline.Gr
 	ropt := arrowio.ReadOptions{
 		Format: c.String("input-format"), SrcCol: c.String("src-col"), DstCol: c.String("dst-col"),
 		WeightCol: c.String("weight-col"), Unweighted: c.Bool("unweighted"),
+		MaxVertices: c.Int("max-vertices"), Context: e.ctx,
+	}
+	if ropt.MaxVertices < 0 {
+		return nil, usagef("--max-vertices %d is negative", ropt.MaxVertices)
 	}
 	var tbl *arrowio.EdgeTable
 	var err error
