@@ -168,3 +168,11 @@ func TestInterruptWhileReading(t *testing.T) {
 		t.Fatal("the run ignored SIGINT for 5 s while reading")
 	}
 }
+
+func TestGenRefusesWhatMemoryCannotHold(t *testing.T) {
+	dir := t.TempDir()
+	// 2^36 arcs, 1.5 TiB of columns: more than any test machine has.
+	r := pathctl(t, nil, "gen", "rmat", "--scale", "30", "--edge-factor", "64", "-o", filepath.Join(dir, "g.parquet"))
+	oneErrorLine(t, r, exitInput, "too large for memory", "TiB", "available")
+	assertNoOutput(t, dir, "g.")
+}
