@@ -176,3 +176,27 @@ func TestGenRefusesWhatMemoryCannotHold(t *testing.T) {
 	oneErrorLine(t, r, exitInput, "too large for memory", "TiB", "available")
 	assertNoOutput(t, dir, "g.")
 }
+
+func TestDuplicateSourcesRunOnce(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "g.csv", "src,dst,weight\n1,2,3\n2,3,4\n3,1,5\n")
+	list := writeFile(t, dir, "sources.txt", strings.Repeat("3\n1\n3\n", 100000))
+	out := filepath.Join(dir, "out.csv")
+	r := pathctl(t, nil, "run", in, "--sources-file", list, "--sources", "3", "-o", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "2 sources") {
+		t.Errorf("summary %q does not say 2 sources", r.stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	// The header, then 3 rows from source 3, then 3 from source 1: first
+	// order kept, no repeats.
+	if len(lines) != 7 || !strings.HasPrefix(lines[1], "3,") || !strings.HasPrefix(lines[4], "1,") {
+		t.Fatalf("result %q, want sources 3 then 1, three rows each", lines)
+	}
+}

@@ -61,8 +61,8 @@ func runCommand(e *env) *cli.Command {
 	flags := append(inputFlags(), computeFlags(graph.Auto)...)
 	flags = append(flags, outputFlags()...)
 	flags = append(flags,
-		&cli.StringFlag{Name: "sources", Usage: "comma-separated source ids (default: every vertex)"},
-		&cli.StringFlag{Name: "sources-file", Usage: "file of source ids, one per line"},
+		&cli.StringFlag{Name: "sources", Usage: "comma-separated source ids (default: every vertex); a repeated id runs once, at its first place, and its rows appear once"},
+		&cli.StringFlag{Name: "sources-file", Usage: "file of source ids, one per line (repeats run once, as with --sources)"},
 	)
 	return &cli.Command{
 		Name:      "run",
@@ -125,7 +125,21 @@ func parseSources(list, file string) ([]string, error) {
 			return nil, usagef("--sources-file %s names no source", file)
 		}
 	}
-	return ids, nil
+	return dedupe(ids), nil
+}
+
+// dedupe drops the repeats of ids, keeping each at its first place (the
+// pipeline drops repeats again by vertex, where "7" and "007" are one).
+func dedupe(ids []string) []string {
+	seen := make(map[string]struct{}, len(ids))
+	out := ids[:0]
+	for _, id := range ids {
+		if _, ok := seen[id]; !ok {
+			seen[id] = struct{}{}
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // loadGraph reads EDGES and builds its CSR on the CPU as the input flags
