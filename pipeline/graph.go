@@ -67,6 +67,9 @@ type Graph struct {
 func LoadGraph(t *arrowio.EdgeTable, opt LoadOptions) (*Graph, error) {
 	g := &Graph{Table: t, Undirected: opt.Undirected}
 	bopt := graph.BuildOptions{Undirected: opt.Undirected, DistType: opt.DistType}
+	if err := checkDistanceRange(t, &bopt); err != nil {
+		return nil, err
+	}
 	log := opt.Log
 	if log == nil {
 		log = io.Discard

@@ -200,3 +200,23 @@ func TestDuplicateSourcesRunOnce(t *testing.T) {
 		t.Fatalf("result %q, want sources 3 then 1, three rows each", lines)
 	}
 }
+
+func TestOverflowingDistancesRefused(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ name, body, want string }{
+		{"int.csv", "src,dst,weight\n1,2,4611686018427387904\n2,3,4611686018427387904\n", "edge 1 -> 2"},
+		{"max.csv", "src,dst,weight\n1,2,9223372036854775807\n", "edge 1 -> 2"},
+		{"float.csv", "src,dst,weight\n1,2,1e308\n2,3,1e308\n", "float64"},
+	} {
+		in := writeFile(t, dir, c.name, c.body)
+		for _, args := range [][]string{
+			{"run", in, "-o", filepath.Join(dir, "out.arrow")},
+			{"run", in, "--algo", "bellman-ford", "-o", filepath.Join(dir, "out.arrow")},
+			{"verify", in},
+		} {
+			r := pathctl(t, nil, args...)
+			oneErrorLine(t, r, exitInput, c.name, c.want, "overflow")
+			assertNoOutput(t, dir, "out.")
+		}
+	}
+}
