@@ -53,19 +53,35 @@ func (l *lineLimitReader) Read(p []byte) (int, error) {
 	}
 	n, err := l.r.Read(p)
 	chunk := p[:n]
-	for len(chunk) > 0 {
-		i := bytes.IndexByte(chunk, '\n')
-		if i < 0 {
-			l.lineLen += len(chunk)
-			break
+	first := bytes.IndexByte(chunk, '\n')
+	switch {
+	case first < 0:
+		l.lineLen += n
+	case l.lineLen+first > l.limit:
+		l.lineLen += first
+	default:
+		last := bytes.LastIndexByte(chunk, '\n')
+		if last-first > l.limit {
+			// A chunk longer than the limit may hold a long line whole:
+			// walk its lines.
+			l.newlines++
+			for lo := first + 1; ; {
+				i := bytes.IndexByte(chunk[lo:], '\n')
+				if i < 0 {
+					l.lineLen = n - lo
+					break
+				}
+				if i > l.limit {
+					l.lineLen = i
+					break
+				}
+				l.newlines++
+				lo += i + 1
+			}
+		} else {
+			l.newlines += bytes.Count(chunk, []byte{'\n'})
+			l.lineLen = n - last - 1
 		}
-		if l.lineLen+i > l.limit {
-			l.lineLen += i
-			break
-		}
-		l.newlines++
-		l.lineLen = 0
-		chunk = chunk[i+1:]
 	}
 	if l.lineLen > l.limit {
 		l.err = &lineTooLongError{line: l.newlines + 1}

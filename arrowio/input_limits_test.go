@@ -179,3 +179,37 @@ func TestReadStopsOnCancel(t *testing.T) {
 		})
 	}
 }
+
+// TestLineLimitReader checks the limit and the line number on chunks of
+// every size, smaller and larger than the limit.
+func TestLineLimitReader(t *testing.T) {
+	const limit = 10
+	input := "short\n" + "0123456789\n" + "x\n" + strings.Repeat("y", limit+1) + "\nz\n"
+	for _, chunk := range []int{1, 3, 7, 11, 16, 64} {
+		l := &lineLimitReader{r: &chunkReader{s: input, n: chunk}, limit: limit}
+		_, err := io.ReadAll(l)
+		var long *lineTooLongError
+		if !errors.As(err, &long) || long.line != 4 {
+			t.Errorf("chunks of %d: err = %v, want line 4 too long", chunk, err)
+		}
+		ok := &lineLimitReader{r: &chunkReader{s: "short\n0123456789\nx\n0123456789", n: chunk}, limit: limit}
+		if _, err := io.ReadAll(ok); err != nil {
+			t.Errorf("chunks of %d: lines at the limit: %v", chunk, err)
+		}
+	}
+}
+
+// chunkReader returns s n bytes at a time.
+type chunkReader struct {
+	s string
+	n int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if c.s == "" {
+		return 0, io.EOF
+	}
+	k := copy(p[:min(len(p), c.n)], c.s)
+	c.s = c.s[k:]
+	return k, nil
+}
