@@ -9,7 +9,8 @@ package arrowio
 //   - a character or block device or a FIFO (/dev/null, /dev/stdout, a named
 //     pipe) is opened and written straight, as a shell redirection would;
 //     nothing can be taken back there, so an aborted run leaves what it
-//     wrote;
+//     wrote; so is a file reached through /proc (/dev/stdout redirected to
+//     a file), which is truncated first;
 //   - a directory or a socket is refused.
 //
 // Temporary files are named ".NAME.tmp-PID-HOST-RANDOM": PID is the writing
@@ -41,8 +42,28 @@ type outputTarget struct {
 
 // resolveOutput follows path's symbolic links and says how to write there.
 func resolveOutput(path string) (outputTarget, error) {
+	// What the kernel finds at the end of the links decides first: links
+	// of /proc (/dev/stdout -> /proc/self/fd/1 -> pipe:[N]) name no path
+	// that could be resolved by hand.
+	if fi, err := os.Stat(path); err == nil {
+		mode := fi.Mode()
+		switch {
+		case mode.IsDir():
+			return outputTarget{}, fmt.Errorf("arrowio: %s: is a directory; name an output file", path)
+		case mode&(os.ModeCharDevice|os.ModeDevice|os.ModeNamedPipe) != 0:
+			return outputTarget{path: path, direct: true}, nil
+		case !mode.IsRegular():
+			return outputTarget{}, fmt.Errorf("arrowio: %s: not a file, device or FIFO (%s); name an output file", path, mode.Type())
+		}
+	}
 	p := path
 	for hop := 0; ; hop++ {
+		if strings.HasPrefix(p, "/proc/") {
+			// A file descriptor's link (/dev/stdout redirected to a
+			// file): renaming over its target would leave the descriptor
+			// on the old, emptied file, so the file is written in place.
+			return outputTarget{path: path, direct: true}, nil
+		}
 		fi, err := os.Lstat(p)
 		if errors.Is(err, os.ErrNotExist) {
 			return outputTarget{path: p}, nil

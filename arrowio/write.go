@@ -236,7 +236,7 @@ func openSink(path string, opt WriteOptions) (*ResultWriter, error) {
 		}
 		w.target, w.direct = target.path, target.direct
 		if target.direct {
-			f, err := os.OpenFile(target.path, os.O_WRONLY, 0)
+			f, err := os.OpenFile(target.path, os.O_WRONLY|os.O_TRUNC, 0)
 			if err != nil {
 				return nil, fmt.Errorf("arrowio: %s: %w", path, err)
 			}

@@ -220,3 +220,31 @@ func TestOverflowingDistancesRefused(t *testing.T) {
 		}
 	}
 }
+
+func TestOutputToDevStdout(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "g.csv", "src,dst,weight\n1,2,3\n2,3,4\n")
+	// Standard output a pipe.
+	r := pathctl(t, nil, "run", in, "--sources", "1", "-o", "/dev/stdout", "--format", "csv", "--quiet")
+	if r.code != 0 || !strings.Contains(r.stdout, "1,3,7") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	// Standard output a file: written in place, not renamed over.
+	outPath := filepath.Join(dir, "redirected.csv")
+	f, err := os.Create(outPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binPath, "run", in, "--sources", "1", "--layout", "matrix", "-o", "/dev/stdout", "--format", "csv", "--quiet")
+	var errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = f, &errb
+	err = cmd.Run()
+	f.Close()
+	if err != nil {
+		t.Fatalf("%v: %s", err, errb.String())
+	}
+	b, _ := os.ReadFile(outPath)
+	if !strings.Contains(string(b), "1,0,3,7") {
+		t.Fatalf("the redirected file holds %q", b)
+	}
+}

@@ -322,8 +322,12 @@ func sameFile(a, b string) bool {
 }
 
 // isStream reports whether path is a device or a FIFO, which results are
-// written into straight (see arrowio.CreateResult).
+// written into straight (see arrowio.CreateResult), or a name under /dev
+// (/dev/stdout redirected to a file), beside which no file belongs.
 func isStream(path string) bool {
+	if strings.HasPrefix(filepath.Clean(path), "/dev/") {
+		return true
+	}
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode()&(os.ModeCharDevice|os.ModeDevice|os.ModeNamedPipe) != 0
 }
