@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -150,7 +151,35 @@ func loadGraph(e *env, c *cli.Context) (*pipeline.Graph, error) {
 
 // readGraph reads EDGES and builds its CSR as the input flags and build
 // say (where it is built, what to log). Close the graph when done.
+//
+// Ctrl-C returns at once: the readers stop at their next batch or chunk,
+// but building the vertex dictionary and the CSR are not interruptible, so
+// they run aside and are dropped (the process is about to exit).
 func readGraph(e *env, c *cli.Context, build pipeline.LoadOptions) (*pipeline.Graph, error) {
+	type loaded struct {
+		g   *pipeline.Graph
+		err error
+	}
+	done := make(chan loaded, 1)
+	go func() {
+		g, err := buildGraph(e, c, build)
+		done <- loaded{g, err}
+	}()
+	select {
+	case r := <-done:
+		return r.g, r.err
+	case <-e.ctx.Done():
+		go func() {
+			if r := <-done; r.g != nil {
+				r.g.Close()
+			}
+		}()
+		return nil, fmt.Errorf("reading %s: %w", c.Args().First(), context.Cause(e.ctx))
+	}
+}
+
+// buildGraph is readGraph's work: read EDGES, build the CSR.
+func buildGraph(e *env, c *cli.Context, build pipeline.LoadOptions) (*pipeline.Graph, error) {
 	if c.NArg() != 1 {
 		return nil, usagef("%s needs exactly one EDGES file (or - for stdin), got %d arguments", c.Command.Name, c.NArg())
 	}
