@@ -63,17 +63,17 @@ func checkDistanceRange(t *arrowio.EdgeTable, bopt *graph.BuildOptions) error {
 			dt, bopt.DistType = graph.DistInt64, graph.DistInt64
 		}
 		if dt == graph.DistInt64 && maxAbs > math.MaxInt64/uint64(n) {
-			return overflowError(t, arc, e.IntWeights[arc], n, "int64", "scale the weights down")
+			return overflowError(t, arc, e.IntWeights[arc], n, "int64", "scale the weights down (or pass --unweighted for hop counts)")
 		}
 	case e.Float32Weights != nil && dt == graph.DistFloat32:
 		arc, maxAbs := heaviestFloatArc(e, func(i int) float64 { return float64(e.Float32Weights[i]) })
 		if arc >= 0 && maxAbs > math.MaxFloat32/2/float64(n) {
-			return overflowError(t, arc, e.Float32Weights[arc], n, "float32", "use --dist-type float64 or scale the weights down")
+			return overflowError(t, arc, e.Float32Weights[arc], n, "float32", "use --dist-type float64, or scale the weights down")
 		}
 	case e.Float32Weights != nil && dt == graph.DistFloat64:
 		arc, maxAbs := heaviestFloatArc(e, func(i int) float64 { return float64(e.Float32Weights[i]) })
 		if arc >= 0 && maxAbs > math.MaxFloat64/2/float64(n) {
-			return overflowError(t, arc, e.Float32Weights[arc], n, "float64", "scale the weights down")
+			return overflowError(t, arc, e.Float32Weights[arc], n, "float64", "scale the weights down (or pass --unweighted for hop counts)")
 		}
 	case e.Float64Weights != nil && dt.IsFloat():
 		limit := math.MaxFloat64
@@ -82,7 +82,7 @@ func checkDistanceRange(t *arrowio.EdgeTable, bopt *graph.BuildOptions) error {
 		}
 		arc, maxAbs := heaviestFloatArc(e, func(i int) float64 { return e.Float64Weights[i] })
 		if arc >= 0 && maxAbs > limit/2/float64(n) {
-			return overflowError(t, arc, e.Float64Weights[arc], n, dt.String(), "scale the weights down")
+			return overflowError(t, arc, e.Float64Weights[arc], n, dt.String(), "scale the weights down (or pass --unweighted for hop counts)")
 		}
 	}
 	return nil
