@@ -10,6 +10,7 @@ package arrowio
 // without the spaces around them ("1, 2, 3" is the edge 1 -> 2 of weight 3).
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/csv"
 	"errors"
@@ -23,8 +24,81 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 )
 
-func readDelimited(r io.Reader, name, format string, opt ReadOptions) (*EdgeTable, error) {
-	cr := csv.NewReader(r)
+// maxTextLine bounds one line of a CSV or TSV edge table. encoding/csv
+// holds a whole line (record) in memory, so without a bound one line of a
+// GiB takes several; a line of an edge table is a few ids and a weight.
+const maxTextLine = 1 << 20
+
+// lineTooLongError reports a line over maxTextLine.
+type lineTooLongError struct{ line int }
+
+func (e *lineTooLongError) Error() string {
+	return fmt.Sprintf("line %d is longer than %d bytes, the limit of a CSV or TSV line", e.line, maxTextLine)
+}
+
+// lineLimitReader passes r through, failing with a *lineTooLongError once a
+// line (bytes between two newlines, quoted newlines counting as newlines)
+// grows past limit.
+type lineLimitReader struct {
+	r        io.Reader
+	limit    int
+	lineLen  int // bytes since the last newline
+	newlines int // newlines seen so far
+	err      error
+}
+
+func (l *lineLimitReader) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	n, err := l.r.Read(p)
+	chunk := p[:n]
+	first := bytes.IndexByte(chunk, '\n')
+	switch {
+	case first < 0:
+		l.lineLen += n
+	case l.lineLen+first > l.limit:
+		l.lineLen += first
+	default:
+		last := bytes.LastIndexByte(chunk, '\n')
+		if last-first > l.limit {
+			// A chunk longer than the limit may hold a long line whole:
+			// walk its lines.
+			l.newlines++
+			for lo := first + 1; ; {
+				i := bytes.IndexByte(chunk[lo:], '\n')
+				if i < 0 {
+					l.lineLen = n - lo
+					break
+				}
+				if i > l.limit {
+					l.lineLen = i
+					break
+				}
+				l.newlines++
+				lo += i + 1
+			}
+		} else {
+			l.newlines += bytes.Count(chunk, []byte{'\n'})
+			l.lineLen = n - last - 1
+		}
+	}
+	if l.lineLen > l.limit {
+		l.err = &lineTooLongError{line: l.newlines + 1}
+		return 0, l.err
+	}
+	return n, err
+}
+
+func readDelimited(r io.Reader, name, format string, opt ReadOptions) (t *EdgeTable, err error) {
+	limited := &lineLimitReader{r: r, limit: maxTextLine}
+	defer func() {
+		var long *lineTooLongError
+		if errors.As(limited.err, &long) {
+			t, err = nil, fmt.Errorf("arrowio: %s: %w", name, long)
+		}
+	}()
+	cr := csv.NewReader(limited)
 	cr.ReuseRecord = true
 	cr.TrimLeadingSpace = true
 	if format == FormatTSV {
@@ -45,7 +119,22 @@ func readDelimited(r io.Reader, name, format string, opt ReadOptions) (*EdgeTabl
 	if len(header) > 0 {
 		header[0] = strings.TrimPrefix(header[0], "\ufeff")
 	}
-	find := func(col string) int { return slices.Index(header, col) }
+	var dup error
+	find := func(col string) int {
+		var idx []int
+		for i, h := range header {
+			if h == col {
+				idx = append(idx, i)
+			}
+		}
+		if len(idx) > 1 && dup == nil {
+			dup = duplicateColumn(name, col, idx)
+		}
+		if len(idx) == 0 {
+			return -1
+		}
+		return idx[0]
+	}
 	listed := func() string {
 		q := make([]string, len(header))
 		for i, h := range header {
@@ -75,6 +164,9 @@ func readDelimited(r io.Reader, name, format string, opt ReadOptions) (*EdgeTabl
 		if wIdx < 0 && opt.WeightCol != "" {
 			return nil, fmt.Errorf("arrowio: %s: no weight column %q in the header (columns: %s)", name, wCol, listed())
 		}
+	}
+	if dup != nil {
+		return nil, dup
 	}
 	// Without a weight column named or called "weight", the other columns
 	// are candidates: a lone one is read as the weight while its values
@@ -109,6 +201,11 @@ func readDelimited(r io.Reader, name, format string, opt ReadOptions) (*EdgeTabl
 		}
 		line, _ := cr.FieldPos(0)
 		lines.add(line)
+		if lines.rows%readerCheckRows == 0 {
+			if err := opt.interrupted(name); err != nil {
+				return nil, err
+			}
+		}
 		if err := ids.add(rec[srcIdx], 0, name, srcCol, line); err != nil {
 			return nil, err
 		}
@@ -137,7 +234,10 @@ func readDelimited(r io.Reader, name, format string, opt ReadOptions) (*EdgeTabl
 		}
 		firstRow = false
 	}
-	t := &EdgeTable{Name: name, WeightGuessed: guess.column, WeightNote: guess.note(defaultWeightCol)}
+	if err := opt.interrupted(name); err != nil {
+		return nil, err
+	}
+	t = &EdgeTable{Name: name, WeightGuessed: guess.column, WeightNote: guess.note(defaultWeightCol)}
 	if wIdx >= 0 {
 		t.Edges.IntWeights, t.Edges.Float64Weights = weights.ints, weights.floats
 		t.WeightType = arrow.PrimitiveTypes.Int64

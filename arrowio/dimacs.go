@@ -13,6 +13,7 @@ package arrowio
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -60,9 +61,13 @@ func parseInt64(b []byte) (int64, bool) {
 	return 0, false
 }
 
+// maxDIMACSLine bounds one line of a DIMACS file: an arc line is a few
+// dozen bytes, comments rarely more than a hundred.
+const maxDIMACSLine = 1 << 20
+
 func readDIMACS(r io.Reader, name string, opt ReadOptions) (*EdgeTable, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<16), 1<<20)
+	sc.Buffer(make([]byte, 0, 1<<16), maxDIMACSLine)
 	var (
 		line        int
 		n, m        int64
@@ -78,6 +83,11 @@ func readDIMACS(r io.Reader, name string, opt ReadOptions) (*EdgeTable, error) {
 	}
 	for sc.Scan() {
 		line++
+		if line%readerCheckRows == 0 {
+			if err := opt.interrupted(name); err != nil {
+				return nil, err
+			}
+		}
 		b := sc.Bytes()
 		count, next := 0, 0
 		for count < len(fields) {
@@ -109,6 +119,9 @@ func readDIMACS(r io.Reader, name string, opt ReadOptions) (*EdgeTable, error) {
 			}
 			if n > int64(maxVertexCount) {
 				return nil, errorf("%d vertices, more than %d; dense ids are int32", n, maxVertexCount)
+			}
+			if limit := opt.maxVertices(); n > int64(limit) {
+				return nil, errorf("the problem line declares %d vertices, more than the limit of %d (--max-vertices); vertices 1..N are allocated from the header, so raise the limit only for a graph that really has them", n, limit)
 			}
 			seenProblem, problemLine = true, line
 			capacity := min(m, 1<<20) // grown as arcs arrive; m may lie
@@ -143,7 +156,13 @@ func readDIMACS(r io.Reader, name string, opt ReadOptions) (*EdgeTable, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("arrowio: %s: line %d is longer than %d bytes, the limit of a DIMACS line", name, line+1, maxDIMACSLine)
+		}
 		return nil, fmt.Errorf("arrowio: %s: after line %d: %w", name, line, err)
+	}
+	if err := opt.interrupted(name); err != nil {
+		return nil, err
 	}
 	if !seenProblem {
 		return nil, fmt.Errorf("arrowio: %s: no problem line \"p sp N M\"", name)

@@ -80,6 +80,10 @@ func FuzzReadCSV(f *testing.F) {
 	f.Add([]byte("src,dst,weight\n1,2,3\n2,3,0.5\n3,1,-4\n"))
 	f.Add(gzipped(f, []byte("src,dst\n1,2\n")))
 	f.Add(zstded(f, []byte("src\tdst\n1\t2\n")))
+	// Issue 14: duplicate columns, and one line over the line limit.
+	f.Add([]byte("src,dst,src\n1,2,3\n"))
+	f.Add([]byte("src,dst,weight,weight\n1,2,3,4\n"))
+	f.Add([]byte("src,dst\n1," + strings.Repeat("9", maxTextLine+1) + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, format := range []string{"csv", "tsv"} {
 			tbl, err := ReadEdgesFrom(bytes.NewReader(data), "fuzz."+format, ReadOptions{})
@@ -94,6 +98,8 @@ func FuzzReadDIMACS(f *testing.F) {
 	f.Add([]byte(text))
 	f.Add([]byte("c x\np sp 3 2\na 1 2 5\na 3 3 -1\n"))
 	f.Add([]byte("p sp 0 0\n"))
+	// Issue 14: a 30-byte header that allocated 16 GB of ids.
+	f.Add([]byte("p sp 2000000000 1\na 1 2 1\n"))
 	f.Add(gzipped(f, []byte("p sp 2 1\na 1 2 1\n")))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tbl, err := ReadEdgesFrom(bytes.NewReader(data), "fuzz.gr", ReadOptions{})

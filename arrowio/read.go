@@ -53,10 +53,49 @@ type ReadOptions struct {
 	// Allocator holds the Arrow buffers while reading; nil means
 	// memory.DefaultAllocator. Nothing stays allocated after a read.
 	Allocator memory.Allocator
+	// MaxVertices bounds the vertex counts a file declares without holding
+	// them: the N of a DIMACS problem line, whose vertices 1..N (isolated
+	// ones included) are allocated from the header alone. 0 means
+	// DefaultMaxVertices; ids beyond int32 are refused whatever it says.
+	// Counts a file holds (distinct ids of its rows) are not bounded here:
+	// their memory is the file's own size.
+	MaxVertices int
+	// Context, when set, ends a read early: readers check it between
+	// record batches (Parquet row groups, IPC batches) and every
+	// readerCheckRows rows of text, and return an error wrapping its
+	// cause (context.Canceled on Ctrl-C). nil never ends a read.
+	Context context.Context
 
 	// vertexTable reads a vertex table (ReadVertices): SrcCol names its id
 	// column, or "" chooses it (see vertexColumn).
 	vertexTable bool
+}
+
+// DefaultMaxVertices is ReadOptions.MaxVertices when 0: 2^26 vertices, 0.5
+// GiB of ids, more than the largest DIMACS road graph (USA, 23.9M).
+const DefaultMaxVertices = 1 << 26
+
+// readerCheckRows is how many text rows a reader reads between two looks
+// at ReadOptions.Context: a few milliseconds of parsing.
+const readerCheckRows = 1 << 16
+
+func (o *ReadOptions) maxVertices() int {
+	if o.MaxVertices <= 0 {
+		return DefaultMaxVertices
+	}
+	return o.MaxVertices
+}
+
+// interrupted returns the context's error, wrapped with name, once it is
+// done; nil while the read may go on.
+func (o *ReadOptions) interrupted(name string) error {
+	if o.Context == nil {
+		return nil
+	}
+	if err := o.Context.Err(); err != nil {
+		return fmt.Errorf("arrowio: %s: reading stopped: %w", name, context.Cause(o.Context))
+	}
+	return nil
 }
 
 // defaultWeightCol is the weight column read when none is named.
@@ -416,7 +455,11 @@ func readParquet(r readAtSeeker, size int64, name string, opt ReadOptions) (*Edg
 	if pf.NumRows() == 0 {
 		return EdgesFromRecords(emptyRecords(schema, cols), name, opt)
 	}
-	rr, err := fr.GetRecordReader(context.Background(), leaves, nil)
+	ctx := opt.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	rr, err := fr.GetRecordReader(ctx, leaves, nil)
 	if err != nil {
 		return nil, fmt.Errorf("arrowio: %s: %w", name, err)
 	}

@@ -82,6 +82,16 @@ func columnNames(schema *arrow.Schema) string {
 	return strings.Join(names, ", ")
 }
 
+// duplicateColumn is the error for a column name the schema holds more
+// than once (at the 0-based positions idx): which one was meant is unknown.
+func duplicateColumn(name, col string, idx []int) error {
+	pos := make([]string, len(idx))
+	for i, x := range idx {
+		pos[i] = fmt.Sprint(x + 1)
+	}
+	return fmt.Errorf("arrowio: %s: column %q appears %d times (columns %s); rename all but one", name, col, len(idx), strings.Join(pos, ", "))
+}
+
 func findColumns(schema *arrow.Schema, name string, opt ReadOptions) (columnSet, error) {
 	if opt.vertexTable {
 		col, err := vertexColumn(fieldNames(schema), name, opt.SrcCol)
@@ -95,6 +105,9 @@ func findColumns(schema *arrow.Schema, name string, opt ReadOptions) (columnSet,
 		idx := schema.FieldIndices(col)
 		if len(idx) == 0 {
 			return -1, fmt.Errorf("arrowio: %s: no column %q (columns: %s)", name, col, columnNames(schema))
+		}
+		if len(idx) > 1 {
+			return -1, duplicateColumn(name, col, idx)
 		}
 		return idx[0], nil
 	}
@@ -142,6 +155,9 @@ func findColumns(schema *arrow.Schema, name string, opt ReadOptions) (columnSet,
 		}
 		idx = []int{w}
 		c.wName = c.guess.column
+	}
+	if len(idx) > 1 {
+		return c, duplicateColumn(name, c.wName, idx)
 	}
 	c.weight = idx[0]
 	c.wType = schema.Field(c.weight).Type
@@ -216,11 +232,17 @@ func edgesFromRecords(rr array.RecordReader, name string, opt ReadOptions, rowsH
 	acc := newEdgeAccumulator(name, cols, int(max(0, min(rowsHint, maxRowsHint))))
 	var row int64
 	for rr.Next() {
+		if err := opt.interrupted(name); err != nil {
+			return nil, err
+		}
 		rec := rr.RecordBatch()
 		if err := acc.add(rec, row); err != nil {
 			return nil, err
 		}
 		row += rec.NumRows()
+	}
+	if err := opt.interrupted(name); err != nil {
+		return nil, err
 	}
 	if err := rr.Err(); err != nil {
 		return nil, fmt.Errorf("arrowio: %s: corrupt or truncated input after row %d: %w", name, row, err)

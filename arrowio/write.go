@@ -163,15 +163,19 @@ type recordWriter interface {
 }
 
 // ResultWriter writes record batches to a file atomically: into a temporary
-// file beside it (".NAME.tmp-*"), renamed to the path by Close. Until Close
-// returns, a file already at the path is untouched. Abort removes the
-// temporary file. Close after Abort and Abort after Close do nothing; Close
+// file beside it (".NAME.tmp-PID-HOST-*"), renamed to the path by Close.
+// Until Close returns, a file already at the path is untouched. Abort removes
+// the temporary file. A symbolic link is followed and its target replaced; a
+// device or FIFO is written straight, without a temporary file (see
+// outpath.go). Close after Abort and Abort after Close do nothing; Close
 // after a failed Write still tries to finish the file, so call Abort when a
 // Write fails. A ResultWriter is not safe for concurrent use.
 type ResultWriter struct {
-	path    string // the final path, or "-"
+	path    string // the final path as given, or "-"
+	target  string // the file replaced (path, its links followed) or written into
+	direct  bool   // target is a device or FIFO, written without a temporary file
 	format  string
-	file    *os.File // the temporary file; nil for "-"
+	file    *os.File // the temporary file (or the device); nil for "-"
 	buf     *bufio.Writer
 	sink    *countingWriter
 	rw      recordWriter
@@ -226,16 +230,30 @@ func openSink(path string, opt WriteOptions) (*ResultWriter, error) {
 			out = os.Stdout
 		}
 	} else {
-		dir, base := filepath.Split(path)
-		if dir == "" {
-			dir = "."
-		}
-		f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+		target, err := resolveOutput(path)
 		if err != nil {
-			return nil, fmt.Errorf("arrowio: %s: %w", path, err)
+			return nil, err
 		}
-		w.file = f
-		out = &writeBehind{f: f}
+		w.target, w.direct = target.path, target.direct
+		if target.direct {
+			f, err := os.OpenFile(target.path, os.O_WRONLY|os.O_TRUNC, 0)
+			if err != nil {
+				return nil, fmt.Errorf("arrowio: %s: %w", path, err)
+			}
+			w.file, out = f, f
+		} else {
+			dir, base := filepath.Split(target.path)
+			if dir == "" {
+				dir = "."
+			}
+			removeStaleTemps(dir)
+			f, err := os.CreateTemp(dir, tempPrefix(base)+"*")
+			if err != nil {
+				return nil, fmt.Errorf("arrowio: %s: %w", path, err)
+			}
+			w.file = f
+			out = &writeBehind{f: f}
+		}
 	}
 	w.buf = bufio.NewWriterSize(out, 1<<20)
 	w.sink = &countingWriter{w: w.buf}
@@ -334,6 +352,15 @@ func (w *ResultWriter) Close() error {
 		}
 		return nil
 	}
+	if w.direct {
+		if cerr := w.file.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("arrowio: %s: %w", w.path, err)
+		}
+		return nil
+	}
 	tmp := w.file.Name()
 	if err == nil {
 		err = w.file.Sync()
@@ -343,13 +370,13 @@ func (w *ResultWriter) Close() error {
 	}
 	if err == nil {
 		mode := os.FileMode(0o644)
-		if fi, serr := os.Stat(w.path); serr == nil && fi.Mode().IsRegular() {
+		if fi, serr := os.Stat(w.target); serr == nil && fi.Mode().IsRegular() {
 			mode = fi.Mode().Perm()
 		}
 		err = os.Chmod(tmp, mode)
 	}
 	if err == nil {
-		err = os.Rename(tmp, w.path)
+		err = os.Rename(tmp, w.target)
 	}
 	if err != nil {
 		os.Remove(tmp)
@@ -359,8 +386,9 @@ func (w *ResultWriter) Close() error {
 }
 
 // Abort discards the output: the temporary file is removed and the path is
-// left as it was. On "-" nothing more is written (a stream cut short lacks
-// its end marker, so readers see it as truncated). Abort after Close or
+// left as it was. On "-", a device or a FIFO nothing more is written (a
+// stream cut short lacks its end marker, so readers see it as truncated);
+// what was written there stays. Abort after Close or
 // Abort returns nil.
 func (w *ResultWriter) Abort() error {
 	if w.done {
@@ -383,6 +411,9 @@ func (w *ResultWriter) discard() error {
 	}
 	tmp := w.file.Name()
 	_ = w.file.Close()
+	if w.direct {
+		return nil
+	}
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("arrowio: %s: removing %s: %w", w.path, tmp, err)
 	}

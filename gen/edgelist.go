@@ -82,6 +82,7 @@ type config struct {
 	a, b, c         float64
 	permute         bool
 	undirectedPairs bool
+	memLimit        int64 // bytes the columns may take; 0: no limit
 }
 
 func defaultConfig() config {
@@ -109,6 +110,61 @@ func WithWeights(minWeight, maxWeight int64) Option {
 // DefaultMaxFloatWeight), is [0, 1).
 func WithFloatWeights(minWeight, maxWeight float64) Option {
 	return func(c *config) { c.weights, c.minFW, c.maxFW = floatWeights, minWeight, maxWeight }
+}
+
+// ErrTooLarge is wrapped by the error of a generator whose columns would
+// take more memory than WithMemoryLimit allows.
+var ErrTooLarge = errors.New("too large for memory")
+
+// WithMemoryLimit makes a generator refuse, with an error wrapping
+// ErrTooLarge that states the estimate, a graph whose columns would take
+// more than limit bytes: 16 bytes per arc for the ids, 8 more for weights
+// (ListBytes). It is checked before anything is allocated. Default: no
+// limit (0).
+func WithMemoryLimit(limit int64) Option { return func(c *config) { c.memLimit = limit } }
+
+// ListBytes is the memory the columns of an edge list of arcs arcs take
+// under opts: 16 bytes per arc for Src and Dst, 8 more when weighted. It
+// saturates at math.MaxInt64.
+func ListBytes(arcs int64, opts ...Option) int64 {
+	cfg, _ := newConfig(opts)
+	return cfg.listBytes(arcs)
+}
+
+func (c *config) listBytes(arcs int64) int64 {
+	perArc := int64(16)
+	if c.weights != noWeights {
+		perArc += 8
+	}
+	if arcs > math.MaxInt64/perArc {
+		return math.MaxInt64
+	}
+	return arcs * perArc
+}
+
+// checkMemory refuses arcs arcs of what (a phrase naming the graph) when
+// their columns would pass the memory limit.
+func (c *config) checkMemory(what string, arcs int64) error {
+	if need := c.listBytes(arcs); c.memLimit > 0 && need > c.memLimit {
+		return fmt.Errorf("gen: %s: %w: %d arcs need about %s, more than the %s allowed",
+			what, ErrTooLarge, arcs, HumanBytes(need), HumanBytes(c.memLimit))
+	}
+	return nil
+}
+
+// HumanBytes writes a byte count in binary units (KiB, MiB, GiB, TiB).
+func HumanBytes(b int64) string {
+	x := float64(b)
+	for _, unit := range []string{"B", "KiB", "MiB", "GiB", "TiB"} {
+		if x < 1024 || unit == "TiB" {
+			if unit == "B" {
+				return fmt.Sprintf("%d B", b)
+			}
+			return fmt.Sprintf("%.1f %s", x, unit)
+		}
+		x /= 1024
+	}
+	return ""
 }
 
 // Unweighted leaves both weight columns nil.
@@ -182,6 +238,14 @@ func forChunks(total int64, fn func(chunk, lo, hi int64)) {
 		})
 	}
 	wg.Wait()
+}
+
+// arcsPerEdge is 2 with WithUndirectedPairs, else 1.
+func (c *config) arcsPerEdge() int64 {
+	if c.undirectedPairs {
+		return 2
+	}
+	return 1
 }
 
 // newEdgeList allocates the columns of m drawn edges over n vertices: one

@@ -19,7 +19,7 @@ import (
 // two arcs of an edge share its weight). WithRMATParams,
 // WithVertexPermutation and WithUndirectedPairs do not apply. Time and
 // memory O(rows·cols). It fails for negative sizes, more vertices than
-// int32 ids hold, or an empty weight range.
+// int32 ids hold, an empty weight range, or columns over WithMemoryLimit.
 func Grid(rows, cols int, seed uint64, opts ...Option) (*EdgeList, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
@@ -35,6 +35,9 @@ func Grid(rows, cols int, seed uint64, opts ...Option) (*EdgeList, error) {
 	horizontal := R * max(C-1, 0)
 	vertical := max(R-1, 0) * C
 	edges := horizontal + vertical
+	if err := cfg.checkMemory(fmt.Sprintf("grid %d×%d", rows, cols), 2*edges); err != nil {
+		return nil, err
+	}
 	e := &EdgeList{
 		Src:         make([]int64, 2*edges),
 		Dst:         make([]int64, 2*edges),

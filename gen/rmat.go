@@ -29,7 +29,7 @@ const MaxScale = 30
 // option says otherwise. Time O(m·scale) spread over GOMAXPROCS goroutines,
 // memory O(m + n). It fails for scale outside [0, MaxScale], a negative edge
 // factor, initiator probabilities that are negative or sum above 1, or an
-// empty weight range.
+// empty weight range, or columns over WithMemoryLimit (ErrTooLarge).
 func RMAT(scale, edgeFactor int, seed uint64, opts ...Option) (*EdgeList, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
@@ -50,6 +50,9 @@ func RMAT(scale, edgeFactor int, seed uint64, opts ...Option) (*EdgeList, error)
 		return nil, fmt.Errorf("gen: rmat with scale %d and edge factor %d has too many edges", scale, edgeFactor)
 	}
 	m := int64(edgeFactor) * n
+	if err := cfg.checkMemory(fmt.Sprintf("rmat scale %d edge factor %d", scale, edgeFactor), m*cfg.arcsPerEdge()); err != nil {
+		return nil, err
+	}
 	e, stride := cfg.newEdgeList(n, m)
 
 	// Cumulative thresholds on 32-bit draws.

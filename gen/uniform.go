@@ -17,7 +17,7 @@ import (
 // WithRMATParams and WithVertexPermutation do not apply. Time O(m) spread
 // over GOMAXPROCS goroutines. It fails for negative arguments, more
 // vertices than int32 ids hold, arcs on fewer than two vertices, or an
-// empty weight range.
+// empty weight range, or columns over WithMemoryLimit (ErrTooLarge).
 func Uniform(n int64, avgDegree int, seed uint64, opts ...Option) (*EdgeList, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
@@ -36,6 +36,9 @@ func Uniform(n int64, avgDegree int, seed uint64, opts ...Option) (*EdgeList, er
 		return nil, fmt.Errorf("gen: uniform n=%d degree=%d has too many edges", n, avgDegree)
 	}
 	m := n * int64(avgDegree)
+	if err := cfg.checkMemory(fmt.Sprintf("uniform n=%d degree=%d", n, avgDegree), m*cfg.arcsPerEdge()); err != nil {
+		return nil, err
+	}
 	e, stride := cfg.newEdgeList(n, m)
 	forChunks(m, func(chunk, lo, hi int64) {
 		r := newStream(seed, purposeEndpoints, uint64(chunk))

@@ -75,6 +75,9 @@ func LoadGraph(t *arrowio.EdgeTable, opt LoadOptions) (*Graph, error) {
 	}
 	g := &Graph{Table: t, Undirected: opt.Undirected}
 	bopt := graph.BuildOptions{Undirected: opt.Undirected, DistType: opt.DistType}
+	if err := checkDistanceRange(t, &bopt); err != nil {
+		return nil, err
+	}
 	log := opt.Log
 	if log == nil {
 		log = io.Discard
@@ -195,6 +198,9 @@ func (g *Graph) vertexName(v graph.VertexID) string {
 }
 
 // resolveSources maps external ids to dense ids; nil means every vertex.
+// A source named twice (or by two spellings of one id, "7" and "007") is
+// kept once, at its first place: each source is run once and its rows
+// appear once in the result.
 func (g *Graph) resolveSources(ids []string) ([]graph.VertexID, error) {
 	if ids == nil {
 		all := make([]graph.VertexID, g.NumVertices())
@@ -203,13 +209,17 @@ func (g *Graph) resolveSources(ids []string) ([]graph.VertexID, error) {
 		}
 		return all, nil
 	}
-	out := make([]graph.VertexID, 0, len(ids))
+	out := make([]graph.VertexID, 0, min(len(ids), g.NumVertices()))
+	seen := make([]uint64, (g.NumVertices()+63)/64) // a bit per vertex
 	for _, id := range ids {
 		v, err := g.Table.Vertices.Lookup(id)
 		if err != nil {
 			return nil, fmt.Errorf("%w: source %q: %v", ErrInvalid, id, err)
 		}
-		out = append(out, v)
+		if word, bit := v/64, uint64(1)<<(v%64); seen[word]&bit == 0 {
+			seen[word] |= bit
+			out = append(out, v)
+		}
 	}
 	return out, nil
 }

@@ -28,7 +28,9 @@ type Options struct {
 	Engine string
 	// Layout defaults to arrowio.LayoutPairs.
 	Layout arrowio.Layout
-	// Sources are external ids as text; nil means every vertex in vertex order.
+	// Sources are external ids as text; nil means every vertex in vertex
+	// order. A source named more than once runs once, at its first place,
+	// so its rows appear once in the result.
 	Sources []string
 	// WithPredecessors adds the predecessor column (pairs layout).
 	WithPredecessors bool

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -40,7 +42,13 @@ func genCommand(e *env) *cli.Command {
 				if c.Bool("float-weights") && isDIMACS(c.String("output"), c.String("format")) {
 					return usagef("--float-weights: DIMACS (.gr) holds integer weights; write another format or leave the flag out")
 				}
+				if limit := genMemoryLimit(c.String("output"), c.String("format")); limit > 0 {
+					opts = append(opts, gen.WithMemoryLimit(limit))
+				}
 				edges, err := make(c, opts)
+				if errors.Is(err, gen.ErrTooLarge) {
+					return inputError{fmt.Errorf("%w (of the %s available here); make the graph smaller", err, gen.HumanBytes(availableMemory()))}
+				}
 				if err != nil {
 					return usageError{err}
 				}
@@ -105,6 +113,50 @@ func atLeast(c *cli.Context, lo int64, names ...string) error {
 		}
 	}
 	return nil
+}
+
+// genMemoryLimit is the memory the generated columns may take: half of the
+// available memory, the writer's buffers and the Go heap's headroom taking
+// the rest (a third for .gr output, whose writer copies the ids). 0 when
+// the available memory is unknown.
+func genMemoryLimit(out, format string) int64 {
+	avail := availableMemory()
+	if strings.EqualFold(format, "gr") || strings.EqualFold(format, "dimacs") || strings.HasSuffix(strings.ToLower(out), ".gr") {
+		return avail / 3
+	}
+	return avail / 2
+}
+
+// availableMemory is the memory this process may still take, in bytes:
+// MemAvailable of /proc/meminfo, lowered to the room left under a cgroup
+// v2 memory limit; 0 where neither is known.
+func availableMemory() int64 {
+	var avail int64
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+				kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+				if err == nil {
+					avail = kb << 10
+				}
+			}
+		}
+	}
+	limit, err1 := readCgroupBytes("/sys/fs/cgroup/memory.max")
+	used, err2 := readCgroupBytes("/sys/fs/cgroup/memory.current")
+	if err1 == nil && err2 == nil && limit > used && (avail == 0 || limit-used < avail) {
+		avail = limit - used
+	}
+	return avail
+}
+
+// readCgroupBytes reads a cgroup byte count; "max" (no limit) is an error.
+func readCgroupBytes(path string) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 }
 
 func weightOptions(c *cli.Context) ([]gen.Option, error) {

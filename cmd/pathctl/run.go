@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +31,7 @@ func inputFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "unweighted", Usage: "ignore any weight column: distances count edges"},
 		&cli.BoolFlag{Name: "undirected", Usage: "treat every row as an edge in both directions (Python: directed=False)"},
 		&cli.StringFlag{Name: "vertices", Usage: "table of vertex ids (its only column, or the column vertex or id), so that vertices without edges are in the graph too (default: the ids in the edges)"},
+		&cli.IntFlag{Name: "max-vertices", Usage: "the most vertices a DIMACS problem line may declare (its vertices are allocated from the header alone; default 2^26)"},
 		&cli.StringFlag{Name: "dist-type", Usage: "distance type int32, int64, float32 or float64 (default: the narrowest that holds every distance)"},
 	}
 }
@@ -137,8 +139,8 @@ func runCommand(e *env) *cli.Command {
 	flags := append(inputFlags(), computeFlags(graph.Auto)...)
 	flags = append(flags, outputFlags()...)
 	flags = append(flags,
-		&cli.StringFlag{Name: "sources", Usage: "comma-separated source ids (default: every vertex)"},
-		&cli.StringFlag{Name: "sources-file", Usage: "file of source ids, one per line"},
+		&cli.StringFlag{Name: "sources", Usage: "comma-separated source ids (default: every vertex); a repeated id runs once, at its first place, and its rows appear once"},
+		&cli.StringFlag{Name: "sources-file", Usage: "file of source ids, one per line (repeats run once, as with --sources)"},
 	)
 	return &cli.Command{
 		Name:      "run",
@@ -209,7 +211,21 @@ func parseSources(list, file string) ([]string, error) {
 			return nil, usagef("--sources-file %s names no source", file)
 		}
 	}
-	return ids, nil
+	return dedupe(ids), nil
+}
+
+// dedupe drops the repeats of ids, keeping each at its first place (the
+// pipeline drops repeats again by vertex, where "7" and "007" are one).
+func dedupe(ids []string) []string {
+	seen := make(map[string]struct{}, len(ids))
+	out := ids[:0]
+	for _, id := range ids {
+		if _, ok := seen[id]; !ok {
+			seen[id] = struct{}{}
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // loadGraph reads EDGES and builds its CSR on the CPU as the input flags
@@ -220,7 +236,35 @@ func loadGraph(e *env, c *cli.Context) (*pipeline.Graph, error) {
 
 // readGraph reads EDGES and builds its CSR as the input flags and build
 // say (where it is built, what to log). Close the graph when done.
+//
+// Ctrl-C returns at once: the readers stop at their next batch or chunk,
+// but building the vertex dictionary and the CSR are not interruptible, so
+// they run aside and are dropped (the process is about to exit).
 func readGraph(e *env, c *cli.Context, build pipeline.LoadOptions) (*pipeline.Graph, error) {
+	type loaded struct {
+		g   *pipeline.Graph
+		err error
+	}
+	done := make(chan loaded, 1)
+	go func() {
+		g, err := buildGraph(e, c, build)
+		done <- loaded{g, err}
+	}()
+	select {
+	case r := <-done:
+		return r.g, r.err
+	case <-e.ctx.Done():
+		go func() {
+			if r := <-done; r.g != nil {
+				r.g.Close()
+			}
+		}()
+		return nil, fmt.Errorf("reading %s: %w", c.Args().First(), context.Cause(e.ctx))
+	}
+}
+
+// buildGraph is readGraph's work: read EDGES, build the CSR.
+func buildGraph(e *env, c *cli.Context, build pipeline.LoadOptions) (*pipeline.Graph, error) {
 	if c.NArg() != 1 {
 		return nil, usagef("%s needs exactly one EDGES file (or - for stdin), got %d arguments", c.Command.Name, c.NArg())
 	}
@@ -228,6 +272,10 @@ func readGraph(e *env, c *cli.Context, build pipeline.LoadOptions) (*pipeline.Gr
 	ropt := arrowio.ReadOptions{
 		Format: c.String("input-format"), SrcCol: c.String("src-col"), DstCol: c.String("dst-col"),
 		WeightCol: c.String("weight-col"), Unweighted: c.Bool("unweighted"),
+		MaxVertices: c.Int("max-vertices"), Context: e.ctx,
+	}
+	if ropt.MaxVertices < 0 {
+		return nil, usagef("--max-vertices %d is negative", ropt.MaxVertices)
 	}
 	if ropt.Format != "" {
 		if _, err := arrowio.ParseFormat(ropt.Format); err != nil {
@@ -325,6 +373,9 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	if c.Bool("verbose") && !quiet {
 		opt.Log = e.stderr
 	}
+	if err := checkOutputPaths(c.Args().First(), out, c.String("vertices-out")); err != nil {
+		return err
+	}
 	if err := checkOutputDir("-o", out); err != nil {
 		return err
 	}
@@ -344,11 +395,12 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	}
 	wopt := arrowio.WriteOptions{Format: format, Compression: c.String("compression"), Stdout: e.stdout, Vertices: g.Table.Vertices}
 
-	// The matrix layout names its vertex order in a file beside it.
+	// The matrix layout names its vertex order in a file beside it (not
+	// beside a stream: stdout, a device, a FIFO).
 	var verticesOut string
 	if layout == arrowio.LayoutMatrix {
 		verticesOut = c.String("vertices-out")
-		if verticesOut == "" && out != "-" {
+		if verticesOut == "" && out != "-" && !isStream(out) {
 			verticesOut = defaultVerticesPath(out)
 		}
 		if verticesOut != "" {
@@ -390,6 +442,49 @@ func execute(e *env, c *cli.Context, sources []string) error {
 		printSummary(e, sum, g, out, w.BytesWritten())
 	}
 	return nil
+}
+
+// checkOutputPaths refuses an output that would overwrite the input, or a
+// vertex file that would overwrite the output, before anything is read:
+// paths are compared as files (links and relative names resolved), so
+// `-o ./edges.csv` and a link to edges.csv are caught too.
+func checkOutputPaths(input, out, verticesOut string) error {
+	if out != "-" && input != "-" && sameFile(input, out) {
+		return usagef("-o %s is the input file; write the result elsewhere", out)
+	}
+	if verticesOut != "" && input != "-" && sameFile(input, verticesOut) {
+		return usagef("--vertices-out %s is the input file; write the vertex order elsewhere", verticesOut)
+	}
+	if verticesOut != "" && out != "-" && sameFile(out, verticesOut) {
+		return usagef("--vertices-out %s is the output file (-o); give the vertex order a file of its own", verticesOut)
+	}
+	return nil
+}
+
+// sameFile reports whether paths a and b name one file: one existing file
+// (os.SameFile, which sees through links), or one absolute path not yet
+// created. Devices and FIFOs are never the same as anything: writing
+// /dev/null twice loses nothing.
+func sameFile(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return fa.Mode().IsRegular() && os.SameFile(fa, fb)
+	}
+	absA, err1 := filepath.Abs(a)
+	absB, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && absA == absB
+}
+
+// isStream reports whether path is a device or a FIFO, which results are
+// written into straight (see arrowio.CreateResult), or a name under /dev
+// (/dev/stdout redirected to a file), beside which no file belongs.
+func isStream(path string) bool {
+	if strings.HasPrefix(filepath.Clean(path), "/dev/") {
+		return true
+	}
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode()&(os.ModeCharDevice|os.ModeDevice|os.ModeNamedPipe) != 0
 }
 
 // defaultVerticesPath turns out.arrow into out.vertices.arrow.

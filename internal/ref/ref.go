@@ -2,6 +2,7 @@ package ref
 
 import (
 	"container/heap"
+	"errors"
 	"fmt"
 	"math"
 
@@ -10,7 +11,9 @@ import (
 
 // Dijkstra returns the distances from src over g's non-negative weights,
 // Infinity where unreachable. It runs in O((n + m) log n) with a binary heap
-// and lazy deletion. Negative weights give an error.
+// and lazy deletion. Negative weights give an error, and so does a path
+// length that leaves the distance type (an error wrapping ErrOverflow):
+// engines would drop or saturate it.
 func Dijkstra[D graph.Number](g *graph.CSR, src graph.VertexID) ([]D, error) {
 	if err := checkSource(g, src); err != nil {
 		return nil, err
@@ -32,7 +35,11 @@ func Dijkstra[D graph.Number](g *graph.CSR, src graph.VertexID) ([]D, error) {
 		done[u] = true
 		for k := g.Offsets[u]; k < g.Offsets[u+1]; k++ {
 			v := g.Targets[k]
-			if nd := graph.AddSaturating(dist[u], w[k]); nd < dist[v] {
+			nd, ok := addChecked(dist[u], w[k])
+			if !ok {
+				return nil, overflow(src, u, v, dist[u], w[k])
+			}
+			if nd < dist[v] {
 				dist[v] = nd
 				heap.Push(h, item[D]{v, nd})
 			}
@@ -45,7 +52,8 @@ func Dijkstra[D graph.Number](g *graph.CSR, src graph.VertexID) ([]D, error) {
 // most n-1 rounds over every arc, O(n·m). When a negative cycle is reachable
 // from src it returns a *graph.NegativeCycleError naming a vertex on it,
 // found by walking predecessors n steps back from a vertex still relaxed in
-// round n.
+// round n. A path length that leaves the distance type, above or below,
+// gives an error wrapping ErrOverflow.
 func BellmanFord[D graph.Number](g *graph.CSR, src graph.VertexID) ([]D, error) {
 	if err := checkSource(g, src); err != nil {
 		return nil, err
@@ -67,7 +75,11 @@ func BellmanFord[D graph.Number](g *graph.CSR, src graph.VertexID) ([]D, error) 
 			}
 			for k := g.Offsets[u]; k < g.Offsets[u+1]; k++ {
 				v := g.Targets[k]
-				if nd := addClamped(dist[u], w[k]); nd < dist[v] {
+				nd, ok := addChecked(dist[u], w[k])
+				if !ok {
+					return nil, overflow(src, graph.VertexID(u), v, dist[u], w[k])
+				}
+				if nd < dist[v] {
 					dist[v], pred[v] = nd, graph.VertexID(u)
 					changed = v
 				}
@@ -218,6 +230,30 @@ func arcWeight[D graph.Number](g *graph.CSR, u, v graph.VertexID) (D, bool) {
 		}
 	}
 	return 0, false
+}
+
+// ErrOverflow is wrapped by the oracles' error for a path length that the
+// distance type cannot hold: an integer sum past the type's range or equal
+// to its Infinity, or a float sum of finite terms that is infinite.
+var ErrOverflow = errors.New("ref: path length overflows the distance type")
+
+// addChecked returns d + w for a finite d, and false when the sum leaves
+// D: it wraps around or reaches Infinity (integers), or is infinite
+// (floats).
+func addChecked[D graph.Number](d, w D) (D, bool) {
+	s := d + w
+	switch any(d).(type) {
+	case int32, int64:
+		if (w > 0 && s < d) || (w < 0 && s > d) || s == graph.Infinity[D]() {
+			return s, false
+		}
+		return s, true
+	}
+	return s, !math.IsInf(float64(s), 0)
+}
+
+func overflow[D graph.Number](src, u, v graph.VertexID, d, w D) error {
+	return fmt.Errorf("%w: from source %d, arc %d -> %d: %v + %v", ErrOverflow, src, u, v, d, w)
 }
 
 // addClamped is graph.AddSaturating that also keeps integer sums from

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package arrowio
+
+// processGone cannot tell here, so no leftover is ever removed.
+func processGone(int) bool { return false }
