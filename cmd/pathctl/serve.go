@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -46,6 +47,10 @@ func serveCommand(e *env) *cli.Command {
 				MemBudget: c.Int64("mem"), Threads: c.Int("threads"), DrainTimeout: c.Duration("drain-timeout"),
 				Info: func() any { return collectInfo() }, Logger: logger,
 			})
+			var inUse *flight.DataDirInUseError
+			if errors.As(err, &inUse) {
+				return err // exit 1: nothing wrong with the command, the directory is busy
+			}
 			if err != nil {
 				return usageError{err}
 			}
