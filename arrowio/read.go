@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -50,6 +51,25 @@ type ReadOptions struct {
 	// Allocator holds the Arrow buffers while reading; nil means
 	// memory.DefaultAllocator. Nothing stays allocated after a read.
 	Allocator memory.Allocator
+	// MaxDecodedBytes bounds what the buffers of an Arrow IPC input
+	// decode to (compressed buffers at their declared uncompressed
+	// length), checked before anything is allocated for them; 0 means the
+	// machine's physical memory (or defaultMaxDecodedBytes where unknown).
+	MaxDecodedBytes int64
+}
+
+// defaultMaxDecodedBytes bounds decoded IPC input where the machine's
+// memory is unknown.
+const defaultMaxDecodedBytes = 64 << 30
+
+func (o *ReadOptions) maxDecodedBytes() int64 {
+	if o.MaxDecodedBytes > 0 {
+		return o.MaxDecodedBytes
+	}
+	if m := physicalMemory(); m > 0 {
+		return m
+	}
+	return defaultMaxDecodedBytes
 }
 
 func (o *ReadOptions) srcCol() string { return orDefault(o.SrcCol, "src") }
@@ -265,6 +285,9 @@ func readSeekable(r readAtSeeker, size int64, format, name string, opt ReadOptio
 		if err := checkFileFooter(r, size); err != nil {
 			return nil, fmt.Errorf("arrowio: %s: not a readable Arrow IPC file: %w", name, err)
 		}
+		if err := checkFileBlocks(r, size, opt.maxDecodedBytes()); err != nil {
+			return nil, ipcSizeError(name, "file", err)
+		}
 		fr, err := ipc.NewFileReader(r, ipc.WithAllocator(mem), ipc.WithBodySizeLimit(0))
 		if err != nil {
 			return nil, fmt.Errorf("arrowio: %s: not a readable Arrow IPC file: %w", name, err)
@@ -305,18 +328,24 @@ func readStream(r io.Reader, format, name string, opt ReadOptions) (t *EdgeTable
 		}
 		return readSeekable(bytes.NewReader(data), int64(len(data)), FormatArrowFile, name, opt)
 	}
-	checked, err := checkStreamSchema(br, name)
+	// The checked message reader bounds each message before arrow-go
+	// allocates for it (see read_ipccheck.go).
+	msgs := newCheckedMessageReader(br, ipcBodySizeLimit, opt.maxDecodedBytes())
+	defer msgs.Release()
+	sr, err := ipc.NewReaderFromMessageReader(msgs, ipc.WithAllocator(opt.allocator()))
 	if err != nil {
-		return nil, err
-	}
-	// ipc.NewReader ignores the size limits; a MessageReader applies them.
-	limits := []ipc.Option{ipc.WithAllocator(opt.allocator()), ipc.WithBodySizeLimit(ipcBodySizeLimit)}
-	sr, err := ipc.NewReaderFromMessageReader(ipc.NewMessageReader(checked, limits...), limits...)
-	if err != nil {
-		return nil, fmt.Errorf("arrowio: %s: not a readable Arrow IPC stream: %w", name, err)
+		return nil, ipcSizeError(name, "stream", err)
 	}
 	defer sr.Release()
 	return EdgesFromRecords(sr, name, opt)
+}
+
+// ipcSizeError names the input of a failed IPC check.
+func ipcSizeError(name, kind string, err error) error {
+	if errors.Is(err, ErrDecodedTooLarge) {
+		return fmt.Errorf("arrowio: %s: %w; refused before decoding", name, err)
+	}
+	return fmt.Errorf("arrowio: %s: not a readable Arrow IPC %s: %w", name, kind, err)
 }
 
 // arrowFileMagic opens (and closes) every Arrow IPC file.
