@@ -1,7 +1,9 @@
 package flight
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -116,4 +120,206 @@ func TestRecoveryKeepsNewerFiles(t *testing.T) {
 	if _, err := os.Stat(newer); err != nil {
 		t.Errorf("recovery removed a temporary file newer than the lock: %v", err)
 	}
+}
+
+// captureData collects the FlightData a RecordWriter sends.
+type captureData struct{ msgs []*flight.FlightData }
+
+func (c *captureData) Send(d *flight.FlightData) error {
+	c.msgs = append(c.msgs, &flight.FlightData{
+		FlightDescriptor: d.FlightDescriptor,
+		DataHeader:       bytes.Clone(d.DataHeader),
+		DataBody:         bytes.Clone(d.DataBody),
+		AppMetadata:      bytes.Clone(d.AppMetadata),
+	})
+	return nil
+}
+
+// encodeUpload turns batches into the FlightData of an upload to graph
+// name, with the writer options given (compression).
+func encodeUpload(t testing.TB, name string, schema *arrow.Schema, recs []arrow.RecordBatch, opts ...ipc.Option) []*flight.FlightData {
+	t.Helper()
+	c := &captureData{}
+	w := flight.NewRecordWriter(c, append([]ipc.Option{ipc.WithSchema(schema)}, opts...)...)
+	w.SetFlightDescriptor(pathDesc(name))
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return c.msgs
+}
+
+// putRaw sends FlightData as they are and returns the upload's status.
+func putRaw(ctx context.Context, cl flight.Client, msgs []*flight.FlightData) error {
+	stream, err := cl.DoPut(ctx)
+	if err != nil {
+		return err
+	}
+	for _, m := range msgs {
+		if err := stream.Send(m); err != nil {
+			break // the server refused: its status comes from Recv
+		}
+	}
+	stream.CloseSend()
+	for {
+		_, err := stream.Recv()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// repetitiveEdges is rows int64 edges among 7 vertices: they compress
+// about a hundredfold.
+func repetitiveEdges(rows int, mem memory.Allocator) (*arrow.Schema, []arrow.RecordBatch) {
+	schema := arrow.NewSchema([]arrow.Field{{Name: "src", Type: arrow.PrimitiveTypes.Int64}, {Name: "dst", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	for i := range int64(rows) {
+		b.Field(0).(*array.Int64Builder).Append(i % 7)
+		b.Field(1).(*array.Int64Builder).Append((i + 1) % 7)
+	}
+	return schema, []arrow.RecordBatch{b.NewRecordBatch()}
+}
+
+// TestCompressedLengthBombUpload sends a zstd batch whose data buffers
+// declare 0x8000000000 uncompressed bytes. arrow-go allocates the declared
+// length before decompressing: without the check of each message this test
+// ends the whole test process (server included) with "fatal error: runtime:
+// out of memory" in ipc.(*ipcSource).buffer. Now the upload is refused with
+// RESOURCE_EXHAUSTED, nothing is allocated for it, and the server goes on.
+func TestCompressedLengthBombUpload(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ts := startServer(t, Config{Allocator: mem})
+	cl := dial(t, ts.addr)
+	ctx := context.Background()
+	const rows = 1000
+	schema, recs := repetitiveEdges(rows, memory.DefaultAllocator)
+	defer releaseAll(recs)
+	msgs := encodeUpload(t, "bomb", schema, recs, ipc.WithZstd())
+	var old, bomb [8]byte
+	binary.LittleEndian.PutUint64(old[:], 8*rows)
+	binary.LittleEndian.PutUint64(bomb[:], 0x8000000000)
+	patched, wire := 0, 0
+	for _, m := range msgs {
+		patched += bytes.Count(m.DataBody, old[:])
+		m.DataBody = bytes.ReplaceAll(m.DataBody, old[:], bomb[:])
+		wire += len(m.DataHeader) + len(m.DataBody)
+	}
+	if patched != 2 || wire > 2048 {
+		t.Fatalf("crafted %d prefixes in %d bytes; want 2 in a small upload", patched, wire)
+	}
+	err := putRaw(ctx, cl, msgs)
+	if codeOf(err) != "ResourceExhausted" || !strings.Contains(err.Error(), "--max-upload-bytes") {
+		t.Errorf("crafted upload: %v; want RESOURCE_EXHAUSTED naming --max-upload-bytes", err)
+	}
+	// A buffer outside its body is refused as corrupt.
+	bad := encodeUpload(t, "cut", schema, recs)
+	bad[len(bad)-1].DataBody = bad[len(bad)-1].DataBody[:8]
+	if err := putRaw(ctx, cl, bad); codeOf(err) != "InvalidArgument" || !strings.Contains(err.Error(), "outside the message body") {
+		t.Errorf("truncated body: %v; want INVALID_ARGUMENT", err)
+	}
+	// The server still serves.
+	uploadCase(t, ctx, cl, "after", smallCase("after", "1 2 3"))
+	if names, err := listGraphs(ctx, cl); err != nil || strings.Join(names, ",") != "after" {
+		t.Errorf("graphs: %v, %v", names, err)
+	}
+	checkNoLeftovers(t, ts.cfg.DataDir)
+}
+
+// TestUploadLimitCountsDecodedBytes: --max-upload-bytes counts what an
+// upload decodes to. A compressed upload small on the wire and a dictionary
+// upload of one long value repeated are refused when their decoded size
+// passes the limit (before, they were counted by wire bytes and stored);
+// the same tables pass under a limit above their decoded size.
+func TestUploadLimitCountsDecodedBytes(t *testing.T) {
+	ctx := context.Background()
+	const rows = 20000 // 320 KB decoded, a few KB compressed
+	schema, recs := repetitiveEdges(rows, memory.DefaultAllocator)
+	defer releaseAll(recs)
+	compressed := encodeUpload(t, "zstd", schema, recs, ipc.WithZstd())
+	wire := 0
+	for _, m := range compressed {
+		wire += len(m.DataHeader) + len(m.DataBody)
+	}
+	dictSchema, dictRecs := longDictionaryEdges(2000, 1000, memory.DefaultAllocator)
+	defer releaseAll(dictRecs)
+	dict := encodeUpload(t, "dict", dictSchema, dictRecs, ipc.WithZstd())
+	dictWire := 0
+	for _, m := range dict {
+		dictWire += len(m.DataHeader) + len(m.DataBody)
+	}
+	const limit = 100_000
+	if wire > limit/4 || dictWire > limit/4 {
+		t.Fatalf("uploads of %d and %d bytes on the wire; want far under %d", wire, dictWire, limit)
+	}
+	ts := startServer(t, Config{MaxUploadBytes: limit})
+	cl := dial(t, ts.addr)
+	for name, msgs := range map[string][]*flight.FlightData{"zstd": compressed, "dict": dict} {
+		err := putRaw(ctx, cl, msgs)
+		if codeOf(err) != "ResourceExhausted" || !strings.Contains(err.Error(), "decodes to more than the server's limit of 100000 bytes") {
+			t.Errorf("%s upload: %v; want RESOURCE_EXHAUSTED for its decoded size", name, err)
+		}
+	}
+	checkNoLeftovers(t, ts.cfg.DataDir)
+	ts2 := startServer(t, Config{MaxUploadBytes: 4 << 20})
+	cl2 := dial(t, ts2.addr)
+	for name, msgs := range map[string][]*flight.FlightData{"zstd": compressed, "dict": dict} {
+		if err := putRaw(ctx, cl2, msgs); err != nil {
+			t.Errorf("%s upload under a 4 MiB limit: %v", name, err)
+		}
+	}
+}
+
+// longDictionaryEdges is rows edges whose src is a dictionary of one value
+// of valueLen bytes (and dst of another), every row pointing at it.
+func longDictionaryEdges(rows, valueLen int, mem memory.Allocator) (*arrow.Schema, []arrow.RecordBatch) {
+	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "src", Type: dt}, {Name: "dst", Type: dt}}, nil)
+	cols := make([]arrow.Array, 2)
+	for c := range cols {
+		vb := array.NewStringBuilder(mem)
+		vb.Append(strings.Repeat(string(rune('a'+c)), valueLen))
+		values := vb.NewArray()
+		vb.Release()
+		ib := array.NewInt32Builder(mem)
+		for range rows {
+			ib.Append(0)
+		}
+		idx := ib.NewArray()
+		ib.Release()
+		cols[c] = array.NewDictionaryArray(dt, idx, values)
+		idx.Release()
+		values.Release()
+	}
+	rec := array.NewRecordBatch(schema, cols, int64(rows))
+	cols[0].Release()
+	cols[1].Release()
+	return schema, []arrow.RecordBatch{rec}
+}
+
+// TestDictionaryOver2GiB uploads a dictionary column of one 1 MiB string
+// repeated 2100 times: 2.2 GB once expanded, more than a utf8 column holds.
+// Before, the server expanded it (6.9 GB of memory) and failed with a
+// recovered "slice bounds out of range" panic; now it is refused with
+// RESOURCE_EXHAUSTED before anything is expanded.
+func TestDictionaryOver2GiB(t *testing.T) {
+	ctx := context.Background()
+	ts := startServer(t, Config{MaxUploadBytes: 16 << 30})
+	cl := dial(t, ts.addr)
+	schema, recs := longDictionaryEdges(2100, 1<<20, memory.DefaultAllocator)
+	defer releaseAll(recs)
+	err := putRaw(ctx, cl, encodeUpload(t, "huge", schema, recs))
+	if codeOf(err) != "ResourceExhausted" || !strings.Contains(err.Error(), "2147483647") || !strings.Contains(err.Error(), `"src"`) {
+		t.Errorf("2.2 GB dictionary upload: %v; want RESOURCE_EXHAUSTED naming the column and the 2 GiB", err)
+	}
+	checkNoLeftovers(t, ts.cfg.DataDir)
 }
