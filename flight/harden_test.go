@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -322,4 +323,44 @@ func TestDictionaryOver2GiB(t *testing.T) {
 		t.Errorf("2.2 GB dictionary upload: %v; want RESOURCE_EXHAUSTED naming the column and the 2 GiB", err)
 	}
 	checkNoLeftovers(t, ts.cfg.DataDir)
+}
+
+// TestSessionTokens: a session token expires after --session-ttl, and a
+// restarted server refuses the tokens of the one before. Before, the
+// bearer token was a hash of the secret, valid forever and across
+// restarts.
+func TestSessionTokens(t *testing.T) {
+	const token = "expiring"
+	tokenFile := writeToken(t, token)
+	dir := t.TempDir()
+	ctx := context.Background()
+	ts := startServer(t, Config{DataDir: dir, AuthTokenFile: tokenFile, SessionTTL: 300 * time.Millisecond})
+	cl := dial(t, ts.addr)
+	authed, err := cl.AuthenticateBasicToken(ctx, "carol", token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := listGraphs(authed, cl); err != nil {
+		t.Fatalf("fresh session: %v", err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	if _, err := listGraphs(authed, cl); codeOf(err) != "Unauthenticated" || !strings.Contains(err.Error(), "expired") {
+		t.Errorf("session past its TTL: %v; want UNAUTHENTICATED saying it expired", err)
+	}
+	ts.shutdown(t)
+
+	ts2 := startServer(t, Config{DataDir: dir, AuthTokenFile: tokenFile})
+	cl2 := dial(t, ts2.addr)
+	old, err := cl2.AuthenticateBasicToken(ctx, "carol", token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := listGraphs(old, cl2); err != nil {
+		t.Fatalf("new session: %v", err)
+	}
+	ts2.shutdown(t)
+	ts3 := startServer(t, Config{DataDir: dir, AuthTokenFile: tokenFile})
+	if _, err := listGraphs(old, dial(t, ts3.addr)); codeOf(err) != "Unauthenticated" {
+		t.Errorf("a session of the server before the restart: %v; want UNAUTHENTICATED", err)
+	}
 }

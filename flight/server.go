@@ -63,6 +63,11 @@ func NewServer(cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	addr, note, err := listenAddr(cfg.Addr, cfg.AuthTokenFile != "", cfg.TLSCert != "", cfg.InsecurePublic)
+	if err != nil {
+		return nil, err
+	}
+
 	s := &Server{
 		cfg:   cfg,
 		log:   cfg.Logger,
@@ -84,7 +89,7 @@ func NewServer(cfg Config) (_ *Server, err error) {
 	unary := []grpc.UnaryServerInterceptor{logUnary(s.log)}
 	streams := []grpc.StreamServerInterceptor{logStream(s.log)}
 	if cfg.AuthTokenFile != "" {
-		auth, err := readTokenFile(cfg.AuthTokenFile)
+		auth, err := readTokenFile(cfg.AuthTokenFile, cfg.SessionTTL)
 		if err != nil {
 			return nil, err
 		}
@@ -103,11 +108,6 @@ func NewServer(cfg Config) (_ *Server, err error) {
 			return nil, fmt.Errorf("flight: TLS: %w", err)
 		}
 		opts = append(opts, grpc.Creds(creds))
-	}
-	secured := cfg.AuthTokenFile != "" || cfg.TLSCert != ""
-	addr, note, err := listenAddr(cfg.Addr, secured)
-	if err != nil {
-		return nil, err
 	}
 	if host, _, _ := net.SplitHostPort(addr); note != "" && isLoopback(host) {
 		s.log.Info("flight: " + note)
