@@ -364,3 +364,59 @@ func TestSessionTokens(t *testing.T) {
 		t.Errorf("a session of the server before the restart: %v; want UNAUTHENTICATED", err)
 	}
 }
+
+// TestMaxMessageBytesFraming: with --max-message-bytes 65536 results of
+// every layout arrive, int and string ids alike. Before, batches were cut
+// at 65536 bytes of buffers, and the message with its framing was refused
+// ("trying to send message larger than max (65760 vs. 65536)").
+func TestMaxMessageBytesFraming(t *testing.T) {
+	ctx := context.Background()
+	const limit = 65536
+	ts := startServer(t, Config{MaxMessageBytes: limit})
+	cl := dial(t, ts.addr)
+	uploadCase(t, ctx, cl, "chain", chainCase(400))
+	strs := chainCase(300)
+	strs.StringIDs = true
+	for i := range strs.Src {
+		strs.Src[i] = strings.Repeat("v", i%50) + strs.Src[i]
+		strs.Dst[i] = strings.Repeat("v", (i+1)%50) + strs.Dst[i]
+	}
+	uploadCase(t, ctx, cl, "strings", strs)
+	for _, q := range []string{
+		`{"graph": "chain"}`,
+		`{"graph": "chain", "with_predecessors": true}`,
+		`{"graph": "chain", "layout": "matrix"}`,
+		`{"graph": "strings"}`,
+		`{"graph": "strings", "layout": "stats"}`,
+	} {
+		stream, err := cl.DoGet(ctx, &flight.Ticket{Ticket: []byte(q)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, msgs := int64(0), 0
+		for {
+			d, err := stream.Recv()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			msgs++
+			if size := len(d.DataHeader) + len(d.DataBody) + len(d.AppMetadata); size > limit {
+				t.Errorf("%s: a message of %d bytes", q, size)
+			}
+		}
+		_, recs, err := doGet(ctx, cl, q, memory.DefaultAllocator)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		for _, r := range recs {
+			rows += r.NumRows()
+		}
+		releaseAll(recs)
+		if rows == 0 || msgs < 3 {
+			t.Errorf("%s: %d rows in %d messages; want a result sent in several", q, rows, msgs)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"google.golang.org/grpc/codes"
@@ -174,26 +175,59 @@ func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetS
 	return nil
 }
 
-// sendSliced writes rec, cut into row slices of about maxBytes each so that
-// every message fits the clients' limits. A single row larger than maxBytes
-// goes alone.
+// sendSliced writes rec, cut into row slices whose messages fit maxBytes,
+// the IPC and gRPC framing of each message included. A single row larger
+// than that goes alone (and fails against the client's limit).
 func sendSliced(w *flight.Writer, rec arrow.Record, maxBytes int64) error {
+	body := maxBytes - messageFraming(rec)
 	rows := rec.NumRows()
-	size := recordBytes(rec)
-	if size <= maxBytes || rows <= 1 {
+	if rows <= 1 || recordBytes(rec) <= body {
 		return w.Write(rec)
 	}
-	perRow := max(size/rows, 1)
-	step := max(maxBytes/perRow, 1)
+	perRow := max(recordBytes(rec)/rows, 1)
+	step := max(body/perRow, 1)
 	for lo := int64(0); lo < rows; lo += step {
-		part := rec.NewSlice(lo, min(lo+step, rows))
-		err := w.Write(part)
-		part.Release()
-		if err != nil {
+		if err := sendFitting(w, rec, lo, min(lo+step, rows), body); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// sendFitting writes rows [lo, hi) of rec, halving the range until the
+// body of each part fits body bytes (rows of uneven size, such as strings,
+// make the first cut only an estimate).
+func sendFitting(w *flight.Writer, rec arrow.Record, lo, hi, body int64) error {
+	part := rec.NewSlice(lo, hi)
+	defer part.Release()
+	if hi-lo <= 1 || sliceRecordBytes(part) <= body {
+		return w.Write(part)
+	}
+	mid := lo + (hi-lo)/2
+	if err := sendFitting(w, rec, lo, mid, body); err != nil {
+		return err
+	}
+	return sendFitting(w, rec, mid, hi, body)
+}
+
+// messageFraming bounds what a record batch message of rec's schema adds
+// to its buffers: the flatbuffer header (a field node and a buffer entry of
+// 16 bytes each per array, plus fixed fields), padding of each buffer to 8
+// bytes, the stream's length prefix and the protobuf tags of FlightData.
+func messageFraming(rec arrow.Record) int64 {
+	var nodes, buffers int64
+	var count func(d arrow.ArrayData)
+	count = func(d arrow.ArrayData) {
+		nodes++
+		buffers += int64(len(d.Buffers()))
+		for _, c := range d.Children() {
+			count(c)
+		}
+	}
+	for _, col := range rec.Columns() {
+		count(col.Data())
+	}
+	return 256 + 16*nodes + 24*buffers
 }
 
 // recordBytes is the size of rec's buffers (slices count whole buffers).
@@ -205,6 +239,41 @@ func recordBytes(rec arrow.Record) int64 {
 	return n
 }
 
+// sliceRecordBytes is what the IPC writer sends of rec's buffers: for
+// sliced arrays, only the rows in the slice.
+func sliceRecordBytes(rec arrow.Record) int64 {
+	var n int64
+	for _, col := range rec.Columns() {
+		n += sliceBytes(col.Data())
+	}
+	return n
+}
+
+func sliceBytes(d arrow.ArrayData) int64 {
+	n, off := int64(d.Len()), int64(d.Offset())
+	bitmap := (n + 7) / 8
+	switch t := d.DataType().(type) {
+	case arrow.FixedWidthDataType:
+		return bitmap + (n*int64(t.BitWidth())+7)/8
+	case *arrow.StringType, *arrow.BinaryType:
+		offs := arrow.Int32Traits.CastFromBytes(d.Buffers()[1].Bytes())
+		return bitmap + 4*(n+1) + int64(offs[off+n]-offs[off])
+	case *arrow.LargeStringType, *arrow.LargeBinaryType:
+		offs := arrow.Int64Traits.CastFromBytes(d.Buffers()[1].Bytes())
+		return bitmap + 8*(n+1) + offs[off+n] - offs[off]
+	case *arrow.FixedSizeListType:
+		size := int64(t.Len())
+		child := array.NewSliceData(d.Children()[0], (off)*size, (off+n)*size)
+		defer child.Release()
+		return bitmap + sliceBytes(child)
+	case *arrow.ListType:
+		offs := arrow.Int32Traits.CastFromBytes(d.Buffers()[1].Bytes())
+		child := array.NewSliceData(d.Children()[0], int64(offs[off]), int64(offs[off+n]))
+		defer child.Release()
+		return bitmap + 4*(n+1) + sliceBytes(child)
+	}
+	return dataBytes(d)
+}
 func dataBytes(d arrow.ArrayData) int64 {
 	var n int64
 	for _, b := range d.Buffers() {
