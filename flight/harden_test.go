@@ -420,3 +420,134 @@ func TestMaxMessageBytesFraming(t *testing.T) {
 		}
 	}
 }
+
+// waiting counts the queries waiting in the fair queue.
+func (q *fairQueue) waitingCount() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := 0
+	for _, ws := range q.waiting {
+		n += len(ws)
+	}
+	return n
+}
+
+// TestFairQueue: with one slot held by client A's first query, A's second
+// query and then client B's first wait; when the slot frees, B's first
+// runs before A's second. Before, the slot went first come, first served,
+// so one client's stream of queries held the only slot and the others
+// timed out.
+func TestFairQueue(t *testing.T) {
+	ts := startServer(t, Config{MaxConcurrent: 1, MaxBatchBytes: 1 << 10})
+	clA, clB := dial(t, ts.addr), dial(t, ts.addr)
+	ctx := context.Background()
+	uploadCase(t, ctx, clA, "chain", chainCase(3000))
+	uploadCase(t, ctx, clA, "small", smallCase("small", "1 2 3"))
+
+	slowCtx, cancelSlow := context.WithCancel(ctx)
+	defer cancelSlow()
+	stream, err := clA.DoGet(slowCtx, &flight.Ticket{Ticket: []byte(`{"graph": "chain", "engine": "cpu"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdr, err := flight.NewRecordReader(stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Release()
+	if !rdr.Next() { // A's first query holds the slot
+		t.Fatalf("no first batch: %v", rdr.Err())
+	}
+	done := make(chan string, 2)
+	run := func(cl flight.Client, who string) {
+		_, recs, err := doGet(ctx, cl, `{"graph": "small"}`, memory.DefaultAllocator)
+		releaseAll(recs)
+		if err != nil {
+			who += " failed: " + err.Error()
+		}
+		done <- who
+	}
+	go run(clA, "A's second")
+	waitFor(t, func() bool { return ts.queue.waitingCount() == 1 })
+	go run(clB, "B's first")
+	waitFor(t, func() bool { return ts.queue.waitingCount() == 2 })
+	cancelSlow()
+	first, second := <-done, <-done
+	if first != "B's first" || second != "A's second" {
+		t.Errorf("order after the slot freed: %q, then %q; want B's first, then A's second", first, second)
+	}
+}
+
+// TestFairQueueCancelWaiting: a waiting query that gives up leaves the
+// queue, and a slot granted as it gives up passes on.
+func TestFairQueueCancelWaiting(t *testing.T) {
+	q := newFairQueue(1)
+	ctx := context.Background()
+	if err := q.acquire(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	gone, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- q.acquire(gone, "b") }()
+	waitFor(t, func() bool { return q.waitingCount() == 1 })
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled wait: %v", err)
+	}
+	if q.waitingCount() != 0 {
+		t.Fatalf("the cancelled query still waits")
+	}
+	q.release("a")
+	if err := q.acquire(ctx, "c"); err != nil || q.free != 0 {
+		t.Fatalf("slot after release: %v, %d free", err, q.free)
+	}
+	q.release("c")
+	if q.free != 1 || len(q.running) != 0 {
+		t.Errorf("after every release: %d free, running %v", q.free, q.running)
+	}
+}
+
+// TestQueryLimits: --max-query-pairs refuses, before running, a query that
+// computes more pairs than allowed (in GetFlightInfo too), and
+// --max-query-seconds stops a query that runs longer; both with
+// RESOURCE_EXHAUSTED naming the limit. Before, neither limit existed.
+func TestQueryLimits(t *testing.T) {
+	ctx := context.Background()
+	ts := startServer(t, Config{MaxQueryPairs: 5000, MaxQuerySeconds: 0.3})
+	cl := dial(t, ts.addr)
+	uploadCase(t, ctx, cl, "hundred", chainCase(100))
+	uploadCase(t, ctx, cl, "chain", chainCase(3000))
+	for _, q := range []string{`{"graph": "hundred"}`, `{"graph": "chain", "sources": [0, 1]}`} {
+		_, _, err := doGet(ctx, cl, q, memory.DefaultAllocator)
+		if codeOf(err) != "ResourceExhausted" || !strings.Contains(err.Error(), "--max-query-pairs") {
+			t.Errorf("DoGet %s: %v; want RESOURCE_EXHAUSTED naming --max-query-pairs", q, err)
+		}
+		_, err = cl.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(q)})
+		if codeOf(err) != "ResourceExhausted" {
+			t.Errorf("GetFlightInfo %s: %v", q, err)
+		}
+	}
+	_, recs, err := doGet(ctx, cl, `{"graph": "hundred", "sources": [0, 1, 2]}`, memory.DefaultAllocator)
+	releaseAll(recs)
+	if err != nil {
+		t.Errorf("a query under the limits: %v", err)
+	}
+
+	slow := startServer(t, Config{MaxQuerySeconds: 0.2})
+	scl := dial(t, slow.addr)
+	uploadCase(t, ctx, scl, "chain", chainCase(3000))
+	start := time.Now()
+	_, recs, err = doGet(ctx, scl, `{"graph": "chain", "engine": "cpu"}`, memory.DefaultAllocator)
+	releaseAll(recs)
+	if codeOf(err) != "ResourceExhausted" || !strings.Contains(err.Error(), "--max-query-seconds") {
+		t.Errorf("a query past the time limit: %v; want RESOURCE_EXHAUSTED naming --max-query-seconds", err)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Errorf("the query ran %v under a limit of 0.2 s", time.Since(start))
+	}
+	if _, recs, err := doGet(ctx, scl, `{"graph": "chain", "sources": [0]}`, memory.DefaultAllocator); err != nil {
+		t.Errorf("the server after a stopped query: %v", err)
+	} else {
+		releaseAll(recs)
+	}
+}

@@ -2,15 +2,20 @@ package flight
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	"github.com/pathctl/pathctl/arrowio"
@@ -116,6 +121,18 @@ func (s *Server) prepareQuery(ctx context.Context, b []byte) (Query, *pipeline.G
 	if err != nil {
 		return q, nil, pipeline.Options{}, err
 	}
+	if lim := s.cfg.MaxQueryPairs; lim > 0 {
+		n := int64(g.Table.Vertices.Len())
+		sources := n
+		if q.Sources != nil {
+			sources = int64(len(q.Sources))
+		}
+		if n > 0 && sources > lim/n {
+			return q, nil, pipeline.Options{}, status.Errorf(codes.ResourceExhausted,
+				"flight: the query computes %d sources × %d vertices = %d pairs, more than the server's limit of %d (--max-query-pairs); ask for fewer sources",
+				sources, n, sources*n, lim)
+		}
+	}
 	// Unknown sources are found here, before anything runs, so that
 	// GetFlightInfo refuses them too.
 	for _, id := range q.Sources {
@@ -139,8 +156,8 @@ func (s *Server) prepareQuery(ctx context.Context, b []byte) (Query, *pipeline.G
 }
 
 // DoGet runs the query in the ticket and streams its result in the CLI's
-// schema. The run waits for a slot of the job queue; a client that cancels
-// or disconnects stops it.
+// schema. The run waits for a slot of the fair queue; a client that cancels
+// or disconnects stops it, and so does --max-query-seconds.
 func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetServer) error {
 	ctx := stream.Context()
 	ci := callInfoFrom(ctx)
@@ -152,19 +169,28 @@ func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetS
 	if err != nil {
 		return toStatus(err)
 	}
-	select {
-	case s.slots <- struct{}{}:
-		defer func() { <-s.slots }()
-	case <-ctx.Done():
-		return toStatus(ctx.Err())
+	client := clientKey(ctx)
+	if err := s.queue.acquire(ctx, client); err != nil {
+		return toStatus(err)
+	}
+	defer s.queue.release(client)
+	runCtx := ctx
+	if s.cfg.MaxQuerySeconds > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, time.Duration(s.cfg.MaxQuerySeconds*float64(time.Second)))
+		defer cancel()
 	}
 	w := flight.NewRecordWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
 	defer w.Close()
-	sum, err := pipeline.Run(ctx, g, opt, func(rec arrow.Record) error {
+	sum, err := pipeline.Run(runCtx, g, opt, func(rec arrow.Record) error {
 		ci.rows.Add(rec.NumRows())
 		return sendSliced(w, rec, int64(s.cfg.MaxBatchBytes))
 	})
 	if err != nil {
+		if ctx.Err() == nil && errors.Is(runCtx.Err(), context.DeadlineExceeded) {
+			return status.Errorf(codes.ResourceExhausted,
+				"flight: the query ran past the server's limit of %v seconds (--max-query-seconds); ask for fewer sources", s.cfg.MaxQuerySeconds)
+		}
 		return toStatus(err)
 	}
 	ci.setAlgorithm(sum.Algorithm)
@@ -285,4 +311,19 @@ func dataBytes(d arrow.ArrayData) int64 {
 		n += dataBytes(c)
 	}
 	return n
+}
+
+// clientKey names the client of a call for the fair queue: its session
+// token (hashed) when authentication is on, otherwise its connection.
+func clientKey(ctx context.Context) string {
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		if auth := md.Get("authorization"); len(auth) > 0 {
+			sum := sha256.Sum256([]byte(auth[0]))
+			return "session:" + hex.EncodeToString(sum[:8])
+		}
+	}
+	if p, ok := peer.FromContext(ctx); ok {
+		return "peer:" + p.Addr.String()
+	}
+	return ""
 }

@@ -33,8 +33,8 @@ type Server struct {
 	lock  *dirLock
 	lis   net.Listener
 	grpc  *grpc.Server
-	// slots is the job queue: a run holds one slot.
-	slots chan struct{}
+	// queue hands out the computation slots: a run holds one.
+	queue *fairQueue
 
 	cache *graphCache // stored graphs in memory, by data file name
 	// gpu is the GPU engine every run shares, opened by the first run that
@@ -72,7 +72,7 @@ func NewServer(cfg Config) (_ *Server, err error) {
 		cfg:   cfg,
 		log:   cfg.Logger,
 		mem:   cfg.Allocator,
-		slots: make(chan struct{}, cfg.MaxConcurrent),
+		queue: newFairQueue(cfg.MaxConcurrent),
 		cache: newGraphCache(cfg.CacheBytes),
 	}
 	if s.lock, err = lockDataDir(cfg.DataDir); err != nil {
