@@ -40,8 +40,9 @@
 // waits behind the other clients' first); Config.MaxQuerySeconds and
 // Config.MaxQueryPairs bound one query. Uploads are bounded by what they
 // decode to (Config.MaxUploadBytes): every message is checked with
-// arrowio.IPCMessageBytes before arrow-go allocates for it. Runs on the GPU share one engine (pipeline.SharedGPU), opened by
-// the first of them and closed when the server stops, and take turns on it.
+// arrowio.IPCMessageBytes before arrow-go allocates for it. Runs on the GPU
+// share one engine (pipeline.SharedGPU), opened by the first of them and
+// closed when the server stops, and take turns on it.
 // A client that cancels or disconnects stops its job. Results are sent in
 // messages of at most Config.MaxBatchBytes (3 MiB) with framing, under the 4 MiB
 // that gRPC clients accept by default. Every call is logged in one line:
