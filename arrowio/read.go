@@ -318,6 +318,7 @@ func readStream(r io.Reader, format, name string, opt ReadOptions) (t *EdgeTable
 	if format != FormatArrowStream {
 		return nil, fmt.Errorf("arrowio: %s: format %q needs a file", name, format)
 	}
+	size := inputSize(r) // before the buffered reader reads ahead
 	br := bufio.NewReader(r)
 	if magic, _ := br.Peek(len(arrowFileMagic)); string(magic) == arrowFileMagic {
 		// An IPC file where a stream was expected (standard input, .arrows):
@@ -330,7 +331,7 @@ func readStream(r io.Reader, format, name string, opt ReadOptions) (t *EdgeTable
 	}
 	// The checked message reader bounds each message before arrow-go
 	// allocates for it (see read_ipccheck.go).
-	msgs := newCheckedMessageReader(br, ipcBodySizeLimit, opt.maxDecodedBytes())
+	msgs := newCheckedMessageReader(br, ipcBodySizeLimit, opt.maxDecodedBytes(), size)
 	defer msgs.Release()
 	sr, err := ipc.NewReaderFromMessageReader(msgs, ipc.WithAllocator(opt.allocator()))
 	if err != nil {
@@ -346,6 +347,30 @@ func ipcSizeError(name, kind string, err error) error {
 		return fmt.Errorf("arrowio: %s: %w; refused before decoding", name, err)
 	}
 	return fmt.Errorf("arrowio: %s: not a readable Arrow IPC %s: %w", name, kind, err)
+}
+
+// inputSize is how many bytes r holds from where it stands, -1 when that is
+// not known (a pipe, standard input, a decompressor).
+func inputSize(r io.Reader) int64 {
+	switch v := r.(type) {
+	case *bytes.Reader:
+		return int64(v.Len())
+	case *bytes.Buffer:
+		return int64(v.Len())
+	case *io.SectionReader:
+		if pos, err := v.Seek(0, io.SeekCurrent); err == nil {
+			return v.Size() - pos
+		}
+	case *os.File:
+		st, err := v.Stat()
+		if err != nil || !st.Mode().IsRegular() {
+			return -1
+		}
+		if pos, err := v.Seek(0, io.SeekCurrent); err == nil {
+			return st.Size() - pos
+		}
+	}
+	return -1
 }
 
 // arrowFileMagic opens (and closes) every Arrow IPC file.

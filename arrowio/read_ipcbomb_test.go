@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -184,5 +185,27 @@ func TestWriteIPCBombSeeds(t *testing.T) {
 		if _, err := os.Stat(path); err != nil {
 			t.Errorf("fuzz seed missing: %v (PATHCTL_WRITE_SEEDS=1 go test -run TestWriteIPCBombSeeds ./arrowio writes it)", err)
 		}
+	}
+}
+
+// TestStreamBodyAgainstInputSize: a stream message whose body is longer
+// than what the input holds is refused before its body is allocated, when
+// the input's size is known (a file, a byte slice).
+func TestStreamBodyAgainstInputSize(t *testing.T) {
+	data := compressedEdges(t, false)
+	cut := data[:len(data)-64]
+	path := writeTemp(t, "cut.arrows", cut)
+	for _, read := range []func() (*EdgeTable, error){
+		func() (*EdgeTable, error) { return ReadEdges(path, ReadOptions{}) },
+		func() (*EdgeTable, error) { return ReadEdgesFrom(bytes.NewReader(cut), "cut.arrows", ReadOptions{}) },
+	} {
+		if _, err := read(); err == nil || !strings.Contains(err.Error(), "bytes left in the input") {
+			t.Errorf("truncated stream: %v; want the body refused against the input's size", err)
+		}
+	}
+	// Through a pipe the size is unknown: the body is read as it arrives
+	// and the stream found truncated.
+	if _, err := ReadEdgesFrom(io.MultiReader(bytes.NewReader(cut)), "cut.arrows", ReadOptions{}); err == nil || !strings.Contains(err.Error(), "unexpected EOF") {
+		t.Errorf("truncated stream through a pipe: %v", err)
 	}
 }

@@ -493,21 +493,27 @@ func checkFileBlocks(r io.ReaderAt, size, maxDecoded int64) error {
 // checkedMessageReader is an ipc.MessageReader over an IPC stream that
 // checks each message before arrow-go decodes it: the schema with
 // checkSchemaMessage, batches with messageDecodedBytes against what is left
-// of maxDecoded for the whole stream. It reads metadata and bodies as the
-// bytes arrive instead of allocating their declared lengths up front, so a
+// of maxDecoded for the whole stream. Where the input's size is known, a
+// body longer than what is left of it is refused, and the others are read
+// into buffers of their exact size; otherwise bodies are read as the bytes
+// arrive instead of allocating their declared lengths up front, so a
 // stream that claims more than it holds costs only what it holds.
 type checkedMessageReader struct {
 	r          io.Reader
 	maxBody    int64
 	maxDecoded int64
 	decoded    int64
-	first      bool
-	refs       atomic.Int64
-	msg        *ipc.Message
+	// left is what the input holds after what was read, -1 if unknown.
+	left  int64
+	first bool
+	refs  atomic.Int64
+	msg   *ipc.Message
 }
 
-func newCheckedMessageReader(r io.Reader, maxBody, maxDecoded int64) *checkedMessageReader {
-	m := &checkedMessageReader{r: r, maxBody: maxBody, maxDecoded: maxDecoded, first: true}
+// newCheckedMessageReader reads the stream r, which holds size bytes (-1:
+// unknown).
+func newCheckedMessageReader(r io.Reader, maxBody, maxDecoded, size int64) *checkedMessageReader {
+	m := &checkedMessageReader{r: r, maxBody: maxBody, maxDecoded: maxDecoded, first: true, left: size}
 	m.refs.Store(1)
 	return m
 }
@@ -586,8 +592,18 @@ func (m *checkedMessageReader) Message() (*ipc.Message, error) {
 	if m.maxBody > 0 && bodyLen > m.maxBody {
 		return nil, fmt.Errorf("message body of %d bytes is larger than the limit of %d", bodyLen, m.maxBody)
 	}
-	body, err := readUpTo(m.r, bodyLen)
-	if err != nil {
+	var body []byte
+	if m.left >= 0 {
+		m.left -= int64(len(meta)) + 4 // at least the length word
+		if bodyLen > m.left {
+			return nil, fmt.Errorf("message body of %d bytes is longer than the %d bytes left in the input", bodyLen, max(m.left, 0))
+		}
+		body = make([]byte, bodyLen)
+		if _, err := io.ReadFull(m.r, body); err != nil {
+			return nil, fmt.Errorf("message body: %w", err)
+		}
+		m.left -= bodyLen
+	} else if body, err = readUpTo(m.r, bodyLen); err != nil {
 		return nil, fmt.Errorf("message body: %w", err)
 	}
 	budget := int64(-1)
