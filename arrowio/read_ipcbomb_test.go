@@ -209,3 +209,24 @@ func TestStreamBodyAgainstInputSize(t *testing.T) {
 		t.Errorf("truncated stream through a pipe: %v", err)
 	}
 }
+
+// FuzzIPCMessageBytes: IPCMessageBytes parses untrusted flatbuffers; it
+// returns a count or an error, never panics, and a count it returns is
+// within the budget.
+func FuzzIPCMessageBytes(f *testing.F) {
+	data := compressedEdges(f, false)
+	metaLen := int(binary.LittleEndian.Uint32(data[4:]))
+	pos := 8 + metaLen
+	batchMetaLen := int(binary.LittleEndian.Uint32(data[pos+4:]))
+	meta := data[pos+8 : pos+8+batchMetaLen]
+	body := data[pos+8+batchMetaLen:]
+	f.Add(meta, body, int64(-1))
+	f.Add(meta, declareDecoded(f, body, 0x8000000000), int64(4<<30))
+	f.Add(data[8:8+metaLen], []byte{}, int64(0))
+	f.Fuzz(func(t *testing.T, meta, body []byte, budget int64) {
+		n, err := IPCMessageBytes(meta, body, budget)
+		if err == nil && (n < 0 || (budget >= 0 && n > budget)) {
+			t.Fatalf("%d decoded bytes under a budget of %d", n, budget)
+		}
+	})
+}

@@ -131,7 +131,7 @@ func TestParseUploadOptions(t *testing.T) {
 // The ticket of a query is its normalized JSON: parsing it again gives
 // the same query.
 func FuzzParseQuery(f *testing.F) {
-	for _, s := range []string{`{"graph": "g"}`, `{"graph": "g", "sources": ["a", 7]}`, `{"graph": "..", "layout": "x"}`, `[`, `{"graph": "g", "delta": 1e308}`} {
+	for _, s := range []string{`{"graph": "g"}`, `{"graph": "g", "sources": ["a", 7]}`, `{"graph": "..", "layout": "x"}`, `[`, `{"graph": "g", "delta": 1e308}`, `{"graph":"g1","Graph":"x"}`, `{"graph": "g", "graph": "h"}`, `{"graph": ".hidden"}`, `{"graph": "-rf"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
