@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -65,10 +66,29 @@ type ReadOptions struct {
 	// readerCheckRows rows of text, and return an error wrapping its
 	// cause (context.Canceled on Ctrl-C). nil never ends a read.
 	Context context.Context
+	// MaxDecodedBytes bounds what the buffers of an Arrow IPC input
+	// decode to (compressed buffers at their declared uncompressed
+	// length), checked before anything is allocated for them; 0 means the
+	// machine's physical memory (or defaultMaxDecodedBytes where unknown).
+	MaxDecodedBytes int64
 
 	// vertexTable reads a vertex table (ReadVertices): SrcCol names its id
 	// column, or "" chooses it (see vertexColumn).
 	vertexTable bool
+}
+
+// defaultMaxDecodedBytes bounds decoded IPC input where the machine's
+// memory is unknown.
+const defaultMaxDecodedBytes = 64 << 30
+
+func (o *ReadOptions) maxDecodedBytes() int64 {
+	if o.MaxDecodedBytes > 0 {
+		return o.MaxDecodedBytes
+	}
+	if m := physicalMemory(); m > 0 {
+		return m
+	}
+	return defaultMaxDecodedBytes
 }
 
 // DefaultMaxVertices is ReadOptions.MaxVertices when 0: 2^26 vertices, 0.5
@@ -323,6 +343,9 @@ func readSeekable(r readAtSeeker, size int64, format, name string, opt ReadOptio
 		if err := checkFileFooter(r, size); err != nil {
 			return nil, fmt.Errorf("arrowio: %s: not a readable Arrow IPC file: %w", name, err)
 		}
+		if err := checkFileBlocks(r, size, opt.maxDecodedBytes()); err != nil {
+			return nil, ipcSizeError(name, "file", err)
+		}
 		fr, err := ipc.NewFileReader(r, ipc.WithAllocator(mem), ipc.WithBodySizeLimit(0))
 		if err != nil {
 			return nil, fmt.Errorf("arrowio: %s: not a readable Arrow IPC file: %w", name, err)
@@ -353,6 +376,7 @@ func readStream(r io.Reader, format, name string, opt ReadOptions) (t *EdgeTable
 	if format != FormatArrowStream {
 		return nil, fmt.Errorf("arrowio: %s: format %q needs a file", name, format)
 	}
+	size := inputSize(r) // before the buffered reader reads ahead
 	br := bufio.NewReader(r)
 	if magic, _ := br.Peek(len(arrowFileMagic)); string(magic) == arrowFileMagic {
 		// An IPC file where a stream was expected (standard input, .arrows):
@@ -363,18 +387,48 @@ func readStream(r io.Reader, format, name string, opt ReadOptions) (t *EdgeTable
 		}
 		return readSeekable(bytes.NewReader(data), int64(len(data)), FormatArrowFile, name, opt)
 	}
-	checked, err := checkStreamSchema(br, name)
+	// The checked message reader bounds each message before arrow-go
+	// allocates for it (see read_ipccheck.go).
+	msgs := newCheckedMessageReader(br, ipcBodySizeLimit, opt.maxDecodedBytes(), size)
+	defer msgs.Release()
+	sr, err := ipc.NewReaderFromMessageReader(msgs, ipc.WithAllocator(opt.allocator()))
 	if err != nil {
-		return nil, err
-	}
-	// ipc.NewReader ignores the size limits; a MessageReader applies them.
-	limits := []ipc.Option{ipc.WithAllocator(opt.allocator()), ipc.WithBodySizeLimit(ipcBodySizeLimit)}
-	sr, err := ipc.NewReaderFromMessageReader(ipc.NewMessageReader(checked, limits...), limits...)
-	if err != nil {
-		return nil, fmt.Errorf("arrowio: %s: not a readable Arrow IPC stream: %w", name, err)
+		return nil, ipcSizeError(name, "stream", err)
 	}
 	defer sr.Release()
 	return EdgesFromRecords(sr, name, opt)
+}
+
+// ipcSizeError names the input of a failed IPC check.
+func ipcSizeError(name, kind string, err error) error {
+	if errors.Is(err, ErrDecodedTooLarge) {
+		return fmt.Errorf("arrowio: %s: %w; refused before decoding", name, err)
+	}
+	return fmt.Errorf("arrowio: %s: not a readable Arrow IPC %s: %w", name, kind, err)
+}
+
+// inputSize is how many bytes r holds from where it stands, -1 when that is
+// not known (a pipe, standard input, a decompressor).
+func inputSize(r io.Reader) int64 {
+	switch v := r.(type) {
+	case *bytes.Reader:
+		return int64(v.Len())
+	case *bytes.Buffer:
+		return int64(v.Len())
+	case *io.SectionReader:
+		if pos, err := v.Seek(0, io.SeekCurrent); err == nil {
+			return v.Size() - pos
+		}
+	case *os.File:
+		st, err := v.Stat()
+		if err != nil || !st.Mode().IsRegular() {
+			return -1
+		}
+		if pos, err := v.Seek(0, io.SeekCurrent); err == nil {
+			return st.Size() - pos
+		}
+	}
+	return -1
 }
 
 // arrowFileMagic opens (and closes) every Arrow IPC file.

@@ -112,9 +112,22 @@ func TestAuth(t *testing.T) {
 		}
 	})
 	t.Run("the token as bearer", func(t *testing.T) {
+		// The secret travels only in the handshake.
 		direct := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
-		if _, err := listGraphs(direct, cl); err != nil {
-			t.Errorf("got %v", err)
+		if _, err := listGraphs(direct, cl); codeOf(err) != "Unauthenticated" {
+			t.Errorf("the raw token as a bearer: %v; want UNAUTHENTICATED", err)
+		}
+	})
+	t.Run("sessions differ", func(t *testing.T) {
+		a, err1 := cl.AuthenticateBasicToken(ctx, "alice", token)
+		b, err2 := cl.AuthenticateBasicToken(ctx, "alice", token)
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		ma, _ := metadata.FromOutgoingContext(a)
+		mb, _ := metadata.FromOutgoingContext(b)
+		if ma.Get("authorization")[0] == mb.Get("authorization")[0] {
+			t.Errorf("two handshakes got the same session token %q", ma.Get("authorization")[0])
 		}
 	})
 	if !strings.Contains(ts.logs.String(), "code=Unauthenticated") {
@@ -217,28 +230,61 @@ func TestTLS(t *testing.T) {
 	}
 }
 
+// TestListenAddr: beyond loopback the server needs authentication and TLS
+// both, or --insecure-public, and the error names exactly what is missing.
+// Before, 0.0.0.0 without either, and ":PORT" with TLS alone, listened on
+// every interface with only a warning.
 func TestListenAddr(t *testing.T) {
 	for _, tc := range []struct {
-		addr     string
-		secured  bool
-		want     string
-		noteHas  string
-		wantsErr bool
+		addr                  string
+		auth, tls, insecure   bool
+		want, noteHas, errHas string
 	}{
-		{":8815", false, "127.0.0.1:8815", "loopback only", false},
-		{":8815", true, ":8815", "", false},
-		{"127.0.0.1:9", false, "127.0.0.1:9", "loopback only", false},
-		{"localhost:9", false, "localhost:9", "loopback only", false},
-		{"[::1]:9", false, "[::1]:9", "loopback only", false},
-		{"127.0.0.1:9", true, "127.0.0.1:9", "", false},
-		{"0.0.0.0:9", false, "0.0.0.0:9", "without authentication or TLS", false},
-		{"0.0.0.0:9", true, "0.0.0.0:9", "", false},
-		{"8815", false, "", "", true},
+		{addr: ":8815", want: "127.0.0.1:8815", noteHas: "loopback only"},
+		{addr: ":8815", auth: true, tls: true, want: ":8815"},
+		{addr: ":8815", tls: true, errHas: "needs authentication; set --auth-token-file,"},
+		{addr: ":8815", auth: true, errHas: "needs TLS; set --tls-cert and --tls-key,"},
+		{addr: ":8815", insecure: true, want: ":8815", noteHas: "every interface without authentication and TLS (--insecure-public)"},
+		{addr: "127.0.0.1:9", want: "127.0.0.1:9", noteHas: "loopback only"},
+		{addr: "localhost:9", want: "localhost:9", noteHas: "loopback only"},
+		{addr: "[::1]:9", want: "[::1]:9", noteHas: "loopback only"},
+		{addr: "127.0.0.1:9", auth: true, tls: true, want: "127.0.0.1:9"},
+		{addr: "0.0.0.0:9", errHas: "needs authentication and TLS; set --auth-token-file, --tls-cert and --tls-key, or pass --insecure-public"},
+		{addr: "0.0.0.0:9", tls: true, errHas: "needs authentication;"},
+		{addr: "0.0.0.0:9", auth: true, errHas: "needs TLS;"},
+		{addr: "example.org:9", auth: true, errHas: "needs TLS;"},
+		{addr: "0.0.0.0:9", auth: true, tls: true, want: "0.0.0.0:9"},
+		{addr: "0.0.0.0:9", auth: true, insecure: true, want: "0.0.0.0:9", noteHas: "without TLS (--insecure-public)"},
+		{addr: "8815", errHas: "want HOST:PORT"},
 	} {
-		got, note, err := listenAddr(tc.addr, tc.secured)
-		if (err != nil) != tc.wantsErr || got != tc.want || !strings.Contains(note, tc.noteHas) || (tc.noteHas == "" && note != "") {
-			t.Errorf("listenAddr(%q, %v) = %q, %q, %v; want %q with a note containing %q",
-				tc.addr, tc.secured, got, note, err, tc.want, tc.noteHas)
+		got, note, err := listenAddr(tc.addr, tc.auth, tc.tls, tc.insecure)
+		bad := got != tc.want || !strings.Contains(note, tc.noteHas) || (tc.noteHas == "" && note != "")
+		if tc.errHas != "" {
+			bad = err == nil || !strings.Contains(err.Error(), tc.errHas)
+		} else if err != nil {
+			bad = true
+		}
+		if bad {
+			t.Errorf("listenAddr(%q, auth %v, tls %v, insecure %v) = %q, %q, %v; want %q, a note with %q, an error with %q",
+				tc.addr, tc.auth, tc.tls, tc.insecure, got, note, err, tc.want, tc.noteHas, tc.errHas)
 		}
 	}
+}
+
+// TestPublicBindRefused: NewServer refuses 0.0.0.0 without authentication
+// and TLS before it touches the data directory.
+func TestPublicBindRefused(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	_, err := NewServer(Config{DataDir: dir, Addr: "0.0.0.0:0"})
+	if err == nil || !strings.Contains(err.Error(), "--insecure-public") {
+		t.Fatalf("0.0.0.0 without auth or TLS: %v", err)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("the refused server created its data directory")
+	}
+	s, err := NewServer(Config{DataDir: dir, Addr: "0.0.0.0:0", InsecurePublic: true})
+	if err != nil {
+		t.Fatalf("--insecure-public: %v", err)
+	}
+	s.Close()
 }

@@ -24,15 +24,23 @@ const (
 	// clients accept by default (arrow-go's among them).
 	DefaultMaxBatchBytes = 3 << 20
 	DefaultDrainTimeout  = 30 * time.Second
+	// DefaultSessionTTL is how long a session token of the basic-auth
+	// handshake stays valid.
+	DefaultSessionTTL = 12 * time.Hour
 )
 
 // Config configures a Server; one field per flag of `pathctl serve`. The
 // zero value of a field means its default.
 type Config struct {
-	// Addr is HOST:PORT (--addr); default DefaultAddr. With an empty host
-	// (":8815") the server listens on loopback only unless authentication
-	// or TLS is on; a host named explicitly is always honoured.
+	// Addr is HOST:PORT (--addr); default DefaultAddr. An address beyond
+	// loopback (0.0.0.0, a host name, an interface's address, or an empty
+	// host with authentication or TLS on) needs both AuthTokenFile and a
+	// TLS pair, unless InsecurePublic; an empty host with neither listens
+	// on loopback only.
 	Addr string
+	// InsecurePublic lets the server listen beyond loopback without
+	// authentication and TLS (--insecure-public).
+	InsecurePublic bool
 	// DataDir holds the stored graphs (--data-dir); required.
 	DataDir string
 	// MaxConcurrent is the number of computations run at once
@@ -57,6 +65,16 @@ type Config struct {
 	// AuthTokenFile turns on basic-then-bearer authentication with the
 	// token in this file (--auth-token-file).
 	AuthTokenFile string
+	// SessionTTL is how long the session token that a basic-auth handshake
+	// hands out stays valid (--session-ttl, default 12 h).
+	SessionTTL time.Duration
+	// MaxQuerySeconds bounds the run time of one query, once it holds a
+	// slot (--max-query-seconds); 0 means no bound.
+	MaxQuerySeconds float64
+	// MaxQueryPairs bounds the (source, vertex) pairs one query computes:
+	// its sources times the graph's vertices (--max-query-pairs); 0 means
+	// no bound.
+	MaxQueryPairs int64
 	// TLSCert and TLSKey are PEM files that turn on TLS (--tls-cert,
 	// --tls-key); both or neither.
 	TLSCert, TLSKey string
@@ -105,6 +123,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.DrainTimeout == 0 {
 		c.DrainTimeout = DefaultDrainTimeout
 	}
+	if c.SessionTTL == 0 {
+		c.SessionTTL = DefaultSessionTTL
+	}
 	switch {
 	case c.MaxConcurrent < 0:
 		return c, fmt.Errorf("flight: --max-concurrent %d is negative", c.MaxConcurrent)
@@ -116,6 +137,12 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("flight: --max-vertices %d is negative", c.MaxVertices)
 	case c.MaxMessageBytes < 0:
 		return c, fmt.Errorf("flight: --max-message-bytes %d is negative", c.MaxMessageBytes)
+	case c.SessionTTL < 0:
+		return c, fmt.Errorf("flight: --session-ttl %v is negative", c.SessionTTL)
+	case c.MaxQuerySeconds < 0 || c.MaxQuerySeconds != c.MaxQuerySeconds:
+		return c, fmt.Errorf("flight: --max-query-seconds %v is not a duration", c.MaxQuerySeconds)
+	case c.MaxQueryPairs < 0:
+		return c, fmt.Errorf("flight: --max-query-pairs %d is negative", c.MaxQueryPairs)
 	case c.MaxBatchBytes < 0:
 		return c, fmt.Errorf("flight: batch size %d is negative", c.MaxBatchBytes)
 	case (c.TLSCert == "") != (c.TLSKey == ""):
@@ -130,28 +157,58 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
-// listenAddr applies the loopback rule: without authentication and TLS an
-// address with no host listens on loopback only. It returns the address to
-// listen on and a line to log about the choice, if any.
-func listenAddr(addr string, secured bool) (string, string, error) {
+// listenAddr applies the rules of Config.Addr. auth and tls say whether
+// --auth-token-file and a TLS pair are set. It returns the address to listen
+// on and a line to log about the choice, if any, or an error that names
+// exactly what is missing for an address beyond loopback.
+func listenAddr(addr string, auth, tls, insecurePublic bool) (string, string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", "", fmt.Errorf("flight: --addr %q: %w (want HOST:PORT)", addr, err)
 	}
-	if host == "" {
-		if secured {
+	switch {
+	case host == "" && !auth && !tls && !insecurePublic:
+		return net.JoinHostPort("127.0.0.1", port),
+			"listening on loopback only because neither --auth-token-file nor --tls-cert is set; to serve other machines set both and name an interface in --addr (such as 0.0.0.0:" + port + ")", nil
+	case isLoopback(host):
+		if auth && tls {
 			return addr, "", nil
 		}
-		return net.JoinHostPort("127.0.0.1", port),
-			"listening on loopback only because neither --auth-token-file nor --tls-cert is set; name an interface in --addr (such as 0.0.0.0:" + port + ") to listen elsewhere", nil
-	}
-	switch {
-	case secured:
+		return addr, "listening on loopback only, without authentication and TLS; set --auth-token-file and --tls-cert/--tls-key to serve other machines", nil
+	case auth && tls:
 		return addr, "", nil
-	case isLoopback(host):
-		return addr, "listening on loopback only, without authentication or TLS; set --auth-token-file and --tls-cert to serve other machines", nil
+	case insecurePublic:
+		return addr, "listening on " + orAll(host) + " without " + missingSecurity(auth, tls) + " (--insecure-public): anyone who reaches this address can read what is sent, or upload, run and drop graphs", nil
 	}
-	return addr, "listening on " + host + " without authentication or TLS: anyone who reaches this address can upload, run and drop graphs", nil
+	return "", "", fmt.Errorf("flight: --addr %s listens beyond loopback, which needs %s; set %s, or pass --insecure-public to serve without it",
+		addr, missingSecurity(auth, tls), missingFlags(auth, tls))
+}
+
+func orAll(host string) string {
+	if host == "" {
+		return "every interface"
+	}
+	return host
+}
+
+func missingSecurity(auth, tls bool) string {
+	switch {
+	case !auth && !tls:
+		return "authentication and TLS"
+	case !auth:
+		return "authentication"
+	}
+	return "TLS"
+}
+
+func missingFlags(auth, tls bool) string {
+	switch {
+	case !auth && !tls:
+		return "--auth-token-file, --tls-cert and --tls-key"
+	case !auth:
+		return "--auth-token-file"
+	}
+	return "--tls-cert and --tls-key"
 }
 
 func isLoopback(host string) bool {

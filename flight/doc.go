@@ -24,18 +24,27 @@
 // options and counts under graphs/NAME.json. The sidecar is the commit
 // point: it is written to tmp/, synced and renamed into place only after
 // the table has been validated and synced, so a crash at any moment leaves
-// every graph either completely stored or absent. At start the server
-// empties tmp/ and removes every data file no sidecar names. An upload to
+// every graph either completely stored or absent. Before it touches the
+// directory the server takes an exclusive flock on DATA_DIR/lock (a second
+// server on the directory fails with DataDirInUseError); then it removes
+// the files of tmp/ and the data files no sidecar names that are older
+// than the lock, and only those. An upload to
 // an existing name replaces the graph; the old table goes once the new
 // sidecar is in place. Stored graphs are read back on first use and stay
 // in memory until dropped or replaced, or until Config.CacheBytes (8 GiB)
 // needs their room: the graphs used least recently are then forgotten and
 // read back by their next query.
 //
-// Computations share the machine through a queue of Config.MaxConcurrent
-// slots. Runs on the GPU share one engine (pipeline.SharedGPU), opened by
-// the first of them and closed when the server stops, and take turns on it. A client that cancels or disconnects stops its job. Results are
-// sent in messages of about Config.MaxBatchBytes (3 MiB), under the 4 MiB
+// Computations share the machine through Config.MaxConcurrent slots,
+// handed out by a queue that is fair among clients (a client's second query
+// waits behind the other clients' first); Config.MaxQuerySeconds and
+// Config.MaxQueryPairs bound one query. Uploads are bounded by what they
+// decode to (Config.MaxUploadBytes): every message is checked with
+// arrowio.IPCMessageBytes before arrow-go allocates for it. Runs on the GPU
+// share one engine (pipeline.SharedGPU), opened by the first of them and
+// closed when the server stops, and take turns on it.
+// A client that cancels or disconnects stops its job. Results are sent in
+// messages of at most Config.MaxBatchBytes (3 MiB) with framing, under the 4 MiB
 // that gRPC clients accept by default. Every call is logged in one line:
 // method, graph, algorithm, engine, rows, bytes, time, status code, peer. Errors carry
 // gRPC status codes a client can act on: INVALID_ARGUMENT for malformed
@@ -49,6 +58,8 @@
 // Client.AuthenticateBasicToken speak it: the Handshake carries
 // "authorization: Basic base64(user:token)" (any user name; the password is
 // the file's token) and answers with "authorization: Bearer <session>" in
-// its trailers; later calls send that header. The file's token itself is
-// also accepted as a bearer token, for clients that set the header directly.
+// its trailers; later calls send that header. Sessions are random, expire
+// after Config.SessionTTL (12 h) and live in memory only; the file's token
+// is never accepted as a bearer token. Beyond loopback the server needs
+// authentication and TLS both, unless Config.InsecurePublic.
 package flight

@@ -6,8 +6,9 @@ import "fmt"
 const MaxNameLen = 128
 
 // ValidateName reports whether name is a graph name: 1 to 128 characters
-// from [A-Za-z0-9._-], and neither "." nor "..". Names become file names
-// under the data directory, so nothing else is let through.
+// from [A-Za-z0-9._-], not starting with '.' or '-'. Names become file names
+// under the data directory, so nothing else is let through: no hidden
+// files, "." or "..", and nothing a command line would take for an option.
 func ValidateName(name string) error {
 	if name == "" {
 		return fmt.Errorf("flight: empty graph name")
@@ -15,8 +16,8 @@ func ValidateName(name string) error {
 	if len(name) > MaxNameLen {
 		return fmt.Errorf("flight: graph name of %d bytes is longer than %d", len(name), MaxNameLen)
 	}
-	if name == "." || name == ".." {
-		return fmt.Errorf("flight: graph name %q is not allowed", name)
+	if name[0] == '.' || name[0] == '-' {
+		return fmt.Errorf("flight: graph name %q starts with %q; start it with a letter, a digit or '_'", name, name[0])
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]

@@ -2,14 +2,20 @@ package flight
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	"github.com/pathctl/pathctl/arrowio"
@@ -115,6 +121,18 @@ func (s *Server) prepareQuery(ctx context.Context, b []byte) (Query, *pipeline.G
 	if err != nil {
 		return q, nil, pipeline.Options{}, err
 	}
+	if lim := s.cfg.MaxQueryPairs; lim > 0 {
+		n := int64(g.Table.Vertices.Len())
+		sources := n
+		if q.Sources != nil {
+			sources = int64(len(q.Sources))
+		}
+		if n > 0 && sources > lim/n {
+			return q, nil, pipeline.Options{}, status.Errorf(codes.ResourceExhausted,
+				"flight: the query computes %d sources × %d vertices = %d pairs, more than the server's limit of %d (--max-query-pairs); ask for fewer sources",
+				sources, n, sources*n, lim)
+		}
+	}
 	// Unknown sources are found here, before anything runs, so that
 	// GetFlightInfo refuses them too.
 	for _, id := range q.Sources {
@@ -138,8 +156,8 @@ func (s *Server) prepareQuery(ctx context.Context, b []byte) (Query, *pipeline.G
 }
 
 // DoGet runs the query in the ticket and streams its result in the CLI's
-// schema. The run waits for a slot of the job queue; a client that cancels
-// or disconnects stops it.
+// schema. The run waits for a slot of the fair queue; a client that cancels
+// or disconnects stops it, and so does --max-query-seconds.
 func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetServer) error {
 	ctx := stream.Context()
 	ci := callInfoFrom(ctx)
@@ -151,19 +169,28 @@ func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetS
 	if err != nil {
 		return toStatus(err)
 	}
-	select {
-	case s.slots <- struct{}{}:
-		defer func() { <-s.slots }()
-	case <-ctx.Done():
-		return toStatus(ctx.Err())
+	client := clientKey(ctx)
+	if err := s.queue.acquire(ctx, client); err != nil {
+		return toStatus(err)
+	}
+	defer s.queue.release(client)
+	runCtx := ctx
+	if s.cfg.MaxQuerySeconds > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, time.Duration(s.cfg.MaxQuerySeconds*float64(time.Second)))
+		defer cancel()
 	}
 	w := flight.NewRecordWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
 	defer w.Close()
-	sum, err := pipeline.Run(ctx, g, opt, func(rec arrow.RecordBatch) error {
+	sum, err := pipeline.Run(runCtx, g, opt, func(rec arrow.RecordBatch) error {
 		ci.rows.Add(rec.NumRows())
 		return sendSliced(w, rec, int64(s.cfg.MaxBatchBytes))
 	})
 	if err != nil {
+		if ctx.Err() == nil && errors.Is(runCtx.Err(), context.DeadlineExceeded) {
+			return status.Errorf(codes.ResourceExhausted,
+				"flight: the query ran past the server's limit of %v seconds (--max-query-seconds); ask for fewer sources", s.cfg.MaxQuerySeconds)
+		}
 		return toStatus(err)
 	}
 	ci.setAlgorithm(sum.Algorithm)
@@ -174,26 +201,59 @@ func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetS
 	return nil
 }
 
-// sendSliced writes rec, cut into row slices of about maxBytes each so that
-// every message fits the clients' limits. A single row larger than maxBytes
-// goes alone.
+// sendSliced writes rec, cut into row slices whose messages fit maxBytes,
+// the IPC and gRPC framing of each message included. A single row larger
+// than that goes alone (and fails against the client's limit).
 func sendSliced(w *flight.Writer, rec arrow.RecordBatch, maxBytes int64) error {
+	body := maxBytes - messageFraming(rec)
 	rows := rec.NumRows()
-	size := recordBytes(rec)
-	if size <= maxBytes || rows <= 1 {
+	if rows <= 1 || recordBytes(rec) <= body {
 		return w.Write(rec)
 	}
-	perRow := max(size/rows, 1)
-	step := max(maxBytes/perRow, 1)
+	perRow := max(recordBytes(rec)/rows, 1)
+	step := max(body/perRow, 1)
 	for lo := int64(0); lo < rows; lo += step {
-		part := rec.NewSlice(lo, min(lo+step, rows))
-		err := w.Write(part)
-		part.Release()
-		if err != nil {
+		if err := sendFitting(w, rec, lo, min(lo+step, rows), body); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// sendFitting writes rows [lo, hi) of rec, halving the range until the
+// body of each part fits body bytes (rows of uneven size, such as strings,
+// make the first cut only an estimate).
+func sendFitting(w *flight.Writer, rec arrow.RecordBatch, lo, hi, body int64) error {
+	part := rec.NewSlice(lo, hi)
+	defer part.Release()
+	if hi-lo <= 1 || sliceRecordBytes(part) <= body {
+		return w.Write(part)
+	}
+	mid := lo + (hi-lo)/2
+	if err := sendFitting(w, rec, lo, mid, body); err != nil {
+		return err
+	}
+	return sendFitting(w, rec, mid, hi, body)
+}
+
+// messageFraming bounds what a record batch message of rec's schema adds
+// to its buffers: the flatbuffer header (a field node and a buffer entry of
+// 16 bytes each per array, plus fixed fields), padding of each buffer to 8
+// bytes, the stream's length prefix and the protobuf tags of FlightData.
+func messageFraming(rec arrow.RecordBatch) int64 {
+	var nodes, buffers int64
+	var count func(d arrow.ArrayData)
+	count = func(d arrow.ArrayData) {
+		nodes++
+		buffers += int64(len(d.Buffers()))
+		for _, c := range d.Children() {
+			count(c)
+		}
+	}
+	for _, col := range rec.Columns() {
+		count(col.Data())
+	}
+	return 256 + 16*nodes + 24*buffers
 }
 
 // recordBytes is the size of rec's buffers (slices count whole buffers).
@@ -205,6 +265,41 @@ func recordBytes(rec arrow.RecordBatch) int64 {
 	return n
 }
 
+// sliceRecordBytes is what the IPC writer sends of rec's buffers: for
+// sliced arrays, only the rows in the slice.
+func sliceRecordBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, col := range rec.Columns() {
+		n += sliceBytes(col.Data())
+	}
+	return n
+}
+
+func sliceBytes(d arrow.ArrayData) int64 {
+	n, off := int64(d.Len()), int64(d.Offset())
+	bitmap := (n + 7) / 8
+	switch t := d.DataType().(type) {
+	case arrow.FixedWidthDataType:
+		return bitmap + (n*int64(t.BitWidth())+7)/8
+	case *arrow.StringType, *arrow.BinaryType:
+		offs := arrow.Int32Traits.CastFromBytes(d.Buffers()[1].Bytes())
+		return bitmap + 4*(n+1) + int64(offs[off+n]-offs[off])
+	case *arrow.LargeStringType, *arrow.LargeBinaryType:
+		offs := arrow.Int64Traits.CastFromBytes(d.Buffers()[1].Bytes())
+		return bitmap + 8*(n+1) + offs[off+n] - offs[off]
+	case *arrow.FixedSizeListType:
+		size := int64(t.Len())
+		child := array.NewSliceData(d.Children()[0], (off)*size, (off+n)*size)
+		defer child.Release()
+		return bitmap + sliceBytes(child)
+	case *arrow.ListType:
+		offs := arrow.Int32Traits.CastFromBytes(d.Buffers()[1].Bytes())
+		child := array.NewSliceData(d.Children()[0], int64(offs[off]), int64(offs[off+n]))
+		defer child.Release()
+		return bitmap + 4*(n+1) + sliceBytes(child)
+	}
+	return dataBytes(d)
+}
 func dataBytes(d arrow.ArrayData) int64 {
 	var n int64
 	for _, b := range d.Buffers() {
@@ -216,4 +311,19 @@ func dataBytes(d arrow.ArrayData) int64 {
 		n += dataBytes(c)
 	}
 	return n
+}
+
+// clientKey names the client of a call for the fair queue: its session
+// token (hashed) when authentication is on, otherwise its connection.
+func clientKey(ctx context.Context) string {
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		if auth := md.Get("authorization"); len(auth) > 0 {
+			sum := sha256.Sum256([]byte(auth[0]))
+			return "session:" + hex.EncodeToString(sum[:8])
+		}
+	}
+	if p, ok := peer.FromContext(ctx); ok {
+		return "peer:" + p.Addr.String()
+	}
+	return ""
 }

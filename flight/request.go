@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
+	"strings"
 )
 
 // UploadOptions shape the graph built from an uploaded edge table; the
@@ -158,7 +160,13 @@ func parseUploadCommand(b []byte) (string, UploadOptions, error) {
 	return c.Graph, c.UploadOptions, nil
 }
 
+// decodeStrict decodes the JSON object b into the struct v. Keys must be
+// v's JSON names exactly (encoding/json alone matches them without regard
+// to case, and lets a repeated key win over the first), each at most once.
 func decodeStrict(b []byte, v any) error {
+	if err := checkKeys(b, jsonNames(reflect.TypeOf(v).Elem())); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -168,4 +176,53 @@ func decodeStrict(b []byte, v any) error {
 		return errors.New("trailing data after the JSON object")
 	}
 	return nil
+}
+
+// checkKeys checks the keys of the JSON object b against names: each known
+// exactly, none twice. Whatever is not an object is left to the decoder.
+func checkKeys(b []byte, names map[string]bool) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		key, _ := tok.(string)
+		switch {
+		case !names[key]:
+			return fmt.Errorf("unknown field %q (fields are matched exactly, in lower case)", key)
+		case seen[key]:
+			return fmt.Errorf("field %q appears twice", key)
+		}
+		seen[key] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// jsonNames lists the JSON keys of struct type t, embedded structs' included.
+func jsonNames(t reflect.Type) map[string]bool {
+	names := map[string]bool{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			for n := range jsonNames(f.Type) {
+				names[n] = true
+			}
+			continue
+		}
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
+			names[name] = true
+		} else if f.IsExported() {
+			names[f.Name] = true
+		}
+	}
+	return names
 }

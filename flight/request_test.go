@@ -14,8 +14,12 @@ func TestValidateName(t *testing.T) {
 	}{
 		{"roads", true},
 		{"a.b-c_D9", true},
-		{".hidden", true},
-		{"...", true},
+		{".hidden", false}, // names starting with '.' or '-' were accepted before
+		{"...", false},
+		{"-rf", false},
+		{"--help", false},
+		{"_x", true},
+		{"9", true},
 		{strings.Repeat("x", 128), true},
 		{strings.Repeat("x", 129), false},
 		{"", false},
@@ -31,6 +35,32 @@ func TestValidateName(t *testing.T) {
 		if err := ValidateName(tc.name); (err == nil) != tc.ok {
 			t.Errorf("ValidateName(%q) = %v, want ok %v", tc.name, err, tc.ok)
 		}
+	}
+}
+
+// TestTicketKeysExact: keys match exactly; a key differing in case, or
+// repeated, is refused. Before, {"graph":"g1","Graph":"x"} queried x.
+func TestTicketKeysExact(t *testing.T) {
+	for _, in := range []string{
+		`{"graph": "g1", "Graph": "x"}`,
+		`{"GRAPH": "g1"}`,
+		`{"graph": "g1", "graph": "x"}`,
+		`{"graph": "g1", "Layout": "matrix"}`,
+	} {
+		if q, err := ParseQuery([]byte(in)); err == nil {
+			t.Errorf("ParseQuery(%s) = %+v; want an error", in, q)
+		}
+	}
+	for _, in := range []string{`{"graph": "g", "Unweighted": true}`, `{"graph": "g", "src_col": "a", "SRC_COL": "b"}`} {
+		if _, _, err := parseUploadCommand([]byte(in)); err == nil {
+			t.Errorf("parseUploadCommand(%s) accepted", in)
+		}
+	}
+	if _, err := parseUploadOptions([]byte(`{"Undirected": true}`)); err == nil {
+		t.Errorf("upload options with a key in the wrong case accepted")
+	}
+	if q, err := ParseQuery([]byte(`{"graph": "g1", "layout": "matrix", "sources": [1, "a"]}`)); err != nil || q.Graph != "g1" || q.Layout != "matrix" {
+		t.Errorf("exact keys: %+v, %v", q, err)
 	}
 }
 
@@ -101,7 +131,7 @@ func TestParseUploadOptions(t *testing.T) {
 // The ticket of a query is its normalized JSON: parsing it again gives
 // the same query.
 func FuzzParseQuery(f *testing.F) {
-	for _, s := range []string{`{"graph": "g"}`, `{"graph": "g", "sources": ["a", 7]}`, `{"graph": "..", "layout": "x"}`, `[`, `{"graph": "g", "delta": 1e308}`} {
+	for _, s := range []string{`{"graph": "g"}`, `{"graph": "g", "sources": ["a", 7]}`, `{"graph": "..", "layout": "x"}`, `[`, `{"graph": "g", "delta": 1e308}`, `{"graph":"g1","Graph":"x"}`, `{"graph": "g", "graph": "h"}`, `{"graph": ".hidden"}`, `{"graph": "-rf"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -127,14 +157,14 @@ func FuzzParseQuery(f *testing.F) {
 }
 
 func FuzzValidateName(f *testing.F) {
-	for _, s := range []string{"g", ".", "..", "a/b", "x.y"} {
+	for _, s := range []string{"g", ".", "..", "a/b", "x.y", ".hidden", "-rf", "_ok"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
 		if ValidateName(name) != nil {
 			return
 		}
-		if name == "." || name == ".." || strings.ContainsAny(name, `/\`+"\x00") || len(name) > MaxNameLen || name == "" {
+		if name == "" || name[0] == '.' || name[0] == '-' || strings.ContainsAny(name, `/\`+"\x00") || len(name) > MaxNameLen {
 			t.Fatalf("accepted %q", name)
 		}
 	})

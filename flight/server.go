@@ -30,10 +30,11 @@ type Server struct {
 	log   *slog.Logger
 	mem   memory.Allocator
 	store *store
+	lock  *dirLock
 	lis   net.Listener
 	grpc  *grpc.Server
-	// slots is the job queue: a run holds one slot.
-	slots chan struct{}
+	// queue hands out the computation slots: a run holds one.
+	queue *fairQueue
 
 	cache *graphCache // stored graphs in memory, by data file name
 	// gpu is the GPU engine every run shares, opened by the first run that
@@ -52,28 +53,43 @@ func Serve(ctx context.Context, cfg Config) error {
 	return s.Serve(ctx)
 }
 
-// NewServer opens the data directory (removing what interrupted uploads left
-// there), reads the auth token and TLS files, and listens on cfg.Addr under
-// the loopback rule of Config.Addr. Nothing is served until Serve.
-func NewServer(cfg Config) (*Server, error) {
-	cfg, err := cfg.withDefaults()
+// NewServer locks the data directory (a *DataDirInUseError when another
+// server holds it), opens it (removing what interrupted uploads left there),
+// reads the auth token and TLS files, and listens on cfg.Addr under the
+// rules of Config.Addr. Nothing is served until Serve; the lock is held
+// until Serve returns or Close.
+func NewServer(cfg Config) (_ *Server, err error) {
+	cfg, err = cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
+	addr, note, err := listenAddr(cfg.Addr, cfg.AuthTokenFile != "", cfg.TLSCert != "", cfg.InsecurePublic)
+	if err != nil {
+		return nil, err
+	}
+
 	s := &Server{
 		cfg:   cfg,
 		log:   cfg.Logger,
 		mem:   cfg.Allocator,
-		slots: make(chan struct{}, cfg.MaxConcurrent),
+		queue: newFairQueue(cfg.MaxConcurrent),
 		cache: newGraphCache(cfg.CacheBytes),
 	}
-	if s.store, err = openStore(cfg.DataDir, s.log); err != nil {
+	if s.lock, err = lockDataDir(cfg.DataDir); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			s.lock.release()
+		}
+	}()
+	if s.store, err = openStore(cfg.DataDir, s.lock.acquired, s.log); err != nil {
 		return nil, err
 	}
 	unary := []grpc.UnaryServerInterceptor{logUnary(s.log)}
 	streams := []grpc.StreamServerInterceptor{logStream(s.log)}
 	if cfg.AuthTokenFile != "" {
-		auth, err := readTokenFile(cfg.AuthTokenFile)
+		auth, err := readTokenFile(cfg.AuthTokenFile, cfg.SessionTTL)
 		if err != nil {
 			return nil, err
 		}
@@ -92,11 +108,6 @@ func NewServer(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("flight: TLS: %w", err)
 		}
 		opts = append(opts, grpc.Creds(creds))
-	}
-	secured := cfg.AuthTokenFile != "" || cfg.TLSCert != ""
-	addr, note, err := listenAddr(cfg.Addr, secured)
-	if err != nil {
-		return nil, err
 	}
 	if host, _, _ := net.SplitHostPort(addr); note != "" && isLoopback(host) {
 		s.log.Info("flight: " + note)
@@ -122,6 +133,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.log.Info("flight: serving", "addr", s.Addr().String(), "data_dir", s.cfg.DataDir,
 		"graphs", len(s.store.list()), "auth", s.cfg.AuthTokenFile != "", "tls", s.cfg.TLSCert != "",
 		"max_concurrent", s.cfg.MaxConcurrent)
+	defer s.lock.release()
 	done := make(chan error, 1)
 	go func() { done <- s.grpc.Serve(s.lis) }()
 	select {
@@ -161,6 +173,7 @@ func (s *Server) Close() error {
 		s.grpc.Stop()
 		s.lis.Close()
 		err = s.gpu.Close()
+		s.lock.release()
 	})
 	return err
 }

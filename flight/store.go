@@ -20,7 +20,14 @@ import (
 //
 //	graphs/NAME.json   one sidecar per stored graph: the commit point
 //	data/FILE.arrow    the uploaded tables, named by their sidecars
-//	tmp/               uploads in progress; emptied at every start
+//	tmp/               uploads in progress
+//	lock               held (flock) by the running server; holds its pid
+//
+// A server locks the directory before it reads or removes anything, so a
+// second server on the same directory stops before it can touch the first
+// one's uploads. Recovery at start removes only what is provably garbage:
+// files of tmp/ and unreferenced files of data/ last written before the
+// lock was taken, when no server held it.
 const (
 	graphsDir  = "graphs"
 	dataDir    = "data"
@@ -58,14 +65,17 @@ type GraphMeta struct {
 type store struct {
 	dir string
 	log *slog.Logger
+	// locked is when this process took the directory's lock.
+	locked time.Time
 
 	mu     sync.Mutex
 	graphs map[string]GraphMeta
 }
 
-// openStore opens (creating it if needed) the data directory, removes what
-// an interrupted upload left behind, and reads every sidecar.
-func openStore(dir string, log *slog.Logger) (*store, error) {
+// openStore opens (creating it if needed) the data directory, whose lock the
+// caller took at time locked, removes what an interrupted upload left
+// behind, and reads every sidecar.
+func openStore(dir string, locked time.Time, log *slog.Logger) (*store, error) {
 	if dir == "" {
 		return nil, errors.New("flight: no data directory")
 	}
@@ -74,7 +84,7 @@ func openStore(dir string, log *slog.Logger) (*store, error) {
 			return nil, fmt.Errorf("flight: data directory: %w", err)
 		}
 	}
-	s := &store{dir: dir, log: log, graphs: map[string]GraphMeta{}}
+	s := &store{dir: dir, log: log, locked: locked, graphs: map[string]GraphMeta{}}
 	if err := s.recover(); err != nil {
 		return nil, err
 	}
@@ -83,15 +93,28 @@ func openStore(dir string, log *slog.Logger) (*store, error) {
 
 func (s *store) path(sub, file string) string { return filepath.Join(s.dir, sub, file) }
 
-// recover empties tmp/, loads the sidecars and deletes data files that no
-// sidecar names (left by a crash between the data rename and the sidecar
-// rename, or between a sidecar replacement and the old file's removal).
+// garbage reports whether a file of tmp/ or an unreferenced file of data/
+// is provably left over: last written before the lock was taken, by a
+// process that no longer holds the directory.
+func (s *store) garbage(e fs.DirEntry) bool {
+	info, err := e.Info()
+	return err == nil && !info.ModTime().After(s.locked)
+}
+
+// recover empties tmp/ of what interrupted uploads left, loads the sidecars
+// and deletes data files that no sidecar names (left by a crash between the
+// data rename and the sidecar rename, or between a sidecar replacement and
+// the old file's removal). Only files older than the lock are removed.
 func (s *store) recover() error {
 	tmps, err := os.ReadDir(filepath.Join(s.dir, tmpDir))
 	if err != nil {
 		return fmt.Errorf("flight: data directory: %w", err)
 	}
 	for _, e := range tmps {
+		if !s.garbage(e) {
+			s.log.Warn("keeping a temporary file newer than the data directory lock", "file", e.Name())
+			continue
+		}
 		if err := os.RemoveAll(s.path(tmpDir, e.Name())); err != nil {
 			return fmt.Errorf("flight: cleaning temporary files: %w", err)
 		}
@@ -128,6 +151,10 @@ func (s *store) recover() error {
 	}
 	for _, e := range data {
 		if !referenced[e.Name()] {
+			if !s.garbage(e) {
+				s.log.Warn("keeping unreferenced data newer than the data directory lock", "file", e.Name())
+				continue
+			}
 			if err := os.RemoveAll(s.path(dataDir, e.Name())); err != nil {
 				return fmt.Errorf("flight: cleaning unreferenced data: %w", err)
 			}

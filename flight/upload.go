@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sync/atomic"
 	"time"
@@ -22,31 +23,67 @@ import (
 	"github.com/pathctl/pathctl/pipeline"
 )
 
-// limitedPutStream counts the bytes of an upload, fails it once they pass
-// the limit, and remembers the first app metadata sent.
+// limitedPutStream checks each message of an upload before arrow-go
+// decodes it (buffers inside the body, declared uncompressed lengths), and
+// fails the upload once the bytes it decodes to pass the limit: buffers
+// after decompression, and dictionary columns at their expanded size (see
+// teeRecords). It also remembers the first app metadata sent.
 type limitedPutStream struct {
 	flight.FlightService_DoPutServer
-	limit     int64
-	n         int64
-	exceeded  error
+	limit int64
+	// decoded counts what the upload decodes to; wire what was received.
+	decoded, wire int64
+	// refused is why the upload was cut off, nil while it goes on.
+	refused   error
 	firstMeta []byte
 }
 
 func (s *limitedPutStream) Recv() (*flight.FlightData, error) {
+	if s.refused != nil {
+		return nil, s.refused
+	}
 	d, err := s.FlightService_DoPutServer.Recv()
 	if err != nil {
 		return d, err
 	}
-	s.n += dataSize(d)
-	if s.n > s.limit {
-		s.exceeded = status.Errorf(codes.ResourceExhausted,
-			"flight: upload is larger than the server's limit of %d bytes (--max-upload-bytes)", s.limit)
-		return nil, s.exceeded
+	s.wire += dataSize(d)
+	if s.wire > s.limit {
+		return nil, s.refuse(status.Errorf(codes.ResourceExhausted,
+			"flight: upload is larger than the server's limit of %d bytes (--max-upload-bytes)", s.limit))
+	}
+	if len(d.DataHeader) > 0 {
+		n, err := arrowio.IPCMessageBytes(d.DataHeader, d.DataBody, s.limit-s.decoded)
+		switch {
+		case errors.Is(err, arrowio.ErrDecodedTooLarge):
+			return nil, s.refuse(s.overLimit())
+		case err != nil:
+			return nil, s.refuse(status.Errorf(codes.InvalidArgument, "flight: corrupt upload message: %v", err))
+		}
+		s.decoded += n
 	}
 	if s.firstMeta == nil && len(d.AppMetadata) > 0 {
 		s.firstMeta = d.AppMetadata
 	}
 	return d, nil
+}
+
+func (s *limitedPutStream) refuse(err error) error {
+	s.refused = err
+	return err
+}
+
+func (s *limitedPutStream) overLimit() error {
+	return status.Errorf(codes.ResourceExhausted,
+		"flight: upload decodes to more than the server's limit of %d bytes (--max-upload-bytes; buffers count decompressed, dictionary columns expanded)", s.limit)
+}
+
+// account adds n decoded bytes, failing the upload past the limit.
+func (s *limitedPutStream) account(n int64) error {
+	if n > s.limit-s.decoded {
+		return s.refuse(s.overLimit())
+	}
+	s.decoded += n
+	return nil
 }
 
 // teeRecords passes the batches of an upload on to the edge reader and
@@ -67,6 +104,9 @@ type teeRecords struct {
 	cur      arrow.RecordBatch
 	err      error
 	writeErr error
+	// limits counts the bytes of expanded dictionary columns against the
+	// upload's limit before they are expanded; nil counts nothing.
+	limits *limitedPutStream
 }
 
 func (t *teeRecords) Retain()                        { t.refs.Add(1) }
@@ -103,6 +143,11 @@ func (t *teeRecords) write(rec arrow.RecordBatch) bool {
 	out := rec
 	if t.plain != nil {
 		var err error
+		if err = t.checkExpansion(rec); err != nil {
+			t.err = err
+			t.cur = nil
+			return false
+		}
 		if out, err = decodeDictionaries(t.ctx, rec, t.plain); err != nil {
 			t.err = fmt.Errorf("flight: decoding dictionary columns: %w", err)
 			t.cur = nil
@@ -117,6 +162,78 @@ func (t *teeRecords) write(rec arrow.RecordBatch) bool {
 		return false
 	}
 	return true
+}
+
+// checkExpansion counts what the dictionary columns of rec expand to, and
+// refuses, before anything is expanded, a batch over the upload's limit or
+// a string column whose expanded values pass the 2 GiB that the int32
+// offsets of utf8 and binary address.
+func (t *teeRecords) checkExpansion(rec arrow.RecordBatch) error {
+	for i, c := range rec.Columns() {
+		d, ok := c.(*array.Dictionary)
+		if !ok {
+			continue
+		}
+		total, strData, err := expandedBytes(d)
+		if err != nil {
+			return fmt.Errorf("flight: column %q: %w", rec.ColumnName(i), err)
+		}
+		if vt := d.Dictionary().DataType().ID(); strData > math.MaxInt32 && (vt == arrow.STRING || vt == arrow.BINARY) {
+			err := status.Errorf(codes.ResourceExhausted,
+				"flight: dictionary column %q of a batch expands to %d bytes of strings, more than the %d a %s column holds; send it as large_string or in smaller batches",
+				rec.ColumnName(i), strData, math.MaxInt32, d.Dictionary().DataType())
+			if t.limits != nil {
+				t.limits.refuse(err)
+			}
+			return err
+		}
+		if t.limits != nil {
+			if err := t.limits.account(total); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// expandedBytes is the size of a dictionary array decoded: validity,
+// offsets and values; strData is the string or binary value bytes alone.
+func expandedBytes(d *array.Dictionary) (total, strData int64, err error) {
+	n := int64(d.Len())
+	total = (n + 7) / 8
+	dict := d.Dictionary()
+	size := dict.Len()
+	var valueLen func(int) int64
+	switch v := dict.(type) {
+	case *array.String:
+		valueLen = func(k int) int64 { return int64(v.ValueLen(k)) }
+		total += 4 * (n + 1)
+	case *array.Binary:
+		valueLen = func(k int) int64 { return int64(v.ValueLen(k)) }
+		total += 4 * (n + 1)
+	case *array.LargeString:
+		valueLen = func(k int) int64 { return int64(v.ValueLen(k)) }
+		total += 8 * (n + 1)
+	case *array.LargeBinary:
+		valueLen = func(k int) int64 { return int64(len(v.Value(k))) }
+		total += 8 * (n + 1)
+	default:
+		if fw, ok := dict.DataType().(arrow.FixedWidthDataType); ok {
+			return total + n*int64(max(fw.BitWidth()/8, 1)), 0, nil
+		}
+		return total, 0, nil // other value types are refused by the edge reader
+	}
+	for i := 0; i < d.Len(); i++ {
+		if d.IsNull(i) {
+			continue
+		}
+		k := d.GetValueIndex(i)
+		if k < 0 || k >= size {
+			return 0, 0, fmt.Errorf("row %d: dictionary index %d outside the dictionary of %d values", i, k, size)
+		}
+		strData += valueLen(k)
+	}
+	return total + strData, strData, nil
 }
 
 // plainSchema is s with every dictionary field replaced by its value type,
@@ -206,7 +323,7 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 	}
 	ci.setGraph(name)
 
-	tee := &teeRecords{src: rdr}
+	tee := &teeRecords{src: rdr, limits: in}
 	defer tee.close()
 	if !fromCmd {
 		// The options may ride on the first batch: read it ahead.
@@ -319,8 +436,8 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 // client, a disk failure, or bad input.
 func (s *Server) uploadError(ctx context.Context, in *limitedPutStream, tee *teeRecords, err error) error {
 	switch {
-	case in.exceeded != nil:
-		return in.exceeded
+	case in.refused != nil:
+		return in.refused
 	case ctx.Err() != nil:
 		return toStatus(ctx.Err())
 	case tee != nil && tee.writeErr != nil:

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -18,14 +19,18 @@ func serveCommand(e *env) *cli.Command {
 			"GetFlightInfo/DoGet (JSON: graph, algorithm, sources, layout, with_predecessors, engine),\n" +
 			"list them with ListFlights, and drop them with the drop action.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8815", Usage: "HOST:PORT to listen on; without auth or TLS an empty host means loopback only"},
+			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8815", Usage: "HOST:PORT to listen on; beyond loopback it needs --auth-token-file and --tls-cert/--tls-key (or --insecure-public); an empty host without either means loopback only"},
+			&cli.BoolFlag{Name: "insecure-public", Usage: "allow an --addr beyond loopback without authentication and TLS"},
 			&cli.StringFlag{Name: "data-dir", Required: true, Usage: "directory where uploaded graphs are kept across restarts"},
-			&cli.IntFlag{Name: "max-concurrent", Value: 1, Usage: "computations run at once; others wait in a queue"},
-			&cli.Int64Flag{Name: "max-upload-bytes", Value: 4 << 30, Usage: "largest upload accepted"},
+			&cli.IntFlag{Name: "max-concurrent", Value: 1, Usage: "computations run at once; others wait in a queue fair among clients"},
+			&cli.Float64Flag{Name: "max-query-seconds", Usage: "stop a query that runs longer (0: no limit)"},
+			&cli.Int64Flag{Name: "max-query-pairs", Usage: "refuse a query of more sources × vertices pairs (0: no limit)"},
+			&cli.Int64Flag{Name: "max-upload-bytes", Value: 4 << 30, Usage: "largest upload accepted, counted decoded (buffers decompressed, dictionaries expanded)"},
 			&cli.Int64Flag{Name: "cache-bytes", Value: 8 << 30, Usage: "memory of the stored graphs kept loaded between queries; past it, the least recently used are read again when next queried"},
 			&cli.IntFlag{Name: "max-vertices", Usage: "largest graph accepted, in vertices (default: what int32 ids hold)"},
 			&cli.IntFlag{Name: "max-message-bytes", Value: 64 << 20, Usage: "largest gRPC message either way"},
 			&cli.StringFlag{Name: "auth-token-file", Usage: "require basic-then-bearer authentication with the token in this file"},
+			&cli.DurationFlag{Name: "session-ttl", Value: flight.DefaultSessionTTL, Usage: "how long the session token of a login stays valid"},
 			&cli.StringFlag{Name: "tls-cert", Usage: "PEM certificate; with --tls-key turns on TLS"},
 			&cli.StringFlag{Name: "tls-key", Usage: "PEM private key of --tls-cert"},
 			&cli.Int64Flag{Name: "mem", Usage: "memory budget per run in bytes (as for run)"},
@@ -38,7 +43,8 @@ func serveCommand(e *env) *cli.Command {
 			}
 			logger := slog.New(slog.NewTextHandler(e.stderr, nil))
 			s, err := flight.NewServer(flight.Config{
-				Addr: c.String("addr"), DataDir: c.String("data-dir"),
+				Addr: c.String("addr"), InsecurePublic: c.Bool("insecure-public"), DataDir: c.String("data-dir"),
+				SessionTTL: c.Duration("session-ttl"), MaxQuerySeconds: c.Float64("max-query-seconds"), MaxQueryPairs: c.Int64("max-query-pairs"),
 				MaxConcurrent: c.Int("max-concurrent"), MaxUploadBytes: c.Int64("max-upload-bytes"),
 				CacheBytes:  c.Int64("cache-bytes"),
 				MaxVertices: c.Int("max-vertices"), MaxMessageBytes: c.Int("max-message-bytes"),
@@ -46,6 +52,10 @@ func serveCommand(e *env) *cli.Command {
 				MemBudget: c.Int64("mem"), Threads: c.Int("threads"), DrainTimeout: c.Duration("drain-timeout"),
 				Info: func() any { return collectInfo() }, Logger: logger,
 			})
+			var inUse *flight.DataDirInUseError
+			if errors.As(err, &inUse) {
+				return err // exit 1: nothing wrong with the command, the directory is busy
+			}
 			if err != nil {
 				return usageError{err}
 			}
