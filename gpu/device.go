@@ -333,24 +333,17 @@ func (dv *device) launchAsync(name string, grid int, args ...any) error {
 	if err != nil {
 		return err
 	}
-	if err := checkArgs(k, args); err != nil {
-		return err
+	if len(args) != len(k.params) {
+		return argCountError(k, len(args))
 	}
 	slots := unsafe.Slice((*uint64)(dv.argBlock), maxKernelArgs)
 	table := unsafe.Slice((*unsafe.Pointer)(unsafe.Add(dv.argBlock, maxKernelArgs*8)), maxKernelArgs)
 	for i, a := range args {
-		switch v := a.(type) {
-		case uint64:
-			slots[i] = v
-		case int32:
-			slots[i] = uint64(uint32(v))
-		case int64:
-			slots[i] = uint64(v)
-		case float64:
-			slots[i] = math.Float64bits(v)
-		default:
-			return fmt.Errorf("gpu: %s: argument %d has unsupported type %T", name, i, a)
+		v, ok := argSlot(k.params[i].kind, a)
+		if !ok {
+			return argTypeError(k, i, a)
 		}
+		slots[i] = v
 		table[i] = unsafe.Pointer(&slots[i])
 	}
 	r := dv.d.cuLaunchKernel(f, uint32(grid), 1, 1, threadsPerBlock, 1, 1, 0, 0, unsafe.Pointer(&table[0]), nil)

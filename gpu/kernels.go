@@ -102,28 +102,42 @@ func resolveKernels(d *driver, module uintptr) ([]uintptr, error) {
 	return funcs, nil
 }
 
+// argSlot is the 8-byte parameter slot of argument a for a parameter of
+// kind, and whether a has the Go type that kind asks for.
+func argSlot(kind argKind, a any) (uint64, bool) {
+	switch v := a.(type) {
+	case uint64:
+		return v, kind == argPointer || kind == argUint64 || (kind == argUint32 && v <= math.MaxUint32)
+	case int32:
+		return uint64(uint32(v)), kind == argInt32
+	case int64:
+		return uint64(v), kind == argInt64
+	case float64:
+		return math.Float64bits(v), kind == argFloat64
+	}
+	return 0, false
+}
+
 // checkArgs reports arguments to kernel k that are too few, too many, or of
-// the wrong Go type for their parameter.
+// the wrong Go type for their parameter (launchAsync checks the same while
+// it fills the slots).
 func checkArgs(k *kernelEntry, args []any) error {
 	if len(args) != len(k.params) {
-		return fmt.Errorf("gpu: %s takes %d arguments, given %d", k.name, len(k.params), len(args))
+		return argCountError(k, len(args))
 	}
 	for i, a := range args {
-		p := &k.params[i]
-		ok := false
-		switch v := a.(type) {
-		case uint64:
-			ok = p.kind == argPointer || p.kind == argUint64 || (p.kind == argUint32 && v <= math.MaxUint32)
-		case int32:
-			ok = p.kind == argInt32
-		case int64:
-			ok = p.kind == argInt64
-		case float64:
-			ok = p.kind == argFloat64
-		}
-		if !ok {
-			return fmt.Errorf("gpu: %s: argument %d (%s %s) is %T %v", k.name, i, p.ctype, p.name, a, a)
+		if _, ok := argSlot(k.params[i].kind, a); !ok {
+			return argTypeError(k, i, a)
 		}
 	}
 	return nil
+}
+
+func argCountError(k *kernelEntry, given int) error {
+	return fmt.Errorf("gpu: %s takes %d arguments, given %d", k.name, len(k.params), given)
+}
+
+func argTypeError(k *kernelEntry, i int, a any) error {
+	p := &k.params[i]
+	return fmt.Errorf("gpu: %s: argument %d (%s %s) is %T %v", k.name, i, p.ctype, p.name, a, a)
 }

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/pathctl/pathctl/internal/kerneltable"
 )
@@ -270,5 +271,57 @@ func TestCheckArgs(t *testing.T) {
 	}
 	if err := checkArgs(fill, []any{uint64(1), int64(2), uint64(math.MaxUint32) + 1}); err == nil {
 		t.Error("batched_fill_b32 took a value wider than unsigned int")
+	}
+}
+
+// TestLaunchPacksTheTableArguments launches through a fake driver: the
+// kernel is the one resolved for its name, every argument reaches its slot,
+// and arguments that do not fit the kernel's parameters stop the launch.
+func TestLaunchPacksTheTableArguments(t *testing.T) {
+	funcs, err := resolveKernels(fakeModule(nil, Success), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var block [2 * maxKernelArgs]uint64
+	var launched []uintptr
+	var got []uint64
+	d := &driver{}
+	d.cuLaunchKernel = func(fn uintptr, gridX, _, _, blockX, _, _, _ uint32, _ uintptr, params, _ unsafe.Pointer) Result {
+		launched = append(launched, fn)
+		if blockX != threadsPerBlock {
+			t.Errorf("block of %d threads, want %d", blockX, threadsPerBlock)
+		}
+		k := &kernelTable[kernelIndex["delta_i32"]]
+		table := unsafe.Slice((*unsafe.Pointer)(params), len(k.params))
+		got = got[:0]
+		for _, p := range table {
+			got = append(got, *(*uint64)(p))
+		}
+		return Success
+	}
+	dv := &device{d: d, funcs: funcs, argBlock: unsafe.Pointer(&block[0])}
+	args := []any{uint64(11), uint64(12), uint64(13), int32(-1), uint64(15), int32(16), 0.5, uint64(17), uint64(18), uint64(19)}
+	if err := dv.launchAsync("delta_i32", 3, args...); err != nil {
+		t.Fatal(err)
+	}
+	want := []uint64{11, 12, 13, 0xffffffff, 15, 16, math.Float64bits(0.5), 17, 18, 19}
+	if !slices.Equal(got, want) {
+		t.Errorf("slots %v, want %v", got, want)
+	}
+	if len(launched) != 1 || launched[0] != funcs[kernelIndex["delta_i32"]] {
+		t.Errorf("launched %v, want the function resolved for delta_i32", launched)
+	}
+	args[3] = int64(16)
+	if err := dv.launchAsync("delta_i32", 3, args...); err == nil || !strings.Contains(err.Error(), "(int n) is int64") {
+		t.Errorf("an int64 for int n: %v", err)
+	}
+	if err := dv.launchAsync("delta_i32", 3, args[:4]...); err == nil {
+		t.Error("four arguments for ten parameters launched")
+	}
+	if err := dv.launchAsync("delta_i33", 3, args...); err == nil || !strings.Contains(err.Error(), "no kernel delta_i33") {
+		t.Errorf("an unknown kernel: %v", err)
+	}
+	if len(launched) != 1 {
+		t.Errorf("%d launches, want only the first", len(launched))
 	}
 }
