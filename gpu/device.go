@@ -21,10 +21,6 @@ const (
 // maxKernelArgs bounds the parameters of one launch.
 const maxKernelArgs = 16
 
-// threadsPerBlock is PATHCTL_THREADS of kernels/common.cuh: every kernel is
-// compiled with __launch_bounds__ of it.
-const threadsPerBlock = 256
-
 var (
 	initOnce sync.Once
 	initErr  error
@@ -60,7 +56,9 @@ type device struct {
 	handle  int32
 	ctx     uintptr
 	module  uintptr
-	funcs   map[string]uintptr
+	// funcs holds the function of every kernel of kernelTable, in its
+	// order, resolved when the image is loaded.
+	funcs []uintptr
 	// argBlock is pinned host memory holding a launch's parameter values
 	// (8-byte slots) followed by the table of pointers to them.
 	argBlock unsafe.Pointer
@@ -111,7 +109,7 @@ func openDevice(ordinal int) (*device, error) {
 	if ordinal < 0 || ordinal >= int(count) {
 		return nil, fmt.Errorf("gpu: device %d does not exist (%d found)", ordinal, count)
 	}
-	dv := &device{d: d, ordinal: ordinal, work: make(chan func()), funcs: map[string]uintptr{}}
+	dv := &device{d: d, ordinal: ordinal, work: make(chan func())}
 	ready := make(chan error, 1)
 	go dv.loop(ready)
 	if err := <-ready; err != nil {
@@ -154,6 +152,9 @@ func (dv *device) setup() (err error) {
 		return errors.New("gpu: the kernel image is empty; run gpu/kernels/build.sh")
 	}
 	if err := d.cuModuleLoadData(&dv.module, unsafe.Pointer(&kernelImage[0])).Err("cuModuleLoadData"); err != nil {
+		return err
+	}
+	if dv.funcs, err = resolveKernels(d, dv.module); err != nil {
 		return err
 	}
 	if err := d.cuEventCreate(&dv.start, 0).Err("cuEventCreate"); err != nil {
@@ -303,17 +304,14 @@ func (dv *device) upload(host []byte) (devBuf, error) {
 	return b, nil
 }
 
-// function returns the kernel called name.
-func (dv *device) function(name string) (uintptr, error) {
-	if f, ok := dv.funcs[name]; ok {
-		return f, nil
+// function returns the kernel called name, resolved at setup, and its entry
+// in kernelTable.
+func (dv *device) function(name string) (uintptr, *kernelEntry, error) {
+	i, ok := kernelIndex[name]
+	if !ok {
+		return 0, nil, fmt.Errorf("gpu: no kernel %s in the kernel table (gpu/kernels_gen.go)", name)
 	}
-	var f uintptr
-	if err := dv.d.cuModuleGetFunction(&f, dv.module, name).Err("cuModuleGetFunction " + name); err != nil {
-		return 0, err
-	}
-	dv.funcs[name] = f
-	return f, nil
+	return dv.funcs[i], &kernelTable[i], nil
 }
 
 // launchAsync queues kernel name on grid blocks of threadsPerBlock threads
@@ -331,25 +329,21 @@ func (dv *device) launchAsync(name string, grid int, args ...any) error {
 	if len(args) > maxKernelArgs {
 		return fmt.Errorf("gpu: %s: %d kernel arguments, at most %d", name, len(args), maxKernelArgs)
 	}
-	f, err := dv.function(name)
+	f, k, err := dv.function(name)
 	if err != nil {
 		return err
+	}
+	if len(args) != len(k.params) {
+		return argCountError(k, len(args))
 	}
 	slots := unsafe.Slice((*uint64)(dv.argBlock), maxKernelArgs)
 	table := unsafe.Slice((*unsafe.Pointer)(unsafe.Add(dv.argBlock, maxKernelArgs*8)), maxKernelArgs)
 	for i, a := range args {
-		switch v := a.(type) {
-		case uint64:
-			slots[i] = v
-		case int32:
-			slots[i] = uint64(uint32(v))
-		case int64:
-			slots[i] = uint64(v)
-		case float64:
-			slots[i] = math.Float64bits(v)
-		default:
-			return fmt.Errorf("gpu: %s: argument %d has unsupported type %T", name, i, a)
+		v, ok := argSlot(k.params[i].kind, a)
+		if !ok {
+			return argTypeError(k, i, a)
 		}
+		slots[i] = v
 		table[i] = unsafe.Pointer(&slots[i])
 	}
 	r := dv.d.cuLaunchKernel(f, uint32(grid), 1, 1, threadsPerBlock, 1, 1, 0, 0, unsafe.Pointer(&table[0]), nil)
@@ -360,8 +354,9 @@ func (dv *device) launchAsync(name string, grid int, args ...any) error {
 }
 
 // launch runs kernel name on grid blocks of threadsPerBlock threads and waits
-// for it. args are device pointers (uint64), int32, int64 or float64, in the
-// kernel's parameter order.
+// for it. args are in the kernel's parameter order, each of the Go type its
+// parameter's kind asks (kernelTable): device pointers and unsigned values
+// uint64, int int32, long long int64, double float64.
 func (dv *device) launch(name string, grid int, args ...any) error {
 	if grid <= 0 {
 		return nil

@@ -20,7 +20,11 @@
 // host, without a GPU). The kernels' design is in the header comment of each
 // kernels/*.cu file. Rebuild the kernel image with kernels/build.sh after
 // changing a kernel source; a test fails when the image's recorded source
-// hash (kernels/kernels.sha256) no longer matches the sources.
+// hash (kernels/kernels.sha256) no longer matches the sources. build.sh also
+// writes kernels_gen.go, the table of every kernel entry point and its
+// parameters: the device resolves them all when it loads the image (a
+// *KernelError names every one missing), and each launch checks its
+// arguments against the kernel's parameters.
 //
 // Beside Run, which copies a block's distance rows back, a Runner has
 // RunStats: the stats layout's reductions run on the device

@@ -22,6 +22,7 @@ const (
 	ResultInvalidValue   Result = 1
 	ResultOutOfMemory    Result = 2
 	ResultNoDevice       Result = 100
+	ResultNotFound       Result = 500
 	ResultInvalidContext Result = 201
 )
 

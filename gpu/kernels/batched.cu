@@ -38,6 +38,9 @@
 // records (gpu/batched.go's batchedTraceRounds).
 #define PATHCTL_BATCHED_ROUNDS 65536
 
+namespace pathctl {
+namespace batched {
+
 // relaxArcs relaxes the arcs of u for the lanes set in m, 4 arcs at a time
 // so that a warp has 4 independent loads in flight. vm is the group's
 // distances (row width w); next and nextSum the group's masks for the next
@@ -252,22 +255,25 @@ __device__ void batchedRound(const Graph<T>& g, int numSources, T* vm, u32* cur,
   }
 }
 
+}  // namespace batched
+}  // namespace pathctl
+
 #define PATHCTL_BATCHED(SUFFIX, T)                                                                 \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_round_##SUFFIX(           \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_round_##SUFFIX(            \
       const long long* offsets, const int* targets, const T* weights, int n, int numSources, T* vm, \
-      u32* cur, u32* next, u32* curSum, u32* nextSum, int* lastChange, int round, double threshold,  \
+      u32* cur, u32* next, u32* curSum, u32* nextSum, int* lastChange, int round, double threshold, \
       int sparse, u64* counters) {                                                                 \
-    Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                                       \
-    batchedRound<T, false, 4>(g, numSources, vm, cur, next, curSum, nextSum, lastChange, round,       \
-                           threshold, sparse, counters);                                           \
+    pathctl::Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                              \
+    pathctl::batched::batchedRound<T, false, 4>(g, numSources, vm, cur, next, curSum, nextSum,     \
+                                               lastChange, round, threshold, sparse, counters);    \
   }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_count_##SUFFIX(           \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_count_##SUFFIX(            \
       const long long* offsets, const int* targets, const T* weights, int n, int numSources, T* vm, \
-      u32* cur, u32* next, u32* curSum, u32* nextSum, int* lastChange, int round, double threshold,  \
+      u32* cur, u32* next, u32* curSum, u32* nextSum, int* lastChange, int round, double threshold, \
       int sparse, u64* counters) {                                                                 \
-    Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                                       \
-    batchedRound<T, true, 4>(g, numSources, vm, cur, next, curSum, nextSum, lastChange, round,        \
-                          threshold, sparse, counters);                                            \
+    pathctl::Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                              \
+    pathctl::batched::batchedRound<T, true, 4>(g, numSources, vm, cur, next, curSum, nextSum,      \
+                                               lastChange, round, threshold, sparse, counters);    \
   }
 
 PATHCTL_BATCHED(i32, int)
@@ -277,7 +283,7 @@ PATHCTL_BATCHED(f64, double)
 
 // batched_fill_E sets count elements of p to value (infinity before a run).
 #define PATHCTL_BATCHED_FILL(SUFFIX, E)                                                            \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_fill_##SUFFIX(            \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_fill_##SUFFIX(             \
       E* p, long long count, E value) {                                                            \
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count;                \
          i += (long long)gridDim.x * blockDim.x)                                                   \
@@ -290,7 +296,7 @@ PATHCTL_BATCHED_FILL(b64, unsigned long long)
 // batched_seed_E puts every source of the block at distance 0 (all-zero
 // bits in every type) and into the first round's frontier.
 #define PATHCTL_BATCHED_SEED(SUFFIX, E)                                                            \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_seed_##SUFFIX(            \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_seed_##SUFFIX(             \
       const int* sources, int numSources, int n, E* vm, u32* cur, u32* curSum) {                   \
     const int i = blockIdx.x * blockDim.x + threadIdx.x;                                           \
     if (i >= numSources) return;                                                                   \
@@ -303,6 +309,9 @@ PATHCTL_BATCHED_FILL(b64, unsigned long long)
 
 PATHCTL_BATCHED_SEED(b32, unsigned int)
 PATHCTL_BATCHED_SEED(b64, unsigned long long)
+
+namespace pathctl {
+namespace batched {
 
 // forGroupTiles walks the 32×32 tiles of a group-major block (tile t: group
 // t / tilesV, vertices 32·(t mod tilesV) onwards) over the grid's thread
@@ -350,10 +359,13 @@ __device__ void batchedTranspose(const E* vm, int n, int numSources, const int* 
       });
 }
 
+}  // namespace batched
+}  // namespace pathctl
+
 #define PATHCTL_BATCHED_TRANSPOSE(SUFFIX, E)                                                       \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_transpose_##SUFFIX(       \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_transpose_##SUFFIX(        \
       const E* vm, int n, int numSources, const int* rows, E* dist) {                              \
-    batchedTranspose<E>(vm, n, numSources, rows, dist);                                            \
+    pathctl::batched::batchedTranspose<E>(vm, n, numSources, rows, dist);                          \
   }
 
 // batched_derive_T fills the rows of leaves left out of the kernel
@@ -363,7 +375,7 @@ __device__ void batchedTranspose(const E* vm, int n, int numSources, const int* 
 // parent's row is, else the parent's distance plus the arc's weight. A
 // derivation in place (dst = src) reads and writes each element once.
 #define PATHCTL_BATCHED_DERIVE(SUFFIX, T)                                                          \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_derive_##SUFFIX(          \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_derive_##SUFFIX(           \
       T* dist, int n, const long long* items, long long count, const T* weights) {                 \
     const long long total = count * n;                                                             \
     for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;                \
@@ -374,7 +386,7 @@ __device__ void batchedTranspose(const E* vm, int n, int numSources, const int* 
       T out = d;                                                                                   \
       if (t == (int)it[2]) {                                                                       \
         out = (T)0;                                                                                \
-      } else if (d != DistTraits<T>::inf()) {                                                      \
+      } else if (d != pathctl::DistTraits<T>::inf()) {                                             \
         out = d + weights[it[3]];                                                                  \
       }                                                                                            \
       dist[(size_t)it[0] * n + t] = out;                                                           \
@@ -396,11 +408,11 @@ PATHCTL_BATCHED_DERIVE(f64, double)
 // arc's weight). The sum is taken in 64 bits (Wide), so w + d(p, t) cannot
 // wrap before the minimum; unreachable stays unreachable.
 #define PATHCTL_BATCHED_MINS(SUFFIX, T)                                                            \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_mins_##SUFFIX(            \
-      T* dist, int n, const long long* items, long long count, const long long* arcs,             \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_mins_##SUFFIX(             \
+      T* dist, int n, const long long* items, long long count, const long long* arcs,              \
       const T* weights) {                                                                          \
     const long long total = count * n;                                                             \
-    const T inf = DistTraits<T>::inf();                                                            \
+    const T inf = pathctl::DistTraits<T>::inf();                                                   \
     for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;                \
          e += (long long)gridDim.x * blockDim.x) {                                                 \
       const long long* it = items + 4 * (e / n);                                                   \
@@ -408,7 +420,7 @@ PATHCTL_BATCHED_DERIVE(f64, double)
       long long best = (long long)inf;                                                             \
       for (long long j = it[2], end = it[2] + it[3]; j < end; j++) {                               \
         const T d = dist[(size_t)arcs[2 * j] * n + t];                                             \
-        if (d != inf) best = min(best, (long long)d + (long long)weights[arcs[2 * j + 1]]);       \
+        if (d != inf) best = min(best, (long long)d + (long long)weights[arcs[2 * j + 1]]);        \
       }                                                                                            \
       dist[(size_t)it[0] * n + t] = t == (int)it[1] ? (T)0 : (T)min(best, (long long)inf);         \
     }                                                                                              \
@@ -428,11 +440,14 @@ PATHCTL_BATCHED_MINS(i64, long long)
 // satisfies d(v) ≤ d(u) + w, so the phase starts from s alone and only
 // expands where a path beats the seeds. A 32×32 tile in shared memory lets
 // the row reads run along v and the group-major writes along the lanes.
+namespace pathctl {
+namespace batched {
+
 template <typename T>
 __device__ void batchedSeedfill(const T* dist, int n, int numSources, const long long* items, const long long* arcs,
                                 const T* weights, T* vm) {
   __shared__ T tile[32][33];
-  const T inf = DistTraits<T>::inf();
+  const T inf = pathctl::DistTraits<T>::inf();
   const int x = threadIdx.x & 31, y = threadIdx.x >> 5;
   forGroupTiles(
       n, numSources,
@@ -459,11 +474,14 @@ __device__ void batchedSeedfill(const T* dist, int n, int numSources, const long
       });
 }
 
+}  // namespace batched
+}  // namespace pathctl
+
 #define PATHCTL_BATCHED_SEEDFILL(SUFFIX, T)                                                        \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_seedfill_##SUFFIX(        \
-      const T* dist, int n, int numSources, const long long* items, const long long* arcs,        \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_seedfill_##SUFFIX(         \
+      const T* dist, int n, int numSources, const long long* items, const long long* arcs,         \
       const T* weights, T* vm) {                                                                   \
-    batchedSeedfill<T>(dist, n, numSources, items, arcs, weights, vm);                             \
+    pathctl::batched::batchedSeedfill<T>(dist, n, numSources, items, arcs, weights, vm);           \
   }
 
 PATHCTL_BATCHED_SEEDFILL(i32, int)

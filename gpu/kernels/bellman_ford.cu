@@ -11,29 +11,30 @@
 #include "label_correcting.cuh"
 
 #define PATHCTL_BELLMAN_FORD(SUFFIX, T)                                                            \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) bellman_ford_##SUFFIX(            \
-      const long long* offsets, const int* targets, const T* weights, int n, const int* sources,  \
-      int numSources, T* dist, u8* frontier, int* status) {                                       \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) bellman_ford_##SUFFIX(             \
+      const long long* offsets, const int* targets, const T* weights, int n, const int* sources,   \
+      int numSources, T* dist, u8* frontier, int* status) {                                        \
+    using namespace pathctl;                                                                       \
     Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                                       \
-    for (int i = blockIdx.x; i < numSources; i += gridDim.x) {                                     \
-      __syncthreads();                                                                             \
+    forEachSource(numSources, [&](int i) {                                                         \
       u8* f = rowOf(frontier, i, 2 * n);                                                           \
-      PlainCells<T> cells = {rowOf(dist, i, n)};                                                   \
-      labelCorrectingSource<T, false>(g, sources[i], cells, f, f + n, status + i);                \
-    }                                                                                              \
+      labelcorrecting::PlainCells<T> cells = {rowOf(dist, i, n)};                                  \
+      labelcorrecting::source<T, false>(g, sources[i], cells, f, f + n, status + i);               \
+    });                                                                                            \
   }
 
 #define PATHCTL_BELLMAN_FORD_PRED(SUFFIX, T)                                                       \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) bellman_ford_pred_##SUFFIX(       \
-      const long long* offsets, const int* targets, const T* weights, int n, const int* sources,  \
-      int numSources, u64* cells, T* dist, int* pred, u8* frontier, int* status) {                \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) bellman_ford_pred_##SUFFIX(        \
+      const long long* offsets, const int* targets, const T* weights, int n, const int* sources,   \
+      int numSources, u64* cells, T* dist, int* pred, u8* frontier, int* status) {                 \
+    using namespace pathctl;                                                                       \
     Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                                       \
-    for (int i = blockIdx.x; i < numSources; i += gridDim.x) {                                     \
-      __syncthreads();                                                                             \
+    forEachSource(numSources, [&](int i) {                                                         \
       u8* f = rowOf(frontier, i, 2 * n);                                                           \
-      PackedCells<T, false> c = {rowOf(cells, i, n), rowOf(dist, i, n), rowOf(pred, i, n)};        \
-      labelCorrectingSource<T, false>(g, sources[i], c, f, f + n, status + i);                    \
-    }                                                                                              \
+      labelcorrecting::PackedCells<T, false> c = {rowOf(cells, i, n), rowOf(dist, i, n),           \
+                                                  rowOf(pred, i, n)};                              \
+      labelcorrecting::source<T, false>(g, sources[i], c, f, f + n, status + i);                   \
+    });                                                                                            \
   }
 
 PATHCTL_BELLMAN_FORD(i32, int)

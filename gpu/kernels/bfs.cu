@@ -11,23 +11,23 @@
 extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
     bfs_i32(const long long* offsets, const int* targets, int n, const int* sources, int numSources, int* dist,
             u8* frontier, int* status) {
+  using namespace pathctl;
   Graph<int> g = {offsets, targets, nullptr, nullptr, n, 0};
-  for (int i = blockIdx.x; i < numSources; i += gridDim.x) {
-    __syncthreads();
+  forEachSource(numSources, [&](int i) {
     u8* f = rowOf(frontier, i, 2 * n);
-    PlainCells<int> cells = {rowOf(dist, i, n)};
-    labelCorrectingSource<int, true>(g, sources[i], cells, f, f + n, status + i);
-  }
+    labelcorrecting::PlainCells<int> cells = {rowOf(dist, i, n)};
+    labelcorrecting::source<int, true>(g, sources[i], cells, f, f + n, status + i);
+  });
 }
 
 extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
     bfs_pred_i32(const long long* offsets, const int* targets, int n, const int* sources, int numSources,
                  u64* cells, int* dist, int* pred, u8* frontier, int* status) {
+  using namespace pathctl;
   Graph<int> g = {offsets, targets, nullptr, nullptr, n, 0};
-  for (int i = blockIdx.x; i < numSources; i += gridDim.x) {
-    __syncthreads();
+  forEachSource(numSources, [&](int i) {
     u8* f = rowOf(frontier, i, 2 * n);
-    PackedCells<int, true> c = {rowOf(cells, i, n), rowOf(dist, i, n), rowOf(pred, i, n)};
-    labelCorrectingSource<int, true>(g, sources[i], c, f, f + n, status + i);
-  }
+    labelcorrecting::PackedCells<int, true> c = {rowOf(cells, i, n), rowOf(dist, i, n), rowOf(pred, i, n)};
+    labelcorrecting::source<int, true>(g, sources[i], c, f, f + n, status + i);
+  });
 }

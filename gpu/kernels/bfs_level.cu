@@ -13,14 +13,20 @@
 //   no frontier queue.
 #include "common.cuh"
 
-__device__ void bfsLevelSource(const long long* offsets, const int* targets, int n, int s, int* dist) {
+namespace pathctl {
+namespace bfslevel {
+
+__device__ void source(const long long* offsets, const int* targets, int n, int s, int* dist) {
   const int inf = DistTraits<int>::inf();
-  for (int v = threadIdx.x; v < n; v += blockDim.x) dist[v] = (v == s) ? 0 : inf;
+  forOwnVertices(n, [&](int v) { dist[v] = (v == s) ? 0 : inf; });
   __syncthreads();
-  for (int level = 0;; level++) {
+  int level = 0;
+  untilStable([&] {
+    // Relax: every vertex at distance level writes level + 1 into its
+    // farther out-neighbours.
     int any = 0;
-    for (int u = threadIdx.x; u < n; u += blockDim.x) {
-      if (dist[u] != level) continue;
+    forOwnVertices(n, [&](int u) {
+      if (dist[u] != level) return;
       for (long long e = offsets[u]; e < offsets[u + 1]; e++) {
         const int v = targets[e];
         if (loadVolatile(dist + v) > level + 1) {
@@ -28,16 +34,18 @@ __device__ void bfsLevelSource(const long long* offsets, const int* targets, int
           any = 1;
         }
       }
-    }
-    if (!__syncthreads_or(any)) break;
-  }
+    });
+    level++;
+    return any;
+  });
 }
+
+}  // namespace bfslevel
+}  // namespace pathctl
 
 extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
     bfs_level_i32(const long long* offsets, const int* targets, int n, const int* sources, int numSources,
                   int* dist) {
-  for (int i = blockIdx.x; i < numSources; i += gridDim.x) {
-    __syncthreads();
-    bfsLevelSource(offsets, targets, n, sources[i], rowOf(dist, i, n));
-  }
+  using namespace pathctl;
+  forEachSource(numSources, [&](int i) { bfslevel::source(offsets, targets, n, sources[i], rowOf(dist, i, n)); });
 }

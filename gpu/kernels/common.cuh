@@ -13,19 +13,31 @@
 //   is mapped to an order-preserving unsigned key in the high word and the
 //   predecessor fills the low word, so one 64-bit atomic writes both.
 //
-// Every kernel runs one thread block per source (seed 000's layout): blockIdx
-// strides over the sources of the block, threadIdx over the vertices (or
-// arcs). Rows of the per-source buffers are n elements long, row i belonging
-// to sources[i]. The block-wide "changed" flag of the seeds is the hardware
-// vote __syncthreads_or, which also avoids the seeds' reset race on a shared
-// flag.
+// - The loop every per-source kernel shares (Gunrock's "an algorithm is a
+//   relax step and a loop to convergence"): forEachSource gives each thread
+//   block its sources (seed 000's layout: blockIdx strides over the sources
+//   of the block, threadIdx over the vertices or arcs), and untilStable
+//   repeats a round, the algorithm's relax and fold functors, until no
+//   thread of the block changed anything. Rows of the per-source buffers are
+//   n elements long, row i belonging to sources[i]. The block-wide "changed"
+//   flag of the seeds is the hardware vote __syncthreads_or, which also
+//   avoids the seeds' reset race on a shared flag.
+//
+// Names: the kernels are extern "C" at file scope (the Go side looks them
+// up by name, gpu/kernels_gen.go); everything else is in namespace pathctl,
+// and each .cu file's own helpers in a namespace named after the file, since
+// build.sh compiles every .cu as one translation unit.
 #pragma once
 
+// PATHCTL_THREADS is the block size of every kernel (__launch_bounds__) and
+// of every launch: the Go side's threadsPerBlock is generated from this line.
 #define PATHCTL_THREADS 256
 
 typedef unsigned long long u64;
 typedef unsigned int u32;
 typedef unsigned char u8;
+
+namespace pathctl {
 
 template <typename T>
 struct Graph {
@@ -116,3 +128,42 @@ template <typename T>
 __device__ __forceinline__ T* rowOf(T* base, int i, int n) {
   return base + (size_t)i * (size_t)n;
 }
+
+// forOwnVertices runs f(v) for the vertices v < n of this thread (threadIdx
+// strides over them): the shape of every init, fold and finish loop.
+template <class F>
+__device__ __forceinline__ void forOwnVertices(int n, F f) {
+  for (int v = threadIdx.x; v < n; v += blockDim.x) f(v);
+}
+
+// untilStable runs round() until it returns 0 on every thread of the block,
+// or until stop(), asked after each round that changed something, holds;
+// it reports whether stop ended it. round is one round of the algorithm,
+// its relax (and fold) functors over this thread's share of the work, and
+// returns whether this thread changed anything; the vote is also the
+// barrier between rounds.
+template <class Round, class Stop>
+__device__ __forceinline__ bool untilStable(Round round, Stop stop) {
+  for (;;) {
+    if (!__syncthreads_or(round())) return false;
+    if (stop()) return true;
+  }
+}
+
+template <class Round>
+__device__ __forceinline__ void untilStable(Round round) {
+  untilStable(round, [] { return false; });
+}
+
+// forEachSource runs perSource(i) for the sources i < numSources of the
+// batch that this thread block owns, with a barrier before each, so that a
+// source's rows are not reused while threads still read the previous one.
+template <class PerSource>
+__device__ __forceinline__ void forEachSource(int numSources, PerSource perSource) {
+  for (int i = blockIdx.x; i < numSources; i += gridDim.x) {
+    __syncthreads();
+    perSource(i);
+  }
+}
+
+}  // namespace pathctl

@@ -58,8 +58,11 @@ extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) csr_scan(long long
   }
 }
 
+namespace pathctl {
+namespace csr {
+
 template <typename T>
-__device__ void csrScatter(const int* src, const int* dst, const T* w, long long m, int undirected,
+__device__ void scatter(const int* src, const int* dst, const T* w, long long m, int undirected,
                            const long long* offsets, u64* fill, int* targets, T* weights) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < m; i += (long long)gridDim.x * blockDim.x) {
     const int s = src[i], d = dst[i];
@@ -99,7 +102,7 @@ __device__ __forceinline__ long long countBelow(const int* t, const T* w, long l
   return lo;
 }
 
-// csrSort sorts every row by (target, weight) with a bottom-up merge sort
+// sort sorts every row by (target, weight) with a bottom-up merge sort
 // run by the row's thread block: in the pass of width w every arc finds its
 // place in the merge of its run and the neighbouring run by a binary search
 // in the other run (arcs of the left run go before equal arcs of the right
@@ -108,7 +111,7 @@ __device__ __forceinline__ long long countBelow(const int* t, const T* w, long l
 // result ends in sortedT/sortedW, where one thread then keeps the first arc
 // of every target at the front of the row. kept[u+1] = arcs kept.
 template <typename T>
-__device__ void csrSort(const long long* offsets, int n, int* targets, T* weights, int* sortedT, T* sortedW,
+__device__ void sort(const long long* offsets, int n, int* targets, T* weights, int* sortedT, T* sortedW,
                         long long* kept) {
   for (int u = blockIdx.x; u < n; u += gridDim.x) {
     const long long lo = offsets[u], d = offsets[u + 1] - lo;
@@ -161,7 +164,7 @@ __device__ void csrSort(const long long* offsets, int n, int* targets, T* weight
 }
 
 template <typename T>
-__device__ void csrCompact(const long long* rowStart, const long long* offsets, int n, const int* sortedT,
+__device__ void compact(const long long* rowStart, const long long* offsets, int n, const int* sortedT,
                            const T* sortedW, int* targets, T* weights) {
   for (int u = blockIdx.x; u < n; u += gridDim.x) {
     const long long from = rowStart[u], to = offsets[u], d = offsets[u + 1] - to;
@@ -172,21 +175,24 @@ __device__ void csrCompact(const long long* rowStart, const long long* offsets, 
   }
 }
 
+}  // namespace csr
+}  // namespace pathctl
+
 #define PATHCTL_CSR(SUFFIX, T)                                                                      \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) csr_scatter_##SUFFIX(              \
-      const int* src, const int* dst, const T* w, long long m, int undirected,                     \
-      const long long* offsets, u64* fill, int* targets, T* weights) {                             \
-    csrScatter<T>(src, dst, w, m, undirected, offsets, fill, targets, weights);                    \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) csr_sort_##SUFFIX(                 \
-      const long long* offsets, int n, int* targets, T* weights, int* sortedT, T* sortedW,         \
-      long long* kept) {                                                                           \
-    csrSort<T>(offsets, n, targets, weights, sortedT, sortedW, kept);                              \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) csr_compact_##SUFFIX(              \
-      const long long* rowStart, const long long* offsets, int n, const int* sortedT,              \
-      const T* sortedW, int* targets, T* weights) {                                                \
-    csrCompact<T>(rowStart, offsets, n, sortedT, sortedW, targets, weights);                       \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) csr_scatter_##SUFFIX(               \
+      const int* src, const int* dst, const T* w, long long m, int undirected,                      \
+      const long long* offsets, u64* fill, int* targets, T* weights) {                              \
+    pathctl::csr::scatter<T>(src, dst, w, m, undirected, offsets, fill, targets, weights);          \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) csr_sort_##SUFFIX(                  \
+      const long long* offsets, int n, int* targets, T* weights, int* sortedT, T* sortedW,          \
+      long long* kept) {                                                                            \
+    pathctl::csr::sort<T>(offsets, n, targets, weights, sortedT, sortedW, kept);                    \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) csr_compact_##SUFFIX(               \
+      const long long* rowStart, const long long* offsets, int n, const int* sortedT,               \
+      const T* sortedW, int* targets, T* weights) {                                                 \
+    pathctl::csr::compact<T>(rowStart, offsets, n, sortedT, sortedW, targets, weights);             \
   }
 
 PATHCTL_CSR(i32, int)

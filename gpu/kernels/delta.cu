@@ -22,11 +22,16 @@
 // - Weights are non-negative (the Go side refuses negative ones).
 #include "common.cuh"
 
+namespace pathctl {
+namespace delta {
+
 template <typename T>
 __device__ __forceinline__ long long bucketOf(T d, double delta) {
   return (long long)((double)d / delta);
 }
 
+// relaxArcs relaxes the light (w <= delta) or the heavy arcs of u into
+// predist.
 template <typename T>
 __device__ __forceinline__ void relaxArcs(const Graph<T>& g, int u, T du, T* predist, double delta,
                                           bool light) {
@@ -40,57 +45,58 @@ __device__ __forceinline__ void relaxArcs(const Graph<T>& g, int u, T du, T* pre
 }
 
 template <typename T>
-__device__ void deltaSource(const Graph<T>& g, int s, double delta, T* dist, T* predist, u8* pending,
-                            u8* req) {
+__device__ void source(const Graph<T>& g, int s, double delta, T* dist, T* predist, u8* pending, u8* req) {
   __shared__ long long nextBucket;
   const T inf = DistTraits<T>::inf();
-  for (int v = threadIdx.x; v < g.n; v += blockDim.x) {
+  forOwnVertices(g.n, [&](int v) {
     T d = (v == s) ? T(0) : inf;
     dist[v] = d;
     predist[v] = d;
     pending[v] = (v == s);
     req[v] = 0;
-  }
+  });
   __syncthreads();
   long long id = 0;
   for (;;) {
     // Light arcs of the current bucket until it stays empty.
-    for (;;) {
-      for (int u = threadIdx.x; u < g.n; u += blockDim.x) {
-        if (!pending[u] || bucketOf(dist[u], delta) > id) continue;
+    untilStable([&] {
+      // Relax: the light arcs of the bucket's pending vertices.
+      forOwnVertices(g.n, [&](int u) {
+        if (!pending[u] || bucketOf(dist[u], delta) > id) return;
         pending[u] = 0;
         req[u] = 1;
         relaxArcs(g, u, dist[u], predist, delta, true);
-      }
+      });
       __syncthreads();
+      // Fold: predist into dist; again while the bucket gained vertices.
       int again = 0;
-      for (int u = threadIdx.x; u < g.n; u += blockDim.x) {
+      forOwnVertices(g.n, [&](int u) {
         const T p = predist[u];
         if (p < dist[u]) {
           dist[u] = p;
           pending[u] = 1;
           if (bucketOf(p, delta) <= id) again = 1;
         }
-      }
-      if (!__syncthreads_or(again)) break;
-    }
+      });
+      return again;
+    });
     // Heavy arcs of every vertex settled in this bucket, once.
-    for (int u = threadIdx.x; u < g.n; u += blockDim.x) {
-      if (!req[u]) continue;
+    forOwnVertices(g.n, [&](int u) {
+      if (!req[u]) return;
       req[u] = 0;
       relaxArcs(g, u, dist[u], predist, delta, false);
-    }
+    });
     if (threadIdx.x == 0) nextBucket = 0x7fffffffffffffffLL;
     __syncthreads();
     long long mine = 0x7fffffffffffffffLL;
-    for (int u = threadIdx.x; u < g.n; u += blockDim.x) {
+    forOwnVertices(g.n, [&](int u) {
       const T p = predist[u];
       if (p < dist[u]) {
         dist[u] = p;
         pending[u] = 1;
       }
       if (pending[u]) mine = min(mine, bucketOf(dist[u], delta));
-    }
+    });
     if (mine != 0x7fffffffffffffffLL) atomicMin(&nextBucket, mine);
     __syncthreads();
     id = nextBucket;
@@ -99,17 +105,20 @@ __device__ void deltaSource(const Graph<T>& g, int s, double delta, T* dist, T* 
   }
 }
 
+}  // namespace delta
+}  // namespace pathctl
+
 #define PATHCTL_DELTA(SUFFIX, T)                                                                   \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)                                   \
-      delta_##SUFFIX(const long long* offsets, const int* targets, const T* weights, int n,       \
-                     const int* sources, int numSources, double delta, T* dist, T* predist,       \
-                     u8* flags) {                                                                 \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)                                    \
+      delta_##SUFFIX(const long long* offsets, const int* targets, const T* weights, int n,        \
+                     const int* sources, int numSources, double delta, T* dist, T* predist,        \
+                     u8* flags) {                                                                  \
+    using namespace pathctl;                                                                       \
     Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                                       \
-    for (int i = blockIdx.x; i < numSources; i += gridDim.x) {                                     \
-      __syncthreads();                                                                             \
+    forEachSource(numSources, [&](int i) {                                                         \
       u8* f = rowOf(flags, i, 2 * n);                                                              \
-      deltaSource<T>(g, sources[i], delta, rowOf(dist, i, n), rowOf(predist, i, n), f, f + n);     \
-    }                                                                                              \
+      delta::source<T>(g, sources[i], delta, rowOf(dist, i, n), rowOf(predist, i, n), f, f + n);   \
+    });                                                                                            \
   }
 
 PATHCTL_DELTA(i32, int)

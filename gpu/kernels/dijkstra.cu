@@ -18,19 +18,23 @@
 // - Predecessors are not tracked here; predecessors.cu derives them after.
 #include "common.cuh"
 
+namespace pathctl {
+namespace dijkstra {
+
 template <typename T>
-__device__ void dijkstraSource(const Graph<T>& g, int s, T* dist, T* predist, u8* changed) {
+__device__ void source(const Graph<T>& g, int s, T* dist, T* predist, u8* changed) {
   const T inf = DistTraits<T>::inf();
-  for (int v = threadIdx.x; v < g.n; v += blockDim.x) {
+  forOwnVertices(g.n, [&](int v) {
     T d = (v == s) ? T(0) : inf;
     dist[v] = d;
     predist[v] = d;
     changed[v] = (v == s);
-  }
+  });
   __syncthreads();
-  for (;;) {
-    for (int u = threadIdx.x; u < g.n; u += blockDim.x) {
-      if (!changed[u]) continue;
+  untilStable([&] {
+    // Relax: the out-arcs of every vertex that changed, into predist.
+    forOwnVertices(g.n, [&](int u) {
+      if (!changed[u]) return;
       changed[u] = 0;
       const T du = dist[u];
       for (long long e = g.offsets[u]; e < g.offsets[u + 1]; e++) {
@@ -38,31 +42,35 @@ __device__ void dijkstraSource(const Graph<T>& g, int s, T* dist, T* predist, u8
         const T nd = du + g.weights[e];
         if (nd < loadVolatile(predist + v)) atomicMinNonNegative(predist + v, nd);
       }
-    }
+    });
     __syncthreads();
+    // Fold: predist into dist, marking what changed.
     int any = 0;
-    for (int u = threadIdx.x; u < g.n; u += blockDim.x) {
+    forOwnVertices(g.n, [&](int u) {
       const T p = predist[u];
       if (p < dist[u]) {
         dist[u] = p;
         changed[u] = 1;
         any = 1;
       }
-    }
-    if (!__syncthreads_or(any)) break;
-  }
+    });
+    return any;
+  });
 }
 
+}  // namespace dijkstra
+}  // namespace pathctl
+
 #define PATHCTL_DIJKSTRA(SUFFIX, T)                                                              \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)                                 \
-      dijkstra_##SUFFIX(const long long* offsets, const int* targets, const T* weights, int n, \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)                                  \
+      dijkstra_##SUFFIX(const long long* offsets, const int* targets, const T* weights, int n,   \
                         const int* sources, int numSources, T* dist, T* predist, u8* changed) {  \
+    using namespace pathctl;                                                                     \
     Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                                     \
-    for (int i = blockIdx.x; i < numSources; i += gridDim.x) {                                   \
-      __syncthreads();                                                                           \
-      dijkstraSource<T>(g, sources[i], rowOf(dist, i, n), rowOf(predist, i, n),                  \
-                        rowOf(changed, i, n));                                                   \
-    }                                                                                            \
+    forEachSource(numSources, [&](int i) {                                                       \
+      dijkstra::source<T>(g, sources[i], rowOf(dist, i, n), rowOf(predist, i, n),                \
+                          rowOf(changed, i, n));                                                 \
+    });                                                                                          \
   }
 
 PATHCTL_DIJKSTRA(i32, int)

@@ -17,12 +17,16 @@
 // - Predecessors are not tracked here; predecessors.cu derives them after.
 #include "common.cuh"
 
+namespace pathctl {
+namespace edge {
+
 template <typename T>
-__device__ void edgeSource(const Graph<T>& g, int s, T* dist) {
+__device__ void source(const Graph<T>& g, int s, T* dist) {
   const T inf = DistTraits<T>::inf();
-  for (int v = threadIdx.x; v < g.n; v += blockDim.x) dist[v] = (v == s) ? T(0) : inf;
+  forOwnVertices(g.n, [&](int v) { dist[v] = (v == s) ? T(0) : inf; });
   __syncthreads();
-  for (;;) {
+  untilStable([&] {
+    // Relax every arc once, threads striding over the arcs.
     int any = 0;
     for (long long e = threadIdx.x; e < g.m; e += blockDim.x) {
       const T du = loadVolatile(dist + g.arcSources[e]);
@@ -31,19 +35,20 @@ __device__ void edgeSource(const Graph<T>& g, int s, T* dist) {
       const T nd = du + g.weights[e];
       if (nd < loadVolatile(dist + v) && atomicMinNonNegative(dist + v, nd)) any = 1;
     }
-    if (!__syncthreads_or(any)) break;
-  }
+    return any;
+  });
 }
 
+}  // namespace edge
+}  // namespace pathctl
+
 #define PATHCTL_EDGE(SUFFIX, T)                                                                    \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)                                   \
-      edge_##SUFFIX(const int* arcSources, const int* targets, const T* weights, long long m,     \
-                    int n, const int* sources, int numSources, T* dist) {                         \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)                                    \
+      edge_##SUFFIX(const int* arcSources, const int* targets, const T* weights, long long m,      \
+                    int n, const int* sources, int numSources, T* dist) {                          \
+    using namespace pathctl;                                                                       \
     Graph<T> g = {nullptr, targets, weights, arcSources, n, m};                                    \
-    for (int i = blockIdx.x; i < numSources; i += gridDim.x) {                                     \
-      __syncthreads();                                                                             \
-      edgeSource<T>(g, sources[i], rowOf(dist, i, n));                                             \
-    }                                                                                              \
+    forEachSource(numSources, [&](int i) { edge::source<T>(g, sources[i], rowOf(dist, i, n)); });  \
   }
 
 PATHCTL_EDGE(i32, int)

@@ -29,6 +29,9 @@
 #pragma once
 #include "common.cuh"
 
+namespace pathctl {
+namespace labelcorrecting {
+
 template <typename T>
 struct PlainCells {
   T* dist;
@@ -73,42 +76,47 @@ struct PackedCells {
   }
 };
 
-// labelCorrectingSource runs the loop for source s. UnitWeights ignores
-// g.weights and counts hops. status receives 1 on a negative cycle.
+// source runs the loop for source s. UnitWeights ignores g.weights and
+// counts hops. status receives 1 on a negative cycle.
 template <typename T, bool UnitWeights, class Cells>
-__device__ void labelCorrectingSource(const Graph<T>& g, int s, Cells cells, u8* cur, u8* next, int* status) {
+__device__ void source(const Graph<T>& g, int s, Cells cells, u8* cur, u8* next, int* status) {
   const T inf = DistTraits<T>::inf();
-  for (int v = threadIdx.x; v < g.n; v += blockDim.x) {
+  forOwnVertices(g.n, [&](int v) {
     cells.init(v, (v == s) ? T(0) : inf);
     cur[v] = (v == s);
     next[v] = 0;
-  }
+  });
   __syncthreads();
-  int cycle = 0;
-  for (long long round = 1;; round++) {
-    int any = 0;
-    for (int u = threadIdx.x; u < g.n; u += blockDim.x) {
-      if (!cur[u]) continue;
-      cur[u] = 0;
-      const T du = cells.load(u);
-      for (long long e = g.offsets[u]; e < g.offsets[u + 1]; e++) {
-        const int v = g.targets[e];
-        const T nd = du + (UnitWeights ? T(1) : g.weights[e]);
-        if (cells.relax(v, nd, u)) {
-          next[v] = 1;
-          any = 1;
-        }
-      }
-    }
-    u8* t = cur;
-    cur = next;
-    next = t;
-    if (!__syncthreads_or(any)) break;
-    if (round >= g.n) {
-      cycle = 1;
-      break;
-    }
-  }
-  if (threadIdx.x == 0) *status = cycle;
-  for (int v = threadIdx.x; v < g.n; v += blockDim.x) cells.finish(v);
+  long long round = 0;
+  const bool cycle = untilStable(
+      [&] {
+        round++;
+        // Relax: the out-arcs of the vertices that changed in the last
+        // round.
+        int any = 0;
+        forOwnVertices(g.n, [&](int u) {
+          if (!cur[u]) return;
+          cur[u] = 0;
+          const T du = cells.load(u);
+          for (long long e = g.offsets[u]; e < g.offsets[u + 1]; e++) {
+            const int v = g.targets[e];
+            const T nd = du + (UnitWeights ? T(1) : g.weights[e]);
+            if (cells.relax(v, nd, u)) {
+              next[v] = 1;
+              any = 1;
+            }
+          }
+        });
+        u8* t = cur;
+        cur = next;
+        next = t;
+        return any;
+      },
+      // Something changed in round n: a negative cycle.
+      [&] { return round >= g.n; });
+  if (threadIdx.x == 0) *status = cycle ? 1 : 0;
+  forOwnVertices(g.n, [&](int v) { cells.finish(v); });
 }
+
+}  // namespace labelcorrecting
+}  // namespace pathctl

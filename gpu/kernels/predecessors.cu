@@ -15,8 +15,11 @@
 // level is an int32 row per source (the Go side lends the predist buffer).
 #include "common.cuh"
 
+namespace pathctl {
+namespace predecessors {
+
 template <typename T>
-__device__ void predecessorsSource(const Graph<T>& g, int s, const T* dist, int* level, int* pred) {
+__device__ void source(const Graph<T>& g, int s, const T* dist, int* level, int* pred) {
   const int noPred = 0x7fffffff;
   for (int v = threadIdx.x; v < g.n; v += blockDim.x) {
     level[v] = (v == s) ? 0 : -1;
@@ -49,16 +52,19 @@ __device__ void predecessorsSource(const Graph<T>& g, int s, const T* dist, int*
   }
 }
 
+}  // namespace predecessors
+}  // namespace pathctl
+
 #define PATHCTL_PREDECESSORS(SUFFIX, T)                                                            \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) predecessors_##SUFFIX(            \
-      const long long* offsets, const int* targets, const T* weights, int n, const int* sources,  \
-      int numSources, const T* dist, int* level, int* pred) {                                     \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) predecessors_##SUFFIX(             \
+      const long long* offsets, const int* targets, const T* weights, int n, const int* sources,   \
+      int numSources, const T* dist, int* level, int* pred) {                                      \
+    using namespace pathctl;                                                                       \
     Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                                       \
-    for (int i = blockIdx.x; i < numSources; i += gridDim.x) {                                     \
-      __syncthreads();                                                                             \
-      predecessorsSource<T>(g, sources[i], rowOf(dist, i, n), rowOf(level, i, n),                  \
-                            rowOf(pred, i, n));                                                    \
-    }                                                                                              \
+    forEachSource(numSources, [&](int i) {                                                         \
+      predecessors::source<T>(g, sources[i], rowOf(dist, i, n), rowOf(level, i, n),                \
+                              rowOf(pred, i, n));                                                  \
+    });                                                                                            \
   }
 
 PATHCTL_PREDECESSORS(i32, int)

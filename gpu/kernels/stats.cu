@@ -20,6 +20,9 @@
 // bits, but a run always gives the same bits.
 #include "common.cuh"
 
+namespace pathctl {
+namespace stats {
+
 template <typename T> struct StatsSum { typedef u64 type; };
 template <> struct StatsSum<float> { typedef double type; };
 template <> struct StatsSum<double> { typedef double type; };
@@ -28,7 +31,7 @@ __device__ __forceinline__ u64 statsBits(u64 v) { return v; }
 __device__ __forceinline__ u64 statsBits(double v) { return (u64)__double_as_longlong(v); }
 
 template <typename T>
-__device__ void statsSource(const T* dist, int n, int s, u64* out) {
+__device__ void source(const T* dist, int n, int s, u64* out) {
   typedef typename StatsSum<T>::type S;
   __shared__ long long reachS[PATHCTL_THREADS];
   __shared__ T eccS[PATHCTL_THREADS];
@@ -71,13 +74,16 @@ __device__ void statsSource(const T* dist, int n, int s, u64* out) {
   }
 }
 
+}  // namespace stats
+}  // namespace pathctl
+
 #define PATHCTL_STATS(SUFFIX, T)                                                                    \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)                                    \
-      stats_##SUFFIX(const T* dist, int n, const int* sources, int numSources, u64* out) {        \
-    for (int i = blockIdx.x; i < numSources; i += gridDim.x) {                                     \
-      __syncthreads();                                                                             \
-      statsSource<T>(rowOf(dist, i, n), n, sources[i], out + 4 * (size_t)i);                      \
-    }                                                                                              \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)                                     \
+      stats_##SUFFIX(const T* dist, int n, const int* sources, int numSources, u64* out) {          \
+    using namespace pathctl;                                                                        \
+    forEachSource(numSources, [&](int i) {                                                          \
+      stats::source<T>(rowOf(dist, i, n), n, sources[i], out + 4 * (size_t)i);                      \
+    });                                                                                             \
   }
 
 PATHCTL_STATS(i32, int)

@@ -11,8 +11,11 @@
 // them up. Bits past count are zero.
 #include "common.cuh"
 
+namespace pathctl {
+namespace validity {
+
 template <typename T>
-__device__ void validityRun(const T* d, u64 count, u32* bits, u64* partials) {
+__device__ void run(const T* d, u64 count, u32* bits, u64* partials) {
   __shared__ u64 nullsS;
   if (threadIdx.x == 0) nullsS = 0;
   __syncthreads();
@@ -39,10 +42,13 @@ __device__ void validityRun(const T* d, u64 count, u32* bits, u64* partials) {
   if (threadIdx.x == 0) partials[blockIdx.x] = nullsS;
 }
 
+}  // namespace validity
+}  // namespace pathctl
+
 #define PATHCTL_VALIDITY(SUFFIX, T)                                                     \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)                        \
-      validity_##SUFFIX(const T* d, u64 count, u32* bits, u64* partials) {            \
-    validityRun<T>(d, count, bits, partials);                                          \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)                         \
+      validity_##SUFFIX(const T* d, u64 count, u32* bits, u64* partials) {              \
+    pathctl::validity::run<T>(d, count, bits, partials);                                \
   }
 
 PATHCTL_VALIDITY(i32, int)
