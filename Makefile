@@ -60,7 +60,7 @@ gpu-test: build
 	printf '#!/usr/bin/env bash\n# Runs the GPU suites from their package directories (they read testdata).\nset -eu\ncd "$$(dirname "$$0")/.."\n(cd gpu && ../bin/gpu.test -test.count=1 "$$@")\n(cd pipeline && ../bin/pipeline.test -test.count=1 "$$@")\n' > bin/gpu-test.sh
 	chmod +x bin/gpu-test.sh
 
-$(VENV)/.installed: python/pyproject.toml python/requirements-test.txt bench/requirements.txt
+$(VENV)/.installed: VERSION python/setup.py python/pyproject.toml python/requirements-test.txt bench/requirements.txt
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r python/requirements-test.txt -r bench/requirements.txt

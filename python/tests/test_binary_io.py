@@ -178,3 +178,14 @@ def test_unused_weight_column_warns():
         pathctl.apsp(edges)
     text = str(record[0].message)
     assert "--" not in text, text  # weight_col=..., not --weight-col
+
+
+# --- one version ----------------------------------------------------------------
+
+def test_package_and_binary_share_the_version_file():
+    from conftest import REPO
+
+    want = (REPO / "VERSION").read_text().strip()
+    assert pathctl.__version__ == want
+    got = pathctl.info()["version"]
+    assert got == want, f"the binary says {got}: build it with `make build`, which links VERSION in"
