@@ -9,8 +9,8 @@ import logging
 import os
 import shutil
 import subprocess
-import tempfile
 import sys
+import tempfile
 import threading
 import warnings
 import weakref
@@ -175,7 +175,11 @@ class Run:
         if with_predecessors:
             args.append("--with-predecessors")
         if vertices is not None:
-            args += ["--vertices", self._write_vertex_table(vertices)]
+            id_type = None
+            if not isinstance(self._input, PathInput):
+                id_type = self._input.schema.field(options.get("src_col") or "src").type \
+                    if (options.get("src_col") or "src") in self._input.schema.names else None
+            args += ["--vertices", self._write_vertex_table(vertices, id_type)]
         if vertices_out:
             self.vertices_path = os.path.join(self._tmpdir, "vertices.arrow")
             args += ["--vertices-out", self.vertices_path]
@@ -215,14 +219,20 @@ class Run:
             self._feed_thread.start()
         self._done = False
 
-    def _write_vertex_table(self, vertices: Any) -> str:
+    def _write_vertex_table(self, vertices: Any, id_type: Optional[pa.DataType]) -> str:
         """The vertex set as an Arrow IPC file of one column, ``vertex``,
-        for --vertices (the same shape --vertices-out writes)."""
+        for --vertices (the same shape --vertices-out writes), in the edges'
+        id type where it is known and the ids convert to it exactly."""
         try:
             ids = vertex_array(vertices)
         except (TypeError, ValueError, pa.ArrowException) as exc:
             self.cleanup()
             raise _errors.InvalidInputError(f"vertices: {exc}") from exc
+        if id_type is not None and ids.type != id_type:
+            try:
+                ids = ids.cast(id_type)  # safe: an id that does not fit stays as given
+            except (pa.ArrowException, NotImplementedError):
+                pass
         path = os.path.join(self._tmpdir, "vertices-in.arrow")
         table = pa.table({"vertex": ids})
         with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:

@@ -95,11 +95,14 @@ def test_vertices_keyword_writes_one_id_column(tmp_path):
     binary.write_text(RECORDER.format(python=sys.executable, seen=str(seen), real=_binary()))
     binary.chmod(0o755)
     binary = str(binary)
-    for given, want in [([4, 1, 2], pa.array([4, 1, 2], pa.int64())),
-                        (np.array([7, 8], dtype=np.int32), pa.array([7, 8], pa.int32())),
-                        (pa.array(["a", "b"]), pa.array(["a", "b"])),
-                        (range(3), pa.array([0, 1, 2], pa.int64()))]:
-        pathctl.apsp(small(), vertices=given, binary=binary)
+    int32_edges = small().cast(pa.schema([("src", pa.int32()), ("dst", pa.int32())]))
+    for edges, given, want in [
+            (small(), [4, 1, 2], pa.array([4, 1, 2], pa.int64())),
+            (small(), np.array([7, 8], dtype=np.int32), pa.array([7, 8], pa.int64())),  # the edges' type
+            (int32_edges, [7, 8], pa.array([7, 8], pa.int32())),
+            (small(), pa.array(["a", "b"]), pa.array(["a", "b"])),  # not ids of this type: as given
+            (small(), range(3), pa.array([0, 1, 2], pa.int64()))]:
+        pathctl.apsp(edges, vertices=given, binary=binary)
         args = (seen / "args").read_text().splitlines()
         assert "--vertices" in args
         with pa.memory_map(str(seen / "vertices.arrow")) as src:
