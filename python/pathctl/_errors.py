@@ -137,25 +137,42 @@ _SWITCH_KEYWORDS = {
     "with-predecessors": "with_predecessors=True",
 }
 _LEADING_FLAG = re.compile(r"^--([a-z][a-z0-9-]*): (.*)$", re.DOTALL)
-_NUMBER = re.compile(r"^-?[0-9][0-9_.]*$")
-# --flag, then optionally a value: "=v", " v", ' "v"' (a bare value ends
-# before whitespace, a comma, a semicolon, a closing parenthesis or a
-# sentence's final full stop).
+# --flag, then perhaps its value: "=v", " v" or ' "v"' (a bare token ends
+# before whitespace, a comma, a semicolon, a colon, a closing parenthesis or
+# a sentence's final full stop). Whether the token is a value or the next
+# word of the sentence is for _is_value to say.
 _FLAG = re.compile(
     r'--(?P<flag>[a-z][a-z0-9-]*)'
-    r'(?:(?P<sep>[ =])(?P<value>"[^"]*"|(?!-)[^\s,;)]+?)(?=[\s,;)]|\.(?:\s|$)|$))?')
+    r'(?:(?P<sep>[ =])(?P<value>"[^"]*"|(?!--)[^\s,;:)]+?)(?=[\s,;:)]|\.(?:\s|$)|$))?')
+# Bare words that are values of the CLI's flags (algorithms, layouts,
+# engines, distance types, formats); any other plain lowercase word after a
+# flag is the sentence going on ("--weight-col and --unweighted ...").
+_VALUE_WORDS = frozenset(
+    "dijkstra delta edge bfs bfs-level bellman-ford auto pairs matrix stats cpu gpu "
+    "int32 int64 float32 float64 csv tsv parquet arrow arrows gr".split())
+
+
+def _is_value(sep: str, token: str) -> bool:
+    if sep == "=" or token.startswith('"') or token in _VALUE_WORDS:
+        return True
+    if token[0].isdigit() or token[0] == "-" or token.isupper():  # 1GiB, -1; NAME, FILE
+        return True
+    return not token.isalpha()  # a path, a hyphenated name: not an English word
 
 
 def _python_flag(m: "re.Match[str]") -> str:
-    flag, value = m.group("flag"), m.group("value")
+    flag, sep, value = m.group("flag"), m.group("sep"), m.group("value")
+    rest = ""
+    if value is not None and not _is_value(sep, value):
+        rest, value = sep + value, None
     if flag in _SWITCH_KEYWORDS:
-        return _SWITCH_KEYWORDS[flag] + (m.group("sep") + value if value is not None else "")
+        return _SWITCH_KEYWORDS[flag] + (sep + value if value is not None else "") + rest
     if flag in _VALUE_KEYWORDS:
         name = _VALUE_KEYWORDS[flag]
         if value is None:
-            return name
-        if value.startswith('"') or _NUMBER.match(value):
-            return f"{name}={value}"
+            return name + rest
+        if value.startswith('"') or value[0].isdigit() or value[0] == "-" or value.isupper():
+            return f"{name}={value}"  # quoted, a number, or a placeholder such as NAME
         return f'{name}="{value}"'
     return m.group(0)
 

@@ -185,6 +185,10 @@ class Run:
             args += ["--vertices-out", self.vertices_path]
         for name, flag in _VALUE_FLAGS.items():
             value = options.get(name)
+            if name == "weight_col" and options.get("unweighted"):
+                # unweighted=True counts hops whatever weight_col says (the
+                # CLI refuses the two flags together).
+                continue
             if value is not None:
                 args += [flag, str(value)]
         for name, flag in _BOOL_FLAGS.items():

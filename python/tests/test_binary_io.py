@@ -131,18 +131,18 @@ def test_isolated_vertices_appear_unreachable():
 
 # --- notes and warnings --------------------------------------------------------
 
-NOTE = ('pathctl: warning: column "minutes" is numeric but not the weight; pass --weight-col minutes '
-        'to use it, or --unweighted to count hops')
+NOTE = ('pathctl: note: took column "minutes" as the edge weight (no column is named "weight"); '
+        '--weight-col NAME chooses the weight, --unweighted counts edges')
 
 
 def test_binary_warnings_become_user_warnings(tmp_path):
-    binary = wrapper(tmp_path, f"echo '{NOTE}' >&2\necho 'pathctl: note: a second line' >&2")
+    binary = wrapper(tmp_path, f"echo '{NOTE}' >&2\necho 'pathctl: warning: a second line' >&2")
     with pytest.warns(UserWarning) as record:
         table = pathctl.apsp(small(), binary=binary)
     assert table.num_rows > 0
     messages = [str(w.message) for w in record]
-    assert messages == ['column "minutes" is numeric but not the weight; pass weight_col="minutes" '
-                        'to use it, or unweighted=True to count hops', "a second line"]
+    assert messages == ['took column "minutes" as the edge weight (no column is named "weight"); '
+                        'weight_col=NAME chooses the weight, unweighted=True counts edges', "a second line"]
     # Attributed to the caller's line, not to pathctl's internals.
     assert record[0].filename == __file__
     # A stream warns too, once.

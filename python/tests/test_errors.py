@@ -159,9 +159,15 @@ def test_missing_file_is_a_public_class(tmp_path):
 def test_python_message_translates_flags():
     from pathctl._errors import python_message
 
-    assert python_message("warning: column \"minutes\" is ignored; pass --weight-col minutes "
-                          "or --unweighted.") == ('warning: column "minutes" is ignored; pass '
-                                                  'weight_col="minutes" or unweighted=True.')
+    # The CLI's note about the weight column, and a conflict it refuses.
+    assert python_message('took column "minutes" as the edge weight (no column is named "weight"); '
+                          '--weight-col NAME chooses the weight, --unweighted counts edges') == (
+        'took column "minutes" as the edge weight (no column is named "weight"); '
+        'weight_col=NAME chooses the weight, unweighted=True counts edges')
+    assert python_message("--weight-col and --unweighted cannot both be given") == \
+        "weight_col and unweighted=True cannot both be given"
+    assert python_message("--threads -1: want 0 or more") == "threads=-1: want 0 or more"
+    assert python_message('--layout "cube": want pairs') == 'layout="cube": want pairs'
     assert python_message("use --undirected, --mem=1024 or --layout stats") == \
         'use directed=False, mem=1024 or layout="stats"'
     assert python_message("--algo: graph: unknown algorithm \"x\"") == 'unknown algorithm "x"'
