@@ -91,7 +91,10 @@ def platform_wheel(pure: Path, binary: Path, goarch: str, out_dir: Path) -> Path
         records.append((script, _record_hash(data), len(data)))
         lines = [f"{path},{digest},{size}" for path, digest, size in records]
         lines.append(f"{record_name},,")
-        dst.writestr(record_name, "\n".join(lines) + "\n")
+        info = zipfile.ZipInfo(record_name, date_time=(2020, 1, 1, 0, 0, 0))
+        info.external_attr = (0o100644 << 16)
+        info.compress_type = zipfile.ZIP_DEFLATED
+        dst.writestr(info, "\n".join(lines) + "\n")
     tmp.replace(target)
     return target
 
