@@ -53,6 +53,13 @@ func readDelimited(r io.Reader, name, format string, opt ReadOptions) (*EdgeTabl
 		}
 		return strings.Join(q, ", ")
 	}
+	if opt.vertexTable {
+		col, err := vertexColumn(header, name, opt.SrcCol)
+		if err != nil {
+			return nil, err
+		}
+		opt.SrcCol, opt.DstCol = col, col
+	}
 	srcCol, dstCol, wCol := opt.srcCol(), opt.dstCol(), opt.weightCol()
 	srcIdx, dstIdx, wIdx := find(srcCol), find(dstCol), -1
 	for _, c := range []struct {
@@ -69,6 +76,23 @@ func readDelimited(r io.Reader, name, format string, opt ReadOptions) (*EdgeTabl
 			return nil, fmt.Errorf("arrowio: %s: no weight column %q in the header (columns: %s)", name, wCol, listed())
 		}
 	}
+	// Without a weight column named or called "weight", the other columns
+	// are candidates: a lone one is read as the weight while its values
+	// are numbers; several are named in a note when numeric.
+	var guess weightGuess
+	var candidates []int
+	if wIdx < 0 && opt.wantsGuess() {
+		for i := range header {
+			if i != srcIdx && i != dstIdx && !isIndexColumn(header[i]) {
+				candidates = append(candidates, i)
+			}
+		}
+		if len(candidates) == 1 {
+			wIdx, wCol = candidates[0], header[candidates[0]]
+			guess.column = wCol
+		}
+	}
+	firstRow := true
 	ids := &textIDs{intMode: true, allInt: true, srcKeys: []int64{}, dstKeys: []int64{}}
 	var weights textWeights
 	var lines lineMap
@@ -91,13 +115,29 @@ func readDelimited(r io.Reader, name, format string, opt ReadOptions) (*EdgeTabl
 		if err := ids.add(rec[dstIdx], 1, name, dstCol, line); err != nil {
 			return nil, err
 		}
-		if wIdx >= 0 {
-			if err := weights.add(rec[wIdx], name, wCol, line); err != nil {
-				return nil, err
+		if firstRow && len(candidates) > 1 {
+			for _, i := range candidates {
+				if looksNumeric(rec[i]) {
+					guess.unused = append(guess.unused, header[i])
+				}
 			}
 		}
+		if wIdx >= 0 {
+			if err := weights.add(rec[wIdx], name, wCol, line); err != nil {
+				if guess.column == "" {
+					return nil, err
+				}
+				// Not a weight column after all: text from the first row
+				// on says nothing; a later bad value is worth a note.
+				if !firstRow || looksNumeric(rec[wIdx]) {
+					guess.unused, guess.reason = []string{guess.column}, fmt.Sprintf("line %d holds %q", line, rec[wIdx])
+				}
+				guess.column, wIdx, weights = "", -1, textWeights{}
+			}
+		}
+		firstRow = false
 	}
-	t := &EdgeTable{Name: name}
+	t := &EdgeTable{Name: name, WeightGuessed: guess.column, WeightNote: guess.note(defaultWeightCol)}
 	if wIdx >= 0 {
 		t.Edges.IntWeights, t.Edges.Float64Weights = weights.ints, weights.floats
 		t.WeightType = arrow.PrimitiveTypes.Int64

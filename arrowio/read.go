@@ -46,16 +46,26 @@ type ReadOptions struct {
 	// is optional.
 	SrcCol, DstCol, WeightCol string
 	// Unweighted ignores any weight column: every edge weighs 1 (hop counts).
+	// Without it, and with no WeightCol, a table that has no column
+	// "weight" but exactly one numeric column besides the ids takes that
+	// one as the weight, and EdgeTable.WeightNote says so.
 	Unweighted bool
 	// Allocator holds the Arrow buffers while reading; nil means
 	// memory.DefaultAllocator. Nothing stays allocated after a read.
 	Allocator memory.Allocator
+
+	// vertexTable reads a vertex table (ReadVertices): SrcCol names its id
+	// column, or "" chooses it (see vertexColumn).
+	vertexTable bool
 }
+
+// defaultWeightCol is the weight column read when none is named.
+const defaultWeightCol = "weight"
 
 func (o *ReadOptions) srcCol() string { return orDefault(o.SrcCol, "src") }
 func (o *ReadOptions) dstCol() string { return orDefault(o.DstCol, "dst") }
 func (o *ReadOptions) weightCol() string {
-	return orDefault(o.WeightCol, "weight")
+	return orDefault(o.WeightCol, defaultWeightCol)
 }
 
 func (o *ReadOptions) allocator() memory.Allocator {
@@ -85,6 +95,15 @@ type EdgeTable struct {
 	WeightType arrow.DataType
 	// Name is the file name (or "-", or the stream name) used in messages.
 	Name string
+	// WeightGuessed is the column taken as the weight although
+	// ReadOptions did not name it (see ReadOptions.Unweighted); "" when
+	// the weight column was named, is called "weight", or there is none.
+	WeightGuessed string
+	// WeightNote, when not "", is one sentence for the user on how the
+	// weight was chosen without being named: the column taken, or the
+	// numeric columns left unused while distances count edges. Every
+	// surface shows it (the CLI on stderr as "pathctl: note: ...").
+	WeightNote string
 }
 
 // FormatFromPath returns the format of a file from its extension:

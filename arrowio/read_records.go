@@ -57,10 +57,14 @@ type columnSet struct {
 	kind                    idKind
 	idType                  arrow.DataType // Vertices.Type
 	unsignedOrder           bool           // int ids compared as uint64
+	guess                   weightGuess    // a weight column chosen without being named
 }
 
 func (c columnSet) fieldIndices() []int {
-	idx := []int{c.src, c.dst}
+	idx := []int{c.src}
+	if c.dst != c.src {
+		idx = append(idx, c.dst)
+	}
 	if c.weight >= 0 {
 		idx = append(idx, c.weight)
 	}
@@ -79,6 +83,13 @@ func columnNames(schema *arrow.Schema) string {
 }
 
 func findColumns(schema *arrow.Schema, name string, opt ReadOptions) (columnSet, error) {
+	if opt.vertexTable {
+		col, err := vertexColumn(fieldNames(schema), name, opt.SrcCol)
+		if err != nil {
+			return columnSet{}, err
+		}
+		opt.SrcCol, opt.DstCol = col, col
+	}
 	c := columnSet{weight: -1, srcName: opt.srcCol(), dstName: opt.dstCol(), wName: opt.weightCol()}
 	find := func(col string) (int, error) {
 		idx := schema.FieldIndices(col)
@@ -122,7 +133,15 @@ func findColumns(schema *arrow.Schema, name string, opt ReadOptions) (columnSet,
 		if opt.WeightCol != "" {
 			return c, fmt.Errorf("arrowio: %s: no weight column %q (columns: %s)", name, c.wName, columnNames(schema))
 		}
-		return c, nil
+		if !opt.wantsGuess() {
+			return c, nil
+		}
+		var w int
+		if w, c.guess = guessWeightField(schema, c.src, c.dst); w < 0 {
+			return c, nil
+		}
+		idx = []int{w}
+		c.wName = c.guess.column
 	}
 	c.weight = idx[0]
 	c.wType = schema.Field(c.weight).Type
@@ -291,7 +310,7 @@ func (a *edgeAccumulator) add(rec arrow.RecordBatch, row int64) error {
 }
 
 func (a *edgeAccumulator) finish() (*EdgeTable, error) {
-	t := &EdgeTable{Name: a.name}
+	t := &EdgeTable{Name: a.name, WeightGuessed: a.cols.guess.column, WeightNote: a.cols.guess.note(defaultWeightCol)}
 	if a.weighted {
 		t.WeightType = a.cols.wType
 		a.weights.setOn(&t.Edges)

@@ -288,11 +288,12 @@ func weightArray(t testing.TB, mem memory.Allocator, dt arrow.DataType, vals []f
 
 // records splits e into batches of at most batch rows with the given column
 // names and types (wType nil: no weight column). An extra "label" column
-// comes first so that the readers must find columns by name.
+// of text comes first so that the readers must find columns by name (a
+// numeric one would be taken as the weight of an unweighted table).
 func (e logicalEdges) records(t testing.TB, mem memory.Allocator, names [3]string, srcType, dstType, wType arrow.DataType, batch int) (*arrow.Schema, []arrow.RecordBatch) {
 	t.Helper()
 	fields := []arrow.Field{
-		{Name: "label", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "label", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: names[0], Type: srcType}, {Name: names[1], Type: dstType},
 	}
 	if wType != nil {
@@ -302,9 +303,9 @@ func (e logicalEdges) records(t testing.TB, mem memory.Allocator, names [3]strin
 	var recs []arrow.RecordBatch
 	for lo := 0; lo < len(e.src) || (lo == 0 && len(recs) == 0); lo += batch {
 		hi := min(len(e.src), lo+batch)
-		labels := make([]float64, hi-lo)
+		labels := make([]string, hi-lo)
 		cols := []arrow.Array{
-			weightArray(t, mem, arrow.PrimitiveTypes.Float64, labels),
+			idArray(t, mem, arrow.BinaryTypes.String, labels),
 			idArray(t, mem, srcType, e.src[lo:hi]), idArray(t, mem, dstType, e.dst[lo:hi]),
 		}
 		if wType != nil {

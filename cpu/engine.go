@@ -21,6 +21,14 @@ type Engine struct {
 	innerMinArcs int64
 }
 
+// The CPU engine plugs into the engine seam (graph/seam.go) as it is: its
+// runners name their kernel, and have no optional interface beside.
+var (
+	_ graph.Engine    = (*Engine)(nil)
+	_ graph.Runner    = (*runner[int32])(nil)
+	_ graph.Describer = (*runner[float64])(nil)
+)
+
 // Option configures an Engine.
 type Option func(*Engine)
 
@@ -79,7 +87,8 @@ type runner[D graph.Number] struct {
 }
 
 // Prepare checks g against req and returns a Runner for it. req.Algorithm
-// may be graph.Auto (see Resolve). Negative weights under an algorithm
+// may be graph.Auto: Prepare resolves it to one of the kernels of auto.go,
+// which the runner's Describe names (see Resolve). Negative weights under an algorithm
 // other than bellman-ford, bfs or bfs-level give a *graph.NegativeWeightError;
 // predecessors under bfs-level an error.
 func (e *Engine) Prepare(ctx context.Context, g *graph.CSR, req graph.Request) (graph.Runner, error) {
@@ -133,7 +142,7 @@ func (e *Engine) Resolve(g *graph.CSR, req graph.Request) string {
 	if req.Threads > 0 {
 		threads = req.Threads
 	}
-	return fmt.Sprintf("%s, sources spread over %d threads", r.(interface{ Describe() string }).Describe(), threads)
+	return fmt.Sprintf("%s, sources spread over %d threads", r.(graph.Describer).Describe(), threads)
 }
 
 func checkCSR(g *graph.CSR) error {

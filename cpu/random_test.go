@@ -7,20 +7,11 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/internal/ref"
 	"github.com/pathctl/pathctl/internal/testgraphs"
 )
-
-// randomSeed is fresh on every run and printed, so a failure can be replayed
-// by pasting it here.
-func randomSeed(t *testing.T) uint64 {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	return seed
-}
 
 type shape struct {
 	kind       testgraphs.WeightKind
@@ -58,7 +49,7 @@ func shapes() []shape {
 // (duplicate edges, zero weights, self-loops) against Floyd-Warshall, with
 // dyadic float weights so that sums are exact whatever their order.
 func TestRandomSmallAgainstFloydWarshall(t *testing.T) {
-	seed := randomSeed(t)
+	seed := testgraphs.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 10))
 	trials := 3
 	if testing.Short() {
@@ -103,7 +94,7 @@ func TestRandomSmallAgainstFloydWarshall(t *testing.T) {
 // (arbitrary float weights: every algorithm reaches the same fixpoint in
 // D's arithmetic) against the heap Dijkstra and BFS oracles.
 func TestRandomLargeAgainstDijkstra(t *testing.T) {
-	seed := randomSeed(t)
+	seed := testgraphs.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 11))
 	for _, sh := range shapes() {
 		n := 500 + rng.IntN(1500)
@@ -152,7 +143,7 @@ func TestRandomLargeAgainstDijkstra(t *testing.T) {
 // negative cycles (weights shifted by vertex potentials), and with a
 // planted negative cycle, the only one (other weights are large).
 func TestRandomNegative(t *testing.T) {
-	seed := randomSeed(t)
+	seed := testgraphs.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 12))
 	trials := 6
 	if testing.Short() {
@@ -302,7 +293,7 @@ func firstDiff(a, b []float64) int {
 // bucket-queue limit (and zeros), where a bucket walk meets long runs of
 // empty buckets, against ref.Dijkstra.
 func TestRandomLongPaths(t *testing.T) {
-	seed := randomSeed(t)
+	seed := testgraphs.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 13))
 	n := 3000
 	e := &graph.Edges{NumVertices: n}

@@ -49,8 +49,7 @@ func randomCase(seed uint64, n, m int, float bool) testgraphs.Case {
 func TestRandomAgainstReference(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testgraphs.Seed(t)
 	ts := startServer(t, Config{Allocator: mem, MaxBatchBytes: 4 << 10})
 	cl := dial(t, ts.addr)
 	ctx := context.Background()

@@ -159,7 +159,7 @@ func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetS
 	}
 	w := flight.NewRecordWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
 	defer w.Close()
-	sum, err := pipeline.Run(ctx, g, opt, func(rec arrow.Record) error {
+	sum, err := pipeline.Run(ctx, g, opt, func(rec arrow.RecordBatch) error {
 		ci.rows.Add(rec.NumRows())
 		return sendSliced(w, rec, int64(s.cfg.MaxBatchBytes))
 	})
@@ -177,7 +177,7 @@ func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetS
 // sendSliced writes rec, cut into row slices of about maxBytes each so that
 // every message fits the clients' limits. A single row larger than maxBytes
 // goes alone.
-func sendSliced(w *flight.Writer, rec arrow.Record, maxBytes int64) error {
+func sendSliced(w *flight.Writer, rec arrow.RecordBatch, maxBytes int64) error {
 	rows := rec.NumRows()
 	size := recordBytes(rec)
 	if size <= maxBytes || rows <= 1 {
@@ -197,7 +197,7 @@ func sendSliced(w *flight.Writer, rec arrow.Record, maxBytes int64) error {
 }
 
 // recordBytes is the size of rec's buffers (slices count whole buffers).
-func recordBytes(rec arrow.Record) int64 {
+func recordBytes(rec arrow.RecordBatch) int64 {
 	var n int64
 	for _, col := range rec.Columns() {
 		n += dataBytes(col.Data())

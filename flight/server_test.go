@@ -83,7 +83,7 @@ func directRun(t testing.TB, c testgraphs.Case, q Query) (*arrow.Schema, []arrow
 		t.Fatal(err)
 	}
 	var got []arrow.RecordBatch
-	if _, err := pipeline.Run(context.Background(), g, opt, func(r arrow.Record) error {
+	if _, err := pipeline.Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
 		r.Retain()
 		got = append(got, r)
 		return nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/gpu/internal/plan"
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/internal/ref"
 )
@@ -42,8 +43,9 @@ func suiteGraphs(b testing.TB) map[string]*graph.CSR {
 
 // BenchmarkBatchedSuite runs every source of each graph as one block (as
 // the pipeline does when the device holds it) through the batched kernel,
-// with and without the breadth-first source order, and reports the kernel
-// time; the "trace" variant prints the work of every round.
+// in each configuration of PATHCTL_BATCHED_VARIANTS (suiteVariant), and
+// reports the kernel time; a "trace" variant prints the work of every
+// round.
 func BenchmarkBatchedSuite(b *testing.B) {
 	e, err := New()
 	if err != nil {
@@ -64,64 +66,17 @@ func BenchmarkBatchedSuite(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		r, err := e.Prepare(context.Background(), g, graph.Request{Algorithm: Batched})
-		if err != nil {
-			b.Fatal(err)
-		}
-		out := graph.NewBlock(sources, n, r.DistType(), false)
+		out := graph.NewBlock(sources, n, g.Type, false)
 		for _, variant := range strings.Split(os.Getenv("PATHCTL_BATCHED_VARIANTS"), ",") {
 			b.Run(fmt.Sprintf("%s/n=%d/m=%d/%s", name, n, g.NumEdges(), variant), func(b *testing.B) {
-				// A variant is dash-separated words: trace, cluster or bfs (the
-				// source order, else the block's), noleaves (every source in the kernel but for
-				// minimums), nomins (no minimum derivations), serial (clusters on one core), phases=X/Y (later phases' cumulative shares), seeds=X (batchedSeeds, also on meshes), sparse=X (batchedSparse), step=X (batchedDeltaScale,
-				// also on graphs that do not look like meshes).
-				defer func(o string, s float64, m, l, mins bool, seeds float64, meshes bool, chunk, sparse int, phases, weighted []float64) {
-					batchedOrder, batchedDeltaScale, batchedMeshOnly, batchedLeaves, batchedMins, batchedSparse = o, s, m, l, mins, sparse
-					batchedSeeds, batchedSeedsMeshes, clusterChunk, batchedPhases, batchedPhasesWeighted = seeds, meshes, chunk, phases, weighted
-				}(batchedOrder, batchedDeltaScale, batchedMeshOnly, batchedLeaves, batchedMins, batchedSeeds, batchedSeedsMeshes, clusterChunk, batchedSparse, batchedPhases, batchedPhasesWeighted)
-				batchedOrder, batchedLeaves, batchedMins = "", true, true
-				for _, word := range strings.Split(variant, "-") {
-					switch {
-					case word == "cluster" || word == "bfs":
-						batchedOrder = word
-					case word == "noleaves":
-						batchedLeaves = false
-					case word == "nomins":
-						batchedMins = false
-					case word == "serial":
-						clusterChunk = math.MaxInt32
-					case strings.HasPrefix(word, "seeds="):
-						if batchedSeeds, err = strconv.ParseFloat(word[6:], 64); err != nil {
-							b.Fatal(err)
-						}
-						batchedSeedsMeshes = true
-					case word == "phases=": // two phases
-						batchedPhases, batchedPhasesWeighted = nil, nil
-					case strings.HasPrefix(word, "phases="): // later phases' cumulative shares, slash-separated
-						batchedPhases = nil
-						for _, f := range strings.Split(word[7:], "/") {
-							x, err := strconv.ParseFloat(f, 64)
-							if err != nil {
-								b.Fatal(err)
-							}
-							batchedPhases = append(batchedPhases, x)
-						}
-						batchedPhasesWeighted = batchedPhases
-					case strings.HasPrefix(word, "sparse="):
-						if batchedSparse, err = strconv.Atoi(word[7:]); err != nil {
-							b.Fatal(err)
-						}
-					case strings.HasPrefix(word, "step="):
-						if batchedDeltaScale, err = strconv.ParseFloat(word[5:], 64); err != nil {
-							b.Fatal(err)
-						}
-						batchedMeshOnly = false
-					}
+				cfg, err := suiteVariant(variant)
+				if err != nil {
+					b.Fatal(err)
 				}
+				var tot [6]uint64
+				rounds := 0
 				if strings.HasPrefix(variant, "trace") {
-					var tot [6]uint64
-					rounds := 0
-					batchedTrace = func(round int, c [6]uint64, d time.Duration) {
+					cfg.trace = func(round int, c [6]uint64, d time.Duration) {
 						rounds = round
 						for i := range tot {
 							tot[i] += c[i]
@@ -131,7 +86,13 @@ func BenchmarkBatchedSuite(b *testing.B) {
 								round, d.Seconds()*1e3, c[5], c[3], c[4], float64(c[4])/max(float64(c[3]), 1), c[0], c[1], c[2])
 						}
 					}
-					defer func() { batchedTrace = nil }()
+				}
+				r, err := e.prepare(context.Background(), g, graph.Request{Algorithm: Batched}, cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer r.Close()
+				if cfg.trace != nil {
 					for b.Loop() {
 						if err := r.Run(context.Background(), out); err != nil {
 							b.Fatal(err)
@@ -160,33 +121,60 @@ func BenchmarkBatchedSuite(b *testing.B) {
 				b.ReportMetric(kernel/float64(b.N)*1e3, "kernel-ms/op")
 			})
 		}
-		r.Close()
 	}
 }
 
-// BenchmarkBatchedPlan times the host side of a batched block of every
-// source (leaves, minimums, the phase split, ordering and seeds) on the
-// graphs of PATHCTL_BENCH_GRAPHS; it needs no GPU.
-func BenchmarkBatchedPlan(b *testing.B) {
-	for name, g := range suiteGraphs(b) {
-		src := make([]int32, g.NumVertices)
-		for i := range src {
-			src[i] = int32(i)
+// suiteVariant is the configuration a variant of BenchmarkBatchedSuite
+// names: dash-separated words over the default configuration with the
+// block's order: trace (count the work of every round), cluster or bfs
+// (the source order), noleaves (every source in the kernel but for
+// minimums), nomins (no minimum derivations), serial (clusters on one
+// core), phases=X/Y (later phases' cumulative shares; "phases=" runs two),
+// seeds=X (the first phase's share, also on meshes), sparse=X, step=X (the
+// threshold's scale, also on graphs that do not look like meshes).
+func suiteVariant(variant string) (batchedConfig, error) {
+	cfg := defaultBatchedConfig()
+	cfg.Order = plan.OrderBlock
+	var err error
+	for _, word := range strings.Split(variant, "-") {
+		switch {
+		case word == "cluster":
+			cfg.Order = plan.OrderCluster
+		case word == "bfs":
+			cfg.Order = plan.OrderRank
+		case word == "noleaves":
+			cfg.Leaves = false
+		case word == "nomins":
+			cfg.Mins = false
+		case word == "serial":
+			cfg.ClusterChunk = math.MaxInt32
+		case strings.HasPrefix(word, "seeds="):
+			if cfg.Seeds, err = strconv.ParseFloat(word[6:], 64); err != nil {
+				return cfg, err
+			}
+			cfg.SeedsOnMeshes = true
+		case word == "phases=": // two phases
+			cfg.Phases, cfg.PhasesWeighted = nil, nil
+		case strings.HasPrefix(word, "phases="): // later phases' cumulative shares, slash-separated
+			cfg.Phases = nil
+			for _, f := range strings.Split(word[7:], "/") {
+				x, err := strconv.ParseFloat(f, 64)
+				if err != nil {
+					return cfg, err
+				}
+				cfg.Phases = append(cfg.Phases, x)
+			}
+			cfg.PhasesWeighted = cfg.Phases
+		case strings.HasPrefix(word, "sparse="):
+			if cfg.Sparse, err = strconv.Atoi(word[7:]); err != nil {
+				return cfg, err
+			}
+		case strings.HasPrefix(word, "step="):
+			if cfg.DeltaScale, err = strconv.ParseFloat(word[5:], 64); err != nil {
+				return cfg, err
+			}
+			cfg.StepMeshesOnly = false
 		}
-		r := &Runner{g: g}
-		r.batchedGraph()
-		b.Run(name, func(b *testing.B) {
-			var p kernelSources
-			for b.Loop() {
-				p = batchedPlanFor(r, src)
-			}
-			b.ReportMetric(float64(len(p.sources)), "kernel-sources")
-			first := 0
-			if len(p.cuts) > 0 {
-				first = p.cuts[0]
-			}
-			b.ReportMetric(float64(first), "first-phase")
-			b.ReportMetric(float64(len(p.mins)), "minimums")
-		})
 	}
+	return cfg, cfg.Check()
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pathctl/pathctl/gen"
+	"github.com/pathctl/pathctl/gpu/internal/plan"
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/internal/ref"
 	"github.com/pathctl/pathctl/internal/testgraphs"
@@ -67,14 +68,14 @@ func checkBatched[D graph.Number](t *testing.T, e *Engine, g *graph.CSR, sources
 	t.Helper()
 	for _, c := range []struct {
 		withPred bool
-		step     float64   // Request.Delta: the threshold's step per round
-		scale    float64   // batchedDeltaScale when step is 0
-		order    string    // batchedOrder
-		leaves   bool      // batchedLeaves
-		mins     bool      // batchedMins
-		seeds    float64   // batchedSeeds, also on graphs that look like meshes
-		phases   []float64 // batchedPhases and batchedPhasesWeighted
-		sparse   int       // batchedSparse: expansions of at most this many lanes spread over arcs
+		step     float64    // Request.Delta: the threshold's step per round
+		scale    float64    // DeltaScale when step is 0
+		order    plan.Order // Order
+		leaves   bool       // Leaves
+		mins     bool       // Mins
+		seeds    float64    // Seeds, also on graphs that look like meshes
+		phases   []float64  // Phases and PhasesWeighted
+		sparse   int        // Sparse: expansions of at most this many lanes spread over arcs
 	}{
 		{false, 0, 0.5, "cluster", true, true, 0, nil, 8}, {true, 0, 0.5, "cluster", true, true, 0, nil, 8}, // the default but for seeds: a threshold on mesh-like graphs only
 		{false, 0.25, 0.5, "cluster", true, true, 0, nil, 32},              // a step below most weights: many rounds only wait; every expansion sparse
@@ -86,13 +87,10 @@ func checkBatched[D graph.Number](t *testing.T, e *Engine, g *graph.CSR, sources
 		{false, 0, 0, "", false, false, 0.3, nil, 0},                       // two phases alone, one lane per source
 		{false, 0, 0, "cluster", true, true, 0.2, []float64{0.5, 0.8}, 16}, // four phases
 	} {
-		defer func(s float64, o string, l, m bool, seeds float64, meshes bool, phases, weighted []float64, sparse int) {
-			batchedDeltaScale, batchedOrder, batchedLeaves, batchedMins, batchedSparse = s, o, l, m, sparse
-			batchedSeeds, batchedSeedsMeshes, batchedPhases, batchedPhasesWeighted = seeds, meshes, phases, weighted
-		}(batchedDeltaScale, batchedOrder, batchedLeaves, batchedMins, batchedSeeds, batchedSeedsMeshes, batchedPhases, batchedPhasesWeighted, batchedSparse)
-		batchedDeltaScale, batchedOrder, batchedLeaves, batchedMins, batchedSparse = c.scale, c.order, c.leaves, c.mins, c.sparse
-		batchedSeeds, batchedSeedsMeshes, batchedPhases, batchedPhasesWeighted = c.seeds, c.seeds > 0, c.phases, c.phases
-		r, err := e.Prepare(context.Background(), g, graph.Request{Algorithm: Batched, WithPredecessors: c.withPred, Delta: c.step})
+		cfg := defaultBatchedConfig()
+		cfg.DeltaScale, cfg.Order, cfg.Leaves, cfg.Mins, cfg.Sparse = c.scale, c.order, c.leaves, c.mins, c.sparse
+		cfg.Seeds, cfg.SeedsOnMeshes, cfg.Phases, cfg.PhasesWeighted = c.seeds, c.seeds > 0, c.phases, c.phases
+		r, err := e.prepare(context.Background(), g, graph.Request{Algorithm: Batched, WithPredecessors: c.withPred, Delta: c.step}, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,6 +136,23 @@ func TestBatchedLeaves(t *testing.T) {
 			checkBatchedAgainstDijkstra(t, e, g, allVertices(g.NumVertices))
 		})
 	}
+}
+
+// undirectedGraph builds the undirected CSR of a generated edge list.
+func undirectedGraph(t *testing.T, el *gen.EdgeList, err error) *graph.CSR {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	edges, err := el.GraphEdges()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := graph.Build(edges, graph.BuildOptions{Undirected: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
 
 // TestBatchedRefusesNegativeWeights checks that the batched kernel, which
@@ -252,9 +267,6 @@ func BenchmarkBatchedStep(b *testing.B) {
 		b.Skip("no CUDA device: " + err.Error())
 	}
 	defer e.Close()
-	defer func(s float64) { batchedDeltaScale = s }(batchedDeltaScale)
-	batchedMeshOnly = false
-	defer func() { batchedMeshOnly = true }()
 	for _, bg := range benchGraphs[:2] {
 		g, err := graph.Build(bg.edges(), graph.BuildOptions{Undirected: bg.undirected})
 		if err != nil {
@@ -268,8 +280,9 @@ func BenchmarkBatchedStep(b *testing.B) {
 		}
 		for _, scale := range []float64{0, 0.25, 0.5, 1, 2} {
 			b.Run(fmt.Sprintf("%s/scale=%g", bg.name, scale), func(b *testing.B) {
-				batchedDeltaScale = scale
-				r, err := e.Prepare(context.Background(), g, graph.Request{Algorithm: Batched})
+				cfg := defaultBatchedConfig()
+				cfg.DeltaScale, cfg.StepMeshesOnly = scale, false
+				r, err := e.prepare(context.Background(), g, graph.Request{Algorithm: Batched}, cfg)
 				if err != nil {
 					b.Fatal(err)
 				}

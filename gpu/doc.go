@@ -1,7 +1,7 @@
 // Package gpu is the GPU engine of pathctl: a binding of the CUDA driver API
 // through purego (no cgo; the binary builds with CGO_ENABLED=0 and needs no
 // CUDA toolkit), the embedded kernel image compiled from kernels/*.cu, and an
-// Engine with the same seam as the CPU engine (pipeline.Engine).
+// Engine with the same seam as the CPU engine (graph.Engine, graph/seam.go).
 //
 // At run time the package dlopens libcuda.so.1 (then libcuda.so) and binds
 // the driver functions it uses by their exported names into one table. Probe
@@ -16,7 +16,8 @@
 // Every seed algorithm runs one thread block per source of a block of
 // sources (design.md, "Algorithms"); Batched, the kernel auto picks for
 // non-negative weights, relaxes each arc for 32 sources at once instead
-// (batched.go). The kernels' design is in the header comment of each
+// (batched.go; package gpu/internal/plan plans each block of it on the
+// host, without a GPU). The kernels' design is in the header comment of each
 // kernels/*.cu file. Rebuild the kernel image with kernels/build.sh after
 // changing a kernel source; a test fails when the image's recorded source
 // hash (kernels/kernels.sha256) no longer matches the sources.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"unsafe"
@@ -155,6 +156,15 @@ func (e *SymbolError) Error() string {
 	return fmt.Sprintf("gpu: %s lacks %s", e.Library, strings.Join(e.Missing, ", "))
 }
 
+// dlopenReason is dlopen's message for a failed open, or a sentence of
+// ours where it gave none.
+func dlopenReason(err error) string {
+	if err == nil || strings.TrimSpace(err.Error()) == "" {
+		return "could not be opened (dlopen gave no reason)"
+	}
+	return strings.TrimSpace(err.Error())
+}
+
 var (
 	driverOnce sync.Once
 	theDriver  *driver
@@ -173,14 +183,17 @@ func openDriver(names []string) (*driver, error) {
 	var tried []string
 	var handle uintptr
 	var lib string
+	// dlerror's message is per OS thread: stay on one from dlopen to it.
+	runtime.LockOSThread()
 	for _, name := range names {
 		h, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 		if err == nil {
 			handle, lib = h, name
 			break
 		}
-		tried = append(tried, fmt.Sprintf("%s: %v", name, err))
+		tried = append(tried, name+": "+dlopenReason(err))
 	}
+	runtime.UnlockOSThread()
 	if handle == 0 {
 		return nil, &LibraryError{Tried: tried}
 	}

@@ -45,6 +45,28 @@ func TestOpenDriverListsEveryNameTried(t *testing.T) {
 	}
 }
 
+// Every name tried carries its own reason, never an empty one (dlerror
+// read on another thread than dlopen's gave "tried libcuda.so.1: ;").
+func TestOpenDriverGivesEveryNameAReason(t *testing.T) {
+	names := []string{"libpathctl-no-such-driver.so.1", "libpathctl-no-such-driver.so"}
+	for range 20 {
+		_, err := openDriver(names)
+		var le *LibraryError
+		if !errors.As(err, &le) || len(le.Tried) != len(names) {
+			t.Fatalf("openDriver = %v, want a LibraryError with %d names", err, len(names))
+		}
+		for i, tried := range le.Tried {
+			name, reason, ok := strings.Cut(tried, ": ")
+			if !ok || name != names[i] || strings.TrimSpace(reason) == "" {
+				t.Fatalf("tried entry %q has no reason of its own", tried)
+			}
+		}
+	}
+	if got := dlopenReason(errors.New("")); got == "" {
+		t.Error("an empty dlopen error gives an empty reason")
+	}
+}
+
 // TestProbe runs everywhere: with a GPU it must describe one; without, it
 // must say why in one of the documented ways.
 func TestProbe(t *testing.T) {

@@ -14,10 +14,11 @@ import (
 // Engine runs shortest paths on one CUDA device. Close it when done: it
 // holds the device's context.
 //
-// Its methods match pipeline.Engine except that Prepare returns the concrete
-// *Runner (which satisfies pipeline.Runner): package pipeline imports this
-// one, so this one cannot name pipeline's types; pipeline wraps it in a
-// one-method adapter.
+// Its methods match graph.Engine except that Prepare returns the concrete
+// *Runner (which satisfies graph.Runner), whose Start and ComputeResident
+// return concrete types too: package pipeline adapts them to the engine
+// seam (graph/seam.go; gpu/seam.go lists what this package implements
+// itself).
 type Engine struct {
 	dev  *device
 	info DeviceInfo
@@ -115,12 +116,24 @@ func (e *Engine) Close() error {
 	return errors.Join(errs...)
 }
 
-// Prepare uploads g for runs of req. Negative weights are refused unless
-// req.Algorithm is bellman-ford (or counts hops, ignoring weights): the error
-// is a *graph.NegativeWeightError naming one such arc.
+// Prepare uploads g for runs of req. A req.Algorithm of graph.Auto is
+// resolved to a kernel here (auto.go), which the runner's Describe names.
+// Negative weights are refused unless req.Algorithm is bellman-ford (or
+// counts hops, ignoring weights): the error is a *graph.NegativeWeightError
+// naming one such arc.
 func (e *Engine) Prepare(ctx context.Context, g *graph.CSR, req graph.Request) (*Runner, error) {
+	return e.prepare(ctx, g, req, defaultBatchedConfig())
+}
+
+// prepare is Prepare with the batched kernel's configuration (tests and
+// benchmarks pass others than the default).
+func (e *Engine) prepare(ctx context.Context, g *graph.CSR, req graph.Request, batched batchedConfig) (*Runner, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	autoWhy := ""
+	if req.Algorithm == graph.Auto && g != nil {
+		req.Algorithm, autoWhy = chooseAlgorithm(g)
 	}
 	if err := checkRequest(g, req); err != nil {
 		return nil, err
@@ -131,7 +144,13 @@ func (e *Engine) Prepare(ctx context.Context, g *graph.CSR, req graph.Request) (
 		return nil, errClosed
 	}
 	e.mu.Unlock()
-	r := newRunner(e, g, req)
+	if req.Algorithm == Batched {
+		if err := batched.Check(); err != nil {
+			return nil, fmt.Errorf("gpu: batched: %w", err)
+		}
+	}
+	r := newRunner(e, g, req, batched)
+	r.autoWhy = autoWhy
 	r.adopt = e.takeResident(g)
 	uploads := r.adopt == nil
 	if err := e.dev.do(r.upload); err != nil {
@@ -148,7 +167,7 @@ func (e *Engine) Prepare(ctx context.Context, g *graph.CSR, req graph.Request) (
 
 func checkRequest(g *graph.CSR, req graph.Request) error {
 	if req.Algorithm == graph.Auto {
-		return errors.New("gpu: algorithm auto must be resolved before Prepare")
+		return errors.New("gpu: algorithm auto is resolved by Prepare, not run")
 	}
 	if _, ok := plans[req.Algorithm]; !ok {
 		return fmt.Errorf("gpu: unknown algorithm %q", req.Algorithm)

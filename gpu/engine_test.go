@@ -7,8 +7,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
-	"time"
 
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/internal/ref"
@@ -183,15 +183,7 @@ func pickSources(rng *rand.Rand, n int) []graph.VertexID {
 	return s
 }
 
-func newSeed(t *testing.T) *rand.Rand {
-	seed := uint64(time.Now().UnixNano())
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("random seed %d", seed)
-		}
-	})
-	return rand.New(rand.NewPCG(seed, 0x9a7c))
-}
+func newSeed(t *testing.T) *rand.Rand { return testgraphs.Rand(t, 0x9a7c) }
 
 // TestAlgorithmsAgainstOracles runs every algorithm on every distance type,
 // directed and undirected, with and without predecessors, on random graphs
@@ -468,7 +460,7 @@ func distAt(b *graph.Block, v int) float64 {
 }
 
 // TestRunnerErrors checks bad blocks and requests are refused with errors,
-// on a device.
+// on a device, and that auto is resolved by Prepare.
 func TestRunnerErrors(t *testing.T) {
 	e := openEngine(t)
 	g, err := graph.Build(&graph.Edges{NumVertices: 3, Src: []graph.VertexID{0, 1}, Dst: []graph.VertexID{1, 2}}, graph.BuildOptions{})
@@ -478,8 +470,13 @@ func TestRunnerErrors(t *testing.T) {
 	if _, err := e.Prepare(context.Background(), g, graph.Request{Algorithm: graph.BFSLevel, WithPredecessors: true}); err == nil {
 		t.Error("bfs-level with predecessors: no error")
 	}
-	if _, err := e.Prepare(context.Background(), g, graph.Request{Algorithm: graph.Auto}); err == nil {
-		t.Error("auto: no error")
+	if r, err := e.Prepare(context.Background(), g, graph.Request{Algorithm: graph.Auto}); err != nil {
+		t.Errorf("auto: %v", err)
+	} else {
+		if d := r.Describe(); !strings.HasPrefix(d, "auto: ") {
+			t.Errorf("auto runs %q, not named as auto's choice", d)
+		}
+		r.Close()
 	}
 	r, err := e.Prepare(context.Background(), g, graph.Request{Algorithm: graph.Dijkstra})
 	if err != nil {

@@ -8,17 +8,21 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pathctl/pathctl/gpu/internal/plan"
 	"github.com/pathctl/pathctl/graph"
 )
 
 // Runner runs the blocks of one request on a graph uploaded to the device.
-// It satisfies pipeline.Runner. Its methods may be called from any
+// It satisfies graph.Runner. Its methods may be called from any
 // goroutine; runs of one Runner do not overlap.
 type Runner struct {
 	e   *Engine
 	g   *graph.CSR
-	req graph.Request
+	req graph.Request // its Algorithm resolved: never graph.Auto
 	n   int
+	// autoWhy is why Prepare chose req.Algorithm for a request of
+	// graph.Auto; empty when the algorithm was asked for.
+	autoWhy string
 
 	distType graph.DistType // of the results
 	delta    float64        // bucket width of delta-stepping
@@ -54,11 +58,11 @@ type Runner struct {
 	kernelTime time.Duration // device time of the last Run's kernels
 	host       hostTimes     // host time of the last Run beside the kernels
 
-	// rank is the breadth-first rank of every vertex, by which the batched
-	// kernel groups a block's sources, and shape what its threshold reads
-	// of the graph (batched.go, batchedGraph); computed once.
-	rank  []int32
-	shape graphShape
+	// batched is how the batched kernel runs (batched.go), and planGraph
+	// what its plans read of the graph beside the arcs (the graph's shape
+	// and breadth-first rank), measured on the first batched block.
+	batched   batchedConfig
+	planGraph *plan.Graph
 	// blockSources are the sources of the block being computed, as
 	// uploaded to r.sources (the batched kernel plans on the host).
 	blockSources []graph.VertexID
@@ -116,8 +120,8 @@ func layoutOf(alg graph.Algorithm, t graph.DistType, withPred bool) layout {
 func never(graph.DistType) bool  { return false }
 func always(graph.DistType) bool { return true }
 
-func newRunner(e *Engine, g *graph.CSR, req graph.Request) *Runner {
-	r := &Runner{e: e, g: g, req: req, n: g.NumVertices, distType: g.Type}
+func newRunner(e *Engine, g *graph.CSR, req graph.Request, batched batchedConfig) *Runner {
+	r := &Runner{e: e, g: g, req: req, n: g.NumVertices, distType: g.Type, batched: batched, planGraph: plan.NewGraph(g)}
 	if req.Algorithm.CountsHops() {
 		r.distType = graph.DistInt32
 	}

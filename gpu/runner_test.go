@@ -40,7 +40,7 @@ func TestBytesPerSource(t *testing.T) {
 		{graph.BellmanFord, graph.DistFloat64, true, 8 + 2 + 4 + 4},
 	} {
 		g := smallCSR(t, []int64{1, 2, 3, 4}, tc.typ)
-		r := newRunner(nil, g, graph.Request{Algorithm: tc.alg, WithPredecessors: tc.pred})
+		r := newRunner(nil, g, graph.Request{Algorithm: tc.alg, WithPredecessors: tc.pred}, defaultBatchedConfig())
 		// The result rows are held twice: one set computing, one being
 		// copied out (overlap.go).
 		second := r.DistType().Size()

@@ -9,8 +9,9 @@ import (
 // spell it (design.md, "Algorithms").
 type Algorithm string
 
-// The algorithms. Every engine implements all of them except Auto, which the
-// pipeline resolves to one of the others (or to an engine's own faster kernel).
+// The algorithms. Every engine implements all of them. Auto is resolved by
+// each engine's Prepare, to one of the others or to a faster kernel of the
+// engine's own (cpu/auto.go, gpu/auto.go).
 const (
 	Dijkstra    Algorithm = "dijkstra"     // per-source label correcting with a changed flag and predist
 	Delta       Algorithm = "delta"        // delta-stepping: light edges inside a bucket, heavy edges once
@@ -50,8 +51,9 @@ func (a Algorithm) HasPredecessors() bool { return a != BFSLevel }
 
 // Request is what an engine is asked to compute for every block of a run.
 type Request struct {
-	// Algorithm is never Auto: the pipeline resolves it first. An engine
-	// may still substitute a faster kernel of its own when Kernel says so.
+	// Algorithm may be Auto: the engine's Prepare resolves it to a kernel
+	// of its own choosing (cpu/auto.go, gpu/auto.go), which the runner's
+	// Describe names. Any other name runs that algorithm's kernel.
 	Algorithm Algorithm
 	// WithPredecessors asks for Block.Pred.
 	WithPredecessors bool

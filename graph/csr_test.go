@@ -1,14 +1,17 @@
-package graph
+package graph_test
 
 import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/testgraphs"
 )
 
 // naiveArcs is the CSR builder's oracle: a map from (u,v) to the smallest
 // weight, self-loops dropped.
-func naiveArcs(e *Edges, undirected bool) map[[2]int32]float64 {
+func naiveArcs(e *graph.Edges, undirected bool) map[[2]int32]float64 {
 	arcs := map[[2]int32]float64{}
 	add := func(u, v int32, w float64) {
 		if u == v {
@@ -36,7 +39,7 @@ func naiveArcs(e *Edges, undirected bool) map[[2]int32]float64 {
 	return arcs
 }
 
-func csrArcs(t *testing.T, g *CSR) map[[2]int32]float64 {
+func csrArcs(t *testing.T, g *graph.CSR) map[[2]int32]float64 {
 	t.Helper()
 	arcs := map[[2]int32]float64{}
 	if len(g.Offsets) != g.NumVertices+1 || g.Offsets[0] != 0 || g.Offsets[g.NumVertices] != int64(len(g.Targets)) {
@@ -77,12 +80,12 @@ func sameArcs(t *testing.T, seed uint64, got, want map[[2]int32]float64) {
 }
 
 func TestBuildAgainstNaive(t *testing.T) {
-	seed := rand.Uint64()
+	seed := testgraphs.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 7))
 	for trial := 0; trial < 200; trial++ {
 		n := 1 + rng.IntN(40)
 		m := rng.IntN(200)
-		e := &Edges{NumVertices: n}
+		e := &graph.Edges{NumVertices: n}
 		kind := rng.IntN(4)
 		for i := 0; i < m; i++ {
 			e.Src = append(e.Src, int32(rng.IntN(n)))
@@ -97,7 +100,7 @@ func TestBuildAgainstNaive(t *testing.T) {
 			}
 		}
 		undirected := rng.IntN(2) == 0
-		g, err := Build(e, BuildOptions{Undirected: undirected})
+		g, err := graph.Build(e, graph.BuildOptions{Undirected: undirected})
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
@@ -108,19 +111,19 @@ func TestBuildAgainstNaive(t *testing.T) {
 func TestChooseDistType(t *testing.T) {
 	cases := []struct {
 		name string
-		e    Edges
-		want DistType
+		e    graph.Edges
+		want graph.DistType
 	}{
-		{"unweighted", Edges{NumVertices: 10, Src: []int32{0}, Dst: []int32{1}}, DistInt32},
-		{"small ints", Edges{NumVertices: 10, Src: []int32{0}, Dst: []int32{1}, IntWeights: []int64{100}}, DistInt32},
-		{"int32 boundary", Edges{NumVertices: 3, Src: []int32{0}, Dst: []int32{1}, IntWeights: []int64{math.MaxInt32 / 2}}, DistInt32},
-		{"just over", Edges{NumVertices: 3, Src: []int32{0}, Dst: []int32{1}, IntWeights: []int64{math.MaxInt32/2 + 1}}, DistInt64},
-		{"negative large", Edges{NumVertices: 1 << 20, Src: []int32{0}, Dst: []int32{1}, IntWeights: []int64{-5000}}, DistInt64},
-		{"float32", Edges{NumVertices: 2, Src: []int32{0}, Dst: []int32{1}, Float32Weights: []float32{1}}, DistFloat32},
-		{"float64", Edges{NumVertices: 2, Src: []int32{0}, Dst: []int32{1}, Float64Weights: []float64{1}}, DistFloat64},
+		{"unweighted", graph.Edges{NumVertices: 10, Src: []int32{0}, Dst: []int32{1}}, graph.DistInt32},
+		{"small ints", graph.Edges{NumVertices: 10, Src: []int32{0}, Dst: []int32{1}, IntWeights: []int64{100}}, graph.DistInt32},
+		{"int32 boundary", graph.Edges{NumVertices: 3, Src: []int32{0}, Dst: []int32{1}, IntWeights: []int64{math.MaxInt32 / 2}}, graph.DistInt32},
+		{"just over", graph.Edges{NumVertices: 3, Src: []int32{0}, Dst: []int32{1}, IntWeights: []int64{math.MaxInt32/2 + 1}}, graph.DistInt64},
+		{"negative large", graph.Edges{NumVertices: 1 << 20, Src: []int32{0}, Dst: []int32{1}, IntWeights: []int64{-5000}}, graph.DistInt64},
+		{"float32", graph.Edges{NumVertices: 2, Src: []int32{0}, Dst: []int32{1}, Float32Weights: []float32{1}}, graph.DistFloat32},
+		{"float64", graph.Edges{NumVertices: 2, Src: []int32{0}, Dst: []int32{1}, Float64Weights: []float64{1}}, graph.DistFloat64},
 	}
 	for _, c := range cases {
-		if got := ChooseDistType(&c.e); got != c.want {
+		if got := graph.ChooseDistType(&c.e); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -129,18 +132,18 @@ func TestChooseDistType(t *testing.T) {
 func TestBuildRejects(t *testing.T) {
 	bad := []struct {
 		name string
-		e    Edges
-		opt  BuildOptions
+		e    graph.Edges
+		opt  graph.BuildOptions
 	}{
-		{"out of range", Edges{NumVertices: 2, Src: []int32{0}, Dst: []int32{2}}, BuildOptions{}},
-		{"nan", Edges{NumVertices: 2, Src: []int32{0}, Dst: []int32{1}, Float64Weights: []float64{math.NaN()}}, BuildOptions{}},
-		{"inf", Edges{NumVertices: 2, Src: []int32{0}, Dst: []int32{1}, Float32Weights: []float32{float32(math.Inf(1))}}, BuildOptions{}},
-		{"int32 too narrow", Edges{NumVertices: 3, Src: []int32{0}, Dst: []int32{1}, IntWeights: []int64{math.MaxInt32}}, BuildOptions{DistType: DistInt32}},
-		{"int for floats", Edges{NumVertices: 2, Src: []int32{0}, Dst: []int32{1}, Float64Weights: []float64{0.5}}, BuildOptions{DistType: DistInt64}},
-		{"length mismatch", Edges{NumVertices: 2, Src: []int32{0, 1}, Dst: []int32{1}}, BuildOptions{}},
+		{"out of range", graph.Edges{NumVertices: 2, Src: []int32{0}, Dst: []int32{2}}, graph.BuildOptions{}},
+		{"nan", graph.Edges{NumVertices: 2, Src: []int32{0}, Dst: []int32{1}, Float64Weights: []float64{math.NaN()}}, graph.BuildOptions{}},
+		{"inf", graph.Edges{NumVertices: 2, Src: []int32{0}, Dst: []int32{1}, Float32Weights: []float32{float32(math.Inf(1))}}, graph.BuildOptions{}},
+		{"int32 too narrow", graph.Edges{NumVertices: 3, Src: []int32{0}, Dst: []int32{1}, IntWeights: []int64{math.MaxInt32}}, graph.BuildOptions{DistType: graph.DistInt32}},
+		{"int for floats", graph.Edges{NumVertices: 2, Src: []int32{0}, Dst: []int32{1}, Float64Weights: []float64{0.5}}, graph.BuildOptions{DistType: graph.DistInt64}},
+		{"length mismatch", graph.Edges{NumVertices: 2, Src: []int32{0, 1}, Dst: []int32{1}}, graph.BuildOptions{}},
 	}
 	for _, c := range bad {
-		if _, err := Build(&c.e, c.opt); err == nil {
+		if _, err := graph.Build(&c.e, c.opt); err == nil {
 			t.Errorf("%s: Build accepted it", c.name)
 		}
 	}
@@ -148,10 +151,10 @@ func TestBuildRejects(t *testing.T) {
 
 func TestStats(t *testing.T) {
 	// Path 0 -1-> 1 -2-> 2, vertex 3 unreachable.
-	b := NewBlock([]int32{0, 3}, 4, DistInt32, false)
-	inf := Infinity[int32]()
-	copy(DistOf[int32](b), []int32{0, 1, 3, inf, inf, inf, inf, 0})
-	s := ComputeStats(b)
+	b := graph.NewBlock([]int32{0, 3}, 4, graph.DistInt32, false)
+	inf := graph.Infinity[int32]()
+	copy(graph.DistOf[int32](b), []int32{0, 1, 3, inf, inf, inf, inf, 0})
+	s := graph.ComputeStats(b)
 	if s.Reachable[0] != 2 || s.SumInt[0] != 4 || s.Eccentricity[0] != 3 {
 		t.Fatalf("source 0: reach %d sum %d ecc %v", s.Reachable[0], s.SumInt[0], s.Eccentricity[0])
 	}
@@ -173,14 +176,14 @@ func FuzzBuild(f *testing.F) {
 	f.Add(uint8(1), true, []byte{})
 	f.Add(uint8(3), true, []byte{0, 1, 200, 1, 0, 255})
 	f.Fuzz(func(t *testing.T, n uint8, undirected bool, data []byte) {
-		e := &Edges{NumVertices: int(n)}
+		e := &graph.Edges{NumVertices: int(n)}
 		for len(data) >= 3 {
 			e.Src = append(e.Src, int32(int8(data[0])))
 			e.Dst = append(e.Dst, int32(int8(data[1])))
 			e.IntWeights = append(e.IntWeights, int64(int8(data[2])))
 			data = data[3:]
 		}
-		g, err := Build(e, BuildOptions{Undirected: undirected})
+		g, err := graph.Build(e, graph.BuildOptions{Undirected: undirected})
 		if err != nil {
 			for i := range e.Src {
 				if e.Src[i] < 0 || int(e.Src[i]) >= int(n) || e.Dst[i] < 0 || int(e.Dst[i]) >= int(n) {

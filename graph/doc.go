@@ -4,5 +4,9 @@
 // block of sources, the algorithm names, and the typed errors an engine
 // returns (negative weights, negative cycles).
 //
+// It also names the engine seam (seam.go): Engine, Runner and every optional
+// interface an engine may implement for the pipeline, each with who
+// implements it and when the pipeline uses it.
+//
 // The package knows plain slices only: no Arrow, no CUDA.
 package graph

@@ -17,7 +17,7 @@ type NegativeWeightError struct {
 }
 
 func (e *NegativeWeightError) Error() string {
-	return fmt.Sprintf("negative edge weight %v on edge %d -> %d: algorithm %q needs non-negative weights; use --algo bellman-ford",
+	return fmt.Sprintf("negative edge weight %v on edge %d -> %d: algorithm %q needs non-negative weights; use the bellman-ford algorithm",
 		e.Weight, e.From, e.To, e.Algorithm)
 }
 

@@ -2,8 +2,10 @@ package pipeline
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/pathctl/pathctl/cpu"
+	"github.com/pathctl/pathctl/graph"
 )
 
 // EngineStatus says whether an engine can run here, and why not.
@@ -20,9 +22,9 @@ type EngineStatus struct {
 // than the CPU's heap Dijkstra on the same graphs).
 const minGPUSources = 64
 
-// closeEngine releases an engine that holds a device.
-func closeEngine(e Engine) {
-	if c, ok := e.(interface{ Close() error }); ok {
+// closeEngine releases an engine that holds a device (an io.Closer).
+func closeEngine(e graph.Engine) {
+	if c, ok := e.(io.Closer); ok {
 		c.Close()
 	}
 }
@@ -30,7 +32,7 @@ func closeEngine(e Engine) {
 // chooseEngine returns the engine opt.Engine names, with openGPU giving
 // the GPU engine; "auto" takes the GPU where one is usable and says so on
 // opt.Notice when it falls back.
-func chooseEngine(opt Options, sources int, openGPU func() (Engine, error)) (Engine, error) {
+func chooseEngine(opt Options, sources int, openGPU func() (graph.Engine, error)) (graph.Engine, error) {
 	switch opt.Engine {
 	case "cpu":
 		return cpu.New(cpu.WithThreads(opt.Threads)), nil
@@ -49,16 +51,22 @@ func chooseEngine(opt Options, sources int, openGPU func() (Engine, error)) (Eng
 		if err == nil {
 			return e, nil
 		}
-		fmt.Fprintf(opt.Notice, "pathctl: GPU engine unavailable (%v); using the CPU engine\n", err)
+		// A machine without a GPU hears nothing of it but with --verbose
+		// (info says why too); a GPU that is there and fails is news.
+		say := opt.Notice
+		if NoGPU(err) {
+			say = opt.Log
+		}
+		fmt.Fprintf(say, "pathctl: GPU engine unavailable (%v); using the CPU engine\n", err)
 		return cpu.New(cpu.WithThreads(opt.Threads)), nil
 	}
 	return nil, fmt.Errorf("%w: unknown engine %q (want auto, cpu or gpu)", ErrInvalid, opt.Engine)
 }
 
-// gpuUnavailable is the error of --engine gpu where the GPU engine cannot
-// open.
+// gpuUnavailable is the error of a run that asks for the GPU engine where
+// it cannot open.
 func gpuUnavailable(err error) error {
-	return fmt.Errorf("%w: --engine gpu: %v", ErrUnavailable, err)
+	return fmt.Errorf("%w: the gpu engine: %v", ErrUnavailable, err)
 }
 
 // engine chooses the engine of a run on g as chooseEngine does, except
@@ -68,7 +76,7 @@ func gpuUnavailable(err error) error {
 // else the GPU is opt.GPU where set (its turn taken for the run). Call
 // release when the run is done: it closes an engine opened for the run,
 // gives opt.GPU's turn back and leaves g's open.
-func (g *Graph) engine(opt Options, sources int) (eng Engine, release func(), err error) {
+func (g *Graph) engine(opt Options, sources int) (eng graph.Engine, release func(), err error) {
 	g.mu.Lock()
 	device, gpuErr := g.device, g.gpuErr
 	g.mu.Unlock()
@@ -76,14 +84,14 @@ func (g *Graph) engine(opt Options, sources int) (eng Engine, release func(), er
 	open := openGPU
 	switch {
 	case device != nil:
-		open = func() (Engine, error) {
+		open = func() (graph.Engine, error) {
 			shared = true
 			return gpuEngine{device}, nil
 		}
 	case gpuErr != nil:
-		open = func() (Engine, error) { return nil, gpuErr }
+		open = func() (graph.Engine, error) { return nil, gpuErr }
 	case opt.GPU != nil:
-		open = func() (Engine, error) {
+		open = func() (graph.Engine, error) {
 			e, err := opt.GPU.acquire()
 			if err != nil {
 				return nil, err

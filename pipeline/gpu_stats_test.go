@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -13,10 +12,8 @@ import (
 
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/testgraphs"
 )
-
-// The GPU adapter's runner reduces the stats layout on the device.
-var _ StatsRunner = describedRunner{}
 
 // collectStats runs the stats layout and returns every column as float64,
 // column by column (NaN for nulls).
@@ -27,7 +24,7 @@ func collectStats(t *testing.T, g *Graph, opt Options) [][]float64 {
 	opt.Layout = arrowio.LayoutStats
 	opt.Allocator = mem
 	var cols [][]float64
-	_, err := Run(context.Background(), g, opt, func(r arrow.Record) error {
+	_, err := Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
 		if cols == nil {
 			cols = make([][]float64, r.NumCols())
 		}
@@ -69,7 +66,7 @@ func TestGPUStatsLayout(t *testing.T) {
 	if st := GPUStatus(); !st.Available {
 		t.Skip("no GPU: " + st.Reason)
 	}
-	seed := uint64(time.Now().UnixNano())
+	seed := testgraphs.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 5))
 	for trial := 0; trial < 6; trial++ {
 		n := 2 + rng.IntN(900)

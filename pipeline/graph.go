@@ -36,6 +36,11 @@ type LoadOptions struct {
 	// Notice, when set, receives a line when the build on the GPU failed
 	// for a reason of the device and the CSR was built on the CPU instead.
 	Notice io.Writer
+	// Vertices, when set, are added to the table's vertex set before the
+	// build (arrowio.EdgeTable.AddVertices, which renumbers the table in
+	// place): ids without edges become vertices every other vertex finds
+	// unreachable. nil: the vertex set is the ids in the edges.
+	Vertices *arrowio.Vertices
 }
 
 // Graph is an edge table with its CSR, ready to run. Close it when done: a
@@ -65,6 +70,9 @@ type Graph struct {
 // gpu wraps ErrInvalid, and "gpu" without a usable GPU wraps
 // ErrUnavailable, saying why.
 func LoadGraph(t *arrowio.EdgeTable, opt LoadOptions) (*Graph, error) {
+	if err := t.AddVertices(opt.Vertices); err != nil {
+		return nil, err
+	}
 	g := &Graph{Table: t, Undirected: opt.Undirected}
 	bopt := graph.BuildOptions{Undirected: opt.Undirected, DistType: opt.DistType}
 	log := opt.Log
@@ -211,7 +219,7 @@ func (g *Graph) explain(err error) error {
 	switch e := err.(type) {
 	case *graph.NegativeWeightError:
 		return &externalError{err: e, msg: fmt.Sprintf(
-			"%s: negative weight %v on edge %s -> %s: algorithm %q needs non-negative weights; use --algo bellman-ford",
+			"%s: negative weight %v on edge %s -> %s: algorithm %q needs non-negative weights; use the bellman-ford algorithm",
 			g.Table.Name, e.Weight, g.vertexName(e.From), g.vertexName(e.To), e.Algorithm)}
 	case *graph.NegativeCycleError:
 		return &externalError{err: e, msg: fmt.Sprintf(

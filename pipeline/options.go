@@ -5,7 +5,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/pathctl/pathctl/arrowio"
@@ -55,20 +54,6 @@ type Options struct {
 	// their own (LoadGraph built their CSR on the CPU), instead of one
 	// opened and closed for the run.
 	GPU *SharedGPU
-
-	// buildRecords, set by Run for the matrix layout, turns a computed
-	// block into its records in the producer goroutine.
-	buildRecords func(*graph.Block) ([]arrow.Record, error)
-	// timings, when set, receives where the blocks' time went.
-	timings *timings
-	// residentMax, when above the host blocks' size, is the most sources
-	// of a ResidentRunner's device block.
-	residentMax int
-	// computeMax, when set, is the most sources a block computes on its
-	// own should the device block not fit: the host blocks were split
-	// into pieces of pinned memory (pinnedBlockBytes), which startAhead
-	// then merges back.
-	computeMax int
 }
 
 // DefaultMemBudget is the CPU engine's block budget when Options.MemBudget is 0.

@@ -61,7 +61,7 @@ type fakeWaiter struct {
 	err   error
 }
 
-func (f *fakeAsync) Start(ctx context.Context, out *graph.Block) (Waiter, error) {
+func (f *fakeAsync) Start(ctx context.Context, out *graph.Block) (graph.Waiter, error) {
 	f.mu.Lock()
 	i := f.starts
 	f.starts++
@@ -171,7 +171,7 @@ func TestRunBlocksStartsAhead(t *testing.T) {
 		t.Errorf("blocksInFlight = %d for an AsyncRunner, want 3", got)
 	}
 	var sunk int
-	err := runBlocks(context.Background(), g, f, opt, sources, blocks, func(res blockResult) error {
+	err := runBlocks(context.Background(), g, f, opt, schedule{}, sources, blocks, func(res blockResult) error {
 		i := sunk
 		sunk++
 		f.record(fmt.Sprintf("sink %d", i))
@@ -246,7 +246,7 @@ func TestRunBlocksAsyncFailures(t *testing.T) {
 			sources := allSources(size * nblocks)
 			blocks := PlanBlocks(len(sources), 1, 0, size)
 			sunk := 0
-			err := runBlocks(ctx, fakeGraph(t, n), f, Options{Layout: arrowio.LayoutMatrix}, sources, blocks, func(res blockResult) error {
+			err := runBlocks(ctx, fakeGraph(t, n), f, Options{Layout: arrowio.LayoutMatrix}, schedule{}, sources, blocks, func(res blockResult) error {
 				i := sunk
 				sunk++
 				if i == tc.cancelAt {

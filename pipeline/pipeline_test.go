@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -55,7 +54,7 @@ func collectMatrix(t *testing.T, g *Graph, opt Options) ([]float64, error) {
 	opt.Layout = arrowio.LayoutMatrix
 	opt.Allocator = mem
 	var out []float64
-	_, err := Run(context.Background(), g, opt, func(r arrow.Record) error {
+	_, err := Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
 		list := r.Column(1).(*array.FixedSizeList)
 		vals := list.ListValues()
 		for i := 0; i < vals.Len(); i++ {
@@ -162,7 +161,7 @@ func TestLayoutsAgree(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
 			rows := 0
-			_, err = Run(context.Background(), g, Options{Engine: "cpu", Algorithm: graph.Dijkstra, Layout: arrowio.LayoutPairs, Allocator: mem, WithPredecessors: true}, func(r arrow.Record) error {
+			_, err = Run(context.Background(), g, Options{Engine: "cpu", Algorithm: graph.Dijkstra, Layout: arrowio.LayoutPairs, Allocator: mem, WithPredecessors: true}, func(r arrow.RecordBatch) error {
 				rows += int(r.NumRows())
 				return nil
 			})
@@ -178,7 +177,7 @@ func TestLayoutsAgree(t *testing.T) {
 			if rows != reachable {
 				t.Fatalf("pairs has %d rows, the matrix %d reachable entries", rows, reachable)
 			}
-			_, err = Run(context.Background(), g, Options{Engine: "cpu", Algorithm: graph.Dijkstra, Layout: arrowio.LayoutStats, Allocator: mem}, func(r arrow.Record) error {
+			_, err = Run(context.Background(), g, Options{Engine: "cpu", Algorithm: graph.Dijkstra, Layout: arrowio.LayoutStats, Allocator: mem}, func(r arrow.RecordBatch) error {
 				reach := r.Column(1).(*array.Int64)
 				for i := 0; i < int(r.NumRows()); i++ {
 					want := 0
@@ -258,7 +257,7 @@ func TestEnginesAgreeOnRandomGraphs(t *testing.T) {
 	if st := GPUStatus(); !st.Available {
 		t.Skip("no GPU: " + st.Reason)
 	}
-	seed := uint64(time.Now().UnixNano())
+	seed := testgraphs.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 3))
 	for trial := 0; trial < 20; trial++ {
 		n := 1 + rng.IntN(500)

@@ -16,7 +16,7 @@ import (
 // GiB). Records a consumer keeps are never recycled; their blocks simply do
 // not come back.
 //
-// With a HostPinner (the GPU runner) the pool page-locks the arrays it
+// With a graph.HostPinner (the GPU runner) the pool page-locks the arrays it
 // makes, up to blockPoolMax of them, so that the device copies straight
 // into them; prefill makes them while the device computes, and close
 // unlocks them.
@@ -25,7 +25,7 @@ type blockPool struct {
 	free []pooled
 	// pin, when set, page-locks the arrays the pool makes; pinned are the
 	// arrays it locked, unlocked by close or when the pool drops them.
-	pin    HostPinner
+	pin    graph.HostPinner
 	pinned [][]byte
 	closed bool
 	// filling is the prefill in progress, which block waits for.
@@ -38,14 +38,6 @@ type blockPool struct {
 type pooled struct {
 	dist  any
 	valid []byte
-}
-
-// HostPinner is implemented by runners whose results land faster in host
-// memory they have page-locked (the GPU runner: its device-to-host copies
-// go straight into pinned memory instead of through a staging buffer).
-type HostPinner interface {
-	PinHost(b []byte) error
-	UnpinHost(b []byte) error
 }
 
 // blockPoolMax bounds the arrays the pool keeps, and those it pins: the

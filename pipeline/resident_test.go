@@ -28,16 +28,16 @@ type fakeDeviceBlock struct {
 	sources []graph.VertexID
 }
 
-func (f *fakeResident) ComputeResident(ctx context.Context, sources []graph.VertexID) (ResidentBlock, error) {
+func (f *fakeResident) ComputeResident(ctx context.Context, sources []graph.VertexID) (graph.ResidentBlock, error) {
 	i := len(f.computes)
 	f.computes = append(f.computes, sources)
 	if i == f.tooLarge {
-		return nil, fmt.Errorf("%w: fake", ErrResidentTooLarge)
+		return nil, fmt.Errorf("%w: fake", graph.ErrResidentTooLarge)
 	}
 	return &fakeDeviceBlock{f, sources}, nil
 }
 
-func (b *fakeDeviceBlock) Start(ctx context.Context, lo, hi int, out *graph.Block) (Waiter, error) {
+func (b *fakeDeviceBlock) Start(ctx context.Context, lo, hi int, out *graph.Block) (graph.Waiter, error) {
 	f := b.f
 	i := f.rstarts
 	f.rstarts++
@@ -74,9 +74,9 @@ func TestRunBlocksResident(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			base := runtime.NumGoroutine()
 			f := &fakeResident{fakeAsync: newFakeAsync(n, 2*nblocks), tooLarge: c.tooLarge, startFail: c.startFail}
-			opt := Options{Layout: arrowio.LayoutPairs, residentMax: 5}
+			opt := Options{Layout: arrowio.LayoutPairs}
 			var sunk int
-			err := runBlocks(context.Background(), fakeGraph(t, n), f, opt, sources, blocks, func(res blockResult) error {
+			err := runBlocks(context.Background(), fakeGraph(t, n), f, opt, schedule{residentMax: 5}, sources, blocks, func(res blockResult) error {
 				i := sunk
 				sunk++
 				if res.end != blocks[i].End {
@@ -107,7 +107,7 @@ func TestRunBlocksResident(t *testing.T) {
 	}
 	// Without room for more than one host block, the producer starts ahead.
 	f := &fakeResident{fakeAsync: newFakeAsync(n, nblocks), tooLarge: -1, startFail: -1}
-	err := runBlocks(context.Background(), fakeGraph(t, n), f, Options{Layout: arrowio.LayoutPairs, residentMax: size}, sources, blocks,
+	err := runBlocks(context.Background(), fakeGraph(t, n), f, Options{Layout: arrowio.LayoutPairs}, schedule{residentMax: size}, sources, blocks,
 		func(blockResult) error { return nil })
 	if err != nil || len(f.computes) != 0 {
 		t.Errorf("residentMax of one host block: err %v, %d device blocks", err, len(f.computes))
@@ -135,8 +135,9 @@ func TestRunBlocksResidentPinned(t *testing.T) {
 			f := &fakeResident{fakeAsync: newFakeAsync(n, 2*len(blocks)), tooLarge: tooLarge, startFail: -1}
 			pin := &fakePinner{pinned: map[*byte]int{}}
 			var sizes []int
-			opt := Options{Layout: arrowio.LayoutMatrix, residentMax: total, computeMax: computeMax}
-			opt.buildRecords = func(blk *graph.Block) ([]arrow.Record, error) {
+			opt := Options{Layout: arrowio.LayoutMatrix}
+			sched := schedule{residentMax: total, computeMax: computeMax}
+			sched.buildRecords = func(blk *graph.Block) ([]arrow.RecordBatch, error) {
 				sizes = append(sizes, len(blk.Sources))
 				if err := checkFakeRows(blk); err != nil {
 					return nil, err
@@ -146,9 +147,9 @@ func TestRunBlocksResidentPinned(t *testing.T) {
 					return nil, fmt.Errorf("block of %d entries has %d bytes of bitmap room", len(d), len(blk.Valid))
 				}
 				blk.Recycle() // the records are released at once
-				return []arrow.Record{}, nil
+				return []arrow.RecordBatch{}, nil
 			}
-			err := runBlocks(context.Background(), fakeGraph(t, n), pinnedResident{f, pin}, opt, sources, blocks,
+			err := runBlocks(context.Background(), fakeGraph(t, n), pinnedResident{f, pin}, opt, sched, sources, blocks,
 				func(blockResult) error { return nil })
 			if err != nil {
 				t.Fatal(err)

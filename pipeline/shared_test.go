@@ -42,7 +42,7 @@ func TestSharedGPU(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				got, err := collectText(t, g, Options{Engine: "auto", GPU: shared, Notice: &notice})
+				got, err := collectText(t, g, Options{Engine: "auto", GPU: shared, Log: &notice})
 				if err != nil {
 					t.Errorf("round %d, graph %d: %v", round, i, err)
 				} else if got != want[i] {
@@ -59,7 +59,7 @@ func TestSharedGPU(t *testing.T) {
 		t.Errorf("Opened = %v with a usable GPU %v", shared.Opened(), status.Available)
 	}
 	if !status.Available && !strings.Contains(notice.String(), "GPU engine unavailable") {
-		t.Errorf("auto without a GPU: notice %q", notice.String())
+		t.Errorf("auto without a GPU: verbose log %q", notice.String())
 	}
 	if err := shared.Close(); err != nil {
 		t.Fatal(err)

@@ -52,10 +52,7 @@ func Verify(ctx context.Context, g *Graph, opt Options, samples int, seed uint64
 		return nil, g.explain(err)
 	}
 	defer runner.Close()
-	rep := &VerifyReport{Engine: eng.Name(), Algorithm: string(opt.Algorithm), Sources: opt.Sources}
-	if d, ok := runner.(interface{ Describe() string }); ok {
-		rep.Algorithm = d.Describe()
-	}
+	rep := &VerifyReport{Engine: eng.Name(), Algorithm: describe(runner, opt.Algorithm), Sources: opt.Sources}
 	blk := graph.NewBlock(sources, n, runner.DistType(), opt.WithPredecessors)
 	if err := runner.Run(ctx, blk); err != nil {
 		return nil, g.explain(err)

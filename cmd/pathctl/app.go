@@ -81,9 +81,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr,
 		stderrIsTTY: isTerminal(stderr), stdoutIsTTY: isTerminal(stdout)}
 	app := App(e)
-	err := app.RunContext(ctx, interspersed(app, args))
-	if err != nil && strings.HasPrefix(err.Error(), "Required flag") {
-		err = usageError{err}
+	args, err := prepareArgs(app, args)
+	if err == nil {
+		err = app.RunContext(ctx, args)
 	}
 	if err == nil {
 		return exitOK
@@ -129,8 +129,16 @@ func App(e *env) *cli.App {
 			benchCommand(e),
 		},
 	}
-	for _, c := range app.Commands {
-		c.OnUsageError = app.OnUsageError
-	}
+	onUsageError(app.Commands, app.OnUsageError)
+	tidyHelp(app.Commands)
 	return app
+}
+
+// onUsageError sets f on every command and subcommand: a flag value that
+// does not parse is a usage error wherever it is given.
+func onUsageError(commands []*cli.Command, f cli.OnUsageErrorFunc) {
+	for _, c := range commands {
+		c.OnUsageError = f
+		onUsageError(c.Subcommands, f)
+	}
 }

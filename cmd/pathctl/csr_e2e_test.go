@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pathctl/pathctl/internal/testgraphs"
 )
 
 // csrLine is the --verbose line that says where the CSR was built.
@@ -21,7 +23,7 @@ var csrLine = regexp.MustCompile(`(?m)^pathctl: CSR built on the (CPU|GPU) in [0
 // nothing about it. Where no GPU is usable, auto says once that it uses
 // the CPU.
 func TestVerboseSaysWhereTheCSRWasBuilt(t *testing.T) {
-	seed := rand.Uint64()
+	seed := testgraphs.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 9))
 	dir := t.TempDir()
 	n := 80 + rng.IntN(40) // above the sources at which auto stays on the CPU

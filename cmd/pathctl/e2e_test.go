@@ -22,6 +22,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/pathctl/pathctl/internal/testgraphs"
 )
 
 // binPath is the pathctl binary the end-to-end tests run, built once.
@@ -130,7 +132,7 @@ func dijkstraOracle(n int, arcs map[[2]int]float64, src int) []float64 {
 }
 
 func TestRunMatchesOracleEveryAlgorithm(t *testing.T) {
-	seed := rand.Uint64()
+	seed := testgraphs.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	dir := t.TempDir()
 	n := 30 + rng.IntN(30)

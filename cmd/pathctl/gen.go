@@ -16,12 +16,12 @@ import (
 
 func genCommand(e *env) *cli.Command {
 	common := []cli.Flag{
-		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "output file: .parquet, .arrow, .arrows, .csv, .tsv or .gr"},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Required: true, Usage: "output file: .parquet, .arrow, .arrows, .csv, .tsv, or .gr (DIMACS, ids from 1)"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed; the same seed gives the same file on any machine"},
 		&cli.StringFlag{Name: "weights", Value: "1:100", Usage: "integer weights drawn uniformly from MIN:MAX"},
 		&cli.BoolFlag{Name: "float-weights", Usage: "float64 weights drawn uniformly from the --weights range"},
 		&cli.BoolFlag{Name: "unweighted", Usage: "no weight column"},
-		&cli.StringFlag{Name: "format", Usage: "output format (default: from the extension)"},
+		&cli.StringFlag{Name: "format", Usage: "output format: parquet, arrow, arrows, csv, tsv or gr (default: from the extension)"},
 	}
 	sub := func(name, usage string, flags []cli.Flag, make func(c *cli.Context, opts []gen.Option) (*gen.EdgeList, error)) *cli.Command {
 		return &cli.Command{
@@ -30,6 +30,15 @@ func genCommand(e *env) *cli.Command {
 				opts, err := weightOptions(c)
 				if err != nil {
 					return err
+				}
+				if err := checkOutputDir("-o", c.String("output")); err != nil {
+					return err
+				}
+				if _, err := arrowio.EdgeOutputFormat(c.String("output"), arrowio.WriteOptions{Format: c.String("format")}); err != nil {
+					return usageError{err}
+				}
+				if c.Bool("float-weights") && isDIMACS(c.String("output"), c.String("format")) {
+					return usagef("--float-weights: DIMACS (.gr) holds integer weights; write another format or leave the flag out")
 				}
 				edges, err := make(c, opts)
 				if err != nil {
@@ -43,13 +52,16 @@ func genCommand(e *env) *cli.Command {
 		Name:  "gen",
 		Usage: "write a seeded synthetic graph (R-MAT, 2-D grid, uniform random)",
 		Subcommands: []*cli.Command{
-			sub("rmat", "R-MAT with the Graph500 parameters (a=0.57, b=0.19, c=0.19): 2^scale vertices, edge-factor·2^scale edges",
+			sub("rmat", "R-MAT with the Graph500 parameters (a=0.57, b=0.19, c=0.19): edge-factor·2^scale edges between 2^scale vertex ids (ids without an edge are not in the file)",
 				[]cli.Flag{
 					&cli.IntFlag{Name: "scale", Value: 14, Usage: "log2 of the vertex count"},
 					&cli.IntFlag{Name: "edge-factor", Value: 16, Usage: "edges per vertex"},
 					&cli.BoolFlag{Name: "undirected-pairs", Usage: "emit every edge in both directions"},
 				},
 				func(c *cli.Context, opts []gen.Option) (*gen.EdgeList, error) {
+					if err := atLeast(c, 1, "scale", "edge-factor"); err != nil {
+						return nil, err
+					}
 					if c.Bool("undirected-pairs") {
 						opts = append(opts, gen.WithUndirectedPairs())
 					}
@@ -57,19 +69,25 @@ func genCommand(e *env) *cli.Command {
 				}),
 			sub("grid", "weighted 2-D grid, 4 neighbours, both directions with the same weight (road-like, high diameter)",
 				[]cli.Flag{
-					&cli.IntFlag{Name: "rows", Value: 128},
-					&cli.IntFlag{Name: "cols", Value: 128},
+					&cli.IntFlag{Name: "rows", Value: 128, Usage: "rows of the grid, >= 1"},
+					&cli.IntFlag{Name: "cols", Value: 128, Usage: "columns of the grid, >= 1"},
 				},
 				func(c *cli.Context, opts []gen.Option) (*gen.EdgeList, error) {
+					if err := atLeast(c, 1, "rows", "cols"); err != nil {
+						return nil, err
+					}
 					return gen.Grid(c.Int("rows"), c.Int("cols"), c.Uint64("seed"), opts...)
 				}),
 			sub("uniform", "uniform random arcs: vertices × degree arcs between uniformly drawn endpoints",
 				[]cli.Flag{
-					&cli.Int64Flag{Name: "vertices", Value: 16384},
-					&cli.IntFlag{Name: "degree", Value: 16, Usage: "average out-degree"},
+					&cli.Int64Flag{Name: "vertices", Value: 16384, Usage: "vertex ids to draw endpoints from, >= 1"},
+					&cli.IntFlag{Name: "degree", Value: 16, Usage: "average out-degree, >= 1"},
 					&cli.BoolFlag{Name: "undirected-pairs", Usage: "emit every edge in both directions"},
 				},
 				func(c *cli.Context, opts []gen.Option) (*gen.EdgeList, error) {
+					if err := atLeast(c, 1, "vertices", "degree"); err != nil {
+						return nil, err
+					}
 					if c.Bool("undirected-pairs") {
 						opts = append(opts, gen.WithUndirectedPairs())
 					}
@@ -77,6 +95,16 @@ func genCommand(e *env) *cli.Command {
 				}),
 		},
 	}
+}
+
+// atLeast refuses a size flag below lo.
+func atLeast(c *cli.Context, lo int64, names ...string) error {
+	for _, name := range names {
+		if v := c.Int64(name); v < lo {
+			return usagef("--%s %d: want %d or more", name, v, lo)
+		}
+	}
+	return nil
 }
 
 func weightOptions(c *cli.Context) ([]gen.Option, error) {
@@ -103,8 +131,19 @@ func weightOptions(c *cli.Context) ([]gen.Option, error) {
 	return []gen.Option{gen.WithWeights(a, b)}, nil
 }
 
-// writeEdgeList writes the generated columns src, dst [, weight].
+// writeEdgeList writes the generated columns src, dst [, weight]; DIMACS
+// files number the vertices from 1, so their ids are one above the
+// generated ones.
 func writeEdgeList(e *env, c *cli.Context, edges *gen.EdgeList) error {
+	dimacs := isDIMACS(c.String("output"), c.String("format"))
+	used := usedVertices(edges, dimacs)
+	if dimacs {
+		for _, ids := range [][]int64{edges.Src, edges.Dst} {
+			for i := range ids {
+				ids[i]++
+			}
+		}
+	}
 	mem := memory.DefaultAllocator
 	src := array.NewInt64Data(array.NewData(arrow.PrimitiveTypes.Int64, len(edges.Src),
 		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(edges.Src))}, nil, 0, 0))
@@ -128,6 +167,44 @@ func writeEdgeList(e *env, c *cli.Context, edges *gen.EdgeList) error {
 	if err := arrowio.WriteEdges(out, src, dst, weight, arrowio.WriteOptions{Format: c.String("format"), Allocator: mem, Stdout: e.stdout}); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "pathctl: wrote %d vertices, %d edges to %s\n", edges.NumVertices, edges.Len(), out)
+	if dimacs {
+		// Every id from 1 to the largest is a vertex of a DIMACS graph.
+		fmt.Fprintf(e.stderr, "pathctl: wrote %d vertices, %d edges to %s (DIMACS: ids 1 to %d, one above each generated id)\n", used, edges.Len(), out, used)
+		return nil
+	}
+	fmt.Fprintf(e.stderr, "pathctl: wrote %d vertices, %d edges to %s", used, edges.Len(), out)
+	if missing := edges.NumVertices - used; missing > 0 {
+		fmt.Fprintf(e.stderr, " (%d of the %d generated ids have no edge, so the file does not hold them)", missing, edges.NumVertices)
+	}
+	fmt.Fprintln(e.stderr)
 	return nil
+}
+
+// usedVertices counts the ids that appear in the edges (ids are 0 to
+// n-1), and, for DIMACS, the largest id plus one.
+func usedVertices(edges *gen.EdgeList, dimacs bool) int64 {
+	if dimacs {
+		var top int64 = -1
+		for i := range edges.Src {
+			top = max(top, edges.Src[i], edges.Dst[i])
+		}
+		return top + 1
+	}
+	seen := make([]bool, edges.NumVertices)
+	var n int64
+	for _, ids := range [][]int64{edges.Src, edges.Dst} {
+		for _, v := range ids {
+			if !seen[v] {
+				seen[v] = true
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// isDIMACS reports whether gen writes out as DIMACS.
+func isDIMACS(out, format string) bool {
+	f, err := arrowio.EdgeOutputFormat(out, arrowio.WriteOptions{Format: format})
+	return err == nil && f == arrowio.FormatDIMACS
 }

@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,25 +26,99 @@ func inputFlags() []cli.Flag {
 		&cli.StringFlag{Name: "input-format", Usage: "input format: parquet, arrow, arrows, csv, tsv or gr (default: from the file extension; required for -)"},
 		&cli.StringFlag{Name: "src-col", Value: "src", Usage: "source id column"},
 		&cli.StringFlag{Name: "dst-col", Value: "dst", Usage: "target id column"},
-		&cli.StringFlag{Name: "weight-col", Usage: "weight column (default: weight, if present; none means hop counts)"},
+		&cli.StringFlag{Name: "weight-col", Usage: "weight column (default: weight if present, else the only numeric column besides the ids, said on stderr; else none: distances count edges)"},
 		&cli.BoolFlag{Name: "unweighted", Usage: "ignore any weight column: distances count edges"},
-		&cli.BoolFlag{Name: "undirected", Usage: "treat every row as an edge in both directions"},
+		&cli.BoolFlag{Name: "undirected", Usage: "treat every row as an edge in both directions (Python: directed=False)"},
+		&cli.StringFlag{Name: "vertices", Usage: "table of vertex ids (its only column, or the column vertex or id), so that vertices without edges are in the graph too (default: the ids in the edges)"},
 		&cli.StringFlag{Name: "dist-type", Usage: "distance type int32, int64, float32 or float64 (default: the narrowest that holds every distance)"},
+	}
+}
+
+// weightFlags are the flags bfs accepts (the Python package and old
+// scripts pass them) but ignores: it counts edges whatever the weights.
+var weightFlags = []string{"weight-col", "unweighted", "delta"}
+
+// hideFlags keeps the named flags out of a command's help.
+func hideFlags(flags []cli.Flag, names []string) {
+	for _, f := range flags {
+		if !slices.Contains(names, f.Names()[0]) {
+			continue
+		}
+		switch f := f.(type) {
+		case *cli.StringFlag:
+			f.Hidden = true
+		case *cli.BoolFlag:
+			f.Hidden = true
+		case *cli.Float64Flag:
+			f.Hidden = true
+		case *cli.IntFlag:
+			f.Hidden = true
+		}
 	}
 }
 
 // computeFlags choose what to compute and where.
 func computeFlags(defaultAlgo graph.Algorithm) []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "algo", Value: string(defaultAlgo), Usage: "algorithm: dijkstra, delta, edge, bfs, bfs-level, bellman-ford or auto"},
-		&cli.StringFlag{Name: "engine", Value: "auto", Usage: "engine: auto (GPU where usable, else CPU), cpu or gpu"},
-		&cli.Float64Flag{Name: "delta", Usage: "bucket width of --algo delta (default: chosen from the weights)"},
-		&cli.IntFlag{Name: "threads", Usage: "CPU threads (default: every core)"},
-		&cli.Int64Flag{Name: "mem", Aliases: []string{"gpu-mem"}, Usage: "memory budget in bytes for the source blocks in flight (default: 1 GiB on the CPU, 80% of the GPU's free memory, at most 8 GiB, on a GPU)"},
-		&cli.IntFlag{Name: "max-block", Usage: "sources per block at most (default: a sixteenth of the sources, or as many as the memory budget holds for the stats layout on a GPU)"},
-		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print the engine, algorithm and block plan chosen"},
-		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors"},
+	algos := "dijkstra, delta, edge, bfs, bfs-level, bellman-ford or auto"
+	if defaultAlgo == graph.BFS {
+		algos = "bfs (with predecessors) or bfs-level"
 	}
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "algo", Value: string(defaultAlgo), Usage: "algorithm: " + algos},
+		&cli.StringFlag{Name: "engine", Value: "auto", Usage: "engine: auto (GPU where usable, else CPU), cpu or gpu"},
+	}
+	return append(flags,
+		&cli.Float64Flag{Name: "delta", Usage: "bucket width of --algo delta, > 0 (default: chosen from the weights)"},
+		&cli.IntFlag{Name: "threads", Usage: "CPU threads, >= 1 (default: every core)"},
+		&cli.StringFlag{Name: "mem", Aliases: []string{"gpu-mem"}, Usage: "memory budget for the source blocks in flight, in bytes or with a unit: 512MiB, 8GB (default: 1 GiB on the CPU, 80% of the GPU's free memory, at most 8 GiB, on a GPU)"},
+		&cli.IntFlag{Name: "max-block", Usage: "sources per block at most (default: a sixteenth of the sources, or as many as the memory budget holds for the stats layout on a GPU)"},
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print the engine, algorithm and block plan chosen, and why the GPU is not used"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors"},
+	)
+}
+
+// computeParams are the compute flags, checked.
+type computeParams struct {
+	algo     graph.Algorithm
+	threads  int
+	mem      int64
+	delta    float64
+	maxBlock int
+}
+
+// readComputeParams checks the compute flags: a value that means nothing
+// is a usage error, and a memory budget beyond the machine's memory is
+// said on notice (nil: not said).
+func readComputeParams(c *cli.Context, notice io.Writer) (computeParams, error) {
+	var p computeParams
+	var err error
+	if p.algo, err = graph.ParseAlgorithm(c.String("algo")); err != nil {
+		return p, usagef("--algo: %v", err)
+	}
+	if c.Command.Name == "bfs" && p.algo != graph.BFS && p.algo != graph.BFSLevel {
+		return p, usagef("--algo %s: bfs runs bfs or bfs-level; use sssp or run for weighted distances", p.algo)
+	}
+	if p.threads = c.Int("threads"); p.threads < 0 || (c.IsSet("threads") && p.threads == 0) {
+		return p, usagef("--threads %d: want 1 or more (leave it out for every core)", p.threads)
+	}
+	if p.maxBlock = c.Int("max-block"); p.maxBlock < 0 || (c.IsSet("max-block") && p.maxBlock == 0) {
+		return p, usagef("--max-block %d: want 1 or more", p.maxBlock)
+	}
+	if p.delta = c.Float64("delta"); c.IsSet("delta") && !(p.delta > 0 && !math.IsInf(p.delta, 0)) {
+		return p, usagef("--delta %v: want a finite width > 0 (leave it out to choose from the weights)", p.delta)
+	}
+	if c.IsSet("mem") {
+		if p.mem, err = parseBytes("mem", c.String("mem")); err != nil {
+			return p, err
+		}
+		if p.mem == 0 {
+			return p, usagef("--mem 0: want a budget above 0 (leave it out for the default)")
+		}
+		if phys := physicalMemory(); phys > 0 && p.mem > phys && notice != nil {
+			fmt.Fprintf(notice, "pathctl: note: --mem %s is more than this machine's memory (%s); runs past it will fail or swap\n", formatBytes(p.mem), formatBytes(phys))
+		}
+	}
+	return p, nil
 }
 
 // outputFlags choose the result layout and file.
@@ -69,6 +146,9 @@ func runCommand(e *env) *cli.Command {
 		ArgsUsage: "EDGES",
 		Flags:     flags,
 		Action: func(c *cli.Context) error {
+			if err := checkNoConflict(c, "sources", "sources-file"); err != nil {
+				return err
+			}
 			sources, err := parseSources(c.String("sources"), c.String("sources-file"))
 			if err != nil {
 				return err
@@ -82,6 +162,11 @@ func ssspCommand(e *env, name, usage string, algo graph.Algorithm) *cli.Command 
 	flags := append(inputFlags(), computeFlags(algo)...)
 	flags = append(flags, outputFlags()...)
 	flags = append(flags, &cli.StringFlag{Name: "source", Aliases: []string{"s"}, Required: true, Usage: "the source vertex id"})
+	// One source is one block.
+	hideFlags(flags, []string{"max-block"})
+	if algo == graph.BFS {
+		hideFlags(flags, weightFlags)
+	}
 	return &cli.Command{
 		Name:      name,
 		Usage:     usage,
@@ -144,6 +229,34 @@ func readGraph(e *env, c *cli.Context, build pipeline.LoadOptions) (*pipeline.Gr
 		Format: c.String("input-format"), SrcCol: c.String("src-col"), DstCol: c.String("dst-col"),
 		WeightCol: c.String("weight-col"), Unweighted: c.Bool("unweighted"),
 	}
+	if ropt.Format != "" {
+		if _, err := arrowio.ParseFormat(ropt.Format); err != nil {
+			return nil, usagef("--input-format %q: want parquet, arrow, arrows, csv, tsv or gr", ropt.Format)
+		}
+	}
+	quiet := c.Bool("quiet")
+	if c.Command.Name == "bfs" {
+		// Hop counts whatever the weights: read none.
+		for _, f := range weightFlags {
+			if c.IsSet(f) && !quiet {
+				fmt.Fprintf(e.stderr, "pathctl: note: bfs counts edges; --%s is ignored\n", f)
+			}
+		}
+		ropt.WeightCol, ropt.Unweighted = "", true
+	}
+	if ropt.WeightCol != "" && ropt.Unweighted {
+		return nil, usagef("--weight-col and --unweighted cannot both be given")
+	}
+	if v := c.String("vertices"); v != "" {
+		if v == "-" {
+			return nil, usagef("--vertices needs a file; standard input is for the edges")
+		}
+		verts, err := arrowio.ReadVertices(v, arrowio.ReadOptions{})
+		if err != nil {
+			return nil, inputError{err}
+		}
+		build.Vertices = verts
+	}
 	var tbl *arrowio.EdgeTable
 	var err error
 	if path == "-" {
@@ -156,6 +269,9 @@ func readGraph(e *env, c *cli.Context, build pipeline.LoadOptions) (*pipeline.Gr
 	}
 	if err != nil {
 		return nil, inputError{err}
+	}
+	if tbl.WeightNote != "" && !quiet {
+		fmt.Fprintf(e.stderr, "pathctl: note: %s; --weight-col NAME chooses the weight, --unweighted counts edges\n", tbl.WeightNote)
 	}
 	var dt graph.DistType
 	if s := c.String("dist-type"); s != "" {
@@ -180,9 +296,14 @@ func readGraph(e *env, c *cli.Context, build pipeline.LoadOptions) (*pipeline.Gr
 // execute runs one request from the flags of run, sssp or bfs and writes
 // the result atomically.
 func execute(e *env, c *cli.Context, sources []string) error {
-	algo, err := graph.ParseAlgorithm(c.String("algo"))
+	quiet := c.Bool("quiet")
+	var notice io.Writer
+	if !quiet {
+		notice = e.stderr
+	}
+	params, err := readComputeParams(c, notice)
 	if err != nil {
-		return usagef("--algo: %v", err)
+		return err
 	}
 	layout, err := arrowio.ParseLayout(c.String("layout"))
 	if err != nil {
@@ -193,17 +314,22 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	if out == "-" && e.stdoutIsTTY && format != "csv" {
 		return usagef("refusing to write Arrow binary to a terminal: give -o FILE (.arrow, .parquet, .csv) or --format csv")
 	}
-	quiet := c.Bool("quiet")
 	opt := pipeline.Options{
-		Algorithm: algo, Engine: c.String("engine"), Layout: layout, Sources: sources,
-		WithPredecessors: c.Bool("with-predecessors"), Delta: c.Float64("delta"),
-		Threads: c.Int("threads"), MemBudget: c.Int64("mem"), MaxBlock: c.Int("max-block"),
+		Algorithm: params.algo, Engine: c.String("engine"), Layout: layout, Sources: sources,
+		WithPredecessors: c.Bool("with-predecessors"), Delta: params.delta,
+		Threads: params.threads, MemBudget: params.mem, MaxBlock: params.maxBlock,
 	}
 	if !quiet {
 		opt.Notice = e.stderr
 	}
 	if c.Bool("verbose") && !quiet {
 		opt.Log = e.stderr
+	}
+	if err := checkOutputDir("-o", out); err != nil {
+		return err
+	}
+	if err := checkOutputDir("--vertices-out", c.String("vertices-out")); err != nil {
+		return err
 	}
 	// The CSR is built where the run will be: on the GPU for --engine gpu,
 	// and for auto where a GPU is usable and the sources are many enough.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
@@ -23,9 +24,13 @@ func verifyCommand(e *env) *cli.Command {
 		ArgsUsage: "EDGES",
 		Flags:     flags,
 		Action: func(c *cli.Context) error {
-			algo, err := graph.ParseAlgorithm(c.String("algo"))
+			var notice io.Writer
+			if !c.Bool("quiet") {
+				notice = e.stderr
+			}
+			params, err := readComputeParams(c, notice)
 			if err != nil {
-				return usagef("--algo: %v", err)
+				return err
 			}
 			sources, err := parseSources(c.String("sources"), "")
 			if err != nil {
@@ -35,8 +40,8 @@ func verifyCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			opt := pipeline.Options{Algorithm: algo, Engine: c.String("engine"), Sources: sources,
-				WithPredecessors: c.Bool("with-predecessors"), Delta: c.Float64("delta"), Threads: c.Int("threads")}
+			opt := pipeline.Options{Algorithm: params.algo, Engine: c.String("engine"), Sources: sources,
+				WithPredecessors: c.Bool("with-predecessors"), Delta: params.delta, Threads: params.threads}
 			if !c.Bool("quiet") {
 				opt.Notice = e.stderr
 			}

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/internal/testgraphs"
@@ -102,8 +101,7 @@ func toD[D graph.Number](row []float64) []D {
 
 // TestOraclesAgree compares the oracles with each other on random graphs.
 func TestOraclesAgree(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testgraphs.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	for trial := range 40 {
 		kind := []testgraphs.WeightKind{testgraphs.Int, testgraphs.Float32, testgraphs.Float64, testgraphs.Unweighted}[trial%4]
@@ -199,8 +197,7 @@ func treeOf[D graph.Number](g *graph.CSR, src graph.VertexID, dist []D) []graph.
 // TestBellmanFordNegative checks negative weights without cycles (weights
 // shifted by potentials) against Floyd-Warshall, and planted negative cycles.
 func TestBellmanFordNegative(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := testgraphs.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 2))
 	for trial := range 30 {
 		n := 2 + rng.IntN(30)

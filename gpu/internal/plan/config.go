@@ -1,0 +1,140 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+)
+
+// BatchWidth is the number of sources one warp of the batched kernel
+// relaxes together (one bit per source in a 32-bit frontier word).
+const BatchWidth = 32
+
+// Order is how a block's kernel sources are grouped into warps. Rows are
+// written back in the block's order whatever the order of the kernel.
+type Order string
+
+const (
+	// OrderCluster gathers each group of BatchWidth sources from a
+	// breadth-first search around a seed, so that the group's sources are
+	// close in the graph, share most of their shortest-path trees, change
+	// in the same rounds and let a warp's walk of an arc serve more lanes.
+	OrderCluster Order = "cluster"
+	// OrderRank sorts the sources by breadth-first rank from the vertex
+	// of highest out-degree.
+	OrderRank Order = "bfs"
+	// OrderBlock keeps the block's own order.
+	OrderBlock Order = ""
+)
+
+// Config is every tuning choice of the batched kernel's plan and of its
+// rounds. The zero value turns every reduction off and is not valid
+// (ClusterChunk is 0); start from DefaultConfig.
+type Config struct {
+	// Order groups the kernel sources into warps.
+	Order Order
+	// Leaves leaves the leaves of undirected integer graphs out of the
+	// kernel and derives their rows from their parents'.
+	Leaves bool
+	// Mins leaves integer-weighted sources all of whose arcs reach kernel
+	// sources of the block out of the kernel, and derives their rows as
+	// minimums over their arcs.
+	Mins bool
+	// Seeds is the share of a block's kernel sources, those of highest
+	// out-degree, that a first phase computes alone; 0 runs one phase.
+	// Integer weights only; not on graphs that look like meshes unless
+	// SeedsOnMeshes, nor in blocks holding fewer than half the vertices.
+	Seeds float64
+	// SeedsOnMeshes lets graphs that look like meshes run phases too
+	// (tests and benchmarks).
+	SeedsOnMeshes bool
+	// Phases are the cumulative shares of the kernel sources that end the
+	// phases after the first on graphs of unit weights (the last phase
+	// takes the rest); empty runs two phases. PhasesWeighted is the same
+	// for weighted graphs.
+	Phases, PhasesWeighted []float64
+	// ClusterChunk is the fewest rows OrderCluster gives one core: the
+	// rows, in rank order, are cut into contiguous chunks of whole groups,
+	// clustered apart. Meshes always cluster on one core.
+	ClusterChunk int
+	// DeltaScale times the mean weight is the step by which the round
+	// threshold rises per round (Step); 0 turns the threshold off.
+	DeltaScale float64
+	// StepMeshesOnly keeps the threshold to graphs that look like meshes.
+	StepMeshesOnly bool
+	// Sparse is the most sources of a group that an expansion may carry
+	// and still go through the round kernel's sparse relaxation (lanes
+	// spread over sources × arcs) rather than one lane per source on every
+	// arc; 0 turns it off. The plan does not read it: the round kernel
+	// takes it as an argument.
+	Sparse int
+}
+
+// DefaultConfig is what the GPU engine runs.
+func DefaultConfig() Config {
+	return Config{
+		// BENCHMARKS.md, session 2, "What changed, and what was tried":
+		// R-MAT 16 1,145 → 1,013 ms, grid 256² 3,484 → 2,241 ms.
+		Order: OrderCluster,
+		// Same section: R-MAT 16 kernels 1,019 → 847 ms.
+		Leaves: true,
+		// BENCHMARKS.md, session 3, "What changed": R-MAT 16 388 ms (from
+		// 842), grid 256² 1,377 ms (from 2,233).
+		Mins: true,
+		// BENCHMARKS.md, session 4, "Stats layout: the host plan and the
+		// kernel" (the first phase's share, then "More phases"), tried
+		// again in session 5, "The kernel: expansions of few sources
+		// spread over the arcs".
+		Seeds:          0.15,
+		PhasesWeighted: []float64{0.4},
+		// BENCHMARKS.md, session 4, "Stats layout: the host plan and the
+		// kernel": R-MAT 16's plan 66 → 39 ms on 2 cores with chunks.
+		ClusterChunk: 32 * BatchWidth,
+		// H200, BenchmarkBatchedStep; BENCHMARKS.md, "GPU engine after the
+		// second slice, H200": grid 331 ms of kernels with the threshold,
+		// 503 without. See Step.
+		DeltaScale:     0.5,
+		StepMeshesOnly: true,
+		// BENCHMARKS.md, session 5, "The kernel: expansions of few
+		// sources spread over the arcs": R-MAT 16 288.7 → 168.5 ms.
+		Sparse: 16,
+	}
+}
+
+// Check reports whether c is a valid configuration, naming the first
+// field that is not.
+func (c Config) Check() error {
+	switch c.Order {
+	case OrderCluster, OrderRank, OrderBlock:
+	default:
+		return fmt.Errorf("plan: unknown source order %q", c.Order)
+	}
+	share := func(name string, x float64) error {
+		if !(x >= 0 && x <= 1) {
+			return fmt.Errorf("plan: %s share %v outside [0, 1]", name, x)
+		}
+		return nil
+	}
+	if err := share("seeds", c.Seeds); err != nil {
+		return err
+	}
+	for _, x := range c.Phases {
+		if err := share("phase", x); err != nil {
+			return err
+		}
+	}
+	for _, x := range c.PhasesWeighted {
+		if err := share("weighted phase", x); err != nil {
+			return err
+		}
+	}
+	if c.ClusterChunk < 1 {
+		return fmt.Errorf("plan: cluster chunk of %d rows, want at least 1", c.ClusterChunk)
+	}
+	if !(c.DeltaScale >= 0) || math.IsInf(c.DeltaScale, 0) {
+		return fmt.Errorf("plan: threshold step scale %v, want a finite value ≥ 0", c.DeltaScale)
+	}
+	if c.Sparse < 0 || c.Sparse > BatchWidth {
+		return fmt.Errorf("plan: sparse expansions of up to %d sources, want 0 .. %d", c.Sparse, BatchWidth)
+	}
+	return nil
+}

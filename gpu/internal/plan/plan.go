@@ -1,0 +1,257 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/pathctl/pathctl/graph"
+)
+
+// Block is what the batched kernel runs for a block of sources: Sources[i]
+// computed into block row Rows[i] (nil Rows: the block's own sources in
+// its own order, nothing derived), then the derivations of the leaves, the
+// first Passes[0] of them before the rest (derivations in place, of rows
+// that lent their place to a parent outside the block, go last, after
+// every leaf that reads that parent), and the minimums (Mins, reading
+// MinArcs), which only read rows the kernel computed.
+type Block struct {
+	Sources, Rows []int32
+	Derive        []Derivation
+	Passes        [2]int
+	Mins          []MinDerivation
+	MinArcs       []MinArc
+	// Cuts, when not empty, runs the kernel in phases: Sources[:Cuts[0]],
+	// then Sources[Cuts[0]:Cuts[1]] and so on to the end, each later
+	// source started from the rows of the phases before its own through
+	// Seeds[i], the arcs of Sources[Cuts[0]+i] in MinArcs.
+	Cuts  []int
+	Seeds []MinDerivation
+}
+
+// MinDerivation makes block row Dst the row of vertex Source from the rows
+// of its arcs' heads: MinArcs[First : First+Count].
+type MinDerivation struct {
+	Dst, Source int32
+	First       int32
+	Count       int32
+}
+
+// MinArc is an arc of a source derived by a minimum or seeded from an
+// earlier phase: the block row of its head and the index of its weight.
+type MinArc struct {
+	Row int32
+	Arc int64
+}
+
+// Derivation makes block row Dst the row of Leaf from the row Src of its
+// parent, through the leaf's arc Arc.
+type Derivation struct {
+	Dst, Src, Leaf int32
+	Arc            int64
+}
+
+// NumPhases is the number of phases the kernel runs: len(Cuts) + 1.
+func (b *Block) NumPhases() int { return len(b.Cuts) + 1 }
+
+// PhaseStart is where phase i's sources start in Sources (i may be
+// NumPhases: the end).
+func (b *Block) PhaseStart(i int) int {
+	switch {
+	case i == 0:
+		return 0
+	case i <= len(b.Cuts):
+		return b.Cuts[i-1]
+	}
+	return len(b.Sources)
+}
+
+// Graph is what every block's plan reads of one graph beside its arcs: its
+// Shape and the breadth-first rank of its vertices, measured together on
+// first use (a pass each over every arc, on two cores) and kept. Its
+// methods may be called from any goroutine.
+type Graph struct {
+	g     *graph.CSR
+	once  sync.Once
+	shape Shape
+	rank  []int32
+}
+
+// NewGraph prepares plans over g; it measures nothing yet.
+func NewGraph(g *graph.CSR) *Graph { return &Graph{g: g} }
+
+// CSR is the graph the plans read.
+func (pg *Graph) CSR() *graph.CSR { return pg.g }
+
+// Shape is what the kernel's choices read of the graph (ShapeOf).
+func (pg *Graph) Shape() Shape {
+	pg.measure()
+	return pg.shape
+}
+
+// Rank is the breadth-first rank of every vertex (BFSRank).
+func (pg *Graph) Rank() []int32 {
+	pg.measure()
+	return pg.rank
+}
+
+func (pg *Graph) measure() {
+	pg.once.Do(func() {
+		done := make(chan struct{})
+		go func() { // the two walk the graph apart
+			defer close(done)
+			pg.shape = ShapeOf(pg.g)
+		}()
+		pg.rank = BFSRank(pg.g)
+		<-done
+	})
+}
+
+// Plan plans the block of sources (in row order) on g under cfg: Start,
+// then its finish. It fails on an invalid cfg or a source outside g.
+func Plan(g *graph.CSR, sources []int32, cfg Config) (*Block, error) {
+	return NewGraph(g).Plan(sources, cfg)
+}
+
+// Plan plans the block of sources (in row order) under cfg, complete.
+func (pg *Graph) Plan(sources []int32, cfg Config) (*Block, error) {
+	b, finish, err := pg.Start(sources, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if finish != nil {
+		finish()
+	}
+	return b, nil
+}
+
+// Start plans the block of sources (in row order) under cfg as far as its
+// first phase needs: with several phases, the sources of the later ones
+// are not yet ordered and have no seeds, and finish completes the plan.
+// finish touches only the later phases' part of Sources and Rows (in
+// place), Seeds and the arcs after the minimums' in MinArcs, so that the
+// first phase may run (and its part be read) meanwhile; the host's plan
+// then overlaps the first phase's kernels. finish is nil when the plan is
+// complete. The caller's sources are never reordered.
+//
+// Time and memory are linear in the graph's size (clusters search at most
+// clusterMaxVisit vertices each); the first plan of a Graph adds its
+// Shape and Rank.
+func (pg *Graph) Start(sources []int32, cfg Config) (*Block, func(), error) {
+	if err := cfg.Check(); err != nil {
+		return nil, nil, err
+	}
+	g := pg.g
+	for _, s := range sources {
+		if s < 0 || int(s) >= g.NumVertices {
+			return nil, nil, fmt.Errorf("plan: source %d outside [0, %d)", s, g.NumVertices)
+		}
+	}
+	k := len(sources)
+	plan := Block{Sources: sources}
+	if cfg.Leaves && g.Undirected && !g.Type.IsFloat() && k > 1 {
+		planLeaves(g, sources, &plan)
+	}
+	if cfg.Mins && !g.Type.IsFloat() && k > 1 {
+		planMins(g, sources, &plan)
+	}
+	if plan.Rows == nil && (cfg.Order == OrderBlock || len(plan.Sources) <= BatchWidth) {
+		return &plan, nil, nil
+	}
+	shape, rank := pg.Shape(), pg.Rank()
+	var cuts []int
+	if cfg.Seeds > 0 && !g.Type.IsFloat() && (!shape.MeshLike || cfg.SeedsOnMeshes) && len(plan.Sources) >= seedsMinSources &&
+		2*k >= g.NumVertices {
+		cuts = splitSeeded(g, &plan, phaseShares(g, &cfg))
+	}
+	rows := plan.Rows
+	if rows == nil {
+		rows = make([]int32, len(plan.Sources))
+		for i := range rows {
+			rows[i] = int32(i)
+		}
+	}
+	// Ordered in place below: never in the caller's sources.
+	plan.Sources, plan.Rows = slices.Clone(plan.Sources), slices.Clone(rows)
+	plan.Cuts = cuts
+	// Each phase is ordered on its own, in place: the first now, the
+	// others (on cores of their own) by finish.
+	bounds := append(append([]int{0}, cuts...), len(plan.Sources))
+	order := func(i int) {
+		lo, hi := bounds[i], bounds[i+1]
+		s, r := orderSources(g, rank, plan.Sources[lo:hi], plan.Rows[lo:hi], &cfg, !shape.MeshLike)
+		copy(plan.Sources[lo:hi], s)
+		copy(plan.Rows[lo:hi], r)
+	}
+	order(0)
+	if len(cuts) == 0 {
+		return &plan, nil, nil
+	}
+	return &plan, func() {
+		var wg sync.WaitGroup
+		for i := 1; i+1 < len(bounds); i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				order(i)
+			}()
+		}
+		wg.Wait()
+		planSeeds(g, &plan)
+	}, nil
+}
+
+// planLeaves leaves the leaves among src (the block in row order) out of
+// plan's kernel sources: a leaf whose parent is a source of the block, or
+// whose parent another leaf already brought into the kernel, is derived
+// from that row in the first pass; the first leaf of a parent outside the
+// block lends its row to the parent, computed by the kernel, and is
+// derived from it in place in the second pass.
+func planLeaves(g *graph.CSR, src []int32, plan *Block) {
+	k := len(src)
+	row := make([]int32, g.NumVertices) // 1 + the block row of a source vertex
+	for i, s := range src {
+		row[s] = int32(i) + 1
+	}
+	host := make([]int32, g.NumVertices) // 1 + the row computing a parent outside the block
+	kernel := make([]int32, 0, k)
+	kernelRows := make([]int32, 0, k)
+	var later []Derivation
+	for i, s := range src {
+		p, arc, ok := leafParent(g, s)
+		if !ok {
+			kernel = append(kernel, s)
+			kernelRows = append(kernelRows, int32(i))
+			continue
+		}
+		if pr := row[p]; pr != 0 {
+			plan.Derive = append(plan.Derive, Derivation{int32(i), pr - 1, s, arc})
+		} else if hr := host[p]; hr != 0 {
+			plan.Derive = append(plan.Derive, Derivation{int32(i), hr - 1, s, arc})
+		} else {
+			host[p] = int32(i) + 1
+			kernel = append(kernel, p)
+			kernelRows = append(kernelRows, int32(i))
+			later = append(later, Derivation{int32(i), int32(i), s, arc})
+		}
+	}
+	if len(plan.Derive)+len(later) > 0 {
+		plan.Sources, plan.Rows = kernel, kernelRows
+		plan.Passes = [2]int{len(plan.Derive), len(later)}
+		plan.Derive = append(plan.Derive, later...)
+	}
+}
+
+// leafParent returns the one neighbour of s and the index of its arc when s
+// is a leaf whose neighbour has other neighbours too.
+func leafParent(g *graph.CSR, s int32) (int32, int64, bool) {
+	lo, hi := g.Offsets[s], g.Offsets[s+1]
+	if hi-lo != 1 {
+		return 0, 0, false
+	}
+	p := g.Targets[lo]
+	if p == s || g.Offsets[p+1]-g.Offsets[p] < 2 {
+		return 0, 0, false
+	}
+	return p, int64(lo), true
+}

@@ -1,0 +1,167 @@
+package graph
+
+// The engine seam: every interface between package pipeline and an engine
+// (package cpu, package gpu), in one place. They are declared here, beside
+// Block and Request, so that engines can implement them without importing
+// the pipeline that imports the engines.
+//
+// An engine implements Engine, and its runners Runner. Everything else is
+// optional: the pipeline discovers it with a type assertion on these
+// names, and a runner without it is run the plain way. The GPU engine's
+// own types return concrete types (*gpu.Runner, *gpu.Pending), so package
+// pipeline adapts it (pipeline/gpu.go); the CPU engine plugs in as it is.
+//
+//	interface      implemented by                   used by the pipeline for
+//	Engine         cpu.Engine, gpu.Engine (adapted)  every run
+//	Runner         every runner                      every block
+//	Describer      cpu and gpu runners               the summary and --verbose: what auto chose
+//	Budgeter       gpu engine (adapted)              block sizes when no budget is given
+//	StatsRunner    gpu runner                        the stats layout, reduced on the device
+//	AsyncRunner    gpu runner (adapted)              starting block i+1 before block i lands
+//	ResidentRunner gpu runner (adapted)              device blocks larger than the host's blocks
+//	HostPinner     gpu runner                        page-locking the blocks the pool recycles
+//	DeviceTimer    gpu runner, its Waiters and       the time lines of --verbose
+//	               ResidentBlocks
+//	CopyTimer      gpu Waiters                       the time lines of --verbose
+//
+// An engine that holds a device also implements io.Closer; the pipeline
+// closes an engine it opened for one run when the run is done.
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Engine computes shortest paths on one kind of hardware. The CPU engine
+// (package cpu) always works; the GPU engine (package gpu) works where a
+// driver and a device are found.
+type Engine interface {
+	// Name is "cpu" or "gpu".
+	Name() string
+	// Prepare loads g (uploads it, for a device) for runs of req and returns
+	// a Runner that computes one block of sources at a time. req.Algorithm
+	// may be Auto: each engine resolves it to a kernel of its own. The
+	// pipeline checks negative weights against req.Algorithm before
+	// calling Prepare.
+	Prepare(ctx context.Context, g *CSR, req Request) (Runner, error)
+}
+
+// Runner runs the blocks of one request on one loaded graph.
+type Runner interface {
+	// DistType is the element type of the blocks Run fills: the graph's
+	// type, or int32 hop counts for bfs and bfs-level.
+	DistType() DistType
+	// BytesPerSource is the working memory one more source in a block costs,
+	// output included, for the block planner.
+	BytesPerSource() int64
+	// Run fills out (allocated by the caller with NewBlock for out.Sources,
+	// DistType and req.WithPredecessors) with the distances from every
+	// source of out.Sources. It returns ctx.Err() when cancelled, a
+	// *NegativeCycleError when a negative cycle is reachable.
+	Run(ctx context.Context, out *Block) error
+	// Close releases what Prepare took.
+	Close() error
+}
+
+// Describer is implemented by runners that name the kernel they run, and
+// for Auto the one they picked and why (both engines' runners). The
+// pipeline puts it in the run's summary, the --verbose log and the report
+// of Verify; without it, the algorithm's name stands.
+type Describer interface {
+	Describe() string
+}
+
+// Budgeter is implemented by engines that know how much memory their
+// blocks may take (the GPU engine, from the device's free memory). The
+// pipeline asks it when the caller gives no memory budget; without it the
+// pipeline's default applies.
+type Budgeter interface {
+	// DefaultBudget bounds the blocks in flight, which are held both on the
+	// device and in host memory.
+	DefaultBudget() int64
+	// DeviceBudget bounds blocks kept on the device only: the stats layout
+	// of a StatsRunner, and the device blocks of a ResidentRunner.
+	DeviceBudget() int64
+}
+
+// StatsRunner is implemented by runners that reduce a block to the stats
+// layout themselves (the GPU runner, to avoid copying n² distances back).
+// The pipeline calls RunStats instead of Run for the stats layout, one
+// block at a time, and sizes those blocks by DeviceBudget.
+type StatsRunner interface {
+	RunStats(ctx context.Context, sources []VertexID) (*Stats, error)
+}
+
+// AsyncRunner is implemented by runners whose next block can start before
+// the results of the previous one have arrived (the GPU runner copies them
+// out on a second stream while the next block computes). The pipeline
+// starts block i+1 before it waits for block i, in every layout but the
+// stats layout of a StatsRunner, and plans three blocks in flight.
+type AsyncRunner interface {
+	// Start computes out and returns once its results are on their way;
+	// out may be read once the Waiter's Wait has returned nil. When Start
+	// fails, nothing is left writing to out.
+	Start(ctx context.Context, out *Block) (Waiter, error)
+}
+
+// Waiter is a block an AsyncRunner or a ResidentBlock has started.
+type Waiter interface {
+	// Wait blocks until the block's results are in place and returns the
+	// errors of bringing them there.
+	Wait() error
+}
+
+// ResidentRunner is implemented by runners that can compute a block of
+// sources far larger than the host's blocks into device memory and send
+// its rows to the host piecewise (the GPU runner: its batched kernel
+// derives most rows of a block that holds most sources from others). The
+// pipeline uses it, with AsyncRunner, for the pairs and matrix layouts
+// when the device budget holds more sources than a host block.
+type ResidentRunner interface {
+	// ComputeResident computes the rows of sources into device memory. A
+	// block that does not fit fails with an error wrapping
+	// ErrResidentTooLarge; the pipeline then runs the rest of the sources
+	// through AsyncRunner.Start.
+	ComputeResident(ctx context.Context, sources []VertexID) (ResidentBlock, error)
+}
+
+// ErrResidentTooLarge is what a ResidentRunner's ComputeResident wraps
+// when the device block does not fit in device memory.
+var ErrResidentTooLarge = errors.New("graph: device block does not fit")
+
+// ResidentBlock is a block a ResidentRunner holds in device memory.
+type ResidentBlock interface {
+	// Start sends the rows of the block's sources [lo, hi) to out, as
+	// AsyncRunner.Start does.
+	Start(ctx context.Context, lo, hi int, out *Block) (Waiter, error)
+}
+
+// HostPinner is implemented by runners whose results land faster in host
+// memory they have page-locked (the GPU runner: its device-to-host copies
+// go straight into pinned memory instead of through a staging buffer).
+// The pipeline's block pool pins the matrix blocks it recycles with it.
+type HostPinner interface {
+	PinHost(b []byte) error
+	UnpinHost(b []byte) error
+}
+
+// DeviceTimer is implemented by what reports the device's share of a
+// block's time: the GPU runner (for its last Run or RunStats), its
+// Waiters and its ResidentBlocks. The pipeline adds it up for --verbose.
+type DeviceTimer interface {
+	// KernelTime is the device time of the block's kernels.
+	KernelTime() time.Duration
+	// HostTimes is the host's time beside the kernels: planning them, and
+	// allocating device memory.
+	HostTimes() (plan, alloc time.Duration)
+}
+
+// CopyTimer is implemented by Waiters whose results travel from the device
+// (the GPU's): the time of the device-to-host copies, and of the moves from
+// pinned memory into the block, valid once Wait has returned. The pipeline
+// adds it up for --verbose.
+type CopyTimer interface {
+	CopyTime() time.Duration
+	MoveTime() time.Duration
+}

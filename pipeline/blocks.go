@@ -1,0 +1,154 @@
+package pipeline
+
+// Block planning: how many sources a block holds, from the memory budget
+// (the caller's, or the engine's through graph.Budgeter), the blocks in
+// flight and the runner's bytes per source.
+
+import (
+	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/graph"
+)
+
+// planRun plans the host blocks of a run of n sources over nv vertices,
+// and the part of its schedule that depends on them: the device blocks of
+// a ResidentRunner, and for the matrix layout host blocks cut to pieces of
+// pinned memory (pinnedBlockBytes).
+func planRun(opt Options, eng graph.Engine, runner graph.Runner, nv, n int) ([]SourceBlock, schedule) {
+	var sched schedule
+	blocks := PlanBlocksInFlight(n, runner.BytesPerSource(), budget(opt, eng, runner), maxBlock(opt, n, runner), blocksInFlight(runner, opt))
+	if _, ok := runner.(graph.ResidentRunner); ok && opt.Layout != arrowio.LayoutStats {
+		sched.residentMax = residentMax(opt, eng, runner, n)
+	}
+	if _, ok := runner.(graph.HostPinner); ok && opt.Layout == arrowio.LayoutMatrix && sched.residentMax > blockMax(blocks) && opt.MaxBlock == 0 {
+		// The host blocks only carry rows of the device block: small
+		// ones keep the memory the pool pins small.
+		sched.computeMax = blockMax(blocks)
+		blocks = splitBlocks(blocks, max(1, int(pinnedBlockBytes/(int64(nv)*int64(runner.DistType().Size())))))
+	}
+	return blocks, sched
+}
+
+// SourceBlock is a half-open range of the source list run together.
+type SourceBlock struct{ Start, End int }
+
+// PlanBlocks splits n sources into blocks whose working memory, two blocks
+// in flight, fits budget; every block holds at least one source and at most
+// maxBlock. It never fails: a budget below one source gives blocks of one,
+// and the caller reports that budget if it cannot be met.
+func PlanBlocks(n int, bytesPerSource, budget int64, maxBlock int) []SourceBlock {
+	return PlanBlocksInFlight(n, bytesPerSource, budget, maxBlock, 2)
+}
+
+// PlanBlocksInFlight is PlanBlocks with inFlight blocks alive at once (at
+// least 1): 2 for a runner that runs one block while the previous is
+// written, 3 for an AsyncRunner, whose third block is being copied out.
+func PlanBlocksInFlight(n int, bytesPerSource, budget int64, maxBlock, inFlight int) []SourceBlock {
+	if n == 0 {
+		return nil
+	}
+	size := n
+	if bytesPerSource > 0 && budget > 0 {
+		size = int(min(int64(n), max(1, budget/(int64(max(inFlight, 1))*bytesPerSource))))
+	}
+	if maxBlock > 0 {
+		size = min(size, maxBlock)
+	}
+	blocks := make([]SourceBlock, 0, (n+size-1)/size)
+	for s := 0; s < n; s += size {
+		blocks = append(blocks, SourceBlock{s, min(s+size, n)})
+	}
+	return blocks
+}
+
+// pinnedBlockBytes bounds the distances of a host block that only carries
+// rows of a device block to the host (the matrix layout on the GPU): the
+// block pool pins a few such blocks, and pinning is slow and holds the
+// driver back meanwhile (H100, R-MAT 16: pinning four blocks of 548 MB
+// while the kernels ran took their time from 0.32 to 0.92 s).
+const pinnedBlockBytes = 64 << 20
+
+// splitBlocks splits every block into pieces of at most size sources.
+func splitBlocks(blocks []SourceBlock, size int) []SourceBlock {
+	var out []SourceBlock
+	for _, b := range blocks {
+		for s := b.Start; s < b.End; s += size {
+			out = append(out, SourceBlock{s, min(s+size, b.End)})
+		}
+	}
+	return out
+}
+
+// mergeBlocks joins consecutive blocks into blocks of at most size
+// sources (a block larger than size stays whole).
+func mergeBlocks(blocks []SourceBlock, size int) []SourceBlock {
+	var out []SourceBlock
+	for _, b := range blocks {
+		if n := len(out); n > 0 && out[n-1].End == b.Start && b.End-out[n-1].Start <= size {
+			out[n-1].End = b.End
+			continue
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+func blockMax(blocks []SourceBlock) int {
+	m := 0
+	for _, b := range blocks {
+		m = max(m, b.End-b.Start)
+	}
+	return m
+}
+
+func budget(opt Options, eng graph.Engine, runner graph.Runner) int64 {
+	if opt.MemBudget > 0 {
+		return opt.MemBudget
+	}
+	b, ok := eng.(graph.Budgeter)
+	switch {
+	case ok && statsOnDevice(runner, opt):
+		return b.DeviceBudget()
+	case ok:
+		return b.DefaultBudget()
+	}
+	return DefaultMemBudget
+}
+
+// maxBlock keeps blocks small enough for steady progress and for the
+// writer to overlap the engine: at least 16 blocks on large runs, never
+// fewer sources than the engine can spread over its threads. Where the
+// engine reduces the stats layout itself (the GPU), a block leaves only a
+// few words per source and larger blocks keep the device busier, so only
+// the memory budget bounds them (H100, all-pairs stats: R-MAT 16 1.30 s in
+// 5 blocks, 1.24 s in one; 256×256 grid 2.50 s in 4 blocks, 2.27 s in one).
+func maxBlock(opt Options, n int, runner graph.Runner) int {
+	if opt.MaxBlock > 0 {
+		return opt.MaxBlock
+	}
+	if statsOnDevice(runner, opt) {
+		return max(256, n)
+	}
+	return max(256, n/16)
+}
+
+// statsOnDevice reports whether the runner reduces opt's stats layout
+// itself, so that no distance block reaches the host.
+func statsOnDevice(runner graph.Runner, opt Options) bool {
+	_, ok := runner.(graph.StatsRunner)
+	return ok && opt.Layout == arrowio.LayoutStats
+}
+
+// residentMax is the most sources of one device block of a
+// ResidentRunner: the device budget (or --gpu-mem) over the runner's bytes
+// per source, which count every device buffer of a source.
+func residentMax(opt Options, eng graph.Engine, runner graph.Runner, sources int) int {
+	b := opt.MemBudget
+	if d, ok := eng.(graph.Budgeter); ok && b <= 0 {
+		b = d.DeviceBudget()
+	}
+	per := runner.BytesPerSource()
+	if b <= 0 || per <= 0 {
+		return 0
+	}
+	return int(min(int64(sources), b/per))
+}

@@ -1,0 +1,63 @@
+package pipeline
+
+import (
+	"context"
+	"testing"
+
+	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/graph"
+)
+
+// budgetEngine is an engine that knows its budgets (graph.Budgeter) and
+// prepares nothing: planRun only asks it for them.
+type budgetEngine struct{ host, device int64 }
+
+func (budgetEngine) Name() string { return "budget" }
+func (budgetEngine) Prepare(context.Context, *graph.CSR, graph.Request) (graph.Runner, error) {
+	return nil, nil
+}
+func (e budgetEngine) DefaultBudget() int64 { return e.host }
+func (e budgetEngine) DeviceBudget() int64  { return e.device }
+
+var _ graph.Budgeter = budgetEngine{}
+
+// TestPlanRun checks the blocks and schedule of a run on a runner that
+// computes device-resident blocks and pins host memory: host blocks from
+// the engine's default budget with three in flight; device blocks from its
+// device budget; for the matrix layout, host blocks cut to pieces of
+// pinned memory that merge back to the host block size should the device
+// block not fit; none of that for the stats layout or a caller's MaxBlock.
+func TestPlanRun(t *testing.T) {
+	const nv = 1 << 22 // pinnedBlockBytes holds 4 int32 rows of it
+	const sources = 100
+	runner := pinnedResident{&fakeResident{fakeAsync: newFakeAsync(nv, 0)}, &fakePinner{}}
+	per := runner.BytesPerSource()
+	eng := budgetEngine{host: 3 * 10 * per, device: sources * per}
+	for _, c := range []struct {
+		name                    string
+		opt                     Options
+		blocks, biggest         int
+		residentMax, computeMax int
+	}{
+		{"matrix", Options{Layout: arrowio.LayoutMatrix}, 30, 4, sources, 10},
+		{"pairs", Options{Layout: arrowio.LayoutPairs}, 10, 10, sources, 0},
+		{"stats", Options{Layout: arrowio.LayoutStats}, 10, 10, 0, 0},
+		{"matrix, max block", Options{Layout: arrowio.LayoutMatrix, MaxBlock: 5}, 20, 5, sources, 0},
+		{"matrix, small device", Options{Layout: arrowio.LayoutMatrix, MemBudget: 3 * 5 * per}, 40, 4, 15, 5},
+	} {
+		blocks, sched := planRun(c.opt, eng, runner, nv, sources)
+		if len(blocks) != c.blocks || blockMax(blocks) != c.biggest || blocks[len(blocks)-1].End != sources {
+			t.Errorf("%s: %d blocks of up to %d ending at %d, want %d of up to %d ending at %d",
+				c.name, len(blocks), blockMax(blocks), blocks[len(blocks)-1].End, c.blocks, c.biggest, sources)
+		}
+		if sched.residentMax != c.residentMax || sched.computeMax != c.computeMax {
+			t.Errorf("%s: device blocks of %d, computed alone in %d; want %d and %d",
+				c.name, sched.residentMax, sched.computeMax, c.residentMax, c.computeMax)
+		}
+		if c.computeMax > 0 {
+			if merged := mergeBlocks(blocks, sched.computeMax); blockMax(merged) != sched.computeMax || len(merged) != sources/sched.computeMax {
+				t.Errorf("%s: pieces merge back into %v", c.name, merged)
+			}
+		}
+	}
+}

@@ -1,0 +1,355 @@
+package pipeline
+
+// The producer schedules of runBlocks: one block at a time (runInTurn),
+// block i+1 started before block i lands (startAhead, an AsyncRunner), and
+// device blocks larger than the host's (startResident, a ResidentRunner).
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/graph"
+)
+
+// schedule is what Run works out, from the Options and the runner, about
+// how runBlocks runs the blocks; no caller of Run sets it.
+type schedule struct {
+	// buildRecords, set for the matrix layout, turns a computed block into
+	// its records in the producer goroutine.
+	buildRecords func(*graph.Block) ([]arrow.RecordBatch, error)
+	// timings, when set, receives where the blocks' time went.
+	timings *timings
+	// residentMax, when above the host blocks' size, is the most sources
+	// of a ResidentRunner's device block.
+	residentMax int
+	// computeMax, when set, is the most sources a block computes on its
+	// own should the device block not fit: the host blocks were split
+	// into pieces of pinned memory (pinnedBlockBytes), which startAhead
+	// then merges back.
+	computeMax int
+}
+
+type blockResult struct {
+	end   int // sources done once this block is emitted
+	block *graph.Block
+	stats *graph.Stats
+	// records, when not nil, are the block's records already built (the
+	// matrix layout); whoever drops the result releases them.
+	records []arrow.RecordBatch
+}
+
+// release releases the records of a result that carries them.
+func (res blockResult) release() {
+	for _, r := range res.records {
+		r.Release()
+	}
+}
+
+// asyncRunner returns runner as an AsyncRunner where runBlocks starts its
+// blocks ahead: not for the stats layout of a StatsRunner, which reduces
+// on the device and copies little back.
+func asyncRunner(runner graph.Runner, opt Options) (graph.AsyncRunner, bool) {
+	if statsOnDevice(runner, opt) {
+		return nil, false
+	}
+	a, ok := runner.(graph.AsyncRunner)
+	return a, ok
+}
+
+// blocksInFlight is the number of blocks runBlocks holds in host memory at
+// once: the one the sink writes and the one computing, and with an
+// AsyncRunner a third, the one whose results are arriving.
+func blocksInFlight(runner graph.Runner, opt Options) int {
+	if statsOnDevice(runner, opt) {
+		return 1 // RunStats holds one block on the device and none on the host
+	}
+	if _, ok := asyncRunner(runner, opt); ok {
+		return 3
+	}
+	return 2
+}
+
+// runBlocks computes the blocks in one goroutine and hands them to sink in
+// order in the caller's goroutine, so that block i+1 computes while block i
+// is written. With an AsyncRunner it starts block i+1 before waiting for
+// block i, so that block i travels to the host while block i+1 computes and
+// block i-1 is written: three blocks are alive, and the hand-over to the
+// sink is unbuffered so that no fourth is. The budget counts the blocks in
+// flight (blocksInFlight). Every block started is waited for before
+// runBlocks returns, whatever fails.
+func runBlocks(ctx context.Context, g *Graph, runner graph.Runner, opt Options, sched schedule, sources []graph.VertexID, blocks []SourceBlock, sink func(blockResult) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	async, ahead := asyncRunner(runner, opt)
+	results := make(chan blockResult, 1)
+	if ahead {
+		results = make(chan blockResult)
+	}
+	send := func(res blockResult) error {
+		select {
+		case results <- res:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	p := producer{g: g, runner: runner, opt: opt, sched: sched, sources: sources, blocks: blocks, send: send}
+	if ahead && opt.Layout == arrowio.LayoutMatrix && sched.buildRecords != nil {
+		p.pool = &blockPool{}
+		p.pool.pin, _ = runner.(graph.HostPinner)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		defer close(results)
+		if p.pool != nil {
+			defer p.pool.close() // after every block started has landed
+		}
+		var err error
+		if rr, ok := runner.(graph.ResidentRunner); ok && ahead && sched.residentMax > blockMax(blocks) {
+			err = p.startResident(ctx, rr, async, sched.residentMax)
+		} else if ahead {
+			err = p.startAhead(ctx, async)
+		} else {
+			err = p.runInTurn(ctx)
+		}
+		if err != nil {
+			errc <- err
+		}
+	}()
+	for res := range results {
+		err := ctx.Err() // a cancelled run writes no further block
+		if err == nil {
+			err = sink(res)
+		} else {
+			res.release()
+		}
+		if err != nil {
+			cancel()
+			for res := range results { // let the producer finish
+				res.release()
+			}
+			return err
+		}
+	}
+	select {
+	case err := <-errc:
+		return err
+	default:
+	}
+	return ctx.Err()
+}
+
+// producer computes the blocks of runBlocks and sends them on.
+type producer struct {
+	g       *Graph
+	runner  graph.Runner
+	opt     Options
+	sched   schedule
+	sources []graph.VertexID
+	blocks  []SourceBlock
+	send    func(blockResult) error
+	// pool, when set, recycles the blocks' distance arrays (matrix records
+	// of a runner that writes every element: an AsyncRunner).
+	pool *blockPool
+}
+
+func (p *producer) newBlock(b SourceBlock) *graph.Block {
+	if p.pool != nil {
+		return p.pool.block(p.sources[b.Start:b.End], p.g.NumVertices(), p.runner.DistType(), p.opt.WithPredecessors)
+	}
+	return graph.NewBlock(p.sources[b.Start:b.End], p.g.NumVertices(), p.runner.DistType(), p.opt.WithPredecessors)
+}
+
+// result is what the sink gets of a computed block.
+func (p *producer) result(b SourceBlock, blk *graph.Block) (blockResult, error) {
+	if p.opt.Layout == arrowio.LayoutStats {
+		return blockResult{end: b.End, stats: graph.ComputeStats(blk)}, nil
+	}
+	if p.sched.buildRecords != nil {
+		recs, err := p.sched.buildRecords(blk)
+		if err != nil {
+			return blockResult{}, err
+		}
+		return blockResult{end: b.End, records: recs}, nil
+	}
+	return blockResult{end: b.End, block: blk}, nil
+}
+
+// sendResult sends the result of block b, releasing its records if the
+// run stopped first.
+func (p *producer) sendResult(b SourceBlock, blk *graph.Block) error {
+	t0 := time.Now()
+	res, err := p.result(b, blk)
+	if err != nil {
+		return err
+	}
+	t1 := time.Now()
+	err = p.send(res)
+	if t := p.sched.timings; t != nil {
+		t.records += t1.Sub(t0)
+		t.handOver += time.Since(t1)
+	}
+	if err != nil {
+		res.release()
+		return err
+	}
+	return nil
+}
+
+// runInTurn runs each block to the end before the next.
+func (p *producer) runInTurn(ctx context.Context) error {
+	statsRunner, _ := p.runner.(graph.StatsRunner)
+	for _, b := range p.blocks {
+		var res blockResult
+		if p.opt.Layout == arrowio.LayoutStats && statsRunner != nil {
+			t0 := time.Now()
+			s, err := statsRunner.RunStats(ctx, p.sources[b.Start:b.End])
+			if err != nil {
+				return err
+			}
+			p.tally(t0, p.runner)
+			res = blockResult{end: b.End, stats: s}
+		} else {
+			blk := p.newBlock(b)
+			t0 := time.Now()
+			if err := p.runner.Run(ctx, blk); err != nil {
+				return err
+			}
+			p.tally(t0, p.runner)
+			if err := p.sendResult(b, blk); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := p.send(res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startAhead starts block i+1 before it waits for block i and sends it on.
+func (p *producer) startAhead(ctx context.Context, async graph.AsyncRunner) error {
+	var prev *startedBlock
+	for _, b := range p.blocks {
+		blk := p.newBlock(b)
+		t0 := time.Now()
+		w, err := async.Start(ctx, blk)
+		p.tally(t0, nil)
+		if err != nil {
+			if prev != nil {
+				_ = prev.w.Wait() // nothing may write to a block after runBlocks returns
+			}
+			return err
+		}
+		cur := &startedBlock{b: b, blk: blk, w: w}
+		if prev != nil {
+			if err := p.finish(prev); err != nil {
+				_ = cur.w.Wait()
+				return err
+			}
+		}
+		prev = cur
+	}
+	if prev != nil {
+		return p.finish(prev)
+	}
+	return nil
+}
+
+// startedBlock is a block whose results are on their way.
+type startedBlock struct {
+	b   SourceBlock
+	blk *graph.Block
+	w   graph.Waiter
+}
+
+// finish waits for s's results and sends them on.
+func (p *producer) finish(s *startedBlock) error {
+	t0 := time.Now()
+	if err := s.w.Wait(); err != nil {
+		return err
+	}
+	p.tally(t0, s.w)
+	return p.sendResult(s.b, s.blk)
+}
+
+// tally adds the time since t0 to the run's compute time and, where dev
+// reports them, its device times.
+func (p *producer) tally(t0 time.Time, dev any) {
+	if t := p.sched.timings; t != nil {
+		t.compute += time.Since(t0)
+		t.addDevice(dev)
+	}
+}
+
+// startResident computes the blocks in device blocks of up to max sources
+// (consecutive host blocks together) and starts each host block's rows
+// from its device block before it waits for the previous host block.
+//
+// A device block that does not fit (graph.ErrResidentTooLarge) sends the rest
+// of the run through startAhead, whose blocks halve where they must.
+func (p *producer) startResident(ctx context.Context, rr graph.ResidentRunner, async graph.AsyncRunner, max int) error {
+	var prev *startedBlock
+	finish := func() error { // the previous host block, if any
+		if prev == nil {
+			return nil
+		}
+		s := prev
+		prev = nil
+		return p.finish(s)
+	}
+	for i := 0; i < len(p.blocks); {
+		start := p.blocks[i].Start
+		j := i + 1
+		for j < len(p.blocks) && p.blocks[j].End-start <= max {
+			j++
+		}
+		end := p.blocks[j-1].End
+		// Copies of the previous device block still read its rows: they
+		// land before the next is computed.
+		if err := finish(); err != nil {
+			return err
+		}
+		if i == 0 && p.pool != nil {
+			// The host blocks' memory is made (and pinned) while the
+			// device computes.
+			p.pool.prefill(len(p.blocks), blockMax(p.blocks)*p.g.NumVertices(), p.runner.DistType())
+		}
+		t0 := time.Now()
+		res, err := rr.ComputeResident(ctx, p.sources[start:end])
+		if errors.Is(err, graph.ErrResidentTooLarge) {
+			rest := *p
+			rest.blocks = p.blocks[i:]
+			if p.sched.computeMax > 0 {
+				rest.blocks = mergeBlocks(rest.blocks, p.sched.computeMax)
+			}
+			return rest.startAhead(ctx, async)
+		}
+		if err != nil {
+			return err
+		}
+		p.tally(t0, res)
+		for _, b := range p.blocks[i:j] {
+			blk := p.newBlock(b)
+			w, err := res.Start(ctx, b.Start-start, b.End-start, blk)
+			if err != nil {
+				if prev != nil {
+					_ = prev.w.Wait() // nothing may write to a block after runBlocks returns
+				}
+				return err
+			}
+			if err := finish(); err != nil {
+				_ = w.Wait()
+				return err
+			}
+			prev = &startedBlock{b: b, blk: blk, w: w}
+		}
+		i = j
+	}
+	return finish()
+}
