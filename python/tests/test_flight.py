@@ -179,7 +179,7 @@ def test_flight_messages_are_one_clean_sentence(client, graph_file):
     with pytest.raises(pathctl.NegativeWeightError) as info:
         client.apsp("neg4", algorithm="dijkstra")
     assert_one_clean_sentence(info.value.message)
-    assert info.value.message.endswith('use algorithm="bellman-ford"'), info.value.message
+    assert "bellman-ford" in info.value.message
     with pytest.raises(pathctl.NotFoundError) as info:
         client.apsp("no-such-graph")
     assert "no-such-graph" in info.value.message
