@@ -4,14 +4,16 @@ BIN       := bin/pathctl
 VENV      := .venv
 PY        := $(VENV)/bin/python
 FUZZTIME  ?= 8s
+# The one version of the binary and of the Python package (python/setup.py reads it too).
+VERSION   := $(shell cat VERSION)
 export CGO_ENABLED := 0
 
-.PHONY: fixtures all build run test test-go test-race fuzz test-python kernels kernels-check gpu-test bench-cpu bench bench-export clean
+.PHONY: fixtures all build run test test-go wheel test-wheel test-race fuzz test-python kernels kernels-check gpu-test bench-cpu bench bench-export clean
 
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/pathctl
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/pathctl
 
 # The main job on the bundled sample graph: all-pairs shortest paths (GPU where
 # one is usable, else every CPU core), written as an Arrow IPC file.
@@ -23,7 +25,7 @@ run: build
 	@head -1 out/sample-stats.csv
 	@sort -t, -k6 -g -r out/sample-stats.csv | grep -v '^source' | head -5
 
-test: test-go test-race fuzz kernels-check test-python
+test: test-go test-race fuzz kernels-check test-python test-wheel
 
 test-go: build
 	$(GO) vet ./...
@@ -60,7 +62,7 @@ gpu-test: build
 	$(GO) test -c -o bin/pipeline.test ./pipeline
 	cp gpu/gpu-test.sh bin/gpu-test.sh
 
-$(VENV)/.installed: python/pyproject.toml python/requirements-test.txt bench/requirements.txt
+$(VENV)/.installed: VERSION python/setup.py python/pyproject.toml python/requirements-test.txt bench/requirements.txt
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r python/requirements-test.txt -r bench/requirements.txt
@@ -69,6 +71,18 @@ $(VENV)/.installed: python/pyproject.toml python/requirements-test.txt bench/req
 
 test-python: build $(VENV)/.installed
 	PATHCTL_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q python/tests bench/test_bench_cpu.py bench/test_bench_gpu.py
+
+# Platform wheels with the binary inside (manylinux_2_17 x86_64 and aarch64)
+# in dist/: `pip install dist/pathctl-*-manylinux*_x86_64*.whl` brings the engine.
+WHEEL_ARCHS ?= amd64 arm64
+wheel: $(VENV)/.installed
+	$(PY) python/tools/build_wheels.py --version $(VERSION) --out dist $(WHEEL_ARCHS)
+
+# This machine's wheel, installed in a fresh venv with no Go and no pathctl
+# on PATH, runs the README's Python example.
+test-wheel: $(VENV)/.installed
+	$(MAKE) --no-print-directory wheel WHEEL_ARCHS=$(shell $(GO) env GOARCH)
+	$(PY) python/tools/check_wheel.py dist/pathctl-$(VERSION)-py3-none-*$(shell uname -m)*.whl
 
 bench-cpu: build $(VENV)/.installed
 	$(PY) bench/bench_cpu.py $(BENCH_ARGS)
@@ -87,4 +101,4 @@ bench-export:
 	/usr/bin/python3 bench/export_graph_tool.py
 
 clean:
-	rm -rf bin out
+	rm -rf bin out dist

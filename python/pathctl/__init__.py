@@ -1,8 +1,9 @@
 """pathctl: shortest paths (all pairs, single source, BFS) on GPUs and CPUs
 for Arrow data.
 
-Locally, every function runs the ``pathctl`` binary (``$PATHCTL_BIN``, or
-``pathctl`` on PATH) and streams Arrow IPC to it and back::
+Locally, every function runs the ``pathctl`` binary (the one a wheel
+bundles, else ``$PATHCTL_BIN``, else ``pathctl`` on PATH) and streams Arrow
+IPC to it and back::
 
     import pathctl
     table = pathctl.apsp("edges.parquet")                 # pyarrow.Table
@@ -18,6 +19,7 @@ from ._errors import (
     BinaryNotFoundError,
     CancelledError,
     EngineUnavailableError,
+    InputNotFoundError,
     InvalidInputError,
     NegativeCycleError,
     NegativeWeightError,
@@ -30,7 +32,12 @@ from ._errors import (
 from ._local import find_binary
 from .client import Client, connect
 
-__version__ = "0.1.0"
+try:
+    from importlib.metadata import PackageNotFoundError as _NoMetadata, version as _version
+
+    __version__ = _version("pathctl")  # the repository's VERSION file, as the binary's
+except _NoMetadata:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "apsp",
@@ -46,6 +53,7 @@ __all__ = [
     "Client",
     "PathctlError",
     "InvalidInputError",
+    "InputNotFoundError",
     "UsageError",
     "NotFoundError",
     "EngineUnavailableError",

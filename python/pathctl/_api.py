@@ -32,12 +32,19 @@ def apsp(edges: Any, *, algorithm: str = "auto", sources: Optional[Iterable[Any]
     ``algorithm`` is one of dijkstra, delta, edge, bfs, bfs-level,
     bellman-ford or auto; ``engine`` is auto, cpu or gpu.
 
+    ``directed=False`` treats each row as both directions (the CLI's
+    ``--undirected``).
+
     Options (``**options``): ``src_col``, ``dst_col``, ``weight_col`` (column
-    names, default src, dst, weight), ``unweighted``, ``dist_type``,
+    names, default src, dst, weight), ``unweighted``, ``vertices`` (the
+    whole vertex set, ids as a list, array or Series: isolated vertices
+    exist only through it; the CLI's ``--vertices``), ``dist_type``,
     ``delta``, ``threads``, ``mem`` (block planner budget in bytes),
     ``input_format`` (for a path whose extension does not say),
-    ``binary`` (the executable; default $PATHCTL_BIN, then PATH) and ``env``
-    (extra environment variables for the process).
+    ``binary`` (the executable; default the one a wheel bundles, then
+    $PATHCTL_BIN, then PATH) and ``env`` (extra environment variables for
+    the process). A note or warning of the binary (about the weight column,
+    say) is raised as a :class:`UserWarning`.
 
     The whole result is held in memory; use :func:`stream` for results
     larger than memory. Raises a :class:`PathctlError` subclass carrying the

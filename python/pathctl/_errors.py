@@ -61,8 +61,13 @@ class NegativeCycleError(NegativeWeightError):
     names a vertex on it."""
 
 
+class InputNotFoundError(InvalidInputError, NotFoundError):
+    """An input file that does not exist: bad input (exit 3) and not found."""
+
+
 class BinaryNotFoundError(PathctlError, FileNotFoundError):
-    """No pathctl binary was found on PATH or at PATHCTL_BIN."""
+    """No pathctl binary was found: none bundled with the package, none at
+    $PATHCTL_BIN, none on PATH."""
 
 
 class AuthenticationError(PathctlError, PermissionError):
@@ -94,20 +99,116 @@ def engine_message(stderr: str) -> str:
     its prefix, or the last non-empty stderr line."""
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
     for ln in reversed(lines):
-        if ln.startswith("pathctl: "):
+        if ln.startswith("pathctl: ") and not NOTE.match(ln):
             return ln[len("pathctl: "):]
     return lines[-1] if lines else ""
 
 
+# A one-line note or warning of the binary on stderr (surfaced as a
+# UserWarning): "pathctl: warning: ..." or "pathctl: note: ...".
+NOTE = re.compile(r"^pathctl: (?:warning|note): ")
+
+# Package names the engine's messages are wrapped with ("arrowio: ...").
+_PACKAGE_PREFIX = re.compile(r"(^|: )(?:arrowio|graph|pipeline|cpu|flight|invalid request): ")
+
+# The CLI's flags and the Python keyword that says the same thing. A flag
+# that takes a value becomes ``name=value``; a switch becomes its keyword
+# with the value that turns it on.
+_VALUE_KEYWORDS = {
+    "algo": "algorithm",
+    "weight-col": "weight_col",
+    "src-col": "src_col",
+    "dst-col": "dst_col",
+    "dist-type": "dist_type",
+    "input-format": "input_format",
+    "layout": "layout",
+    "engine": "engine",
+    "source": "source",
+    "sources": "sources",
+    "sources-file": "sources",
+    "vertices": "vertices",
+    "delta": "delta",
+    "threads": "threads",
+    "mem": "mem",
+}
+_SWITCH_KEYWORDS = {
+    "unweighted": "unweighted=True",
+    "undirected": "directed=False",
+    "with-predecessors": "with_predecessors=True",
+}
+_LEADING_FLAG = re.compile(r"^--([a-z][a-z0-9-]*): (.*)$", re.DOTALL)
+# --flag, then perhaps its value: "=v", " v" or ' "v"' (a bare token ends
+# before whitespace, a comma, a semicolon, a colon, a closing parenthesis or
+# a sentence's final full stop). Whether the token is a value or the next
+# word of the sentence is for _is_value to say.
+_FLAG = re.compile(
+    r'--(?P<flag>[a-z][a-z0-9-]*)'
+    r'(?:(?P<sep>[ =])(?P<value>"[^"]*"|(?!--)[^\s,;:)]+?)(?=[\s,;:)]|\.(?:\s|$)|$))?')
+# Bare words that are values of the CLI's flags (algorithms, layouts,
+# engines, distance types, formats); any other plain lowercase word after a
+# flag is the sentence going on ("--weight-col and --unweighted ...").
+_VALUE_WORDS = frozenset(
+    "dijkstra delta edge bfs bfs-level bellman-ford auto pairs matrix stats cpu gpu "
+    "int32 int64 float32 float64 csv tsv parquet arrow arrows gr".split())
+
+
+def _is_value(sep: str, token: str) -> bool:
+    if sep == "=" or token.startswith('"') or token in _VALUE_WORDS:
+        return True
+    if token[0].isdigit() or token[0] == "-" or token.isupper():  # 1GiB, -1; NAME, FILE
+        return True
+    return not token.isalpha()  # a path, a hyphenated name: not an English word
+
+
+def _python_flag(m: "re.Match[str]") -> str:
+    flag, sep, value = m.group("flag"), m.group("sep"), m.group("value")
+    rest = ""
+    if value is not None and not _is_value(sep, value):
+        rest, value = sep + value, None
+    if flag in _SWITCH_KEYWORDS:
+        return _SWITCH_KEYWORDS[flag] + (sep + value if value is not None else "") + rest
+    if flag in _VALUE_KEYWORDS:
+        name = _VALUE_KEYWORDS[flag]
+        if value is None:
+            return name + rest
+        if value.startswith('"') or value[0].isdigit() or value[0] == "-" or value.isupper():
+            return f"{name}={value}"  # quoted, a number, or a placeholder such as NAME
+        return f'{name}="{value}"'
+    return m.group(0)
+
+
+def python_message(message: str) -> str:
+    """The engine's message as a Python user reads it: without the package
+    prefixes of the Go code (``arrowio: ``), the name ``stdin`` for edges
+    handed over from Python, or the CLI's flag names (``use --algo
+    bellman-ford`` says ``use algorithm="bellman-ford"``)."""
+    msg = message.strip()
+    while True:
+        stripped = _PACKAGE_PREFIX.sub(r"\1", msg)
+        if stripped == msg:
+            break
+        msg = stripped
+    if msg.startswith("stdin: "):
+        msg = "edges: " + msg[len("stdin: "):]
+    msg = msg.replace(": stdin: ", ": edges: ")
+    lead = _LEADING_FLAG.match(msg)
+    if lead and lead.group(1) in _VALUE_KEYWORDS and _VALUE_KEYWORDS[lead.group(1)] in lead.group(2):
+        msg = lead.group(2)  # "--algo: unknown algorithm ..." names it already
+    return _FLAG.sub(_python_flag, msg)
+
+
 def from_exit(code: int, stderr: str) -> PathctlError:
     """The exception for a binary that exited with ``code``."""
-    msg = engine_message(stderr) or f"pathctl exited with status {code}"
+    msg = python_message(engine_message(stderr)) or f"pathctl exited with status {code}"
     kw = {"exit_code": code, "stderr": stderr}
+    if code in (EXIT_USAGE, EXIT_BAD_INPUT) and _UNKNOWN_VERTEX.search(msg):
+        # An unknown source is a fact about the data, whichever stage found it.
+        return InvalidInputError(msg, **kw)
     if code == EXIT_USAGE:
         return UsageError(msg, **kw)
     if code == EXIT_BAD_INPUT:
         if re.search(r"no such file|not exist|not found", msg, re.IGNORECASE):
-            return _InputNotFoundError(msg, **kw)
+            return InputNotFoundError(msg, **kw)
         return InvalidInputError(msg, **kw)
     if code == EXIT_UNAVAILABLE:
         return EngineUnavailableError(msg, **kw)
@@ -120,21 +221,21 @@ def from_exit(code: int, stderr: str) -> PathctlError:
     return PathctlError(msg, **kw)
 
 
-class _InputNotFoundError(InvalidInputError, NotFoundError):
-    """A missing input file: both bad input (exit 3) and not found."""
+_UNKNOWN_VERTEX = re.compile(r"is not in the graph")
 
-
-_FLIGHT_PREFIX = re.compile(r"^gRPC returned [a-z ]+ error, with message: ", re.IGNORECASE)
-_FLIGHT_DETAIL = re.compile(r"\. Detail: .*$", re.DOTALL)
+_FLIGHT_PREFIX = re.compile(r"^(?:gRPC|Flight) returned [a-z ]+ error, with message: ", re.IGNORECASE)
+_FLIGHT_DETAIL = re.compile(r"\.? (?:gRPC client debug context|Client context|Detail): .*$",
+                            re.DOTALL | re.IGNORECASE)
 
 
 def flight_message(exc: BaseException) -> str:
     """The server's message from a pyarrow.flight exception, without the
-    prefix and detail pyarrow adds."""
+    prefix, gRPC debug context and detail pyarrow adds, in the words of
+    :func:`python_message`."""
     msg = str(exc)
     msg = _FLIGHT_PREFIX.sub("", msg)
     msg = _FLIGHT_DETAIL.sub("", msg)
-    return msg.strip()
+    return python_message(msg)
 
 
 def from_flight(exc: BaseException) -> PathctlError:
@@ -166,3 +267,11 @@ def from_flight(exc: BaseException) -> PathctlError:
     if isinstance(exc, pa.ArrowInvalid) or "invalid argument" in low:
         return InvalidInputError(msg)
     return PathctlError(msg)
+
+
+# Tracebacks name the classes as users import them: pathctl.InvalidInputError.
+for _cls in (PathctlError, InvalidInputError, UsageError, NotFoundError, EngineUnavailableError,
+             NegativeWeightError, NegativeCycleError, InputNotFoundError, BinaryNotFoundError,
+             AuthenticationError, ResourceExhaustedError, CancelledError, ServiceUnavailableError):
+    _cls.__module__ = "pathctl"
+del _cls

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Union
+from typing import Any, Sequence, Union
 
 import pyarrow as pa
 
@@ -38,7 +38,7 @@ def _module_of(obj: Any) -> str:
     return type(obj).__module__.split(".", 1)[0]
 
 
-def as_edge_input(edges: Any) -> EdgeInput:
+def as_edge_input(edges: Any, id_columns: Sequence[str] = ("src", "dst")) -> EdgeInput:
     """Classify ``edges``: a path stays a path (the binary reads it without a
     copy through Python); everything else becomes a RecordBatchReader.
 
@@ -47,6 +47,11 @@ def as_edge_input(edges: Any) -> EdgeInput:
     RecordBatch, RecordBatchReader, pandas.DataFrame, polars.DataFrame or
     LazyFrame, and any object with ``__arrow_c_stream__`` (a DuckDB relation,
     a nanoarrow stream) or ``__arrow_c_array__``.
+
+    pandas stores a missing value in an integer column as NaN in a float64
+    column: the ``id_columns`` of a pandas DataFrame that hold NaN and
+    otherwise whole numbers go over as int64 with nulls, so that the engine
+    reports the null id rather than a float64 id column.
     """
     if isinstance(edges, (str, os.PathLike)):
         return PathInput(os.fspath(edges))
@@ -61,7 +66,8 @@ def as_edge_input(edges: Any) -> EdgeInput:
         import pandas as pd
 
         if isinstance(edges, pd.DataFrame):
-            return _normalize_reader(pa.Table.from_pandas(edges, preserve_index=False).to_reader())
+            table = pa.Table.from_pandas(edges, preserve_index=False)
+            return _normalize_reader(_restore_null_ids(table, id_columns).to_reader())
     if mod == "polars":
         import polars as pl
 
@@ -79,6 +85,22 @@ def as_edge_input(edges: Any) -> EdgeInput:
         "RecordBatchReader, pandas or polars DataFrame, or an object with __arrow_c_stream__), "
         f"not {type(edges).__name__}"
     )
+
+
+def _restore_null_ids(table: pa.Table, id_columns: Sequence[str]) -> pa.Table:
+    import pyarrow.compute as pc
+
+    for name in id_columns:
+        if name not in table.column_names:
+            continue
+        column = table.column(name)  # from_pandas has turned NaN into null
+        if not pa.types.is_floating(column.type) or column.null_count == 0:
+            continue
+        valid = pc.drop_null(column)
+        if len(valid) and not pc.all(pc.equal(pc.floor(valid), valid)).as_py():
+            continue  # fractional ids: let the engine refuse the float column
+        table = table.set_column(table.column_names.index(name), name, column.cast(pa.int64()))
+    return table
 
 
 def input_format_of(path: str) -> str:
@@ -139,9 +161,9 @@ def read_path(path: str) -> pa.RecordBatchReader:
     raise ValueError(f"pathctl: cannot read {path!r} in Python: unknown extension (want .parquet, .arrow, .arrows, .csv or .tsv)")
 
 
-def as_reader(edges: Any) -> pa.RecordBatchReader:
+def as_reader(edges: Any, id_columns: Sequence[str] = ("src", "dst")) -> pa.RecordBatchReader:
     """Like as_edge_input, but paths are read in Python too."""
-    inp = as_edge_input(edges)
+    inp = as_edge_input(edges, id_columns)
     if isinstance(inp, PathInput):
         return read_path(inp.path)
     return inp

@@ -4,12 +4,15 @@ stream on stdout."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
+import warnings
 import weakref
 from collections import deque
 from typing import Any, Iterable, List, Mapping, Optional, Sequence
@@ -21,18 +24,59 @@ from ._inputs import PathInput, as_edge_input
 
 log = logging.getLogger("pathctl")
 
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
 LAYOUTS = ("pairs", "matrix", "stats")
 
 INSTALL_HINT = (
-    "install the pathctl binary and put it on PATH, or set PATHCTL_BIN to its path; "
-    "from a checkout of the repository: `CGO_ENABLED=0 go build -o bin/pathctl ./cmd/pathctl` "
-    "(or `go install github.com/pathctl/pathctl/cmd/pathctl@latest`)"
+    "install a pathctl wheel, which bundles the binary (`make wheel` in a checkout of the "
+    "repository writes them to dist/), or build the binary there with `make build` and set "
+    "PATHCTL_BIN to bin/pathctl or put it on PATH"
 )
 
 
+def bundled_binary() -> Optional[str]:
+    """The pathctl executable installed by this package's wheel (into the
+    environment's scripts directory, as ruff and uv install theirs), or None
+    for an installation without one (a source or editable install)."""
+    path = _bundled_path()
+    if path and os.path.isfile(path) and os.access(path, os.X_OK):
+        return path
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _bundled_path() -> Optional[str]:
+    try:
+        from importlib import metadata
+    except ImportError:  # pragma: no cover - Python < 3.8
+        return None
+    try:
+        dist = metadata.distribution("pathctl")
+    except metadata.PackageNotFoundError:
+        return None
+    files = list(dist.files or ())
+    init = [f for f in files if f.as_posix() == "pathctl/__init__.py"]
+    if not init or os.path.dirname(os.path.abspath(str(dist.locate_file(init[0])))) != _PACKAGE_DIR:
+        return None  # metadata of another pathctl installation than this one
+    for f in files:
+        if f.name in ("pathctl", "pathctl.exe") and f.parent.name in ("bin", "Scripts"):
+            return os.path.abspath(str(dist.locate_file(f)))
+    return None
+
+
 def find_binary(binary: Optional[str] = None) -> str:
-    """The pathctl executable: ``binary`` if given, else $PATHCTL_BIN, else
-    ``pathctl`` on PATH. Raises BinaryNotFoundError saying how to install it."""
+    """The pathctl executable: ``binary`` if given, else the one bundled with
+    this package (a wheel from ``make wheel``), else $PATHCTL_BIN, else
+    ``pathctl`` on PATH. Raises BinaryNotFoundError saying how to install it.
+
+    The bundled binary comes first because it is the one whose version
+    matches the package's; a PATHCTL_BIN left over from a source checkout
+    does not shadow it."""
+    if not binary:
+        bundled = bundled_binary()
+        if bundled:
+            return bundled
     candidate = binary or os.environ.get("PATHCTL_BIN") or ""
     if candidate:
         found = shutil.which(candidate) if os.sep not in candidate else candidate
@@ -43,7 +87,9 @@ def find_binary(binary: Optional[str] = None) -> str:
             f"pathctl binary not found at {where}{candidate!r}: {INSTALL_HINT}")
     found = shutil.which("pathctl")
     if not found:
-        raise _errors.BinaryNotFoundError(f"pathctl binary not found on PATH: {INSTALL_HINT}")
+        raise _errors.BinaryNotFoundError(
+            f"pathctl binary not found: none bundled with this package, PATHCTL_BIN unset, "
+            f"none on PATH; {INSTALL_HINT}")
     return found
 
 
@@ -59,7 +105,7 @@ _VALUE_FLAGS = {
     "input_format": "--input-format",
 }
 _BOOL_FLAGS = {"unweighted": "--unweighted"}
-OPTION_NAMES = tuple(_VALUE_FLAGS) + tuple(_BOOL_FLAGS) + ("binary", "env")
+OPTION_NAMES = tuple(_VALUE_FLAGS) + tuple(_BOOL_FLAGS) + ("vertices", "binary", "env")
 
 
 def check_options(options: Mapping[str, Any]) -> None:
@@ -83,7 +129,8 @@ class Run:
             raise _errors.UsageError(f"unknown layout {layout!r} (want one of {', '.join(LAYOUTS)})")
         binary = find_binary(options.pop("binary", None))
         env = options.pop("env", None)
-        self._input = as_edge_input(edges)
+        vertices = options.pop("vertices", None)
+        self._input = as_edge_input(edges, (options.get("src_col") or "src", options.get("dst_col") or "dst"))
         self._tmpdir = tempfile.mkdtemp(prefix="pathctl-")
         # Removes the temporary files when cleanup() runs, or at the latest
         # when this run is collected or the interpreter exits.
@@ -127,11 +174,21 @@ class Run:
             args.append("--undirected")
         if with_predecessors:
             args.append("--with-predecessors")
+        if vertices is not None:
+            id_type = None
+            if not isinstance(self._input, PathInput):
+                id_type = self._input.schema.field(options.get("src_col") or "src").type \
+                    if (options.get("src_col") or "src") in self._input.schema.names else None
+            args += ["--vertices", self._write_vertex_table(vertices, id_type)]
         if vertices_out:
             self.vertices_path = os.path.join(self._tmpdir, "vertices.arrow")
             args += ["--vertices-out", self.vertices_path]
         for name, flag in _VALUE_FLAGS.items():
             value = options.get(name)
+            if name == "weight_col" and options.get("unweighted"):
+                # unweighted=True counts hops whatever weight_col says (the
+                # CLI refuses the two flags together).
+                continue
             if value is not None:
                 args += [flag, str(value)]
         for name, flag in _BOOL_FLAGS.items():
@@ -156,6 +213,7 @@ class Run:
         # collected or the interpreter exits.
         self._kill_at_exit = weakref.finalize(self, _kill_quietly, self.proc)
         self._stderr_lines: deque = deque(maxlen=200)
+        self._notes: deque = deque()  # "pathctl: warning: ..." lines not yet warned about
         self._feed_error: Optional[BaseException] = None
         self._stderr_thread = threading.Thread(target=self._drain_stderr, daemon=True)
         self._stderr_thread.start()
@@ -165,12 +223,34 @@ class Run:
             self._feed_thread.start()
         self._done = False
 
+    def _write_vertex_table(self, vertices: Any, id_type: Optional[pa.DataType]) -> str:
+        """The vertex set as an Arrow IPC file of one column, ``vertex``,
+        for --vertices (the same shape --vertices-out writes), in the edges'
+        id type where it is known and the ids convert to it exactly."""
+        try:
+            ids = vertex_array(vertices)
+        except (TypeError, ValueError, pa.ArrowException) as exc:
+            self.cleanup()
+            raise _errors.InvalidInputError(f"vertices: {exc}") from exc
+        if id_type is not None and ids.type != id_type:
+            try:
+                ids = ids.cast(id_type)  # safe: an id that does not fit stays as given
+            except (pa.ArrowException, NotImplementedError):
+                pass
+        path = os.path.join(self._tmpdir, "vertices-in.arrow")
+        table = pa.table({"vertex": ids})
+        with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+        return path
+
     # --- threads -----------------------------------------------------------
 
     def _drain_stderr(self) -> None:
         for raw in self.proc.stderr:
             line = raw.decode("utf-8", "replace").rstrip("\n")
             self._stderr_lines.append(line)
+            if _errors.NOTE.match(line):
+                self._notes.append(line)
             if line:
                 log.info("%s", line)  # notes such as a GPU-to-CPU fallback, and errors
         self.proc.stderr.close()
@@ -209,10 +289,20 @@ class Run:
         """Open the result stream (blocks until the binary writes its schema).
         A binary that fails first is reaped and its error raised."""
         try:
-            return pa.ipc.open_stream(self.proc.stdout)
+            reader = pa.ipc.open_stream(self.proc.stdout)
         except (pa.ArrowException, OSError) as exc:
             self.finish(read_error=exc)
             raise  # finish raises; this is for a binary that exited 0 with no stream
+        self.warn_notes()
+        return reader
+
+    def warn_notes(self) -> None:
+        """Raise a UserWarning, in the caller's thread, for each note or
+        warning line of the binary read so far (the binary prints them
+        before its output, so a finished run has them all)."""
+        while self._notes:
+            line = self._notes.popleft()
+            _warn_user(_errors.python_message(_errors.NOTE.sub("", line)))
 
     def finish(self, read_error: Optional[BaseException] = None) -> None:
         """Reap the process and raise what went wrong, the engine's error first."""
@@ -231,6 +321,8 @@ class Run:
                     pass
             code = self.proc.wait()
             self._join()
+            if code == 0:
+                self.warn_notes()
             if self._feed_error is not None:
                 # The edges themselves failed (a reader that raised): that is
                 # the cause, whatever the binary made of the cut-off stream.
@@ -288,6 +380,33 @@ class Run:
                 source.seek(0)
                 table = pa.ipc.open_stream(source).read_all()
         return table.column("vertex").combine_chunks()
+
+
+def vertex_array(vertices: Any) -> pa.Array:
+    """``vertices`` (a pyarrow Array or ChunkedArray, a numpy array, a pandas
+    or polars Series, or any iterable of ids) as one pyarrow Array."""
+    if isinstance(vertices, pa.ChunkedArray):
+        return vertices.combine_chunks()
+    if isinstance(vertices, pa.Array):
+        return vertices
+    if isinstance(vertices, (str, bytes)):
+        raise TypeError("expected a list or array of vertex ids, not a single string")
+    if hasattr(vertices, "to_arrow"):  # polars Series
+        return vertex_array(vertices.to_arrow())
+    if hasattr(vertices, "__array__") or hasattr(vertices, "__arrow_c_array__"):
+        return pa.array(vertices)
+    return pa.array(list(vertices))
+
+
+
+
+def _warn_user(message: str) -> None:
+    """warnings.warn, attributed to the first caller outside this package."""
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == _PACKAGE_DIR:
+        level += 1
+        frame = frame.f_back
+    warnings.warn(message, UserWarning, stacklevel=level)
 
 
 def _kill_quietly(proc: subprocess.Popen) -> None:

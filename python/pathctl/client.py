@@ -92,7 +92,7 @@ class Client:
         CLI does. Returns what the server reports about the stored graph
         (vertex and edge counts …), or an empty dict if it reports nothing.
         """
-        reader = as_reader(edges)
+        reader = as_reader(edges, (src_col or "src", dst_col or "dst"))
         command: Dict[str, Any] = {"graph": name}
         for key, value in (("src_col", src_col), ("dst_col", dst_col),
                            ("weight_col", weight_col), ("dist_type", dist_type)):

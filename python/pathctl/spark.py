@@ -20,6 +20,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
+import re
+import sys
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
 
 import pyarrow as pa
@@ -63,6 +66,7 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
                                  f"(want one of {', '.join(SPARK_LAYOUTS)})")
     spark = edges_df.sparkSession
     sc = spark.sparkContext
+    use_driver_python(sc)
     columns = [src_col, dst_col]
     weighted = not unweighted and weight_col in edges_df.columns
     if weighted:
@@ -114,6 +118,28 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
     task = _BlockTask(bcast=bcast, run=run, local_opts=local_opts, target=target,
                       endpoints=endpoints, graph=name, token=token, tls_root_certs=tls_root_certs)
     return blocks_df.mapInArrow(task, spark_schema)
+
+
+def use_driver_python(sc: Any) -> bool:
+    """With a local master and no PYSPARK_PYTHON, make the Python workers
+    run this interpreter (``sys.executable``) rather than Spark's default,
+    ``python3`` on PATH, which is often another Python without pyarrow (a
+    virtual environment that is not activated). Local workers run on this
+    machine, so this interpreter is there and has pathctl and pyarrow.
+    Returns whether it changed the workers' interpreter.
+
+    On a cluster the executors' interpreter is the cluster's business: set
+    PYSPARK_PYTHON (or ``spark.pyspark.python``) to a Python with pathctl
+    and pyarrow installed on every executor before the session starts.
+    """
+    if os.environ.get("PYSPARK_PYTHON") or not str(sc.master).startswith("local"):
+        return False
+    if sc.getConf().get("spark.pyspark.python") or sc.pythonExec != "python3":
+        return False
+    # Read by every Python function Spark wraps from now on (mapInArrow,
+    # RDD maps): the jobs of this call run on this interpreter.
+    sc.pythonExec = sys.executable
+    return True
 
 
 class _BlockTask:
@@ -182,7 +208,16 @@ def _probe_schema(sc, bcast, first, run, local_opts) -> pa.Schema:
         del reader  # kills and reaps the binary: only the schema was wanted
         return schema.serialize().to_pybytes()
 
-    raw = sc.parallelize([0], 1).map(probe).collect()[0]
+    try:
+        raw = sc.parallelize([0], 1).map(probe).collect()[0]
+    except Exception as exc:  # noqa: BLE001 - py4j and pyspark raise their own types
+        missing = re.search(r"No module named '(pyarrow|pathctl|numpy)", str(exc))
+        if not missing:
+            raise
+        raise _errors.PathctlError(
+            f"the Spark executors' Python ({sc.pythonExec}) cannot import {missing.group(1)}: set "
+            "PYSPARK_PYTHON to a Python with pathctl and pyarrow installed, on every executor, "
+            "before the session starts") from exc
     return pa.ipc.read_schema(pa.py_buffer(raw))
 
 

@@ -35,11 +35,14 @@ def test_missing_binary_says_how_to_install(monkeypatch, tmp_path):
     monkeypatch.setenv("PATHCTL_BIN", str(tmp_path / "no-such-pathctl"))
     with pytest.raises(pathctl.BinaryNotFoundError, match="PATHCTL_BIN") as info:
         pathctl.apsp(edges())
-    assert "go build" in str(info.value)
+    # The advice resolves: a wheel from `make wheel`, or `make build`; no
+    # `go install` of a module path that is not published.
+    assert "make wheel" in str(info.value) and "make build" in str(info.value)
+    assert "go install" not in str(info.value)
     assert isinstance(info.value, FileNotFoundError)
     monkeypatch.delenv("PATHCTL_BIN")
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(pathctl.BinaryNotFoundError, match="not found on PATH"):
+    with pytest.raises(pathctl.BinaryNotFoundError, match="none bundled.*none on PATH"):
         pathctl.sssp(edges(), 1)
     with pytest.raises(pathctl.BinaryNotFoundError):
         pathctl.apsp(edges(), binary=str(tmp_path / "nope"))
@@ -105,10 +108,89 @@ def test_empty_sources():
 
 
 def test_unknown_source():
-    with pytest.raises(pathctl.InvalidInputError, match="99"):
+    # InvalidInputError itself (python/README), not its subclass UsageError.
+    with pytest.raises(pathctl.InvalidInputError, match="99") as info:
         pathctl.apsp(edges(), sources=[1, 99])
-    with pytest.raises(pathctl.InvalidInputError, match="99"):
+    assert type(info.value) is pathctl.InvalidInputError
+    with pytest.raises(pathctl.InvalidInputError, match="99") as info:
         pathctl.sssp(edges(), 99)
+    assert type(info.value) is pathctl.InvalidInputError
+    assert info.value.message == 'source "99": vertex "99" is not in the graph'
+
+
+def assert_one_clean_sentence(message: str) -> None:
+    """A message a Python user reads: one line, no package prefixes of the
+    Go code, no CLI flags, no gRPC context."""
+    assert "\n" not in message
+    for word in ("arrowio:", "graph:", "pipeline:", "flight:", "invalid request", "stdin", " --",
+                 "gRPC", "context:", "Flight returned"):
+        assert word not in message, (word, message)
+
+
+def test_messages_speak_python():
+    bad = edges(weight=pa.array([1, -2, 3], pa.int32()))
+    with pytest.raises(pathctl.NegativeWeightError) as info:
+        pathctl.apsp(bad, algorithm="dijkstra")
+    assert "bellman-ford" in info.value.message
+    assert_one_clean_sentence(info.value.message)
+    with pytest.raises(pathctl.UsageError) as info:
+        pathctl.apsp(edges(), algorithm="quantum")
+    assert info.value.message.startswith('unknown algorithm "quantum"'), info.value.message
+    assert_one_clean_sentence(info.value.message)
+    with pytest.raises(pathctl.InvalidInputError) as info:
+        pathctl.apsp(edges(src=pa.array([1, None, 3], pa.int64())))
+    assert info.value.message == 'edges: column "src" row 1: null id'
+    with pytest.raises(pathctl.InvalidInputError) as info:
+        pathctl.apsp(edges(), sources=[99])
+    assert_one_clean_sentence(info.value.message)
+    # The whole stderr stays available as it was.
+    assert "pathctl: " in info.value.stderr
+
+
+def test_missing_file_is_a_public_class(tmp_path):
+    with pytest.raises(pathctl.InputNotFoundError) as info:
+        pathctl.apsp(str(tmp_path / "missing.parquet"))
+    assert isinstance(info.value, pathctl.InvalidInputError) and isinstance(info.value, pathctl.NotFoundError)
+    # Tracebacks show the class as it is imported: pathctl.InputNotFoundError.
+    assert f"{type(info.value).__module__}.{type(info.value).__qualname__}" == "pathctl.InputNotFoundError"
+    assert_one_clean_sentence(info.value.message)
+
+
+def test_python_message_translates_flags():
+    from pathctl._errors import python_message
+
+    # The CLI's note about the weight column, and a conflict it refuses.
+    assert python_message('took column "minutes" as the edge weight (no column is named "weight"); '
+                          '--weight-col NAME chooses the weight, --unweighted counts edges') == (
+        'took column "minutes" as the edge weight (no column is named "weight"); '
+        'weight_col=NAME chooses the weight, unweighted=True counts edges')
+    assert python_message("needs non-negative weights; use --algo bellman-ford") == \
+        'needs non-negative weights; use algorithm="bellman-ford"'
+    assert python_message("--weight-col and --unweighted cannot both be given") == \
+        "weight_col and unweighted=True cannot both be given"
+    assert python_message("--threads -1: want 0 or more") == "threads=-1: want 0 or more"
+    assert python_message('--layout "cube": want pairs') == 'layout="cube": want pairs'
+    assert python_message("use --undirected, --mem=1024 or --layout stats") == \
+        'use directed=False, mem=1024 or layout="stats"'
+    assert python_message("--algo: graph: unknown algorithm \"x\"") == 'unknown algorithm "x"'
+    assert python_message("--cutoff is not for Python") == "--cutoff is not for Python"
+
+
+def test_null_ids_in_pandas_are_nulls():
+    pd = pytest.importorskip("pandas")
+    # pandas keeps a missing value of an int column as NaN in a float64 column.
+    df = pd.DataFrame({"from": [1, None, 3], "dst": [2, 3, 1]})
+    assert str(df["from"].dtype) == "float64"
+    with pytest.raises(pathctl.InvalidInputError) as info:
+        pathctl.apsp(df, src_col="from")
+    assert info.value.message == 'edges: column "from" row 1: null id'
+    # Fractional float ids are not ids that lost their nulls: the engine
+    # refuses the float column.
+    with pytest.raises(pathctl.InvalidInputError, match="float64"):
+        pathctl.apsp(pd.DataFrame({"src": [1.5, None], "dst": [2, 3]}))
+    # A whole column of NaN-free floats is left alone too.
+    with pytest.raises(pathctl.InvalidInputError, match="float64"):
+        pathctl.apsp(pd.DataFrame({"src": [1.0, 2.0], "dst": [2, 3]}))
 
 
 def test_gpu_engine_where_there_is_none():

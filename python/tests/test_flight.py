@@ -160,6 +160,32 @@ def test_errors_over_flight(client, graph_file):
             client.apsp("g3", engine="gpu")
 
 
+def test_flight_messages_are_one_clean_sentence(client, graph_file):
+    from test_errors import assert_one_clean_sentence
+
+    edges, _, _ = graph_file
+    client.upload("g4", edges)
+    with pytest.raises(pathctl.InvalidInputError) as info:
+        client.apsp("g4", sources=[999999])
+    assert type(info.value) is pathctl.InvalidInputError
+    assert info.value.message == 'graph "g4": source "999999": vertex "999999" is not in the graph'
+    with pytest.raises(pathctl.InvalidInputError) as info:
+        client.apsp("g4", algorithm="quantum")
+    assert_one_clean_sentence(info.value.message)
+    assert str(info.value) == info.value.message
+    neg = pa.table({"src": pa.array([1, 2], pa.int64()), "dst": pa.array([2, 3], pa.int64()),
+                    "weight": pa.array([1, -1], pa.int32())})
+    client.upload("neg4", neg)
+    with pytest.raises(pathctl.NegativeWeightError) as info:
+        client.apsp("neg4", algorithm="dijkstra")
+    assert_one_clean_sentence(info.value.message)
+    assert "bellman-ford" in info.value.message
+    with pytest.raises(pathctl.NotFoundError) as info:
+        client.apsp("no-such-graph")
+    assert "no-such-graph" in info.value.message
+    assert_one_clean_sentence(info.value.message)
+
+
 def test_auth_token(tmp_path, graph_file):
     edges, _, _ = graph_file
     token_file = tmp_path / "token"

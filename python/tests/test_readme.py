@@ -35,3 +35,52 @@ def test_readme_examples_run(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "bellman-ford" in out  # the negative-weight example printed the engine's advice
     assert (tmp_path / "distances.parquet").exists()
+
+
+MAIN_README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def main_readme_block(heading: str) -> str:
+    text = MAIN_README.read_text()
+    start = text.index(heading)
+    end = text.find("\n### ", start + len(heading))
+    found = BLOCK.findall(text[start:end if end >= 0 else None])
+    assert found, f"no python block under {heading!r}"
+    return found[0]
+
+
+def test_main_readme_reads_the_matrix_without_a_copy(tmp_path, monkeypatch):
+    """The main README's "Reading results from Python": the matrix arrives
+    as a view of the mapped file, integer distances with unreachable pairs
+    masked, not a float64 copy with NaN."""
+    import numpy as np
+
+    from conftest import REPO, cli
+
+    monkeypatch.chdir(tmp_path)
+    tiny = REPO / "testdata" / "tiny.csv"
+    cli(["run", "-o", "dist.arrow", tiny])
+    cli(["run", "--layout", "matrix", "-o", "matrix.arrow", tiny])
+    namespace: dict = {"__name__": "readme"}
+    exec(compile(main_readme_block("### Reading results from Python"), str(MAIN_README), "exec"), namespace)
+    dist = namespace["dist"]
+    assert isinstance(dist, np.ma.MaskedArray) and dist.dtype == np.int32
+    assert dist.shape == (8, 8)
+    assert not dist.data.flags.owndata and not dist.data.flags.writeable  # a view of Arrow memory
+    assert dist.mask.any()  # rome reaches nobody
+    assert namespace["df"].shape[1] == 3
+
+
+def test_main_readme_python_example(tmp_path, monkeypatch):
+    """The main README's package example (make test-wheel runs it again
+    with the wheel's own binary)."""
+    monkeypatch.chdir(tmp_path)
+    server = Server(tmp_path / "graphs")
+    try:
+        code = main_readme_block("### From Python: the `pathctl` package")
+        namespace: dict = {"__name__": "readme"}
+        exec(compile(code.replace("grpc://127.0.0.1:8815", server.uri), str(MAIN_README), "exec"), namespace)
+    finally:
+        server.stop()
+    assert namespace["pairs"].num_rows == 10
+    assert (namespace["same"] == namespace["dist"]).all()

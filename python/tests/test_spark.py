@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import pathctl
@@ -107,3 +109,38 @@ def test_spark_refuses_matrix(spark, graph):
     df = spark.createDataFrame(edges)
     with pytest.raises(pathctl.UsageError, match="matrix"):
         pathctl.spark.apsp(df, layout="matrix")
+
+
+def test_main_readme_spark_example_without_pyspark_python(tmp_path):
+    """The main README's Spark example, as a user runs it: a driver in a
+    virtual environment that is not activated, no PYSPARK_PYTHON, and a
+    ``python3`` on PATH without pyarrow. Without the helper's fallback to
+    the driver's interpreter the executors fail with
+    ``No module named 'pyarrow'``."""
+    from conftest import REPO
+    from test_readme import BLOCK
+
+    code = [b for b in BLOCK.findall((REPO / "README.md").read_text())
+            if "pathctl.spark" in b and "SparkSession" in b][0]
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    # python3 on PATH: this Python without its site-packages, so no pyarrow.
+    base = getattr(sys, "_base_executable", sys.executable)
+    (shims / "python3").write_text(f"#!/bin/sh\nexec '{base}' -S \"$@\"\n")
+    (shims / "python3").chmod(0o755)
+    probe = subprocess.run([str(shims / "python3"), "-c", "import pyarrow"], capture_output=True)
+    assert probe.returncode != 0, "the shim python3 must lack pyarrow for this test to mean anything"
+    venv_bin = os.path.dirname(sys.executable)
+    path = [str(shims)] + [d for d in os.environ.get("PATH", "").split(os.pathsep) if d and d != venv_bin]
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "VIRTUAL_ENV")}
+    env.update(PATH=os.pathsep.join(path), SPARK_LOCAL_IP="127.0.0.1")
+    script = tmp_path / "readme_spark.py"
+    script.write_text(code + "\nprint('rows', stats.count())\nspark.stop()\n")
+    proc = subprocess.run([sys.executable, str(script)], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "harmonic" in proc.stdout
+    sample = pq.read_table(REPO / "testdata" / "sample.parquet")
+    n = len(set(sample.column("src").to_pylist()) | set(sample.column("dst").to_pylist()))
+    assert f"rows {n}" in proc.stdout
