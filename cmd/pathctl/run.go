@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/gen"
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/pipeline"
 )
@@ -117,7 +118,7 @@ func readComputeParams(c *cli.Context, notice io.Writer) (computeParams, error) 
 			return p, usagef("--mem 0: want a budget above 0 (leave it out for the default)")
 		}
 		if phys := physicalMemory(); phys > 0 && p.mem > phys && notice != nil {
-			fmt.Fprintf(notice, "pathctl: note: --mem %s is more than this machine's memory (%s); runs past it will fail or swap\n", formatBytes(p.mem), formatBytes(phys))
+			fmt.Fprintf(notice, "pathctl: note: --mem %s is more than this machine's memory (%s); runs past it will fail or swap\n", gen.HumanBytes(p.mem), gen.HumanBytes(phys))
 		}
 	}
 	return p, nil
@@ -516,7 +517,7 @@ func printSummary(e *env, s *pipeline.Summary, g *pipeline.Graph, out string, by
 	}
 	fmt.Fprintf(e.stderr, "pathctl: %d sources × %d vertices (%d arcs): %d pairs in %s (%s pairs/s), engine %s, algorithm %s; %d rows, %s written to %s\n",
 		s.Sources, g.NumVertices(), g.CSR.NumEdges(), s.Pairs, s.Elapsed.Round(time.Millisecond), humanCount(rate),
-		s.Engine, s.Algorithm, s.Rows, humanBytes(bytes), dest)
+		s.Engine, s.Algorithm, s.Rows, gen.HumanBytes(bytes), dest)
 }
 
 func humanCount(x float64) string {
@@ -529,16 +530,4 @@ func humanCount(x float64) string {
 		return fmt.Sprintf("%.1fk", x/1e3)
 	}
 	return fmt.Sprintf("%.0f", x)
-}
-
-func humanBytes(b int64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
-	case b >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", b)
 }
