@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -61,7 +62,23 @@ const (
 	ColCloseness    = "closeness"
 	ColHarmonic     = "harmonic"
 	ColVertex       = "vertex"
+	ColRank         = "rank"
 )
+
+// MetaNumTargets is the schema metadata key of a result narrowed to some
+// targets (Shape.Targets): their count, decimal.
+const MetaNumTargets = "pathctl.num_targets"
+
+// Shape narrows a result below all pairs (design.md, "Queries narrower
+// than all pairs"). The zero value is every source to every vertex.
+type Shape struct {
+	// Targets, when above 0, is the number of target columns: the matrix
+	// layout's list has that size (the origin–destination matrix).
+	Targets int
+	// Rank adds an int32 rank column (from 1) after the distance of the
+	// pairs layout: the k nearest of each source.
+	Rank bool
+}
 
 // maxPairsRows caps the rows of one pairs record.
 const maxPairsRows = 1 << 20
@@ -115,6 +132,26 @@ func DistArrowType(t graph.DistType) arrow.DataType {
 // MetaDistType and MetaNumVertices. An unknown layout gives the pairs schema;
 // use ParseLayout to validate names.
 func ResultSchema(layout Layout, v *Vertices, t graph.DistType, withPred bool) *arrow.Schema {
+	return ShapedSchema(layout, v, t, withPred, Shape{})
+}
+
+// ShapedSchema is ResultSchema narrowed to shape: a matrix list of
+// shape.Targets distances, a rank column in pairs, and MetaNumTargets.
+func ShapedSchema(layout Layout, v *Vertices, t graph.DistType, withPred bool, shape Shape) *arrow.Schema {
+	s := resultSchema(layout, v, t, withPred, shape)
+	if shape.Targets <= 0 {
+		return s
+	}
+	md := s.Metadata()
+	meta := arrow.NewMetadata(append(md.Keys(), MetaNumTargets), append(md.Values(), strconv.Itoa(shape.Targets)))
+	return arrow.NewSchema(s.Fields(), &meta)
+}
+
+func resultSchema(layout Layout, v *Vertices, t graph.DistType, withPred bool, shape Shape) *arrow.Schema {
+	width := v.Len()
+	if shape.Targets > 0 {
+		width = shape.Targets
+	}
 	id := IDType(v)
 	dt := DistArrowType(t)
 	meta := arrow.NewMetadata(
@@ -126,7 +163,7 @@ func ResultSchema(layout Layout, v *Vertices, t graph.DistType, withPred bool) *
 	case LayoutMatrix:
 		fields = []arrow.Field{
 			{Name: ColSource, Type: id},
-			{Name: ColDistance, Type: matrixListType(v.Len(), t)},
+			{Name: ColDistance, Type: matrixListType(width, t)},
 		}
 	case LayoutStats:
 		sum := arrow.DataType(arrow.PrimitiveTypes.Int64)
@@ -150,6 +187,9 @@ func ResultSchema(layout Layout, v *Vertices, t graph.DistType, withPred bool) *
 			{Name: ColSource, Type: id},
 			{Name: ColTarget, Type: id},
 			{Name: ColDistance, Type: dt},
+		}
+		if shape.Rank {
+			fields = append(fields, arrow.Field{Name: ColRank, Type: arrow.PrimitiveTypes.Int32})
 		}
 		if withPred {
 			fields = append(fields, arrow.Field{Name: ColPredecessor, Type: id, Nullable: true})
@@ -178,9 +218,10 @@ type ResultBuilder struct {
 	schema   *arrow.Schema
 	ids      idColumn
 	maxRows  int
+	shape    Shape
 
 	// scratch of the pairs layout, reused across blocks
-	rowSrc, rowTgt, rowPred []int32
+	rowSrc, rowTgt, rowPred, rowRank []int32
 }
 
 // NewResultBuilder returns a builder of layout records over the vertices v
@@ -207,6 +248,15 @@ func NewResultBuilder(layout Layout, v *Vertices, t graph.DistType, withPred boo
 		b.maxRows = max(1, min(maxPairsRows, (1<<30)/l))
 	}
 	return b
+}
+
+// SetShape narrows the builder's results to shape (ShapedSchema): blocks
+// then carry shape.Targets columns (graph.Block.Targets) or per-row
+// targets (graph.Block.CellTargets, ranked). Call it before SetMetadata
+// and before the first record.
+func (b *ResultBuilder) SetShape(shape Shape) {
+	b.shape = shape
+	b.schema = ShapedSchema(b.layout, b.vertices, b.distType, b.withPred, shape)
 }
 
 // Schema is the schema of the records the builder emits.
@@ -277,7 +327,10 @@ func (b *ResultBuilder) checkBlock(blk *graph.Block) error {
 	if blk.Type != b.distType {
 		return fmt.Errorf("arrowio: block of %s distances for a result of %s", blk.Type, b.distType)
 	}
-	size := len(blk.Sources) * n
+	if b.shape.Targets > 0 && b.layout == LayoutMatrix && blk.Width() != b.shape.Targets {
+		return fmt.Errorf("arrowio: block of %d columns for a result of %d targets", blk.Width(), b.shape.Targets)
+	}
+	size := len(blk.Sources) * blk.Width()
 	got, typ := -1, graph.DistType(0)
 	switch d := blk.Dist.(type) {
 	case []int32:
@@ -290,7 +343,7 @@ func (b *ResultBuilder) checkBlock(blk *graph.Block) error {
 		got, typ = len(d), graph.DistFloat64
 	}
 	if got != size || typ != blk.Type {
-		return fmt.Errorf("arrowio: block of %d sources × %d %s distances holds %T of length %d", len(blk.Sources), n, blk.Type, blk.Dist, got)
+		return fmt.Errorf("arrowio: block of %d sources × %d %s distances holds %T of length %d", len(blk.Sources), blk.Width(), blk.Type, blk.Dist, got)
 	}
 	for _, s := range blk.Sources {
 		if s < 0 || int(s) >= n {
@@ -307,7 +360,7 @@ func (b *ResultBuilder) checkBlock(blk *graph.Block) error {
 func buildPairs[D graph.Number](b *ResultBuilder, blk *graph.Block, emit func(arrow.RecordBatch) error) error {
 	dist := graph.DistOf[D](blk)
 	inf := graph.Infinity[D]()
-	n := blk.NumVertices
+	n := blk.Width()
 	var total int
 	for _, d := range dist {
 		if d != inf {
@@ -322,6 +375,9 @@ func buildPairs[D graph.Number](b *ResultBuilder, blk *graph.Block, emit func(ar
 		if b.withPred {
 			b.rowPred = growInt32(b.rowPred, k)
 		}
+		if b.shape.Rank {
+			b.rowRank = growInt32(b.rowRank, k)
+		}
 		distBuf := memory.NewResizableBuffer(b.mem)
 		distBuf.Resize(k * blk.Type.Size())
 		out := arrow.GetData[D](distBuf.Bytes())[:k]
@@ -335,7 +391,10 @@ func buildPairs[D graph.Number](b *ResultBuilder, blk *graph.Block, emit func(ar
 				if d := row[v]; d != inf {
 					out[j] = d
 					b.rowSrc[j] = src
-					b.rowTgt[j] = int32(v)
+					b.rowTgt[j] = blk.Target(r, v)
+					if b.shape.Rank {
+						b.rowRank[j] = int32(v + 1)
+					}
 					if b.withPred {
 						b.rowPred[j] = blk.Pred[r*n+v]
 					}
@@ -371,6 +430,9 @@ func (b *ResultBuilder) pairsRecord(k int, distBuf *memory.Buffer) arrow.RecordB
 	distBuf.Release()
 	cols = append(cols, array.MakeFromData(dd))
 	dd.Release()
+	if b.shape.Rank {
+		cols = append(cols, newFixed(arrow.PrimitiveTypes.Int32, b.rowRank[:k], b.mem))
+	}
 	if b.withPred {
 		cols = append(cols, b.ids.gather(b.rowPred[:k], b.mem))
 	}
@@ -382,7 +444,7 @@ func (b *ResultBuilder) pairsRecord(k int, distBuf *memory.Buffer) arrow.RecordB
 }
 
 func (b *ResultBuilder) matrixRecord(blk *graph.Block) (arrow.RecordBatch, error) {
-	n := blk.NumVertices
+	n := blk.Width()
 	k := len(blk.Sources)
 	var values []byte
 	var v validity
@@ -619,9 +681,9 @@ func (b *ResultBuilder) Stats(s *graph.Stats, emit func(arrow.RecordBatch) error
 }
 
 // newFixed copies xs into a new non-null array of type dt allocated from mem.
-func newFixed[T int64 | float64](dt arrow.DataType, xs []T, mem memory.Allocator) arrow.Array {
+func newFixed[T int32 | int64 | float64](dt arrow.DataType, xs []T, mem memory.Allocator) arrow.Array {
 	buf := memory.NewResizableBuffer(mem)
-	buf.Resize(len(xs) * 8)
+	buf.Resize(len(xs) * int(unsafe.Sizeof(xs[0])))
 	copy(arrow.GetData[T](buf.Bytes()), xs)
 	data := array.NewData(dt, len(xs), []*memory.Buffer{nil, buf}, nil, 0, 0)
 	buf.Release()

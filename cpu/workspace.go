@@ -29,6 +29,8 @@ type workspace[D graph.Number] struct {
 	pos          []int32
 	seen         []bool
 	bits         []uint64 // dial: the non-empty buckets
+	full         []D      // a full row, gathered into some targets' columns
+	fullPred     []graph.VertexID
 }
 
 func (r *runner[D]) workspace(ctx context.Context, par int) *workspace[D] {

@@ -23,6 +23,8 @@ package graph
 //	DeviceTimer    gpu runner, its Waiters and       the time lines of --verbose
 //	               ResidentBlocks
 //	CopyTimer      gpu Waiters                       the time lines of --verbose
+//	NarrowRunner   cpu runners                       targets and cutoff (Request.Targets,
+//	                                                 Request.Cutoff) honoured by the engine
 //
 // An engine that holds a device also implements io.Closer; the pipeline
 // closes an engine it opened for one run when the run is done.
@@ -164,4 +166,13 @@ type DeviceTimer interface {
 type CopyTimer interface {
 	CopyTime() time.Duration
 	MoveTime() time.Duration
+}
+
+// NarrowRunner is implemented by runners that honour Request.Targets and
+// Request.Cutoff themselves (the CPU runners): the blocks they fill carry
+// only the targets' columns and no distance above the cutoff. For a runner
+// without it, the pipeline runs full rows and narrows them on the host
+// (pipeline/narrow.go), which costs n distances per source in transit.
+type NarrowRunner interface {
+	Narrowed() bool
 }

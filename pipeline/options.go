@@ -30,6 +30,18 @@ type Options struct {
 	Layout arrowio.Layout
 	// Sources are external ids as text; nil means every vertex in vertex order.
 	Sources []string
+	// Targets are external ids as text: the only columns of the answer, in
+	// this order (the matrix layout becomes the sources × targets
+	// origin–destination matrix); nil means every vertex.
+	Targets []string
+	// Cutoff, when HasCutoff, makes distances above it unreachable: left
+	// out of pairs, +Inf or null in matrix, outside R in stats.
+	Cutoff    float64
+	HasCutoff bool
+	// K, when above 0, keeps per source the K nearest other vertices (of
+	// Targets, within Cutoff), ties by vertex order, as pairs with a rank
+	// column from 1.
+	K int
 	// WithPredecessors adds the predecessor column (pairs layout).
 	WithPredecessors bool
 	// Delta is the bucket width of delta-stepping; 0 chooses from the weights.

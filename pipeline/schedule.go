@@ -31,6 +31,10 @@ type schedule struct {
 	// into pieces of pinned memory (pinnedBlockBytes), which startAhead
 	// then merges back.
 	computeMax int
+	// targets, when not nil, are the columns of every block (Request.Targets).
+	targets []graph.VertexID
+	// nearest, when above 0, keeps the k nearest of every row (Options.K).
+	nearest int
 }
 
 type blockResult struct {
@@ -161,11 +165,14 @@ func (p *producer) newBlock(b SourceBlock) *graph.Block {
 	if p.pool != nil {
 		return p.pool.block(p.sources[b.Start:b.End], p.g.NumVertices(), p.runner.DistType(), p.opt.WithPredecessors)
 	}
-	return graph.NewBlock(p.sources[b.Start:b.End], p.g.NumVertices(), p.runner.DistType(), p.opt.WithPredecessors)
+	return graph.NewTargetBlock(p.sources[b.Start:b.End], p.sched.targets, p.g.NumVertices(), p.runner.DistType(), p.opt.WithPredecessors)
 }
 
 // result is what the sink gets of a computed block.
 func (p *producer) result(b SourceBlock, blk *graph.Block) (blockResult, error) {
+	if p.sched.nearest > 0 {
+		blk = nearestOf(blk, p.sched.nearest)
+	}
 	if p.opt.Layout == arrowio.LayoutStats {
 		return blockResult{end: b.End, stats: graph.ComputeStats(blk)}, nil
 	}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestQueryFlagErrors checks that each bad value of a query flag is one
+// line naming the flag and the value, exit 2, and no output file.
+func TestQueryFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "g.csv", "src,dst,weight\n1,2,3\n2,3,4\n")
+	out := filepath.Join(dir, "x.arrow")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--targets", "2,99"}, `--targets: invalid request: unknown target "99"`},
+		{[]string{"--k-nearest", "0"}, "--k-nearest 0"},
+		{[]string{"--k-nearest", "-3"}, "--k-nearest -3"},
+		{[]string{"--cutoff", "-1"}, "--cutoff -1"},
+		{[]string{"--cutoff", "NaN"}, "--cutoff NaN"},
+		{[]string{"--k-nearest", "2", "--layout", "matrix"}, "k nearest"},
+	} {
+		r := pathctl(t, nil, append([]string{"run", in, "-o", out}, c.args...)...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and one line with %q", c.args, r.code, r.stderr, exitUsage, c.want)
+		}
+		assertNoOutput(t, dir, "x.arrow")
+	}
+}
+
+// TestTargetsCutoffKNearest runs the query flags end to end on a path
+// 1 -> 2 -> 3 -> 4 with weights 1, 2, 4.
+func TestTargetsCutoffKNearest(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "g.csv", "src,dst,weight\n1,2,1\n2,3,2\n3,4,4\n")
+	run := func(args ...string) string {
+		t.Helper()
+		out := filepath.Join(dir, "o.csv")
+		r := pathctl(t, nil, append([]string{"run", in, "--engine", "cpu", "-q", "-o", out}, args...)...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, r.code, r.stderr)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if got, want := run("--sources", "1,2", "--targets", "4,1"), "source,target,distance\n1,4,7\n1,1,0\n2,4,6\n"; got != want {
+		t.Errorf("--targets: got\n%swant\n%s", got, want)
+	}
+	if got, want := run("--sources", "1", "--cutoff", "3"), "source,target,distance\n1,1,0\n1,2,1\n1,3,3\n"; got != want {
+		t.Errorf("--cutoff: got\n%swant\n%s", got, want)
+	}
+	if got, want := run("--sources", "1,4", "--k-nearest", "2"), "source,target,distance,rank\n1,2,1,1\n1,3,3,2\n"; got != want {
+		t.Errorf("--k-nearest: got\n%swant\n%s", got, want)
+	}
+	if got, want := run("--sources", "1", "--targets-file", writeFile(t, dir, "t.txt", "4\n3\n"), "--layout", "matrix", "--vertices-out", filepath.Join(dir, "v.csv")), "source,4,3\n1,7,3\n"; got != want {
+		t.Errorf("--targets-file matrix: got %q, want %q", got, want)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "v.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(b), "vertex\n4\n3\n"; got != want {
+		t.Errorf("vertices of a targets matrix: got %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,281 @@
+package pipeline
+
+// Queries narrower than all pairs (design.md): the targets' columns, a
+// cutoff, and the k nearest of each source. Engines whose runners are
+// graph.NarrowRunners (the CPU's) honour targets and cutoff themselves;
+// other runners (the GPU's) run full rows that hostNarrowed gathers and
+// clips on the host. The k nearest are selected here for every engine.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/graph"
+)
+
+// ErrUnknownTarget is wrapped, beside ErrInvalid, by the error of a
+// target id the graph does not have.
+var ErrUnknownTarget = errors.New("unknown target")
+
+// checkQuery checks the narrowing options of opt (normalize calls it).
+func checkQuery(opt Options) error {
+	if opt.HasCutoff && (math.IsNaN(opt.Cutoff) || opt.Cutoff < 0) {
+		return fmt.Errorf("%w: cutoff %v: a cutoff is a distance of 0 or more", ErrInvalid, opt.Cutoff)
+	}
+	if opt.K < 0 {
+		return fmt.Errorf("%w: k nearest %d: k is 1 or more", ErrInvalid, opt.K)
+	}
+	if opt.K > 0 && opt.Layout != arrowio.LayoutPairs {
+		return fmt.Errorf("%w: the k nearest are a pairs result (with rank), not %s", ErrInvalid, opt.Layout)
+	}
+	if opt.Targets != nil && len(opt.Targets) == 0 {
+		return fmt.Errorf("%w: an empty list of targets", ErrInvalid)
+	}
+	return nil
+}
+
+// resolveTargets maps the external ids of opt.Targets to dense ids, in
+// their given order; nil for every vertex.
+func (g *Graph) resolveTargets(ids []string) ([]graph.VertexID, error) {
+	if ids == nil {
+		return nil, nil
+	}
+	out := make([]graph.VertexID, 0, len(ids))
+	for _, id := range ids {
+		v, err := g.Table.Vertices.Lookup(id)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w %q: %v", ErrInvalid, ErrUnknownTarget, id, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// shape is the result shape of opt with targets resolved.
+func shape(opt Options, targets []graph.VertexID) arrowio.Shape {
+	var s arrowio.Shape
+	if targets != nil && opt.Layout == arrowio.LayoutMatrix {
+		s.Targets = len(targets)
+	}
+	s.Rank = opt.K > 0
+	return s
+}
+
+// Columns are the vertices a matrix result's columns stand for, in column
+// order: every vertex, or the targets in their given order (the vertices
+// file beside a matrix, and the header of a matrix written as CSV).
+func Columns(g *Graph, opt Options) (*arrowio.Vertices, error) {
+	targets, err := g.resolveTargets(opt.Targets)
+	if err != nil || targets == nil {
+		return g.Table.Vertices, err
+	}
+	return g.Table.Vertices.Subset(targets), nil
+}
+
+// narrowRunner returns runner, or for a narrowed request that runner does
+// not honour, a runner that narrows its full rows on the host.
+func narrowRunner(runner graph.Runner, req graph.Request, n int) graph.Runner {
+	if !req.Narrowed() {
+		return runner
+	}
+	if nr, ok := runner.(graph.NarrowRunner); ok && nr.Narrowed() {
+		return runner
+	}
+	return &hostNarrowed{inner: runner, req: req, n: n}
+}
+
+// hostNarrowed runs full rows on its inner runner and keeps the request's
+// targets' columns and the distances within its cutoff. It hides the inner
+// runner's optional interfaces (the GPU's stats on the device, its blocks
+// started ahead): the full rows must land on the host first. The
+// device-to-host bytes stay n per source.
+type hostNarrowed struct {
+	inner graph.Runner
+	req   graph.Request
+	n     int
+}
+
+func (h *hostNarrowed) DistType() graph.DistType { return h.inner.DistType() }
+func (h *hostNarrowed) Close() error             { return h.inner.Close() }
+
+// BytesPerSource adds the narrowed row to the inner runner's full row.
+func (h *hostNarrowed) BytesPerSource() int64 {
+	w := int64(h.n)
+	if h.req.Targets != nil {
+		w = int64(len(h.req.Targets))
+	}
+	b := h.inner.BytesPerSource() + w*int64(h.DistType().Size())
+	if h.req.WithPredecessors {
+		b += 4 * w
+	}
+	return b
+}
+
+// Describe names the inner runner's kernel and the host-side narrowing.
+func (h *hostNarrowed) Describe() string {
+	return describe(h.inner, h.req.Algorithm) + "; targets and cutoff applied on the host"
+}
+
+func (h *hostNarrowed) Run(ctx context.Context, out *graph.Block) error {
+	full := graph.NewBlock(out.Sources, h.n, h.DistType(), out.Pred != nil)
+	if err := h.inner.Run(ctx, full); err != nil {
+		return err
+	}
+	switch out.Type {
+	case graph.DistInt32:
+		narrowBlock[int32](full, out, h.req)
+	case graph.DistInt64:
+		narrowBlock[int64](full, out, h.req)
+	case graph.DistFloat32:
+		narrowBlock[float32](full, out, h.req)
+	default:
+		narrowBlock[float64](full, out, h.req)
+	}
+	return nil
+}
+
+func narrowBlock[D graph.Number](full, out *graph.Block, req graph.Request) {
+	cut := graph.Infinity[D]()
+	if req.HasCutoff {
+		cut = graph.CutoffOf[D](req.Cutoff)
+	}
+	n, w := full.NumVertices, out.Width()
+	for i := range out.Sources {
+		var pred, outPred []graph.VertexID
+		if out.Pred != nil {
+			pred, outPred = full.Pred[i*n:(i+1)*n], out.Pred[i*w:(i+1)*w]
+		}
+		graph.NarrowRow(graph.Row[D](full, i), pred, req.Targets, cut, graph.Row[D](out, i), outPred)
+	}
+}
+
+// nearestOf keeps the k nearest vertices of every row of blk other than
+// its source (ties by vertex order), nearest first: a block of k columns
+// whose CellTargets name them, Infinity where a source reaches fewer.
+func nearestOf(blk *graph.Block, k int) *graph.Block {
+	switch blk.Type {
+	case graph.DistInt32:
+		return selectNearest[int32](blk, k)
+	case graph.DistInt64:
+		return selectNearest[int64](blk, k)
+	case graph.DistFloat32:
+		return selectNearest[float32](blk, k)
+	}
+	return selectNearest[float64](blk, k)
+}
+
+func selectNearest[D graph.Number](blk *graph.Block, k int) *graph.Block {
+	rows := len(blk.Sources)
+	out := graph.NewBlock(blk.Sources, k, blk.Type, blk.Pred != nil)
+	out.NumVertices = blk.NumVertices
+	out.CellTargets = make([]graph.VertexID, rows*k)
+	inf := graph.Infinity[D]()
+	dist := graph.DistOf[D](out)
+	w := blk.Width()
+	var heap nearHeap[D]
+	for i := range rows {
+		heap = heap[:0]
+		src := blk.Sources[i]
+		for j, d := range graph.Row[D](blk, i) {
+			if d == inf {
+				continue
+			}
+			v := blk.Target(i, j)
+			if v == src {
+				continue
+			}
+			heap.offer(nearCell[D]{d: d, v: v, col: int32(j)}, k)
+		}
+		// Pop the largest first into the back of the row.
+		for c := k - 1; c >= 0; c-- {
+			at := i*k + c
+			if c >= len(heap) {
+				dist[at], out.CellTargets[at] = inf, -1
+				if out.Pred != nil {
+					out.Pred[at] = -1
+				}
+				continue
+			}
+			top := heap.pop()
+			dist[at], out.CellTargets[at] = top.d, top.v
+			if out.Pred != nil {
+				out.Pred[at] = blk.Pred[i*w+int(top.col)]
+			}
+		}
+	}
+	return out
+}
+
+// nearCell is a candidate of the k nearest: distance, vertex, and column
+// in the full block.
+type nearCell[D graph.Number] struct {
+	d   D
+	v   graph.VertexID
+	col int32
+}
+
+// after orders candidates by distance, then vertex.
+func (a nearCell[D]) after(b nearCell[D]) bool {
+	return a.d > b.d || (a.d == b.d && a.v > b.v)
+}
+
+// nearHeap is a binary max-heap (by after) of at most k candidates.
+type nearHeap[D graph.Number] []nearCell[D]
+
+// offer adds c when fewer than k are held or c comes before the largest.
+func (h *nearHeap[D]) offer(c nearCell[D], k int) {
+	s := *h
+	if len(s) < k {
+		s = append(s, c)
+		for i := len(s) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !s[i].after(s[p]) {
+				break
+			}
+			s[i], s[p] = s[p], s[i]
+			i = p
+		}
+		*h = s
+		return
+	}
+	if !s[0].after(c) {
+		return
+	}
+	s[0] = c
+	s.down(0)
+}
+
+func (h nearHeap[D]) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		big := l
+		if r := l + 1; r < len(h) && h[r].after(h[l]) {
+			big = r
+		}
+		if !h[big].after(h[i]) {
+			return
+		}
+		h[i], h[big] = h[big], h[i]
+		i = big
+	}
+}
+
+// pop removes and returns the largest candidate.
+func (h *nearHeap[D]) pop() nearCell[D] {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	s = s[:last]
+	if len(s) > 0 {
+		s.down(0)
+	}
+	*h = s
+	return top
+}

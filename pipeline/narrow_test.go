@@ -1,0 +1,335 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/cpu"
+	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/ref"
+	"github.com/pathctl/pathctl/internal/testgraphs"
+)
+
+// refRow is the oracle's row of distances from s as float64, +Inf where
+// unreachable.
+func refRow(t *testing.T, g *graph.CSR, s graph.VertexID) []float64 {
+	t.Helper()
+	var out []float64
+	conv := func(d []float64, err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = d
+	}
+	switch g.Type {
+	case graph.DistInt32:
+		conv(asFloats(ref.Dijkstra[int32](g, s)))
+	case graph.DistInt64:
+		conv(asFloats(ref.Dijkstra[int64](g, s)))
+	case graph.DistFloat32:
+		conv(asFloats(ref.Dijkstra[float32](g, s)))
+	default:
+		conv(asFloats(ref.Dijkstra[float64](g, s)))
+	}
+	return out
+}
+
+func asFloats[D graph.Number](d []D, err error) ([]float64, error) {
+	if err != nil {
+		return nil, err
+	}
+	inf := graph.Infinity[D]()
+	out := make([]float64, len(d))
+	for i, x := range d {
+		out[i] = float64(x)
+		if x == inf {
+			out[i] = math.Inf(1)
+		}
+	}
+	return out, nil
+}
+
+// pairRow is one row of a pairs result; rank is 0 without a rank column.
+type pairRow struct {
+	source, target int64
+	distance       float64
+	rank           int32
+}
+
+func (r pairRow) String() string {
+	return fmt.Sprintf("(%d→%d %v #%d)", r.source, r.target, r.distance, r.rank)
+}
+
+// collectPairs runs opt in the pairs layout on a graph of int64 ids.
+func collectPairs(t *testing.T, g *Graph, opt Options) ([]pairRow, error) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	opt.Layout, opt.Allocator = arrowio.LayoutPairs, mem
+	var out []pairRow
+	_, err := Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
+		src := r.Column(0).(*array.Int64)
+		tgt := r.Column(1).(*array.Int64)
+		rankAt := r.Schema().FieldIndices(arrowio.ColRank)
+		for i := 0; i < int(r.NumRows()); i++ {
+			row := pairRow{source: src.Value(i), target: tgt.Value(i), distance: floatAt(r.Column(2), i)}
+			if len(rankAt) > 0 {
+				row.rank = r.Column(rankAt[0]).(*array.Int32).Value(i)
+			}
+			out = append(out, row)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func floatAt(a arrow.Array, i int) float64 {
+	switch a := a.(type) {
+	case *array.Int32:
+		return float64(a.Value(i))
+	case *array.Int64:
+		return float64(a.Value(i))
+	case *array.Float32:
+		return float64(a.Value(i))
+	case *array.Float64:
+		return a.Value(i)
+	}
+	return math.NaN()
+}
+
+// queryCase is one random narrowed request with the oracle's rows.
+type queryCase struct {
+	sources, targets []graph.VertexID // targets nil: every vertex
+	cutoff           float64
+	hasCutoff        bool
+	k                int
+}
+
+func (q queryCase) options(algo graph.Algorithm, engine string) Options {
+	opt := Options{Algorithm: algo, Engine: engine, Cutoff: q.cutoff, HasCutoff: q.hasCutoff, K: q.k, MaxBlock: 3}
+	for _, s := range q.sources {
+		opt.Sources = append(opt.Sources, fmt.Sprint(s))
+	}
+	if q.targets != nil {
+		opt.Targets = []string{}
+		for _, v := range q.targets {
+			opt.Targets = append(opt.Targets, fmt.Sprint(v))
+		}
+	}
+	return opt
+}
+
+// columns are the vertices of the answer's columns, in order.
+func (q queryCase) columns(n int) []graph.VertexID {
+	if q.targets != nil {
+		return q.targets
+	}
+	all := make([]graph.VertexID, n)
+	for i := range all {
+		all[i] = graph.VertexID(i)
+	}
+	return all
+}
+
+// within reports whether a distance d counts as reached under q.
+func (q queryCase) within(d float64) bool {
+	return !math.IsInf(d, 1) && (!q.hasCutoff || d <= q.cutoff)
+}
+
+// expectPairs is what the pairs layout must hold for q: every reached
+// column in order, or the k nearest other vertices ranked.
+func (q queryCase) expectPairs(t *testing.T, g *graph.CSR) []pairRow {
+	var want []pairRow
+	for _, s := range q.sources {
+		row := refRow(t, g, s)
+		var got []pairRow
+		for _, v := range q.columns(g.NumVertices) {
+			if q.within(row[v]) && (q.k == 0 || v != s) {
+				got = append(got, pairRow{source: int64(s), target: int64(v), distance: row[v]})
+			}
+		}
+		if q.k > 0 {
+			slices.SortStableFunc(got, func(a, b pairRow) int {
+				if a.distance != b.distance {
+					if a.distance < b.distance {
+						return -1
+					}
+					return 1
+				}
+				return int(a.target - b.target)
+			})
+			got = got[:min(len(got), q.k)]
+			for i := range got {
+				got[i].rank = int32(i + 1)
+			}
+		}
+		want = append(want, got...)
+	}
+	return want
+}
+
+// randomQuery draws sources, and by chance targets (in random order), a
+// cutoff among the graph's distances and a k.
+func randomQuery(rng *rand.Rand, t *testing.T, g *graph.CSR) queryCase {
+	n := g.NumVertices
+	var q queryCase
+	for range 1 + rng.IntN(6) {
+		q.sources = append(q.sources, graph.VertexID(rng.IntN(n)))
+	}
+	if rng.IntN(3) > 0 {
+		perm := rng.Perm(n)
+		for _, v := range perm[:1+rng.IntN(n)] {
+			q.targets = append(q.targets, graph.VertexID(v))
+		}
+	}
+	if rng.IntN(3) > 0 {
+		row := refRow(t, g, q.sources[0])
+		var finite []float64
+		for _, d := range row {
+			if !math.IsInf(d, 1) {
+				finite = append(finite, d)
+			}
+		}
+		q.cutoff, q.hasCutoff = finite[rng.IntN(len(finite))], true
+		if rng.IntN(4) == 0 {
+			q.cutoff += 0.5 // between distances
+		}
+	}
+	return q
+}
+
+// TestQueriesAgainstOracle checks targets, cutoff and k nearest, alone and
+// together, in the pairs, matrix and stats layouts, against Dijkstra's
+// oracle, on random graphs of every weight type, for the kernels that
+// prune at the cutoff (auto) and those clipped after (the seeds').
+func TestQueriesAgainstOracle(t *testing.T) { queryTrials(t, "cpu") }
+
+// TestQueriesGPU is TestQueriesAgainstOracle on the GPU engine, whose
+// runners narrow on the host (hostNarrowed) and select the k nearest here.
+func TestQueriesGPU(t *testing.T) {
+	if st := GPUStatus(); !st.Available {
+		t.Skipf("no usable GPU: %s", st.Reason)
+	}
+	queryTrials(t, "gpu")
+}
+
+func queryTrials(t *testing.T, engine string) {
+	rng := testgraphs.Rand(t, 17)
+	for trial := range 24 {
+		kind := []testgraphs.WeightKind{testgraphs.Int, testgraphs.Float32, testgraphs.Float64, testgraphs.Unweighted}[trial%4]
+		n := 2 + rng.IntN(40)
+		g, err := LoadGraph(randomTable(rng, n, rng.IntN(4*n), kind), LoadOptions{Undirected: trial%5 == 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, algo := range []graph.Algorithm{graph.Auto, graph.Dijkstra, graph.Delta, graph.BellmanFord} {
+			q := randomQuery(rng, t, g.CSR)
+			name := fmt.Sprintf("%s/trial %d/%s/%v n=%d", engine, trial, algo, kind, n)
+			verifyQuery(t, name, g, q, algo, engine)
+			q.k = 1 + rng.IntN(5)
+			verifyQuery(t, name+" k", g, q, algo, engine)
+		}
+	}
+}
+
+func verifyQuery(t *testing.T, name string, g *Graph, q queryCase, algo graph.Algorithm, engine string) {
+	t.Helper()
+	opt := q.options(algo, engine)
+	got, err := collectPairs(t, g, opt)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if want := q.expectPairs(t, g.CSR); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("%s %+v: pairs\n got %v\nwant %v", name, q, got, want)
+	}
+	if q.k > 0 {
+		return
+	}
+	cols := q.columns(g.NumVertices())
+	mat, err := collectMatrix(t, g, opt)
+	if err != nil {
+		t.Fatalf("%s: matrix: %v", name, err)
+	}
+	stats := collectStats(t, g, opt)
+	for i, s := range q.sources {
+		row := refRow(t, g.CSR, s)
+		var reach int
+		var sum, ecc float64
+		for j, v := range cols {
+			want := math.Inf(1)
+			if q.within(row[v]) {
+				want = row[v]
+			}
+			if got := mat[i*len(cols)+j]; got != want {
+				t.Fatalf("%s %+v: matrix[%d][%d] = %v, want %v", name, q, i, j, got, want)
+			}
+			if v != s && q.within(row[v]) {
+				reach++
+				sum += row[v]
+				ecc = max(ecc, row[v])
+			}
+		}
+		if stats[1][i] != float64(reach) || math.Abs(stats[3][i]-sum) > 1e-6*max(1, sum) {
+			t.Fatalf("%s %+v: stats of source %d: reachable %v sum %v, want %d %v", name, q, s, stats[1][i], stats[3][i], reach, sum)
+		}
+		if reach > 0 && stats[2][i] != ecc {
+			t.Fatalf("%s %+v: eccentricity of source %d: %v, want %v", name, q, s, stats[2][i], ecc)
+		}
+	}
+}
+
+// TestQueriesHostNarrowed runs the host-side narrowing the GPU engine
+// uses (a runner that is no NarrowRunner) on the CPU's full rows, against
+// the CPU engine's own narrowing.
+func TestQueriesHostNarrowed(t *testing.T) {
+	rng := testgraphs.Rand(t, 18)
+	for trial := range 10 {
+		n := 2 + rng.IntN(30)
+		g, err := LoadGraph(randomTable(rng, n, rng.IntN(4*n), testgraphs.Float32), LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := randomQuery(rng, t, g.CSR)
+		if q.targets == nil && !q.hasCutoff {
+			q.targets = []graph.VertexID{graph.VertexID(rng.IntN(n))}
+		}
+		targets := q.targets
+		req := graph.Request{Algorithm: graph.Auto, Targets: targets, Cutoff: q.cutoff, HasCutoff: q.hasCutoff, WithPredecessors: true}
+		eng := cpu.New()
+		full, err := eng.Prepare(context.Background(), g.CSR, graph.Request{Algorithm: graph.Auto, WithPredecessors: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		narrowed, err := eng.Prepare(context.Background(), g.CSR, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		host := narrowRunner(plainRunner{full}, req, n)
+		if _, ok := host.(*hostNarrowed); !ok {
+			t.Fatalf("a runner that is no NarrowRunner runs as %T", host)
+		}
+		a := graph.NewTargetBlock(q.sources, targets, n, graph.DistFloat32, true)
+		b := graph.NewTargetBlock(q.sources, targets, n, graph.DistFloat32, true)
+		if err := host.Run(context.Background(), a); err != nil {
+			t.Fatal(err)
+		}
+		if err := narrowed.Run(context.Background(), b); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(graph.DistOf[float32](a), graph.DistOf[float32](b)) || !slices.Equal(a.Pred, b.Pred) {
+			t.Fatalf("trial %d %+v: host narrowing differs from the CPU engine's", trial, q)
+		}
+	}
+}
+
+// plainRunner hides every optional interface of a runner.
+type plainRunner struct{ graph.Runner }
