@@ -49,6 +49,8 @@ type Query struct {
 	Engine string `json:"engine,omitempty"`
 	// Delta is the bucket width of delta-stepping; 0 lets the engine choose.
 	Delta float64 `json:"delta,omitempty"`
+	// QueryNarrowing adds the keys "targets", "cutoff" and "k".
+	QueryNarrowing
 }
 
 // SourceID is an external vertex id written as a JSON string or number; it
@@ -110,7 +112,7 @@ func (q *Query) normalize() error {
 	if q.Delta < 0 {
 		return fmt.Errorf("flight: delta %v is negative", q.Delta)
 	}
-	return nil
+	return q.QueryNarrowing.check()
 }
 
 // sourceStrings returns the sources as text, nil for every vertex.

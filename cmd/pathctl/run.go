@@ -83,6 +83,7 @@ func ssspCommand(e *env, name, usage string, algo graph.Algorithm) *cli.Command 
 	flags := append(inputFlags(), computeFlags(algo)...)
 	flags = append(flags, outputFlags()...)
 	flags = append(flags, &cli.StringFlag{Name: "source", Aliases: []string{"s"}, Required: true, Usage: "the source vertex id"})
+	flags = append(flags, queryFlags()...)
 	return &cli.Command{
 		Name:      name,
 		Usage:     usage,

@@ -57,9 +57,11 @@ _VALUE_FLAGS = {
     "threads": "--threads",
     "mem": "--mem",
     "input_format": "--input-format",
+    "cutoff": "--cutoff",
+    "k": "--k-nearest",
 }
 _BOOL_FLAGS = {"unweighted": "--unweighted"}
-OPTION_NAMES = tuple(_VALUE_FLAGS) + tuple(_BOOL_FLAGS) + ("binary", "env")
+OPTION_NAMES = tuple(_VALUE_FLAGS) + tuple(_BOOL_FLAGS) + ("binary", "env", "targets")
 
 
 def check_options(options: Mapping[str, Any]) -> None:
@@ -83,6 +85,7 @@ class Run:
             raise _errors.UsageError(f"unknown layout {layout!r} (want one of {', '.join(LAYOUTS)})")
         binary = find_binary(options.pop("binary", None))
         env = options.pop("env", None)
+        targets = options.pop("targets", None)
         self._input = as_edge_input(edges)
         self._tmpdir = tempfile.mkdtemp(prefix="pathctl-")
         # Removes the temporary files when cleanup() runs, or at the latest
@@ -122,6 +125,8 @@ class Run:
             if algorithm is not None and algorithm != "auto":
                 args += ["--algo", str(algorithm)]
             args += ["--source", str(source)]
+        if targets is not None:
+            args += ["--targets-file", self._id_file("targets", targets)]
         args += ["--layout", layout, "--engine", str(engine), "--format", "arrows", "-o", "-"]
         if not directed:
             args.append("--undirected")
@@ -164,6 +169,21 @@ class Run:
             self._feed_thread = threading.Thread(target=self._feed, args=(self._input,), daemon=True)
             self._feed_thread.start()
         self._done = False
+
+    def _id_file(self, name: str, ids: Iterable[Any]) -> str:
+        """Write ids, one per line, to a temporary file for --NAME-file."""
+        ids = [str(s) for s in ids]
+        if not ids:
+            self.cleanup()
+            raise _errors.UsageError(f"{name} is an empty list; pass {name}=None for every vertex")
+        path = os.path.join(self._tmpdir, f"{name}.txt")
+        with open(path, "w", encoding="utf-8") as f:
+            for s in ids:
+                if "\n" in s or "\r" in s:
+                    self.cleanup()
+                    raise _errors.InvalidInputError(f"{name} id {s!r} contains a line break")
+                f.write(s + "\n")
+        return path
 
     # --- threads -----------------------------------------------------------
 

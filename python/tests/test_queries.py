@@ -1,0 +1,98 @@
+"""Queries narrower than all pairs: targets, cutoff and k, through the local
+keywords and the Flight client, against scipy's distances."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import pathctl
+from conftest import oracle, random_edges, write_arrow
+from test_flight import Server
+
+
+def expected_pairs(dist, vertices, sources, targets=None, cutoff=None, k=None):
+    index = {v: i for i, v in enumerate(vertices)}
+    cols = list(targets) if targets is not None else list(vertices)
+    rows = []
+    for s in sources:
+        row = []
+        for t in cols:
+            d = dist[index[s], index[t]]
+            if math.isinf(d) or (cutoff is not None and d > cutoff) or (k and t == s):
+                continue
+            row.append((s, t, float(d)))
+        if k:
+            row.sort(key=lambda r: (r[2], index[r[1]]))
+            row = [r + (i + 1,) for i, r in enumerate(row[:k])]
+        rows.extend(row)
+    return rows
+
+
+def rows_of(table, rank=False):
+    cols = [table.column(c).to_pylist() for c in ("source", "target", "distance")]
+    if rank:
+        cols.append(table.column("rank").to_pylist())
+    return [tuple(float(x) if i == 2 else x for i, x in enumerate(r)) for r in zip(*cols)]
+
+
+@pytest.fixture(scope="module")
+def query_graph(tmp_path_factory):
+    edges = random_edges(17, 30, 90)
+    dist, vertices = oracle(edges)
+    path = write_arrow(edges, tmp_path_factory.mktemp("queries") / "edges.arrow")
+    return edges, path, dist, vertices
+
+
+def test_targets_cutoff_k_local(query_graph):
+    edges, path, dist, vertices = query_graph
+    sources = vertices[:5]
+    targets = [vertices[-1], vertices[0], vertices[7]]
+    cutoff = float(np.median(dist[np.isfinite(dist)]))
+    got = pathctl.apsp(path, sources=sources, targets=targets, engine="cpu")
+    assert rows_of(got) == expected_pairs(dist, vertices, sources, targets)
+    got = pathctl.apsp(edges, sources=sources, cutoff=cutoff, engine="cpu")
+    assert rows_of(got) == expected_pairs(dist, vertices, sources, cutoff=cutoff)
+    got = pathctl.apsp(path, sources=sources, k=3, cutoff=cutoff, engine="cpu")
+    assert rows_of(got, rank=True) == expected_pairs(dist, vertices, sources, cutoff=cutoff, k=3)
+
+
+def test_targets_matrix_local(query_graph):
+    _, path, dist, vertices = query_graph
+    sources = vertices[3:6]
+    targets = [vertices[9], vertices[2]]
+    matrix, ids = pathctl.distance_matrix(path, sources=sources, targets=targets, engine="cpu")
+    assert list(ids) == targets
+    index = {v: i for i, v in enumerate(vertices)}
+    want = dist[np.ix_([index[s] for s in sources], [index[t] for t in targets])]
+    got = np.ma.filled(matrix.astype(float), np.inf) if np.ma.isMaskedArray(matrix) else matrix
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("kwargs", [{"targets": [123456]}, {"k": 0}, {"cutoff": -1.0}, {"targets": []}])
+def test_query_keyword_errors_local(query_graph, kwargs):
+    _, path, _, _ = query_graph
+    with pytest.raises(pathctl.PathctlError):
+        pathctl.apsp(path, engine="cpu", **kwargs)
+
+
+def test_targets_cutoff_k_flight(query_graph, tmp_path):
+    edges, _, dist, vertices = query_graph
+    server = Server(tmp_path / "graphs")
+    try:
+        with pathctl.connect(server.uri) as client:
+            client.upload("q", edges)
+            sources = vertices[:4]
+            targets = [vertices[5], vertices[1]]
+            got = client.apsp("q", sources=sources, targets=targets, engine="cpu")
+            assert rows_of(got) == expected_pairs(dist, vertices, sources, targets)
+            got = client.apsp("q", sources=sources, k=2, cutoff=30, engine="cpu")
+            assert rows_of(got, rank=True) == expected_pairs(dist, vertices, sources, cutoff=30, k=2)
+            assert "rank" in client.schema("q", k=2).names
+            for bad in ({"k": 0}, {"cutoff": -2.0}, {"targets": [99999]}):
+                with pytest.raises(pathctl.PathctlError):
+                    client.apsp("q", **bad)
+    finally:
+        server.stop()
