@@ -9,7 +9,8 @@ import (
 
 // QueryNarrowing holds the ticket keys of queries narrower than all pairs
 // (design.md, "Queries narrower than all pairs"), with the CLI's meaning:
-// "targets" (--targets), "cutoff" (--cutoff) and "k" (--k-nearest). Query
+// "targets" (--targets), "cutoff" (--cutoff), "k" (--k-nearest) and
+// "reverse" (--reverse). Query
 // embeds it, so the keys sit beside the others in the ticket.
 type QueryNarrowing struct {
 	// Targets are external vertex ids, as JSON strings or numbers: the
@@ -19,6 +20,8 @@ type QueryNarrowing struct {
 	Cutoff *float64 `json:"cutoff,omitempty"`
 	// K keeps per source the K nearest other vertices (pairs, with rank).
 	K *int `json:"k,omitempty"`
+	// Reverse gives distances to the sources along incoming arcs.
+	Reverse bool `json:"reverse,omitempty"`
 }
 
 // check refuses values no graph could answer.
@@ -49,4 +52,5 @@ func (n QueryNarrowing) apply(opt *pipeline.Options) {
 	if n.K != nil {
 		opt.K = *n.K
 	}
+	opt.Reverse = n.Reverse
 }

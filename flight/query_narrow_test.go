@@ -47,11 +47,13 @@ func TestQueryNarrowing(t *testing.T) {
 			k      int
 			cut    bool
 			tgt    bool
+			rev    bool
 		}{
-			{fmt.Sprintf(`{"graph": %q, "engine": "cpu", "targets": %s}`, c.Name, tj), 0, false, true},
-			{fmt.Sprintf(`{"graph": %q, "engine": "cpu", "cutoff": %v}`, c.Name, cutoff), 0, true, false},
-			{fmt.Sprintf(`{"graph": %q, "engine": "cpu", "k": 2, "cutoff": %v}`, c.Name, cutoff), 2, true, false},
-			{fmt.Sprintf(`{"graph": %q, "engine": "cpu", "k": 1, "targets": %s}`, c.Name, tj), 1, false, true},
+			{fmt.Sprintf(`{"graph": %q, "engine": "cpu", "targets": %s}`, c.Name, tj), 0, false, true, false},
+			{fmt.Sprintf(`{"graph": %q, "engine": "cpu", "cutoff": %v}`, c.Name, cutoff), 0, true, false, false},
+			{fmt.Sprintf(`{"graph": %q, "engine": "cpu", "k": 2, "cutoff": %v}`, c.Name, cutoff), 2, true, false, false},
+			{fmt.Sprintf(`{"graph": %q, "engine": "cpu", "k": 1, "targets": %s}`, c.Name, tj), 1, false, true, false},
+			{fmt.Sprintf(`{"graph": %q, "engine": "cpu", "reverse": true, "targets": %s}`, c.Name, tj), 0, false, true, true},
 		} {
 			var expect []string
 			for s := range n {
@@ -66,6 +68,9 @@ func TestQueryNarrowing(t *testing.T) {
 				}
 				for _, v := range cols {
 					d := want[s*n+v]
+					if q.rev {
+						d = want[v*n+s]
+					}
 					if math.IsInf(d, 1) || (q.cut && d > cutoff) || (q.k > 0 && v == s) {
 						continue
 					}

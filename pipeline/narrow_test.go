@@ -333,3 +333,35 @@ func TestQueriesHostNarrowed(t *testing.T) {
 
 // plainRunner hides every optional interface of a runner.
 type plainRunner struct{ graph.Runner }
+
+// TestReverseAgainstOracle checks --reverse: the pairs of a reversed run
+// hold d(v → s), the oracle's distance from v to the source s.
+func TestReverseAgainstOracle(t *testing.T) {
+	rng := testgraphs.Rand(t, 19)
+	for trial := range 12 {
+		n := 2 + rng.IntN(30)
+		g, err := LoadGraph(randomTable(rng, n, rng.IntN(4*n), testgraphs.Int), LoadOptions{Undirected: trial%4 == 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := randomQuery(rng, t, g.CSR)
+		q.hasCutoff = false
+		opt := q.options(graph.Auto, "cpu")
+		opt.Reverse = true
+		got, err := collectPairs(t, g, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []pairRow
+		for _, s := range q.sources {
+			for _, v := range q.columns(n) {
+				if d := refRow(t, g.CSR, v)[s]; !math.IsInf(d, 1) {
+					want = append(want, pairRow{source: int64(s), target: int64(v), distance: d})
+				}
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("trial %d %+v: reversed pairs\n got %v\nwant %v", trial, q, got, want)
+		}
+	}
+}

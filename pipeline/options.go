@@ -42,6 +42,10 @@ type Options struct {
 	// Targets, within Cutoff), ties by vertex order, as pairs with a rank
 	// column from 1.
 	K int
+	// Reverse runs on the transposed graph: distances along incoming arcs,
+	// row (source s, target v, d(v → s)); a predecessor is then the vertex
+	// after v on its path to s.
+	Reverse bool
 	// WithPredecessors adds the predecessor column (pairs layout).
 	WithPredecessors bool
 	// Delta is the bucket width of delta-stepping; 0 chooses from the weights.

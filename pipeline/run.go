@@ -96,6 +96,9 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 		return nil, err
 	}
 	csr := g.CSR
+	if opt.Reverse {
+		csr = graph.Transpose(csr)
+	}
 	if csr.HasNegative() && !opt.Algorithm.AcceptsNegative() && !opt.Algorithm.CountsHops() && opt.Algorithm != graph.Auto {
 		return nil, g.explain(csr.NegativeWeight(opt.Algorithm))
 	}

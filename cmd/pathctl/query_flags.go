@@ -19,6 +19,7 @@ func queryFlags() []cli.Flag {
 		&cli.StringFlag{Name: "targets", Usage: "comma-separated target ids: only these columns (matrix: the sources × targets matrix in this order)"},
 		&cli.StringFlag{Name: "targets-file", Usage: "file of target ids, one per line"},
 		&cli.Float64Flag{Name: "cutoff", Usage: "distances above `D` count as unreachable; searches stop past it"},
+		&cli.BoolFlag{Name: "reverse", Usage: "distances to the sources along incoming arcs: rows (source s, target v, d(v → s))"},
 		&cli.IntFlag{Name: "k-nearest", Usage: "per source the `K` nearest other vertices (ties by vertex order), pairs with a rank column"},
 	}
 }
@@ -40,6 +41,7 @@ func applyQueryFlags(c *cli.Context, opt *pipeline.Options) error {
 		}
 		opt.Cutoff, opt.HasCutoff = d, true
 	}
+	opt.Reverse = c.Bool("reverse")
 	if c.IsSet("k-nearest") {
 		k := c.Int("k-nearest")
 		if k <= 0 {

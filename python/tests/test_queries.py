@@ -96,3 +96,11 @@ def test_targets_cutoff_k_flight(query_graph, tmp_path):
                     client.apsp("q", **bad)
     finally:
         server.stop()
+
+
+def test_reverse_local(query_graph):
+    _, path, dist, vertices = query_graph
+    sources = vertices[:3]
+    got = pathctl.apsp(path, sources=sources, reverse=True, engine="cpu")
+    want = expected_pairs(dist.T, vertices, sources)
+    assert rows_of(got) == want
