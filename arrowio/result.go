@@ -28,15 +28,18 @@ const (
 	LayoutMatrix Layout = "matrix"
 	// LayoutStats has one row per source with reductions of its distances.
 	LayoutStats Layout = "stats"
+	// LayoutNearest has one row per vertex some source reaches: its
+	// distance to the nearest source, and that source.
+	LayoutNearest Layout = "nearest"
 )
 
-// ParseLayout accepts "pairs", "matrix" and "stats".
+// ParseLayout accepts "pairs", "matrix", "stats" and "nearest".
 func ParseLayout(s string) (Layout, error) {
 	switch l := Layout(s); l {
-	case LayoutPairs, LayoutMatrix, LayoutStats:
+	case LayoutPairs, LayoutMatrix, LayoutStats, LayoutNearest:
 		return l, nil
 	}
-	return "", fmt.Errorf("arrowio: unknown layout %q (want pairs, matrix or stats)", s)
+	return "", fmt.Errorf("arrowio: unknown layout %q (want pairs, matrix, stats or nearest)", s)
 }
 
 // Schema metadata keys of a result. ResultSchema sets MetaLayout,
@@ -160,6 +163,12 @@ func resultSchema(layout Layout, v *Vertices, t graph.DistType, withPred bool, s
 	)
 	var fields []arrow.Field
 	switch layout {
+	case LayoutNearest:
+		fields = []arrow.Field{
+			{Name: ColVertex, Type: id},
+			{Name: ColDistance, Type: dt},
+			{Name: ColSource, Type: id},
+		}
 	case LayoutMatrix:
 		fields = []arrow.Field{
 			{Name: ColSource, Type: id},
@@ -231,7 +240,7 @@ func NewResultBuilder(layout Layout, v *Vertices, t graph.DistType, withPred boo
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
-	if layout != LayoutMatrix && layout != LayoutStats {
+	if layout != LayoutMatrix && layout != LayoutStats && layout != LayoutNearest {
 		layout = LayoutPairs
 	}
 	if layout != LayoutPairs {
@@ -681,7 +690,7 @@ func (b *ResultBuilder) Stats(s *graph.Stats, emit func(arrow.RecordBatch) error
 }
 
 // newFixed copies xs into a new non-null array of type dt allocated from mem.
-func newFixed[T int32 | int64 | float64](dt arrow.DataType, xs []T, mem memory.Allocator) arrow.Array {
+func newFixed[T graph.Number](dt arrow.DataType, xs []T, mem memory.Allocator) arrow.Array {
 	buf := memory.NewResizableBuffer(mem)
 	buf.Resize(len(xs) * int(unsafe.Sizeof(xs[0])))
 	copy(arrow.GetData[T](buf.Bytes()), xs)
@@ -690,6 +699,61 @@ func newFixed[T int32 | int64 | float64](dt arrow.DataType, xs []T, mem memory.A
 	arr := array.MakeFromData(data)
 	data.Release()
 	return arr
+}
+
+// Nearest emits the records of the nearest layout: one row per vertex a
+// source reaches, in vertex order, in records of at most 2^20 rows. It
+// fails on a builder of another layout.
+func (b *ResultBuilder) Nearest(res *graph.Nearest, emit func(arrow.RecordBatch) error) error {
+	if b.layout != LayoutNearest || res.Type != b.distType || len(res.Source) != b.vertices.Len() {
+		return fmt.Errorf("arrowio: a nearest result of %d %s distances for a %s result of %d %s distances",
+			len(res.Source), res.Type, b.layout, b.vertices.Len(), b.distType)
+	}
+	switch res.Type {
+	case graph.DistInt32:
+		return buildNearest[int32](b, res, emit)
+	case graph.DistInt64:
+		return buildNearest[int64](b, res, emit)
+	case graph.DistFloat32:
+		return buildNearest[float32](b, res, emit)
+	}
+	return buildNearest[float64](b, res, emit)
+}
+
+func buildNearest[D graph.Number](b *ResultBuilder, res *graph.Nearest, emit func(arrow.RecordBatch) error) error {
+	dist := res.Dist.([]D)
+	var vertex, source []int32
+	var ds []D
+	flush := func() error {
+		if len(vertex) == 0 {
+			return nil
+		}
+		vcol := b.ids.gather(vertex, b.mem)
+		scol := b.ids.gather(source, b.mem)
+		dcol := newFixed(DistArrowType(b.distType), ds, b.mem)
+		rec := array.NewRecordBatch(b.schema, []arrow.Array{vcol, dcol, scol}, int64(len(vertex)))
+		vcol.Release()
+		dcol.Release()
+		scol.Release()
+		err := emit(rec)
+		rec.Release()
+		vertex, source, ds = vertex[:0], source[:0], ds[:0]
+		return err
+	}
+	for v, s := range res.Source {
+		if s < 0 {
+			continue
+		}
+		vertex = append(vertex, int32(v))
+		source = append(source, s)
+		ds = append(ds, dist[v])
+		if len(vertex) == b.maxRows {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
 }
 
 // VerticesRecord returns one column "vertex" (IDType(v)) holding every

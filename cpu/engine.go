@@ -24,10 +24,11 @@ type Engine struct {
 // The CPU engine plugs into the engine seam (graph/seam.go) as it is: its
 // runners name their kernel, and have no optional interface beside.
 var (
-	_ graph.Engine       = (*Engine)(nil)
-	_ graph.Runner       = (*runner[int32])(nil)
-	_ graph.Describer    = (*runner[float64])(nil)
-	_ graph.NarrowRunner = (*runner[float32])(nil)
+	_ graph.Engine        = (*Engine)(nil)
+	_ graph.Runner        = (*runner[int32])(nil)
+	_ graph.Describer     = (*runner[float64])(nil)
+	_ graph.NarrowRunner  = (*runner[float32])(nil)
+	_ graph.NearestFinder = (*Engine)(nil)
 )
 
 // Option configures an Engine.

@@ -116,6 +116,7 @@ func TestQueryNarrowing(t *testing.T) {
 		`{"graph": "ties", "cutoff": -1}`,
 		`{"graph": "ties", "k": 0}`,
 		`{"graph": "ties", "k": 2, "layout": "matrix"}`,
+		`{"graph": "ties", "layout": "nearest"}`,
 	} {
 		_, recs, err := doGet(ctx, cl, ticket, mem)
 		for _, r := range recs {
@@ -124,6 +125,52 @@ func TestQueryNarrowing(t *testing.T) {
 		if status.Code(err) != codes.InvalidArgument {
 			t.Errorf("%s: %v, want INVALID_ARGUMENT", ticket, err)
 		}
+	}
+}
+
+// TestQueryNearestLayout checks layout "nearest" on a ticket: one row per
+// reached vertex with its nearest source, ties to the smaller source id.
+func TestQueryNearestLayout(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ts := startServer(t, Config{Allocator: mem})
+	cl := dial(t, ts.addr)
+	ctx := context.Background()
+	c, err := testgraphs.Find("ties")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uploadCase(t, ctx, cl, c.Name, c)
+	ids := c.Vertices()
+	n := len(ids)
+	want := c.WantMatrix()
+	sources := []int{n - 1, 0}
+	var expect []string
+	for v := range n {
+		best, from := math.Inf(1), -1
+		for _, s := range []int{0, n - 1} { // in vertex order: the first of equals wins
+			if d := want[s*n+v]; d < best {
+				best, from = d, s
+			}
+		}
+		if from >= 0 {
+			expect = append(expect, fmt.Sprintf("%s %s %s", ids[v], strconv.FormatFloat(best, 'g', -1, 64), ids[from]))
+		}
+	}
+	ticket := fmt.Sprintf(`{"graph": %q, "layout": "nearest", "sources": [%q, %q]}`, c.Name, ids[sources[0]], ids[sources[1]])
+	_, recs, err := doGet(ctx, cl, ticket, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range recs {
+		for i := 0; i < int(r.NumRows()); i++ {
+			got = append(got, fmt.Sprintf("%s %s %s", r.Column(0).ValueStr(i), distText(r.Column(1), i), r.Column(2).ValueStr(i)))
+		}
+		r.Release()
+	}
+	if strings.Join(got, "\n") != strings.Join(expect, "\n") {
+		t.Errorf("%s:\n got %q\nwant %q", ticket, got, expect)
 	}
 }
 

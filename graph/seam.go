@@ -23,6 +23,7 @@ package graph
 //	DeviceTimer    gpu runner, its Waiters and       the time lines of --verbose
 //	               ResidentBlocks
 //	CopyTimer      gpu Waiters                       the time lines of --verbose
+//	NearestFinder  cpu engine                        the nearest layout (one multi-source run)
 //	NarrowRunner   cpu runners                       targets and cutoff (Request.Targets,
 //	                                                 Request.Cutoff) honoured by the engine
 //
@@ -175,4 +176,12 @@ type CopyTimer interface {
 // (pipeline/narrow.go), which costs n distances per source in transit.
 type NarrowRunner interface {
 	Narrowed() bool
+}
+
+// NearestFinder is implemented by engines that answer the nearest layout
+// in one multi-source run (the CPU engine): for every vertex, the distance
+// to the nearest of sources and which one, ties to the smaller source id.
+// The pipeline runs the nearest layout on the CPU engine's for now.
+type NearestFinder interface {
+	Nearest(ctx context.Context, g *CSR, sources []VertexID, req Request) (*Nearest, error)
 }

@@ -11,8 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/cpu"
 	"github.com/pathctl/pathctl/graph"
 )
 
@@ -34,7 +38,7 @@ func checkQuery(opt Options) error {
 	if opt.Targets != nil && len(opt.Targets) == 0 {
 		return fmt.Errorf("%w: an empty list of targets", ErrInvalid)
 	}
-	return nil
+	return checkNearest(opt)
 }
 
 // resolveTargets maps the external ids of opt.Targets to dense ids, in
@@ -278,4 +282,49 @@ func (h *nearHeap[D]) pop() nearCell[D] {
 	}
 	*h = s
 	return top
+}
+
+// checkNearest checks the options of the nearest layout.
+func checkNearest(opt Options) error {
+	switch {
+	case opt.Layout != arrowio.LayoutNearest:
+		return nil
+	case opt.Sources == nil:
+		return fmt.Errorf("%w: the nearest layout needs sources: the vertices whose nearest is asked for are measured against them", ErrInvalid)
+	case opt.Targets != nil || opt.K > 0:
+		return fmt.Errorf("%w: the nearest layout answers for every vertex; targets and k do not apply", ErrInvalid)
+	case opt.WithPredecessors:
+		return fmt.Errorf("%w: the nearest layout has no predecessor column", ErrInvalid)
+	case opt.Algorithm.CountsHops():
+		return fmt.Errorf("%w: the nearest layout runs on the weights; %s counts hops (use --unweighted for hop counts)", ErrInvalid, opt.Algorithm)
+	}
+	return nil
+}
+
+// runNearest answers the nearest layout: one multi-source run on the CPU
+// engine (graph.NearestFinder), whichever engine was asked for; the GPU
+// engine has no multi-source kernel yet.
+func runNearest(ctx context.Context, g *Graph, csr *graph.CSR, opt Options, sources []graph.VertexID, start time.Time, emit func(arrow.RecordBatch) error) (*Summary, error) {
+	var finder graph.NearestFinder = cpu.New(cpu.WithThreads(opt.Threads))
+	req := graph.Request{Algorithm: opt.Algorithm, Cutoff: opt.Cutoff, HasCutoff: opt.HasCutoff}
+	res, err := finder.Nearest(ctx, csr, sources, req)
+	if err != nil {
+		return nil, g.explain(err)
+	}
+	sum := &Summary{Engine: "cpu", Algorithm: "nearest source: one multi-source Dijkstra", Sources: int64(len(sources)), Blocks: 1}
+	fmt.Fprintf(opt.Log, "pathctl: engine cpu, %s, %d vertices, %d arcs, %s distances\n", sum.Algorithm, csr.NumVertices, csr.NumEdges(), res.Type)
+	builder := arrowio.NewResultBuilder(arrowio.LayoutNearest, g.Table.Vertices, res.Type, false, opt.Allocator)
+	err = builder.Nearest(res, func(r arrow.RecordBatch) error {
+		sum.Rows += r.NumRows()
+		return emit(r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if opt.Progress != nil {
+		opt.Progress(int64(len(sources)), int64(len(sources)))
+	}
+	sum.Pairs = int64(csr.NumVertices)
+	sum.Elapsed = time.Since(start)
+	return sum, nil
 }

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -363,5 +364,77 @@ func TestReverseAgainstOracle(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("trial %d %+v: reversed pairs\n got %v\nwant %v", trial, q, got, want)
 		}
+	}
+}
+
+// TestNearestAgainstOracle checks the nearest layout: every vertex some
+// source reaches (within the cutoff), its distance to the nearest source
+// and that source, ties to the smaller source id, against one oracle run
+// per source; with --reverse the distances run to the sources.
+func TestNearestAgainstOracle(t *testing.T) {
+	rng := testgraphs.Rand(t, 20)
+	for trial := range 30 {
+		kind := []testgraphs.WeightKind{testgraphs.Int, testgraphs.Float32, testgraphs.Float64, testgraphs.Unweighted}[trial%4]
+		n := 1 + rng.IntN(40)
+		g, err := LoadGraph(randomTable(rng, n, rng.IntN(3*n), kind), LoadOptions{Undirected: trial%5 == 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := randomQuery(rng, t, g.CSR)
+		q.targets = nil
+		opt := q.options(graph.Auto, "cpu")
+		opt.Layout = arrowio.LayoutNearest
+		opt.Reverse = trial%3 == 1
+		want := map[int64]pairRow{} // vertex -> (source, vertex, distance)
+		for _, s := range q.sources {
+			var row []float64
+			if opt.Reverse {
+				row = make([]float64, n)
+				for v := range n {
+					row[v] = refRow(t, g.CSR, graph.VertexID(v))[s]
+				}
+			} else {
+				row = refRow(t, g.CSR, s)
+			}
+			for v, d := range row {
+				if !q.within(d) {
+					continue
+				}
+				if old, ok := want[int64(v)]; !ok || d < old.distance || (d == old.distance && int64(s) < old.source) {
+					want[int64(v)] = pairRow{source: int64(s), target: int64(v), distance: d}
+				}
+			}
+		}
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		var got []pairRow
+		_, err = Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
+			if names := fmt.Sprintln(r.Schema().Field(0).Name, r.Schema().Field(1).Name, r.Schema().Field(2).Name); names != "vertex distance source\n" {
+				return fmt.Errorf("columns %s", names)
+			}
+			for i := 0; i < int(r.NumRows()); i++ {
+				got = append(got, pairRow{source: r.Column(2).(*array.Int64).Value(i), target: r.Column(0).(*array.Int64).Value(i), distance: floatAt(r.Column(1), i)})
+			}
+			return nil
+		})
+		mem.AssertSize(t, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var expect []pairRow
+		for v := range int64(n) {
+			if r, ok := want[v]; ok {
+				expect = append(expect, r)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(expect) {
+			t.Fatalf("trial %d %+v reverse %v:\n got %v\nwant %v", trial, q, opt.Reverse, got, expect)
+		}
+	}
+	g, err := LoadGraph(randomTable(rng, 5, 8, testgraphs.Int), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), g, Options{Layout: arrowio.LayoutNearest}, func(arrow.RecordBatch) error { return nil }); !errors.Is(err, ErrInvalid) {
+		t.Errorf("nearest without sources: %v, want ErrInvalid", err)
 	}
 }

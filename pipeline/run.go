@@ -99,6 +99,9 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 	if opt.Reverse {
 		csr = graph.Transpose(csr)
 	}
+	if opt.Layout == arrowio.LayoutNearest {
+		return runNearest(ctx, g, csr, opt, sources, start, emit)
+	}
 	if csr.HasNegative() && !opt.Algorithm.AcceptsNegative() && !opt.Algorithm.CountsHops() && opt.Algorithm != graph.Auto {
 		return nil, g.explain(csr.NegativeWeight(opt.Algorithm))
 	}

@@ -1,8 +1,8 @@
 package main
 
 // The flags of queries narrower than all pairs (design.md, "Queries
-// narrower than all pairs"): --targets, --targets-file, --cutoff and
-// --k-nearest on pathctl run.
+// narrower than all pairs"): --targets, --targets-file, --cutoff,
+// --k-nearest, --nearest and --reverse on pathctl run.
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/pipeline"
 )
 
@@ -19,6 +20,7 @@ func queryFlags() []cli.Flag {
 		&cli.StringFlag{Name: "targets", Usage: "comma-separated target ids: only these columns (matrix: the sources × targets matrix in this order)"},
 		&cli.StringFlag{Name: "targets-file", Usage: "file of target ids, one per line"},
 		&cli.Float64Flag{Name: "cutoff", Usage: "distances above `D` count as unreachable; searches stop past it"},
+		&cli.BoolFlag{Name: "nearest", Usage: "layout nearest: every vertex's distance to the nearest of --sources, and which (one multi-source run)"},
 		&cli.BoolFlag{Name: "reverse", Usage: "distances to the sources along incoming arcs: rows (source s, target v, d(v → s))"},
 		&cli.IntFlag{Name: "k-nearest", Usage: "per source the `K` nearest other vertices (ties by vertex order), pairs with a rank column"},
 	}
@@ -42,6 +44,15 @@ func applyQueryFlags(c *cli.Context, opt *pipeline.Options) error {
 		opt.Cutoff, opt.HasCutoff = d, true
 	}
 	opt.Reverse = c.Bool("reverse")
+	if c.Bool("nearest") {
+		if c.IsSet("layout") && opt.Layout != arrowio.LayoutNearest {
+			return usagef("--nearest is the nearest layout; it does not go with --layout %s", opt.Layout)
+		}
+		if opt.Sources == nil {
+			return usagef("--nearest needs --sources or --sources-file: the sources are what each vertex's nearest is chosen from")
+		}
+		opt.Layout = arrowio.LayoutNearest
+	}
 	if c.IsSet("k-nearest") {
 		k := c.Int("k-nearest")
 		if k <= 0 {

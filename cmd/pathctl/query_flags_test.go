@@ -23,6 +23,8 @@ func TestQueryFlagErrors(t *testing.T) {
 		{[]string{"--cutoff", "-1"}, "--cutoff -1"},
 		{[]string{"--cutoff", "NaN"}, "--cutoff NaN"},
 		{[]string{"--k-nearest", "2", "--layout", "matrix"}, "k nearest"},
+		{[]string{"--nearest"}, "--nearest needs --sources"},
+		{[]string{"--nearest", "--sources", "1", "--layout", "matrix"}, "--nearest"},
 	} {
 		r := pathctl(t, nil, append([]string{"run", in, "-o", out}, c.args...)...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
@@ -61,6 +63,12 @@ func TestTargetsCutoffKNearest(t *testing.T) {
 	}
 	if got, want := run("--sources", "1", "--targets-file", writeFile(t, dir, "t.txt", "4\n3\n"), "--layout", "matrix", "--vertices-out", filepath.Join(dir, "v.csv")), "source,4,3\n1,7,3\n"; got != want {
 		t.Errorf("--targets-file matrix: got %q, want %q", got, want)
+	}
+	if got, want := run("--sources", "3,1", "--nearest"), "vertex,distance,source\n1,0,1\n2,1,1\n3,0,3\n4,4,3\n"; got != want {
+		t.Errorf("--nearest: got\n%swant\n%s", got, want)
+	}
+	if got, want := run("--sources", "3,1", "--nearest", "--reverse"), "vertex,distance,source\n1,0,1\n2,2,3\n3,0,3\n"; got != want {
+		t.Errorf("--nearest --reverse: got\n%swant\n%s", got, want)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "v.csv"))
 	if err != nil {

@@ -21,7 +21,7 @@ from ._inputs import PathInput, as_edge_input
 
 log = logging.getLogger("pathctl")
 
-LAYOUTS = ("pairs", "matrix", "stats")
+LAYOUTS = ("pairs", "matrix", "stats", "nearest")
 
 INSTALL_HINT = (
     "install the pathctl binary and put it on PATH, or set PATHCTL_BIN to its path; "

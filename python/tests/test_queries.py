@@ -104,3 +104,34 @@ def test_reverse_local(query_graph):
     got = pathctl.apsp(path, sources=sources, reverse=True, engine="cpu")
     want = expected_pairs(dist.T, vertices, sources)
     assert rows_of(got) == want
+
+
+def expected_nearest(dist, vertices, sources):
+    index = {v: i for i, v in enumerate(vertices)}
+    rows = []
+    for v in vertices:
+        best = min(((dist[index[s], index[v]], index[s], s) for s in sources), default=None)
+        if best is not None and not math.isinf(best[0]):
+            rows.append((v, float(best[0]), best[2]))
+    return rows
+
+
+def test_nearest_local_and_flight(query_graph, tmp_path):
+    edges, path, dist, vertices = query_graph
+    sources = [vertices[4], vertices[0], vertices[11]]
+    got = pathctl.apsp(path, sources=sources, layout="nearest")
+    assert got.column_names == ["vertex", "distance", "source"]
+    rows = list(zip(got.column("vertex").to_pylist(), map(float, got.column("distance").to_pylist()),
+                    got.column("source").to_pylist()))
+    assert rows == expected_nearest(dist, vertices, sources)
+    with pytest.raises(pathctl.PathctlError):
+        pathctl.apsp(path, layout="nearest")
+    server = Server(tmp_path / "graphs")
+    try:
+        with pathctl.connect(server.uri) as client:
+            client.upload("n", edges)
+            assert client.apsp("n", sources=sources, layout="nearest").equals(got)
+            with pytest.raises(pathctl.PathctlError):
+                client.apsp("n", layout="nearest")
+    finally:
+        server.stop()
