@@ -38,7 +38,7 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
          token: Optional[str] = None, tls_root_certs: Optional[bytes] = None,
          binary: Optional[str] = None, graph_name: Optional[str] = None,
          targets: Optional[Iterable[Any]] = None, cutoff: Optional[float] = None,
-         k: Optional[int] = None) -> Any:
+         k: Optional[int] = None, reverse: bool = False) -> Any:
     """Shortest paths of the edges in Spark DataFrame ``edges_df`` from every
     vertex (or from ``sources``), as a Spark DataFrame in the ``pairs``
     (source, target, distance[, predecessor]) or ``stats`` (source,
@@ -60,7 +60,7 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
     result is lazy like any DataFrame: every action reruns the blocks, so
     ``cache()`` it or write it out once.
 
-    ``targets``, ``cutoff`` and ``k`` narrow the answer as in
+    ``targets``, ``cutoff``, ``k`` and ``reverse`` narrow the answer as in
     :func:`pathctl.apsp` and reach every task unchanged.
     """
     if layout not in SPARK_LAYOUTS:
@@ -88,6 +88,8 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
     ipc = _ipc_bytes(table)
     run = {"algorithm": algorithm, "layout": layout, "with_predecessors": with_predecessors,
            "engine": engine}
+    if reverse:
+        run["reverse"] = True
     for key, value in (("targets", targets), ("cutoff", cutoff), ("k", k)):
         if value is not None:
             run[key] = list(value) if key == "targets" else value

@@ -91,6 +91,8 @@ def test_targets_cutoff_k_flight(query_graph, tmp_path):
             got = client.apsp("q", sources=sources, k=2, cutoff=30, engine="cpu")
             assert rows_of(got, rank=True) == expected_pairs(dist, vertices, sources, cutoff=30, k=2)
             assert "rank" in client.schema("q", k=2).names
+            got = client.apsp("q", sources=sources, reverse=True, engine="cpu")
+            assert rows_of(got) == expected_pairs(dist.T, vertices, sources)
             for bad in ({"k": 0}, {"cutoff": -2.0}, {"targets": [99999]}):
                 with pytest.raises(pathctl.PathctlError):
                     client.apsp("q", **bad)
