@@ -66,6 +66,7 @@ const (
 	ColHarmonic     = "harmonic"
 	ColVertex       = "vertex"
 	ColRank         = "rank"
+	ColPath         = "path"
 )
 
 // MetaNumTargets is the schema metadata key of a result narrowed to some
@@ -81,6 +82,10 @@ type Shape struct {
 	// Rank adds an int32 rank column (from 1) after the distance of the
 	// pairs layout: the k nearest of each source.
 	Rank bool
+	// Paths adds a path column list<id> at the end of the pairs layout:
+	// the vertices from the source to the target, both included, walked
+	// back from the target along graph.Block.PathPred.
+	Paths bool
 }
 
 // maxPairsRows caps the rows of one pairs record.
@@ -203,6 +208,9 @@ func resultSchema(layout Layout, v *Vertices, t graph.DistType, withPred bool, s
 		if withPred {
 			fields = append(fields, arrow.Field{Name: ColPredecessor, Type: id, Nullable: true})
 		}
+		if shape.Paths {
+			fields = append(fields, arrow.Field{Name: ColPath, Type: arrow.ListOf(id)})
+		}
 	}
 	return arrow.NewSchema(fields, &meta)
 }
@@ -231,6 +239,9 @@ type ResultBuilder struct {
 
 	// scratch of the pairs layout, reused across blocks
 	rowSrc, rowTgt, rowPred, rowRank []int32
+	// paths of the pairs layout: every path's vertices in a row, and
+	// where each path starts (len rows+1)
+	pathVerts, pathStarts []int32
 }
 
 // NewResultBuilder returns a builder of layout records over the vertices v
@@ -387,6 +398,9 @@ func buildPairs[D graph.Number](b *ResultBuilder, blk *graph.Block, emit func(ar
 		if b.shape.Rank {
 			b.rowRank = growInt32(b.rowRank, k)
 		}
+		if b.shape.Paths {
+			b.pathVerts, b.pathStarts = b.pathVerts[:0], append(b.pathStarts[:0], 0)
+		}
 		distBuf := memory.NewResizableBuffer(b.mem)
 		distBuf.Resize(k * blk.Type.Size())
 		out := arrow.GetData[D](distBuf.Bytes())[:k]
@@ -403,6 +417,12 @@ func buildPairs[D graph.Number](b *ResultBuilder, blk *graph.Block, emit func(ar
 					b.rowTgt[j] = blk.Target(r, v)
 					if b.shape.Rank {
 						b.rowRank[j] = int32(v + 1)
+					}
+					if b.shape.Paths {
+						if err := b.appendPath(blk, r, b.rowTgt[j]); err != nil {
+							distBuf.Release()
+							return err
+						}
 					}
 					if b.withPred {
 						b.rowPred[j] = blk.Pred[r*n+v]
@@ -421,6 +441,49 @@ func buildPairs[D graph.Number](b *ResultBuilder, blk *graph.Block, emit func(ar
 		}
 	}
 	return nil
+}
+
+// appendPath appends the path from Sources[r] to target, walked back along
+// row r of blk.PathPred, to the builder's path scratch.
+func (b *ResultBuilder) appendPath(blk *graph.Block, r int, target int32) error {
+	n := blk.NumVertices
+	if len(blk.PathPred) != len(blk.Sources)*n {
+		return fmt.Errorf("arrowio: a result with paths needs a block with %d full predecessor rows, got %d entries", len(blk.Sources), len(blk.PathPred))
+	}
+	pred := blk.PathPred[r*n : (r+1)*n]
+	src := blk.Sources[r]
+	start := len(b.pathVerts)
+	for v, steps := target, 0; ; steps++ {
+		if steps > n {
+			return fmt.Errorf("arrowio: the predecessors of source %d loop before reaching it from %d", src, target)
+		}
+		b.pathVerts = append(b.pathVerts, v)
+		if v == src {
+			break
+		}
+		if v = pred[v]; v < 0 {
+			return fmt.Errorf("arrowio: vertex %d has no predecessor on its path from source %d", target, src)
+		}
+	}
+	path := b.pathVerts[start:]
+	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
+		path[i], path[j] = path[j], path[i]
+	}
+	b.pathStarts = append(b.pathStarts, int32(len(b.pathVerts)))
+	return nil
+}
+
+// pathColumn is the list<id> column of the k paths in the scratch.
+func (b *ResultBuilder) pathColumn(k int) arrow.Array {
+	values := b.ids.gather(b.pathVerts, b.mem)
+	defer values.Release()
+	offsets := memory.NewResizableBuffer(b.mem)
+	offsets.Resize((k + 1) * 4)
+	copy(arrow.GetData[int32](offsets.Bytes()), b.pathStarts[:k+1])
+	data := array.NewData(arrow.ListOf(values.DataType()), k, []*memory.Buffer{nil, offsets}, []arrow.ArrayData{values.Data()}, 0, 0)
+	offsets.Release()
+	defer data.Release()
+	return array.MakeFromData(data)
 }
 
 func growInt32(s []int32, n int) []int32 {
@@ -444,6 +507,9 @@ func (b *ResultBuilder) pairsRecord(k int, distBuf *memory.Buffer) arrow.RecordB
 	}
 	if b.withPred {
 		cols = append(cols, b.ids.gather(b.rowPred[:k], b.mem))
+	}
+	if b.shape.Paths {
+		cols = append(cols, b.pathColumn(k))
 	}
 	rec := array.NewRecordBatch(b.schema, cols, int64(k))
 	for _, c := range cols {

@@ -25,6 +25,10 @@ type Block struct {
 	// the vertex before v on a shortest path from Sources[i], or -1 for the
 	// source itself and unreachable vertices.
 	Pred []VertexID
+	// PathPred, when not nil, holds the full predecessor rows of the
+	// sources (len(Sources)*NumVertices, as Pred without targets): the
+	// paths of the pairs layout's path column are walked back along it.
+	PathPred []VertexID
 	// Recycle, when set, is called once nothing reads Dist any more: by
 	// the release of the last Arrow buffer wrapping it (arrowio's matrix
 	// records), so that its memory can serve a later block.

@@ -38,7 +38,40 @@ func checkQuery(opt Options) error {
 	if opt.Targets != nil && len(opt.Targets) == 0 {
 		return fmt.Errorf("%w: an empty list of targets", ErrInvalid)
 	}
+	if opt.WithPaths && opt.Layout != arrowio.LayoutPairs {
+		return fmt.Errorf("%w: paths are part of the pairs layout only, not %s", ErrInvalid, opt.Layout)
+	}
+	if opt.WithPaths && opt.Algorithm == graph.BFSLevel {
+		return fmt.Errorf("%w: bfs-level stores no predecessors to rebuild paths from; the bfs algorithm does", ErrInvalid)
+	}
 	return checkNearest(opt)
+}
+
+// ErrPathsTooLarge is wrapped, beside ErrInvalid, by the refusal of paths
+// for every pair of a graph above MaxPathsVertices.
+var ErrPathsTooLarge = errors.New("paths for every pair")
+
+// MaxPathsVertices is the largest graph on which paths are given for
+// every pair: above it, WithPaths needs Targets, K or a cutoff.
+const MaxPathsVertices = 10000
+
+// checkPaths refuses paths for every pair of a large graph, saying how
+// large the output would be.
+func (g *Graph) checkPaths(opt Options, sources int) error {
+	n := g.NumVertices()
+	if !opt.WithPaths || n <= MaxPathsVertices || opt.Targets != nil || opt.K > 0 || opt.HasCutoff {
+		return nil
+	}
+	// Each row holds two ids, a distance, a path offset and at least its
+	// two end ids: a lower bound of the output.
+	id := int64(8)
+	if g.Table.Vertices.IsString() {
+		id = 16
+	}
+	rows := int64(sources) * int64(n)
+	bytes := rows * (4*id + 8 + 4)
+	return fmt.Errorf("%w: %w of %d sources × %d vertices: %d rows, at least %.1f GiB of output; above %d vertices paths need targets, k nearest or a cutoff",
+		ErrInvalid, ErrPathsTooLarge, sources, n, rows, float64(bytes)/(1<<30), MaxPathsVertices)
 }
 
 // resolveTargets maps the external ids of opt.Targets to dense ids, in
@@ -65,6 +98,7 @@ func shape(opt Options, targets []graph.VertexID) arrowio.Shape {
 		s.Targets = len(targets)
 	}
 	s.Rank = opt.K > 0
+	s.Paths = opt.WithPaths
 	return s
 }
 
@@ -79,16 +113,27 @@ func Columns(g *Graph, opt Options) (*arrowio.Vertices, error) {
 	return g.Table.Vertices.Subset(targets), nil
 }
 
+// engineRequest is what the engine is asked for: req, or for paths of a
+// narrowed request full rows, which the host narrows (the paths are walked
+// back along the full predecessor rows).
+func engineRequest(req graph.Request, paths bool) graph.Request {
+	if paths && req.Narrowed() {
+		req.Targets, req.Cutoff, req.HasCutoff = nil, 0, false
+	}
+	return req
+}
+
 // narrowRunner returns runner, or for a narrowed request that runner does
-// not honour, a runner that narrows its full rows on the host.
-func narrowRunner(runner graph.Runner, req graph.Request, n int) graph.Runner {
+// not honour (or was not asked to: paths), a runner that narrows its full
+// rows on the host.
+func narrowRunner(runner graph.Runner, req graph.Request, n int, paths bool) graph.Runner {
 	if !req.Narrowed() {
 		return runner
 	}
-	if nr, ok := runner.(graph.NarrowRunner); ok && nr.Narrowed() {
+	if nr, ok := runner.(graph.NarrowRunner); ok && nr.Narrowed() && !paths {
 		return runner
 	}
-	return &hostNarrowed{inner: runner, req: req, n: n}
+	return &hostNarrowed{inner: runner, req: req, n: n, paths: paths}
 }
 
 // hostNarrowed runs full rows on its inner runner and keeps the request's
@@ -100,6 +145,7 @@ type hostNarrowed struct {
 	inner graph.Runner
 	req   graph.Request
 	n     int
+	paths bool // keep the full predecessor rows as the block's PathPred
 }
 
 func (h *hostNarrowed) DistType() graph.DistType { return h.inner.DistType() }
@@ -127,6 +173,9 @@ func (h *hostNarrowed) Run(ctx context.Context, out *graph.Block) error {
 	full := graph.NewBlock(out.Sources, h.n, h.DistType(), out.Pred != nil)
 	if err := h.inner.Run(ctx, full); err != nil {
 		return err
+	}
+	if h.paths {
+		out.PathPred = full.Pred
 	}
 	switch out.Type {
 	case graph.DistInt32:
@@ -176,6 +225,7 @@ func selectNearest[D graph.Number](blk *graph.Block, k int) *graph.Block {
 	out := graph.NewBlock(blk.Sources, k, blk.Type, blk.Pred != nil)
 	out.NumVertices = blk.NumVertices
 	out.CellTargets = make([]graph.VertexID, rows*k)
+	out.PathPred = blk.PathPred
 	inf := graph.Infinity[D]()
 	dist := graph.DistOf[D](out)
 	w := blk.Width()

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -314,7 +315,7 @@ func TestQueriesHostNarrowed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		host := narrowRunner(plainRunner{full}, req, n)
+		host := narrowRunner(plainRunner{full}, req, n, false)
 		if _, ok := host.(*hostNarrowed); !ok {
 			t.Fatalf("a runner that is no NarrowRunner runs as %T", host)
 		}
@@ -436,5 +437,121 @@ func TestNearestAgainstOracle(t *testing.T) {
 	}
 	if _, err := Run(context.Background(), g, Options{Layout: arrowio.LayoutNearest}, func(arrow.RecordBatch) error { return nil }); !errors.Is(err, ErrInvalid) {
 		t.Errorf("nearest without sources: %v, want ErrInvalid", err)
+	}
+}
+
+// arcWeight is the lightest arc u -> v of g, as float64.
+func arcWeight(g *graph.CSR, u, v graph.VertexID) (float64, bool) {
+	best, ok := math.Inf(1), false
+	for k := g.Offsets[u]; k < g.Offsets[u+1]; k++ {
+		if g.Targets[k] != v {
+			continue
+		}
+		var w float64
+		switch ws := g.Weights.(type) {
+		case []int32:
+			w = float64(ws[k])
+		case []int64:
+			w = float64(ws[k])
+		case []float32:
+			w = float64(ws[k])
+		case []float64:
+			w = ws[k]
+		}
+		best, ok = min(best, w), true
+	}
+	return best, ok
+}
+
+// TestPathsAgainstOracle checks every path of the path column: it starts
+// at the source, ends at the target, its arcs exist, and their weights sum
+// to the row's distance, which is the oracle's; with targets, cutoff and
+// k nearest, on every engine here.
+func TestPathsAgainstOracle(t *testing.T) {
+	rng := testgraphs.Rand(t, 21)
+	for _, engine := range engines(t) {
+		for trial := range 30 {
+			kind := []testgraphs.WeightKind{testgraphs.Int, testgraphs.Float64, testgraphs.Unweighted}[trial%3]
+			n := 1 + rng.IntN(30)
+			g, err := LoadGraph(randomTable(rng, n, rng.IntN(4*n), kind), LoadOptions{Undirected: trial%4 == 0})
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := randomQuery(rng, t, g.CSR)
+			if trial%3 == 2 {
+				q.k = 1 + rng.IntN(4)
+			}
+			algo := []graph.Algorithm{graph.Auto, graph.Dijkstra, graph.BellmanFord}[trial%3]
+			opt := q.options(algo, engine)
+			opt.WithPaths, opt.WithPredecessors = true, trial%2 == 0
+			opt.Layout, opt.Allocator = arrowio.LayoutPairs, memory.NewCheckedAllocator(memory.NewGoAllocator())
+			var got []pairRow
+			var paths [][]int64
+			_, err = Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
+				last := r.Schema().Field(int(r.NumCols()) - 1)
+				if last.Name != arrowio.ColPath {
+					return fmt.Errorf("last column %q, want path", last.Name)
+				}
+				list := r.Column(int(r.NumCols()) - 1).(*array.List)
+				ids := list.ListValues().(*array.Int64)
+				for i := 0; i < int(r.NumRows()); i++ {
+					row := pairRow{source: r.Column(0).(*array.Int64).Value(i), target: r.Column(1).(*array.Int64).Value(i), distance: floatAt(r.Column(2), i)}
+					if q.k > 0 {
+						row.rank = r.Column(3).(*array.Int32).Value(i)
+					}
+					got = append(got, row)
+					lo, hi := list.ValueOffsets(i)
+					var p []int64
+					for j := lo; j < hi; j++ {
+						p = append(p, ids.Value(int(j)))
+					}
+					paths = append(paths, p)
+				}
+				return nil
+			})
+			opt.Allocator.(*memory.CheckedAllocator).AssertSize(t, 0)
+			if err != nil {
+				t.Fatalf("%s trial %d: %v", engine, trial, err)
+			}
+			name := fmt.Sprintf("%s trial %d %s %+v", engine, trial, algo, q)
+			if want := q.expectPairs(t, g.CSR); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("%s: pairs with paths\n got %v\nwant %v", name, got, want)
+			}
+			for i, p := range paths {
+				row := got[i]
+				if len(p) == 0 || p[0] != row.source || p[len(p)-1] != row.target {
+					t.Fatalf("%s: path %v of row %v does not run from its source to its target", name, p, row)
+				}
+				sum := 0.0
+				for j := 1; j < len(p); j++ {
+					w, ok := arcWeight(g.CSR, graph.VertexID(p[j-1]), graph.VertexID(p[j]))
+					if !ok {
+						t.Fatalf("%s: path %v of row %v uses %d -> %d, no arc", name, p, row, p[j-1], p[j])
+					}
+					sum += w
+				}
+				if math.Abs(sum-row.distance) > 1e-9*max(1, row.distance) {
+					t.Fatalf("%s: path %v of row %v weighs %v", name, p, row, sum)
+				}
+			}
+		}
+	}
+}
+
+// TestPathsRefusedOnLargeGraphs checks the refusal of paths for every pair
+// above MaxPathsVertices, with the output size, and their acceptance once
+// the question is narrowed.
+func TestPathsRefusedOnLargeGraphs(t *testing.T) {
+	rng := testgraphs.Rand(t, 22)
+	g, err := LoadGraph(randomTable(rng, MaxPathsVertices+1, MaxPathsVertices, testgraphs.Int), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Schema(g, Options{WithPaths: true, Sources: []string{"0"}})
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "10001 rows") || !strings.Contains(err.Error(), "GiB") {
+		t.Errorf("paths for every pair of %d vertices: %v", MaxPathsVertices+1, err)
+	}
+	if _, err := Schema(g, Options{WithPaths: true, Sources: []string{"0"}, K: 3}); err != nil {
+		t.Errorf("paths of the 3 nearest: %v", err)
 	}
 }

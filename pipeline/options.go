@@ -46,6 +46,10 @@ type Options struct {
 	// row (source s, target v, d(v → s)); a predecessor is then the vertex
 	// after v on its path to s.
 	Reverse bool
+	// WithPaths adds the path column (pairs layout): the vertices from the
+	// source to the target. Without Targets, K or a cutoff it is refused
+	// on graphs above MaxPathsVertices vertices.
+	WithPaths bool
 	// WithPredecessors adds the predecessor column (pairs layout).
 	WithPredecessors bool
 	// Delta is the bucket width of delta-stepping; 0 chooses from the weights.

@@ -75,6 +75,9 @@ func Schema(g *Graph, opt Options) (*arrow.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := g.checkPaths(opt, len(opt.Sources)+g.NumVertices()*btoi(opt.Sources == nil)); err != nil {
+		return nil, err
+	}
 	return arrowio.ShapedSchema(opt.Layout, g.Table.Vertices, g.resultType(opt.Algorithm), opt.WithPredecessors, shape(opt, targets)), nil
 }
 
@@ -110,13 +113,16 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 		return nil, err
 	}
 	defer release()
-	req := graph.Request{Algorithm: opt.Algorithm, WithPredecessors: opt.WithPredecessors, Delta: opt.Delta, Threads: opt.Threads,
+	if err := g.checkPaths(opt, len(sources)); err != nil {
+		return nil, err
+	}
+	req := graph.Request{Algorithm: opt.Algorithm, WithPredecessors: opt.WithPredecessors || opt.WithPaths, Delta: opt.Delta, Threads: opt.Threads,
 		Targets: targets, Cutoff: opt.Cutoff, HasCutoff: opt.HasCutoff}
-	prepared, err := eng.Prepare(ctx, csr, req)
+	prepared, err := eng.Prepare(ctx, csr, engineRequest(req, opt.WithPaths))
 	if err != nil {
 		return nil, g.explain(err)
 	}
-	runner := narrowRunner(prepared, req, csr.NumVertices)
+	runner := narrowRunner(prepared, req, csr.NumVertices, opt.WithPaths)
 	defer runner.Close()
 	sum := &Summary{Engine: eng.Name(), Algorithm: describe(runner, opt.Algorithm), Sources: int64(len(sources))}
 	fmt.Fprintf(opt.Log, "pathctl: engine %s, algorithm %s, %d vertices, %d arcs, %s distances (ready in %s)\n",
@@ -192,6 +198,13 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 	sum.Elapsed = time.Since(start)
 	fmt.Fprintf(opt.Log, "pathctl: time %s\n", tm)
 	return sum, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // describe is what runner says it runs for algo (graph.Describer), else

@@ -163,13 +163,16 @@ type producer struct {
 
 func (p *producer) newBlock(b SourceBlock) *graph.Block {
 	if p.pool != nil {
-		return p.pool.block(p.sources[b.Start:b.End], p.g.NumVertices(), p.runner.DistType(), p.opt.WithPredecessors)
+		return p.pool.block(p.sources[b.Start:b.End], p.g.NumVertices(), p.runner.DistType(), p.opt.WithPredecessors || p.opt.WithPaths)
 	}
-	return graph.NewTargetBlock(p.sources[b.Start:b.End], p.sched.targets, p.g.NumVertices(), p.runner.DistType(), p.opt.WithPredecessors)
+	return graph.NewTargetBlock(p.sources[b.Start:b.End], p.sched.targets, p.g.NumVertices(), p.runner.DistType(), p.opt.WithPredecessors || p.opt.WithPaths)
 }
 
 // result is what the sink gets of a computed block.
 func (p *producer) result(b SourceBlock, blk *graph.Block) (blockResult, error) {
+	if p.opt.WithPaths && blk.PathPred == nil && blk.Targets == nil {
+		blk.PathPred = blk.Pred // full rows: the predecessors are the path's
+	}
 	if p.sched.nearest > 0 {
 		blk = nearestOf(blk, p.sched.nearest)
 	}

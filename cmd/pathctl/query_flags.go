@@ -2,7 +2,7 @@ package main
 
 // The flags of queries narrower than all pairs (design.md, "Queries
 // narrower than all pairs"): --targets, --targets-file, --cutoff,
-// --k-nearest, --nearest and --reverse on pathctl run.
+// --k-nearest, --nearest, --reverse and --with-paths on pathctl run.
 
 import (
 	"errors"
@@ -20,6 +20,7 @@ func queryFlags() []cli.Flag {
 		&cli.StringFlag{Name: "targets", Usage: "comma-separated target ids: only these columns (matrix: the sources × targets matrix in this order)"},
 		&cli.StringFlag{Name: "targets-file", Usage: "file of target ids, one per line"},
 		&cli.Float64Flag{Name: "cutoff", Usage: "distances above `D` count as unreachable; searches stop past it"},
+		&cli.BoolFlag{Name: "with-paths", Usage: "add a path column (the ids from source to target) to the pairs layout; above 10000 vertices only with --targets, --k-nearest or --cutoff"},
 		&cli.BoolFlag{Name: "nearest", Usage: "layout nearest: every vertex's distance to the nearest of --sources, and which (one multi-source run)"},
 		&cli.BoolFlag{Name: "reverse", Usage: "distances to the sources along incoming arcs: rows (source s, target v, d(v → s))"},
 		&cli.IntFlag{Name: "k-nearest", Usage: "per source the `K` nearest other vertices (ties by vertex order), pairs with a rank column"},
@@ -44,6 +45,7 @@ func applyQueryFlags(c *cli.Context, opt *pipeline.Options) error {
 		opt.Cutoff, opt.HasCutoff = d, true
 	}
 	opt.Reverse = c.Bool("reverse")
+	opt.WithPaths = c.Bool("with-paths")
 	if c.Bool("nearest") {
 		if c.IsSet("layout") && opt.Layout != arrowio.LayoutNearest {
 			return usagef("--nearest is the nearest layout; it does not go with --layout %s", opt.Layout)
@@ -68,6 +70,9 @@ func applyQueryFlags(c *cli.Context, opt *pipeline.Options) error {
 func queryError(err error) error {
 	if errors.Is(err, pipeline.ErrUnknownTarget) {
 		return usagef("--targets: %v", err)
+	}
+	if errors.Is(err, pipeline.ErrPathsTooLarge) {
+		return usagef("--with-paths: %v", err)
 	}
 	return err
 }

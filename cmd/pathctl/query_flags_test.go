@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,5 +77,41 @@ func TestTargetsCutoffKNearest(t *testing.T) {
 	}
 	if got, want := string(b), "vertex\n4\n3\n"; got != want {
 		t.Errorf("vertices of a targets matrix: got %q, want %q", got, want)
+	}
+}
+
+// TestPathCommandAndWithPaths checks pathctl path (the distance, then the
+// ids), its errors, and the refusal of --with-paths for every pair above
+// 10000 vertices with the output size.
+func TestPathCommandAndWithPaths(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "g.csv", "src,dst,weight\n1,2,1\n2,3,2\n1,3,5\n3,4,4\n")
+	r := pathctl(t, nil, "path", in, "--from", "1", "--to", "4", "-q")
+	if r.code != 0 || r.stdout != "7\n1\n2\n3\n4\n" {
+		t.Errorf("path 1 -> 4: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = pathctl(t, nil, "path", in, "--from", "4", "--to", "1", "-q")
+	if r.code != exitError || !strings.Contains(r.stderr, "no path from 4 to 1") {
+		t.Errorf("path 4 -> 1: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r = pathctl(t, nil, "path", in, "--from", "1", "--to", "9", "-q")
+	if r.code != exitUsage || !strings.Contains(r.stderr, `--to: invalid request: unknown target "9"`) {
+		t.Errorf("path to an unknown id: exit %d, stderr %q", r.code, r.stderr)
+	}
+	var big strings.Builder
+	big.WriteString("src,dst\n")
+	for i := range 10000 {
+		fmt.Fprintf(&big, "%d,%d\n", i, i+1)
+	}
+	large := writeFile(t, dir, "large.csv", big.String())
+	out := filepath.Join(dir, "x.arrow")
+	r = pathctl(t, nil, "run", large, "--sources", "0", "--with-paths", "-o", out)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "--with-paths: ") || !strings.Contains(r.stderr, "GiB of output") {
+		t.Errorf("--with-paths on 10001 vertices: exit %d, stderr %q", r.code, r.stderr)
+	}
+	assertNoOutput(t, dir, "x.arrow")
+	r = pathctl(t, nil, "run", large, "--sources", "0", "--with-paths", "--targets", "5", "-q", "-o", out)
+	if r.code != 0 {
+		t.Errorf("--with-paths --targets on 10001 vertices: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
