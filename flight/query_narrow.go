@@ -9,8 +9,8 @@ import (
 
 // QueryNarrowing holds the ticket keys of queries narrower than all pairs
 // (design.md, "Queries narrower than all pairs"), with the CLI's meaning:
-// "targets" (--targets), "cutoff" (--cutoff), "k" (--k-nearest) and
-// "reverse" (--reverse). Query
+// "targets" (--targets), "cutoff" (--cutoff), "k" (--k-nearest),
+// "reverse" (--reverse) and "with_paths" (--with-paths). Query
 // embeds it, so the keys sit beside the others in the ticket.
 type QueryNarrowing struct {
 	// Targets are external vertex ids, as JSON strings or numbers: the
@@ -22,6 +22,8 @@ type QueryNarrowing struct {
 	K *int `json:"k,omitempty"`
 	// Reverse gives distances to the sources along incoming arcs.
 	Reverse bool `json:"reverse,omitempty"`
+	// WithPaths adds the path column to pairs.
+	WithPaths bool `json:"with_paths,omitempty"`
 }
 
 // check refuses values no graph could answer.
@@ -52,5 +54,5 @@ func (n QueryNarrowing) apply(opt *pipeline.Options) {
 	if n.K != nil {
 		opt.K = *n.K
 	}
-	opt.Reverse = n.Reverse
+	opt.Reverse, opt.WithPaths = n.Reverse, n.WithPaths
 }

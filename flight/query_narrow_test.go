@@ -110,8 +110,16 @@ func TestQueryNarrowing(t *testing.T) {
 			}
 		}
 	}
+	schema, recs, err := doGet(ctx, cl, `{"graph": "ties", "with_paths": true, "k": 2}`, mem)
+	for _, r := range recs {
+		r.Release()
+	}
+	if err != nil || schema.Field(schema.NumFields()-1).Name != "path" || len(recs) == 0 {
+		t.Errorf("with_paths: schema %v, %d records, %v", schema, len(recs), err)
+	}
 	for _, ticket := range []string{
 		`{"graph": "ties", "targets": ["nope"]}`,
+		`{"graph": "ties", "with_paths": true, "layout": "stats"}`,
 		`{"graph": "ties", "targets": []}`,
 		`{"graph": "ties", "cutoff": -1}`,
 		`{"graph": "ties", "k": 0}`,

@@ -49,7 +49,8 @@ type Query struct {
 	Engine string `json:"engine,omitempty"`
 	// Delta is the bucket width of delta-stepping; 0 lets the engine choose.
 	Delta float64 `json:"delta,omitempty"`
-	// QueryNarrowing adds the keys "targets", "cutoff", "k" and "reverse".
+	// QueryNarrowing adds the keys "targets", "cutoff", "k", "reverse" and
+	// "with_paths".
 	QueryNarrowing
 }
 

@@ -60,7 +60,7 @@ _VALUE_FLAGS = {
     "cutoff": "--cutoff",
     "k": "--k-nearest",
 }
-_BOOL_FLAGS = {"unweighted": "--unweighted", "reverse": "--reverse"}
+_BOOL_FLAGS = {"unweighted": "--unweighted", "reverse": "--reverse", "with_paths": "--with-paths"}
 OPTION_NAMES = tuple(_VALUE_FLAGS) + tuple(_BOOL_FLAGS) + ("binary", "env", "targets")
 
 

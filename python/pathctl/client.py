@@ -169,12 +169,13 @@ class Client:
              layout: str = "pairs", with_predecessors: bool = False, engine: str = "auto",
              delta: Optional[float] = None, targets: Optional[Iterable[Any]] = None,
              cutoff: Optional[float] = None, k: Optional[int] = None,
-             reverse: bool = False) -> pa.Table:
+             reverse: bool = False, with_paths: bool = False) -> pa.Table:
         """Shortest paths on stored graph ``name``; arguments and result as
         :func:`pathctl.apsp` (the upload fixed columns and direction), with
-        the ticket keys ``targets``, ``cutoff``, ``k`` and ``reverse``."""
+        the ticket keys ``targets``, ``cutoff``, ``k``, ``reverse`` and
+        ``with_paths``."""
         reader = self._get(name, algorithm, sources, layout, with_predecessors, engine, delta,
-                           _narrowing(targets, cutoff, k, reverse))
+                           _narrowing(targets, cutoff, k, reverse, with_paths))
         try:
             return reader.read_all()
         except (pa.ArrowException, OSError) as exc:
@@ -192,21 +193,22 @@ class Client:
                layout: str = "pairs", with_predecessors: bool = False, engine: str = "auto",
                delta: Optional[float] = None, targets: Optional[Iterable[Any]] = None,
                cutoff: Optional[float] = None, k: Optional[int] = None,
-               reverse: bool = False) -> pa.RecordBatchReader:
+               reverse: bool = False, with_paths: bool = False) -> pa.RecordBatchReader:
         """Like :meth:`apsp`, but returns a RecordBatchReader that reads the
         result as the server sends it; a failure part way is raised by the
         read that reaches it, as a PathctlError."""
         reader = self._get(name, algorithm, sources, layout, with_predecessors, engine, delta,
-                           _narrowing(targets, cutoff, k, reverse))
+                           _narrowing(targets, cutoff, k, reverse, with_paths))
         return pa.RecordBatchReader.from_batches(reader.schema, _FlightBatches(reader))
 
     def schema(self, name: str, *, algorithm: str = "auto", sources: Optional[Iterable[Any]] = None,
                layout: str = "pairs", with_predecessors: bool = False, engine: str = "auto",
                targets: Optional[Iterable[Any]] = None, cutoff: Optional[float] = None,
-               k: Optional[int] = None, reverse: bool = False) -> pa.Schema:
+               k: Optional[int] = None, reverse: bool = False,
+               with_paths: bool = False) -> pa.Schema:
         """The schema a query would return, without running it."""
         query = _query(name, algorithm, sources, layout, with_predecessors, engine, None,
-                       _narrowing(targets, cutoff, k, reverse))
+                       _narrowing(targets, cutoff, k, reverse, with_paths))
         descriptor = self._flight.FlightDescriptor.for_command(query)
         try:
             return self._client.get_flight_info(descriptor, self._options).schema
@@ -228,9 +230,9 @@ def _ids(ids: Iterable[Any]) -> List[Any]:
     return [s if isinstance(s, int) and not isinstance(s, bool) else str(s) for s in ids]
 
 
-def _narrowing(targets, cutoff, k, reverse=False) -> Dict[str, Any]:
+def _narrowing(targets, cutoff, k, reverse=False, with_paths=False) -> Dict[str, Any]:
     """The ticket keys of a query narrower than all pairs: targets, cutoff,
-    k and reverse."""
+    k, reverse and with_paths."""
     keys: Dict[str, Any] = {}
     if targets is not None:
         keys["targets"] = _ids(targets)
@@ -240,6 +242,8 @@ def _narrowing(targets, cutoff, k, reverse=False) -> Dict[str, Any]:
         keys["k"] = int(k)
     if reverse:
         keys["reverse"] = True
+    if with_paths:
+        keys["with_paths"] = True
     return keys
 
 

@@ -38,7 +38,7 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
          token: Optional[str] = None, tls_root_certs: Optional[bytes] = None,
          binary: Optional[str] = None, graph_name: Optional[str] = None,
          targets: Optional[Iterable[Any]] = None, cutoff: Optional[float] = None,
-         k: Optional[int] = None, reverse: bool = False) -> Any:
+         k: Optional[int] = None, reverse: bool = False, with_paths: bool = False) -> Any:
     """Shortest paths of the edges in Spark DataFrame ``edges_df`` from every
     vertex (or from ``sources``), as a Spark DataFrame in the ``pairs``
     (source, target, distance[, predecessor]) or ``stats`` (source,
@@ -60,7 +60,7 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
     result is lazy like any DataFrame: every action reruns the blocks, so
     ``cache()`` it or write it out once.
 
-    ``targets``, ``cutoff``, ``k`` and ``reverse`` narrow the answer as in
+    ``targets``, ``cutoff``, ``k``, ``reverse`` and ``with_paths`` narrow the answer as in
     :func:`pathctl.apsp` and reach every task unchanged.
     """
     if layout not in SPARK_LAYOUTS:
@@ -90,6 +90,8 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
            "engine": engine}
     if reverse:
         run["reverse"] = True
+    if with_paths:
+        run["with_paths"] = True
     for key, value in (("targets", targets), ("cutoff", cutoff), ("k", k)):
         if value is not None:
             run[key] = list(value) if key == "targets" else value
@@ -114,7 +116,7 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
         if schema is None:
             # An empty graph: ask the binary on the driver is no option either
             # (it may have none); build the schema from the edges' types.
-            schema = _empty_schema(table, src_col, layout, with_predecessors, k is not None)
+            schema = _empty_schema(table, src_col, layout, with_predecessors, k is not None, with_paths)
     target = spark_arrow_schema(schema)
     spark_schema = _spark_schema(target)
     block_rows = [(i, json.dumps(b)) for i, b in enumerate(blocks)]
@@ -197,7 +199,7 @@ def _probe_schema(sc, bcast, first, run, local_opts) -> pa.Schema:
 
 
 def _empty_schema(table: pa.Table, src_col: str, layout: str, with_predecessors: bool,
-                  rank: bool = False) -> pa.Schema:
+                  rank: bool = False, paths: bool = False) -> pa.Schema:
     ids = table.schema.field(src_col).type
     if layout == "stats":
         return pa.schema([("source", ids), ("reachable", pa.int64()), ("eccentricity", pa.int32()),
@@ -207,6 +209,8 @@ def _empty_schema(table: pa.Table, src_col: str, layout: str, with_predecessors:
         fields.append(("rank", pa.int32()))
     if with_predecessors:
         fields.append(("predecessor", ids))
+    if paths:
+        fields.append(("path", pa.list_(ids)))
     return pa.schema(fields)
 
 
@@ -260,6 +264,8 @@ def _spark_type(t: pa.DataType) -> pa.DataType:
         return pa.string()
     if pa.types.is_dictionary(t):
         return _spark_type(t.value_type)
+    if pa.types.is_list(t):  # the path column of with_paths
+        return pa.list_(_spark_type(t.value_type))
     return t
 
 

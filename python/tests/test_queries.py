@@ -137,3 +137,37 @@ def test_nearest_local_and_flight(query_graph, tmp_path):
                 client.apsp("n", layout="nearest")
     finally:
         server.stop()
+
+
+def check_paths(table, edges, dist, vertices):
+    index = {v: i for i, v in enumerate(vertices)}
+    arcs = {}
+    for s, d, w in zip(edges.column("src").to_pylist(), edges.column("dst").to_pylist(),
+                       edges.column("weight").to_pylist()):
+        if s != d:
+            arcs[(s, d)] = min(arcs.get((s, d), math.inf), w)
+    assert table.num_rows > 0
+    for s, t, d, p in zip(*(table.column(c).to_pylist() for c in ("source", "target", "distance", "path"))):
+        assert p[0] == s and p[-1] == t
+        assert sum(arcs[(a, b)] for a, b in zip(p, p[1:])) == d == dist[index[s], index[t]]
+
+
+def test_with_paths_and_path(query_graph, tmp_path):
+    edges, path, dist, vertices = query_graph
+    sources = vertices[:4]
+    table = pathctl.apsp(path, sources=sources, with_paths=True, k=5)
+    check_paths(table, edges, dist, vertices)
+    s, t = table.column("source")[1].as_py(), table.column("target")[1].as_py()
+    d, ids = pathctl.path(edges, s, t)
+    assert d == table.column("distance")[1].as_py() and ids[0] == s and ids[-1] == t
+    index = {v: i for i, v in enumerate(vertices)}
+    far = [v for v in vertices if math.isinf(dist[index[s], index[v]])]
+    if far:
+        assert pathctl.path(path, s, far[0]) == (math.inf, [])
+    server = Server(tmp_path / "graphs")
+    try:
+        with pathctl.connect(server.uri) as client:
+            client.upload("p", edges)
+            check_paths(client.apsp("p", sources=sources, with_paths=True, cutoff=25), edges, dist, vertices)
+    finally:
+        server.stop()
