@@ -14,7 +14,10 @@ package cpu
 //     entries.
 //
 // A cutoff (Request.Cutoff) stops each search once the distance it
-// settles passes it: the cost falls with the radius.
+// settles passes it: the cost falls with the radius. The seed kernels
+// (dijkstra, delta, edge, bfs, bfs-level) skip every relaxation past it;
+// bellman-ford, whose negative arcs may come back under it, is clipped
+// after its search.
 //
 // Predecessors are set when a distance drops (pred[v] = the vertex being
 // settled), as in textbook Dijkstra; ties keep the first vertex that

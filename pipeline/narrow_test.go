@@ -233,7 +233,11 @@ func queryTrials(t *testing.T, engine string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, algo := range []graph.Algorithm{graph.Auto, graph.Dijkstra, graph.Delta, graph.BellmanFord} {
+		algos := []graph.Algorithm{graph.Auto, graph.Dijkstra, graph.Delta, graph.BellmanFord, graph.Edge}
+		if kind == testgraphs.Unweighted {
+			algos = append(algos, graph.BFS, graph.BFSLevel)
+		}
+		for _, algo := range algos {
 			q := randomQuery(rng, t, g.CSR)
 			name := fmt.Sprintf("%s/trial %d/%s/%v n=%d", engine, trial, algo, kind, n)
 			verifyQuery(t, name, g, q, algo, engine)
