@@ -98,6 +98,9 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 	if err != nil {
 		return nil, err
 	}
+	if opt.K > 0 {
+		targets = distinct(targets) // a vertex is one of the k nearest once
+	}
 	csr := g.CSR
 	if opt.Reverse {
 		csr = graph.Transpose(csr)
