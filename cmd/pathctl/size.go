@@ -53,6 +53,16 @@ func parseBytes(flag, s string) (int64, error) {
 	return int64(x * scale), nil
 }
 
+// sizeFlag reads the size flag name of c with parseBytes: its value, or
+// its default when it is not set; a flag without either is 0.
+func sizeFlag(c interface{ String(string) string }, name string) (int64, error) {
+	s := c.String(name)
+	if strings.TrimSpace(s) == "" {
+		return 0, nil
+	}
+	return parseBytes(name, s)
+}
+
 // formatBytes writes a size the way parseBytes reads it back, in binary
 // units.
 func formatBytes(n int64) string {
