@@ -55,7 +55,7 @@ kernels:
 kernels-check:
 	bash gpu/kernels/build.sh --check
 
-# Static test binaries for the GPU machine (see ../shared/gpu.md): send bin/
+# Test binaries (without cgo, as bin/pathctl) for the GPU machine (see ../shared/gpu.md): send bin/
 # there and run bin/gpu-test.sh.
 gpu-test: build
 	$(GO) test -c -o bin/gpu.test ./gpu
