@@ -35,7 +35,7 @@ test-go: build
 test-race:
 	CGO_ENABLED=1 $(GO) test -count=1 -race -short ./cpu/... ./pipeline/... ./arrowio/... ./flight/... ./gpu/internal/plan/...
 
-FUZZ_TARGETS := arrowio:FuzzReadCSV arrowio:FuzzReadIPC arrowio:FuzzIPCMessageBytes arrowio:FuzzReadParquet arrowio:FuzzReadDIMACS graph:FuzzBuild flight:FuzzParseQuery flight:FuzzValidateName
+FUZZ_TARGETS := arrowio:FuzzReadCSV arrowio:FuzzReadIPC arrowio:FuzzIPCMessageBytes arrowio:FuzzReadParquet arrowio:FuzzReadDIMACS graph:FuzzBuild flight:FuzzParseQuery flight:FuzzParseUploadOptions flight:FuzzValidateName
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; fn=$${t##*:}; \
@@ -55,7 +55,7 @@ kernels:
 kernels-check:
 	bash gpu/kernels/build.sh --check
 
-# Static test binaries for the GPU machine (see ../shared/gpu.md): send bin/
+# Test binaries (without cgo, as bin/pathctl) for the GPU machine (see ../shared/gpu.md): send bin/
 # there and run bin/gpu-test.sh.
 gpu-test: build
 	$(GO) test -c -o bin/gpu.test ./gpu

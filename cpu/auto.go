@@ -22,6 +22,10 @@ package cpu
 // Predecessors are set when a distance drops (pred[v] = the vertex being
 // settled), as in textbook Dijkstra; ties keep the first vertex that
 // reached the final distance.
+//
+// A search looks at its context every popsPerCheck pops (workspace.go), so
+// that one large source stops soon after a cancellation; an interrupted
+// search leaves its row unfinished and the workspace ready for the next.
 
 import (
 	"fmt"
@@ -66,6 +70,11 @@ func solveQueueBFS(ws *workspace[int32], src graph.VertexID, dist []int32, pred 
 	queue[0], dist[src] = src, 0
 	head, tail := 0, 1
 	for head < tail {
+		if head%popsPerCheck == popsPerCheck-1 {
+			if err := ws.ctx.Err(); err != nil {
+				return err
+			}
+		}
 		u := queue[head]
 		head++
 		du := dist[u] + 1
@@ -109,6 +118,7 @@ func solveDial[D graph.Number](ws *workspace[D], src graph.VertexID, dist []D, p
 	pending := 1
 	offsets, targets, weights := r.offsets, r.targets, r.weights
 	cur := D(0)
+	poll := newCtxPoll(ws.ctx)
 	for pending > 0 && cur <= r.cut {
 		slot := int64(cur) % nb
 		if skip := nextSet(nonEmpty, slot, nb); skip > 0 {
@@ -117,6 +127,9 @@ func solveDial[D graph.Number](ws *workspace[D], src graph.VertexID, dist []D, p
 		}
 		// Zero-weight arcs append to the slot being scanned: re-read it.
 		for i := 0; i < len(buckets[slot]); i++ {
+			if err := poll.err(); err != nil {
+				return err // the next search empties the buckets
+			}
 			u := buckets[slot][i]
 			pending--
 			if dist[u] != cur {
@@ -191,7 +204,15 @@ func solveHeapDijkstra[D graph.Number](ws *workspace[D], src graph.VertexID, dis
 	dist[src] = 0
 	h = append(h, heapEntry[D]{0, src})
 	pos[src] = 0
+	poll := newCtxPoll(ws.ctx)
 	for len(h) > 0 {
+		if err := poll.err(); err != nil {
+			for _, e := range h { // leave pos all -1 for the next search
+				pos[e.v] = -1
+			}
+			ws.heap = h[:0]
+			return err
+		}
 		top := h[0]
 		if top.d > r.cut {
 			// Every vertex left lies beyond the cutoff: clear the heap's

@@ -46,6 +46,32 @@ func (r *runner[D]) workspace(ctx context.Context, par int) *workspace[D] {
 	return ws
 }
 
+// popsPerCheck is how many queue pops a serial search (the auto kernels of
+// auto.go) makes between two looks at its context: 1–2 ms of work at average
+// degree 16 (cpu's BenchmarkAPSP auto rows: a source of 4,096 pops takes
+// about 0.4 ms on one core), so that Ctrl-C stops a single large source at
+// once, while the check costs a decrement per pop (BFS tests its queue
+// index instead). The round-based kernels look once per round.
+const popsPerCheck = 1 << 14
+
+// ctxPoll looks at a search's context every popsPerCheck pops.
+type ctxPoll struct {
+	ctx  context.Context
+	left int
+}
+
+func newCtxPoll(ctx context.Context) ctxPoll { return ctxPoll{ctx: ctx, left: popsPerCheck} }
+
+// err counts one pop and, every popsPerCheck of them, returns the
+// context's error (nil while the search may go on).
+func (p *ctxPoll) err() error {
+	if p.left--; p.left > 0 {
+		return nil
+	}
+	p.left = popsPerCheck
+	return p.ctx.Err()
+}
+
 func grow[T any](buf *[]T, n int) []T {
 	if cap(*buf) < n {
 		*buf = make([]T, n)

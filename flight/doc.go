@@ -6,9 +6,12 @@
 // options are JSON documents that use the CLI's option names:
 //
 //	upload:  {"src_col": "src", "dst_col": "dst", "weight_col": "weight",
-//	          "unweighted": false, "undirected": false, "dist_type": ""}
+//	          "unweighted": false, "directed": true, "dist_type": ""}
 //	query:   {"graph": "roads", "algorithm": "auto", "sources": ["a", 7],
 //	          "layout": "pairs", "with_predecessors": false, "engine": "auto"}
+//
+// Direction may also be written "undirected": true, the CLI's spelling;
+// both keys together must agree.
 //
 // Upload options travel as the app metadata of the first message of the
 // DoPut stream (the schema message or the first batch), or, with a command

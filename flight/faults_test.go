@@ -118,6 +118,8 @@ func TestBadRequests(t *testing.T) {
 		{"missing column", pathDesc("a"), `{"src_col": "from"}`, "InvalidArgument"},
 		{"missing weight column", pathDesc("a"), `{"weight_col": "cost"}`, "InvalidArgument"},
 		{"bad distance type", pathDesc("a"), `{"dist_type": "int8"}`, "InvalidArgument"},
+		{"contradictory direction", pathDesc("a"), `{"directed": false, "undirected": false}`, "InvalidArgument"},
+		{"contradictory direction in a command", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"graph": "a", "directed": true, "undirected": true}`)}, "", "InvalidArgument"},
 		{"malformed command", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"graph": `)}, "", "InvalidArgument"},
 		{"command without a name", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"undirected": true}`)}, "", "InvalidArgument"},
 		{"command with a bad name", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"graph": "x y"}`)}, "", "InvalidArgument"},
@@ -179,6 +181,17 @@ func TestBadRequests(t *testing.T) {
 		}
 	})
 
+	t.Run("put/directed false", func(t *testing.T) {
+		m, err := upload(ctx, cl, pathDesc("bydir"), []byte(`{"directed": false}`), schema, recs)
+		if err != nil || m.Directed || m.Arcs != 2 {
+			t.Errorf("got %+v, %v", m, err)
+		}
+		_, err = upload(ctx, cl, pathDesc("bydir"), []byte(`{"directed": true, "undirected": true}`), schema, recs)
+		if codeOf(err) != "InvalidArgument" || !strings.Contains(err.Error(), `"directed"`) || !strings.Contains(err.Error(), `"undirected"`) {
+			t.Errorf("contradictory direction: got %v; want InvalidArgument naming both keys", err)
+		}
+	})
+
 	// Nothing refused was stored, and the server still answers.
 	stream, err := cl.ListFlights(ctx, &flight.Criteria{})
 	if err != nil {
@@ -192,7 +205,7 @@ func TestBadRequests(t *testing.T) {
 		}
 		names = append(names, info.FlightDescriptor.Path[1])
 	}
-	if got := strings.Join(names, ","); got != "bycmd,cycle,good,neg" {
+	if got := strings.Join(names, ","); got != "bycmd,bydir,cycle,good,neg" {
 		t.Errorf("stored %s", got)
 	}
 	_, good, err := doGet(ctx, cl, `{"graph": "good"}`, mem)

@@ -28,11 +28,34 @@ type UploadOptions struct {
 	DistType string `json:"dist_type,omitempty"`
 }
 
+// uploadOptionsJSON is UploadOptions as a client writes them: direction
+// may be given as "undirected" (the CLI's --undirected) or as "directed"
+// (Python's directed=), or both when they agree.
+type uploadOptionsJSON struct {
+	UploadOptions
+	Undirected *bool `json:"undirected"`
+	Directed   *bool `json:"directed"`
+}
+
+// options resolves the two spellings of direction into UploadOptions.
+func (o uploadOptionsJSON) options() (UploadOptions, error) {
+	opts := o.UploadOptions
+	switch {
+	case o.Directed != nil && o.Undirected != nil && *o.Directed == *o.Undirected:
+		return opts, fmt.Errorf(`flight: upload options "directed": %v and "undirected": %v contradict each other; give one of them`, *o.Directed, *o.Undirected)
+	case o.Undirected != nil:
+		opts.Undirected = *o.Undirected
+	case o.Directed != nil:
+		opts.Undirected = !*o.Directed
+	}
+	return opts, nil
+}
+
 // uploadCommand is the command of a DoPut command descriptor: the upload
 // options plus the graph name.
 type uploadCommand struct {
 	Graph string `json:"graph"`
-	UploadOptions
+	uploadOptionsJSON
 }
 
 // Query asks for the shortest paths of a stored graph: the CLI's options,
@@ -141,14 +164,16 @@ func ParseQuery(b []byte) (Query, error) {
 }
 
 // parseUploadOptions decodes upload options; empty input means defaults.
+// Direction is "undirected": true or "directed": false (either, or both
+// when they agree).
 func parseUploadOptions(b []byte) (UploadOptions, error) {
-	var o UploadOptions
+	var o uploadOptionsJSON
 	if len(bytes.TrimSpace(b)) > 0 {
 		if err := decodeStrict(b, &o); err != nil {
-			return o, fmt.Errorf("flight: malformed upload options: %w; want JSON like {\"src_col\": \"src\", \"dst_col\": \"dst\", \"weight_col\": \"weight\", \"undirected\": false}", err)
+			return o.UploadOptions, fmt.Errorf("flight: malformed upload options: %w; want JSON like {\"src_col\": \"src\", \"dst_col\": \"dst\", \"weight_col\": \"weight\", \"directed\": true}", err)
 		}
 	}
-	return o, nil
+	return o.options()
 }
 
 // parseUploadCommand decodes the command of a DoPut command descriptor.
@@ -160,7 +185,8 @@ func parseUploadCommand(b []byte) (string, UploadOptions, error) {
 	if c.Graph == "" {
 		return "", c.UploadOptions, errors.New(`flight: the upload command names no "graph"`)
 	}
-	return c.Graph, c.UploadOptions, nil
+	o, err := c.options()
+	return c.Graph, o, err
 }
 
 // decodeStrict decodes the JSON object b into the struct v. Keys must be

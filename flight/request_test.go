@@ -119,12 +119,57 @@ func TestParseUploadOptions(t *testing.T) {
 	if err != nil || o != (UploadOptions{SrcCol: "from", DstCol: "to", WeightCol: "w", Undirected: true, DistType: "int64"}) {
 		t.Errorf("options: %+v, %v", o, err)
 	}
-	if _, err := parseUploadOptions([]byte(`{"directed": false}`)); err == nil {
+	if _, err := parseUploadOptions([]byte(`{"drected": false}`)); err == nil {
 		t.Errorf("an unknown option was accepted")
 	}
 	name, o, err := parseUploadCommand([]byte(`{"graph": "g", "unweighted": true}`))
 	if err != nil || name != "g" || !o.Unweighted {
 		t.Errorf("command: %q %+v %v", name, o, err)
+	}
+}
+
+// TestUploadDirection: direction is "undirected" (the CLI's spelling) or
+// "directed" (design.md's and Python's), or both when they agree; a
+// contradictory pair is refused naming both keys.
+func TestUploadDirection(t *testing.T) {
+	for _, tc := range []struct {
+		in         string
+		undirected bool
+		err        string
+	}{
+		{in: `{}`},
+		{in: `{"directed": true}`},
+		{in: `{"directed": false}`, undirected: true},
+		{in: `{"undirected": true}`, undirected: true},
+		{in: `{"undirected": false}`},
+		{in: `{"directed": false, "undirected": true}`, undirected: true},
+		{in: `{"directed": true, "undirected": false}`},
+		{in: `{"directed": true, "undirected": true}`, err: `"directed": true and "undirected": true contradict`},
+		{in: `{"directed": false, "undirected": false}`, err: `"directed": false and "undirected": false contradict`},
+		{in: `{"directed": "no"}`, err: "malformed upload options"},
+		{in: `{"Directed": false}`, err: `unknown field "Directed"`},
+		{in: `{"directed": false, "directed": true}`, err: `"directed" appears twice`},
+	} {
+		o, err := parseUploadOptions([]byte(tc.in))
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("parseUploadOptions(%s) = %+v, %v; want an error with %q", tc.in, o, err, tc.err)
+			}
+		} else if err != nil || o.Undirected != tc.undirected {
+			t.Errorf("parseUploadOptions(%s) = %+v, %v; want undirected %v", tc.in, o, err, tc.undirected)
+		}
+		cmd := `{"graph": "g"}`
+		if tc.in != `{}` {
+			cmd = `{"graph": "g", ` + strings.TrimPrefix(tc.in, "{")
+		}
+		_, o, err = parseUploadCommand([]byte(cmd))
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) && !strings.Contains(tc.err, "malformed") {
+				t.Errorf("parseUploadCommand(%s) = %+v, %v; want an error with %q", cmd, o, err, tc.err)
+			}
+		} else if err != nil || o.Undirected != tc.undirected {
+			t.Errorf("parseUploadCommand(%s) = %+v, %v; want undirected %v", cmd, o, err, tc.undirected)
+		}
 	}
 }
 

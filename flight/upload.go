@@ -367,6 +367,7 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 	table, err := arrowio.EdgesFromRecords(tee, name, arrowio.ReadOptions{
 		SrcCol: opts.SrcCol, DstCol: opts.DstCol, WeightCol: opts.WeightCol,
 		Unweighted: opts.Unweighted, Allocator: s.mem,
+		Context: ctx, // a client that goes away stops the read between batches
 	})
 	if err == nil {
 		for tee.Next() { // store batches the reader left unread, if any

@@ -67,8 +67,14 @@ type BuildOptions struct {
 }
 
 // ChooseDistType applies design.md's rule: integer weights give int32 when
-// (n-1)·max|w| fits in int32, else int64; float32 stays float32; float64 stays
-// float64; unweighted graphs count hops in int32.
+// every sum an engine forms fits in int32 (IntSumsFit: n·max|w|, self-loops
+// aside), else int64; float32 stays float32; float64 stays float64;
+// unweighted graphs count hops in int32.
+//
+// The bound is n·max|w| rather than the longest path's (n-1)·max|w|: a
+// relaxation adds one arc to a path of up to n-1 arcs before it compares,
+// and the GPU kernels add without a check, so an int32 sum past the type
+// would wrap.
 func ChooseDistType(e *Edges) DistType {
 	switch {
 	case e.Float32Weights != nil:
@@ -76,20 +82,38 @@ func ChooseDistType(e *Edges) DistType {
 	case e.Float64Weights != nil:
 		return DistFloat64
 	case e.IntWeights != nil:
-		var maxAbs uint64
-		for _, w := range e.IntWeights {
-			a := uint64(w)
-			if w < 0 {
-				a = uint64(-w)
-			}
-			maxAbs = max(maxAbs, a)
-		}
-		if fitsBelow(e.NumVertices, maxAbs, math.MaxInt32) {
+		if _, maxAbs := HeaviestIntArc(e); IntSumsFit(e.NumVertices, maxAbs, math.MaxInt32) {
 			return DistInt32
 		}
 		return DistInt64
 	}
 	return DistInt32
+}
+
+// IntSumsFit reports whether n·maxAbs <= limit: then every sum a
+// relaxation forms (one arc added to a path of at most n-1 arcs) stays
+// within an integer type whose maximum is limit. limit itself stands for
+// Infinity, which only a sum of n arcs could reach, and no distance is.
+func IntSumsFit(n int, maxAbs uint64, limit uint64) bool {
+	return n <= 1 || maxAbs == 0 || maxAbs <= limit/uint64(n)
+}
+
+// HeaviestIntArc is the row of the largest |w| among e's integer-weighted
+// arcs that are not self-loops (Build drops those), and that |w|; row -1
+// and 0 when there is none.
+func HeaviestIntArc(e *Edges) (row int, maxAbs uint64) {
+	row = -1
+	for i, w := range e.IntWeights {
+		a := uint64(w)
+		if w < 0 {
+			a = -a
+		}
+		loop := i < len(e.Src) && i < len(e.Dst) && e.Src[i] == e.Dst[i]
+		if (row < 0 || a > maxAbs) && !loop {
+			row, maxAbs = i, a
+		}
+	}
+	return row, maxAbs
 }
 
 // fitsBelow reports whether (n-1)·w < limit, so that no simple path reaches
@@ -116,7 +140,7 @@ func CheckDistType(e *Edges, t DistType) error {
 	case t == DistFloat64 && chosen.IsFloat():
 		return nil
 	case t == DistInt32 && chosen == DistInt64:
-		return fmt.Errorf("graph: distance type int32 cannot hold path lengths of %d vertices with these weights; use int64", e.NumVertices)
+		return fmt.Errorf("graph: distance type int32 cannot hold the path sums of %d vertices with these weights; use int64", e.NumVertices)
 	case !t.IsFloat() && chosen.IsFloat():
 		return fmt.Errorf("graph: distance type %s cannot hold float weights", t)
 	case t.IsFloat() && !chosen.IsFloat():

@@ -116,8 +116,13 @@ func TestChooseDistType(t *testing.T) {
 	}{
 		{"unweighted", graph.Edges{NumVertices: 10, Src: []int32{0}, Dst: []int32{1}}, graph.DistInt32},
 		{"small ints", graph.Edges{NumVertices: 10, Src: []int32{0}, Dst: []int32{1}, IntWeights: []int64{100}}, graph.DistInt32},
-		{"int32 boundary", graph.Edges{NumVertices: 3, Src: []int32{0}, Dst: []int32{1}, IntWeights: []int64{math.MaxInt32 / 2}}, graph.DistInt32},
-		{"just over", graph.Edges{NumVertices: 3, Src: []int32{0}, Dst: []int32{1}, IntWeights: []int64{math.MaxInt32/2 + 1}}, graph.DistInt64},
+		// n·max|w| is the bound: a relaxation adds an arc to a path of up to
+		// n-1 arcs, so (n-1)·max|w| fitting is not enough.
+		{"int32 boundary", graph.Edges{NumVertices: 3, Src: []int32{0}, Dst: []int32{1}, IntWeights: []int64{math.MaxInt32 / 3}}, graph.DistInt32},
+		{"just over", graph.Edges{NumVertices: 3, Src: []int32{0}, Dst: []int32{1}, IntWeights: []int64{math.MaxInt32/3 + 1}}, graph.DistInt64},
+		{"paths fit, sums do not", graph.Edges{NumVertices: 3, Src: []int32{0}, Dst: []int32{1}, IntWeights: []int64{math.MaxInt32 / 2}}, graph.DistInt64},
+		{"negative, sums do not fit", graph.Edges{NumVertices: 2, Src: []int32{0}, Dst: []int32{1}, IntWeights: []int64{-(math.MaxInt32/2 + 1)}}, graph.DistInt64},
+		{"heavy self-loop dropped", graph.Edges{NumVertices: 3, Src: []int32{0, 2}, Dst: []int32{1, 2}, IntWeights: []int64{1, math.MaxInt64}}, graph.DistInt32},
 		{"negative large", graph.Edges{NumVertices: 1 << 20, Src: []int32{0}, Dst: []int32{1}, IntWeights: []int64{-5000}}, graph.DistInt64},
 		{"float32", graph.Edges{NumVertices: 2, Src: []int32{0}, Dst: []int32{1}, Float32Weights: []float32{1}}, graph.DistFloat32},
 		{"float64", graph.Edges{NumVertices: 2, Src: []int32{0}, Dst: []int32{1}, Float64Weights: []float64{1}}, graph.DistFloat64},
@@ -125,6 +130,44 @@ func TestChooseDistType(t *testing.T) {
 	for _, c := range cases {
 		if got := graph.ChooseDistType(&c.e); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestIntSumsFit: n·w <= limit exactly, without overflow in the product.
+func TestIntSumsFit(t *testing.T) {
+	for _, c := range []struct {
+		n     int
+		w     uint64
+		limit uint64
+		want  bool
+	}{
+		{0, math.MaxUint64, 1, true},
+		{1, math.MaxUint64, 1, true},
+		{5, 0, 1, true},
+		{3, math.MaxInt32 / 3, math.MaxInt32, true},
+		{3, math.MaxInt32/3 + 1, math.MaxInt32, false},
+		{2, math.MaxInt32 / 2, math.MaxInt32, true},
+		{2, math.MaxInt32/2 + 1, math.MaxInt32, false},
+		{1 << 30, math.MaxInt64 >> 30, math.MaxInt64, true},
+		{1 << 30, math.MaxInt64>>30 + 1, math.MaxInt64, false},
+		{graph.MaxVertices, math.MaxUint64, math.MaxInt64, false},
+	} {
+		if got := graph.IntSumsFit(c.n, c.w, c.limit); got != c.want {
+			t.Errorf("IntSumsFit(%d, %d, %d) = %v, want %v", c.n, c.w, c.limit, got, c.want)
+		}
+	}
+}
+
+// TestInt32SumsDoNotWrap: where ChooseDistType picks int32, the largest sum
+// a relaxation can form, (n-1) arcs plus one, stays below int32's Infinity.
+func TestInt32SumsDoNotWrap(t *testing.T) {
+	for _, n := range []int{2, 3, 7, 1000, 1 << 20} {
+		for _, w := range []int64{math.MaxInt32 / int64(n), math.MaxInt32/int64(n) + 1, math.MaxInt32 / int64(n-1)} {
+			e := graph.Edges{NumVertices: n, Src: []int32{0}, Dst: []int32{1}, IntWeights: []int64{w}}
+			if graph.ChooseDistType(&e) == graph.DistInt32 && int64(n)*w > math.MaxInt32 {
+				t.Errorf("n %d, w %d: int32 chosen, but a relaxation sums up to %d", n, w, int64(n)*w)
+			}
 		}
 	}
 }

@@ -16,9 +16,9 @@ package pipeline
 //     sum of +Inf as no path), so a sum may not round up to it; the factor
 //     2 leaves room for rounding.
 //
-// Where the distance type was chosen (not --dist-type) and int32 holds the
-// path lengths, (n-1)·max|w|, but not the sums, n·max|w|, the graph gets
-// int64 distances instead of a refusal.
+// The integer rule is graph.IntSumsFit's; graph.ChooseDistType already
+// picks int64 where int32 would not hold the sums, so only an int32 asked
+// for (--dist-type) or an int64 that cannot hold them is refused here.
 
 import (
 	"errors"
@@ -34,8 +34,7 @@ import (
 var ErrDistanceOverflow = errors.New("path lengths overflow the distance type")
 
 // checkDistanceRange refuses t when its distances could leave the distance
-// type bopt asks for (or would choose), and widens a chosen int32 to int64
-// where only the latter holds every sum.
+// type bopt asks for (or graph.ChooseDistType chooses).
 func checkDistanceRange(t *arrowio.EdgeTable, bopt *graph.BuildOptions) error {
 	e := &t.Edges
 	n := e.NumVertices
@@ -43,26 +42,19 @@ func checkDistanceRange(t *arrowio.EdgeTable, bopt *graph.BuildOptions) error {
 		return nil
 	}
 	dt := bopt.DistType
-	chosen := dt == 0
-	if chosen {
+	if dt == 0 {
 		dt = graph.ChooseDistType(e)
 	}
 	switch {
 	case e.IntWeights != nil && !dt.IsFloat():
-		arc, maxAbs := heaviestIntArc(e)
+		arc, maxAbs := graph.HeaviestIntArc(e)
 		if arc < 0 {
 			return nil
 		}
-		if dt == graph.DistInt32 && maxAbs > math.MaxInt32/uint64(n) {
-			if !chosen && graph.ChooseDistType(e) != graph.DistInt32 {
-				return nil // graph.Build says int32 cannot hold the path lengths
-			}
-			if !chosen {
-				return overflowError(t, arc, e.IntWeights[arc], n, "int32", "use --dist-type int64")
-			}
-			dt, bopt.DistType = graph.DistInt64, graph.DistInt64
+		if dt == graph.DistInt32 && !graph.IntSumsFit(n, maxAbs, math.MaxInt32) {
+			return overflowError(t, arc, e.IntWeights[arc], n, "int32", "use --dist-type int64")
 		}
-		if dt == graph.DistInt64 && maxAbs > math.MaxInt64/uint64(n) {
+		if dt == graph.DistInt64 && !graph.IntSumsFit(n, maxAbs, math.MaxInt64) {
 			return overflowError(t, arc, e.IntWeights[arc], n, "int64", "scale the weights down (or pass --unweighted for hop counts)")
 		}
 	case e.Float32Weights != nil && dt == graph.DistFloat32:
@@ -88,23 +80,7 @@ func checkDistanceRange(t *arrowio.EdgeTable, bopt *graph.BuildOptions) error {
 	return nil
 }
 
-// heaviestIntArc is the row of the largest |w| among arcs that are not
-// self-loops (-1 when every arc is one), and that |w|.
-func heaviestIntArc(e *graph.Edges) (int, uint64) {
-	arc, maxAbs := -1, uint64(0)
-	for i, w := range e.IntWeights {
-		a := uint64(w)
-		if w < 0 {
-			a = -a
-		}
-		if (arc < 0 || a > maxAbs) && e.Src[i] != e.Dst[i] {
-			arc, maxAbs = i, a
-		}
-	}
-	return arc, maxAbs
-}
-
-// heaviestFloatArc is heaviestIntArc for the float weight at(i).
+// heaviestFloatArc is graph.HeaviestIntArc for the float weight at(i).
 func heaviestFloatArc(e *graph.Edges, at func(int) float64) (int, float64) {
 	arc, maxAbs := -1, 0.0
 	for i := range e.Src {

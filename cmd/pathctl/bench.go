@@ -38,7 +38,7 @@ func benchCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "disk-rounds", Value: 2, Usage: "rounds of the disk measurement, each an Arrow file then a plain write; the ratio compares the best of each"},
 			&cli.StringFlag{Name: "disk-dir", Usage: "directory of the disk measurement (default: the directory of --out, else the temporary directory)"},
 			&cli.IntFlag{Name: "threads", Usage: "CPU threads (default: every core)"},
-			&cli.Int64Flag{Name: "mem", Aliases: []string{"gpu-mem"}, Usage: "memory budget in bytes of the blocks in flight (default as for run)"},
+			&cli.StringFlag{Name: "mem", Aliases: []string{"gpu-mem"}, Usage: "memory budget of the blocks in flight, in bytes or with a unit: 512MiB, 8GB (default as for run)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON instead of the markdown table"},
 			&cli.StringFlag{Name: "out", Usage: "also write the markdown table to this file"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines on stderr"},
@@ -80,13 +80,16 @@ func benchParams(c *cli.Context) (benchsuite.Params, error) {
 		Sample: c.Int("sample"), CPUSample: c.Int("cpu-sample"), Check: c.Int("check"),
 		Seed: c.Uint64("seed"), Undirected: c.Bool("undirected"), SaveDir: c.String("save-graphs"),
 		DiskGraph: c.String("disk-graph"), DiskDir: c.String("disk-dir"), DiskRounds: c.Int("disk-rounds"),
-		Threads: c.Int("threads"), MemBudget: c.Int64("mem"),
+		Threads: c.Int("threads"),
 		Version: version, Command: strings.Join(append([]string{"pathctl"}, os.Args[1:]...), " "),
 	}
 	if c.NArg() > 0 {
 		return p, usagef("bench takes no arguments (name graphs with --graphs), got %q", c.Args().First())
 	}
 	var err error
+	if p.MemBudget, err = sizeFlag(c, "mem"); err != nil {
+		return p, err
+	}
 	if p.Algos, err = benchsuite.ParseAlgorithms(c.String("algos")); err != nil {
 		return p, usagef("--algos: %v", err)
 	}

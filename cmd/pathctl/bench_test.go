@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/urfave/cli/v2"
 
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/internal/benchsuite"
@@ -189,6 +192,8 @@ func TestBenchExitStatus(t *testing.T) {
 		{[]string{"--graphs", "grid128", "--engine", "tpu"}, exitUsage},
 		{[]string{"--graphs", "grid128", "--algos", "quantum"}, exitUsage},
 		{[]string{"--graphs", "grid128", "--sample", "-1"}, exitUsage},
+		{[]string{"--graphs", "grid128", "--mem", "-1"}, exitUsage},
+		{[]string{"--graphs", "grid128", "--mem", "1 parsec"}, exitUsage},
 		{[]string{"--graphs", "grid128", "--disk-graph", "rmat16", "--engine", "cpu"}, exitUsage},
 		{[]string{"--graphs", "grid128,grid128", "--engine", "cpu", "--cpu-sample", "4"}, exitUsage},
 		{[]string{"grid128"}, exitUsage},
@@ -207,6 +212,30 @@ func TestBenchExitStatus(t *testing.T) {
 		}
 		if r.stdout != "" {
 			t.Errorf("bench %v failed but printed:\n%s", tc.args, r.stdout)
+		}
+	}
+}
+
+// TestBenchMemTakesUnits: bench --mem reads a size as run --mem does.
+func TestBenchMemTakesUnits(t *testing.T) {
+	for _, tc := range []struct {
+		mem  string
+		want int64
+	}{{"", 0}, {"512MiB", 512 << 20}, {"8GB", 8e9}, {"1048576", 1 << 20}} {
+		cmd := benchCommand(&env{ctx: context.Background(), stdout: io.Discard, stderr: io.Discard})
+		var p benchsuite.Params
+		var perr error
+		cmd.Action = func(c *cli.Context) error {
+			p, perr = benchParams(c)
+			return nil
+		}
+		args := []string{"pathctl", "bench", "--graphs", "grid128"}
+		if tc.mem != "" {
+			args = append(args, "--mem", tc.mem)
+		}
+		app := &cli.App{Name: "pathctl", Commands: []*cli.Command{cmd}, Writer: io.Discard, ErrWriter: io.Discard}
+		if err := app.Run(args); err != nil || perr != nil || p.MemBudget != tc.want {
+			t.Errorf("bench --mem %q: budget %d (%v, %v), want %d", tc.mem, p.MemBudget, err, perr, tc.want)
 		}
 	}
 }

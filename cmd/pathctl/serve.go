@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/pathctl/pathctl/flight"
+	"github.com/pathctl/pathctl/gen"
 )
 
 func serveCommand(e *env) *cli.Command {
@@ -25,15 +27,15 @@ func serveCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "max-concurrent", Value: 1, Usage: "computations run at once; others wait in a queue fair among clients"},
 			&cli.Float64Flag{Name: "max-query-seconds", Usage: "stop a query that runs longer (0: no limit)"},
 			&cli.Int64Flag{Name: "max-query-pairs", Usage: "refuse a query of more sources × vertices pairs (0: no limit)"},
-			&cli.Int64Flag{Name: "max-upload-bytes", Value: 4 << 30, Usage: "largest upload accepted, counted decoded (buffers decompressed, dictionaries expanded)"},
-			&cli.Int64Flag{Name: "cache-bytes", Value: 8 << 30, Usage: "memory of the stored graphs kept loaded between queries; past it, the least recently used are read again when next queried"},
+			&cli.StringFlag{Name: "max-upload-bytes", Value: "4GiB", Usage: "largest upload accepted, counted decoded (buffers decompressed, dictionaries expanded), in bytes or with a unit: 512MiB, 8GB"},
+			&cli.StringFlag{Name: "cache-bytes", Value: "8GiB", Usage: "memory of the stored graphs kept loaded between queries, in bytes or with a unit; past it, the least recently used are read again when next queried"},
 			&cli.IntFlag{Name: "max-vertices", Usage: "largest graph accepted, in vertices (default: what int32 ids hold)"},
-			&cli.IntFlag{Name: "max-message-bytes", Value: 64 << 20, Usage: "largest gRPC message either way"},
+			&cli.StringFlag{Name: "max-message-bytes", Value: "64MiB", Usage: "largest gRPC message either way, in bytes or with a unit"},
 			&cli.StringFlag{Name: "auth-token-file", Usage: "require basic-then-bearer authentication with the token in this file"},
 			&cli.DurationFlag{Name: "session-ttl", Value: flight.DefaultSessionTTL, Usage: "how long the session token of a login stays valid"},
 			&cli.StringFlag{Name: "tls-cert", Usage: "PEM certificate; with --tls-key turns on TLS"},
 			&cli.StringFlag{Name: "tls-key", Usage: "PEM private key of --tls-cert"},
-			&cli.Int64Flag{Name: "mem", Usage: "memory budget per run in bytes (as for run)"},
+			&cli.StringFlag{Name: "mem", Usage: "memory budget per run, in bytes or with a unit: 512MiB, 8GB (default as for run)"},
 			&cli.IntFlag{Name: "threads", Usage: "CPU threads per run (default: every core)"},
 			&cli.DurationFlag{Name: "drain-timeout", Value: 30 * time.Second, Usage: "how long a shutdown waits for running streams"},
 		},
@@ -41,17 +43,13 @@ func serveCommand(e *env) *cli.Command {
 			if c.NArg() != 0 {
 				return usagef("serve takes no arguments, got %q", c.Args().Slice())
 			}
-			logger := slog.New(slog.NewTextHandler(e.stderr, nil))
-			s, err := flight.NewServer(flight.Config{
-				Addr: c.String("addr"), InsecurePublic: c.Bool("insecure-public"), DataDir: c.String("data-dir"),
-				SessionTTL: c.Duration("session-ttl"), MaxQuerySeconds: c.Float64("max-query-seconds"), MaxQueryPairs: c.Int64("max-query-pairs"),
-				MaxConcurrent: c.Int("max-concurrent"), MaxUploadBytes: c.Int64("max-upload-bytes"),
-				CacheBytes:  c.Int64("cache-bytes"),
-				MaxVertices: c.Int("max-vertices"), MaxMessageBytes: c.Int("max-message-bytes"),
-				AuthTokenFile: c.String("auth-token-file"), TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"),
-				MemBudget: c.Int64("mem"), Threads: c.Int("threads"), DrainTimeout: c.Duration("drain-timeout"),
-				Info: func() any { return collectInfo() }, Logger: logger,
-			})
+			cfg, err := serveConfig(c)
+			if err != nil {
+				return err
+			}
+			cfg.Info = func() any { return collectInfo() }
+			cfg.Logger = slog.New(slog.NewTextHandler(e.stderr, nil))
+			s, err := flight.NewServer(cfg)
 			var inUse *flight.DataDirInUseError
 			if errors.As(err, &inUse) {
 				return err // exit 1: nothing wrong with the command, the directory is busy
@@ -63,4 +61,35 @@ func serveCommand(e *env) *cli.Command {
 			return s.Serve(e.ctx)
 		},
 	}
+}
+
+// serveConfig translates the flags of pathctl serve; flight.NewServer
+// checks the rest. Size flags take units as run --mem does.
+func serveConfig(c *cli.Context) (flight.Config, error) {
+	cfg := flight.Config{
+		Addr: c.String("addr"), InsecurePublic: c.Bool("insecure-public"), DataDir: c.String("data-dir"),
+		SessionTTL: c.Duration("session-ttl"), MaxQuerySeconds: c.Float64("max-query-seconds"), MaxQueryPairs: c.Int64("max-query-pairs"),
+		MaxConcurrent: c.Int("max-concurrent"), MaxVertices: c.Int("max-vertices"),
+		AuthTokenFile: c.String("auth-token-file"), TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"),
+		Threads: c.Int("threads"), DrainTimeout: c.Duration("drain-timeout"),
+	}
+	var err error
+	if cfg.MaxUploadBytes, err = sizeFlag(c, "max-upload-bytes"); err != nil {
+		return cfg, err
+	}
+	if cfg.CacheBytes, err = sizeFlag(c, "cache-bytes"); err != nil {
+		return cfg, err
+	}
+	if cfg.MemBudget, err = sizeFlag(c, "mem"); err != nil {
+		return cfg, err
+	}
+	msg, err := sizeFlag(c, "max-message-bytes")
+	if err != nil {
+		return cfg, err
+	}
+	if msg > math.MaxInt32 {
+		return cfg, usagef("--max-message-bytes %s: gRPC messages are at most %s", c.String("max-message-bytes"), gen.HumanBytes(math.MaxInt32))
+	}
+	cfg.MaxMessageBytes = int(msg)
+	return cfg, nil
 }

@@ -2,7 +2,10 @@ package main
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +13,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/pathctl/pathctl/flight"
 )
 
 // TestServeDataDirInUse starts `pathctl serve` and a second one on the same
@@ -109,5 +116,55 @@ func TestRunCompressedLengthBomb(t *testing.T) {
 			t.Errorf("%s: exit %d, stderr %q; want 3 and one line", seed, r.code, r.stderr)
 		}
 		assertNoOutput(t, dir, seed)
+	}
+}
+
+// parsedConfig runs the serve command's flag parsing on args and returns
+// what it makes of them, without starting a server.
+func parsedConfig(t *testing.T, args ...string) (flight.Config, error) {
+	t.Helper()
+	cmd := serveCommand(&env{ctx: context.Background(), stdout: io.Discard, stderr: io.Discard})
+	var cfg flight.Config
+	var perr error
+	cmd.Action = func(c *cli.Context) error {
+		cfg, perr = serveConfig(c)
+		return nil
+	}
+	app := &cli.App{Name: "pathctl", Commands: []*cli.Command{cmd}, Writer: io.Discard, ErrWriter: io.Discard}
+	if err := app.Run(append([]string{"pathctl", "serve", "--data-dir", t.TempDir()}, args...)); err != nil {
+		t.Fatalf("serve %v: %v", args, err)
+	}
+	return cfg, perr
+}
+
+// TestServeSizeFlagsTakeUnits: the byte flags of serve read sizes as run
+// --mem does, with the defaults unchanged; negative sizes are usage errors.
+func TestServeSizeFlagsTakeUnits(t *testing.T) {
+	cfg, err := parsedConfig(t)
+	if err != nil || cfg.MaxUploadBytes != 4<<30 || cfg.CacheBytes != 8<<30 || cfg.MaxMessageBytes != 64<<20 || cfg.MemBudget != 0 {
+		t.Errorf("defaults: %+v, %v", cfg, err)
+	}
+	cfg, err = parsedConfig(t, "--mem", "1GiB", "--max-upload-bytes", "512MiB", "--cache-bytes", "2GB", "--max-message-bytes", "65536")
+	if err != nil || cfg.MemBudget != 1<<30 || cfg.MaxUploadBytes != 512<<20 || cfg.CacheBytes != 2e9 || cfg.MaxMessageBytes != 65536 {
+		t.Errorf("units: %+v, %v", cfg, err)
+	}
+	for _, flag := range []string{"mem", "max-upload-bytes", "cache-bytes", "max-message-bytes"} {
+		var usage usageError
+		if _, err := parsedConfig(t, "--"+flag, "-1"); !errors.As(err, &usage) || !strings.Contains(err.Error(), "--"+flag) {
+			t.Errorf("--%s -1: %v; want a usage error naming the flag", flag, err)
+		}
+	}
+	if _, err := parsedConfig(t, "--max-message-bytes", "4GiB"); err == nil {
+		t.Errorf("--max-message-bytes 4GiB accepted")
+	}
+	// End to end: a negative size exits 2 with one line, before the data
+	// directory is created.
+	dir := filepath.Join(t.TempDir(), "data")
+	r := pathctl(t, nil, "serve", "--addr", "127.0.0.1:0", "--data-dir", dir, "--cache-bytes", "-1GiB")
+	if r.code != 2 || !strings.Contains(r.stderr, "--cache-bytes") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Errorf("serve --cache-bytes -1GiB: exit %d, stderr %q; want 2 and one line naming the flag", r.code, r.stderr)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("serve with a bad size created its data directory")
 	}
 }

@@ -52,6 +52,16 @@ func parseBytes(flag, s string) (int64, error) {
 	return int64(x * scale), nil
 }
 
+// sizeFlag reads the size flag name of c with parseBytes: its value, or
+// its default when it is not set; a flag without either is 0.
+func sizeFlag(c interface{ String(string) string }, name string) (int64, error) {
+	s := c.String(name)
+	if strings.TrimSpace(s) == "" {
+		return 0, nil
+	}
+	return parseBytes(name, s)
+}
+
 // checkOutputDir refuses an output path whose directory is missing or not
 // a directory, naming the directory rather than the temporary file the
 // write would have opened. "-" (stdout) and "" pass.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/pipeline"
 )
@@ -17,6 +18,7 @@ func verifyCommand(e *env) *cli.Command {
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the source sample"},
 		&cli.StringFlag{Name: "sources", Usage: "comma-separated source ids instead of a sample"},
 		&cli.BoolFlag{Name: "with-predecessors", Usage: "also check predecessors by property"},
+		&cli.StringFlag{Name: "layout", Value: "pairs", Usage: "pairs: check every distance of the sampled sources; stats: run the stats layout as run does and check each sampled source's row (reachable, eccentricity, sum, closeness, harmonic)"},
 	)
 	return &cli.Command{
 		Name:      "verify",
@@ -32,6 +34,13 @@ func verifyCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			layout, err := arrowio.ParseLayout(c.String("layout"))
+			if err != nil || layout == arrowio.LayoutMatrix {
+				return usagef("--layout %q: verify checks the pairs or the stats layout", c.String("layout"))
+			}
+			if layout == arrowio.LayoutStats && c.Bool("with-predecessors") {
+				return usagef("--with-predecessors checks the pairs layout; the stats layout has no predecessors")
+			}
 			sources, err := parseSources(c.String("sources"), "")
 			if err != nil {
 				return err
@@ -40,8 +49,9 @@ func verifyCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			opt := pipeline.Options{Algorithm: params.algo, Engine: c.String("engine"), Sources: sources,
-				WithPredecessors: c.Bool("with-predecessors"), Delta: params.delta, Threads: params.threads}
+			opt := pipeline.Options{Algorithm: params.algo, Engine: c.String("engine"), Layout: layout, Sources: sources,
+				WithPredecessors: c.Bool("with-predecessors"), Delta: params.delta, Threads: params.threads,
+				MemBudget: params.mem, MaxBlock: params.maxBlock}
 			if !c.Bool("quiet") {
 				opt.Notice = e.stderr
 			}
@@ -54,8 +64,12 @@ func verifyCommand(e *env) *cli.Command {
 					rep.Mismatches, rep.Pairs, rep.Engine, rep.Algorithm, rep.First)
 			}
 			if !c.Bool("quiet") {
-				fmt.Fprintf(e.stdout, "ok: %d distances from %d sources match the serial oracle (engine %s, algorithm %s)\n",
-					rep.Pairs, len(rep.Sources), rep.Engine, rep.Algorithm)
+				what := "distances"
+				if layout == arrowio.LayoutStats {
+					what = "stats values"
+				}
+				fmt.Fprintf(e.stdout, "ok: %d %s from %d sources match the serial oracle (engine %s, algorithm %s)\n",
+					rep.Pairs, what, len(rep.Sources), rep.Engine, rep.Algorithm)
 			}
 			return nil
 		},

@@ -56,14 +56,32 @@ class Client:
                 tls_root_certs = tls_root_certs.encode()
             kwargs["tls_root_certs"] = tls_root_certs
         self.uri = uri
+        self._user, self._token = user, token
         try:
             self._client = flight.FlightClient(uri, **kwargs)
-            headers: List = []
-            if token is not None:
-                headers.append(self._client.authenticate_basic_token(user, token))
-            self._options = flight.FlightCallOptions(headers=headers)
+            self._login()
         except (pa.ArrowException, OSError) as exc:
             raise _errors.from_flight(exc) from exc
+
+    def _login(self) -> None:
+        """Log in with the token (if any): the session's bearer header goes
+        with every later call."""
+        headers: List = []
+        if self._token is not None:
+            headers.append(self._client.authenticate_basic_token(self._user, self._token))
+        self._options = self._flight.FlightCallOptions(headers=headers)
+
+    def _call(self, call):
+        """Run ``call()``. Sessions expire (``pathctl serve --session-ttl``):
+        on UNAUTHENTICATED with a token configured, log in again once and
+        retry."""
+        try:
+            return call()
+        except self._flight.FlightUnauthenticatedError:
+            if self._token is None:
+                raise
+        self._login()
+        return call()
 
     # --- context management -------------------------------------------------
 
@@ -91,27 +109,37 @@ class Client:
         is read here and streamed). The server validates the graph as the
         CLI does. Returns what the server reports about the stored graph
         (vertex and edge counts …), or an empty dict if it reports nothing.
+        After an expired session it logs in again and sends ``edges`` again,
+        unless they are a reader or iterator of batches, which is read once.
         """
-        reader = as_reader(edges, (src_col or "src", dst_col or "dst"))
+        id_columns = (src_col or "src", dst_col or "dst")
+        readers = [as_reader(edges, id_columns)]  # bad input is refused here, before any call
         command: Dict[str, Any] = {"graph": name}
         for key, value in (("src_col", src_col), ("dst_col", dst_col),
                            ("weight_col", weight_col), ("dist_type", dist_type)):
             if value is not None:
                 command[key] = value
         if not directed:
-            command["undirected"] = True
+            command["directed"] = False
         if unweighted:
             command["unweighted"] = True
         descriptor = self._flight.FlightDescriptor.for_command(json.dumps(command).encode())
-        try:
+
+        def put():
+            reader = readers.pop() if readers else as_reader(edges, id_columns)
             writer, metadata_reader = self._client.do_put(descriptor, reader.schema, self._options)
             try:
                 for batch in reader:
                     writer.write_batch(batch)
                 writer.done_writing()
-                reply = metadata_reader.read()
+                return metadata_reader.read()
             finally:
                 writer.close()
+
+        # A reader or iterator of batches is read once: it is not sent again.
+        once = isinstance(edges, pa.RecordBatchReader) or hasattr(edges, "__next__")
+        try:
+            reply = put() if once else self._call(put)
         except (pa.ArrowException, OSError) as exc:
             raise _errors.from_flight(exc) from exc
         if reply is None:
@@ -127,7 +155,7 @@ class Client:
         directed, weight type …)."""
         out = []
         try:
-            for info in self._client.list_flights(options=self._options):
+            for info in self._call(lambda: list(self._client.list_flights(options=self._options))):
                 entry: Dict[str, Any] = {}
                 meta = getattr(info, "app_metadata", b"") or b""
                 if meta:
@@ -158,8 +186,8 @@ class Client:
 
     def _action(self, kind: str, body: bytes) -> List[bytes]:
         try:
-            results = self._client.do_action(self._flight.Action(kind, body), self._options)
-            return [r.body.to_pybytes() for r in results]
+            return self._call(lambda: [r.body.to_pybytes() for r in
+                                       self._client.do_action(self._flight.Action(kind, body), self._options)])
         except (pa.ArrowException, OSError) as exc:
             raise _errors.from_flight(exc) from exc
 
@@ -211,17 +239,21 @@ class Client:
                        _narrowing(targets, cutoff, k, reverse, with_paths))
         descriptor = self._flight.FlightDescriptor.for_command(query)
         try:
-            return self._client.get_flight_info(descriptor, self._options).schema
+            return self._call(lambda: self._client.get_flight_info(descriptor, self._options).schema)
         except (pa.ArrowException, OSError) as exc:
             raise _errors.from_flight(exc) from exc
 
     def _get(self, name, algorithm, sources, layout, with_predecessors, engine, delta, narrowing):
         ticket = self._flight.Ticket(_query(name, algorithm, sources, layout, with_predecessors, engine,
                                             delta, narrowing))
-        try:
+
+        def get():
             reader = self._client.do_get(ticket, self._options)
             reader.schema  # the first message: errors before the schema surface here
             return reader
+
+        try:
+            return self._call(get)
         except (pa.ArrowException, OSError) as exc:
             raise _errors.from_flight(exc) from exc
 
