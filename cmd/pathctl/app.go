@@ -11,7 +11,6 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
-	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/pipeline"
 )
 
@@ -49,7 +48,7 @@ func exitCode(err error) int {
 		return exitOK
 	case pipeline.IsInterrupted(err):
 		return exitInterrupted
-	case errors.Is(err, graph.ErrNegativeWeight), errors.Is(err, graph.ErrNegativeCycle):
+	case errors.Is(err, pipeline.ErrNegativeWeight), errors.Is(err, pipeline.ErrNegativeCycle):
 		return exitNegative
 	case errors.Is(err, pipeline.ErrUnavailable):
 		return exitUnavailable
@@ -120,8 +119,8 @@ func App(e *env) *cli.App {
 		},
 		Commands: []*cli.Command{
 			runCommand(e),
-			ssspCommand(e, "sssp", "shortest paths from one source", graph.Auto),
-			ssspCommand(e, "bfs", "hop counts from one source (breadth-first search)", graph.BFS),
+			ssspCommand(e, "sssp", "shortest paths from one source", pipeline.Auto),
+			ssspCommand(e, "bfs", "hop counts from one source (breadth-first search)", pipeline.BFS),
 			pathCommand(e),
 			genCommand(e),
 			verifyCommand(e),

@@ -9,7 +9,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/urfave/cli/v2"
 
-	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/pipeline"
 )
 
@@ -19,7 +18,7 @@ var errNoPath = errors.New("no path")
 // pathCommand prints one shortest path: the distance on the first line,
 // then the ids from --from to --to, one per line.
 func pathCommand(e *env) *cli.Command {
-	flags := append(inputFlags(), computeFlags(graph.Auto)...)
+	flags := append(inputFlags(), computeFlags(pipeline.Auto)...)
 	flags = append(flags,
 		&cli.StringFlag{Name: "from", Required: true, Usage: "the source vertex id"},
 		&cli.StringFlag{Name: "to", Required: true, Usage: "the target vertex id"},
@@ -31,7 +30,7 @@ func pathCommand(e *env) *cli.Command {
 		ArgsUsage: "EDGES",
 		Flags:     flags,
 		Action: func(c *cli.Context) error {
-			algo, err := graph.ParseAlgorithm(c.String("algo"))
+			algo, err := pipeline.ParseAlgorithm(c.String("algo"))
 			if err != nil {
 				return usagef("--algo: %v", err)
 			}

@@ -18,7 +18,6 @@ import (
 
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/gen"
-	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/pipeline"
 )
 
@@ -61,9 +60,9 @@ func hideFlags(flags []cli.Flag, names []string) {
 }
 
 // computeFlags choose what to compute and where.
-func computeFlags(defaultAlgo graph.Algorithm) []cli.Flag {
+func computeFlags(defaultAlgo pipeline.Algorithm) []cli.Flag {
 	algos := "dijkstra, delta, edge, bfs, bfs-level, bellman-ford or auto"
-	if defaultAlgo == graph.BFS {
+	if defaultAlgo == pipeline.BFS {
 		algos = "bfs (with predecessors) or bfs-level"
 	}
 	flags := []cli.Flag{
@@ -82,7 +81,7 @@ func computeFlags(defaultAlgo graph.Algorithm) []cli.Flag {
 
 // computeParams are the compute flags, checked.
 type computeParams struct {
-	algo     graph.Algorithm
+	algo     pipeline.Algorithm
 	threads  int
 	mem      int64
 	delta    float64
@@ -95,10 +94,10 @@ type computeParams struct {
 func readComputeParams(c *cli.Context, notice io.Writer) (computeParams, error) {
 	var p computeParams
 	var err error
-	if p.algo, err = graph.ParseAlgorithm(c.String("algo")); err != nil {
+	if p.algo, err = pipeline.ParseAlgorithm(c.String("algo")); err != nil {
 		return p, usagef("--algo: %v", err)
 	}
-	if c.Command.Name == "bfs" && p.algo != graph.BFS && p.algo != graph.BFSLevel {
+	if c.Command.Name == "bfs" && p.algo != pipeline.BFS && p.algo != pipeline.BFSLevel {
 		return p, usagef("--algo %s: bfs runs bfs or bfs-level; use sssp or run for weighted distances", p.algo)
 	}
 	if p.threads = c.Int("threads"); p.threads < 0 || (c.IsSet("threads") && p.threads == 0) {
@@ -137,7 +136,7 @@ func outputFlags() []cli.Flag {
 }
 
 func runCommand(e *env) *cli.Command {
-	flags := append(inputFlags(), computeFlags(graph.Auto)...)
+	flags := append(inputFlags(), computeFlags(pipeline.Auto)...)
 	flags = append(flags, outputFlags()...)
 	flags = append(flags,
 		&cli.StringFlag{Name: "sources", Usage: "comma-separated source ids (default: every vertex); a repeated id runs once, at its first place, and its rows appear once"},
@@ -162,14 +161,14 @@ func runCommand(e *env) *cli.Command {
 	}
 }
 
-func ssspCommand(e *env, name, usage string, algo graph.Algorithm) *cli.Command {
+func ssspCommand(e *env, name, usage string, algo pipeline.Algorithm) *cli.Command {
 	flags := append(inputFlags(), computeFlags(algo)...)
 	flags = append(flags, outputFlags()...)
 	flags = append(flags, &cli.StringFlag{Name: "source", Aliases: []string{"s"}, Required: true, Usage: "the source vertex id"})
 	flags = append(flags, queryFlags()...)
 	// One source is one block.
 	hideFlags(flags, []string{"max-block"})
-	if algo == graph.BFS {
+	if algo == pipeline.BFS {
 		hideFlags(flags, weightFlags)
 	}
 	return &cli.Command{
@@ -330,9 +329,9 @@ func buildGraph(e *env, c *cli.Context, build pipeline.LoadOptions) (*pipeline.G
 	if tbl.WeightNote != "" && !quiet {
 		fmt.Fprintf(e.stderr, "pathctl: note: %s; --weight-col NAME chooses the weight, --unweighted counts edges\n", tbl.WeightNote)
 	}
-	var dt graph.DistType
+	var dt pipeline.DistType
 	if s := c.String("dist-type"); s != "" {
-		if dt, err = graph.ParseDistType(s); err != nil {
+		if dt, err = pipeline.ParseDistType(s); err != nil {
 			return nil, usagef("--dist-type: %v", err)
 		}
 	}

@@ -7,12 +7,11 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/pathctl/pathctl/arrowio"
-	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/pipeline"
 )
 
 func verifyCommand(e *env) *cli.Command {
-	flags := append(inputFlags(), computeFlags(graph.Auto)...)
+	flags := append(inputFlags(), computeFlags(pipeline.Auto)...)
 	flags = append(flags,
 		&cli.IntFlag{Name: "samples", Value: 16, Usage: "number of sources to sample"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the source sample"},
