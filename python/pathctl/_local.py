@@ -189,6 +189,8 @@ class Run:
         self.output = "memfd" if output != "pipe" and mode == "memfd" else "pipe"
         self._fds: List[int] = []  # memfds this process still holds
         self._out_fd: Optional[int] = None
+        self._keep_fds: List[int] = []  # kept open after the start: written by the binary
+        self._memfd_mode = mode == "memfd"
         # Paths made up here, as the user calls them in messages.
         self._names: dict = {}
         check_options(options)
@@ -198,10 +200,11 @@ class Run:
         env = options.pop("env", None)
         vertices = options.pop("vertices", None)
         self._input = as_edge_input(edges, (options.get("src_col") or "src", options.get("dst_col") or "dst"))
-        self._tmpdir = tempfile.mkdtemp(prefix="pathctl-")
-        # Removes the temporary files when cleanup() runs, or at the latest
-        # when this run is collected or the interpreter exits.
-        self._remove_tmp = weakref.finalize(self, shutil.rmtree, self._tmpdir, True)
+        # A directory for the vertex table handed to --vertices (a file the
+        # binary names by its extension), made when first needed; the other
+        # side files are memfds where they work.
+        self._tmpdir: Optional[str] = None
+        self._remove_tmp: Optional[weakref.finalize] = None
         # The memfds are closed by cleanup(), or when this run is collected.
         self._close_memfds = weakref.finalize(self, _close_fds, self._fds)
         # keep_tmp keeps the temporary files after a successful finish(), for
@@ -231,7 +234,8 @@ class Run:
                 if not ids:
                     self.cleanup()
                     raise _errors.UsageError("sources is an empty list; pass sources=None to run from every vertex")
-                path = os.path.join(self._tmpdir, "sources.txt")
+                path = self._side_file("sources.txt")
+                self._names[path] = "sources"
                 with open(path, "w", encoding="utf-8") as f:
                     for s in ids:
                         if "\n" in s or "\r" in s:
@@ -263,7 +267,7 @@ class Run:
                     if (options.get("src_col") or "src") in self._input.schema.names else None
             args += ["--vertices", self._write_vertex_table(vertices, id_type)]
         if vertices_out:
-            self.vertices_path = os.path.join(self._tmpdir, "vertices.arrow")
+            self.vertices_path = self._side_file("vertices.arrow", written_by_binary=True)
             args += ["--vertices-out", self.vertices_path]
         for name, flag in _VALUE_FLAGS.items():
             value = options.get(name)
@@ -294,7 +298,7 @@ class Run:
             raise _errors.BinaryNotFoundError(f"cannot start {binary}: {exc}; {INSTALL_HINT}") from exc
         # The binary holds its own descriptors now: the edges' memfd is
         # freed when it exits; only the result's stays open here.
-        for fd in [fd for fd in self._fds if fd != self._out_fd]:
+        for fd in [fd for fd in self._fds if fd != self._out_fd and fd not in self._keep_fds]:
             self._fds.remove(fd)
             os.close(fd)
         # A run abandoned without finish() or abort() is killed when it is
@@ -310,6 +314,26 @@ class Run:
             self._feed_thread = threading.Thread(target=self._feed, args=(self._input,), daemon=True)
             self._feed_thread.start()
         self._done = False
+
+    def _temp_dir(self) -> str:
+        if self._tmpdir is None:
+            self._tmpdir = tempfile.mkdtemp(prefix="pathctl-")
+            # Removes the temporary files when cleanup() runs, or at the
+            # latest when this run is collected or the interpreter exits.
+            self._remove_tmp = weakref.finalize(self, shutil.rmtree, self._tmpdir, True)
+        return self._tmpdir
+
+    def _side_file(self, name: str, written_by_binary: bool = False) -> str:
+        """A path for a small file beside the run (the sources, the vertex
+        order): /dev/fd/N of a memfd passed to the binary, so that nothing
+        outlives the processes, or a file in a temporary directory."""
+        if not self._memfd_mode:
+            return os.path.join(self._temp_dir(), name)
+        fd = _new_memfd("pathctl-" + name)
+        self._fds.append(fd)
+        if written_by_binary:
+            self._keep_fds.append(fd)
+        return f"/dev/fd/{fd}"
 
     def _edges_memfd(self, reader: pa.RecordBatchReader) -> int:
         """Write the edges, as an uncompressed Arrow IPC file, into a new
@@ -344,7 +368,7 @@ class Run:
                 ids = ids.cast(id_type)  # safe: an id that does not fit stays as given
             except (pa.ArrowException, NotImplementedError):
                 pass
-        path = os.path.join(self._tmpdir, "vertices-in.arrow")
+        path = os.path.join(self._temp_dir(), "vertices-in.arrow")
         table = pa.table({"vertex": ids})
         with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
@@ -479,7 +503,8 @@ class Run:
         """Remove the temporary files (sources, vertices) and close the
         memfds (a result already mapped stays mapped)."""
         self._close_memfds()
-        self._remove_tmp()
+        if self._remove_tmp is not None:
+            self._remove_tmp()
 
     def read_mapped(self) -> pa.Table:
         """Wait for the binary (raising its error), then map its result
@@ -504,8 +529,9 @@ class Run:
             self.keep_tmp = keep
             if not keep:
                 self.cleanup()
-            else:
-                self._close_memfds()
+            elif self._out_fd in self._fds:
+                self._fds.remove(self._out_fd)
+                os.close(self._out_fd)
         try:
             return pa.ipc.open_file(pa.py_buffer(mapped)).read_all()
         except pa.ArrowException as exc:

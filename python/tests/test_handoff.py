@@ -1,0 +1,246 @@
+"""The handoff between the binary and Python: memfds mapped without a copy,
+released with the last view, nothing left behind when the binary is
+killed, and the pipe fallback giving the same answers."""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import stat
+import threading
+import time
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import pathctl
+from pathctl import _local
+from conftest import _binary, oracle, random_edges
+
+memfd_only = pytest.mark.skipif(_local.handoff_mode() != "memfd", reason="no memfds on this platform")
+
+
+def memfd_mappings():
+    """(start, end) of each mapping of a pathctl memfd in this process."""
+    spans = []
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            if "/memfd:pathctl" in line:
+                lo, hi = line.split()[0].split("-")
+                spans.append((int(lo, 16), int(hi, 16)))
+    return spans
+
+
+def memfd_descriptors(pid="self"):
+    found = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue  # closed meanwhile (the listing's own descriptor)
+        if target.startswith("/memfd:pathctl"):
+            found.append((int(fd), target))
+    return found
+
+
+def inside(address, spans):
+    return any(lo <= address < hi for lo, hi in spans)
+
+
+def shm_names():
+    return {n for n in os.listdir("/dev/shm")} if os.path.isdir("/dev/shm") else set()
+
+
+def pathctl_tmpdirs():
+    import tempfile
+
+    root = tempfile.gettempdir()
+    return {n for n in os.listdir(root) if n.startswith("pathctl-")}
+
+
+@memfd_only
+@pytest.mark.parametrize("weights", ["int", "float"])
+def test_matrix_is_the_mapped_memfd(weights):
+    edges = random_edges(61, 80, 300, weights=weights)
+    D, _ = pathctl.distance_matrix(edges)
+    spans = memfd_mappings()
+    start = D.__array_interface__["data"][0]
+    assert inside(start, spans) and inside(start + D.nbytes - 1, spans), (hex(start), spans)
+    assert not D.flags.owndata
+    # A sentinel is written in place, in the mapping: still no copy.
+    S, _ = pathctl.distance_matrix(edges, unreachable=-1)
+    assert inside(S.__array_interface__["data"][0], memfd_mappings())
+    assert (S >= -1).all() and (S == -1).any()
+
+
+@memfd_only
+def test_tables_are_views_of_the_mapping():
+    table = pathctl.apsp(random_edges(62, 50, 200), layout="pairs")
+    spans = memfd_mappings()
+    for column in table.columns:
+        for chunk in column.chunks:
+            data = chunk.buffers()[1]
+            assert inside(data.address, spans), (column, hex(data.address), spans)
+    values = table.column("distance").chunk(0)
+    assert np.shares_memory(values.to_numpy(), np.frombuffer(values.buffers()[1], dtype=np.int32))
+
+
+@memfd_only
+def test_memory_is_released_with_the_last_view():
+    gc.collect()
+    assert memfd_mappings() == [] and memfd_descriptors() == []
+    shm_before, tmp_before = shm_names(), pathctl_tmpdirs()
+    D, ids = pathctl.distance_matrix(random_edges(63, 60, 200), sources=[3, 5], vertices=list(range(70)))
+    row = D[1]  # a view keeps the whole mapping
+    del D
+    gc.collect()
+    assert len(memfd_mappings()) == 1
+    assert row.shape == (len(ids),) and len(ids) >= 70
+    del row
+    gc.collect()
+    assert memfd_mappings() == []
+    assert memfd_descriptors() == []  # the mapping's own descriptor is gone too
+    table = pathctl.apsp(random_edges(64, 40, 100))
+    assert memfd_mappings() != []
+    del table
+    gc.collect()
+    assert memfd_mappings() == [] and memfd_descriptors() == []
+    assert shm_names() == shm_before
+    assert pathctl_tmpdirs() <= tmp_before
+
+
+@memfd_only
+def test_edges_and_side_files_go_through_memfds(tmp_path):
+    seen = tmp_path / "args"
+    wrapper = tmp_path / "pathctl"
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > "{seen}"\nexec "{_binary()}" "$@"\n')
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
+    edges = random_edges(65, 30, 90)
+    D, ids = pathctl.distance_matrix(edges, sources=[ids_of(edges)[0]], binary=str(wrapper))
+    args = seen.read_text().splitlines()
+    assert args[-1].startswith("/dev/fd/")  # the edges
+    assert args[args.index("-o") + 1].startswith("/dev/fd/")
+    assert args[args.index("--sources-file") + 1].startswith("/dev/fd/")
+    assert args[args.index("--vertices-out") + 1].startswith("/dev/fd/")
+    assert args[args.index("--input-format") + 1] == "arrow"
+    assert args[args.index("--format") + 1] == "arrow"
+    want, vertices = oracle(edges)
+    assert ids.tolist() == vertices
+    big = np.iinfo(D.dtype).max
+    np.testing.assert_array_equal(D[0], np.where(np.isfinite(want[0]), want[0], big))
+
+
+def ids_of(edges):
+    return sorted(set(edges.column("src").to_pylist()) | set(edges.column("dst").to_pylist()))
+
+
+@memfd_only
+def test_bad_edges_are_called_edges_not_a_descriptor():
+    bad = pa.table({"src": [1, None], "dst": [2, 3]})
+    with pytest.raises(pathctl.InvalidInputError) as info:
+        pathctl.apsp(bad)
+    assert "/dev/fd" not in info.value.message and "edges" in info.value.message
+
+
+@pytest.mark.parametrize("weights", ["int", "float", "none"])
+def test_pipe_and_memfd_agree_with_scipy(weights, monkeypatch):
+    edges = random_edges(66, 70, 200, weights=weights)
+    want, vertices = oracle(edges, directed=False)
+    got = {}
+    for mode in ("pipe", "auto"):
+        monkeypatch.setenv(_local.HANDOFF_ENV, mode)
+        D, ids = pathctl.distance_matrix(edges, directed=False, unreachable=-1)
+        assert ids.tolist() == vertices
+        np.testing.assert_allclose(D, np.where(np.isfinite(want), want, -1), rtol=1e-12)
+        got[mode] = pathctl.apsp(edges, directed=False)
+    assert got["pipe"].equals(got["auto"])
+
+
+def test_unknown_handoff_setting(monkeypatch):
+    monkeypatch.setenv(_local.HANDOFF_ENV, "carrier-pigeon")
+    with pytest.raises(pathctl.UsageError, match="PATHCTL_HANDOFF"):
+        pathctl.apsp(random_edges(67, 5, 5))
+
+
+def child_pids():
+    me = str(os.getpid())
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me:  # ppid
+            pids.append(int(entry))
+    return pids
+
+
+@memfd_only
+def test_binary_killed_mid_result(monkeypatch):
+    """SIGKILL of the binary while it writes the result: a clear error, no
+    mapping, descriptor, temporary directory or /dev/shm file left."""
+    gc.collect()
+    shm_before, tmp_before = shm_names(), pathctl_tmpdirs()
+    # Many small blocks on one thread: the result grows for a while.
+    edges = random_edges(68, 1500, 6000)
+    caught = {}
+
+    def run():
+        try:
+            pathctl.distance_matrix(edges, threads=1, mem=1 << 16)
+        except BaseException as exc:  # noqa: BLE001 - examined below
+            caught["exc"] = exc
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    killed = False
+    deadline = time.monotonic() + 60
+    while worker.is_alive() and time.monotonic() < deadline and not killed:
+        for pid in child_pids():
+            for fd, target in memfd_descriptors(pid):
+                if "pathctl-result" not in target:
+                    continue
+                try:
+                    size = os.stat(f"/proc/{pid}/fd/{fd}").st_size
+                except OSError:
+                    continue
+                if size > 0:  # part of the result is written
+                    os.kill(pid, signal.SIGKILL)
+                    killed = True
+        time.sleep(0.002)
+    worker.join(60)
+    assert killed, "the binary finished before it could be killed; make the graph larger"
+    exc = caught.get("exc")
+    assert isinstance(exc, pathctl.PathctlError), exc
+    assert isinstance(exc, pathctl.CancelledError)
+    assert "killed by signal 9" in exc.message
+    gc.collect()
+    assert memfd_mappings() == [] and memfd_descriptors() == []
+    assert shm_names() == shm_before
+    assert pathctl_tmpdirs() <= tmp_before
+
+
+def test_stream_hands_over_batches_without_copying():
+    """stream() reads each block once, into a buffer the batch views; a
+    reduction block by block equals the whole matrix's."""
+    edges = random_edges(69, 120, 400, weights="float")
+    D, _ = pathctl.distance_matrix(edges)
+    reader = pathctl.stream(edges, layout="matrix", mem=1 << 14)
+    batches = 0
+    row_max = []
+    for batch in reader:
+        batches += 1
+        values = batch.column("distance").values
+        block = values.to_numpy().reshape(batch.num_rows, -1)
+        assert np.shares_memory(block, np.frombuffer(values.buffers()[1], dtype=np.float64))
+        assert not block.flags.owndata
+        finite = np.where(np.isinf(block), -np.inf, block)
+        row_max.append(finite.max(axis=1))
+    assert batches > 1
+    want = np.where(np.isinf(D), -np.inf, D).max(axis=1)
+    np.testing.assert_array_equal(np.concatenate(row_max), want)
