@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import mmap
 from typing import Any, Iterable, Optional, Tuple, Union
 
 import numpy as np
@@ -160,7 +161,7 @@ def distance_matrix(edges: Any, *, algorithm: str = "auto", sources: Optional[It
         vertices = run.read_vertices()
     finally:
         run.cleanup()
-    D = _matrix(table, unreachable, private=True)
+    D = _matrix(table, unreachable, private=True, mapping=run.mapping)
     return D, vertices.to_numpy(zero_copy_only=False)
 
 
@@ -183,7 +184,8 @@ def _check_unreachable(unreachable: Any) -> None:
         raise UsageError(f"unreachable={unreachable!r}: want None, a number or {UNREACHABLE_MASK!r}")
 
 
-def _matrix(table: pa.Table, unreachable: Any, private: bool) -> Union[np.ndarray, np.ma.MaskedArray]:
+def _matrix(table: pa.Table, unreachable: Any, private: bool,
+            mapping: Optional[mmap.mmap] = None) -> Union[np.ndarray, np.ma.MaskedArray]:
     from ._errors import UsageError
 
     column = table.column("distance")
@@ -219,7 +221,7 @@ def _matrix(table: pa.Table, unreachable: Any, private: bool) -> Union[np.ndarra
     elif len(parts) == 1:
         data = parts[0][0]
     else:
-        data = np.concatenate([p[0] for p in parts])  # the one copy
+        data = _join([p[0] for p in parts], dtype, mapping)  # the one copy
     owned = len(parts) > 1
     if fill is not None:
         if is_int:
@@ -263,6 +265,35 @@ def _values_part(values: pa.Array, dtype: np.dtype) -> Tuple[np.ndarray, Optiona
     if validity is None or values.null_count == 0:
         return view, None, start
     return view, validity, start
+
+
+def _join(views: list, dtype: np.dtype, mapping: Optional[mmap.mmap]) -> np.ndarray:
+    """The views one after the other in a new array. Where they lie in
+    ``mapping`` (a result memfd this process alone holds), the pages of each
+    view are given back to the system (MADV_REMOVE) once copied, so the
+    memfd and the copy together stay about one block above the result's
+    size instead of twice it. Only pages wholly inside a view's values go:
+    the validity bitmaps beside them stay readable."""
+    out = np.empty(sum(len(v) for v in views), dtype=dtype)
+    remove = getattr(mmap, "MADV_REMOVE", None)
+    base = size = 0
+    if mapping is not None and remove is not None:
+        buf = pa.py_buffer(mapping)
+        base, size = buf.address, buf.size
+    pos = 0
+    for view in views:
+        out[pos:pos + len(view)] = view
+        pos += len(view)
+        addr = view.__array_interface__["data"][0]
+        if size and base <= addr and addr + view.nbytes <= base + size:
+            lo = -(-(addr - base) // mmap.PAGESIZE) * mmap.PAGESIZE
+            hi = (addr + view.nbytes - base) // mmap.PAGESIZE * mmap.PAGESIZE
+            if hi > lo:
+                try:
+                    mapping.madvise(remove, lo, hi - lo)
+                except OSError:
+                    pass  # the pages stay until the mapping goes: only memory
+    return out
 
 
 # Bytes of validity bitmap looked at per step when filling or masking.

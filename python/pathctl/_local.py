@@ -211,6 +211,8 @@ class Run:
         # the caller to read the vertices file and then call cleanup().
         self.keep_tmp = False
         self.vertices_path: Optional[str] = None
+        # The mapping read_mapped() opened the result in (while this run lives).
+        self.mapping: Optional[mmap.mmap] = None
         # Flags first: the CLI stops reading flags at the positional EDGES.
         args: List[str] = [binary, command]
         if isinstance(self._input, PathInput):
@@ -532,6 +534,7 @@ class Run:
             elif self._out_fd in self._fds:
                 self._fds.remove(self._out_fd)
                 os.close(self._out_fd)
+        self.mapping = mapped
         try:
             return pa.ipc.open_file(pa.py_buffer(mapped)).read_all()
         except pa.ArrowException as exc:

@@ -5,6 +5,7 @@ killed, and the pipe fallback giving the same answers."""
 from __future__ import annotations
 
 import gc
+import mmap
 import os
 import signal
 import stat
@@ -244,3 +245,48 @@ def test_stream_hands_over_batches_without_copying():
     assert batches > 1
     want = np.where(np.isinf(D), -np.inf, D).max(axis=1)
     np.testing.assert_array_equal(np.concatenate(row_max), want)
+
+
+@memfd_only
+def test_several_blocks_are_joined_and_the_mapping_given_back():
+    """A result of several record batches is joined with one copy; the
+    mapped memfd is released by the time the array is returned, and the
+    values under each block's nulls are the same after the join."""
+    edges = random_edges(70, 300, 900)
+    want, _ = oracle(edges)
+    gc.collect()
+    assert pathctl.apsp(edges, layout="matrix", mem=1 << 16).column("distance").num_chunks > 1
+    D, _ = pathctl.distance_matrix(edges, mem=1 << 16, unreachable=-1)
+    assert not inside(D.__array_interface__["data"][0], memfd_mappings())
+    np.testing.assert_array_equal(D, np.where(np.isfinite(want), want, -1))
+    gc.collect()
+    assert memfd_mappings() == []
+    M, _ = pathctl.distance_matrix(edges, mem=1 << 16, unreachable="mask")
+    np.testing.assert_array_equal(M.mask, ~np.isfinite(want))
+
+
+@memfd_only
+def test_join_gives_the_copied_pages_back():
+    from pathctl._api import _join
+
+    page = mmap.PAGESIZE
+    fd = os.memfd_create("pathctl-join-test", os.MFD_CLOEXEC)
+    try:
+        os.ftruncate(fd, 8 * page)
+        mapping = mmap.mmap(fd, 8 * page)
+        whole = np.frombuffer(mapping, dtype=np.int32)
+        whole[:] = np.arange(len(whole))
+        blocks_before = os.fstat(fd).st_blocks
+        per_page = page // 4
+        views = [whole[10:3 * per_page + 5], whole[3 * per_page + 5:]]
+        out = _join(views, np.dtype(np.int32), mapping)
+        np.testing.assert_array_equal(out, np.arange(10, len(whole)))
+        # Pages 1..2 and 4..7 lie wholly inside a view: given back. Pages 0
+        # and 3 hold bytes outside (or across) the views: kept.
+        assert os.fstat(fd).st_blocks < blocks_before
+        assert whole[0] == 0 and whole[3 * per_page] == 3 * per_page
+        assert whole[per_page] == 0  # a removed page reads as zeros
+        del whole, views
+        mapping.close()
+    finally:
+        os.close(fd)
