@@ -166,7 +166,11 @@ def test_unknown_handoff_setting(monkeypatch):
 
 
 def child_pids():
-    me = str(os.getpid())
+    return child_pids_of(os.getpid())
+
+
+def child_pids_of(parent):
+    me = str(parent)
     pids = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -290,3 +294,47 @@ def test_join_gives_the_copied_pages_back():
         mapping.close()
     finally:
         os.close(fd)
+
+
+@memfd_only
+def test_python_killed_mid_run_leaves_nothing(tmp_path):
+    """SIGKILL of the Python process while the binary runs: the binary
+    ends on its own, and no file is left in /dev/shm or the temporary
+    directory (the memfds vanish with the last process holding them)."""
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    shm_before, tmp_before = shm_names(), pathctl_tmpdirs()
+    script = (
+        "import sys, pathctl\n"
+        f"sys.path.insert(0, {str(REPO / 'python' / 'tests')!r})\n"
+        "from conftest import random_edges\n"
+        "print('started', flush=True)\n"
+        "pathctl.distance_matrix(random_edges(71, 1500, 6000), threads=1, mem=1 << 16)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                             env={**os.environ, "PYTHONPATH": str(REPO / "python")})
+    try:
+        assert child.stdout.readline().strip() == b"started"
+        binary = None
+        deadline = time.monotonic() + 30
+        while binary is None and time.monotonic() < deadline:
+            for pid in child_pids_of(child.pid):
+                if any("pathctl-result" in t for _, t in memfd_descriptors(pid)):
+                    binary = pid
+            time.sleep(0.005)
+        assert binary is not None, "the binary did not start"
+        child.kill()
+        child.wait(10)
+        deadline = time.monotonic() + 60
+        while os.path.exists(f"/proc/{binary}") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not os.path.exists(f"/proc/{binary}"), "the binary outlived its caller by a minute"
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert shm_names() == shm_before
+    assert pathctl_tmpdirs() <= tmp_before
