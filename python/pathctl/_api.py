@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import mmap
+import os
 from typing import Any, Iterable, Optional, Tuple, Union
 
 import numpy as np
@@ -268,22 +269,25 @@ def _values_part(values: pa.Array, dtype: np.dtype) -> Tuple[np.ndarray, Optiona
 
 
 def _join(views: list, dtype: np.dtype, mapping: Optional[mmap.mmap]) -> np.ndarray:
-    """The views one after the other in a new array. Where they lie in
-    ``mapping`` (a result memfd this process alone holds), the pages of each
-    view are given back to the system (MADV_REMOVE) once copied, so the
-    memfd and the copy together stay about one block above the result's
-    size instead of twice it. Only pages wholly inside a view's values go:
-    the validity bitmaps beside them stay readable."""
+    """The views one after the other in a new array, copied by a few threads
+    at once where the result is large (numpy copies without the GIL; one
+    thread does not saturate memory). Where a view lies in ``mapping`` (a
+    result memfd this process alone holds), its pages are given back to the
+    system (MADV_REMOVE) once copied, so the memfd and the copy together
+    stay a few blocks above the result's size instead of twice it. Only
+    pages wholly inside a view's values go: the validity bitmaps beside
+    them stay readable."""
     out = np.empty(sum(len(v) for v in views), dtype=dtype)
     remove = getattr(mmap, "MADV_REMOVE", None)
     base = size = 0
     if mapping is not None and remove is not None:
         buf = pa.py_buffer(mapping)
         base, size = buf.address, buf.size
-    pos = 0
-    for view in views:
-        out[pos:pos + len(view)] = view
-        pos += len(view)
+    starts = np.cumsum([0] + [len(v) for v in views[:-1]])
+
+    def copy(i: int) -> None:
+        view = views[i]
+        out[starts[i]:starts[i] + len(view)] = view
         addr = view.__array_interface__["data"][0]
         if size and base <= addr and addr + view.nbytes <= base + size:
             lo = -(-(addr - base) // mmap.PAGESIZE) * mmap.PAGESIZE
@@ -293,7 +297,23 @@ def _join(views: list, dtype: np.dtype, mapping: Optional[mmap.mmap]) -> np.ndar
                     mapping.madvise(remove, lo, hi - lo)
                 except OSError:
                     pass  # the pages stay until the mapping goes: only memory
+
+    workers = min(len(views), os.cpu_count() or 1, _JOIN_THREADS)
+    if out.nbytes < _JOIN_THREADED_BYTES or workers < 2:
+        for i in range(len(views)):
+            copy(i)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(copy, range(len(views))))
     return out
+
+
+# Joining several blocks: threads at most, and the size below which one
+# thread copies (starting threads costs more than it saves).
+_JOIN_THREADS = 8
+_JOIN_THREADED_BYTES = 64 << 20
 
 
 # Bytes of validity bitmap looked at per step when filling or masking.

@@ -338,3 +338,15 @@ def test_python_killed_mid_run_leaves_nothing(tmp_path):
             child.wait()
     assert shm_names() == shm_before
     assert pathctl_tmpdirs() <= tmp_before
+
+
+def test_threaded_join_equals_serial(monkeypatch):
+    from pathctl import _api
+
+    rng = np.random.default_rng(72)
+    views = [rng.integers(0, 100, size=n).astype(np.int64) for n in (1000, 37, 4096, 1, 999)]
+    serial = _api._join(views, np.dtype(np.int64), None)
+    monkeypatch.setattr(_api, "_JOIN_THREADED_BYTES", 0)
+    threaded = _api._join(views, np.dtype(np.int64), None)
+    np.testing.assert_array_equal(serial, np.concatenate(views))
+    np.testing.assert_array_equal(threaded, serial)
