@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -27,15 +28,18 @@ const (
 	LayoutMatrix Layout = "matrix"
 	// LayoutStats has one row per source with reductions of its distances.
 	LayoutStats Layout = "stats"
+	// LayoutNearest has one row per vertex some source reaches: its
+	// distance to the nearest source, and that source.
+	LayoutNearest Layout = "nearest"
 )
 
-// ParseLayout accepts "pairs", "matrix" and "stats".
+// ParseLayout accepts "pairs", "matrix", "stats" and "nearest".
 func ParseLayout(s string) (Layout, error) {
 	switch l := Layout(s); l {
-	case LayoutPairs, LayoutMatrix, LayoutStats:
+	case LayoutPairs, LayoutMatrix, LayoutStats, LayoutNearest:
 		return l, nil
 	}
-	return "", fmt.Errorf("arrowio: unknown layout %q (want pairs, matrix or stats)", s)
+	return "", fmt.Errorf("arrowio: unknown layout %q (want pairs, matrix, stats or nearest)", s)
 }
 
 // Schema metadata keys of a result. ResultSchema sets MetaLayout,
@@ -61,7 +65,28 @@ const (
 	ColCloseness    = "closeness"
 	ColHarmonic     = "harmonic"
 	ColVertex       = "vertex"
+	ColRank         = "rank"
+	ColPath         = "path"
 )
+
+// MetaNumTargets is the schema metadata key of a result narrowed to some
+// targets (Shape.Targets): their count, decimal.
+const MetaNumTargets = "pathctl.num_targets"
+
+// Shape narrows a result below all pairs (design.md, "Queries narrower
+// than all pairs"). The zero value is every source to every vertex.
+type Shape struct {
+	// Targets, when above 0, is the number of target columns: the matrix
+	// layout's list has that size (the origin–destination matrix).
+	Targets int
+	// Rank adds an int32 rank column (from 1) after the distance of the
+	// pairs layout: the k nearest of each source.
+	Rank bool
+	// Paths adds a path column list<id> at the end of the pairs layout:
+	// the vertices from the source to the target, both included, walked
+	// back from the target along graph.Block.PathPred.
+	Paths bool
+}
 
 // maxPairsRows caps the rows of one pairs record.
 const maxPairsRows = 1 << 20
@@ -115,6 +140,26 @@ func DistArrowType(t graph.DistType) arrow.DataType {
 // MetaDistType and MetaNumVertices. An unknown layout gives the pairs schema;
 // use ParseLayout to validate names.
 func ResultSchema(layout Layout, v *Vertices, t graph.DistType, withPred bool) *arrow.Schema {
+	return ShapedSchema(layout, v, t, withPred, Shape{})
+}
+
+// ShapedSchema is ResultSchema narrowed to shape: a matrix list of
+// shape.Targets distances, a rank column in pairs, and MetaNumTargets.
+func ShapedSchema(layout Layout, v *Vertices, t graph.DistType, withPred bool, shape Shape) *arrow.Schema {
+	s := resultSchema(layout, v, t, withPred, shape)
+	if shape.Targets <= 0 {
+		return s
+	}
+	md := s.Metadata()
+	meta := arrow.NewMetadata(append(md.Keys(), MetaNumTargets), append(md.Values(), strconv.Itoa(shape.Targets)))
+	return arrow.NewSchema(s.Fields(), &meta)
+}
+
+func resultSchema(layout Layout, v *Vertices, t graph.DistType, withPred bool, shape Shape) *arrow.Schema {
+	width := v.Len()
+	if shape.Targets > 0 {
+		width = shape.Targets
+	}
 	id := IDType(v)
 	dt := DistArrowType(t)
 	meta := arrow.NewMetadata(
@@ -123,10 +168,16 @@ func ResultSchema(layout Layout, v *Vertices, t graph.DistType, withPred bool) *
 	)
 	var fields []arrow.Field
 	switch layout {
+	case LayoutNearest:
+		fields = []arrow.Field{
+			{Name: ColVertex, Type: id},
+			{Name: ColDistance, Type: dt},
+			{Name: ColSource, Type: id},
+		}
 	case LayoutMatrix:
 		fields = []arrow.Field{
 			{Name: ColSource, Type: id},
-			{Name: ColDistance, Type: matrixListType(v.Len(), t)},
+			{Name: ColDistance, Type: matrixListType(width, t)},
 		}
 	case LayoutStats:
 		sum := arrow.DataType(arrow.PrimitiveTypes.Int64)
@@ -151,8 +202,14 @@ func ResultSchema(layout Layout, v *Vertices, t graph.DistType, withPred bool) *
 			{Name: ColTarget, Type: id},
 			{Name: ColDistance, Type: dt},
 		}
+		if shape.Rank {
+			fields = append(fields, arrow.Field{Name: ColRank, Type: arrow.PrimitiveTypes.Int32})
+		}
 		if withPred {
 			fields = append(fields, arrow.Field{Name: ColPredecessor, Type: id, Nullable: true})
+		}
+		if shape.Paths {
+			fields = append(fields, arrow.Field{Name: ColPath, Type: arrow.ListOf(id)})
 		}
 	}
 	return arrow.NewSchema(fields, &meta)
@@ -178,9 +235,13 @@ type ResultBuilder struct {
 	schema   *arrow.Schema
 	ids      idColumn
 	maxRows  int
+	shape    Shape
 
 	// scratch of the pairs layout, reused across blocks
-	rowSrc, rowTgt, rowPred []int32
+	rowSrc, rowTgt, rowPred, rowRank []int32
+	// paths of the pairs layout: every path's vertices in a row, and
+	// where each path starts (len rows+1)
+	pathVerts, pathStarts []int32
 }
 
 // NewResultBuilder returns a builder of layout records over the vertices v
@@ -190,7 +251,7 @@ func NewResultBuilder(layout Layout, v *Vertices, t graph.DistType, withPred boo
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
-	if layout != LayoutMatrix && layout != LayoutStats {
+	if layout != LayoutMatrix && layout != LayoutStats && layout != LayoutNearest {
 		layout = LayoutPairs
 	}
 	if layout != LayoutPairs {
@@ -207,6 +268,15 @@ func NewResultBuilder(layout Layout, v *Vertices, t graph.DistType, withPred boo
 		b.maxRows = max(1, min(maxPairsRows, (1<<30)/l))
 	}
 	return b
+}
+
+// SetShape narrows the builder's results to shape (ShapedSchema): blocks
+// then carry shape.Targets columns (graph.Block.Targets) or per-row
+// targets (graph.Block.CellTargets, ranked). Call it before SetMetadata
+// and before the first record.
+func (b *ResultBuilder) SetShape(shape Shape) {
+	b.shape = shape
+	b.schema = ShapedSchema(b.layout, b.vertices, b.distType, b.withPred, shape)
 }
 
 // Schema is the schema of the records the builder emits.
@@ -277,7 +347,10 @@ func (b *ResultBuilder) checkBlock(blk *graph.Block) error {
 	if blk.Type != b.distType {
 		return fmt.Errorf("arrowio: block of %s distances for a result of %s", blk.Type, b.distType)
 	}
-	size := len(blk.Sources) * n
+	if b.shape.Targets > 0 && b.layout == LayoutMatrix && blk.Width() != b.shape.Targets {
+		return fmt.Errorf("arrowio: block of %d columns for a result of %d targets", blk.Width(), b.shape.Targets)
+	}
+	size := len(blk.Sources) * blk.Width()
 	got, typ := -1, graph.DistType(0)
 	switch d := blk.Dist.(type) {
 	case []int32:
@@ -290,7 +363,7 @@ func (b *ResultBuilder) checkBlock(blk *graph.Block) error {
 		got, typ = len(d), graph.DistFloat64
 	}
 	if got != size || typ != blk.Type {
-		return fmt.Errorf("arrowio: block of %d sources × %d %s distances holds %T of length %d", len(blk.Sources), n, blk.Type, blk.Dist, got)
+		return fmt.Errorf("arrowio: block of %d sources × %d %s distances holds %T of length %d", len(blk.Sources), blk.Width(), blk.Type, blk.Dist, got)
 	}
 	for _, s := range blk.Sources {
 		if s < 0 || int(s) >= n {
@@ -307,7 +380,7 @@ func (b *ResultBuilder) checkBlock(blk *graph.Block) error {
 func buildPairs[D graph.Number](b *ResultBuilder, blk *graph.Block, emit func(arrow.RecordBatch) error) error {
 	dist := graph.DistOf[D](blk)
 	inf := graph.Infinity[D]()
-	n := blk.NumVertices
+	n := blk.Width()
 	var total int
 	for _, d := range dist {
 		if d != inf {
@@ -322,6 +395,12 @@ func buildPairs[D graph.Number](b *ResultBuilder, blk *graph.Block, emit func(ar
 		if b.withPred {
 			b.rowPred = growInt32(b.rowPred, k)
 		}
+		if b.shape.Rank {
+			b.rowRank = growInt32(b.rowRank, k)
+		}
+		if b.shape.Paths {
+			b.pathVerts, b.pathStarts = b.pathVerts[:0], append(b.pathStarts[:0], 0)
+		}
 		distBuf := memory.NewResizableBuffer(b.mem)
 		distBuf.Resize(k * blk.Type.Size())
 		out := arrow.GetData[D](distBuf.Bytes())[:k]
@@ -335,7 +414,16 @@ func buildPairs[D graph.Number](b *ResultBuilder, blk *graph.Block, emit func(ar
 				if d := row[v]; d != inf {
 					out[j] = d
 					b.rowSrc[j] = src
-					b.rowTgt[j] = int32(v)
+					b.rowTgt[j] = blk.Target(r, v)
+					if b.shape.Rank {
+						b.rowRank[j] = int32(v + 1)
+					}
+					if b.shape.Paths {
+						if err := b.appendPath(blk, r, b.rowTgt[j]); err != nil {
+							distBuf.Release()
+							return err
+						}
+					}
 					if b.withPred {
 						b.rowPred[j] = blk.Pred[r*n+v]
 					}
@@ -355,6 +443,49 @@ func buildPairs[D graph.Number](b *ResultBuilder, blk *graph.Block, emit func(ar
 	return nil
 }
 
+// appendPath appends the path from Sources[r] to target, walked back along
+// row r of blk.PathPred, to the builder's path scratch.
+func (b *ResultBuilder) appendPath(blk *graph.Block, r int, target int32) error {
+	n := blk.NumVertices
+	if len(blk.PathPred) != len(blk.Sources)*n {
+		return fmt.Errorf("arrowio: a result with paths needs a block with %d full predecessor rows, got %d entries", len(blk.Sources), len(blk.PathPred))
+	}
+	pred := blk.PathPred[r*n : (r+1)*n]
+	src := blk.Sources[r]
+	start := len(b.pathVerts)
+	for v, steps := target, 0; ; steps++ {
+		if steps > n {
+			return fmt.Errorf("arrowio: the predecessors of source %d loop before reaching it from %d", src, target)
+		}
+		b.pathVerts = append(b.pathVerts, v)
+		if v == src {
+			break
+		}
+		if v = pred[v]; v < 0 {
+			return fmt.Errorf("arrowio: vertex %d has no predecessor on its path from source %d", target, src)
+		}
+	}
+	path := b.pathVerts[start:]
+	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
+		path[i], path[j] = path[j], path[i]
+	}
+	b.pathStarts = append(b.pathStarts, int32(len(b.pathVerts)))
+	return nil
+}
+
+// pathColumn is the list<id> column of the k paths in the scratch.
+func (b *ResultBuilder) pathColumn(k int) arrow.Array {
+	values := b.ids.gather(b.pathVerts, b.mem)
+	defer values.Release()
+	offsets := memory.NewResizableBuffer(b.mem)
+	offsets.Resize((k + 1) * 4)
+	copy(arrow.GetData[int32](offsets.Bytes()), b.pathStarts[:k+1])
+	data := array.NewData(arrow.ListOf(values.DataType()), k, []*memory.Buffer{nil, offsets}, []arrow.ArrayData{values.Data()}, 0, 0)
+	offsets.Release()
+	defer data.Release()
+	return array.MakeFromData(data)
+}
+
 func growInt32(s []int32, n int) []int32 {
 	if cap(s) < n {
 		return make([]int32, n)
@@ -371,8 +502,14 @@ func (b *ResultBuilder) pairsRecord(k int, distBuf *memory.Buffer) arrow.RecordB
 	distBuf.Release()
 	cols = append(cols, array.MakeFromData(dd))
 	dd.Release()
+	if b.shape.Rank {
+		cols = append(cols, newFixed(arrow.PrimitiveTypes.Int32, b.rowRank[:k], b.mem))
+	}
 	if b.withPred {
 		cols = append(cols, b.ids.gather(b.rowPred[:k], b.mem))
+	}
+	if b.shape.Paths {
+		cols = append(cols, b.pathColumn(k))
 	}
 	rec := array.NewRecordBatch(b.schema, cols, int64(k))
 	for _, c := range cols {
@@ -382,7 +519,7 @@ func (b *ResultBuilder) pairsRecord(k int, distBuf *memory.Buffer) arrow.RecordB
 }
 
 func (b *ResultBuilder) matrixRecord(blk *graph.Block) (arrow.RecordBatch, error) {
-	n := blk.NumVertices
+	n := blk.Width()
 	k := len(blk.Sources)
 	var values []byte
 	var v validity
@@ -619,15 +756,70 @@ func (b *ResultBuilder) Stats(s *graph.Stats, emit func(arrow.RecordBatch) error
 }
 
 // newFixed copies xs into a new non-null array of type dt allocated from mem.
-func newFixed[T int64 | float64](dt arrow.DataType, xs []T, mem memory.Allocator) arrow.Array {
+func newFixed[T graph.Number](dt arrow.DataType, xs []T, mem memory.Allocator) arrow.Array {
 	buf := memory.NewResizableBuffer(mem)
-	buf.Resize(len(xs) * 8)
+	buf.Resize(len(xs) * int(unsafe.Sizeof(xs[0])))
 	copy(arrow.GetData[T](buf.Bytes()), xs)
 	data := array.NewData(dt, len(xs), []*memory.Buffer{nil, buf}, nil, 0, 0)
 	buf.Release()
 	arr := array.MakeFromData(data)
 	data.Release()
 	return arr
+}
+
+// Nearest emits the records of the nearest layout: one row per vertex a
+// source reaches, in vertex order, in records of at most 2^20 rows. It
+// fails on a builder of another layout.
+func (b *ResultBuilder) Nearest(res *graph.Nearest, emit func(arrow.RecordBatch) error) error {
+	if b.layout != LayoutNearest || res.Type != b.distType || len(res.Source) != b.vertices.Len() {
+		return fmt.Errorf("arrowio: a nearest result of %d %s distances for a %s result of %d %s distances",
+			len(res.Source), res.Type, b.layout, b.vertices.Len(), b.distType)
+	}
+	switch res.Type {
+	case graph.DistInt32:
+		return buildNearest[int32](b, res, emit)
+	case graph.DistInt64:
+		return buildNearest[int64](b, res, emit)
+	case graph.DistFloat32:
+		return buildNearest[float32](b, res, emit)
+	}
+	return buildNearest[float64](b, res, emit)
+}
+
+func buildNearest[D graph.Number](b *ResultBuilder, res *graph.Nearest, emit func(arrow.RecordBatch) error) error {
+	dist := res.Dist.([]D)
+	var vertex, source []int32
+	var ds []D
+	flush := func() error {
+		if len(vertex) == 0 {
+			return nil
+		}
+		vcol := b.ids.gather(vertex, b.mem)
+		scol := b.ids.gather(source, b.mem)
+		dcol := newFixed(DistArrowType(b.distType), ds, b.mem)
+		rec := array.NewRecordBatch(b.schema, []arrow.Array{vcol, dcol, scol}, int64(len(vertex)))
+		vcol.Release()
+		dcol.Release()
+		scol.Release()
+		err := emit(rec)
+		rec.Release()
+		vertex, source, ds = vertex[:0], source[:0], ds[:0]
+		return err
+	}
+	for v, s := range res.Source {
+		if s < 0 {
+			continue
+		}
+		vertex = append(vertex, int32(v))
+		source = append(source, s)
+		ds = append(ds, dist[v])
+		if len(vertex) == b.maxRows {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
 }
 
 // VerticesRecord returns one column "vertex" (IDType(v)) holding every

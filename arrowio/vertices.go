@@ -31,6 +31,25 @@ func (v *Vertices) Len() int {
 	return len(v.Ints)
 }
 
+// Subset returns the vertices of the dense ids in the order given (the
+// columns of a matrix narrowed to some targets), for output: their ids
+// are not sorted, so Lookup does not apply to them.
+func (v *Vertices) Subset(dense []int32) *Vertices {
+	out := &Vertices{Type: v.Type}
+	if v.Strings != nil {
+		out.Strings = make([]string, len(dense))
+		for i, d := range dense {
+			out.Strings[i] = v.Strings[d]
+		}
+		return out
+	}
+	out.Ints = make([]int64, len(dense))
+	for i, d := range dense {
+		out.Ints[i] = v.Ints[d]
+	}
+	return out
+}
+
 // IsString reports whether external ids are strings.
 func (v *Vertices) IsString() bool { return v.Strings != nil || isStringType(v.Type) }
 

@@ -13,6 +13,12 @@ package cpu
 //     vertex) entries and decrease-key, O((n + m) log n), memory bounded by n
 //     entries.
 //
+// A cutoff (Request.Cutoff) stops each search once the distance it
+// settles passes it: the cost falls with the radius. The seed kernels
+// (dijkstra, delta, edge, bfs, bfs-level) skip every relaxation past it;
+// bellman-ford, whose negative arcs may come back under it, is clipped
+// after its search.
+//
 // Predecessors are set when a distance drops (pred[v] = the vertex being
 // settled), as in textbook Dijkstra; ties keep the first vertex that
 // reached the final distance.
@@ -63,6 +69,9 @@ func solveQueueBFS(ws *workspace[int32], src graph.VertexID, dist []int32, pred 
 		u := queue[head]
 		head++
 		du := dist[u] + 1
+		if du > r.cut {
+			break // the queue is in hop order: nothing later is within the cutoff
+		}
 		for _, v := range targets[offsets[u]:offsets[u+1]] {
 			if dist[v] == inf {
 				dist[v] = du
@@ -100,7 +109,7 @@ func solveDial[D graph.Number](ws *workspace[D], src graph.VertexID, dist []D, p
 	pending := 1
 	offsets, targets, weights := r.offsets, r.targets, r.weights
 	cur := D(0)
-	for pending > 0 {
+	for pending > 0 && cur <= r.cut {
 		slot := int64(cur) % nb
 		if skip := nextSet(nonEmpty, slot, nb); skip > 0 {
 			cur += D(skip)
@@ -184,6 +193,15 @@ func solveHeapDijkstra[D graph.Number](ws *workspace[D], src graph.VertexID, dis
 	pos[src] = 0
 	for len(h) > 0 {
 		top := h[0]
+		if top.d > r.cut {
+			// Every vertex left lies beyond the cutoff: clear the heap's
+			// positions for the next search and stop.
+			for _, e := range h {
+				pos[e.v] = -1
+			}
+			h = h[:0]
+			break
+		}
 		u := top.v
 		pos[u] = -1
 		last := h[len(h)-1]

@@ -51,6 +51,9 @@ func solveBFS(ws *workspace[int32], src graph.VertexID, dist []int32, pred []gra
 			for _, p := range front[lo:hi] {
 				hp, _ := unpackHops(atomic.LoadUint64(&state[p]))
 				nh := hp + 1
+				if nh > r.cut {
+					continue // past the cutoff (Request.Cutoff)
+				}
 				for k := r.offsets[p]; k < r.offsets[p+1]; k++ {
 					t := r.targets[k]
 					for {

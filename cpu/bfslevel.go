@@ -30,7 +30,7 @@ func solveBFSLevel(ws *workspace[int32], src graph.VertexID, dist []int32, _ []g
 	fill(dist, graph.Infinity[int32]())
 	dist[src] = 0
 	front := append(ws.front[:0], src)
-	for level := int32(0); len(front) > 0; level++ {
+	for level := int32(0); len(front) > 0 && level < r.cut; level++ {
 		if err := ws.ctx.Err(); err != nil {
 			ws.front = front
 			return err

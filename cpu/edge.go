@@ -40,7 +40,11 @@ func solveEdge[D graph.Number](ws *workspace[D], src graph.VertexID, dist []D, p
 					continue
 				}
 				for k := r.offsets[u]; k < r.offsets[u+1]; k++ {
-					if atomicMin(&dist[r.targets[k]], addPositive(du, r.weights[k], inf)) {
+					nd := addPositive(du, r.weights[k], inf)
+					if nd > r.cut {
+						continue // past the cutoff (Request.Cutoff)
+					}
+					if atomicMin(&dist[r.targets[k]], nd) {
 						lowered = true
 					}
 				}

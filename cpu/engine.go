@@ -24,9 +24,11 @@ type Engine struct {
 // The CPU engine plugs into the engine seam (graph/seam.go) as it is: its
 // runners name their kernel, and have no optional interface beside.
 var (
-	_ graph.Engine    = (*Engine)(nil)
-	_ graph.Runner    = (*runner[int32])(nil)
-	_ graph.Describer = (*runner[float64])(nil)
+	_ graph.Engine        = (*Engine)(nil)
+	_ graph.Runner        = (*runner[int32])(nil)
+	_ graph.Describer     = (*runner[float64])(nil)
+	_ graph.NarrowRunner  = (*runner[float32])(nil)
+	_ graph.NearestFinder = (*Engine)(nil)
 )
 
 // Option configures an Engine.
@@ -68,6 +70,9 @@ type solveFunc[D graph.Number] func(ws *workspace[D], src graph.VertexID, dist [
 // runner implements graph.Runner for distances of type D.
 type runner[D graph.Number] struct {
 	n       int
+	cols    []graph.VertexID // Request.Targets: the columns of a block's rows, nil for every vertex
+	cut     D                // Request.Cutoff in D; Infinity without one
+	hasCut  bool
 	offsets []graph.EdgeOffset
 	targets []graph.VertexID
 	weights []D // nil for the hop-count kernels
@@ -174,6 +179,18 @@ func newRunner[D graph.Number](e *Engine, g *graph.CSR, req graph.Request, algo 
 	r := &runner[D]{
 		n: g.NumVertices, offsets: g.Offsets, targets: g.Targets,
 		algo: algo, threads: max(1, threads), innerMin: e.innerMinArcs, withPred: req.WithPredecessors,
+		cols: req.Targets, cut: graph.Infinity[D](), hasCut: req.HasCutoff,
+	}
+	for _, t := range req.Targets {
+		if t < 0 || int(t) >= g.NumVertices {
+			return nil, fmt.Errorf("cpu: target %d outside [0, %d)", t, g.NumVertices)
+		}
+	}
+	if req.HasCutoff {
+		if req.Cutoff < 0 || req.Cutoff != req.Cutoff {
+			return nil, fmt.Errorf("cpu: cutoff %v is negative or NaN", req.Cutoff)
+		}
+		r.cut = graph.CutoffOf[D](req.Cutoff)
 	}
 	if !algo.CountsHops() && (algo != graph.Auto || g.Weighted) {
 		r.weights = graph.WeightsOf[D](g)
@@ -230,6 +247,14 @@ func newRunner[D graph.Number](e *Engine, g *graph.CSR, req graph.Request, algo 
 	if r.withPred && algo != graph.BFS && algo != graph.BFSLevel && algo != graph.Auto {
 		r.workBytes += n + list // the tight-arc walk that derives predecessors
 	}
+	if r.cols != nil {
+		// The full row a worker solves into before gathering the
+		// targets' columns, counted per source as the planner counts.
+		r.workBytes += n * size
+		if r.withPred {
+			r.workBytes += 4 * n
+		}
+	}
 	return r, nil
 }
 
@@ -242,11 +267,24 @@ func (r *runner[D]) Describe() string { return r.describe }
 // BytesPerSource counts one output row (distances, and predecessors when
 // asked for) and the algorithm's per-source working buffers.
 func (r *runner[D]) BytesPerSource() int64 {
-	b := int64(r.n)*int64(graph.TypeOf[D]().Size()) + r.workBytes
+	w := int64(r.width())
+	b := w*int64(graph.TypeOf[D]().Size()) + r.workBytes
 	if r.withPred {
-		b += 4 * int64(r.n)
+		b += 4 * w
 	}
 	return b
+}
+
+// Narrowed reports that the runner's blocks hold only the request's
+// targets' columns and no distance above its cutoff (graph.NarrowRunner).
+func (r *runner[D]) Narrowed() bool { return true }
+
+// width is the number of cells in one row of the runner's blocks.
+func (r *runner[D]) width() int {
+	if r.cols != nil {
+		return len(r.cols)
+	}
+	return r.n
 }
 
 // Close releases the pooled working buffers.
@@ -294,12 +332,7 @@ func (r *runner[D]) Run(ctx context.Context, out *graph.Block) error {
 					stop.Store(true)
 					return
 				}
-				row := dist[i*r.n : (i+1)*r.n]
-				var pred []graph.VertexID
-				if out.Pred != nil {
-					pred = out.Pred[i*r.n : (i+1)*r.n]
-				}
-				if err := r.solve(ws, out.Sources[i], row, pred); err != nil {
+				if err := r.solveRow(ws, out, dist, i); err != nil {
 					errs[i] = err
 					stop.Store(true)
 					return
@@ -319,6 +352,37 @@ func (r *runner[D]) Run(ctx context.Context, out *graph.Block) error {
 	return nil
 }
 
+// solveRow computes row i of out: straight into the row, or, for some
+// targets' columns, into the worker's full row and gathered from it; a
+// cutoff then clears what lies beyond it.
+func (r *runner[D]) solveRow(ws *workspace[D], out *graph.Block, dist []D, i int) error {
+	w := r.width()
+	row := dist[i*w : (i+1)*w]
+	var pred []graph.VertexID
+	if out.Pred != nil {
+		pred = out.Pred[i*w : (i+1)*w]
+	}
+	if r.cols == nil {
+		if err := r.solve(ws, out.Sources[i], row, pred); err != nil {
+			return err
+		}
+		if r.hasCut {
+			graph.NarrowRow(row, pred, nil, r.cut, row, pred)
+		}
+		return nil
+	}
+	full := grow(&ws.full, r.n)
+	var fullPred []graph.VertexID
+	if pred != nil {
+		fullPred = grow(&ws.fullPred, r.n)
+	}
+	if err := r.solve(ws, out.Sources[i], full, fullPred); err != nil {
+		return err
+	}
+	graph.NarrowRow(full, fullPred, r.cols, r.cut, row, pred)
+	return nil
+}
+
 func (r *runner[D]) checkBlock(out *graph.Block) error {
 	if out == nil {
 		return errors.New("cpu: nil block")
@@ -329,8 +393,11 @@ func (r *runner[D]) checkBlock(out *graph.Block) error {
 	if out.NumVertices != r.n {
 		return fmt.Errorf("cpu: block over %d vertices for a graph of %d", out.NumVertices, r.n)
 	}
+	if len(out.Targets) != len(r.cols) || out.CellTargets != nil {
+		return fmt.Errorf("cpu: block of %d target columns for a run of %d targets", len(out.Targets), len(r.cols))
+	}
 	dist, ok := out.Dist.([]D)
-	if !ok || len(dist) != len(out.Sources)*r.n {
+	if !ok || len(dist) != len(out.Sources)*r.width() {
 		return fmt.Errorf("cpu: block distances %T of length %d for %d sources", out.Dist, len(dist), len(out.Sources))
 	}
 	if out.Pred != nil && len(out.Pred) != len(dist) {

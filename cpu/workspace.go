@@ -29,6 +29,8 @@ type workspace[D graph.Number] struct {
 	pos          []int32
 	seen         []bool
 	bits         []uint64 // dial: the non-empty buckets
+	full         []D      // a full row, gathered into some targets' columns
+	fullPred     []graph.VertexID
 }
 
 func (r *runner[D]) workspace(ctx context.Context, par int) *workspace[D] {
@@ -85,7 +87,11 @@ func (ws *workspace[D]) relaxToPredist(front []graph.VertexID, dist, predist []D
 					continue
 				}
 				v := r.targets[k]
-				if atomicMin(&predist[v], addPositive(du, w, inf)) && claim(&ws.flags[v]) {
+				nd := addPositive(du, w, inf)
+				if nd > r.cut {
+					continue // past the cutoff: never relaxed (Request.Cutoff)
+				}
+				if atomicMin(&predist[v], nd) && claim(&ws.flags[v]) {
 					local = append(local, v)
 				}
 			}

@@ -152,6 +152,7 @@ func (s *Server) prepareQuery(ctx context.Context, b []byte) (Query, *pipeline.G
 		Allocator:        s.mem,
 		GPU:              &s.gpu,
 	}
+	q.QueryNarrowing.apply(&opt)
 	return q, g, opt, nil
 }
 

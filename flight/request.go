@@ -51,6 +51,9 @@ type Query struct {
 	Engine string `json:"engine,omitempty"`
 	// Delta is the bucket width of delta-stepping; 0 lets the engine choose.
 	Delta float64 `json:"delta,omitempty"`
+	// QueryNarrowing adds the keys "targets", "cutoff", "k", "reverse" and
+	// "with_paths".
+	QueryNarrowing
 }
 
 // SourceID is an external vertex id written as a JSON string or number; it
@@ -112,7 +115,7 @@ func (q *Query) normalize() error {
 	if q.Delta < 0 {
 		return fmt.Errorf("flight: delta %v is negative", q.Delta)
 	}
-	return nil
+	return q.QueryNarrowing.check()
 }
 
 // sourceStrings returns the sources as text, nil for every vertex.

@@ -61,4 +61,19 @@ type Request struct {
 	Delta float64
 	// Threads bounds CPU parallelism; 0 means all cores.
 	Threads int
+	// Targets, when not nil, are the only columns asked for: the blocks
+	// of the run carry Block.Targets, and row i, column j holds the
+	// distance from Sources[i] to Targets[j] (design.md, "Queries
+	// narrower than all pairs"). A runner that is not a NarrowRunner
+	// ignores it, and the pipeline gathers the columns on the host.
+	Targets []VertexID
+	// Cutoff, when HasCutoff, makes every distance above it unreachable
+	// (Infinity in the block, no predecessor). Kernels that settle
+	// vertices in distance order stop relaxing past it.
+	Cutoff    float64
+	HasCutoff bool
 }
+
+// Narrowed reports whether req asks for less than every distance: some
+// targets, or a cutoff.
+func (req Request) Narrowed() bool { return req.Targets != nil || req.HasCutoff }

@@ -23,6 +23,9 @@ package graph
 //	DeviceTimer    gpu runner, its Waiters and       the time lines of --verbose
 //	               ResidentBlocks
 //	CopyTimer      gpu Waiters                       the time lines of --verbose
+//	NearestFinder  cpu engine                        the nearest layout (one multi-source run)
+//	NarrowRunner   cpu runners                       targets and cutoff (Request.Targets,
+//	                                                 Request.Cutoff) honoured by the engine
 //
 // An engine that holds a device also implements io.Closer; the pipeline
 // closes an engine it opened for one run when the run is done.
@@ -164,4 +167,21 @@ type DeviceTimer interface {
 type CopyTimer interface {
 	CopyTime() time.Duration
 	MoveTime() time.Duration
+}
+
+// NarrowRunner is implemented by runners that honour Request.Targets and
+// Request.Cutoff themselves (the CPU runners): the blocks they fill carry
+// only the targets' columns and no distance above the cutoff. For a runner
+// without it, the pipeline runs full rows and narrows them on the host
+// (pipeline/narrow.go), which costs n distances per source in transit.
+type NarrowRunner interface {
+	Narrowed() bool
+}
+
+// NearestFinder is implemented by engines that answer the nearest layout
+// in one multi-source run (the CPU engine): for every vertex, the distance
+// to the nearest of sources and which one, ties to the smaller source id.
+// The pipeline runs the nearest layout on the CPU engine's for now.
+type NearestFinder interface {
+	Nearest(ctx context.Context, g *CSR, sources []VertexID, req Request) (*Nearest, error)
 }

@@ -45,7 +45,9 @@ func NewStats(sources []VertexID, t DistType) *Stats {
 }
 
 // ComputeStats reduces every row of b into a new Stats, rows spread over
-// every core.
+// every core. A block of some targets' columns (Block.Targets) is reduced
+// over the targets other than the source that it reaches, and closeness
+// divides by the number of those targets instead of n − 1.
 func ComputeStats(b *Block) *Stats {
 	s := NewStats(b.Sources, b.Type)
 	var next atomic.Int64
@@ -57,13 +59,13 @@ func ComputeStats(b *Block) *Stats {
 			for i := int(next.Add(1) - 1); i < len(b.Sources); i = int(next.Add(1) - 1) {
 				switch b.Type {
 				case DistInt32:
-					reduceRow(s, i, Row[int32](b, i), b.NumVertices)
+					reduceRow(s, i, Row[int32](b, i), b.Targets, b.NumVertices)
 				case DistInt64:
-					reduceRow(s, i, Row[int64](b, i), b.NumVertices)
+					reduceRow(s, i, Row[int64](b, i), b.Targets, b.NumVertices)
 				case DistFloat32:
-					reduceRow(s, i, Row[float32](b, i), b.NumVertices)
+					reduceRow(s, i, Row[float32](b, i), b.Targets, b.NumVertices)
 				case DistFloat64:
-					reduceRow(s, i, Row[float64](b, i), b.NumVertices)
+					reduceRow(s, i, Row[float64](b, i), b.Targets, b.NumVertices)
 				}
 			}
 		}()
@@ -72,16 +74,29 @@ func ComputeStats(b *Block) *Stats {
 	return s
 }
 
-func reduceRow[D Number](s *Stats, i int, row []D, n int) {
+func reduceRow[D Number](s *Stats, i int, row []D, targets []VertexID, n int) {
 	inf := Infinity[D]()
 	src := s.Sources[i]
+	if targets != nil {
+		// n − 1 becomes the number of targets other than the source.
+		n = len(targets) + 1
+		for _, t := range targets {
+			if t == src {
+				n--
+			}
+		}
+	}
 	var reach int64
 	var ecc D
 	var sumInt int64
 	var sumFloat, harmonic float64
 	isFloat := s.Type.IsFloat()
 	for v, d := range row {
-		if d == inf || VertexID(v) == src {
+		vertex := VertexID(v)
+		if targets != nil {
+			vertex = targets[v]
+		}
+		if d == inf || vertex == src {
 			continue
 		}
 		if reach == 0 || d > ecc {

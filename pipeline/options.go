@@ -32,6 +32,26 @@ type Options struct {
 	// order. A source named more than once runs once, at its first place,
 	// so its rows appear once in the result.
 	Sources []string
+	// Targets are external ids as text: the only columns of the answer, in
+	// this order (the matrix layout becomes the sources × targets
+	// origin–destination matrix); nil means every vertex.
+	Targets []string
+	// Cutoff, when HasCutoff, makes distances above it unreachable: left
+	// out of pairs, +Inf or null in matrix, outside R in stats.
+	Cutoff    float64
+	HasCutoff bool
+	// K, when above 0, keeps per source the K nearest other vertices (of
+	// Targets, within Cutoff), ties by vertex order, as pairs with a rank
+	// column from 1.
+	K int
+	// Reverse runs on the transposed graph: distances along incoming arcs,
+	// row (source s, target v, d(v → s)); a predecessor is then the vertex
+	// after v on its path to s.
+	Reverse bool
+	// WithPaths adds the path column (pairs layout): the vertices from the
+	// source to the target. Without Targets, K or a cutoff it is refused
+	// on graphs above MaxPathsVertices vertices.
+	WithPaths bool
 	// WithPredecessors adds the predecessor column (pairs layout).
 	WithPredecessors bool
 	// Delta is the bucket width of delta-stepping; 0 chooses from the weights.

@@ -38,6 +38,9 @@ func (g *Graph) normalize(opt Options) (Options, error) {
 	if opt.WithPredecessors && opt.Layout != arrowio.LayoutPairs {
 		return opt, fmt.Errorf("%w: predecessors are part of the pairs layout only, not %s", ErrInvalid, opt.Layout)
 	}
+	if err := checkQuery(opt); err != nil {
+		return opt, err
+	}
 	if opt.MaxBlock < 0 {
 		return opt, fmt.Errorf("%w: a block of %d sources", ErrInvalid, opt.MaxBlock)
 	}
@@ -68,7 +71,14 @@ func Schema(g *Graph, opt Options) (*arrow.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return arrowio.ResultSchema(opt.Layout, g.Table.Vertices, g.resultType(opt.Algorithm), opt.WithPredecessors), nil
+	targets, err := g.resolveTargets(opt.Targets)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.checkPaths(opt, len(opt.Sources)+g.NumVertices()*btoi(opt.Sources == nil)); err != nil {
+		return nil, err
+	}
+	return arrowio.ShapedSchema(opt.Layout, g.Table.Vertices, g.resultType(opt.Algorithm), opt.WithPredecessors, shape(opt, targets)), nil
 }
 
 // Run computes the request and calls emit with every record batch, in
@@ -84,7 +94,20 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 	if err != nil {
 		return nil, err
 	}
+	targets, err := g.resolveTargets(opt.Targets)
+	if err != nil {
+		return nil, err
+	}
+	if opt.K > 0 {
+		targets = distinct(targets) // a vertex is one of the k nearest once
+	}
 	csr := g.CSR
+	if opt.Reverse {
+		csr = graph.Transpose(csr)
+	}
+	if opt.Layout == arrowio.LayoutNearest {
+		return runNearest(ctx, g, csr, opt, sources, start, emit)
+	}
 	if csr.HasNegative() && !opt.Algorithm.AcceptsNegative() && !opt.Algorithm.CountsHops() && opt.Algorithm != graph.Auto {
 		return nil, g.explain(csr.NegativeWeight(opt.Algorithm))
 	}
@@ -93,17 +116,23 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 		return nil, err
 	}
 	defer release()
-	req := graph.Request{Algorithm: opt.Algorithm, WithPredecessors: opt.WithPredecessors, Delta: opt.Delta, Threads: opt.Threads}
-	runner, err := eng.Prepare(ctx, csr, req)
+	if err := g.checkPaths(opt, len(sources)); err != nil {
+		return nil, err
+	}
+	req := graph.Request{Algorithm: opt.Algorithm, WithPredecessors: opt.WithPredecessors || opt.WithPaths, Delta: opt.Delta, Threads: opt.Threads,
+		Targets: targets, Cutoff: opt.Cutoff, HasCutoff: opt.HasCutoff}
+	prepared, err := eng.Prepare(ctx, csr, engineRequest(req, opt.WithPaths))
 	if err != nil {
 		return nil, g.explain(err)
 	}
+	runner := narrowRunner(prepared, req, csr.NumVertices, opt.WithPaths)
 	defer runner.Close()
 	sum := &Summary{Engine: eng.Name(), Algorithm: describe(runner, opt.Algorithm), Sources: int64(len(sources))}
 	fmt.Fprintf(opt.Log, "pathctl: engine %s, algorithm %s, %d vertices, %d arcs, %s distances (ready in %s)\n",
 		sum.Engine, sum.Algorithm, csr.NumVertices, csr.NumEdges(), runner.DistType(), time.Since(start).Round(time.Millisecond))
 
 	builder := arrowio.NewResultBuilder(opt.Layout, g.Table.Vertices, runner.DistType(), opt.WithPredecessors, opt.Allocator)
+	builder.SetShape(shape(opt, targets))
 	counted := func(r arrow.RecordBatch) error {
 		sum.Rows += r.NumRows()
 		return emit(r)
@@ -136,6 +165,7 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 			return out, nil
 		}
 	}
+	sched.targets, sched.nearest = targets, opt.K
 	var tm timings
 	sched.timings = &tm
 	err = runBlocks(ctx, g, runner, opt, sched, sources, blocks, func(res blockResult) error {
@@ -165,9 +195,19 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 		return nil, g.explain(err)
 	}
 	sum.Pairs = sum.Sources * int64(csr.NumVertices)
+	if targets != nil {
+		sum.Pairs = sum.Sources * int64(len(targets))
+	}
 	sum.Elapsed = time.Since(start)
 	fmt.Fprintf(opt.Log, "pathctl: time %s\n", tm)
 	return sum, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // describe is what runner says it runs for algo (graph.Describer), else

@@ -31,6 +31,10 @@ type schedule struct {
 	// into pieces of pinned memory (pinnedBlockBytes), which startAhead
 	// then merges back.
 	computeMax int
+	// targets, when not nil, are the columns of every block (Request.Targets).
+	targets []graph.VertexID
+	// nearest, when above 0, keeps the k nearest of every row (Options.K).
+	nearest int
 }
 
 type blockResult struct {
@@ -159,13 +163,19 @@ type producer struct {
 
 func (p *producer) newBlock(b SourceBlock) *graph.Block {
 	if p.pool != nil {
-		return p.pool.block(p.sources[b.Start:b.End], p.g.NumVertices(), p.runner.DistType(), p.opt.WithPredecessors)
+		return p.pool.block(p.sources[b.Start:b.End], p.g.NumVertices(), p.runner.DistType(), p.opt.WithPredecessors || p.opt.WithPaths)
 	}
-	return graph.NewBlock(p.sources[b.Start:b.End], p.g.NumVertices(), p.runner.DistType(), p.opt.WithPredecessors)
+	return graph.NewTargetBlock(p.sources[b.Start:b.End], p.sched.targets, p.g.NumVertices(), p.runner.DistType(), p.opt.WithPredecessors || p.opt.WithPaths)
 }
 
 // result is what the sink gets of a computed block.
 func (p *producer) result(b SourceBlock, blk *graph.Block) (blockResult, error) {
+	if p.opt.WithPaths && blk.PathPred == nil && blk.Targets == nil {
+		blk.PathPred = blk.Pred // full rows: the predecessors are the path's
+	}
+	if p.sched.nearest > 0 {
+		blk = nearestOf(blk, p.sched.nearest)
+	}
 	if p.opt.Layout == arrowio.LayoutStats {
 		return blockResult{end: b.End, stats: graph.ComputeStats(blk)}, nil
 	}

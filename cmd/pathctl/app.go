@@ -122,6 +122,7 @@ func App(e *env) *cli.App {
 			runCommand(e),
 			ssspCommand(e, "sssp", "shortest paths from one source", graph.Auto),
 			ssspCommand(e, "bfs", "hop counts from one source (breadth-first search)", graph.BFS),
+			pathCommand(e),
 			genCommand(e),
 			verifyCommand(e),
 			infoCommand(e),

@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/gen"
 	"github.com/pathctl/pathctl/pipeline"
 )
 
@@ -141,7 +142,7 @@ func TestMemFlagTakesUnitsAndWarnsPastPhysicalMemory(t *testing.T) {
 		t.Skip("the machine's memory is not known on this system")
 	}
 	r := inProcess(t, "run", in, "--engine", "cpu", "--mem", "1000TiB", "-o", filepath.Join(dir, "o.csv"))
-	if r.code != 0 || !strings.Contains(r.stderr, "pathctl: note: --mem 1000.0 TiB is more than this machine's memory ("+formatBytes(phys)+")") {
+	if r.code != 0 || !strings.Contains(r.stderr, "pathctl: note: --mem 1000.0 TiB is more than this machine's memory ("+gen.HumanBytes(phys)+")") {
 		t.Errorf("--mem 1000TiB: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/gen"
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/pipeline"
 )
@@ -117,7 +118,7 @@ func readComputeParams(c *cli.Context, notice io.Writer) (computeParams, error) 
 			return p, usagef("--mem 0: want a budget above 0 (leave it out for the default)")
 		}
 		if phys := physicalMemory(); phys > 0 && p.mem > phys && notice != nil {
-			fmt.Fprintf(notice, "pathctl: note: --mem %s is more than this machine's memory (%s); runs past it will fail or swap\n", formatBytes(p.mem), formatBytes(phys))
+			fmt.Fprintf(notice, "pathctl: note: --mem %s is more than this machine's memory (%s); runs past it will fail or swap\n", gen.HumanBytes(p.mem), gen.HumanBytes(phys))
 		}
 	}
 	return p, nil
@@ -142,6 +143,7 @@ func runCommand(e *env) *cli.Command {
 		&cli.StringFlag{Name: "sources", Usage: "comma-separated source ids (default: every vertex); a repeated id runs once, at its first place, and its rows appear once"},
 		&cli.StringFlag{Name: "sources-file", Usage: "file of source ids, one per line (repeats run once, as with --sources)"},
 	)
+	flags = append(flags, queryFlags()...)
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "shortest paths from every source (or --sources) to every vertex",
@@ -164,6 +166,7 @@ func ssspCommand(e *env, name, usage string, algo graph.Algorithm) *cli.Command 
 	flags := append(inputFlags(), computeFlags(algo)...)
 	flags = append(flags, outputFlags()...)
 	flags = append(flags, &cli.StringFlag{Name: "source", Aliases: []string{"s"}, Required: true, Usage: "the source vertex id"})
+	flags = append(flags, queryFlags()...)
 	// One source is one block.
 	hideFlags(flags, []string{"max-block"})
 	if algo == graph.BFS {
@@ -181,6 +184,12 @@ func ssspCommand(e *env, name, usage string, algo graph.Algorithm) *cli.Command 
 }
 
 func parseSources(list, file string) ([]string, error) {
+	return parseIDs("sources", list, file)
+}
+
+// parseIDs reads the ids of --NAME (comma-separated) and --NAME-file (one
+// per line).
+func parseIDs(name, list, file string) ([]string, error) {
 	var ids []string
 	if list != "" {
 		for _, s := range strings.Split(list, ",") {
@@ -189,13 +198,13 @@ func parseSources(list, file string) ([]string, error) {
 			}
 		}
 		if ids == nil {
-			return nil, usagef("--sources %q names no source", list)
+			return nil, usagef("--%s %q names no id", name, list)
 		}
 	}
 	if file != "" {
 		f, err := os.Open(file)
 		if err != nil {
-			return nil, usagef("--sources-file: %v", err)
+			return nil, usagef("--%s-file: %v", name, err)
 		}
 		defer f.Close()
 		sc := bufio.NewScanner(f)
@@ -205,10 +214,10 @@ func parseSources(list, file string) ([]string, error) {
 			}
 		}
 		if err := sc.Err(); err != nil {
-			return nil, usagef("--sources-file %s: %v", file, err)
+			return nil, usagef("--%s-file %s: %v", name, file, err)
 		}
 		if ids == nil {
-			return nil, usagef("--sources-file %s names no source", file)
+			return nil, usagef("--%s-file %s names no id", name, file)
 		}
 	}
 	return dedupe(ids), nil
@@ -367,6 +376,9 @@ func execute(e *env, c *cli.Context, sources []string) error {
 		WithPredecessors: c.Bool("with-predecessors"), Delta: params.delta,
 		Threads: params.threads, MemBudget: params.mem, MaxBlock: params.maxBlock,
 	}
+	if err := applyQueryFlags(c, &opt); err != nil {
+		return err
+	}
 	if !quiet {
 		opt.Notice = e.stderr
 	}
@@ -391,9 +403,13 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	defer g.Close() // on the error paths; closed below otherwise
 	schema, err := pipeline.Schema(g, opt)
 	if err != nil {
-		return err
+		return queryError(err)
 	}
-	wopt := arrowio.WriteOptions{Format: format, Compression: c.String("compression"), Stdout: e.stdout, Vertices: g.Table.Vertices}
+	columns, err := pipeline.Columns(g, opt)
+	if err != nil {
+		return queryError(err)
+	}
+	wopt := arrowio.WriteOptions{Format: format, Compression: c.String("compression"), Stdout: e.stdout, Vertices: columns}
 
 	// The matrix layout names its vertex order in a file beside it (not
 	// beside a stream: stdout, a device, a FIFO).
@@ -427,7 +443,7 @@ func execute(e *env, c *cli.Context, sources []string) error {
 		return err
 	}
 	if verticesOut != "" {
-		if err := writeVertices(verticesOut, g, wopt); err != nil {
+		if err := writeVertices(verticesOut, columns, wopt); err != nil {
 			w.Abort()
 			return err
 		}
@@ -493,8 +509,8 @@ func defaultVerticesPath(out string) string {
 	return strings.TrimSuffix(out, ext) + ".vertices" + ext
 }
 
-func writeVertices(path string, g *pipeline.Graph, wopt arrowio.WriteOptions) error {
-	rec := arrowio.VerticesRecord(g.Table.Vertices, nil)
+func writeVertices(path string, columns *arrowio.Vertices, wopt arrowio.WriteOptions) error {
+	rec := arrowio.VerticesRecord(columns, nil)
 	defer rec.Release()
 	w, err := arrowio.CreateResult(path, rec.Schema(), wopt)
 	if err != nil {
@@ -516,7 +532,7 @@ func printSummary(e *env, s *pipeline.Summary, g *pipeline.Graph, out string, by
 	}
 	fmt.Fprintf(e.stderr, "pathctl: %d sources × %d vertices (%d arcs): %d pairs in %s (%s pairs/s), engine %s, algorithm %s; %d rows, %s written to %s\n",
 		s.Sources, g.NumVertices(), g.CSR.NumEdges(), s.Pairs, s.Elapsed.Round(time.Millisecond), humanCount(rate),
-		s.Engine, s.Algorithm, s.Rows, humanBytes(bytes), dest)
+		s.Engine, s.Algorithm, s.Rows, gen.HumanBytes(bytes), dest)
 }
 
 func humanCount(x float64) string {
@@ -529,16 +545,4 @@ func humanCount(x float64) string {
 		return fmt.Sprintf("%.1fk", x/1e3)
 	}
 	return fmt.Sprintf("%.0f", x)
-}
-
-func humanBytes(b int64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
-	case b >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", b)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"math"
 	"os"
@@ -51,20 +50,6 @@ func parseBytes(flag, s string) (int64, error) {
 		return 0, usagef("--%s %q: not a whole number of bytes", flag, s)
 	}
 	return int64(x * scale), nil
-}
-
-// formatBytes writes a size the way parseBytes reads it back, in binary
-// units.
-func formatBytes(n int64) string {
-	switch {
-	case n >= 1<<40:
-		return fmt.Sprintf("%.1f TiB", float64(n)/(1<<40))
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 // checkOutputDir refuses an output path whose directory is missing or not

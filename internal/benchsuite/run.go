@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/pathctl/pathctl/gen"
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/pipeline"
 )
@@ -128,7 +129,7 @@ func Run(ctx context.Context, p Params) (*Report, error) {
 				}
 				rep.Disk = d
 				fmt.Fprintf(log, "pathctl bench: disk: %s matrix, %s: Arrow %.1f MB/s, plain %.1f MB/s, %.0f %%\n",
-					bg.Name, humanBytes(d.Bytes), d.ArrowRate/1e6, d.PlainRate/1e6, 100*d.Ratio)
+					bg.Name, gen.HumanBytes(d.Bytes), d.ArrowRate/1e6, d.PlainRate/1e6, 100*d.Ratio)
 			}
 			return nil
 		}()
@@ -237,17 +238,4 @@ func externalIDs(g *pipeline.Graph, vs []graph.VertexID) []string {
 		out[i] = g.Table.Vertices.Format(v)
 	}
 	return out
-}
-
-// humanBytes writes a size in B, KiB, MiB or GiB.
-func humanBytes(b int64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
-	case b >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", b)
 }

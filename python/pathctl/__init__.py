@@ -14,7 +14,7 @@ Remotely, :func:`connect` talks to a ``pathctl serve`` Flight endpoint, and
 :mod:`pathctl.spark` spreads the sources of a run over a Spark cluster.
 """
 
-from ._api import apsp, bfs, distance_matrix, gpu_available, info, matrix_from_table, sssp, stream
+from ._api import apsp, bfs, distance_matrix, gpu_available, info, matrix_from_table, path, sssp, stream
 from ._errors import (
     AuthenticationError,
     BinaryNotFoundError,
@@ -46,6 +46,7 @@ __all__ = [
     "bfs",
     "stream",
     "distance_matrix",
+    "path",
     "matrix_from_table",
     "info",
     "gpu_available",

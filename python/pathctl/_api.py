@@ -1,10 +1,11 @@
-"""The local entry points: apsp, sssp, bfs, stream and distance_matrix."""
+"""The local entry points: apsp, sssp, bfs, stream, distance_matrix and path."""
 
 from __future__ import annotations
 
+import math
 import mmap
 import os
-from typing import Any, Iterable, Optional, Tuple, Union
+from typing import Any, Iterable, List, Optional, Tuple, Union
 
 import numpy as np
 import pyarrow as pa
@@ -38,6 +39,13 @@ def apsp(edges: Any, *, algorithm: str = "auto", sources: Optional[Iterable[Any]
 
     ``directed=False`` treats each row as both directions (the CLI's
     ``--undirected``).
+
+    Narrower questions (``**options``, as the CLI's flags): ``targets`` (ids:
+    only those columns, in that order), ``cutoff`` (longer distances count
+    as unreachable), ``k`` (per source the k nearest other vertices, ranked),
+    ``reverse`` (distances to the sources along incoming arcs),
+    ``with_paths`` (a ``path`` list column on pairs) and
+    ``layout="nearest"`` with ``sources`` (every vertex's nearest source).
 
     Options (``**options``): ``src_col``, ``dst_col``, ``weight_col`` (column
     names, default src, dst, weight), ``unweighted``, ``vertices`` (the
@@ -164,6 +172,21 @@ def distance_matrix(edges: Any, *, algorithm: str = "auto", sources: Optional[It
         run.cleanup()
     D = _matrix(table, unreachable, private=True, mapping=run.mapping)
     return D, vertices.to_numpy(zero_copy_only=False)
+
+
+def path(edges: Any, source: Any, target: Any, *, algorithm: str = "auto", directed: bool = True,
+         engine: str = "auto", **options: Any) -> Tuple[float, List[Any]]:
+    """One shortest path of ``edges``: ``(distance, ids)`` with the ids from
+    ``source`` to ``target``, both included. ``(math.inf, [])`` when the
+    target is unreachable. Edges and options are those of :func:`apsp`
+    (``reverse=True`` walks the arcs backwards)."""
+    run = Run("run", edges, layout="pairs", algorithm=algorithm, sources=[source],
+              directed=directed, engine=engine,
+              options={**options, "targets": [target], "with_paths": True})
+    table = run_table(run)
+    if table.num_rows == 0:
+        return math.inf, []
+    return table.column("distance")[0].as_py(), table.column("path")[0].as_py()
 
 
 def matrix_from_table(table: pa.Table, unreachable: Any = None) -> Union[np.ndarray, np.ma.MaskedArray]:

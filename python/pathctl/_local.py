@@ -42,7 +42,7 @@ log = logging.getLogger("pathctl")
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
-LAYOUTS = ("pairs", "matrix", "stats")
+LAYOUTS = ("pairs", "matrix", "stats", "nearest")
 
 # PATHCTL_HANDOFF=pipe makes every run use pipes (stdin, stdout) even where
 # memfds work; "auto" (or unset) uses memfds where they work.
@@ -159,9 +159,11 @@ _VALUE_FLAGS = {
     "threads": "--threads",
     "mem": "--mem",
     "input_format": "--input-format",
+    "cutoff": "--cutoff",
+    "k": "--k-nearest",
 }
-_BOOL_FLAGS = {"unweighted": "--unweighted"}
-OPTION_NAMES = tuple(_VALUE_FLAGS) + tuple(_BOOL_FLAGS) + ("vertices", "binary", "env")
+_BOOL_FLAGS = {"unweighted": "--unweighted", "reverse": "--reverse", "with_paths": "--with-paths"}
+OPTION_NAMES = tuple(_VALUE_FLAGS) + tuple(_BOOL_FLAGS) + ("vertices", "binary", "env", "targets")
 
 
 def check_options(options: Mapping[str, Any]) -> None:
@@ -199,6 +201,7 @@ class Run:
         binary = find_binary(options.pop("binary", None))
         env = options.pop("env", None)
         vertices = options.pop("vertices", None)
+        targets = options.pop("targets", None)
         self._input = as_edge_input(edges, (options.get("src_col") or "src", options.get("dst_col") or "dst"))
         # A directory for the vertex table handed to --vertices (a file the
         # binary names by its extension), made when first needed; the other
@@ -249,6 +252,8 @@ class Run:
             if algorithm is not None and algorithm != "auto":
                 args += ["--algo", str(algorithm)]
             args += ["--source", str(source)]
+        if targets is not None:
+            args += ["--targets-file", self._id_file("targets", targets)]
         args += ["--layout", layout, "--engine", str(engine)]
         if self.output == "memfd":
             self._out_fd = _new_memfd("pathctl-result")
@@ -374,6 +379,22 @@ class Run:
         table = pa.table({"vertex": ids})
         with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
+        return path
+
+    def _id_file(self, name: str, ids: Iterable[Any]) -> str:
+        """Write ids, one per line, to a temporary file for --NAME-file."""
+        ids = [str(s) for s in ids]
+        if not ids:
+            self.cleanup()
+            raise _errors.UsageError(f"{name} is an empty list; pass {name}=None for every vertex")
+        path = self._side_file(f"{name}.txt")
+        self._names[path] = name
+        with open(path, "w", encoding="utf-8") as f:
+            for s in ids:
+                if "\n" in s or "\r" in s:
+                    self.cleanup()
+                    raise _errors.InvalidInputError(f"{name} id {s!r} contains a line break")
+                f.write(s + "\n")
         return path
 
     # --- threads -----------------------------------------------------------

@@ -167,10 +167,15 @@ class Client:
 
     def apsp(self, name: str, *, algorithm: str = "auto", sources: Optional[Iterable[Any]] = None,
              layout: str = "pairs", with_predecessors: bool = False, engine: str = "auto",
-             delta: Optional[float] = None) -> pa.Table:
+             delta: Optional[float] = None, targets: Optional[Iterable[Any]] = None,
+             cutoff: Optional[float] = None, k: Optional[int] = None,
+             reverse: bool = False, with_paths: bool = False) -> pa.Table:
         """Shortest paths on stored graph ``name``; arguments and result as
-        :func:`pathctl.apsp` (the upload fixed columns and direction)."""
-        reader = self._get(name, algorithm, sources, layout, with_predecessors, engine, delta)
+        :func:`pathctl.apsp` (the upload fixed columns and direction), with
+        the ticket keys ``targets``, ``cutoff``, ``k``, ``reverse`` and
+        ``with_paths``."""
+        reader = self._get(name, algorithm, sources, layout, with_predecessors, engine, delta,
+                           _narrowing(targets, cutoff, k, reverse, with_paths))
         try:
             return reader.read_all()
         except (pa.ArrowException, OSError) as exc:
@@ -186,25 +191,33 @@ class Client:
 
     def stream(self, name: str, *, algorithm: str = "auto", sources: Optional[Iterable[Any]] = None,
                layout: str = "pairs", with_predecessors: bool = False, engine: str = "auto",
-               delta: Optional[float] = None) -> pa.RecordBatchReader:
+               delta: Optional[float] = None, targets: Optional[Iterable[Any]] = None,
+               cutoff: Optional[float] = None, k: Optional[int] = None,
+               reverse: bool = False, with_paths: bool = False) -> pa.RecordBatchReader:
         """Like :meth:`apsp`, but returns a RecordBatchReader that reads the
         result as the server sends it; a failure part way is raised by the
         read that reaches it, as a PathctlError."""
-        reader = self._get(name, algorithm, sources, layout, with_predecessors, engine, delta)
+        reader = self._get(name, algorithm, sources, layout, with_predecessors, engine, delta,
+                           _narrowing(targets, cutoff, k, reverse, with_paths))
         return pa.RecordBatchReader.from_batches(reader.schema, _FlightBatches(reader))
 
     def schema(self, name: str, *, algorithm: str = "auto", sources: Optional[Iterable[Any]] = None,
-               layout: str = "pairs", with_predecessors: bool = False, engine: str = "auto") -> pa.Schema:
+               layout: str = "pairs", with_predecessors: bool = False, engine: str = "auto",
+               targets: Optional[Iterable[Any]] = None, cutoff: Optional[float] = None,
+               k: Optional[int] = None, reverse: bool = False,
+               with_paths: bool = False) -> pa.Schema:
         """The schema a query would return, without running it."""
-        query = _query(name, algorithm, sources, layout, with_predecessors, engine, None)
+        query = _query(name, algorithm, sources, layout, with_predecessors, engine, None,
+                       _narrowing(targets, cutoff, k, reverse, with_paths))
         descriptor = self._flight.FlightDescriptor.for_command(query)
         try:
             return self._client.get_flight_info(descriptor, self._options).schema
         except (pa.ArrowException, OSError) as exc:
             raise _errors.from_flight(exc) from exc
 
-    def _get(self, name, algorithm, sources, layout, with_predecessors, engine, delta):
-        ticket = self._flight.Ticket(_query(name, algorithm, sources, layout, with_predecessors, engine, delta))
+    def _get(self, name, algorithm, sources, layout, with_predecessors, engine, delta, narrowing):
+        ticket = self._flight.Ticket(_query(name, algorithm, sources, layout, with_predecessors, engine,
+                                            delta, narrowing))
         try:
             reader = self._client.do_get(ticket, self._options)
             reader.schema  # the first message: errors before the schema surface here
@@ -213,7 +226,28 @@ class Client:
             raise _errors.from_flight(exc) from exc
 
 
-def _query(name, algorithm, sources, layout, with_predecessors, engine, delta) -> bytes:
+def _ids(ids: Iterable[Any]) -> List[Any]:
+    return [s if isinstance(s, int) and not isinstance(s, bool) else str(s) for s in ids]
+
+
+def _narrowing(targets, cutoff, k, reverse=False, with_paths=False) -> Dict[str, Any]:
+    """The ticket keys of a query narrower than all pairs: targets, cutoff,
+    k, reverse and with_paths."""
+    keys: Dict[str, Any] = {}
+    if targets is not None:
+        keys["targets"] = _ids(targets)
+    if cutoff is not None:
+        keys["cutoff"] = float(cutoff)
+    if k is not None:
+        keys["k"] = int(k)
+    if reverse:
+        keys["reverse"] = True
+    if with_paths:
+        keys["with_paths"] = True
+    return keys
+
+
+def _query(name, algorithm, sources, layout, with_predecessors, engine, delta, narrowing=None) -> bytes:
     query: Dict[str, Any] = {"graph": name, "algorithm": algorithm, "layout": layout,
                              "with_predecessors": bool(with_predecessors), "engine": engine}
     if sources is not None:
@@ -221,6 +255,7 @@ def _query(name, algorithm, sources, layout, with_predecessors, engine, delta) -
                             for s in sources]
     if delta is not None:
         query["delta"] = delta
+    query.update(narrowing or {})
     return json.dumps(query).encode()
 
 

@@ -39,7 +39,9 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
          with_predecessors: bool = False, engine: str = "auto", src_col: str = "src",
          dst_col: str = "dst", weight_col: str = "weight", unweighted: bool = False,
          token: Optional[str] = None, tls_root_certs: Optional[bytes] = None,
-         binary: Optional[str] = None, graph_name: Optional[str] = None) -> Any:
+         binary: Optional[str] = None, graph_name: Optional[str] = None,
+         targets: Optional[Iterable[Any]] = None, cutoff: Optional[float] = None,
+         k: Optional[int] = None, reverse: bool = False, with_paths: bool = False) -> Any:
     """Shortest paths of the edges in Spark DataFrame ``edges_df`` from every
     vertex (or from ``sources``), as a Spark DataFrame in the ``pairs``
     (source, target, distance[, predecessor]) or ``stats`` (source,
@@ -60,6 +62,9 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
     2^63 are refused by the cast), since Spark has no unsigned types. The
     result is lazy like any DataFrame: every action reruns the blocks, so
     ``cache()`` it or write it out once.
+
+    ``targets``, ``cutoff``, ``k``, ``reverse`` and ``with_paths`` narrow the answer as in
+    :func:`pathctl.apsp` and reach every task unchanged.
     """
     if layout not in SPARK_LAYOUTS:
         raise _errors.UsageError(f"pathctl.spark: layout {layout!r} is not supported in Spark "
@@ -87,6 +92,13 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
     ipc = _ipc_bytes(table)
     run = {"algorithm": algorithm, "layout": layout, "with_predecessors": with_predecessors,
            "engine": engine}
+    if reverse:
+        run["reverse"] = True
+    if with_paths:
+        run["with_paths"] = True
+    for key, value in (("targets", targets), ("cutoff", cutoff), ("k", k)):
+        if value is not None:
+            run[key] = list(value) if key == "targets" else value
     local_opts = {"directed": directed, "src_col": src_col, "dst_col": dst_col,
                   "weight_col": weight_col, "binary": binary}
     if endpoints:
@@ -108,7 +120,7 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
         if schema is None:
             # An empty graph: ask the binary on the driver is no option either
             # (it may have none); build the schema from the edges' types.
-            schema = _empty_schema(table, src_col, layout, with_predecessors)
+            schema = _empty_schema(table, src_col, layout, with_predecessors, k is not None, with_paths)
     target = spark_arrow_schema(schema)
     spark_schema = _spark_schema(target)
     block_rows = [(i, json.dumps(b)) for i, b in enumerate(blocks)]
@@ -221,14 +233,19 @@ def _probe_schema(sc, bcast, first, run, local_opts) -> pa.Schema:
     return pa.ipc.read_schema(pa.py_buffer(raw))
 
 
-def _empty_schema(table: pa.Table, src_col: str, layout: str, with_predecessors: bool) -> pa.Schema:
+def _empty_schema(table: pa.Table, src_col: str, layout: str, with_predecessors: bool,
+                  rank: bool = False, paths: bool = False) -> pa.Schema:
     ids = table.schema.field(src_col).type
     if layout == "stats":
         return pa.schema([("source", ids), ("reachable", pa.int64()), ("eccentricity", pa.int32()),
                           ("sum", pa.int64()), ("closeness", pa.float64()), ("harmonic", pa.float64())])
     fields = [("source", ids), ("target", ids), ("distance", pa.int32())]
+    if rank:
+        fields.append(("rank", pa.int32()))
     if with_predecessors:
         fields.append(("predecessor", ids))
+    if paths:
+        fields.append(("path", pa.list_(ids)))
     return pa.schema(fields)
 
 
@@ -282,6 +299,8 @@ def _spark_type(t: pa.DataType) -> pa.DataType:
         return pa.string()
     if pa.types.is_dictionary(t):
         return _spark_type(t.value_type)
+    if pa.types.is_list(t):  # the path column of with_paths
+        return pa.list_(_spark_type(t.value_type))
     return t
 
 

@@ -1,0 +1,78 @@
+package main
+
+// The flags of queries narrower than all pairs (design.md, "Queries
+// narrower than all pairs"): --targets, --targets-file, --cutoff,
+// --k-nearest, --nearest, --reverse and --with-paths on pathctl run.
+
+import (
+	"errors"
+	"math"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/pipeline"
+)
+
+// queryFlags narrow the answer of pathctl run.
+func queryFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "targets", Usage: "comma-separated target ids: only these columns (matrix: the sources × targets matrix in this order)"},
+		&cli.StringFlag{Name: "targets-file", Usage: "file of target ids, one per line"},
+		&cli.Float64Flag{Name: "cutoff", Usage: "distances above `D` count as unreachable; searches stop past it"},
+		&cli.BoolFlag{Name: "with-paths", Usage: "add a path column (the ids from source to target) to the pairs layout; above 10000 vertices only with --targets, --k-nearest or --cutoff"},
+		&cli.BoolFlag{Name: "nearest", Usage: "layout nearest: every vertex's distance to the nearest of --sources, and which (one multi-source run)"},
+		&cli.BoolFlag{Name: "reverse", Usage: "distances to the sources along incoming arcs: rows (source s, target v, d(v → s))"},
+		&cli.IntFlag{Name: "k-nearest", Usage: "per source the `K` nearest other vertices (ties by vertex order), pairs with a rank column"},
+	}
+}
+
+// applyQueryFlags puts the query flags of c into opt, refusing values no
+// graph could answer.
+func applyQueryFlags(c *cli.Context, opt *pipeline.Options) error {
+	if c.IsSet("targets") || c.IsSet("targets-file") {
+		targets, err := parseIDs("targets", c.String("targets"), c.String("targets-file"))
+		if err != nil {
+			return err
+		}
+		opt.Targets = targets
+	}
+	if c.IsSet("cutoff") {
+		d := c.Float64("cutoff")
+		if math.IsNaN(d) || d < 0 {
+			return usagef("--cutoff %v: the cutoff is a distance of 0 or more", d)
+		}
+		opt.Cutoff, opt.HasCutoff = d, true
+	}
+	opt.Reverse = c.Bool("reverse")
+	opt.WithPaths = c.Bool("with-paths")
+	if c.Bool("nearest") {
+		if c.IsSet("layout") && opt.Layout != arrowio.LayoutNearest {
+			return usagef("--nearest is the nearest layout; it does not go with --layout %s", opt.Layout)
+		}
+		if opt.Sources == nil {
+			return usagef("--nearest needs --sources or --sources-file: the sources are what each vertex's nearest is chosen from")
+		}
+		opt.Layout = arrowio.LayoutNearest
+	}
+	if c.IsSet("k-nearest") {
+		k := c.Int("k-nearest")
+		if k <= 0 {
+			return usagef("--k-nearest %d: K is 1 or more", k)
+		}
+		opt.K = k
+	}
+	return nil
+}
+
+// queryError names the flag of a request error the pipeline found in the
+// query flags' values.
+func queryError(err error) error {
+	if errors.Is(err, pipeline.ErrUnknownTarget) {
+		return usagef("--targets: %v", err)
+	}
+	if errors.Is(err, pipeline.ErrPathsTooLarge) {
+		return usagef("--with-paths: %v", err)
+	}
+	return err
+}

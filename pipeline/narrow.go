@@ -1,0 +1,397 @@
+package pipeline
+
+// Queries narrower than all pairs (design.md): the targets' columns, a
+// cutoff, and the k nearest of each source. Engines whose runners are
+// graph.NarrowRunners (the CPU's) honour targets and cutoff themselves;
+// other runners (the GPU's) run full rows that hostNarrowed gathers and
+// clips on the host. The k nearest are selected here for every engine.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/cpu"
+	"github.com/pathctl/pathctl/graph"
+)
+
+// ErrUnknownTarget is wrapped, beside ErrInvalid, by the error of a
+// target id the graph does not have.
+var ErrUnknownTarget = errors.New("unknown target")
+
+// checkQuery checks the narrowing options of opt (normalize calls it).
+func checkQuery(opt Options) error {
+	if opt.HasCutoff && (math.IsNaN(opt.Cutoff) || opt.Cutoff < 0) {
+		return fmt.Errorf("%w: cutoff %v: a cutoff is a distance of 0 or more", ErrInvalid, opt.Cutoff)
+	}
+	if opt.K < 0 {
+		return fmt.Errorf("%w: k nearest %d: k is 1 or more", ErrInvalid, opt.K)
+	}
+	if opt.K > 0 && opt.Layout != arrowio.LayoutPairs {
+		return fmt.Errorf("%w: the k nearest are a pairs result (with rank), not %s", ErrInvalid, opt.Layout)
+	}
+	if opt.Targets != nil && len(opt.Targets) == 0 {
+		return fmt.Errorf("%w: an empty list of targets", ErrInvalid)
+	}
+	if opt.WithPaths && opt.Layout != arrowio.LayoutPairs {
+		return fmt.Errorf("%w: paths are part of the pairs layout only, not %s", ErrInvalid, opt.Layout)
+	}
+	if opt.WithPaths && opt.Algorithm == graph.BFSLevel {
+		return fmt.Errorf("%w: bfs-level stores no predecessors to rebuild paths from; the bfs algorithm does", ErrInvalid)
+	}
+	return checkNearest(opt)
+}
+
+// ErrPathsTooLarge is wrapped, beside ErrInvalid, by the refusal of paths
+// for every pair of a graph above MaxPathsVertices.
+var ErrPathsTooLarge = errors.New("paths for every pair")
+
+// MaxPathsVertices is the largest graph on which paths are given for
+// every pair: above it, WithPaths needs Targets, K or a cutoff.
+const MaxPathsVertices = 10000
+
+// checkPaths refuses paths for every pair of a large graph, saying how
+// large the output would be.
+func (g *Graph) checkPaths(opt Options, sources int) error {
+	n := g.NumVertices()
+	if !opt.WithPaths || n <= MaxPathsVertices || opt.Targets != nil || opt.K > 0 || opt.HasCutoff {
+		return nil
+	}
+	// Each row holds two ids, a distance, a path offset and at least its
+	// two end ids: a lower bound of the output.
+	id := int64(8)
+	if g.Table.Vertices.IsString() {
+		id = 16
+	}
+	rows := int64(sources) * int64(n)
+	bytes := rows * (4*id + 8 + 4)
+	return fmt.Errorf("%w: %w of %d sources × %d vertices: %d rows, at least %.1f GiB of output; above %d vertices paths need targets, k nearest or a cutoff",
+		ErrInvalid, ErrPathsTooLarge, sources, n, rows, float64(bytes)/(1<<30), MaxPathsVertices)
+}
+
+// resolveTargets maps the external ids of opt.Targets to dense ids, in
+// their given order; nil for every vertex.
+func (g *Graph) resolveTargets(ids []string) ([]graph.VertexID, error) {
+	if ids == nil {
+		return nil, nil
+	}
+	out := make([]graph.VertexID, 0, len(ids))
+	for _, id := range ids {
+		v, err := g.Table.Vertices.Lookup(id)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w %q: %v", ErrInvalid, ErrUnknownTarget, id, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// distinct is ids without repeats, in the order of their first
+// occurrence; nil stays nil.
+func distinct(ids []graph.VertexID) []graph.VertexID {
+	if ids == nil {
+		return nil
+	}
+	seen := make(map[graph.VertexID]bool, len(ids))
+	out := make([]graph.VertexID, 0, len(ids))
+	for _, v := range ids {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// shape is the result shape of opt with targets resolved.
+func shape(opt Options, targets []graph.VertexID) arrowio.Shape {
+	var s arrowio.Shape
+	if targets != nil && opt.Layout == arrowio.LayoutMatrix {
+		s.Targets = len(targets)
+	}
+	s.Rank = opt.K > 0
+	s.Paths = opt.WithPaths
+	return s
+}
+
+// Columns are the vertices a matrix result's columns stand for, in column
+// order: every vertex, or the targets in their given order (the vertices
+// file beside a matrix, and the header of a matrix written as CSV).
+func Columns(g *Graph, opt Options) (*arrowio.Vertices, error) {
+	targets, err := g.resolveTargets(opt.Targets)
+	if err != nil || targets == nil {
+		return g.Table.Vertices, err
+	}
+	return g.Table.Vertices.Subset(targets), nil
+}
+
+// engineRequest is what the engine is asked for: req, or for paths of a
+// narrowed request full rows, which the host narrows (the paths are walked
+// back along the full predecessor rows).
+func engineRequest(req graph.Request, paths bool) graph.Request {
+	if paths && req.Narrowed() {
+		req.Targets, req.Cutoff, req.HasCutoff = nil, 0, false
+	}
+	return req
+}
+
+// narrowRunner returns runner, or for a narrowed request that runner does
+// not honour (or was not asked to: paths), a runner that narrows its full
+// rows on the host.
+func narrowRunner(runner graph.Runner, req graph.Request, n int, paths bool) graph.Runner {
+	if !req.Narrowed() {
+		return runner
+	}
+	if nr, ok := runner.(graph.NarrowRunner); ok && nr.Narrowed() && !paths {
+		return runner
+	}
+	return &hostNarrowed{inner: runner, req: req, n: n, paths: paths}
+}
+
+// hostNarrowed runs full rows on its inner runner and keeps the request's
+// targets' columns and the distances within its cutoff. It hides the inner
+// runner's optional interfaces (the GPU's stats on the device, its blocks
+// started ahead): the full rows must land on the host first. The
+// device-to-host bytes stay n per source.
+type hostNarrowed struct {
+	inner graph.Runner
+	req   graph.Request
+	n     int
+	paths bool // keep the full predecessor rows as the block's PathPred
+}
+
+func (h *hostNarrowed) DistType() graph.DistType { return h.inner.DistType() }
+func (h *hostNarrowed) Close() error             { return h.inner.Close() }
+
+// BytesPerSource adds the narrowed row to the inner runner's full row.
+func (h *hostNarrowed) BytesPerSource() int64 {
+	w := int64(h.n)
+	if h.req.Targets != nil {
+		w = int64(len(h.req.Targets))
+	}
+	b := h.inner.BytesPerSource() + w*int64(h.DistType().Size())
+	if h.req.WithPredecessors {
+		b += 4 * w
+	}
+	return b
+}
+
+// Describe names the inner runner's kernel and the host-side narrowing.
+func (h *hostNarrowed) Describe() string {
+	return describe(h.inner, h.req.Algorithm) + "; targets and cutoff applied on the host"
+}
+
+func (h *hostNarrowed) Run(ctx context.Context, out *graph.Block) error {
+	full := graph.NewBlock(out.Sources, h.n, h.DistType(), out.Pred != nil)
+	if err := h.inner.Run(ctx, full); err != nil {
+		return err
+	}
+	if h.paths {
+		out.PathPred = full.Pred
+	}
+	switch out.Type {
+	case graph.DistInt32:
+		narrowBlock[int32](full, out, h.req)
+	case graph.DistInt64:
+		narrowBlock[int64](full, out, h.req)
+	case graph.DistFloat32:
+		narrowBlock[float32](full, out, h.req)
+	default:
+		narrowBlock[float64](full, out, h.req)
+	}
+	return nil
+}
+
+func narrowBlock[D graph.Number](full, out *graph.Block, req graph.Request) {
+	cut := graph.Infinity[D]()
+	if req.HasCutoff {
+		cut = graph.CutoffOf[D](req.Cutoff)
+	}
+	n, w := full.NumVertices, out.Width()
+	for i := range out.Sources {
+		var pred, outPred []graph.VertexID
+		if out.Pred != nil {
+			pred, outPred = full.Pred[i*n:(i+1)*n], out.Pred[i*w:(i+1)*w]
+		}
+		graph.NarrowRow(graph.Row[D](full, i), pred, req.Targets, cut, graph.Row[D](out, i), outPred)
+	}
+}
+
+// nearestOf keeps the k nearest vertices of every row of blk other than
+// its source (ties by vertex order), nearest first: a block of k columns
+// whose CellTargets name them, Infinity where a source reaches fewer.
+func nearestOf(blk *graph.Block, k int) *graph.Block {
+	switch blk.Type {
+	case graph.DistInt32:
+		return selectNearest[int32](blk, k)
+	case graph.DistInt64:
+		return selectNearest[int64](blk, k)
+	case graph.DistFloat32:
+		return selectNearest[float32](blk, k)
+	}
+	return selectNearest[float64](blk, k)
+}
+
+func selectNearest[D graph.Number](blk *graph.Block, k int) *graph.Block {
+	rows := len(blk.Sources)
+	out := graph.NewBlock(blk.Sources, k, blk.Type, blk.Pred != nil)
+	out.NumVertices = blk.NumVertices
+	out.CellTargets = make([]graph.VertexID, rows*k)
+	out.PathPred = blk.PathPred
+	inf := graph.Infinity[D]()
+	dist := graph.DistOf[D](out)
+	w := blk.Width()
+	var heap nearHeap[D]
+	for i := range rows {
+		heap = heap[:0]
+		src := blk.Sources[i]
+		for j, d := range graph.Row[D](blk, i) {
+			if d == inf {
+				continue
+			}
+			v := blk.Target(i, j)
+			if v == src {
+				continue
+			}
+			heap.offer(nearCell[D]{d: d, v: v, col: int32(j)}, k)
+		}
+		// Pop the largest first into the back of the row.
+		for c := k - 1; c >= 0; c-- {
+			at := i*k + c
+			if c >= len(heap) {
+				dist[at], out.CellTargets[at] = inf, -1
+				if out.Pred != nil {
+					out.Pred[at] = -1
+				}
+				continue
+			}
+			top := heap.pop()
+			dist[at], out.CellTargets[at] = top.d, top.v
+			if out.Pred != nil {
+				out.Pred[at] = blk.Pred[i*w+int(top.col)]
+			}
+		}
+	}
+	return out
+}
+
+// nearCell is a candidate of the k nearest: distance, vertex, and column
+// in the full block.
+type nearCell[D graph.Number] struct {
+	d   D
+	v   graph.VertexID
+	col int32
+}
+
+// after orders candidates by distance, then vertex.
+func (a nearCell[D]) after(b nearCell[D]) bool {
+	return a.d > b.d || (a.d == b.d && a.v > b.v)
+}
+
+// nearHeap is a binary max-heap (by after) of at most k candidates.
+type nearHeap[D graph.Number] []nearCell[D]
+
+// offer adds c when fewer than k are held or c comes before the largest.
+func (h *nearHeap[D]) offer(c nearCell[D], k int) {
+	s := *h
+	if len(s) < k {
+		s = append(s, c)
+		for i := len(s) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !s[i].after(s[p]) {
+				break
+			}
+			s[i], s[p] = s[p], s[i]
+			i = p
+		}
+		*h = s
+		return
+	}
+	if !s[0].after(c) {
+		return
+	}
+	s[0] = c
+	s.down(0)
+}
+
+func (h nearHeap[D]) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		big := l
+		if r := l + 1; r < len(h) && h[r].after(h[l]) {
+			big = r
+		}
+		if !h[big].after(h[i]) {
+			return
+		}
+		h[i], h[big] = h[big], h[i]
+		i = big
+	}
+}
+
+// pop removes and returns the largest candidate.
+func (h *nearHeap[D]) pop() nearCell[D] {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	s = s[:last]
+	if len(s) > 0 {
+		s.down(0)
+	}
+	*h = s
+	return top
+}
+
+// checkNearest checks the options of the nearest layout.
+func checkNearest(opt Options) error {
+	switch {
+	case opt.Layout != arrowio.LayoutNearest:
+		return nil
+	case opt.Sources == nil:
+		return fmt.Errorf("%w: the nearest layout needs sources: the vertices whose nearest is asked for are measured against them", ErrInvalid)
+	case opt.Targets != nil || opt.K > 0:
+		return fmt.Errorf("%w: the nearest layout answers for every vertex; targets and k do not apply", ErrInvalid)
+	case opt.WithPredecessors:
+		return fmt.Errorf("%w: the nearest layout has no predecessor column", ErrInvalid)
+	case opt.Algorithm.CountsHops():
+		return fmt.Errorf("%w: the nearest layout runs on the weights; %s counts hops (use --unweighted for hop counts)", ErrInvalid, opt.Algorithm)
+	}
+	return nil
+}
+
+// runNearest answers the nearest layout: one multi-source run on the CPU
+// engine (graph.NearestFinder), whichever engine was asked for; the GPU
+// engine has no multi-source kernel yet.
+func runNearest(ctx context.Context, g *Graph, csr *graph.CSR, opt Options, sources []graph.VertexID, start time.Time, emit func(arrow.RecordBatch) error) (*Summary, error) {
+	var finder graph.NearestFinder = cpu.New(cpu.WithThreads(opt.Threads))
+	req := graph.Request{Algorithm: opt.Algorithm, Cutoff: opt.Cutoff, HasCutoff: opt.HasCutoff}
+	res, err := finder.Nearest(ctx, csr, sources, req)
+	if err != nil {
+		return nil, g.explain(err)
+	}
+	sum := &Summary{Engine: "cpu", Algorithm: "nearest source: one multi-source Dijkstra", Sources: int64(len(sources)), Blocks: 1}
+	fmt.Fprintf(opt.Log, "pathctl: engine cpu, %s, %d vertices, %d arcs, %s distances\n", sum.Algorithm, csr.NumVertices, csr.NumEdges(), res.Type)
+	builder := arrowio.NewResultBuilder(arrowio.LayoutNearest, g.Table.Vertices, res.Type, false, opt.Allocator)
+	err = builder.Nearest(res, func(r arrow.RecordBatch) error {
+		sum.Rows += r.NumRows()
+		return emit(r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if opt.Progress != nil {
+		opt.Progress(int64(len(sources)), int64(len(sources)))
+	}
+	sum.Pairs = int64(csr.NumVertices)
+	sum.Elapsed = time.Since(start)
+	return sum, nil
+}

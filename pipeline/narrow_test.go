@@ -1,0 +1,571 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/cpu"
+	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/ref"
+	"github.com/pathctl/pathctl/internal/testgraphs"
+)
+
+// refRow is the oracle's row of distances from s as float64, +Inf where
+// unreachable.
+func refRow(t *testing.T, g *graph.CSR, s graph.VertexID) []float64 {
+	t.Helper()
+	var out []float64
+	conv := func(d []float64, err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = d
+	}
+	switch g.Type {
+	case graph.DistInt32:
+		conv(asFloats(ref.Dijkstra[int32](g, s)))
+	case graph.DistInt64:
+		conv(asFloats(ref.Dijkstra[int64](g, s)))
+	case graph.DistFloat32:
+		conv(asFloats(ref.Dijkstra[float32](g, s)))
+	default:
+		conv(asFloats(ref.Dijkstra[float64](g, s)))
+	}
+	return out
+}
+
+func asFloats[D graph.Number](d []D, err error) ([]float64, error) {
+	if err != nil {
+		return nil, err
+	}
+	inf := graph.Infinity[D]()
+	out := make([]float64, len(d))
+	for i, x := range d {
+		out[i] = float64(x)
+		if x == inf {
+			out[i] = math.Inf(1)
+		}
+	}
+	return out, nil
+}
+
+// pairRow is one row of a pairs result; rank is 0 without a rank column.
+type pairRow struct {
+	source, target int64
+	distance       float64
+	rank           int32
+}
+
+func (r pairRow) String() string {
+	return fmt.Sprintf("(%d→%d %v #%d)", r.source, r.target, r.distance, r.rank)
+}
+
+// collectPairs runs opt in the pairs layout on a graph of int64 ids.
+func collectPairs(t *testing.T, g *Graph, opt Options) ([]pairRow, error) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	opt.Layout, opt.Allocator = arrowio.LayoutPairs, mem
+	var out []pairRow
+	_, err := Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
+		src := r.Column(0).(*array.Int64)
+		tgt := r.Column(1).(*array.Int64)
+		rankAt := r.Schema().FieldIndices(arrowio.ColRank)
+		for i := 0; i < int(r.NumRows()); i++ {
+			row := pairRow{source: src.Value(i), target: tgt.Value(i), distance: floatAt(r.Column(2), i)}
+			if len(rankAt) > 0 {
+				row.rank = r.Column(rankAt[0]).(*array.Int32).Value(i)
+			}
+			out = append(out, row)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func floatAt(a arrow.Array, i int) float64 {
+	switch a := a.(type) {
+	case *array.Int32:
+		return float64(a.Value(i))
+	case *array.Int64:
+		return float64(a.Value(i))
+	case *array.Float32:
+		return float64(a.Value(i))
+	case *array.Float64:
+		return a.Value(i)
+	}
+	return math.NaN()
+}
+
+// queryCase is one random narrowed request with the oracle's rows.
+type queryCase struct {
+	sources, targets []graph.VertexID // targets nil: every vertex
+	cutoff           float64
+	hasCutoff        bool
+	k                int
+}
+
+func (q queryCase) options(algo graph.Algorithm, engine string) Options {
+	opt := Options{Algorithm: algo, Engine: engine, Cutoff: q.cutoff, HasCutoff: q.hasCutoff, K: q.k, MaxBlock: 3}
+	for _, s := range q.sources {
+		opt.Sources = append(opt.Sources, fmt.Sprint(s))
+	}
+	if q.targets != nil {
+		opt.Targets = []string{}
+		for _, v := range q.targets {
+			opt.Targets = append(opt.Targets, fmt.Sprint(v))
+		}
+	}
+	return opt
+}
+
+// columns are the vertices of the answer's columns, in order.
+func (q queryCase) columns(n int) []graph.VertexID {
+	if q.targets != nil {
+		return q.targets
+	}
+	all := make([]graph.VertexID, n)
+	for i := range all {
+		all[i] = graph.VertexID(i)
+	}
+	return all
+}
+
+// within reports whether a distance d counts as reached under q.
+func (q queryCase) within(d float64) bool {
+	return !math.IsInf(d, 1) && (!q.hasCutoff || d <= q.cutoff)
+}
+
+// expectPairs is what the pairs layout must hold for q: every reached
+// column in order, or the k nearest other vertices ranked.
+func (q queryCase) expectPairs(t *testing.T, g *graph.CSR) []pairRow {
+	var want []pairRow
+	for _, s := range q.sources {
+		row := refRow(t, g, s)
+		var got []pairRow
+		cols := q.columns(g.NumVertices)
+		if q.k > 0 {
+			cols = distinct(cols)
+		}
+		for _, v := range cols {
+			if q.within(row[v]) && (q.k == 0 || v != s) {
+				got = append(got, pairRow{source: int64(s), target: int64(v), distance: row[v]})
+			}
+		}
+		if q.k > 0 {
+			slices.SortStableFunc(got, func(a, b pairRow) int {
+				if a.distance != b.distance {
+					if a.distance < b.distance {
+						return -1
+					}
+					return 1
+				}
+				return int(a.target - b.target)
+			})
+			got = got[:min(len(got), q.k)]
+			for i := range got {
+				got[i].rank = int32(i + 1)
+			}
+		}
+		want = append(want, got...)
+	}
+	return want
+}
+
+// randomQuery draws sources, and by chance targets (in random order), a
+// cutoff among the graph's distances and a k.
+func randomQuery(rng *rand.Rand, t *testing.T, g *graph.CSR) queryCase {
+	n := g.NumVertices
+	var q queryCase
+	for range 1 + rng.IntN(6) {
+		// Distinct sources: Run drops repeats (TestResolveSourcesDropsRepeats).
+		if s := graph.VertexID(rng.IntN(n)); !slices.Contains(q.sources, s) {
+			q.sources = append(q.sources, s)
+		}
+	}
+	if rng.IntN(3) > 0 {
+		perm := rng.Perm(n)
+		for _, v := range perm[:1+rng.IntN(n)] {
+			q.targets = append(q.targets, graph.VertexID(v))
+		}
+		if rng.IntN(4) == 0 { // a repeated target: a column twice, one of the k nearest once
+			q.targets = append(q.targets, q.targets[rng.IntN(len(q.targets))])
+		}
+	}
+	if rng.IntN(3) > 0 {
+		row := refRow(t, g, q.sources[0])
+		var finite []float64
+		for _, d := range row {
+			if !math.IsInf(d, 1) {
+				finite = append(finite, d)
+			}
+		}
+		q.cutoff, q.hasCutoff = finite[rng.IntN(len(finite))], true
+		if rng.IntN(4) == 0 {
+			q.cutoff += 0.5 // between distances
+		}
+	}
+	return q
+}
+
+// TestQueriesAgainstOracle checks targets, cutoff and k nearest, alone and
+// together, in the pairs, matrix and stats layouts, against Dijkstra's
+// oracle, on random graphs of every weight type, for the kernels that
+// prune at the cutoff (auto) and those clipped after (the seeds').
+func TestQueriesAgainstOracle(t *testing.T) { queryTrials(t, "cpu") }
+
+// TestQueriesGPU is TestQueriesAgainstOracle on the GPU engine, whose
+// runners narrow on the host (hostNarrowed) and select the k nearest here.
+func TestQueriesGPU(t *testing.T) {
+	if st := GPUStatus(); !st.Available {
+		t.Skipf("no usable GPU: %s", st.Reason)
+	}
+	queryTrials(t, "gpu")
+}
+
+func queryTrials(t *testing.T, engine string) {
+	rng := testgraphs.Rand(t, 17)
+	for trial := range 24 {
+		kind := []testgraphs.WeightKind{testgraphs.Int, testgraphs.Float32, testgraphs.Float64, testgraphs.Unweighted}[trial%4]
+		n := 2 + rng.IntN(40)
+		g, err := LoadGraph(randomTable(rng, n, rng.IntN(4*n), kind), LoadOptions{Undirected: trial%5 == 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		algos := []graph.Algorithm{graph.Auto, graph.Dijkstra, graph.Delta, graph.BellmanFord, graph.Edge}
+		if kind == testgraphs.Unweighted {
+			algos = append(algos, graph.BFS, graph.BFSLevel)
+		}
+		for _, algo := range algos {
+			q := randomQuery(rng, t, g.CSR)
+			name := fmt.Sprintf("%s/trial %d/%s/%v n=%d", engine, trial, algo, kind, n)
+			verifyQuery(t, name, g, q, algo, engine)
+			q.k = 1 + rng.IntN(5)
+			verifyQuery(t, name+" k", g, q, algo, engine)
+		}
+	}
+}
+
+func verifyQuery(t *testing.T, name string, g *Graph, q queryCase, algo graph.Algorithm, engine string) {
+	t.Helper()
+	opt := q.options(algo, engine)
+	got, err := collectPairs(t, g, opt)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if want := q.expectPairs(t, g.CSR); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("%s %+v: pairs\n got %v\nwant %v", name, q, got, want)
+	}
+	if q.k > 0 {
+		return
+	}
+	cols := q.columns(g.NumVertices())
+	mat, err := collectMatrix(t, g, opt)
+	if err != nil {
+		t.Fatalf("%s: matrix: %v", name, err)
+	}
+	stats := collectStats(t, g, opt)
+	for i, s := range q.sources {
+		row := refRow(t, g.CSR, s)
+		var reach int
+		var sum, ecc float64
+		for j, v := range cols {
+			want := math.Inf(1)
+			if q.within(row[v]) {
+				want = row[v]
+			}
+			if got := mat[i*len(cols)+j]; got != want {
+				t.Fatalf("%s %+v: matrix[%d][%d] = %v, want %v", name, q, i, j, got, want)
+			}
+			if v != s && q.within(row[v]) {
+				reach++
+				sum += row[v]
+				ecc = max(ecc, row[v])
+			}
+		}
+		if stats[1][i] != float64(reach) || math.Abs(stats[3][i]-sum) > 1e-6*max(1, sum) {
+			t.Fatalf("%s %+v: stats of source %d: reachable %v sum %v, want %d %v", name, q, s, stats[1][i], stats[3][i], reach, sum)
+		}
+		if reach > 0 && stats[2][i] != ecc {
+			t.Fatalf("%s %+v: eccentricity of source %d: %v, want %v", name, q, s, stats[2][i], ecc)
+		}
+	}
+}
+
+// TestQueriesHostNarrowed runs the host-side narrowing the GPU engine
+// uses (a runner that is no NarrowRunner) on the CPU's full rows, against
+// the CPU engine's own narrowing.
+func TestQueriesHostNarrowed(t *testing.T) {
+	rng := testgraphs.Rand(t, 18)
+	for trial := range 10 {
+		n := 2 + rng.IntN(30)
+		g, err := LoadGraph(randomTable(rng, n, rng.IntN(4*n), testgraphs.Float32), LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := randomQuery(rng, t, g.CSR)
+		if q.targets == nil && !q.hasCutoff {
+			q.targets = []graph.VertexID{graph.VertexID(rng.IntN(n))}
+		}
+		targets := q.targets
+		req := graph.Request{Algorithm: graph.Auto, Targets: targets, Cutoff: q.cutoff, HasCutoff: q.hasCutoff, WithPredecessors: true}
+		eng := cpu.New()
+		full, err := eng.Prepare(context.Background(), g.CSR, graph.Request{Algorithm: graph.Auto, WithPredecessors: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		narrowed, err := eng.Prepare(context.Background(), g.CSR, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		host := narrowRunner(plainRunner{full}, req, n, false)
+		if _, ok := host.(*hostNarrowed); !ok {
+			t.Fatalf("a runner that is no NarrowRunner runs as %T", host)
+		}
+		a := graph.NewTargetBlock(q.sources, targets, n, graph.DistFloat32, true)
+		b := graph.NewTargetBlock(q.sources, targets, n, graph.DistFloat32, true)
+		if err := host.Run(context.Background(), a); err != nil {
+			t.Fatal(err)
+		}
+		if err := narrowed.Run(context.Background(), b); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(graph.DistOf[float32](a), graph.DistOf[float32](b)) || !slices.Equal(a.Pred, b.Pred) {
+			t.Fatalf("trial %d %+v: host narrowing differs from the CPU engine's", trial, q)
+		}
+	}
+}
+
+// plainRunner hides every optional interface of a runner.
+type plainRunner struct{ graph.Runner }
+
+// TestReverseAgainstOracle checks --reverse: the pairs of a reversed run
+// hold d(v → s), the oracle's distance from v to the source s.
+func TestReverseAgainstOracle(t *testing.T) {
+	rng := testgraphs.Rand(t, 19)
+	for trial := range 12 {
+		n := 2 + rng.IntN(30)
+		g, err := LoadGraph(randomTable(rng, n, rng.IntN(4*n), testgraphs.Int), LoadOptions{Undirected: trial%4 == 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := randomQuery(rng, t, g.CSR)
+		q.hasCutoff = false
+		opt := q.options(graph.Auto, "cpu")
+		opt.Reverse = true
+		got, err := collectPairs(t, g, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []pairRow
+		for _, s := range q.sources {
+			for _, v := range q.columns(n) {
+				if d := refRow(t, g.CSR, v)[s]; !math.IsInf(d, 1) {
+					want = append(want, pairRow{source: int64(s), target: int64(v), distance: d})
+				}
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("trial %d %+v: reversed pairs\n got %v\nwant %v", trial, q, got, want)
+		}
+	}
+}
+
+// TestNearestAgainstOracle checks the nearest layout: every vertex some
+// source reaches (within the cutoff), its distance to the nearest source
+// and that source, ties to the smaller source id, against one oracle run
+// per source; with --reverse the distances run to the sources.
+func TestNearestAgainstOracle(t *testing.T) {
+	rng := testgraphs.Rand(t, 20)
+	for trial := range 30 {
+		kind := []testgraphs.WeightKind{testgraphs.Int, testgraphs.Float32, testgraphs.Float64, testgraphs.Unweighted}[trial%4]
+		n := 1 + rng.IntN(40)
+		g, err := LoadGraph(randomTable(rng, n, rng.IntN(3*n), kind), LoadOptions{Undirected: trial%5 == 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := randomQuery(rng, t, g.CSR)
+		q.targets = nil
+		opt := q.options(graph.Auto, "cpu")
+		opt.Layout = arrowio.LayoutNearest
+		opt.Reverse = trial%3 == 1
+		want := map[int64]pairRow{} // vertex -> (source, vertex, distance)
+		for _, s := range q.sources {
+			var row []float64
+			if opt.Reverse {
+				row = make([]float64, n)
+				for v := range n {
+					row[v] = refRow(t, g.CSR, graph.VertexID(v))[s]
+				}
+			} else {
+				row = refRow(t, g.CSR, s)
+			}
+			for v, d := range row {
+				if !q.within(d) {
+					continue
+				}
+				if old, ok := want[int64(v)]; !ok || d < old.distance || (d == old.distance && int64(s) < old.source) {
+					want[int64(v)] = pairRow{source: int64(s), target: int64(v), distance: d}
+				}
+			}
+		}
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		var got []pairRow
+		_, err = Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
+			if names := fmt.Sprintln(r.Schema().Field(0).Name, r.Schema().Field(1).Name, r.Schema().Field(2).Name); names != "vertex distance source\n" {
+				return fmt.Errorf("columns %s", names)
+			}
+			for i := 0; i < int(r.NumRows()); i++ {
+				got = append(got, pairRow{source: r.Column(2).(*array.Int64).Value(i), target: r.Column(0).(*array.Int64).Value(i), distance: floatAt(r.Column(1), i)})
+			}
+			return nil
+		})
+		mem.AssertSize(t, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var expect []pairRow
+		for v := range int64(n) {
+			if r, ok := want[v]; ok {
+				expect = append(expect, r)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(expect) {
+			t.Fatalf("trial %d %+v reverse %v:\n got %v\nwant %v", trial, q, opt.Reverse, got, expect)
+		}
+	}
+	g, err := LoadGraph(randomTable(rng, 5, 8, testgraphs.Int), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), g, Options{Layout: arrowio.LayoutNearest}, func(arrow.RecordBatch) error { return nil }); !errors.Is(err, ErrInvalid) {
+		t.Errorf("nearest without sources: %v, want ErrInvalid", err)
+	}
+}
+
+// arcWeight is the lightest arc u -> v of g, as float64.
+func arcWeight(g *graph.CSR, u, v graph.VertexID) (float64, bool) {
+	best, ok := math.Inf(1), false
+	for k := g.Offsets[u]; k < g.Offsets[u+1]; k++ {
+		if g.Targets[k] != v {
+			continue
+		}
+		var w float64
+		switch ws := g.Weights.(type) {
+		case []int32:
+			w = float64(ws[k])
+		case []int64:
+			w = float64(ws[k])
+		case []float32:
+			w = float64(ws[k])
+		case []float64:
+			w = ws[k]
+		}
+		best, ok = min(best, w), true
+	}
+	return best, ok
+}
+
+// TestPathsAgainstOracle checks every path of the path column: it starts
+// at the source, ends at the target, its arcs exist, and their weights sum
+// to the row's distance, which is the oracle's; with targets, cutoff and
+// k nearest, on every engine here.
+func TestPathsAgainstOracle(t *testing.T) {
+	rng := testgraphs.Rand(t, 21)
+	for _, engine := range engines(t) {
+		for trial := range 30 {
+			kind := []testgraphs.WeightKind{testgraphs.Int, testgraphs.Float64, testgraphs.Unweighted}[trial%3]
+			n := 1 + rng.IntN(30)
+			g, err := LoadGraph(randomTable(rng, n, rng.IntN(4*n), kind), LoadOptions{Undirected: trial%4 == 0})
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := randomQuery(rng, t, g.CSR)
+			if trial%3 == 2 {
+				q.k = 1 + rng.IntN(4)
+			}
+			algo := []graph.Algorithm{graph.Auto, graph.Dijkstra, graph.BellmanFord}[trial%3]
+			opt := q.options(algo, engine)
+			opt.WithPaths, opt.WithPredecessors = true, trial%2 == 0
+			opt.Layout, opt.Allocator = arrowio.LayoutPairs, memory.NewCheckedAllocator(memory.NewGoAllocator())
+			var got []pairRow
+			var paths [][]int64
+			_, err = Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
+				last := r.Schema().Field(int(r.NumCols()) - 1)
+				if last.Name != arrowio.ColPath {
+					return fmt.Errorf("last column %q, want path", last.Name)
+				}
+				list := r.Column(int(r.NumCols()) - 1).(*array.List)
+				ids := list.ListValues().(*array.Int64)
+				for i := 0; i < int(r.NumRows()); i++ {
+					row := pairRow{source: r.Column(0).(*array.Int64).Value(i), target: r.Column(1).(*array.Int64).Value(i), distance: floatAt(r.Column(2), i)}
+					if q.k > 0 {
+						row.rank = r.Column(3).(*array.Int32).Value(i)
+					}
+					got = append(got, row)
+					lo, hi := list.ValueOffsets(i)
+					var p []int64
+					for j := lo; j < hi; j++ {
+						p = append(p, ids.Value(int(j)))
+					}
+					paths = append(paths, p)
+				}
+				return nil
+			})
+			opt.Allocator.(*memory.CheckedAllocator).AssertSize(t, 0)
+			if err != nil {
+				t.Fatalf("%s trial %d: %v", engine, trial, err)
+			}
+			name := fmt.Sprintf("%s trial %d %s %+v", engine, trial, algo, q)
+			if want := q.expectPairs(t, g.CSR); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("%s: pairs with paths\n got %v\nwant %v", name, got, want)
+			}
+			for i, p := range paths {
+				row := got[i]
+				if len(p) == 0 || p[0] != row.source || p[len(p)-1] != row.target {
+					t.Fatalf("%s: path %v of row %v does not run from its source to its target", name, p, row)
+				}
+				sum := 0.0
+				for j := 1; j < len(p); j++ {
+					w, ok := arcWeight(g.CSR, graph.VertexID(p[j-1]), graph.VertexID(p[j]))
+					if !ok {
+						t.Fatalf("%s: path %v of row %v uses %d -> %d, no arc", name, p, row, p[j-1], p[j])
+					}
+					sum += w
+				}
+				if math.Abs(sum-row.distance) > 1e-9*max(1, row.distance) {
+					t.Fatalf("%s: path %v of row %v weighs %v", name, p, row, sum)
+				}
+			}
+		}
+	}
+}
+
+// TestPathsRefusedOnLargeGraphs checks the refusal of paths for every pair
+// above MaxPathsVertices, with the output size, and their acceptance once
+// the question is narrowed.
+func TestPathsRefusedOnLargeGraphs(t *testing.T) {
+	rng := testgraphs.Rand(t, 22)
+	g, err := LoadGraph(randomTable(rng, MaxPathsVertices+1, MaxPathsVertices, testgraphs.Int), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Schema(g, Options{WithPaths: true, Sources: []string{"0"}})
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "10001 rows") || !strings.Contains(err.Error(), "GiB") {
+		t.Errorf("paths for every pair of %d vertices: %v", MaxPathsVertices+1, err)
+	}
+	if _, err := Schema(g, Options{WithPaths: true, Sources: []string{"0"}, K: 3}); err != nil {
+		t.Errorf("paths of the 3 nearest: %v", err)
+	}
+}
