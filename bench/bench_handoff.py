@@ -21,6 +21,11 @@ EDGES is a Parquet, Arrow IPC or CSV edge file (``pathctl gen rmat --scale 16
 - ``pathctl run --layout stats`` (CLI wall) and ``pathctl.apsp(table,
   layout="stats")``, the small-result case.
 
+With --input-only (for edge tables whose n² matrix would not fit, R-MAT 20)
+only the input side is timed: ``pathctl sssp --layout stats`` from one
+source, from the file (CLI wall), and ``pathctl.sssp(table, ...)`` from the
+pyarrow Table through a memfd and through a pipe.
+
 The engine's own time of a Python call is read from the binary's summary
 line, which the package logs on the "pathctl" logger. Peak RSS of this
 process and of the largest child are printed below the table.
@@ -120,6 +125,8 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--tmpfs", default="/dev/shm", help="where the CLI writes its matrix (default /dev/shm)")
     ap.add_argument("--compare-pipe", action="store_true", help="also time distance_matrix through pipes")
+    ap.add_argument("--input-only", action="store_true",
+                    help="time only the edges' handoff: one-source stats from the file and from the Table")
     args = ap.parse_args(argv)
 
     import pathctl
@@ -188,6 +195,37 @@ def main(argv=None) -> int:
         wall = time.perf_counter() - t0
         return wall, engine_seconds(handler.take())
 
+    def sssp_cli(source) -> Tuple[float, Optional[float]]:
+        cmd = [binary, "sssp", "--source", str(source), "--layout", "stats", *flags, "--format", "arrow", "-o", "/dev/null", args.edges]
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        if proc.returncode != 0:
+            raise SystemExit(f"bench_handoff: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
+        return wall, engine_seconds(proc.stderr)
+
+    def sssp_py(source, mode: str) -> Tuple[float, Optional[float]]:
+        os.environ[_local.HANDOFF_ENV] = mode
+        handler.take()
+        t0 = time.perf_counter()
+        pathctl.sssp(table, source, layout="stats", **opts)
+        wall = time.perf_counter() - t0
+        return wall, engine_seconds(handler.take())
+
+    if args.input_only:
+        source = table.column("src")[0].as_py()
+        try:
+            rows.append(("`pathctl sssp --layout stats` from the file (CLI wall)",
+                         *median_of(args.repeat, lambda: sssp_cli(source)), f"{table.num_rows} edges"))
+            rows.append((f"`sssp(table, layout=\"stats\")` via {_local.handoff_mode()}",
+                         *median_of(args.repeat, lambda: sssp_py(source, "auto")), "edges as an IPC file in a memfd"))
+            rows.append(("`sssp(table, layout=\"stats\")` via pipe",
+                         *median_of(args.repeat, lambda: sssp_py(source, "pipe")), "edges as an IPC stream on stdin"))
+        finally:
+            os.environ.pop(_local.HANDOFF_ENV, None)
+        print_table(args, table, binary, rows, "input only")
+        return 0
+
     try:
         wall, eng = median_of(args.repeat, lambda: cli("matrix"))
         size = os.path.getsize(out)
@@ -219,8 +257,13 @@ def main(argv=None) -> int:
                 os.remove(name)
         os.environ.pop(_local.HANDOFF_ENV, None)
 
+    print_table(args, table, binary, rows, f"matrix {shape} {dtype}")
+    return 0
+
+
+def print_table(args, table: pa.Table, binary: str, rows, what: str) -> None:
     print(f"edges: {args.edges} ({table.num_rows} rows), {'undirected' if args.undirected else 'directed'}, "
-          f"engine {args.engine}; matrix {shape} {dtype}; median of {args.repeat}; pathctl {binary}; "
+          f"engine {args.engine}; {what}; median of {args.repeat}; pathctl {binary}; "
           f"python {sys.version.split()[0]}, pyarrow {pa.__version__}, numpy {np.__version__}")
     print()
     print("| measurement | wall s | engine s | note |")
@@ -231,7 +274,6 @@ def main(argv=None) -> int:
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20
     print()
     print(f"peak RSS: this process {me:.2f} GiB, largest child {kids:.2f} GiB")
-    return 0
 
 
 if __name__ == "__main__":
