@@ -51,14 +51,24 @@ def inside(address, spans):
 
 
 def shm_names():
-    return {n for n in os.listdir("/dev/shm")} if os.path.isdir("/dev/shm") else set()
+    """Names in /dev/shm that this package could have made (other processes
+    of the machine may add theirs meanwhile)."""
+    if not os.path.isdir("/dev/shm"):
+        return set()
+    return {n for n in os.listdir("/dev/shm") if "pathctl" in n or "memfd" in n}
 
 
-def pathctl_tmpdirs():
+@pytest.fixture
+def private_tmp(tmp_path, monkeypatch):
+    """A temporary directory of this test's own for the package's temporary
+    files (others' tests share /tmp), empty at the start."""
     import tempfile
 
-    root = tempfile.gettempdir()
-    return {n for n in os.listdir(root) if n.startswith("pathctl-")}
+    root = tmp_path / "tmp"
+    root.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(root))
+    monkeypatch.setenv("TMPDIR", str(root))
+    return root
 
 
 @memfd_only
@@ -89,10 +99,10 @@ def test_tables_are_views_of_the_mapping():
 
 
 @memfd_only
-def test_memory_is_released_with_the_last_view():
+def test_memory_is_released_with_the_last_view(private_tmp):
     gc.collect()
     assert memfd_mappings() == [] and memfd_descriptors() == []
-    shm_before, tmp_before = shm_names(), pathctl_tmpdirs()
+    shm_before = shm_names()
     D, ids = pathctl.distance_matrix(random_edges(63, 60, 200), sources=[3, 5], vertices=list(range(70)))
     row = D[1]  # a view keeps the whole mapping
     del D
@@ -109,7 +119,7 @@ def test_memory_is_released_with_the_last_view():
     gc.collect()
     assert memfd_mappings() == [] and memfd_descriptors() == []
     assert shm_names() == shm_before
-    assert pathctl_tmpdirs() <= tmp_before
+    assert list(private_tmp.iterdir()) == []
 
 
 @memfd_only
@@ -186,11 +196,11 @@ def child_pids_of(parent):
 
 
 @memfd_only
-def test_binary_killed_mid_result(monkeypatch):
+def test_binary_killed_mid_result(private_tmp):
     """SIGKILL of the binary while it writes the result: a clear error, no
     mapping, descriptor, temporary directory or /dev/shm file left."""
     gc.collect()
-    shm_before, tmp_before = shm_names(), pathctl_tmpdirs()
+    shm_before = shm_names()
     # Many small blocks on one thread: the result grows for a while.
     edges = random_edges(68, 1500, 6000)
     caught = {}
@@ -227,7 +237,7 @@ def test_binary_killed_mid_result(monkeypatch):
     gc.collect()
     assert memfd_mappings() == [] and memfd_descriptors() == []
     assert shm_names() == shm_before
-    assert pathctl_tmpdirs() <= tmp_before
+    assert list(private_tmp.iterdir()) == []
 
 
 def test_stream_hands_over_batches_without_copying():
@@ -297,7 +307,7 @@ def test_join_gives_the_copied_pages_back():
 
 
 @memfd_only
-def test_python_killed_mid_run_leaves_nothing(tmp_path):
+def test_python_killed_mid_run_leaves_nothing(private_tmp):
     """SIGKILL of the Python process while the binary runs: the binary
     ends on its own, and no file is left in /dev/shm or the temporary
     directory (the memfds vanish with the last process holding them)."""
@@ -306,7 +316,7 @@ def test_python_killed_mid_run_leaves_nothing(tmp_path):
 
     from conftest import REPO
 
-    shm_before, tmp_before = shm_names(), pathctl_tmpdirs()
+    shm_before = shm_names()
     script = (
         "import sys, pathctl\n"
         f"sys.path.insert(0, {str(REPO / 'python' / 'tests')!r})\n"
@@ -315,7 +325,7 @@ def test_python_killed_mid_run_leaves_nothing(tmp_path):
         "pathctl.distance_matrix(random_edges(71, 1500, 6000), threads=1, mem=1 << 16)\n"
     )
     child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
-                             env={**os.environ, "PYTHONPATH": str(REPO / "python")})
+                             env={**os.environ, "PYTHONPATH": str(REPO / "python"), "TMPDIR": str(private_tmp)})
     try:
         assert child.stdout.readline().strip() == b"started"
         binary = None
@@ -337,7 +347,7 @@ def test_python_killed_mid_run_leaves_nothing(tmp_path):
             child.kill()
             child.wait()
     assert shm_names() == shm_before
-    assert pathctl_tmpdirs() <= tmp_before
+    assert list(private_tmp.iterdir()) == []
 
 
 def test_threaded_join_equals_serial(monkeypatch):
