@@ -10,7 +10,8 @@ package arrowio
 //     pipe) is opened and written straight, as a shell redirection would;
 //     nothing can be taken back there, so an aborted run leaves what it
 //     wrote; so is a file reached through /proc (/dev/stdout redirected to
-//     a file), which is truncated first;
+//     a file, /dev/fd/N or /proc/self/fd/N of a memfd that a parent process
+//     passed in), which is truncated first;
 //   - a directory or a socket is refused.
 //
 // Temporary files are named ".NAME.tmp-PID-HOST-RANDOM": PID is the writing
@@ -58,7 +59,7 @@ func resolveOutput(path string) (outputTarget, error) {
 	}
 	p := path
 	for hop := 0; ; hop++ {
-		if strings.HasPrefix(p, "/proc/") {
+		if throughProc(p) {
 			// A file descriptor's link (/dev/stdout redirected to a
 			// file): renaming over its target would leave the descriptor
 			// on the old, emptied file, so the file is written in place.
@@ -95,6 +96,18 @@ func resolveOutput(path string) (outputTarget, error) {
 		}
 		return outputTarget{}, fmt.Errorf("arrowio: %s: not a file, device or FIFO (%s); name an output file", path, mode.Type())
 	}
+}
+
+// throughProc reports whether p is, or lies in a directory that resolves
+// to, a place under /proc: /proc/self/fd/N, and /dev/fd/N (/dev/fd links to
+// /proc/self/fd). Such a name is a file descriptor's link; its target (a
+// memfd reads "/memfd:NAME (deleted)") is no path to write beside.
+func throughProc(p string) bool {
+	if strings.HasPrefix(p, "/proc/") {
+		return true
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(p))
+	return err == nil && (dir == "/proc" || strings.HasPrefix(dir, "/proc/"))
 }
 
 // tempPrefix is the start of the temporary file names of this process for

@@ -2,6 +2,7 @@ package arrowio
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -192,6 +193,41 @@ func TestParseTempName(t *testing.T) {
 	for _, bad := range []string{"out.arrow", ".x.tmp-12", ".x.tmp-12-abc-1", ".x.tmp--0badc0de-1", ".x.tmp-1-0badc0de-"} {
 		if _, _, ok := parseTempName(bad); ok {
 			t.Errorf("parseTempName(%q) accepted", bad)
+		}
+	}
+}
+
+// TestResultIntoMemfd writes through /dev/fd/N and /proc/self/fd/N of a
+// memfd, as the Python package passes one: the bytes land in the memfd
+// itself, and nothing is created beside the descriptor's link target.
+func TestResultIntoMemfd(t *testing.T) {
+	for _, form := range []string{"/dev/fd/%d", "/proc/self/fd/%d"} {
+		fd, err := unix.MemfdCreate("arrowio-test", unix.MFD_CLOEXEC)
+		if err != nil {
+			t.Skipf("no memfd here (%v)", err)
+		}
+		f := os.NewFile(uintptr(fd), "memfd")
+		path := fmt.Sprintf(form, fd)
+		if _, err := os.Stat(path); err != nil {
+			f.Close()
+			t.Skipf("%s: %v", path, err)
+		}
+		if err := writeSmallResult(t, path); err != nil {
+			f.Close()
+			t.Fatalf("%s: %v", path, err)
+		}
+		st, err := f.Stat()
+		if err != nil {
+			t.Fatal(err)
+		}
+		head := make([]byte, len(arrowFileMagic))
+		if _, err := f.ReadAt(head, 0); err != nil || string(head) != arrowFileMagic || st.Size() < 64 {
+			t.Errorf("%s: memfd holds %d bytes starting %q (err %v), want an Arrow IPC file", path, st.Size(), head, err)
+		}
+		f.Close()
+		if _, err := os.Lstat("/memfd:arrowio-test (deleted)"); err == nil {
+			os.Remove("/memfd:arrowio-test (deleted)")
+			t.Errorf("%s: a file was created at the link's target instead of writing in place", path)
 		}
 	}
 }

@@ -2,12 +2,13 @@
 for Arrow data.
 
 Locally, every function runs the ``pathctl`` binary (the one a wheel
-bundles, else ``$PATHCTL_BIN``, else ``pathctl`` on PATH) and streams Arrow
-IPC to it and back::
+bundles, else ``$PATHCTL_BIN``, else ``pathctl`` on PATH) and hands Arrow
+IPC to it and back through memfds that both processes map (pipes where
+there are none, and for :func:`stream`)::
 
     import pathctl
     table = pathctl.apsp("edges.parquet")                 # pyarrow.Table
-    D, ids = pathctl.distance_matrix(df, directed=False)   # numpy, no copy
+    D, ids = pathctl.distance_matrix(df, directed=False)   # numpy view of the mapped result
 
 Remotely, :func:`connect` talks to a ``pathctl serve`` Flight endpoint, and
 :mod:`pathctl.spark` spreads the sources of a run over a Spark cluster.

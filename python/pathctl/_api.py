@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import mmap
+import os
 from typing import Any, Iterable, List, Optional, Tuple, Union
 
 import numpy as np
@@ -19,7 +21,9 @@ def apsp(edges: Any, *, algorithm: str = "auto", sources: Optional[Iterable[Any]
     ``edges`` is a path to a Parquet, Arrow IPC, CSV/TSV or DIMACS .gr file,
     or Arrow-shaped data: a pyarrow Table, RecordBatch or RecordBatchReader, a
     pandas or polars DataFrame, or an object with ``__arrow_c_stream__`` (a
-    DuckDB relation). Data is streamed to the binary as Arrow IPC on stdin.
+    DuckDB relation). Data goes to the binary as an Arrow IPC file in a
+    memfd on Linux (as an IPC stream on stdin elsewhere), and the result
+    comes back the same way: mapped, not copied (see the ``_local`` module).
 
     ``layout`` chooses the result's shape: ``"pairs"`` (source, target,
     distance[, predecessor]; unreachable pairs omitted, each source with
@@ -93,6 +97,14 @@ def stream(edges: Any, *, algorithm: str = "auto", sources: Optional[Iterable[An
     """Like :func:`apsp`, but returns a RecordBatchReader over the binary's
     output as it arrives, for results larger than memory.
 
+    Each record batch is one block of sources, read from the binary's pipe
+    into one buffer that the batch's arrays view: nothing is copied after
+    that read (``batch.column(i).to_numpy()`` and, for the matrix layout,
+    ``batch.column("distance").values`` are views). A consumer that reduces
+    each batch and drops it holds about one block at a time, whatever the
+    size of the whole result; ``mem`` (the block planner's budget in bytes)
+    bounds a block.
+
     The call returns once the binary has written the result schema (errors
     found before that, such as bad input, are raised here). An error later
     in the run is raised by the read that reaches it. The process is reaped
@@ -104,12 +116,16 @@ def stream(edges: Any, *, algorithm: str = "auto", sources: Optional[Iterable[An
     """
     run = Run("run", edges, layout=layout, algorithm=algorithm, sources=sources,
               directed=directed, with_predecessors=with_predecessors, engine=engine,
-              options=options)
+              options=options, output="pipe")
     return run_stream(run)
 
 
+# What distance_matrix's unreachable= takes besides a number.
+UNREACHABLE_MASK = "mask"
+
+
 def distance_matrix(edges: Any, *, algorithm: str = "auto", sources: Optional[Iterable[Any]] = None,
-                    directed: bool = True, engine: str = "auto",
+                    directed: bool = True, engine: str = "auto", unreachable: Any = None,
                     **options: Any) -> Tuple[Union[np.ndarray, np.ma.MaskedArray], np.ndarray]:
     """The distances as a 2-D numpy array, and the vertex ids of its columns.
 
@@ -117,25 +133,35 @@ def distance_matrix(edges: Any, *, algorithm: str = "auto", sources: Optional[It
     order, or ``sources`` in the order given), column j the distance to
     ``vertex_ids[j]``. Vertex order is the ascending order of the ids.
 
-    No copy of the distances is made when the engine delivers the matrix as
-    one record batch (the usual case): the array is a read-only view of the
-    Arrow buffer the result was read into. A result that arrives in several
-    batches (very large runs, or a small ``mem`` budget) is concatenated
-    once.
+    No copy: on Linux the binary writes the matrix into a memfd that is
+    mapped here, and the array is a (writable) view of that mapping; it is
+    released when the array is. A result that arrives in several record
+    batches (very large runs, or a small ``mem`` budget) is joined with one
+    copy. Where there are no memfds the result comes through a pipe and the
+    array is a read-only view of the buffer it was read into.
 
-    Unreachable pairs: for float distances the array is a plain ndarray
-    holding +inf. For integer distances (int32/int64: integer weights and
-    hop counts) Arrow marks unreachable pairs null, and an integer array has
-    no value to spare for them without a copy, so the result is a
-    :class:`numpy.ma.MaskedArray` whose ``.data`` is the zero-copy view and
-    whose ``.mask`` is True where the pair is unreachable (the values under
-    the mask are the engine's integer infinity, the type's maximum, and
-    ``.filled()`` fills them with that maximum). Use ``D.filled(-1)`` or
-    ``D.astype(float).filled(np.inf)`` for other conventions (both copy).
+    ``unreachable`` says what an unreachable pair holds; no n-by-n side
+    array is made unless asked for:
+
+    - ``None`` (default): +inf for float distances; for integer distances
+      (integer weights, hop counts) the type's maximum
+      (``np.iinfo(D.dtype).max``), which is what the engine stores under
+      Arrow's null: nothing is written or copied.
+    - a number: written where pairs are unreachable (for integers, found
+      from Arrow's validity bitmap, a bit per pair; for floats, where the
+      distance is +inf), in place in the mapping, which belongs to this
+      result alone (a copy first where the result came through a pipe).
+      For integer distances it must fit the type (``-1`` say); ``np.inf``
+      needs float distances (``dist_type="float64"``).
+    - ``"mask"``: a :class:`numpy.ma.MaskedArray` whose ``.data`` is the
+      view above and whose ``.mask`` is True where the pair is unreachable.
+      The mask is an n-by-n bool array (a byte per pair, eight times
+      Arrow's bitmap), built on request only.
 
     ``vertex_ids`` is a numpy array of the ids (an object array of str for
     string ids). Options are those of :func:`apsp`.
     """
+    _check_unreachable(unreachable)
     run = Run("run", edges, layout="matrix", algorithm=algorithm, sources=sources,
               directed=directed, engine=engine, vertices_out=True, options=options)
     run.keep_tmp = True
@@ -144,7 +170,8 @@ def distance_matrix(edges: Any, *, algorithm: str = "auto", sources: Optional[It
         vertices = run.read_vertices()
     finally:
         run.cleanup()
-    return matrix_from_table(table), vertices.to_numpy(zero_copy_only=False)
+    D = _matrix(table, unreachable, private=True, mapping=run.mapping)
+    return D, vertices.to_numpy(zero_copy_only=False)
 
 
 def path(edges: Any, source: Any, target: Any, *, algorithm: str = "auto", directed: bool = True,
@@ -162,9 +189,29 @@ def path(edges: Any, source: Any, target: Any, *, algorithm: str = "auto", direc
     return table.column("distance")[0].as_py(), table.column("path")[0].as_py()
 
 
-def matrix_from_table(table: pa.Table) -> Union[np.ndarray, np.ma.MaskedArray]:
-    """The ``distance`` column of a matrix-layout table as a 2-D array (see
-    :func:`distance_matrix` for views, copies and unreachable pairs)."""
+def matrix_from_table(table: pa.Table, unreachable: Any = None) -> Union[np.ndarray, np.ma.MaskedArray]:
+    """The ``distance`` column of a matrix-layout table as a 2-D array, a
+    view of the table's buffer where it has one record batch (see
+    :func:`distance_matrix` for ``unreachable``). A sentinel is written in
+    place only under Arrow's nulls, where the table holds no value; +inf of
+    float distances is replaced in a copy, so the table stays as it was."""
+    _check_unreachable(unreachable)
+    return _matrix(table, unreachable, private=False)
+
+
+def _check_unreachable(unreachable: Any) -> None:
+    from ._errors import UsageError
+
+    if unreachable is None or (isinstance(unreachable, str) and unreachable == UNREACHABLE_MASK):
+        return
+    if isinstance(unreachable, (bool, np.bool_)) or not isinstance(unreachable, (int, float, np.integer, np.floating)):
+        raise UsageError(f"unreachable={unreachable!r}: want None, a number or {UNREACHABLE_MASK!r}")
+
+
+def _matrix(table: pa.Table, unreachable: Any, private: bool,
+            mapping: Optional[mmap.mmap] = None) -> Union[np.ndarray, np.ma.MaskedArray]:
+    from ._errors import UsageError
+
     column = table.column("distance")
     n = column.type.list_size
     rows = table.num_rows
@@ -173,45 +220,160 @@ def matrix_from_table(table: pa.Table) -> Union[np.ndarray, np.ma.MaskedArray]:
         # arrow-go cannot declare fixed_size_list[0], so an empty graph's
         # matrix says [1]; the metadata has the true vertex count.
         n = int(meta[b"pathctl.num_vertices"])
-    parts = []
-    for chunk in column.chunks:
-        if len(chunk) == 0:
-            continue
-        values = chunk.values.slice(chunk.offset * n, len(chunk) * n)
-        parts.append(_values_view(values))
     value_type = column.type.value_type
     dtype = np.dtype(value_type.to_pandas_dtype())
+    is_int = pa.types.is_integer(value_type)
+    fill = None
+    if unreachable is not None and not isinstance(unreachable, str):
+        if is_int:
+            info = np.iinfo(dtype)
+            if isinstance(unreachable, (float, np.floating)) and not float(unreachable).is_integer():
+                raise UsageError(
+                    f"unreachable={unreachable!r}: the distances are {dtype} and cannot hold it; "
+                    f"use an integer (-1, or None for {info.max}), or dist_type=\"float64\" for inf")
+            if not info.min <= int(unreachable) <= info.max:
+                raise UsageError(f"unreachable={unreachable!r} does not fit the {dtype} distances")
+            fill = dtype.type(int(unreachable))
+            if fill == info.max:
+                fill = None  # already there
+        elif not (np.isinf(unreachable) and unreachable > 0):
+            fill = dtype.type(unreachable)
+    chunks = [c for c in column.chunks if len(c)]
+    parts = [_values_part(c.values.slice(c.offset * n, len(c) * n), dtype) for c in chunks]
     if not parts:
-        data, mask = np.empty((0,), dtype=dtype), None
+        data = np.empty((0,), dtype=dtype)
     elif len(parts) == 1:
-        data, mask = parts[0]
+        data = parts[0][0]
     else:
-        data = np.concatenate([p[0] for p in parts])
-        masks = [p[1] if p[1] is not None else np.zeros(len(p[0]), dtype=bool) for p in parts]
-        mask = np.concatenate(masks) if any(p[1] is not None for p in parts) else None
+        data = _join([p[0] for p in parts], dtype, mapping)  # the one copy
+    owned = len(parts) > 1
+    if fill is not None:
+        if is_int:
+            if not owned and not data.flags.writeable:
+                data, owned = data.copy(), True
+            pos = 0
+            for view, validity, start in parts:
+                if validity is not None:
+                    _fill_nulls(data[pos:pos + len(view)], validity, start, fill)
+                pos += len(view)
+        else:
+            if not owned and not (private and data.flags.writeable):
+                data, owned = data.copy(), True
+            _fill_inf(data, fill)
     data = data.reshape(rows, n)
-    if pa.types.is_integer(value_type):
-        if mask is None:
-            mask = np.zeros(data.shape, dtype=bool)
+    if isinstance(unreachable, str):
+        if is_int:
+            masks = [_null_mask(len(view), validity, start) for view, validity, start in parts]
+            mask = np.concatenate(masks) if masks else np.zeros(0, dtype=bool)
+        else:
+            mask = np.isposinf(data.ravel())
         return np.ma.MaskedArray(data, mask=mask.reshape(rows, n), copy=False,
-                                 fill_value=np.iinfo(dtype).max)
-    if mask is not None and mask.any():
-        return np.ma.MaskedArray(data, mask=mask.reshape(rows, n), copy=False)
+                                 fill_value=np.iinfo(dtype).max if is_int else np.inf)
     return data
 
 
-def _values_view(values: pa.Array) -> Tuple[np.ndarray, Optional[np.ndarray]]:
-    """A numpy view of a primitive array's values buffer, and its null mask
-    (True = null) or None when it has no nulls."""
-    dtype = np.dtype(values.type.to_pandas_dtype())
+def _values_part(values: pa.Array, dtype: np.dtype) -> Tuple[np.ndarray, Optional[pa.Buffer], int]:
+    """A numpy view of a primitive array's values, its validity buffer (None
+    without nulls) and its offset in bits. The view is writable where the
+    memory is (a result mapped from a memfd), read-only otherwise."""
     validity, data = values.buffers()[:2]
     start, length = values.offset, len(values)
-    view = np.frombuffer(data, dtype=dtype, count=start + length)[start:]
+    root = data
+    while root.parent is not None:
+        root = root.parent
+    if root.is_mutable:
+        offset = data.address - root.address + start * dtype.itemsize
+        view = np.frombuffer(root, dtype=dtype, count=length, offset=offset)
+    else:
+        view = np.frombuffer(data, dtype=dtype, count=start + length)[start:]
     if validity is None or values.null_count == 0:
-        return view, None
+        return view, None, start
+    return view, validity, start
+
+
+def _join(views: list, dtype: np.dtype, mapping: Optional[mmap.mmap]) -> np.ndarray:
+    """The views one after the other in a new array, copied by a few threads
+    at once where the result is large (numpy copies without the GIL; one
+    thread does not saturate memory). Where a view lies in ``mapping`` (a
+    result memfd this process alone holds), its pages are given back to the
+    system (MADV_REMOVE) once copied, so the memfd and the copy together
+    stay a few blocks above the result's size instead of twice it. Only
+    pages wholly inside a view's values go: the validity bitmaps beside
+    them stay readable."""
+    out = np.empty(sum(len(v) for v in views), dtype=dtype)
+    remove = getattr(mmap, "MADV_REMOVE", None)
+    base = size = 0
+    if mapping is not None and remove is not None:
+        buf = pa.py_buffer(mapping)
+        base, size = buf.address, buf.size
+    starts = np.cumsum([0] + [len(v) for v in views[:-1]])
+
+    def copy(i: int) -> None:
+        view = views[i]
+        out[starts[i]:starts[i] + len(view)] = view
+        addr = view.__array_interface__["data"][0]
+        if size and base <= addr and addr + view.nbytes <= base + size:
+            lo = -(-(addr - base) // mmap.PAGESIZE) * mmap.PAGESIZE
+            hi = (addr + view.nbytes - base) // mmap.PAGESIZE * mmap.PAGESIZE
+            if hi > lo:
+                try:
+                    mapping.madvise(remove, lo, hi - lo)
+                except OSError:
+                    pass  # the pages stay until the mapping goes: only memory
+
+    workers = min(len(views), os.cpu_count() or 1, _JOIN_THREADS)
+    if out.nbytes < _JOIN_THREADED_BYTES or workers < 2:
+        for i in range(len(views)):
+            copy(i)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(copy, range(len(views))))
+    return out
+
+
+# Joining several blocks: threads at most, and the size below which one
+# thread copies (starting threads costs more than it saves).
+_JOIN_THREADS = 8
+_JOIN_THREADED_BYTES = 64 << 20
+
+
+# Bytes of validity bitmap looked at per step when filling or masking.
+_BITMAP_STEP = 1 << 17
+
+
+def _fill_nulls(view: np.ndarray, validity: pa.Buffer, start: int, value: Any) -> None:
+    """Write ``value`` into view[i] for each i whose bit start+i of the
+    validity bitmap is 0, looking only at the bitmap's bytes that are not
+    all ones, a step at a time (constant extra memory)."""
+    bits = np.frombuffer(validity, dtype=np.uint8)
+    first, last = start // 8, (start + len(view) + 7) // 8
+    lanes = np.arange(8)
+    for lo in range(first, last, _BITMAP_STEP):
+        chunk = bits[lo:min(last, lo + _BITMAP_STEP)]
+        partial = np.flatnonzero(chunk != 0xFF)
+        if partial.size == 0:
+            continue
+        unpacked = np.unpackbits(chunk[partial][:, None], axis=1, bitorder="little")
+        positions = ((partial + lo)[:, None] * 8 + lanes)[unpacked == 0] - start
+        positions = positions[(positions >= 0) & (positions < len(view))]
+        view[positions] = value
+
+
+def _fill_inf(data: np.ndarray, value: Any) -> None:
+    step = _BITMAP_STEP * 8
+    for lo in range(0, len(data), step):
+        part = data[lo:lo + step]
+        np.putmask(part, np.isposinf(part), value)
+
+
+def _null_mask(length: int, validity: Optional[pa.Buffer], start: int) -> np.ndarray:
+    if validity is None:
+        return np.zeros(length, dtype=bool)
     bits = np.frombuffer(validity, dtype=np.uint8)
     valid = np.unpackbits(bits, bitorder="little", count=start + length)[start:]
-    return view, valid == 0
+    return valid == 0
 
 
 def info(*, binary: Optional[str] = None) -> dict:

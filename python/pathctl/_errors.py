@@ -4,7 +4,7 @@ statuses and the Flight service's gRPC statuses onto them."""
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Mapping, Optional
 
 # The pathctl binary's exit statuses (the CLI contract).
 EXIT_INTERNAL = 1
@@ -177,12 +177,16 @@ def _python_flag(m: "re.Match[str]") -> str:
     return m.group(0)
 
 
-def python_message(message: str) -> str:
+def python_message(message: str, names: Optional[Mapping[str, str]] = None) -> str:
     """The engine's message as a Python user reads it: without the package
     prefixes of the Go code (``arrowio: ``), the name ``stdin`` for edges
     handed over from Python, or the CLI's flag names (``use --algo
-    bellman-ford`` says ``use algorithm="bellman-ford"``)."""
+    bellman-ford`` says ``use algorithm="bellman-ford"``). ``names`` maps
+    paths the package made up (``/dev/fd/4`` of the edges' memfd) to what
+    the user calls them (``edges``)."""
     msg = message.strip()
+    for path, name in (names or {}).items():
+        msg = msg.replace(path, name)
     while True:
         stripped = _PACKAGE_PREFIX.sub(r"\1", msg)
         if stripped == msg:
@@ -197,9 +201,10 @@ def python_message(message: str) -> str:
     return _FLAG.sub(_python_flag, msg)
 
 
-def from_exit(code: int, stderr: str) -> PathctlError:
-    """The exception for a binary that exited with ``code``."""
-    msg = python_message(engine_message(stderr)) or f"pathctl exited with status {code}"
+def from_exit(code: int, stderr: str, names: Optional[Mapping[str, str]] = None) -> PathctlError:
+    """The exception for a binary that exited with ``code`` (``names`` as
+    for :func:`python_message`)."""
+    msg = python_message(engine_message(stderr), names) or f"pathctl exited with status {code}"
     kw = {"exit_code": code, "stderr": stderr}
     if code in (EXIT_USAGE, EXIT_BAD_INPUT) and _UNKNOWN_VERTEX.search(msg):
         # An unknown source is a fact about the data, whichever stage found it.

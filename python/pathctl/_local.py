@@ -1,11 +1,27 @@
-"""Running the local pathctl binary: edges go in as an Arrow IPC stream on
-stdin (or as a path the binary opens), results come back as an Arrow IPC
-stream on stdout."""
+"""Running the local pathctl binary.
+
+On Linux, data crosses between the processes through memfds (anonymous
+files in memory, ``os.memfd_create``), not pipes:
+
+- edges handed over as data are written once, as an Arrow IPC file, into a
+  memfd the binary reads as ``/dev/fd/N`` (a path stays a path);
+- a whole result (``apsp``, ``sssp``, ``bfs``, ``distance_matrix``) is
+  written by the binary, as an uncompressed Arrow IPC file, into a memfd
+  that Python maps and opens in place: the arrays are views of the
+  mapping, no copy. The mapping lives as long as the last object viewing
+  it; a memfd has no name in any file system, so nothing is left behind
+  when either process dies, SIGKILL included.
+
+``stream`` reads an IPC stream from a pipe (constant memory, batches as
+they come), and so does everything where memfds are missing (not Linux) or
+``PATHCTL_HANDOFF=pipe`` asks for it: edges then go in on stdin.
+"""
 
 from __future__ import annotations
 
 import functools
 import logging
+import mmap
 import os
 import shutil
 import subprocess
@@ -27,6 +43,46 @@ log = logging.getLogger("pathctl")
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 LAYOUTS = ("pairs", "matrix", "stats", "nearest")
+
+# PATHCTL_HANDOFF=pipe makes every run use pipes (stdin, stdout) even where
+# memfds work; "auto" (or unset) uses memfds where they work.
+HANDOFF_ENV = "PATHCTL_HANDOFF"
+
+
+def handoff_mode() -> str:
+    """How data crosses to and from the binary: ``"memfd"`` (Linux) or
+    ``"pipe"`` (elsewhere, or where ``PATHCTL_HANDOFF=pipe``)."""
+    want = os.environ.get(HANDOFF_ENV, "").strip().lower()
+    if want not in ("", "auto", "memfd", "pipe"):
+        raise _errors.UsageError(f"{HANDOFF_ENV}={want!r}: want auto, memfd or pipe")
+    if want == "pipe":
+        return "pipe"
+    return "memfd" if _memfd_works() else "pipe"
+
+
+@functools.lru_cache(maxsize=1)
+def _memfd_works() -> bool:
+    if not hasattr(os, "memfd_create") or not os.path.isdir("/dev/fd"):
+        return False
+    try:
+        fd = os.memfd_create("pathctl-probe", os.MFD_CLOEXEC)
+    except OSError:
+        return False
+    os.close(fd)
+    return True
+
+
+def _new_memfd(name: str) -> int:
+    # Close-on-exec: only the binary it is passed to (pass_fds) inherits it.
+    return os.memfd_create(name, os.MFD_CLOEXEC)
+
+
+def _close_fds(fds: List[int]) -> None:
+    while fds:
+        try:
+            os.close(fds.pop())
+        except OSError:
+            pass
 
 INSTALL_HINT = (
     "install a pathctl wheel, which bundles the binary (`make wheel` in a checkout of the "
@@ -118,14 +174,27 @@ def check_options(options: Mapping[str, Any]) -> None:
 
 
 class Run:
-    """One pathctl process. ``open_output()`` gives its output stream; ``finish()``
-    reaps it and raises the engine's error; ``abort()`` kills and reaps it."""
+    """One pathctl process. With ``output="pipe"``, ``open_output()`` gives its
+    output stream; otherwise (where memfds work) ``read_mapped()`` waits for
+    it and maps its result. ``finish()`` reaps it and raises the engine's
+    error; ``abort()`` kills and reaps it."""
 
     def __init__(self, command: str, edges: Any, *, layout: str = "pairs",
                  algorithm: Optional[str] = None, sources: Optional[Iterable[Any]] = None,
                  source: Any = None, directed: bool = True, with_predecessors: bool = False,
-                 engine: str = "auto", vertices_out: bool = False, options: Mapping[str, Any] = ()):
+                 engine: str = "auto", vertices_out: bool = False, options: Mapping[str, Any] = (),
+                 output: str = "auto"):
         options = dict(options)
+        mode = handoff_mode()
+        # "memfd": the result is an IPC file in a memfd; "pipe": an IPC
+        # stream on stdout.
+        self.output = "memfd" if output != "pipe" and mode == "memfd" else "pipe"
+        self._fds: List[int] = []  # memfds this process still holds
+        self._out_fd: Optional[int] = None
+        self._keep_fds: List[int] = []  # kept open after the start: written by the binary
+        self._memfd_mode = mode == "memfd"
+        # Paths made up here, as the user calls them in messages.
+        self._names: dict = {}
         check_options(options)
         if layout not in LAYOUTS:
             raise _errors.UsageError(f"unknown layout {layout!r} (want one of {', '.join(LAYOUTS)})")
@@ -134,20 +203,30 @@ class Run:
         vertices = options.pop("vertices", None)
         targets = options.pop("targets", None)
         self._input = as_edge_input(edges, (options.get("src_col") or "src", options.get("dst_col") or "dst"))
-        self._tmpdir = tempfile.mkdtemp(prefix="pathctl-")
-        # Removes the temporary files when cleanup() runs, or at the latest
-        # when this run is collected or the interpreter exits.
-        self._remove_tmp = weakref.finalize(self, shutil.rmtree, self._tmpdir, True)
+        # A directory for the vertex table handed to --vertices (a file the
+        # binary names by its extension), made when first needed; the other
+        # side files are memfds where they work.
+        self._tmpdir: Optional[str] = None
+        self._remove_tmp: Optional[weakref.finalize] = None
+        # The memfds are closed by cleanup(), or when this run is collected.
+        self._close_memfds = weakref.finalize(self, _close_fds, self._fds)
         # keep_tmp keeps the temporary files after a successful finish(), for
         # the caller to read the vertices file and then call cleanup().
         self.keep_tmp = False
         self.vertices_path: Optional[str] = None
+        # The mapping read_mapped() opened the result in (while this run lives).
+        self.mapping: Optional[mmap.mmap] = None
         # Flags first: the CLI stops reading flags at the positional EDGES.
         args: List[str] = [binary, command]
         if isinstance(self._input, PathInput):
             edges_arg = self._input.path
             if edges_arg.startswith("-"):
                 edges_arg = os.path.join(".", edges_arg)
+        elif mode == "memfd":
+            fd = self._edges_memfd(self._input)
+            edges_arg = f"/dev/fd/{fd}"
+            self._names[edges_arg] = "edges"
+            options["input_format"] = "arrow"
         else:
             edges_arg = "-"
             if "input_format" not in options:
@@ -160,7 +239,8 @@ class Run:
                 if not ids:
                     self.cleanup()
                     raise _errors.UsageError("sources is an empty list; pass sources=None to run from every vertex")
-                path = os.path.join(self._tmpdir, "sources.txt")
+                path = self._side_file("sources.txt")
+                self._names[path] = "sources"
                 with open(path, "w", encoding="utf-8") as f:
                     for s in ids:
                         if "\n" in s or "\r" in s:
@@ -174,7 +254,15 @@ class Run:
             args += ["--source", str(source)]
         if targets is not None:
             args += ["--targets-file", self._id_file("targets", targets)]
-        args += ["--layout", layout, "--engine", str(engine), "--format", "arrows", "-o", "-"]
+        args += ["--layout", layout, "--engine", str(engine)]
+        if self.output == "memfd":
+            self._out_fd = _new_memfd("pathctl-result")
+            self._fds.append(self._out_fd)
+            out_path = f"/dev/fd/{self._out_fd}"
+            self._names[out_path] = "the result"
+            args += ["--format", "arrow", "-o", out_path]
+        else:
+            args += ["--format", "arrows", "-o", "-"]
         if not directed:
             args.append("--undirected")
         if with_predecessors:
@@ -186,7 +274,7 @@ class Run:
                     if (options.get("src_col") or "src") in self._input.schema.names else None
             args += ["--vertices", self._write_vertex_table(vertices, id_type)]
         if vertices_out:
-            self.vertices_path = os.path.join(self._tmpdir, "vertices.arrow")
+            self.vertices_path = self._side_file("vertices.arrow", written_by_binary=True)
             args += ["--vertices-out", self.vertices_path]
         for name, flag in _VALUE_FLAGS.items():
             value = options.get(name)
@@ -206,14 +294,20 @@ class Run:
         if env:
             full_env = dict(os.environ)
             full_env.update({str(k): str(v) for k, v in env.items()})
-        feeding = not isinstance(self._input, PathInput)
+        feeding = not isinstance(self._input, PathInput) and mode == "pipe"
         try:
             self.proc = subprocess.Popen(
                 args, stdin=subprocess.PIPE if feeding else subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=full_env)
+                stdout=subprocess.PIPE if self.output == "pipe" else subprocess.DEVNULL,
+                stderr=subprocess.PIPE, env=full_env, pass_fds=tuple(self._fds))
         except OSError as exc:
             self.cleanup()
             raise _errors.BinaryNotFoundError(f"cannot start {binary}: {exc}; {INSTALL_HINT}") from exc
+        # The binary holds its own descriptors now: the edges' memfd is
+        # freed when it exits; only the result's stays open here.
+        for fd in [fd for fd in self._fds if fd != self._out_fd and fd not in self._keep_fds]:
+            self._fds.remove(fd)
+            os.close(fd)
         # A run abandoned without finish() or abort() is killed when it is
         # collected or the interpreter exits.
         self._kill_at_exit = weakref.finalize(self, _kill_quietly, self.proc)
@@ -227,6 +321,45 @@ class Run:
             self._feed_thread = threading.Thread(target=self._feed, args=(self._input,), daemon=True)
             self._feed_thread.start()
         self._done = False
+
+    def _temp_dir(self) -> str:
+        if self._tmpdir is None:
+            self._tmpdir = tempfile.mkdtemp(prefix="pathctl-")
+            # Removes the temporary files when cleanup() runs, or at the
+            # latest when this run is collected or the interpreter exits.
+            self._remove_tmp = weakref.finalize(self, shutil.rmtree, self._tmpdir, True)
+        return self._tmpdir
+
+    def _side_file(self, name: str, written_by_binary: bool = False) -> str:
+        """A path for a small file beside the run (the sources, the vertex
+        order): /dev/fd/N of a memfd passed to the binary, so that nothing
+        outlives the processes, or a file in a temporary directory."""
+        if not self._memfd_mode:
+            return os.path.join(self._temp_dir(), name)
+        fd = _new_memfd("pathctl-" + name)
+        self._fds.append(fd)
+        if written_by_binary:
+            self._keep_fds.append(fd)
+        return f"/dev/fd/{fd}"
+
+    def _edges_memfd(self, reader: pa.RecordBatchReader) -> int:
+        """Write the edges, as an uncompressed Arrow IPC file, into a new
+        memfd (one copy, in native code; the binary reads the file with
+        positioned reads, checked against its size). A reader that fails
+        part way is the reported cause, and no process is started."""
+        fd = _new_memfd("pathctl-edges")
+        self._fds.append(fd)
+        try:
+            with pa.OSFile(f"/dev/fd/{fd}", "wb") as sink, \
+                    pa.ipc.new_file(sink, reader.schema) as writer:
+                for batch in reader:
+                    writer.write_batch(batch)
+        except BaseException as exc:
+            self.cleanup()
+            if isinstance(exc, Exception):
+                raise _errors.InvalidInputError(f"reading the edges failed: {exc}") from exc
+            raise
+        return fd
 
     def _write_vertex_table(self, vertices: Any, id_type: Optional[pa.DataType]) -> str:
         """The vertex set as an Arrow IPC file of one column, ``vertex``,
@@ -242,7 +375,7 @@ class Run:
                 ids = ids.cast(id_type)  # safe: an id that does not fit stays as given
             except (pa.ArrowException, NotImplementedError):
                 pass
-        path = os.path.join(self._tmpdir, "vertices-in.arrow")
+        path = os.path.join(self._temp_dir(), "vertices-in.arrow")
         table = pa.table({"vertex": ids})
         with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
@@ -254,7 +387,8 @@ class Run:
         if not ids:
             self.cleanup()
             raise _errors.UsageError(f"{name} is an empty list; pass {name}=None for every vertex")
-        path = os.path.join(self._tmpdir, f"{name}.txt")
+        path = self._side_file(f"{name}.txt")
+        self._names[path] = name
         with open(path, "w", encoding="utf-8") as f:
             for s in ids:
                 if "\n" in s or "\r" in s:
@@ -322,7 +456,7 @@ class Run:
         before its output, so a finished run has them all)."""
         while self._notes:
             line = self._notes.popleft()
-            _warn_user(_errors.python_message(_errors.NOTE.sub("", line)))
+            _warn_user(_errors.python_message(_errors.NOTE.sub("", line), self._names))
 
     def finish(self, read_error: Optional[BaseException] = None) -> None:
         """Reap the process and raise what went wrong, the engine's error first."""
@@ -331,7 +465,7 @@ class Run:
         self._done = True
         ok = False
         try:
-            if read_error is not None and self.proc.poll() is None:
+            if read_error is not None and self.proc.poll() is None and self.proc.stdout is not None:
                 # The stream broke while the binary still runs: drain it so it
                 # can exit, then judge by its status.
                 try:
@@ -350,7 +484,7 @@ class Run:
                     f"reading the edges failed: {self._feed_error}",
                     exit_code=code, stderr=self.stderr) from self._feed_error
             if code != 0:
-                raise _errors.from_exit(code, self.stderr) from read_error
+                raise _errors.from_exit(code, self.stderr, self._names) from read_error
             if read_error is not None:
                 raise _errors.PathctlError(
                     f"pathctl exited 0 but its output is not a valid Arrow stream: {read_error}",
@@ -368,10 +502,11 @@ class Run:
         try:
             if self.proc.poll() is None:
                 self.proc.kill()
-            try:
-                self.proc.stdout.close()
-            except OSError:
-                pass
+            if self.proc.stdout is not None:
+                try:
+                    self.proc.stdout.close()
+                except OSError:
+                    pass
             self.proc.wait()
             self._join()
         finally:
@@ -381,14 +516,52 @@ class Run:
         if self._feed_thread is not None:
             self._feed_thread.join()
         self._stderr_thread.join()
-        try:
-            self.proc.stdout.close()
-        except OSError:
-            pass
+        if self.proc.stdout is not None:
+            try:
+                self.proc.stdout.close()
+            except OSError:
+                pass
 
     def cleanup(self) -> None:
-        """Remove the temporary files (sources, vertices)."""
-        self._remove_tmp()
+        """Remove the temporary files (sources, vertices) and close the
+        memfds (a result already mapped stays mapped)."""
+        self._close_memfds()
+        if self._remove_tmp is not None:
+            self._remove_tmp()
+
+    def read_mapped(self) -> pa.Table:
+        """Wait for the binary (raising its error), then map its result
+        memfd and open it as an Arrow IPC file: the table's buffers are
+        views of the mapping, which stays until the last of them is
+        released. The mapping is shared and writable: the memfd is this
+        process's alone once the binary has exited, so writing into it
+        (see matrix_from_table's ``unreachable``) costs no copy."""
+        assert self.output == "memfd" and self._out_fd is not None
+        keep = self.keep_tmp
+        self.keep_tmp = True  # the memfd must outlive finish()
+        try:
+            self.finish()
+            size = os.fstat(self._out_fd).st_size
+            if size == 0:
+                raise _errors.PathctlError("pathctl exited 0 but wrote no result",
+                                           exit_code=0, stderr=self.stderr)
+            # mmap keeps its own descriptor: the memfd lives as long as the map.
+            mapped = mmap.mmap(self._out_fd, size, flags=mmap.MAP_SHARED,
+                               prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        finally:
+            self.keep_tmp = keep
+            if not keep:
+                self.cleanup()
+            elif self._out_fd in self._fds:
+                self._fds.remove(self._out_fd)
+                os.close(self._out_fd)
+        self.mapping = mapped
+        try:
+            return pa.ipc.open_file(pa.py_buffer(mapped)).read_all()
+        except pa.ArrowException as exc:
+            raise _errors.PathctlError(
+                f"pathctl exited 0 but its result is not a valid Arrow IPC file: {exc}",
+                exit_code=0, stderr=self.stderr) from exc
 
     def read_vertices(self) -> pa.Array:
         """The ``vertex`` column the binary wrote with --vertices-out."""
@@ -488,11 +661,20 @@ class _ProcessBatches:
 
 
 def run_stream(run: Run) -> pa.RecordBatchReader:
+    assert run.output == "pipe"
     reader = run.open_output()
     return pa.RecordBatchReader.from_batches(reader.schema, _ProcessBatches(run, reader))
 
 
 def run_table(run: Run) -> pa.Table:
+    """The whole result: mapped from the run's memfd, or read from its pipe."""
+    if run.output == "memfd":
+        try:
+            return run.read_mapped()
+        except BaseException:
+            # A KeyboardInterrupt while waiting: stop the binary.
+            _kill_quietly(run.proc)
+            raise
     reader = run.open_output()
     try:
         table = reader.read_all()
@@ -506,4 +688,4 @@ def run_table(run: Run) -> pa.Table:
     return table
 
 
-__all__: Sequence[str] = ("Run", "run_stream", "run_table", "find_binary")
+__all__: Sequence[str] = ("Run", "run_stream", "run_table", "find_binary", "handoff_mode")

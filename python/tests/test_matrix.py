@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import mmap
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -27,16 +29,22 @@ def test_matrix_matches_scipy(weights, directed):
     D, ids = pathctl.distance_matrix(edges, directed=directed)
     assert ids.tolist() == vertices
     assert D.shape == (len(vertices), len(vertices))
+    assert isinstance(D, np.ndarray) and not isinstance(D, np.ma.MaskedArray)
     if weights == "float":
-        assert isinstance(D, np.ndarray) and not isinstance(D, np.ma.MaskedArray)
         assert D.dtype == np.float64
         np.testing.assert_allclose(D, want, rtol=1e-12)
     else:
-        assert isinstance(D, np.ma.MaskedArray)
+        # Unreachable is the type's maximum by default: no mask, no copy.
         assert D.dtype == np.int32
-        np.testing.assert_array_equal(D.mask, ~np.isfinite(want))
-        np.testing.assert_array_equal(D.filled(-1), np.where(np.isfinite(want), want, -1))
-        assert D.fill_value == np.iinfo(np.int32).max
+        big = np.iinfo(np.int32).max
+        np.testing.assert_array_equal(D, np.where(np.isfinite(want), want, big))
+        M, _ = pathctl.distance_matrix(edges, directed=directed, unreachable="mask")
+        assert isinstance(M, np.ma.MaskedArray)
+        np.testing.assert_array_equal(M.mask, ~np.isfinite(want))
+        np.testing.assert_array_equal(M.filled(-1), np.where(np.isfinite(want), want, -1))
+        assert M.fill_value == big
+        S, _ = pathctl.distance_matrix(edges, directed=directed, unreachable=-1)
+        np.testing.assert_array_equal(S, np.where(np.isfinite(want), want, -1))
 
 
 def test_matrix_equals_cli_file(tmp_path):
@@ -44,7 +52,7 @@ def test_matrix_equals_cli_file(tmp_path):
     path = write_arrow(edges, tmp_path / "edges.arrow")
     want = cli_result(path, tmp_path, "--layout", "matrix", "--vertices-out", tmp_path / "v.arrow")
     want_ids = read_arrow(tmp_path / "v.arrow").column("vertex").to_pylist()
-    D, ids = pathctl.distance_matrix(edges)
+    D, ids = pathctl.distance_matrix(edges, unreachable="mask")
     assert ids.tolist() == want_ids
     rows = want.column("distance").to_pylist()
     assert D.tolist(fill_value=None) == rows  # nulls (unreachable) line up with the mask
@@ -54,8 +62,7 @@ def test_matrix_is_a_view_of_the_arrow_buffer():
     edges = random_edges(53, 60, 200, weights="float")
     D, _ = pathctl.distance_matrix(edges)
     assert not D.flags.owndata
-    assert not D.flags.writeable  # a view of an immutable Arrow buffer
-    assert any(isinstance(b, pa.Buffer) for b in base_chain(D)), base_chain(D)
+    assert any(isinstance(b, (pa.Buffer, mmap.mmap)) for b in base_chain(D)), base_chain(D)
 
     # The same through matrix_from_table, where the test holds the table and
     # checks the memory itself.
@@ -68,14 +75,38 @@ def test_matrix_is_a_view_of_the_arrow_buffer():
     assert M.__array_interface__["data"][0] == values.buffers()[1].address + values.offset * 8
 
 
-def test_integer_matrix_is_a_masked_view():
+def test_integer_matrix_views_and_sentinels():
     edges = random_edges(54, 60, 150)
     table = pathctl.apsp(edges, layout="matrix")
-    M = pathctl.matrix_from_table(table)
     values = table.column("distance").chunk(0).values
     assert values.null_count > 0  # the random graph has unreachable pairs
+    null = values.is_null().to_numpy(zero_copy_only=False)
+    M = pathctl.matrix_from_table(table, unreachable="mask")
     assert np.shares_memory(M.data, np.frombuffer(values.buffers()[1], dtype=np.int32))
-    np.testing.assert_array_equal(M.mask.ravel(), values.is_null().to_numpy(zero_copy_only=False))
+    np.testing.assert_array_equal(M.mask.ravel(), null)
+    # A sentinel goes under Arrow's nulls only: the table reads the same.
+    before = table.column("distance").to_pylist()
+    S = pathctl.matrix_from_table(table, unreachable=-7)
+    assert (S.ravel()[null] == -7).all() and (S.ravel()[~null] >= 0).all()
+    assert table.column("distance").to_pylist() == before
+    with pytest.raises(pathctl.UsageError, match="int32"):
+        pathctl.matrix_from_table(table, unreachable=np.inf)
+    with pytest.raises(pathctl.UsageError, match="fit"):
+        pathctl.matrix_from_table(table, unreachable=1 << 40)
+    with pytest.raises(pathctl.UsageError, match="unreachable"):
+        pathctl.matrix_from_table(table, unreachable="nan")
+
+
+def test_float_sentinel_leaves_the_table_alone():
+    edges = random_edges(57, 40, 60, weights="float")
+    table = pathctl.apsp(edges, layout="matrix")
+    inf = np.isinf(pathctl.matrix_from_table(table))
+    assert inf.any()
+    S = pathctl.matrix_from_table(table, unreachable=-1.0)
+    assert (S[inf] == -1).all()
+    assert np.isinf(pathctl.matrix_from_table(table)).sum() == inf.sum()
+    D, _ = pathctl.distance_matrix(edges, unreachable=-1.0)
+    np.testing.assert_array_equal(D, S)
 
 
 def test_sources_pick_rows_in_order():
@@ -93,8 +124,8 @@ def test_several_batches_are_joined():
     edges = random_edges(56, 40, 120)
     table = pathctl.apsp(edges, layout="matrix", mem=1 << 10)
     want, _ = oracle(edges)
-    M = pathctl.matrix_from_table(table)
-    np.testing.assert_array_equal(M.filled(-1), np.where(np.isfinite(want), want, -1))
+    M = pathctl.matrix_from_table(table, unreachable=-1)
+    np.testing.assert_array_equal(M, np.where(np.isfinite(want), want, -1))
 
 
 def test_empty_matrix_table():

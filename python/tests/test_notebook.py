@@ -27,3 +27,4 @@ def test_quickstart_runs(tmp_path):
     assert len(images) == 2  # the histogram and the heatmap
     text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     assert "sources in" in text  # the engine timing ran
+    assert "streamed " in text and " blocks;" in text  # the streamed reduction ran

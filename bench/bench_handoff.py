@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""How fast a distance matrix reaches numpy through the Python package
+(issue 16), beside the engine's own time, as one Markdown table.
+
+    PYTHONPATH=python PATHCTL_BIN=bin/pathctl python3 bench/bench_handoff.py EDGES \\
+        [--undirected] [--engine gpu] [--repeat 3] [--compare-pipe]
+
+EDGES is a Parquet, Arrow IPC or CSV edge file (``pathctl gen rmat --scale 16
+... -o rmat16.parquet`` makes one). It is read into a pyarrow Table first
+(not timed). Each row of the table is the median of --repeat runs:
+
+- ``pathctl run`` (matrix) into an Arrow file on tmpfs (--tmpfs, default
+  /dev/shm): the command's wall time, and the engine's own time from its
+  summary line ("N pairs in T");
+- reading that file into numpy: ``pa.memory_map`` + ``matrix_from_table``
+  (a view), then one full pass over it (``max``), which faults every page in;
+- ``pathctl.distance_matrix(table)``: from the pyarrow Table to the numpy
+  array, end to end, through memfds; and the same with one full pass;
+- with --compare-pipe, ``distance_matrix`` through pipes
+  (PATHCTL_HANDOFF=pipe), the handoff before memfds;
+- ``pathctl run --layout stats`` (CLI wall) and ``pathctl.apsp(table,
+  layout="stats")``, the small-result case.
+
+With --input-only (for edge tables whose n² matrix would not fit, R-MAT 20)
+only the input side is timed: ``pathctl sssp --layout stats`` from one
+source, from the file (CLI wall), and ``pathctl.sssp(table, ...)`` from the
+pyarrow Table through a memfd and through a pipe.
+
+The engine's own time of a Python call is read from the binary's summary
+line, which the package logs on the "pathctl" logger. Peak RSS of this
+process and of the largest child are printed below the table.
+
+Needs python3 with pyarrow and numpy, and the package importable (installed,
+or PYTHONPATH=python from the repository root); the binary is PATHCTL_BIN,
+else bin/pathctl, else pathctl on PATH.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from typing import Callable, List, Optional, Tuple
+
+import numpy as np
+import pyarrow as pa
+
+# Seconds per unit of a Go duration ("241ms", "1.5s", "1m2.5s", "396.7µs").
+UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "µs": 1e-6, "us": 1e-6, "ns": 1e-9}
+
+
+def engine_seconds(stderr: str) -> Optional[float]:
+    """The engine's time from the binary's summary line, or None.
+
+    Go prints durations such as 241ms, 1.5s or 1m2.5s; the last form is
+    read as minutes plus seconds."""
+    for line in reversed(stderr.splitlines()):
+        m = re.search(r"pairs in ((?:[0-9]+h)?(?:[0-9]+m(?!s))?[0-9.]*(?:ns|µs|us|ms|s)?) ", line)
+        if not m:
+            continue
+        text, total = m.group(1), 0.0
+        for value, unit in re.findall(r"([0-9.]+)(h|ms|µs|us|ns|m|s)", text):
+            total += float(value) * UNITS[unit]
+        return total
+    return None
+
+
+def read_edges(path: str) -> pa.Table:
+    lower = path.lower()
+    if lower.endswith((".parquet", ".pq")):
+        import pyarrow.parquet as pq
+
+        return pq.read_table(path)
+    if lower.endswith((".arrow", ".feather", ".ipc", ".arrows")):
+        with pa.memory_map(path) as src:
+            try:
+                return pa.ipc.open_file(src).read_all()
+            except pa.ArrowInvalid:
+                src.seek(0)
+                return pa.ipc.open_stream(src).read_all()
+    if lower.endswith((".csv", ".tsv")):
+        import pyarrow.csv as pcsv
+
+        return pcsv.read_csv(path, parse_options=pcsv.ParseOptions(delimiter="\t" if lower.endswith(".tsv") else ","))
+    raise SystemExit(f"bench_handoff: {path}: want a .parquet, .arrow or .csv edge file")
+
+
+class SummaryLines(logging.Handler):
+    """Collects the binary's stderr lines that the package logs."""
+
+    def __init__(self):
+        super().__init__(logging.INFO)
+        self.lines: List[str] = []
+
+    def emit(self, record):
+        self.lines.append(record.getMessage())
+
+    def take(self) -> str:
+        text, self.lines = "\n".join(self.lines), []
+        return text
+
+
+def median_of(repeat: int, fn: Callable[[], Tuple[float, Optional[float]]]) -> Tuple[float, Optional[float]]:
+    walls, engines = [], []
+    for _ in range(repeat):
+        wall, eng = fn()
+        walls.append(wall)
+        if eng is not None:
+            engines.append(eng)
+    return statistics.median(walls), (statistics.median(engines) if engines else None)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("edges")
+    ap.add_argument("--undirected", action="store_true")
+    ap.add_argument("--engine", default="auto")
+    ap.add_argument("--weight-col", default=None)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--tmpfs", default="/dev/shm", help="where the CLI writes its matrix (default /dev/shm)")
+    ap.add_argument("--compare-pipe", action="store_true", help="also time distance_matrix through pipes")
+    ap.add_argument("--input-only", action="store_true",
+                    help="time only the edges' handoff: one-source stats from the file and from the Table")
+    args = ap.parse_args(argv)
+
+    import pathctl
+    from pathctl import _local
+
+    binary = pathctl.find_binary()
+    handler = SummaryLines()
+    log = logging.getLogger("pathctl")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+    table = read_edges(args.edges)
+    opts = {"engine": args.engine, "directed": not args.undirected}
+    if args.weight_col:
+        opts["weight_col"] = args.weight_col
+    flags = ["--engine", args.engine] + (["--undirected"] if args.undirected else [])
+    if args.weight_col:
+        flags += ["--weight-col", args.weight_col]
+    out = os.path.join(args.tmpfs, f"bench-handoff-{os.getpid()}.arrow")
+    vout = os.path.join(args.tmpfs, f"bench-handoff-{os.getpid()}.vertices.arrow")
+    rows: List[Tuple[str, float, Optional[float], str]] = []
+    shape = dtype = None
+    batches = {}
+
+    def cli(layout: str) -> Tuple[float, Optional[float]]:
+        cmd = [binary, "run", "--layout", layout, *flags, "--vertices-out", vout, "-o", out, args.edges]
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        if proc.returncode != 0:
+            raise SystemExit(f"bench_handoff: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
+        return wall, engine_seconds(proc.stderr)
+
+    def read_file(full_pass: bool) -> Tuple[float, Optional[float]]:
+        nonlocal shape, dtype
+        t0 = time.perf_counter()
+        with pa.memory_map(out) as src:
+            t = pa.ipc.open_file(src).read_all()
+            batches["file"] = t.column("distance").num_chunks
+            m = pathctl.matrix_from_table(t)
+            del t
+            if full_pass:
+                m.max()
+        wall = time.perf_counter() - t0
+        shape, dtype = m.shape, m.dtype
+        del m
+        return wall, None
+
+    def dmatrix(full_pass: bool, mode: str = "auto") -> Tuple[float, Optional[float]]:
+        os.environ[_local.HANDOFF_ENV] = mode
+        handler.take()
+        t0 = time.perf_counter()
+        D, _ = pathctl.distance_matrix(table, **opts)
+        if full_pass:
+            D.max()
+        wall = time.perf_counter() - t0
+        del D
+        return wall, engine_seconds(handler.take())
+
+    def stats_py() -> Tuple[float, Optional[float]]:
+        os.environ[_local.HANDOFF_ENV] = "auto"
+        handler.take()
+        t0 = time.perf_counter()
+        pathctl.apsp(table, layout="stats", **opts)
+        wall = time.perf_counter() - t0
+        return wall, engine_seconds(handler.take())
+
+    def sssp_cli(source) -> Tuple[float, Optional[float]]:
+        cmd = [binary, "sssp", "--source", str(source), "--layout", "stats", *flags, "--format", "arrow", "-o", "/dev/null", args.edges]
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        if proc.returncode != 0:
+            raise SystemExit(f"bench_handoff: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
+        return wall, engine_seconds(proc.stderr)
+
+    def sssp_py(source, mode: str) -> Tuple[float, Optional[float]]:
+        os.environ[_local.HANDOFF_ENV] = mode
+        handler.take()
+        t0 = time.perf_counter()
+        pathctl.sssp(table, source, layout="stats", **opts)
+        wall = time.perf_counter() - t0
+        return wall, engine_seconds(handler.take())
+
+    if args.input_only:
+        source = table.column("src")[0].as_py()
+        try:
+            rows.append(("`pathctl sssp --layout stats` from the file (CLI wall)",
+                         *median_of(args.repeat, lambda: sssp_cli(source)), f"{table.num_rows} edges"))
+            rows.append((f"`sssp(table, layout=\"stats\")` via {_local.handoff_mode()}",
+                         *median_of(args.repeat, lambda: sssp_py(source, "auto")), "edges as an IPC file in a memfd"))
+            rows.append(("`sssp(table, layout=\"stats\")` via pipe",
+                         *median_of(args.repeat, lambda: sssp_py(source, "pipe")), "edges as an IPC stream on stdin"))
+        finally:
+            os.environ.pop(_local.HANDOFF_ENV, None)
+        print_table(args, table, binary, rows, "input only")
+        return 0
+
+    try:
+        wall, eng = median_of(args.repeat, lambda: cli("matrix"))
+        size = os.path.getsize(out)
+        rows.append(("`pathctl run --layout matrix -o tmpfs` (CLI wall)", wall, eng, f"{size / 2**30:.2f} GiB file"))
+        wall, _ = median_of(args.repeat, lambda: read_file(False))
+        joined = batches.get("file", 1) > 1
+        rows.append(("tmpfs file → numpy (memory_map + matrix_from_table)", wall, None,
+                     f"{batches.get('file')} record batches: " + ("joined with one copy" if joined else "a view")))
+        wall, _ = median_of(args.repeat, lambda: read_file(True))
+        rows.append(("tmpfs file → numpy + one full pass (`max`)", wall, None, "faults every page in"))
+        for name in (out, vout):
+            if os.path.exists(name):
+                os.remove(name)
+        wall, eng = median_of(args.repeat, lambda: dmatrix(False))
+        rows.append((f"`distance_matrix(table)` via {_local.handoff_mode()}", wall, eng,
+                     "pyarrow Table → numpy" + ("; batches joined with one copy" if joined else ", a view")))
+        wall, eng = median_of(args.repeat, lambda: dmatrix(True))
+        rows.append((f"`distance_matrix(table)` via {_local.handoff_mode()} + one full pass", wall, eng, ""))
+        if args.compare_pipe:
+            wall, eng = median_of(args.repeat, lambda: dmatrix(False, "pipe"))
+            rows.append(("`distance_matrix(table)` via pipe (before)", wall, eng, "PATHCTL_HANDOFF=pipe"))
+        wall, eng = median_of(args.repeat, lambda: cli("stats"))
+        rows.append(("`pathctl run --layout stats` (CLI wall)", wall, eng, ""))
+        wall, eng = median_of(args.repeat, stats_py)
+        rows.append(("`apsp(table, layout=\"stats\")`", wall, eng, ""))
+    finally:
+        for name in (out, vout):
+            if os.path.exists(name):
+                os.remove(name)
+        os.environ.pop(_local.HANDOFF_ENV, None)
+
+    print_table(args, table, binary, rows, f"matrix {shape} {dtype}")
+    return 0
+
+
+def print_table(args, table: pa.Table, binary: str, rows, what: str) -> None:
+    print(f"edges: {args.edges} ({table.num_rows} rows), {'undirected' if args.undirected else 'directed'}, "
+          f"engine {args.engine}; {what}; median of {args.repeat}; pathctl {binary}; "
+          f"python {sys.version.split()[0]}, pyarrow {pa.__version__}, numpy {np.__version__}")
+    print()
+    print("| measurement | wall s | engine s | note |")
+    print("|---|---:|---:|---|")
+    for name, wall, eng, note in rows:
+        print(f"| {name} | {wall:.3f} | {'' if eng is None else f'{eng:.3f}'} | {note} |")
+    me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20
+    print()
+    print(f"peak RSS: this process {me:.2f} GiB, largest child {kids:.2f} GiB")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,362 @@
+"""The handoff between the binary and Python: memfds mapped without a copy,
+released with the last view, nothing left behind when the binary is
+killed, and the pipe fallback giving the same answers."""
+
+from __future__ import annotations
+
+import gc
+import mmap
+import os
+import signal
+import stat
+import threading
+import time
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import pathctl
+from pathctl import _local
+from conftest import _binary, oracle, random_edges
+
+memfd_only = pytest.mark.skipif(_local.handoff_mode() != "memfd", reason="no memfds on this platform")
+
+
+def memfd_mappings():
+    """(start, end) of each mapping of a pathctl memfd in this process."""
+    spans = []
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            if "/memfd:pathctl" in line:
+                lo, hi = line.split()[0].split("-")
+                spans.append((int(lo, 16), int(hi, 16)))
+    return spans
+
+
+def memfd_descriptors(pid="self"):
+    found = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue  # closed meanwhile (the listing's own descriptor)
+        if target.startswith("/memfd:pathctl"):
+            found.append((int(fd), target))
+    return found
+
+
+def inside(address, spans):
+    return any(lo <= address < hi for lo, hi in spans)
+
+
+def shm_names():
+    """Names in /dev/shm that this package could have made (other processes
+    of the machine may add theirs meanwhile)."""
+    if not os.path.isdir("/dev/shm"):
+        return set()
+    return {n for n in os.listdir("/dev/shm") if "pathctl" in n or "memfd" in n}
+
+
+@pytest.fixture
+def private_tmp(tmp_path, monkeypatch):
+    """A temporary directory of this test's own for the package's temporary
+    files (others' tests share /tmp), empty at the start."""
+    import tempfile
+
+    root = tmp_path / "tmp"
+    root.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(root))
+    monkeypatch.setenv("TMPDIR", str(root))
+    return root
+
+
+@memfd_only
+@pytest.mark.parametrize("weights", ["int", "float"])
+def test_matrix_is_the_mapped_memfd(weights):
+    edges = random_edges(61, 80, 300, weights=weights)
+    D, _ = pathctl.distance_matrix(edges)
+    spans = memfd_mappings()
+    start = D.__array_interface__["data"][0]
+    assert inside(start, spans) and inside(start + D.nbytes - 1, spans), (hex(start), spans)
+    assert not D.flags.owndata
+    # A sentinel is written in place, in the mapping: still no copy.
+    S, _ = pathctl.distance_matrix(edges, unreachable=-1)
+    assert inside(S.__array_interface__["data"][0], memfd_mappings())
+    assert (S >= -1).all() and (S == -1).any()
+
+
+@memfd_only
+def test_tables_are_views_of_the_mapping():
+    table = pathctl.apsp(random_edges(62, 50, 200), layout="pairs")
+    spans = memfd_mappings()
+    for column in table.columns:
+        for chunk in column.chunks:
+            data = chunk.buffers()[1]
+            assert inside(data.address, spans), (column, hex(data.address), spans)
+    values = table.column("distance").chunk(0)
+    assert np.shares_memory(values.to_numpy(), np.frombuffer(values.buffers()[1], dtype=np.int32))
+
+
+@memfd_only
+def test_memory_is_released_with_the_last_view(private_tmp):
+    gc.collect()
+    assert memfd_mappings() == [] and memfd_descriptors() == []
+    shm_before = shm_names()
+    D, ids = pathctl.distance_matrix(random_edges(63, 60, 200), sources=[3, 5], vertices=list(range(70)))
+    row = D[1]  # a view keeps the whole mapping
+    del D
+    gc.collect()
+    assert len(memfd_mappings()) == 1
+    assert row.shape == (len(ids),) and len(ids) >= 70
+    del row
+    gc.collect()
+    assert memfd_mappings() == []
+    assert memfd_descriptors() == []  # the mapping's own descriptor is gone too
+    table = pathctl.apsp(random_edges(64, 40, 100))
+    assert memfd_mappings() != []
+    del table
+    gc.collect()
+    assert memfd_mappings() == [] and memfd_descriptors() == []
+    assert shm_names() == shm_before
+    assert list(private_tmp.iterdir()) == []
+
+
+@memfd_only
+def test_edges_and_side_files_go_through_memfds(tmp_path):
+    seen = tmp_path / "args"
+    wrapper = tmp_path / "pathctl"
+    wrapper.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > "{seen}"\nexec "{_binary()}" "$@"\n')
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
+    edges = random_edges(65, 30, 90)
+    D, ids = pathctl.distance_matrix(edges, sources=[ids_of(edges)[0]], binary=str(wrapper))
+    args = seen.read_text().splitlines()
+    assert args[-1].startswith("/dev/fd/")  # the edges
+    assert args[args.index("-o") + 1].startswith("/dev/fd/")
+    assert args[args.index("--sources-file") + 1].startswith("/dev/fd/")
+    assert args[args.index("--vertices-out") + 1].startswith("/dev/fd/")
+    assert args[args.index("--input-format") + 1] == "arrow"
+    assert args[args.index("--format") + 1] == "arrow"
+    want, vertices = oracle(edges)
+    assert ids.tolist() == vertices
+    big = np.iinfo(D.dtype).max
+    np.testing.assert_array_equal(D[0], np.where(np.isfinite(want[0]), want[0], big))
+
+
+def ids_of(edges):
+    return sorted(set(edges.column("src").to_pylist()) | set(edges.column("dst").to_pylist()))
+
+
+@memfd_only
+def test_bad_edges_are_called_edges_not_a_descriptor():
+    bad = pa.table({"src": [1, None], "dst": [2, 3]})
+    with pytest.raises(pathctl.InvalidInputError) as info:
+        pathctl.apsp(bad)
+    assert "/dev/fd" not in info.value.message and "edges" in info.value.message
+
+
+@pytest.mark.parametrize("weights", ["int", "float", "none"])
+def test_pipe_and_memfd_agree_with_scipy(weights, monkeypatch):
+    edges = random_edges(66, 70, 200, weights=weights)
+    want, vertices = oracle(edges, directed=False)
+    got = {}
+    for mode in ("pipe", "auto"):
+        monkeypatch.setenv(_local.HANDOFF_ENV, mode)
+        D, ids = pathctl.distance_matrix(edges, directed=False, unreachable=-1)
+        assert ids.tolist() == vertices
+        np.testing.assert_allclose(D, np.where(np.isfinite(want), want, -1), rtol=1e-12)
+        got[mode] = pathctl.apsp(edges, directed=False)
+    assert got["pipe"].equals(got["auto"])
+
+
+def test_unknown_handoff_setting(monkeypatch):
+    monkeypatch.setenv(_local.HANDOFF_ENV, "carrier-pigeon")
+    with pytest.raises(pathctl.UsageError, match="PATHCTL_HANDOFF"):
+        pathctl.apsp(random_edges(67, 5, 5))
+
+
+def child_pids():
+    return child_pids_of(os.getpid())
+
+
+def child_pids_of(parent):
+    me = str(parent)
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me:  # ppid
+            pids.append(int(entry))
+    return pids
+
+
+@memfd_only
+def test_binary_killed_mid_result(private_tmp):
+    """SIGKILL of the binary while it writes the result: a clear error, no
+    mapping, descriptor, temporary directory or /dev/shm file left."""
+    gc.collect()
+    shm_before = shm_names()
+    # Many small blocks on one thread: the result grows for a while.
+    edges = random_edges(68, 1500, 6000)
+    caught = {}
+
+    def run():
+        try:
+            pathctl.distance_matrix(edges, threads=1, mem=1 << 16)
+        except BaseException as exc:  # noqa: BLE001 - examined below
+            caught["exc"] = exc
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    killed = False
+    deadline = time.monotonic() + 60
+    while worker.is_alive() and time.monotonic() < deadline and not killed:
+        for pid in child_pids():
+            for fd, target in memfd_descriptors(pid):
+                if "pathctl-result" not in target:
+                    continue
+                try:
+                    size = os.stat(f"/proc/{pid}/fd/{fd}").st_size
+                except OSError:
+                    continue
+                if size > 0:  # part of the result is written
+                    os.kill(pid, signal.SIGKILL)
+                    killed = True
+        time.sleep(0.002)
+    worker.join(60)
+    assert killed, "the binary finished before it could be killed; make the graph larger"
+    exc = caught.get("exc")
+    assert isinstance(exc, pathctl.PathctlError), exc
+    assert isinstance(exc, pathctl.CancelledError)
+    assert "killed by signal 9" in exc.message
+    gc.collect()
+    assert memfd_mappings() == [] and memfd_descriptors() == []
+    assert shm_names() == shm_before
+    assert list(private_tmp.iterdir()) == []
+
+
+def test_stream_hands_over_batches_without_copying():
+    """stream() reads each block once, into a buffer the batch views; a
+    reduction block by block equals the whole matrix's."""
+    edges = random_edges(69, 120, 400, weights="float")
+    D, _ = pathctl.distance_matrix(edges)
+    reader = pathctl.stream(edges, layout="matrix", mem=1 << 14)
+    batches = 0
+    row_max = []
+    for batch in reader:
+        batches += 1
+        values = batch.column("distance").values
+        block = values.to_numpy().reshape(batch.num_rows, -1)
+        assert np.shares_memory(block, np.frombuffer(values.buffers()[1], dtype=np.float64))
+        assert not block.flags.owndata
+        finite = np.where(np.isinf(block), -np.inf, block)
+        row_max.append(finite.max(axis=1))
+    assert batches > 1
+    want = np.where(np.isinf(D), -np.inf, D).max(axis=1)
+    np.testing.assert_array_equal(np.concatenate(row_max), want)
+
+
+@memfd_only
+def test_several_blocks_are_joined_and_the_mapping_given_back():
+    """A result of several record batches is joined with one copy; the
+    mapped memfd is released by the time the array is returned, and the
+    values under each block's nulls are the same after the join."""
+    edges = random_edges(70, 300, 900)
+    want, _ = oracle(edges)
+    gc.collect()
+    assert pathctl.apsp(edges, layout="matrix", mem=1 << 16).column("distance").num_chunks > 1
+    D, _ = pathctl.distance_matrix(edges, mem=1 << 16, unreachable=-1)
+    assert not inside(D.__array_interface__["data"][0], memfd_mappings())
+    np.testing.assert_array_equal(D, np.where(np.isfinite(want), want, -1))
+    gc.collect()
+    assert memfd_mappings() == []
+    M, _ = pathctl.distance_matrix(edges, mem=1 << 16, unreachable="mask")
+    np.testing.assert_array_equal(M.mask, ~np.isfinite(want))
+
+
+@memfd_only
+def test_join_gives_the_copied_pages_back():
+    from pathctl._api import _join
+
+    page = mmap.PAGESIZE
+    fd = os.memfd_create("pathctl-join-test", os.MFD_CLOEXEC)
+    try:
+        os.ftruncate(fd, 8 * page)
+        mapping = mmap.mmap(fd, 8 * page)
+        whole = np.frombuffer(mapping, dtype=np.int32)
+        whole[:] = np.arange(len(whole))
+        blocks_before = os.fstat(fd).st_blocks
+        per_page = page // 4
+        views = [whole[10:3 * per_page + 5], whole[3 * per_page + 5:]]
+        out = _join(views, np.dtype(np.int32), mapping)
+        np.testing.assert_array_equal(out, np.arange(10, len(whole)))
+        # Pages 1..2 and 4..7 lie wholly inside a view: given back. Pages 0
+        # and 3 hold bytes outside (or across) the views: kept.
+        assert os.fstat(fd).st_blocks < blocks_before
+        assert whole[0] == 0 and whole[3 * per_page] == 3 * per_page
+        assert whole[per_page] == 0  # a removed page reads as zeros
+        del whole, views
+        mapping.close()
+    finally:
+        os.close(fd)
+
+
+@memfd_only
+def test_python_killed_mid_run_leaves_nothing(private_tmp):
+    """SIGKILL of the Python process while the binary runs: the binary
+    ends on its own, and no file is left in /dev/shm or the temporary
+    directory (the memfds vanish with the last process holding them)."""
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    shm_before = shm_names()
+    script = (
+        "import sys, pathctl\n"
+        f"sys.path.insert(0, {str(REPO / 'python' / 'tests')!r})\n"
+        "from conftest import random_edges\n"
+        "print('started', flush=True)\n"
+        "pathctl.distance_matrix(random_edges(71, 1500, 6000), threads=1, mem=1 << 16)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                             env={**os.environ, "PYTHONPATH": str(REPO / "python"), "TMPDIR": str(private_tmp)})
+    try:
+        assert child.stdout.readline().strip() == b"started"
+        binary = None
+        deadline = time.monotonic() + 30
+        while binary is None and time.monotonic() < deadline:
+            for pid in child_pids_of(child.pid):
+                if any("pathctl-result" in t for _, t in memfd_descriptors(pid)):
+                    binary = pid
+            time.sleep(0.005)
+        assert binary is not None, "the binary did not start"
+        child.kill()
+        child.wait(10)
+        deadline = time.monotonic() + 60
+        while os.path.exists(f"/proc/{binary}") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not os.path.exists(f"/proc/{binary}"), "the binary outlived its caller by a minute"
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert shm_names() == shm_before
+    assert list(private_tmp.iterdir()) == []
+
+
+def test_threaded_join_equals_serial(monkeypatch):
+    from pathctl import _api
+
+    rng = np.random.default_rng(72)
+    views = [rng.integers(0, 100, size=n).astype(np.int64) for n in (1000, 37, 4096, 1, 999)]
+    serial = _api._join(views, np.dtype(np.int64), None)
+    monkeypatch.setattr(_api, "_JOIN_THREADED_BYTES", 0)
+    threaded = _api._join(views, np.dtype(np.int64), None)
+    np.testing.assert_array_equal(serial, np.concatenate(views))
+    np.testing.assert_array_equal(threaded, serial)
