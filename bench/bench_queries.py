@@ -169,7 +169,7 @@ def run_pathctl(args: argparse.Namespace, argv: list[str], log) -> Run:
     if proc.returncode != 0:
         raise RuntimeError(f"{shlex.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
     run = parse_verbose(proc.stderr, wall)
-    print(f"  wall {wall:.2f} s, pipeline {run.pipeline if run.pipeline is not None else '?'} s, "
+    print(f"  wall {wall:.2f} s, pipeline {'?' if run.pipeline is None else f'{run.pipeline:.3f}'} s, "
           f"engine {run.engine}, {run.algorithm}", file=log, flush=True)
     return run
 
@@ -212,14 +212,14 @@ def scipy_od(csr, sources: np.ndarray, targets: np.ndarray, workers: int) -> tup
     return elapsed, np.vstack(parts)
 
 
-def peer_sample(per_source: float, total: int, workers: int, budget: float) -> int:
-    """How many of total sources scipy runs on workers processes: all of them
-    when the estimate fits budget seconds, else as many as fit (a multiple
-    of workers, at least workers)."""
-    if per_source * total / workers <= budget:
-        return total
-    fit = int(budget * workers / per_source) // workers * workers
-    return min(total, max(workers, fit))
+def peer_rounds(first_round: float, rounds: int, budget: float) -> int:
+    """How many rounds (one source per worker each) scipy runs of the rounds
+    that every source needs, the first of which took first_round seconds:
+    all of them when they fit budget seconds, else as many as fit, at least
+    the first."""
+    if first_round * rounds <= budget:
+        return rounds
+    return max(1, min(rounds, int(budget / first_round) if first_round > 0 else rounds))
 
 
 def k_nearest_of_row(row: np.ndarray, source: int, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -424,16 +424,17 @@ def od_row(args, g: bc.Graph, path: str, report: Report, log) -> None:
         for k, s in enumerate(check):
             problems += [f"OD matrix, source {g.ids[s]}: {p}" for p in bc.compare_distances(want[k], got[k])]
 
-    # scipy on every core; a sample when the whole would pass --peer-budget.
+    # scipy on every core: a first round of one source per worker says how
+    # many rounds fit --peer-budget (the rest of the sources, or a sample).
     workers = args.workers or os.cpu_count() or 1
-    probe = sources[: max(1, min(2, len(sources)))]
-    start = time.perf_counter()
-    dijkstra(csr, directed=True, indices=probe)
-    per_source = (time.perf_counter() - start) / len(probe)
-    k = peer_sample(per_source, len(sources), workers, args.peer_budget)
-    elapsed, peer_matrix = scipy_od(csr, sources[:k], targets, workers)
-    peer = elapsed * len(sources) / k
-    if not np.array_equal(peer_matrix[: len(check)], want):
+    first, peer_first = scipy_od(csr, sources[:workers], targets, workers)
+    rounds = peer_rounds(first, -(-len(sources) // workers), args.peer_budget)
+    k = min(len(sources), rounds * workers)
+    elapsed, peer_rest = scipy_od(csr, sources[workers:k], targets, workers) if k > workers else (0.0, peer_first[:0])
+    peer = (first + elapsed) * len(sources) / k
+    peer_matrix = np.vstack([peer_first, peer_rest])
+    m = min(k, len(check))
+    if len(peer_matrix) != k or not np.array_equal(peer_matrix[:m], want[:m]):
         problems.append("OD matrix: scipy's pool disagrees with scipy's single run")
 
     size = DIST_BYTES.get(run.dist_type or "", 4)
@@ -449,6 +450,15 @@ def od_row(args, g: bc.Graph, path: str, report: Report, log) -> None:
     report.rows.append(Row("grid", g.n, g.m, f"OD matrix {len(sources)} × {len(targets)}", run.seconds, peer,
                            peer / run.seconds, "≥ 100×", peer / run.seconds >= 100,
                            f"{len(check)} rows equal scipy's" if not problems else "MISMATCH", note))
+
+
+def device_note(run: Run, sources: int, n: int) -> str:
+    """What a GPU run of rows that are narrowed on the host (k nearest, a
+    cutoff) moves off the device: full rows."""
+    if run.engine != "gpu":
+        return ""
+    size = DIST_BYTES.get(run.dist_type or "", 4)
+    return f"; off the device: full rows, {bc_bytes(sources * n * size)} for the {sources} sources run"
 
 
 def bc_bytes(x: float) -> str:
@@ -509,7 +519,8 @@ def rmat_rows(args, g: bc.Graph, path: str, report: Report, log) -> None:
         report.failures += problems
         ratio = full.seconds / cut.seconds
         note = (f"peer: the same run without --cutoff; cutoff {cutoff:g} (percentile {args.percentile:g} of all distances); "
-                f"wall {cut.wall:.3g} s vs {full.wall:.3g} s; engine {cut.engine}: {cut.algorithm}{extrap}")
+                f"wall {cut.wall:.3g} s vs {full.wall:.3g} s; engine {cut.engine}: {cut.algorithm}{extrap}"
+                f"{device_note(cut, n_sources, g.n) if cut.host_narrowed else ''}")
         report.rows.append(Row("rmat", g.n, g.m, "cutoff, stats", cut.seconds * scale, full.seconds * scale, ratio,
                                "≥ 5×", ratio >= 5,
                                f"{len(check)} sources' stats equal scipy's (limit) and without it" if not problems else "MISMATCH",
@@ -520,7 +531,7 @@ def rmat_rows(args, g: bc.Graph, path: str, report: Report, log) -> None:
         report.failures += problems
         ratio = kn.seconds / full.seconds
         note = (f"peer: the stats layout's run; pairs with rank to an Arrow file; wall {kn.wall:.3g} s vs {full.wall:.3g} s; "
-                f"engine {kn.engine}: {kn.algorithm}{extrap}")
+                f"engine {kn.engine}: {kn.algorithm}{extrap}; the k nearest selected on the host{device_note(kn, n_sources, g.n)}")
         report.rows.append(Row("rmat", g.n, g.m, f"k nearest, K = {args.k}", kn.seconds * scale, full.seconds * scale,
                                ratio, "≤ 1.5×", ratio <= 1.5,
                                f"{len(check)} sources' {args.k} nearest equal scipy's" if not problems else "MISMATCH", note))

@@ -60,11 +60,11 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(bare.seconds, 3.0)  # wall time where no pipeline time was printed
         self.assertFalse(bare.host_narrowed)
 
-    def test_peer_sample(self):
-        self.assertEqual(bq.peer_sample(0.1, 100, 4, 60), 100)  # 2.5 s estimated: all
-        self.assertEqual(bq.peer_sample(1.0, 4096, 16, 60), 960)  # 60 s × 16 workers / 1 s
-        self.assertEqual(bq.peer_sample(100.0, 4096, 16, 60), 16)  # at least one per worker
-        self.assertEqual(bq.peer_sample(100.0, 8, 16, 1), 8)  # never more than there are
+    def test_peer_rounds(self):
+        self.assertEqual(bq.peer_rounds(0.5, 100, 60), 100)  # 50 s: every round
+        self.assertEqual(bq.peer_rounds(2.0, 256, 60), 30)  # 60 s / 2 s
+        self.assertEqual(bq.peer_rounds(100.0, 256, 60), 1)  # at least the first
+        self.assertEqual(bq.peer_rounds(0.0, 7, 1), 7)
 
     def test_args(self):
         a = bq.parse_args([])
