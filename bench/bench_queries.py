@@ -357,6 +357,15 @@ class Report:
 HEADER = ["graph", "n", "arcs", "row", "pathctl seconds", "peer seconds", "ratio", "goal", "met?", "check", "note"]
 
 
+def ratio_of(a: float, b: float) -> float | None:
+    """a / b, None where b is 0 (a time below the millisecond --verbose prints)."""
+    return a / b if b > 0 else None
+
+
+def at_least(ratio: float | None, goal: float) -> bool | None:
+    return None if ratio is None else ratio >= goal
+
+
 def fmt(x: float | None, suffix: str = "") -> str:
     return "—" if x is None else f"{x:.3g}{suffix}"
 
@@ -448,7 +457,7 @@ def od_row(args, g: bc.Graph, path: str, report: Report, log) -> None:
             ("" if k == len(sources) else ", extrapolated")
     report.failures += problems
     report.rows.append(Row("grid", g.n, g.m, f"OD matrix {len(sources)} × {len(targets)}", run.seconds, peer,
-                           peer / run.seconds, "≥ 100×", peer / run.seconds >= 100,
+                           ratio_of(peer, run.seconds), "≥ 100×", at_least(ratio_of(peer, run.seconds), 100),
                            f"{len(check)} rows equal scipy's" if not problems else "MISMATCH", note))
 
 
@@ -517,12 +526,12 @@ def rmat_rows(args, g: bc.Graph, path: str, report: Report, log) -> None:
                     continue
                 problems += compare_stats(rows[k], int(s), stats, row_of[ext], f"{label}, source {ext}")
         report.failures += problems
-        ratio = full.seconds / cut.seconds
+        ratio = ratio_of(full.seconds, cut.seconds)
         note = (f"peer: the same run without --cutoff; cutoff {cutoff:g} (percentile {args.percentile:g} of all distances); "
                 f"wall {cut.wall:.3g} s vs {full.wall:.3g} s; engine {cut.engine}: {cut.algorithm}{extrap}"
                 f"{device_note(cut, n_sources, g.n) if cut.host_narrowed else ''}")
         report.rows.append(Row("rmat", g.n, g.m, "cutoff, stats", cut.seconds * scale, full.seconds * scale, ratio,
-                               "≥ 5×", ratio >= 5,
+                               "≥ 5×", at_least(ratio, 5),
                                f"{len(check)} sources' stats equal scipy's (limit) and without it" if not problems else "MISMATCH",
                                note))
 
@@ -530,11 +539,11 @@ def rmat_rows(args, g: bc.Graph, path: str, report: Report, log) -> None:
         kn = run_pathctl(args, base + ["--k-nearest", str(args.k), "-o", k_path], log)
         problems = check_k_nearest(g, want_full, check, args.k, k_path)
         report.failures += problems
-        ratio = kn.seconds / full.seconds
+        ratio = ratio_of(kn.seconds, full.seconds)
         note = (f"peer: the stats layout's run; pairs with rank to an Arrow file; wall {kn.wall:.3g} s vs {full.wall:.3g} s; "
                 f"engine {kn.engine}: {kn.algorithm}{extrap}; the k nearest selected on the host{device_note(kn, n_sources, g.n)}")
         report.rows.append(Row("rmat", g.n, g.m, f"k nearest, K = {args.k}", kn.seconds * scale, full.seconds * scale,
-                               ratio, "≤ 1.5×", ratio <= 1.5,
+                               ratio, "≤ 1.5×", None if ratio is None else ratio <= 1.5,
                                f"{len(check)} sources' {args.k} nearest equal scipy's" if not problems else "MISMATCH", note))
 
     for name, fn in (("cutoff", cutoff_row), ("knearest", knearest_row)):
@@ -559,9 +568,9 @@ def nearest_row(args, g: bc.Graph, path: str, report: Report, log) -> None:
     peer = time.perf_counter() - start
     problems, line = check_nearest(g, csr, sources, dist, owner, out, args.check, rng)
     report.failures += problems
-    ratio = peer / run.seconds
+    ratio = ratio_of(peer, run.seconds)
     report.rows.append(Row("grid", g.n, g.m, f"nearest source, {len(sources)} sources", run.seconds, peer, ratio,
-                           "≥ 20×", ratio >= 20, "equal to scipy's" if not problems else "MISMATCH",
+                           "≥ 20×", at_least(ratio, 20), "equal to scipy's" if not problems else "MISMATCH",
                            f"peer: scipy dijkstra(min_only=True, return_predecessors=True), 1 process; wall {run.wall:.3g} s; "
                            f"engine {run.engine}: {run.algorithm}; {line}"))
 

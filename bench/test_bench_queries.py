@@ -66,6 +66,13 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(bq.peer_rounds(100.0, 256, 60), 1)  # at least the first
         self.assertEqual(bq.peer_rounds(0.0, 7, 1), 7)
 
+    def test_ratio(self):
+        self.assertEqual(bq.ratio_of(6.0, 2.0), 3.0)
+        self.assertIsNone(bq.ratio_of(6.0, 0.0))  # a pipeline time printed as 0s
+        self.assertIsNone(bq.at_least(None, 5))
+        self.assertTrue(bq.at_least(5.0, 5))
+        self.assertFalse(bq.at_least(4.9, 5))
+
     def test_args(self):
         a = bq.parse_args([])
         self.assertEqual((a.grid_side, a.rmat_scale, a.od_sources, a.od_targets, a.nearest_sources, a.k, a.rmat_sources),
@@ -214,7 +221,7 @@ class WholeRunTest(unittest.TestCase):
         for r in rows:
             self.assertNotIn("MISMATCH", r[9])
             self.assertRegex(r[4], r"^[0-9.e+-]+$")  # a pipeline time was parsed
-            self.assertIn(r[8], ("yes", "no"))
+            self.assertIn(r[8], ("yes", "no", "—"))  # — where a time rounds to 0 ms
         self.assertIn("100 of", rows[2][10])  # sampled sources, extrapolated
         self.assertNotIn("FAILURES", text)
 
