@@ -20,7 +20,8 @@ Rows:
    targets, `--layout matrix` into an Arrow file. Peer: scipy's Dijkstra
    from every source on every core (a fork pool over blocks of sources),
    then the target columns; a sample of sources, extrapolated, where the
-   whole would take longer than --peer-budget seconds. Check: --check rows
+   whole would take longer than --peer-budget seconds (judged from a first
+   round of one source per process). Check: --check rows
    equal scipy's. Device-to-host bytes: sources × targets × distance size,
    or sources × n × size where the engine narrows on the host.
 2. Cutoff (rmat): every source (or --rmat-sources sampled, extrapolated),
@@ -40,7 +41,8 @@ Rows:
 pathctl seconds are the pipeline time that `--verbose` prints (engine
 start, compute, copies and writing; reading the edge file and building the
 graph excluded), the process's wall time beside it. Any failed check or run
-exits 1.
+exits 1. --out is rewritten after every row, so that a run cut short by a
+time limit still leaves the rows it finished.
 """
 
 from __future__ import annotations
@@ -477,7 +479,7 @@ def bc_bytes(x: float) -> str:
     return f"{int(x)} B"
 
 
-def rmat_rows(args, g: bc.Graph, path: str, report: Report, log) -> None:
+def rmat_rows(args, g: bc.Graph, path: str, report: Report, log, save=lambda extra: None) -> None:
     from scipy.sparse.csgraph import dijkstra
 
     csr = g.csr()
@@ -552,6 +554,7 @@ def rmat_rows(args, g: bc.Graph, path: str, report: Report, log) -> None:
                 fn()
             except (RuntimeError, OSError, KeyError, ValueError) as err:
                 report.failures.append(f"{name}: {err}")
+            save(["(run in progress)"])
 
 
 def nearest_row(args, g: bc.Graph, path: str, report: Report, log) -> None:
@@ -618,6 +621,16 @@ def main(argv: list[str]) -> int:
     os.makedirs(args.work, exist_ok=True)
     report = Report()
     started = time.perf_counter()
+    machine = machine_line(args.pathctl)
+    command = "python3 bench/bench_queries.py " + shlex.join(argv)
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+
+    def save(extra: list[str]) -> str:
+        text = format_table(Report(report.rows, report.failures, report.notes + extra), machine, command)
+        with open(args.out + ".tmp", "w") as f:
+            f.write(text)
+        os.replace(args.out + ".tmp", args.out)
+        return text
 
     if {"od", "nearest"} & set(args.rows):
         path = os.path.join(args.work, f"grid{args.grid_side}.parquet")
@@ -633,6 +646,7 @@ def main(argv: list[str]) -> int:
                     report.notes.append(f"the {name} row took {time.perf_counter() - at:.0f} s, checks and peer included")
                 except (RuntimeError, OSError, KeyError, ValueError) as err:
                     report.failures.append(f"{name}: {err}")
+                save(["(run in progress)"])
         del g
     if {"cutoff", "knearest"} & set(args.rows):
         path = os.path.join(args.work, f"rmat{args.rmat_scale}.parquet")
@@ -647,17 +661,13 @@ def main(argv: list[str]) -> int:
             print(f"rmat {args.rmat_scale}: {g.n} vertices, {g.m} arcs", file=log, flush=True)
             try:
                 at = time.perf_counter()
-                rmat_rows(args, g, path, report, log)
+                rmat_rows(args, g, path, report, log, save)
                 report.notes.append(f"the rmat rows took {time.perf_counter() - at:.0f} s, checks included")
             except (RuntimeError, OSError, KeyError, ValueError) as err:
                 report.failures.append(f"rmat: {err}")
 
     report.notes.append(f"the whole run took {time.perf_counter() - started:.0f} s")
-    text = format_table(report, machine_line(args.pathctl), "python3 bench/bench_queries.py " + shlex.join(argv))
-    print(text)
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        f.write(text)
+    print(save([]))
     return 1 if report.failures else 0
 
 
