@@ -224,6 +224,14 @@ def peer_rounds(first_round: float, rounds: int, budget: float) -> int:
     return max(1, min(rounds, int(budget / first_round) if first_round > 0 else rounds))
 
 
+def percentile_lower(values: np.ndarray, q: float) -> float:
+    """The q-th percentile of values, the lower of the two neighbours where
+    it falls between two (numpy's method="lower", on any numpy): a
+    distance that occurs."""
+    ordered = np.sort(values)
+    return float(ordered[int(np.floor(q / 100 * (len(ordered) - 1)))])
+
+
 def k_nearest_of_row(row: np.ndarray, source: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The k nearest vertices of a distance row other than source (ties by
     vertex index), nearest first: (vertex indices, distances)."""
@@ -488,7 +496,7 @@ def rmat_rows(args, g: bc.Graph, path: str, report: Report, log, save=lambda ext
     d = dijkstra(csr, directed=True, indices=sample)
     d[np.arange(len(sample)), sample] = np.inf  # a source's own 0 is no distance between two vertices
     finite = d[np.isfinite(d)]
-    cutoff = float(np.percentile(finite, args.percentile, method="lower"))
+    cutoff = percentile_lower(finite, args.percentile)
     report.notes.append(f"rmat cutoff {cutoff:g}: the percentile {args.percentile:g} of the {len(finite)} finite distances "
                         f"from {len(sample)} sampled sources (scipy)")
 

@@ -66,6 +66,13 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(bq.peer_rounds(100.0, 256, 60), 1)  # at least the first
         self.assertEqual(bq.peer_rounds(0.0, 7, 1), 7)
 
+    def test_percentile_lower(self):
+        rng = np.random.default_rng(3)
+        for q in (1, 10, 50, 99, 100):
+            x = rng.integers(1, 500, size=997).astype(float)
+            self.assertEqual(bq.percentile_lower(x, q), float(np.percentile(x, q, method="lower")))
+        self.assertEqual(bq.percentile_lower(np.array([7.0]), 1), 7.0)
+
     def test_ratio(self):
         self.assertEqual(bq.ratio_of(6.0, 2.0), 3.0)
         self.assertIsNone(bq.ratio_of(6.0, 0.0))  # a pipeline time printed as 0s
