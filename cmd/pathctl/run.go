@@ -490,6 +490,7 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	if err == nil {
 		err = g.Close() // the device is not needed past the run
 	}
+	closingDevice := time.Since(closeStart)
 	if err != nil {
 		w.Abort()
 		return err
@@ -506,14 +507,14 @@ func execute(e *env, c *cli.Context, sources []string) error {
 		}
 		return err
 	}
-	closing, wall := time.Since(closeStart), time.Since(started)
+	closingOutput, wall := time.Since(closeStart)-closingDevice, time.Since(started)
 	if !quiet {
 		printSummary(e, sum, g, out, w.BytesWritten())
 	}
 	if opt.Log != nil {
 		printWallTime(opt.Log, wallTimes{
 			wall: wall, startUp: stages.begin.Sub(started), read: stages.read, load: stages.load,
-			graph: g.Times(), run: running, closing: closing,
+			graph: g.Times(), run: running, closeDevice: closingDevice, closeOutput: closingOutput,
 		})
 	}
 	return nil
@@ -528,7 +529,8 @@ type wallTimes struct {
 	load    time.Duration // pipeline.LoadGraph, waiting for the device included
 	graph   pipeline.LoadTimes
 	run     time.Duration // pipeline.Run: computing and writing the rows
-	closing time.Duration // closing the device and the output
+	closeDevice time.Duration // closing the GPU engine (0 on the CPU)
+	closeOutput time.Duration // writing the vertex order, closing the output
 }
 
 // printWallTime writes the line of --verbose that splits the wall time
@@ -546,9 +548,9 @@ func printWallTime(log io.Writer, t wallTimes) {
 		}
 		device = fmt.Sprintf(" + waiting for the device %s (opening it took %s%s)", ms(t.graph.DeviceWait), ms(t.graph.DeviceOpen), beside)
 	}
-	other := t.wall - t.startUp - t.read - t.load - t.run - t.closing
-	fmt.Fprintf(log, "pathctl: wall time %s = start-up %s + reading %s%s + building the graph %s (the CSR %s) + running %s (computing and writing the rows) + closing the device and the output %s + other %s\n",
-		ms(t.wall), ms(t.startUp), ms(t.read), device, ms(graphOnly), ms(t.graph.Build), ms(t.run), ms(t.closing), ms(max(other, 0)))
+	other := t.wall - t.startUp - t.read - t.load - t.run - t.closeDevice - t.closeOutput
+	fmt.Fprintf(log, "pathctl: wall time %s = start-up %s + reading %s%s + building the graph %s (the CSR %s) + running %s (computing and writing the rows) + closing the device %s + closing the output %s + other %s\n",
+		ms(t.wall), ms(t.startUp), ms(t.read), device, ms(graphOnly), ms(t.graph.Build), ms(t.run), ms(t.closeDevice), ms(t.closeOutput), ms(max(other, 0)))
 }
 
 // checkOutputPaths refuses an output that would overwrite the input, or a
