@@ -523,12 +523,12 @@ func execute(e *env, c *cli.Context, sources []string) error {
 // wallTimes are the stages of one run, from Main's start to the output
 // closed, for --verbose.
 type wallTimes struct {
-	wall    time.Duration // the whole
-	startUp time.Duration // Main's start to the read: flags, checks
-	read    time.Duration // reading the edges (and the vertex table)
-	load    time.Duration // pipeline.LoadGraph, waiting for the device included
-	graph   pipeline.LoadTimes
-	run     time.Duration // pipeline.Run: computing and writing the rows
+	wall        time.Duration // the whole
+	startUp     time.Duration // Main's start to the read: flags, checks
+	read        time.Duration // reading the edges (and the vertex table)
+	load        time.Duration // pipeline.LoadGraph, waiting for the device included
+	graph       pipeline.LoadTimes
+	run         time.Duration // pipeline.Run: computing and writing the rows
 	closeDevice time.Duration // closing the GPU engine (0 on the CPU)
 	closeOutput time.Duration // writing the vertex order, closing the output
 }
