@@ -91,7 +91,9 @@ type Graph struct {
 // and logs where and how long it took. Errors name the table and read the
 // same wherever the CSR was built; an engine name other than auto, cpu and
 // gpu wraps ErrInvalid, and "gpu" without a usable GPU wraps
-// ErrUnavailable, saying why.
+// ErrUnavailable, saying why. Where opt.Device is an early opening, the GPU
+// is that one (see LoadOptions.Device), and Times says how long the build
+// waited for it.
 func LoadGraph(t *arrowio.EdgeTable, opt LoadOptions) (*Graph, error) {
 	// An early opening the build does not take is given up on every path.
 	defer opt.Device.discard()
