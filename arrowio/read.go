@@ -484,9 +484,9 @@ func readParquet(r readAtSeeker, size int64, name string, opt ReadOptions) (*Edg
 			}
 		}
 	}
-	// Columns are read one after the other: pqarrow's parallel mode decodes
-	// in goroutines of its own, where a panic on a corrupt page could not
-	// be recovered into an error.
+	// Columns are read side by side by parquetColumns, not by pqarrow's
+	// parallel mode, which decodes in goroutines of its own where a panic
+	// on a corrupt page could not be recovered into an error.
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: parquetBatchRows}, mem)
 	if err != nil {
 		return nil, fmt.Errorf("arrowio: %s: %w", name, err)
@@ -502,8 +502,9 @@ func readParquet(r readAtSeeker, size int64, name string, opt ReadOptions) (*Edg
 	if err != nil {
 		return nil, err
 	}
+	fields := cols.fieldIndices()
 	var leaves []int
-	for _, idx := range cols.fieldIndices() {
+	for _, idx := range fields {
 		leaves = appendLeaves(leaves, &fr.Manifest.Fields[idx])
 	}
 	if pf.NumRows() == 0 {
@@ -513,7 +514,12 @@ func readParquet(r readAtSeeker, size int64, name string, opt ReadOptions) (*Edg
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	rr, err := fr.GetRecordReader(ctx, leaves, nil)
+	var rr array.RecordReader
+	if readsColumnsInParallel(len(fields)) {
+		rr, err = newParquetColumns(ctx, fr, fields)
+	} else {
+		rr, err = fr.GetRecordReader(ctx, leaves, nil)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("arrowio: %s: %w", name, err)
 	}

@@ -14,7 +14,7 @@ import (
 
 // benchRecords makes m edges in batches of 64Ki rows: dense ids 0..n-1, or
 // sparse random int64 ids, or string ids; int64 weights.
-func benchRecords(b *testing.B, kind string, m, n int) (*arrow.Schema, []arrow.RecordBatch) {
+func benchRecords(b testing.TB, kind string, m, n int) (*arrow.Schema, []arrow.RecordBatch) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	idType := arrow.DataType(arrow.PrimitiveTypes.Int64)
 	if kind == "string" {

@@ -41,6 +41,28 @@ type LoadOptions struct {
 	// place): ids without edges become vertices every other vertex finds
 	// unreachable. nil: the vertex set is the ids in the edges.
 	Vertices *arrowio.Vertices
+	// Device, when set, is the GPU engine OpenDeviceEarly began to open
+	// beside the read: where LoadGraph builds on the GPU it takes that
+	// engine, waiting for what is left of the open, instead of opening
+	// one; where it builds on the CPU it gives the opening up without
+	// waiting (a goroutine closes it). The caller still Closes it, which
+	// does nothing once LoadGraph took it.
+	Device *DeviceOpening
+}
+
+// LoadTimes is where LoadGraph's time went, for --verbose.
+type LoadTimes struct {
+	// Build is the CSR build alone.
+	Build time.Duration
+	// DeviceOpen is how long opening the GPU engine took, whether or not
+	// it succeeded; 0 where none was opened.
+	DeviceOpen time.Duration
+	// DeviceWait is the part of DeviceOpen that LoadGraph waited for: all
+	// of it where LoadGraph opened the device, what was left of an early
+	// opening (OpenDeviceEarly) after the read otherwise.
+	DeviceWait time.Duration
+	// Early says that the device was opened early, beside the read.
+	Early bool
 }
 
 // Graph is an edge table with its CSR, ready to run. Close it when done: a
@@ -51,8 +73,9 @@ type Graph struct {
 	CSR        *graph.CSR
 	Undirected bool
 
-	builtOn   string        // "cpu" or "gpu"
-	buildTime time.Duration // of the CSR alone, without opening a device
+	builtOn   string    // "cpu" or "gpu"
+	times     LoadTimes // Build is buildTime, set once built
+	buildTime time.Duration
 
 	mu sync.Mutex
 	// device is the GPU engine that built CSR, kept for Run (one context per
@@ -68,8 +91,12 @@ type Graph struct {
 // and logs where and how long it took. Errors name the table and read the
 // same wherever the CSR was built; an engine name other than auto, cpu and
 // gpu wraps ErrInvalid, and "gpu" without a usable GPU wraps
-// ErrUnavailable, saying why.
+// ErrUnavailable, saying why. Where opt.Device is an early opening, the GPU
+// is that one (see LoadOptions.Device), and Times says how long the build
+// waited for it.
 func LoadGraph(t *arrowio.EdgeTable, opt LoadOptions) (*Graph, error) {
+	// An early opening the build does not take is given up on every path.
+	defer opt.Device.discard()
 	if err := t.AddVertices(opt.Vertices); err != nil {
 		return nil, err
 	}
@@ -82,7 +109,6 @@ func LoadGraph(t *arrowio.EdgeTable, opt LoadOptions) (*Graph, error) {
 	if log == nil {
 		log = io.Discard
 	}
-	var opened time.Duration // opening the device
 	switch opt.Engine {
 	case "", "cpu":
 	case "gpu", "auto":
@@ -93,8 +119,7 @@ func LoadGraph(t *arrowio.EdgeTable, opt LoadOptions) (*Graph, error) {
 		if opt.Engine == "auto" && sources < minGPUSources {
 			break
 		}
-		start := time.Now()
-		e, err := newGPU()
+		e, err := g.openDevice(opt.Device)
 		if err != nil {
 			if opt.Engine == "gpu" {
 				return nil, gpuUnavailable(err)
@@ -102,7 +127,6 @@ func LoadGraph(t *arrowio.EdgeTable, opt LoadOptions) (*Graph, error) {
 			g.gpuErr = err
 			break
 		}
-		opened = time.Since(start)
 		if err := g.buildOnGPU(e, opt.Notice, bopt); err != nil {
 			return nil, errors.Join(err, e.Close())
 		}
@@ -117,13 +141,38 @@ func LoadGraph(t *arrowio.EdgeTable, opt LoadOptions) (*Graph, error) {
 		}
 		g.CSR, g.builtOn, g.buildTime = csr, "cpu", time.Since(start)
 	}
-	if g.builtOn == "gpu" {
-		fmt.Fprintf(log, "pathctl: CSR built on the GPU in %s (opening the device took %s)\n", roundTime(g.buildTime), roundTime(opened))
-	} else {
+	g.times.Build = g.buildTime
+	switch {
+	case g.builtOn == "gpu" && g.times.Early:
+		fmt.Fprintf(log, "pathctl: CSR built on the GPU in %s (opening the device took %s, beside the read; %s of it after the read)\n",
+			roundTime(g.buildTime), roundTime(g.times.DeviceOpen), roundTime(g.times.DeviceWait))
+	case g.builtOn == "gpu":
+		fmt.Fprintf(log, "pathctl: CSR built on the GPU in %s (opening the device took %s)\n", roundTime(g.buildTime), roundTime(g.times.DeviceOpen))
+	default:
 		fmt.Fprintf(log, "pathctl: CSR built on the CPU in %s\n", roundTime(g.buildTime))
 	}
 	return g, nil
 }
+
+// openDevice opens the GPU engine, or takes it from early where the read
+// began to open it, and records how long that took.
+func (g *Graph) openDevice(early *DeviceOpening) (*gpu.Engine, error) {
+	if early != nil {
+		e, took, waited, err := early.take()
+		if !errors.Is(err, errOpeningTaken) {
+			g.times.DeviceOpen, g.times.DeviceWait, g.times.Early = took, waited, true
+			return e, err
+		}
+	}
+	start := time.Now()
+	e, err := newGPU()
+	g.times.DeviceOpen = time.Since(start)
+	g.times.DeviceWait = g.times.DeviceOpen
+	return e, err
+}
+
+// Times says where LoadGraph's time went.
+func (g *Graph) Times() LoadTimes { return g.times }
 
 // buildOnGPU builds the CSR with e, which keeps its device copy for the
 // first Prepare, and keeps e in g for Run. Where the device fails on edges

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -67,6 +68,8 @@ type env struct {
 	stdout, stderr io.Writer
 	stderrIsTTY    bool
 	stdoutIsTTY    bool
+	// start is when Main began: the wall time of --verbose counts from it.
+	start time.Time
 }
 
 func isTerminal(w any) bool {
@@ -78,7 +81,7 @@ func isTerminal(w any) bool {
 // process.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr,
-		stderrIsTTY: isTerminal(stderr), stdoutIsTTY: isTerminal(stdout)}
+		stderrIsTTY: isTerminal(stderr), stdoutIsTTY: isTerminal(stdout), start: time.Now()}
 	app := App(e)
 	args, err := prepareArgs(app, args)
 	if err == nil {

@@ -249,17 +249,36 @@ func loadGraph(e *env, c *cli.Context) (*pipeline.Graph, error) {
 // but building the vertex dictionary and the CSR are not interruptible, so
 // they run aside and are dropped (the process is about to exit).
 func readGraph(e *env, c *cli.Context, build pipeline.LoadOptions) (*pipeline.Graph, error) {
+	return readGraphTimed(e, c, build, nil)
+}
+
+// loadStages is where readGraph's time went, for the --verbose breakdown
+// of the wall time.
+type loadStages struct {
+	begin time.Time     // when the read began
+	read  time.Duration // reading the vertex table and the edges
+	load  time.Duration // pipeline.LoadGraph (its own Times split it up)
+}
+
+// readGraphTimed is readGraph, recording its stages in stages where not
+// nil (set only when it returns a graph).
+func readGraphTimed(e *env, c *cli.Context, build pipeline.LoadOptions, stages *loadStages) (*pipeline.Graph, error) {
 	type loaded struct {
-		g   *pipeline.Graph
-		err error
+		g      *pipeline.Graph
+		stages loadStages
+		err    error
 	}
 	done := make(chan loaded, 1)
 	go func() {
-		g, err := buildGraph(e, c, build)
-		done <- loaded{g, err}
+		var st loadStages
+		g, err := buildGraph(e, c, build, &st)
+		done <- loaded{g, st, err}
 	}()
 	select {
 	case r := <-done:
+		if stages != nil {
+			*stages = r.stages
+		}
 		return r.g, r.err
 	case <-e.ctx.Done():
 		go func() {
@@ -271,8 +290,10 @@ func readGraph(e *env, c *cli.Context, build pipeline.LoadOptions) (*pipeline.Gr
 	}
 }
 
-// buildGraph is readGraph's work: read EDGES, build the CSR.
-func buildGraph(e *env, c *cli.Context, build pipeline.LoadOptions) (*pipeline.Graph, error) {
+// buildGraph is readGraph's work: read EDGES, build the CSR, recording
+// the stages in stages. Where the CSR may be built on the GPU, the device
+// opens beside the read (pipeline.OpenDeviceEarly).
+func buildGraph(e *env, c *cli.Context, build pipeline.LoadOptions, stages *loadStages) (*pipeline.Graph, error) {
 	if c.NArg() != 1 {
 		return nil, usagef("%s needs exactly one EDGES file (or - for stdin), got %d arguments", c.Command.Name, c.NArg())
 	}
@@ -303,6 +324,12 @@ func buildGraph(e *env, c *cli.Context, build pipeline.LoadOptions) (*pipeline.G
 	if ropt.WeightCol != "" && ropt.Unweighted {
 		return nil, usagef("--weight-col and --unweighted cannot both be given")
 	}
+	// Creating the GPU context and loading the kernels take as long as
+	// reading a million edges: done side by side, they cost the longer.
+	build.Device = pipeline.OpenDeviceEarly(build, inputBytes(path))
+	defer build.Device.Close() // on the paths that never reach LoadGraph
+	readStart := time.Now()
+	stages.begin = readStart
 	if v := c.String("vertices"); v != "" {
 		if v == "-" {
 			return nil, usagef("--vertices needs a file; standard input is for the edges")
@@ -326,6 +353,7 @@ func buildGraph(e *env, c *cli.Context, build pipeline.LoadOptions) (*pipeline.G
 	if err != nil {
 		return nil, inputError{err}
 	}
+	stages.read = time.Since(readStart)
 	if tbl.WeightNote != "" && !quiet {
 		fmt.Fprintf(e.stderr, "pathctl: note: %s; --weight-col NAME chooses the weight, --unweighted counts edges\n", tbl.WeightNote)
 	}
@@ -336,7 +364,9 @@ func buildGraph(e *env, c *cli.Context, build pipeline.LoadOptions) (*pipeline.G
 		}
 	}
 	build.Undirected, build.DistType = c.Bool("undirected"), dt
+	loadStart := time.Now()
 	g, err := pipeline.LoadGraph(tbl, build)
+	stages.load = time.Since(loadStart)
 	if err != nil {
 		if errors.Is(err, pipeline.ErrUnavailable) || errors.Is(err, pipeline.ErrInvalid) {
 			return nil, err
@@ -347,6 +377,20 @@ func buildGraph(e *env, c *cli.Context, build pipeline.LoadOptions) (*pipeline.G
 		return nil, inputError{err}
 	}
 	return g, nil
+}
+
+// inputBytes is the size of the edge file at path, -1 where it is not a
+// regular file (standard input, a pipe) or cannot be read: the read says
+// why.
+func inputBytes(path string) int64 {
+	if path == "-" {
+		return -1
+	}
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return -1
+	}
+	return fi.Size()
 }
 
 // execute runs one request from the flags of run, sssp or bfs and writes
@@ -395,7 +439,12 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	}
 	// The CSR is built where the run will be: on the GPU for --engine gpu,
 	// and for auto where a GPU is usable and the sources are many enough.
-	g, err := readGraph(e, c, pipeline.LoadOptions{Engine: opt.Engine, Sources: len(sources), Log: opt.Log, Notice: opt.Notice})
+	started := e.start
+	if started.IsZero() {
+		started = time.Now()
+	}
+	var stages loadStages
+	g, err := readGraphTimed(e, c, pipeline.LoadOptions{Engine: opt.Engine, Sources: len(sources), Log: opt.Log, Notice: opt.Notice}, &stages)
 	if err != nil {
 		return err
 	}
@@ -432,11 +481,15 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	}
 	bar := newProgress(e, quiet, g.NumVertices())
 	opt.Progress = bar.update
+	runStart := time.Now()
 	sum, err := pipeline.Run(e.ctx, g, opt, w.Write)
 	bar.finish()
+	running := time.Since(runStart)
+	closeStart := time.Now()
 	if err == nil {
 		err = g.Close() // the device is not needed past the run
 	}
+	closingDevice := time.Since(closeStart)
 	if err != nil {
 		w.Abort()
 		return err
@@ -453,10 +506,50 @@ func execute(e *env, c *cli.Context, sources []string) error {
 		}
 		return err
 	}
+	closingOutput, wall := time.Since(closeStart)-closingDevice, time.Since(started)
 	if !quiet {
 		printSummary(e, sum, g, out, w.BytesWritten())
 	}
+	if opt.Log != nil {
+		printWallTime(opt.Log, wallTimes{
+			wall: wall, startUp: stages.begin.Sub(started), read: stages.read, load: stages.load,
+			graph: g.Times(), run: running, closeDevice: closingDevice, closeOutput: closingOutput,
+		})
+	}
 	return nil
+}
+
+// wallTimes are the stages of one run, from Main's start to the output
+// closed, for --verbose.
+type wallTimes struct {
+	wall        time.Duration // the whole
+	startUp     time.Duration // Main's start to the read: flags, checks
+	read        time.Duration // reading the edges (and the vertex table)
+	load        time.Duration // pipeline.LoadGraph, waiting for the device included
+	graph       pipeline.LoadTimes
+	run         time.Duration // pipeline.Run: computing and writing the rows
+	closeDevice time.Duration // closing the GPU engine (0 on the CPU)
+	closeOutput time.Duration // writing the vertex order, closing the output
+}
+
+// printWallTime writes the line of --verbose that splits the wall time
+// into its stages; they add up to it, with what falls between them as
+// "other". The device opened beside the read is said, but only the part
+// of it waited for after the read counts.
+func printWallTime(log io.Writer, t wallTimes) {
+	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+	graphOnly := t.load - t.graph.DeviceWait
+	device := ""
+	if t.graph.DeviceOpen > 0 {
+		beside := ""
+		if t.graph.Early {
+			beside = ", beside the read"
+		}
+		device = fmt.Sprintf(" + waiting for the device %s (opening it took %s%s)", ms(t.graph.DeviceWait), ms(t.graph.DeviceOpen), beside)
+	}
+	other := t.wall - t.startUp - t.read - t.load - t.run - t.closeDevice - t.closeOutput
+	fmt.Fprintf(log, "pathctl: wall time %s = start-up %s + reading %s%s + building the graph %s (the CSR %s) + running %s (computing and writing the rows) + closing the device %s + closing the output %s + other %s\n",
+		ms(t.wall), ms(t.startUp), ms(t.read), device, ms(graphOnly), ms(t.graph.Build), ms(t.run), ms(t.closeDevice), ms(t.closeOutput), ms(max(other, 0)))
 }
 
 // checkOutputPaths refuses an output that would overwrite the input, or a

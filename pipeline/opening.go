@@ -1,0 +1,144 @@
+package pipeline
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/pathctl/pathctl/gpu"
+)
+
+// DeviceOpening is a GPU engine opening in a goroutine of its own while the
+// edges are read (OpenDeviceEarly): creating the context and loading the
+// kernel image take 130-210 ms on an H100, as long as reading a
+// million-edge Parquet file, so that the two side by side cost the longer
+// of them instead of their sum. LoadGraph takes it through
+// LoadOptions.Device; Close it on every path, since a read that fails never
+// reaches LoadGraph (Close after LoadGraph took it does nothing). The nil
+// *DeviceOpening is an opening never started: its methods do nothing.
+type DeviceOpening struct {
+	done  chan struct{} // closed when the open returned
+	e     *gpu.Engine
+	err   error
+	took  time.Duration // of the open itself
+	mu    sync.Mutex
+	taken bool // by LoadGraph or Close
+}
+
+// minEarlyOpenBytes is the smallest input on which auto, asked for every
+// source, opens the device before it knows the vertex count: below it the
+// read is too short for the open to hide behind, and the graph may well
+// have fewer than minGPUSources vertices, which auto runs on the CPU.
+// Where the size is unknown (standard input) the device is opened early.
+const minEarlyOpenBytes = 256 << 10
+
+// OpenDeviceEarly starts opening the GPU engine in its own goroutine when a
+// graph loaded with opt will be built on the GPU, or may be: engine "gpu";
+// engine "auto" for minGPUSources sources or more; and auto for every
+// source (opt.Sources 0), which depends on the vertex count not yet read,
+// when inputBytes, the size of the edge input (-1 where unknown), is at
+// least minEarlyOpenBytes. Otherwise (engine "cpu", few sources, a small
+// input) it returns nil and opens nothing. Pass the result as
+// opt.Device to LoadGraph, and Close it. On a machine without a GPU the
+// open fails within milliseconds (no driver library, or no device) and
+// LoadGraph treats that failure as it treats its own.
+func OpenDeviceEarly(opt LoadOptions, inputBytes int64) *DeviceOpening {
+	if !opensEarly(opt, inputBytes) {
+		return nil
+	}
+	return startOpening(newGPU)
+}
+
+// opensEarly is OpenDeviceEarly's rule, the same as LoadGraph's (which
+// opens the device where auto's sources reach minGPUSources) with the
+// vertex count guessed from the input's size.
+func opensEarly(opt LoadOptions, inputBytes int64) bool {
+	switch opt.Engine {
+	case "gpu":
+		return true
+	case "auto":
+		if opt.Sources > 0 {
+			return opt.Sources >= minGPUSources
+		}
+		return inputBytes < 0 || inputBytes >= minEarlyOpenBytes
+	}
+	return false
+}
+
+// startOpening runs open in a goroutine of its own. The engine's driver
+// calls run on its device goroutine, locked to an OS thread
+// (gpu/device.go), so the goroutine that opens it needs no lock of its own.
+func startOpening(open func() (*gpu.Engine, error)) *DeviceOpening {
+	o := &DeviceOpening{done: make(chan struct{})}
+	start := time.Now()
+	go func() {
+		defer close(o.done)
+		o.e, o.err = open()
+		o.took = time.Since(start)
+	}()
+	return o
+}
+
+var errOpeningTaken = errors.New("pipeline: the early device opening was already taken or closed")
+
+// take waits for the opening and hands its engine (or its error) to the
+// caller, who closes the engine; waited is how long take blocked, took how
+// long the open lasted. A second take, or a take after Close, fails.
+func (o *DeviceOpening) take() (e *gpu.Engine, took, waited time.Duration, err error) {
+	o.mu.Lock()
+	taken := o.taken
+	o.taken = true
+	o.mu.Unlock()
+	if taken {
+		return nil, 0, 0, errOpeningTaken
+	}
+	start := time.Now()
+	<-o.done
+	return o.e, o.took, time.Since(start), o.err
+}
+
+// Close waits for the opening to end and closes the engine it opened,
+// unless LoadGraph took it. Closing twice does nothing.
+func (o *DeviceOpening) Close() error {
+	if o == nil {
+		return nil
+	}
+	o.mu.Lock()
+	taken := o.taken
+	o.taken = true
+	o.mu.Unlock()
+	if taken {
+		return nil
+	}
+	<-o.done
+	if o.e == nil {
+		return nil
+	}
+	return o.e.Close()
+}
+
+// discard gives the opening up without waiting for it: a goroutine waits
+// and closes the engine, so that a run on the CPU does not wait for a
+// device it will not use. Unless taken already, later takes fail and Close
+// does nothing.
+func (o *DeviceOpening) discard() {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	taken := o.taken
+	o.taken = true
+	o.mu.Unlock()
+	if taken {
+		return
+	}
+	go func() {
+		<-o.done
+		if o.e != nil {
+			o.e.Close()
+		}
+	}()
+}
+
+// Started reports whether an opening was started (a non-nil opening).
+func (o *DeviceOpening) Started() bool { return o != nil }

@@ -1,0 +1,268 @@
+package pipeline
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/gpu"
+	"github.com/pathctl/pathctl/internal/testgraphs"
+)
+
+// TestOpenDeviceEarlyRule checks when the device is opened beside the
+// read: as LoadGraph would open it, with the vertex count of "every
+// source" guessed from the input's size.
+func TestOpenDeviceEarlyRule(t *testing.T) {
+	cases := []struct {
+		engine  string
+		sources int
+		bytes   int64
+		want    bool
+	}{
+		{"", 0, 1 << 30, false},
+		{"cpu", 0, 1 << 30, false},
+		{"cpu", 1000, -1, false},
+		{"tpu", 1000, -1, false},
+		{"gpu", 1, 10, true},
+		{"gpu", 0, -1, true},
+		{"auto", minGPUSources - 1, 1 << 30, false},
+		{"auto", minGPUSources, 10, true},
+		{"auto", 0, -1, true},
+		{"auto", 0, minEarlyOpenBytes - 1, false},
+		{"auto", 0, minEarlyOpenBytes, true},
+	}
+	for _, c := range cases {
+		if got := opensEarly(LoadOptions{Engine: c.engine, Sources: c.sources}, c.bytes); got != c.want {
+			t.Errorf("engine %q, %d sources, %d bytes: opens early %v, want %v", c.engine, c.sources, c.bytes, got, c.want)
+		}
+	}
+	if o := OpenDeviceEarly(LoadOptions{Engine: "cpu"}, 1<<30); o != nil || o.Started() || o.Close() != nil {
+		t.Errorf("engine cpu: an opening was started")
+	}
+}
+
+// blockedOpener is a device opener that says when it starts and returns
+// err only when released: a device that takes as long as the test wants.
+type blockedOpener struct {
+	started, release chan struct{}
+	err              error
+}
+
+func newBlockedOpener(err error) *blockedOpener {
+	return &blockedOpener{started: make(chan struct{}), release: make(chan struct{}), err: err}
+}
+
+func (b *blockedOpener) open() (*gpu.Engine, error) {
+	close(b.started)
+	<-b.release
+	return nil, b.err
+}
+
+// waitStarted fails the test unless the opener has started within a
+// second, while the caller went on.
+func (b *blockedOpener) waitStarted(t *testing.T) {
+	t.Helper()
+	select {
+	case <-b.started:
+	case <-time.After(time.Second):
+		t.Fatal("the device opening did not start while the caller went on")
+	}
+}
+
+// TestDeviceOpensBesideTheRead checks the overlap: the opening starts and
+// runs while the caller reads (here: builds a table), LoadGraph waits only
+// for what is left of it, takes its result as its own (auto keeps the
+// failure and runs on the CPU; gpu fails with ErrUnavailable) and logs
+// that the device opened beside the read.
+func TestDeviceOpensBesideTheRead(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	noGPU := errors.New("gpu: no device here")
+	for _, engine := range []string{"auto", "gpu"} {
+		opener := newBlockedOpener(noGPU)
+		opening := startOpening(opener.open)
+		opener.waitStarted(t) // started, and startOpening returned: no wait
+		tbl := randomTable(rng, 2*minGPUSources, 8*minGPUSources, testgraphs.Int)
+		const rest = 30 * time.Millisecond
+		go func() {
+			time.Sleep(rest)
+			close(opener.release)
+		}()
+		var log bytes.Buffer
+		g, err := LoadGraph(tbl, LoadOptions{Engine: engine, Device: opening, Log: &log})
+		if engine == "gpu" {
+			if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), noGPU.Error()) {
+				t.Errorf("gpu: LoadGraph's error %v, want ErrUnavailable saying %q", err, noGPU)
+			}
+		} else {
+			if err != nil {
+				t.Fatal(err)
+			}
+			times := g.Times()
+			if !times.Early || times.DeviceWait < rest/2 || times.DeviceOpen < times.DeviceWait || g.BuiltOn() != "cpu" {
+				t.Errorf("auto: times %+v, built on %s; want an early opening waited for about %s, the CSR on the CPU", times, g.BuiltOn(), rest)
+			}
+			if !errors.Is(g.gpuErr, noGPU) {
+				t.Errorf("auto: the graph keeps %v as why there is no GPU, want %v", g.gpuErr, noGPU)
+			}
+			if !strings.HasPrefix(log.String(), "pathctl: CSR built on the CPU in ") {
+				t.Errorf("auto: log %q", log.String())
+			}
+			g.Close()
+		}
+		if err := opening.Close(); err != nil {
+			t.Errorf("%s: Close after LoadGraph took the opening: %v", engine, err)
+		}
+		if _, _, _, err := opening.take(); !errors.Is(err, errOpeningTaken) {
+			t.Errorf("%s: a second take: %v", engine, err)
+		}
+	}
+}
+
+// TestDeviceOpeningGivenUp checks the paths where the opened device is not
+// used: LoadGraph on the CPU (few sources, a bad table, an unknown engine)
+// gives the opening up without waiting for it, and Close without LoadGraph
+// (a read that failed) waits for the open to end so that what it opened
+// is closed.
+func TestDeviceOpeningGivenUp(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	small := randomTable(rng, minGPUSources-1, 200, testgraphs.Int)
+	big := randomTable(rng, 2*minGPUSources, 400, testgraphs.Int)
+	cases := []struct {
+		name string
+		load func(o *DeviceOpening) error
+	}{
+		{"few vertices", func(o *DeviceOpening) error {
+			_, err := LoadGraph(small, LoadOptions{Engine: "auto", Device: o})
+			return err
+		}},
+		{"few sources", func(o *DeviceOpening) error {
+			_, err := LoadGraph(big, LoadOptions{Engine: "auto", Sources: 3, Device: o})
+			return err
+		}},
+		{"engine cpu", func(o *DeviceOpening) error {
+			_, err := LoadGraph(big, LoadOptions{Engine: "cpu", Device: o})
+			return err
+		}},
+		{"unknown engine", func(o *DeviceOpening) error {
+			if _, err := LoadGraph(big, LoadOptions{Engine: "tpu", Device: o}); !errors.Is(err, ErrInvalid) {
+				t.Errorf("engine tpu: %v", err)
+			}
+			return nil
+		}},
+	}
+	for _, bt := range []int{0, 3} { // refused by graph.Build, by the range check
+		bad := badTables[bt]
+		cases = append(cases, struct {
+			name string
+			load func(o *DeviceOpening) error
+		}{"bad table: " + bad.name, func(o *DeviceOpening) error {
+			opt := bad.opt
+			opt.Engine, opt.Device = "auto", o
+			if _, err := LoadGraph(&arrowio.EdgeTable{Edges: bad.edges, Name: "bad.csv"}, opt); err == nil {
+				t.Errorf("bad table %s: no error", bad.name)
+			}
+			return nil
+		}})
+	}
+	for _, c := range cases {
+		opener := newBlockedOpener(errors.New("gpu: not used"))
+		opening := startOpening(opener.open)
+		opener.waitStarted(t)
+		loaded := make(chan error, 1)
+		go func() { loaded <- c.load(opening) }()
+		select {
+		case err := <-loaded:
+			if err != nil {
+				t.Errorf("%s: %v", c.name, err)
+			}
+		case <-time.After(5 * time.Second):
+			close(opener.release)
+			t.Fatalf("%s: LoadGraph waited for a device it does not use", c.name)
+		}
+		if _, _, _, err := opening.take(); !errors.Is(err, errOpeningTaken) {
+			t.Errorf("%s: the opening was not given up: take %v", c.name, err)
+		}
+		close(opener.release)
+	}
+
+	// A read that fails never reaches LoadGraph: Close waits for the open.
+	opener := newBlockedOpener(nil)
+	opening := startOpening(opener.open)
+	opener.waitStarted(t)
+	closed := make(chan error, 1)
+	go func() { closed <- opening.Close() }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned before the open it must close ended")
+	case <-time.After(20 * time.Millisecond):
+	}
+	close(opener.release)
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if err := opening.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+// TestDeviceOpenedEarlyOnGPU runs the real engine opened beside a read: the
+// graph is built on it and run on it (one context for both), the result is
+// the CPU engine's, and an opening given up or closed without LoadGraph
+// releases its device (a second engine opens after them all).
+func TestDeviceOpenedEarlyOnGPU(t *testing.T) {
+	if st := GPUStatus(); !st.Available {
+		t.Skip("no GPU: " + st.Reason)
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	tbl := randomTable(rng, 3*minGPUSources, 12*minGPUSources, testgraphs.Int)
+	cpuGraph, err := LoadGraph(tbl, LoadOptions{Undirected: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := collectText(t, cpuGraph, Options{Engine: "cpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opens := gpuOpens.Load()
+	opening := OpenDeviceEarly(LoadOptions{Engine: "auto"}, -1)
+	defer opening.Close()
+	g, err := LoadGraph(tbl, LoadOptions{Undirected: true, Engine: "auto", Device: opening})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if times := g.Times(); g.BuiltOn() != "gpu" || !times.Early || times.DeviceOpen <= 0 {
+		t.Errorf("built on %s, times %+v; want the GPU, opened early", g.BuiltOn(), times)
+	}
+	got, err := collectText(t, g, Options{Engine: "auto"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Errorf("the GPU run of the graph built on the early device differs from the CPU engine's")
+	}
+	if n := gpuOpens.Load() - opens; n != 1 {
+		t.Errorf("%d engines opened for the early build and its run, want 1", n)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Given up by LoadGraph (a small graph), and closed without LoadGraph.
+	small := randomTable(rng, minGPUSources-1, 100, testgraphs.Int)
+	if _, err := LoadGraph(small, LoadOptions{Engine: "auto", Device: OpenDeviceEarly(LoadOptions{Engine: "auto"}, -1)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := OpenDeviceEarly(LoadOptions{Engine: "gpu"}, -1).Close(); err != nil {
+		t.Fatalf("closing an early opening never used: %v", err)
+	}
+	e, err := newGPU()
+	if err != nil {
+		t.Fatalf("opening the device after the early openings: %v", err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
