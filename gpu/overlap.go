@@ -353,6 +353,11 @@ func (r *Runner) queueCopyFrom(s *resultSlot, fromDist, fromPred uint64, out cop
 		return nil, errors.Join(err, d.cuStreamSynchronize(dv.copyStream).Err("cuStreamSynchronize (copy stream)"))
 	}
 	r.copySeq++
+	copied := 8 * grid
+	for _, p := range parts {
+		copied += len(p.to)
+	}
+	r.downloaded.Add(int64(copied))
 	j := &copyJob{
 		seq:   r.copySeq,
 		stage: unsafe.Slice((*byte)(s.stage.p), size),
@@ -447,6 +452,9 @@ func (r *Runner) Start(ctx context.Context, out *graph.Block) (*Pending, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if err := r.errNarrowed("Start"); err != nil {
+		return nil, err
+	}
 	if err := r.checkBlock(out); err != nil {
 		return nil, err
 	}
@@ -526,6 +534,9 @@ func (res *Resident) HostTimes() (plan, alloc time.Duration) { return res.host.p
 // *OutOfMemoryError.
 func (r *Runner) ComputeResident(ctx context.Context, sources []graph.VertexID) (*Resident, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := r.errNarrowed("ComputeResident"); err != nil {
 		return nil, err
 	}
 	for _, s := range sources {

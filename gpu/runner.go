@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pathctl/pathctl/gpu/internal/plan"
@@ -32,6 +33,9 @@ type Runner struct {
 	// adopt is the device copy of the graph that BuildCSRResident left,
 	// taken by upload instead of uploading, or nil.
 	adopt *deviceCSR
+	// targetIDs are the request's targets on the device, uploaded by the
+	// first narrowed block (gather.go).
+	targetIDs devBuf
 
 	// Per-source buffers for capacity sources, grown on demand.
 	mu       sync.Mutex
@@ -41,6 +45,7 @@ type Runner struct {
 	aux      devBuf // predist, packed cells or BFS levels
 	flags    devBuf // changed / pending / frontier bytes
 	stats    devBuf // statsWords 8-byte words per source (RunStats)
+	gathered devBuf // the targets' cells of a narrowed block (gather.go)
 	stage    pinned // host staging for small synchronous downloads
 	closed   bool
 	// slots are the two sets of result rows (overlap.go); dist and pred
@@ -56,6 +61,7 @@ type Runner struct {
 	fit int
 
 	kernelTime time.Duration // device time of the last Run's kernels
+	downloaded atomic.Int64  // result bytes copied to the host (DownloadedBytes)
 	host       hostTimes     // host time of the last Run beside the kernels
 
 	// batched is how the batched kernel runs (batched.go), and planGraph
@@ -177,11 +183,12 @@ func (r *Runner) Delta() float64 { return r.delta }
 // every per-source buffer of the algorithm (predist or packed cells, flag
 // bytes), the result rows (distances and predecessors) twice, one set for
 // the block computing and one for the block being copied out (Start), with
-// the source id, status and stats words. Host memory (the pinned stages,
-// the caller's block) is not counted.
+// the source id, status and stats words, and for a narrowed runner the
+// gathered cells (gather.go). Host memory (the pinned stages, the caller's
+// block) is not counted.
 func (r *Runner) BytesPerSource() int64 {
 	l := layoutOf(r.req.Algorithm, r.distType, r.req.WithPredecessors)
-	return int64(r.n)*int64(resultSlots*(l.dist+l.pred)+l.aux+l.flags) + perSourceBytes
+	return int64(r.n)*int64(resultSlots*(l.dist+l.pred)+l.aux+l.flags) + perSourceBytes + r.gatherBytesPerSource()
 }
 
 // perSourceBytes is what a source costs beside its rows: its id, its status
@@ -238,7 +245,7 @@ func (r *Runner) release() error {
 	dv := r.e.dev
 	var errs []error
 	errs = append(errs, r.releaseBlock())
-	for _, b := range []*devBuf{&r.offsets, &r.targets, &r.weights, &r.arcSources} {
+	for _, b := range []*devBuf{&r.offsets, &r.targets, &r.weights, &r.arcSources, &r.targetIDs} {
 		errs = append(errs, dv.free(b))
 	}
 	errs = append(errs, r.releaseSlots())
@@ -251,7 +258,7 @@ func (r *Runner) release() error {
 func (r *Runner) releaseBlock() error {
 	dv := r.e.dev
 	r.settleSlots()
-	bufs := []*devBuf{&r.sources, &r.status, &r.aux, &r.flags, &r.stats}
+	bufs := []*devBuf{&r.sources, &r.status, &r.aux, &r.flags, &r.stats, &r.gathered}
 	for i := range r.slots {
 		s := &r.slots[i]
 		bufs = append(bufs, &s.dist, &s.pred, &s.valid, &s.partials)
@@ -286,6 +293,7 @@ func (r *Runner) ensureCapacity(k int) error {
 		{&r.aux, cells * int64(l.aux)},
 		{&r.flags, cells * int64(l.flags)},
 		{&r.stats, 8 * statsWords * int64(k)},
+		{&r.gathered, r.gatherBytesPerSource() * int64(k)},
 	}
 	for i := range r.slots {
 		bufs = append(bufs, sized{&r.slots[i].dist, cells * int64(l.dist)}, sized{&r.slots[i].pred, cells * int64(l.pred)})
@@ -321,8 +329,13 @@ func (r *Runner) Close() error {
 // from every source of out.Sources: Start, then Wait. All sources of the
 // block run in one kernel launch, one thread block each; cancellation is
 // noticed before the launch, not during it. A negative cycle reachable from
-// a source gives a *graph.NegativeCycleError naming a vertex on it.
+// a source gives a *graph.NegativeCycleError naming a vertex on it. A
+// narrowed runner (Narrowed) fills blocks of the targets' columns instead,
+// gathered and clipped on the device (gather.go).
 func (r *Runner) Run(ctx context.Context, out *graph.Block) error {
+	if r.Narrowed() {
+		return r.runNarrowed(ctx, out)
+	}
 	p, err := r.Start(ctx, out)
 	if err != nil {
 		return err
@@ -376,9 +389,13 @@ const statsWords = 4
 // counts and eccentricities equal graph.ComputeStats' exactly; float sums
 // and harmonic sums are added in another order than the CPU's vertex order,
 // so they may differ in the last bits (the same bits on every run). Errors
-// are those of Run.
+// are those of Run. A narrowed runner refuses it: its stats are the host's,
+// over the targets' columns.
 func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph.Stats, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := r.errNarrowed("RunStats"); err != nil {
 		return nil, err
 	}
 	for _, s := range sources {
@@ -414,7 +431,9 @@ func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph
 			if err != nil {
 				return err
 			}
-			return dv.download(asBytes(words[statsWords*lo:statsWords*hi]), r.stats.ptr, &r.stage)
+			part := asBytes(words[statsWords*lo : statsWords*hi])
+			r.downloaded.Add(int64(len(part)))
+			return dv.download(part, r.stats.ptr, &r.stage)
 		})
 	})
 	if errors.Is(err, errCycle) {

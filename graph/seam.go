@@ -24,8 +24,8 @@ package graph
 //	               ResidentBlocks
 //	CopyTimer      gpu Waiters                       the time lines of --verbose
 //	NearestFinder  cpu engine                        the nearest layout (one multi-source run)
-//	NarrowRunner   cpu runners                       targets and cutoff (Request.Targets,
-//	                                                 Request.Cutoff) honoured by the engine
+//	NarrowRunner   cpu runners, gpu runner           targets and cutoff (Request.Targets,
+//	               (without predecessors)            Request.Cutoff) honoured by the engine
 //
 // An engine that holds a device also implements io.Closer; the pipeline
 // closes an engine it opened for one run when the run is done.
@@ -170,9 +170,13 @@ type CopyTimer interface {
 }
 
 // NarrowRunner is implemented by runners that honour Request.Targets and
-// Request.Cutoff themselves (the CPU runners): the blocks they fill carry
-// only the targets' columns and no distance above the cutoff. For a runner
-// without it, the pipeline runs full rows and narrows them on the host
+// Request.Cutoff themselves (the CPU runners; the GPU runner, which gathers
+// the targets' columns on the device, when Narrowed is true: without
+// predecessors): the blocks they fill carry only the targets' columns and
+// no distance above the cutoff. The pipeline runs such a runner's narrowed
+// blocks through Run only: its StatsRunner, AsyncRunner and ResidentRunner
+// paths produce full rows. For a runner without it, or whose Narrowed is
+// false, the pipeline runs full rows and narrows them on the host
 // (pipeline/narrow.go), which costs n distances per source in transit.
 type NarrowRunner interface {
 	Narrowed() bool

@@ -62,6 +62,7 @@ var (
 	_ graph.ResidentRunner = gpuRunner{}
 	_ graph.HostPinner     = gpuRunner{}
 	_ graph.DeviceTimer    = gpuRunner{}
+	_ graph.NarrowRunner   = gpuRunner{}
 	_ graph.ResidentBlock  = residentBlock{}
 	_ graph.DeviceTimer    = residentBlock{}
 )

@@ -1,9 +1,10 @@
 package pipeline
 
 // Queries narrower than all pairs (design.md): the targets' columns, a
-// cutoff, and the k nearest of each source. Engines whose runners are
-// graph.NarrowRunners (the CPU's) honour targets and cutoff themselves;
-// other runners (the GPU's) run full rows that hostNarrowed gathers and
+// cutoff, and the k nearest of each source. Runners that are
+// graph.NarrowRunners (the CPU's; the GPU's, which gather the targets on
+// the device, when no predecessors are asked for) honour targets and cutoff
+// themselves; other runners run full rows that hostNarrowed gathers and
 // clips on the host. The k nearest are selected here for every engine.
 
 import (
@@ -142,15 +143,64 @@ func engineRequest(req graph.Request, paths bool) graph.Request {
 
 // narrowRunner returns runner, or for a narrowed request that runner does
 // not honour (or was not asked to: paths), a runner that narrows its full
-// rows on the host.
+// rows on the host. A runner that honours it but also has ways of running
+// full rows (fullRows: the GPU's) runs through engineNarrowed, which
+// leaves it Run only.
 func narrowRunner(runner graph.Runner, req graph.Request, n int, paths bool) graph.Runner {
 	if !req.Narrowed() {
 		return runner
 	}
 	if nr, ok := runner.(graph.NarrowRunner); ok && nr.Narrowed() && !paths {
+		if fullRows(runner) {
+			return &engineNarrowed{Runner: runner, algo: req.Algorithm}
+		}
 		return runner
 	}
 	return &hostNarrowed{inner: runner, req: req, n: n, paths: paths}
+}
+
+// fullRows reports whether runner has a way of running blocks other than
+// Run, whose results are full rows of every vertex: the stats reduced on
+// the device, blocks started ahead, resident device blocks.
+func fullRows(runner graph.Runner) bool {
+	_, stats := runner.(graph.StatsRunner)
+	_, async := runner.(graph.AsyncRunner)
+	_, resident := runner.(graph.ResidentRunner)
+	return stats || async || resident
+}
+
+// engineNarrowed is a NarrowRunner (the GPU's) seen through Run only: it
+// hides the inner runner's StatsRunner, AsyncRunner, ResidentRunner and
+// HostPinner, whose blocks are full rows, so that every block of a
+// narrowed request runs through Run, one at a time, and arrives narrowed.
+// Its description and device times are the inner runner's.
+type engineNarrowed struct {
+	graph.Runner
+	algo graph.Algorithm
+}
+
+// Narrowed is true: the inner runner honours the request.
+func (e *engineNarrowed) Narrowed() bool { return true }
+
+// Describe names the inner runner's kernel and the engine's narrowing.
+func (e *engineNarrowed) Describe() string {
+	return describe(e.Runner, e.algo) + "; targets and cutoff applied by the engine"
+}
+
+// KernelTime is the inner runner's, 0 when it reports none.
+func (e *engineNarrowed) KernelTime() time.Duration {
+	if t, ok := e.Runner.(graph.DeviceTimer); ok {
+		return t.KernelTime()
+	}
+	return 0
+}
+
+// HostTimes is the inner runner's, 0 when it reports none.
+func (e *engineNarrowed) HostTimes() (plan, alloc time.Duration) {
+	if t, ok := e.Runner.(graph.DeviceTimer); ok {
+		return t.HostTimes()
+	}
+	return 0, 0
 }
 
 // hostNarrowed runs full rows on its inner runner and keeps the request's

@@ -226,7 +226,8 @@ func randomQuery(rng *rand.Rand, t *testing.T, g *graph.CSR) queryCase {
 func TestQueriesAgainstOracle(t *testing.T) { queryTrials(t, "cpu") }
 
 // TestQueriesGPU is TestQueriesAgainstOracle on the GPU engine, whose
-// runners narrow on the host (hostNarrowed) and select the k nearest here.
+// runners gather the targets and clip at the cutoff on the device
+// (engineNarrowed); the k nearest are selected here.
 func TestQueriesGPU(t *testing.T) {
 	if st := GPUStatus(); !st.Available {
 		t.Skipf("no usable GPU: %s", st.Reason)
