@@ -248,3 +248,25 @@ func TestOutputToDevStdout(t *testing.T) {
 		t.Fatalf("the redirected file holds %q", b)
 	}
 }
+
+// TestMatrixVerticesBesideSharedMemory writes a matrix into /dev/shm, where
+// files are ordinary: its vertex order goes beside it as anywhere else
+// (only devices, FIFOs and names like /dev/stdout go without one).
+func TestMatrixVerticesBesideSharedMemory(t *testing.T) {
+	if fi, err := os.Stat("/dev/shm"); err != nil || !fi.IsDir() {
+		t.Skip("no /dev/shm on this machine")
+	}
+	dir, err := os.MkdirTemp("/dev/shm", "pathctl-test-")
+	if err != nil {
+		t.Skipf("/dev/shm is not writable here: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	in := writeFile(t, t.TempDir(), "g.csv", "src,dst,weight\n1,2,3\n2,3,4\n")
+	out := filepath.Join(dir, "m.arrow")
+	if r := pathctl(t, nil, "run", in, "--layout", "matrix", "-o", out); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "m.vertices.arrow")); err != nil {
+		t.Fatalf("no vertex order beside a matrix in /dev/shm: %v", err)
+	}
+}

@@ -586,9 +586,10 @@ func sameFile(a, b string) bool {
 
 // isStream reports whether path is a device or a FIFO, which results are
 // written into straight (see arrowio.CreateResult), or a name under /dev
-// (/dev/stdout redirected to a file), beside which no file belongs.
+// (/dev/stdout redirected to a file), beside which no file belongs. The
+// shared-memory directory /dev/shm holds ordinary files and is not one.
 func isStream(path string) bool {
-	if strings.HasPrefix(filepath.Clean(path), "/dev/") {
+	if clean := filepath.Clean(path); strings.HasPrefix(clean, "/dev/") && !strings.HasPrefix(clean, "/dev/shm/") {
 		return true
 	}
 	fi, err := os.Stat(path)
