@@ -165,4 +165,3 @@ func TestMatrixRowLimit(t *testing.T) {
 		}
 	})
 }
-
