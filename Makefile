@@ -70,7 +70,7 @@ $(VENV)/.installed: VERSION python/setup.py python/pyproject.toml python/require
 	touch $@
 
 test-python: build $(VENV)/.installed
-	PATHCTL_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q python/tests bench/test_bench_cpu.py bench/test_bench_gpu.py bench/test_bench_queries.py
+	PATHCTL_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q python/tests bench/test_bench_cpu.py bench/test_bench_gpu.py bench/test_bench_queries.py bench/test_bench_flight.py
 
 # Platform wheels with the binary inside (manylinux_2_17 x86_64 and aarch64)
 # in dist/: `pip install dist/pathctl-*-manylinux*_x86_64*.whl` brings the engine.

@@ -170,6 +170,9 @@ func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetS
 	if err != nil {
 		return toStatus(err)
 	}
+	if err := rowFits(schema, int64(s.cfg.MaxMessageBytes)); err != nil {
+		return err
+	}
 	client := clientKey(ctx)
 	if err := s.queue.acquire(ctx, client); err != nil {
 		return toStatus(err)
@@ -185,7 +188,7 @@ func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetS
 	defer w.Close()
 	sum, err := pipeline.Run(runCtx, g, opt, func(rec arrow.RecordBatch) error {
 		ci.rows.Add(rec.NumRows())
-		return sendSliced(w, rec, int64(s.cfg.MaxBatchBytes))
+		return sendSliced(w, rec, int64(s.cfg.MaxBatchBytes), int64(s.cfg.MaxMessageBytes))
 	})
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(runCtx.Err(), context.DeadlineExceeded) {
@@ -204,17 +207,24 @@ func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetS
 
 // sendSliced writes rec, cut into row slices whose messages fit maxBytes,
 // the IPC and gRPC framing of each message included. A single row larger
-// than that goes alone (and fails against the client's limit).
-func sendSliced(w *flight.Writer, rec arrow.RecordBatch, maxBytes int64) error {
+// than that goes alone, if it fits maxMessage (--max-message-bytes); one
+// that does not is refused with a status naming the limit, before gRPC
+// refuses it with a less helpful one.
+func sendSliced(w *flight.Writer, rec arrow.RecordBatch, maxBytes, maxMessage int64) error {
 	body := maxBytes - messageFraming(rec)
 	rows := rec.NumRows()
 	if rows <= 1 || recordBytes(rec) <= body {
+		if rows == 1 {
+			if err := oneRowFits(rec, maxMessage); err != nil {
+				return err
+			}
+		}
 		return w.Write(rec)
 	}
 	perRow := max(recordBytes(rec)/rows, 1)
 	step := max(body/perRow, 1)
 	for lo := int64(0); lo < rows; lo += step {
-		if err := sendFitting(w, rec, lo, min(lo+step, rows), body); err != nil {
+		if err := sendFitting(w, rec, lo, min(lo+step, rows), body, maxMessage); err != nil {
 			return err
 		}
 	}
@@ -224,17 +234,106 @@ func sendSliced(w *flight.Writer, rec arrow.RecordBatch, maxBytes int64) error {
 // sendFitting writes rows [lo, hi) of rec, halving the range until the
 // body of each part fits body bytes (rows of uneven size, such as strings,
 // make the first cut only an estimate).
-func sendFitting(w *flight.Writer, rec arrow.RecordBatch, lo, hi, body int64) error {
+func sendFitting(w *flight.Writer, rec arrow.RecordBatch, lo, hi, body, maxMessage int64) error {
 	part := rec.NewSlice(lo, hi)
 	defer part.Release()
-	if hi-lo <= 1 || sliceRecordBytes(part) <= body {
+	if hi-lo <= 1 {
+		if err := oneRowFits(part, maxMessage); err != nil {
+			return err
+		}
+		return w.Write(part)
+	}
+	if sliceRecordBytes(part) <= body {
 		return w.Write(part)
 	}
 	mid := lo + (hi-lo)/2
-	if err := sendFitting(w, rec, lo, mid, body); err != nil {
+	if err := sendFitting(w, rec, lo, mid, body, maxMessage); err != nil {
 		return err
 	}
-	return sendFitting(w, rec, mid, hi, body)
+	return sendFitting(w, rec, mid, hi, body, maxMessage)
+}
+
+// oneRowFits refuses a one-row batch whose message would pass
+// --max-message-bytes (a long string id on top of a wide matrix row).
+func oneRowFits(part arrow.RecordBatch, maxMessage int64) error {
+	size := sliceRecordBytes(part) + messageFraming(part)
+	if maxMessage <= 0 || size <= maxMessage {
+		return nil
+	}
+	return tooWide(part.Schema(), size, maxMessage)
+}
+
+// rowFits refuses, before anything runs, a result whose every row is too
+// large for one message of maxMessage bytes (--max-message-bytes): a
+// matrix row holds one distance per vertex, so a large graph's rows pass
+// a small limit. A row is never split, since a part of a fixed-size list
+// would not be the schema's type.
+func rowFits(schema *arrow.Schema, maxMessage int64) error {
+	size := minRowBytes(schema) + schemaFraming(schema)
+	if maxMessage <= 0 || size <= maxMessage {
+		return nil
+	}
+	return tooWide(schema, size, maxMessage)
+}
+
+// tooWide is the status of a row that no message can carry.
+func tooWide(schema *arrow.Schema, size, maxMessage int64) error {
+	layout, _ := schema.Metadata().GetValue(arrowio.MetaLayout)
+	width := ""
+	for _, f := range schema.Fields() {
+		if l, ok := f.Type.(*arrow.FixedSizeListType); ok {
+			width = fmt.Sprintf(" (%d distances)", l.Len())
+		}
+	}
+	return status.Errorf(codes.ResourceExhausted,
+		"flight: one row of the %s layout takes %d bytes%s, more than the server's limit of %d bytes per message (--max-message-bytes); ask for layout \"pairs\" or fewer targets, or start the server with a larger --max-message-bytes",
+		layout, size, width, maxMessage)
+}
+
+// minRowBytes is the least a message of one row of schema carries in
+// buffers: each array's validity bitmap and data, padded to 8 bytes as
+// the IPC writer pads them; a string's bytes count as none.
+func minRowBytes(schema *arrow.Schema) int64 {
+	var n int64
+	var walk func(t arrow.DataType, count int64)
+	walk = func(t arrow.DataType, count int64) {
+		n += pad8((count + 7) / 8) // validity
+		switch t := t.(type) {
+		case *arrow.FixedSizeListType:
+			walk(t.Elem(), count*int64(t.Len()))
+		case *arrow.StringType, *arrow.BinaryType:
+			n += pad8(4 * (count + 1))
+		case *arrow.LargeStringType, *arrow.LargeBinaryType:
+			n += pad8(8 * (count + 1))
+		case arrow.FixedWidthDataType:
+			n += pad8((count*int64(t.BitWidth()) + 7) / 8)
+		}
+	}
+	for _, f := range schema.Fields() {
+		walk(f.Type, 1)
+	}
+	return n
+}
+
+func pad8(n int64) int64 { return (n + 7) &^ 7 }
+
+// schemaFraming is messageFraming for a batch of schema, counting three
+// buffers per array (no layout has more).
+func schemaFraming(schema *arrow.Schema) int64 {
+	var nodes int64
+	var walk func(t arrow.DataType)
+	walk = func(t arrow.DataType) {
+		nodes++
+		if n, ok := t.(arrow.NestedType); ok {
+			for _, f := range n.Fields() {
+				walk(f.Type)
+			}
+		}
+	}
+	for _, f := range schema.Fields() {
+		walk(f.Type)
+	}
+	return 256 + 16*nodes + 24*3*nodes
 }
 
 // messageFraming bounds what a record batch message of rec's schema adds

@@ -317,6 +317,9 @@ func (s *Server) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) 
 	if err != nil {
 		return nil, toStatus(err)
 	}
+	if err := rowFits(schema, int64(s.cfg.MaxMessageBytes)); err != nil {
+		return nil, err
+	}
 	ticket, err := json.Marshal(q)
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "flight: encoding ticket: %v", err)
