@@ -169,6 +169,13 @@ class _BlockTask:
         self.tls_root_certs = tls_root_certs
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        # The result batches go to Spark as the reader produced them: no
+        # pandas, no Python lists, no concatenation. The one copy on this
+        # side is the pipe read that fills each batch's buffer (see
+        # pathctl.stream); cast_batch copies only where a type must widen
+        # (uint32 ids, large strings, dictionaries). Spark's own serializer
+        # then writes each batch into its socket to the JVM, a copy outside
+        # this function.
         for batch in batches:
             blocks = batch.column("block").to_pylist()
             lists = batch.column("sources").to_pylist()
@@ -311,11 +318,33 @@ def spark_arrow_schema(schema: pa.Schema) -> pa.Schema:
 
 
 def cast_batch(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
-    """``batch`` cast to ``target`` (see :func:`spark_arrow_schema`)."""
+    """``batch`` cast to ``target`` (see :func:`spark_arrow_schema`).
+
+    Columns whose type is already the target's (a field that differs only in
+    nullability or metadata) are kept as they are, and uint64 ids become
+    int64 as a view of the same buffer once no id is above 2^63 - 1: only
+    the widening casts copy."""
     if batch.schema.equals(target, check_metadata=False):
         return batch
-    columns = [batch.column(i).cast(target.field(i).type) for i in range(batch.num_columns)]
+    columns = [_cast_column(batch.column(i), target.field(i)) for i in range(batch.num_columns)]
     return pa.RecordBatch.from_arrays(columns, schema=target)
+
+
+_INT64_MAX = 2**63 - 1
+
+
+def _cast_column(column: pa.Array, field: pa.Field) -> pa.Array:
+    to = field.type
+    if column.type.equals(to):
+        return column
+    if pa.types.is_uint64(column.type) and pa.types.is_int64(to):
+        top = pc.max(column).as_py()
+        if top is not None and top > _INT64_MAX:
+            raise _errors.InvalidInputError(
+                f"pathctl.spark: column {field.name!r} holds id {top}, above the largest "
+                f"Spark long ({_INT64_MAX})")
+        return column.view(to)
+    return column.cast(to)
 
 
 def _spark_schema(schema: pa.Schema) -> Any:
