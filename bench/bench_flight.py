@@ -184,8 +184,10 @@ def run(a: argparse.Namespace) -> List[Tuple[str, float, Optional[int], Optional
             except subprocess.TimeoutExpired:
                 server.kill()
                 server.wait()
-        if os.path.exists(out_file):
-            os.remove(out_file)
+        # The matrix and the vertex order the CLI writes beside it.
+        for path in (out_file, out_file[: -len(".arrow")] + ".vertices.arrow"):
+            if os.path.exists(path):
+                os.remove(path)
         shutil.rmtree(work, ignore_errors=True)
 
 
