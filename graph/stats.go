@@ -1,11 +1,5 @@
 package graph
 
-import (
-	"runtime"
-	"sync"
-	"sync/atomic"
-)
-
 // Stats holds the per-source reductions of the stats layout (design.md,
 // "Outputs"), over the set R of vertices other than the source that the
 // source reaches.
@@ -45,33 +39,40 @@ func NewStats(sources []VertexID, t DistType) *Stats {
 }
 
 // ComputeStats reduces every row of b into a new Stats, rows spread over
-// every core. A block of some targets' columns (Block.Targets) is reduced
-// over the targets other than the source that it reaches, and closeness
-// divides by the number of those targets instead of n − 1.
-func ComputeStats(b *Block) *Stats {
+// every core (ComputeStatsThreads with threads 0). A block of some
+// targets' columns (Block.Targets) is reduced over the targets other than
+// the source that it reaches, and closeness divides by the number of
+// those targets instead of n − 1.
+func ComputeStats(b *Block) *Stats { return ComputeStatsThreads(b, 0) }
+
+// ComputeStatsThreads is ComputeStats on up to threads goroutines
+// (threads ≤ 0: runtime.GOMAXPROCS), chunks of rows each (ForRowChunks;
+// one goroutine below SerialRowCells cells). The result does not depend on
+// threads: each row is reduced on its own, in column order. It takes
+// O(len(Sources) · Width()) time.
+func ComputeStatsThreads(b *Block, threads int) *Stats {
 	s := NewStats(b.Sources, b.Type)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(b.Sources)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < len(b.Sources); i = int(next.Add(1) - 1) {
-				switch b.Type {
-				case DistInt32:
-					reduceRow(s, i, Row[int32](b, i), b.Targets, b.NumVertices)
-				case DistInt64:
-					reduceRow(s, i, Row[int64](b, i), b.Targets, b.NumVertices)
-				case DistFloat32:
-					reduceRow(s, i, Row[float32](b, i), b.Targets, b.NumVertices)
-				case DistFloat64:
-					reduceRow(s, i, Row[float64](b, i), b.Targets, b.NumVertices)
-				}
-			}
-		}()
+	switch b.Type {
+	case DistInt32:
+		reduceRows[int32](s, b, threads)
+	case DistInt64:
+		reduceRows[int64](s, b, threads)
+	case DistFloat32:
+		reduceRows[float32](s, b, threads)
+	case DistFloat64:
+		reduceRows[float64](s, b, threads)
 	}
-	wg.Wait()
 	return s
+}
+
+// reduceRows reduces the rows of b into s, each row's stats written only
+// by the goroutine that reduces it.
+func reduceRows[D Number](s *Stats, b *Block, threads int) {
+	ForRowChunks(len(b.Sources), b.Width(), threads, func(first, end int) {
+		for i := first; i < end; i++ {
+			reduceRow(s, i, Row[D](b, i), b.Targets, b.NumVertices)
+		}
+	})
 }
 
 func reduceRow[D Number](s *Stats, i int, row []D, targets []VertexID, n int) {

@@ -257,77 +257,119 @@ func (h *hostNarrowed) Run(ctx context.Context, out *graph.Block) error {
 	return nil
 }
 
+// narrowBlock writes into out the narrowed rows of full (req's targets
+// and cutoff), chunks of rows on up to req.Threads goroutines
+// (graph.ForRowChunks); each row is narrowed on its own, so the result
+// does not depend on the threads.
 func narrowBlock[D graph.Number](full, out *graph.Block, req graph.Request) {
 	cut := graph.Infinity[D]()
 	if req.HasCutoff {
 		cut = graph.CutoffOf[D](req.Cutoff)
 	}
 	n, w := full.NumVertices, out.Width()
-	for i := range out.Sources {
-		var pred, outPred []graph.VertexID
-		if out.Pred != nil {
-			pred, outPred = full.Pred[i*n:(i+1)*n], out.Pred[i*w:(i+1)*w]
+	graph.ForRowChunks(len(out.Sources), w, req.Threads, func(first, end int) {
+		for i := first; i < end; i++ {
+			var pred, outPred []graph.VertexID
+			if out.Pred != nil {
+				pred, outPred = full.Pred[i*n:(i+1)*n], out.Pred[i*w:(i+1)*w]
+			}
+			graph.NarrowRow(graph.Row[D](full, i), pred, req.Targets, cut, graph.Row[D](out, i), outPred)
 		}
-		graph.NarrowRow(graph.Row[D](full, i), pred, req.Targets, cut, graph.Row[D](out, i), outPred)
-	}
+	})
 }
 
 // nearestOf keeps the k nearest vertices of every row of blk other than
 // its source (ties by vertex order), nearest first: a block of k columns
-// whose CellTargets name them, Infinity where a source reaches fewer.
-func nearestOf(blk *graph.Block, k int) *graph.Block {
+// whose CellTargets name them, Infinity where a source reaches fewer. Rows
+// are spread over every core (nearestOfThreads with threads 0).
+func nearestOf(blk *graph.Block, k int) *graph.Block { return nearestOfThreads(blk, k, 0) }
+
+// nearestOfThreads is nearestOf on up to threads goroutines (threads ≤ 0:
+// runtime.GOMAXPROCS), chunks of rows each (graph.ForRowChunks; one
+// goroutine below graph.SerialRowCells cells). Each row's selection reads
+// that row only and writes that row of the result only, in column order,
+// so the result does not depend on threads. It takes
+// O(len(Sources) · Width() · log k) time, O(k) extra space per goroutine.
+func nearestOfThreads(blk *graph.Block, k, threads int) *graph.Block {
 	switch blk.Type {
 	case graph.DistInt32:
-		return selectNearest[int32](blk, k)
+		return selectNearest[int32](blk, k, threads)
 	case graph.DistInt64:
-		return selectNearest[int64](blk, k)
+		return selectNearest[int64](blk, k, threads)
 	case graph.DistFloat32:
-		return selectNearest[float32](blk, k)
+		return selectNearest[float32](blk, k, threads)
 	}
-	return selectNearest[float64](blk, k)
+	return selectNearest[float64](blk, k, threads)
 }
 
-func selectNearest[D graph.Number](blk *graph.Block, k int) *graph.Block {
+func selectNearest[D graph.Number](blk *graph.Block, k, threads int) *graph.Block {
 	rows := len(blk.Sources)
 	out := graph.NewBlock(blk.Sources, k, blk.Type, blk.Pred != nil)
 	out.NumVertices = blk.NumVertices
 	out.CellTargets = make([]graph.VertexID, rows*k)
 	out.PathPred = blk.PathPred
+	w := blk.Width()
+	graph.ForRowChunks(rows, w, threads, func(first, end int) {
+		heap := make(nearHeap[D], 0, k)
+		for i := first; i < end; i++ {
+			heap = nearestRow(blk, i, k, heap[:0])
+			writeNearest(blk, out, i, k, &heap)
+		}
+	})
+	return out
+}
+
+// nearestRow offers every reached cell of row i of blk other than the
+// source to heap, which then holds the row's k nearest.
+func nearestRow[D graph.Number](blk *graph.Block, i, k int, heap nearHeap[D]) nearHeap[D] {
+	inf := graph.Infinity[D]()
+	src := blk.Sources[i]
+	w := blk.Width()
+	cols := blk.Targets // nil: column j is vertex j
+	if blk.CellTargets != nil {
+		cols = blk.CellTargets[i*w : (i+1)*w]
+	}
+	for j, d := range graph.Row[D](blk, i) {
+		if d == inf {
+			continue
+		}
+		v := graph.VertexID(j)
+		if cols != nil {
+			v = cols[j]
+		}
+		if v == src {
+			continue
+		}
+		c := nearCell[D]{d: d, v: v, col: int32(j)}
+		if len(heap) == k && !heap[0].after(c) {
+			continue // offer would drop it: no better than the k held
+		}
+		heap.offer(c, k)
+	}
+	return heap
+}
+
+// writeNearest pops the heap of row i, largest first, into the back of
+// row i of out, and fills the cells beyond the candidates with Infinity.
+func writeNearest[D graph.Number](blk, out *graph.Block, i, k int, heap *nearHeap[D]) {
 	inf := graph.Infinity[D]()
 	dist := graph.DistOf[D](out)
 	w := blk.Width()
-	var heap nearHeap[D]
-	for i := range rows {
-		heap = heap[:0]
-		src := blk.Sources[i]
-		for j, d := range graph.Row[D](blk, i) {
-			if d == inf {
-				continue
-			}
-			v := blk.Target(i, j)
-			if v == src {
-				continue
-			}
-			heap.offer(nearCell[D]{d: d, v: v, col: int32(j)}, k)
-		}
-		// Pop the largest first into the back of the row.
-		for c := k - 1; c >= 0; c-- {
-			at := i*k + c
-			if c >= len(heap) {
-				dist[at], out.CellTargets[at] = inf, -1
-				if out.Pred != nil {
-					out.Pred[at] = -1
-				}
-				continue
-			}
-			top := heap.pop()
-			dist[at], out.CellTargets[at] = top.d, top.v
+	for c := k - 1; c >= 0; c-- {
+		at := i*k + c
+		if c >= len(*heap) {
+			dist[at], out.CellTargets[at] = inf, -1
 			if out.Pred != nil {
-				out.Pred[at] = blk.Pred[i*w+int(top.col)]
+				out.Pred[at] = -1
 			}
+			continue
+		}
+		top := heap.pop()
+		dist[at], out.CellTargets[at] = top.d, top.v
+		if out.Pred != nil {
+			out.Pred[at] = blk.Pred[i*w+int(top.col)]
 		}
 	}
-	return out
 }
 
 // nearCell is a candidate of the k nearest: distance, vertex, and column
