@@ -329,8 +329,11 @@ func nearestRow[D graph.Number](blk *graph.Block, i, k int, heap nearHeap[D]) ne
 	if blk.CellTargets != nil {
 		cols = blk.CellTargets[i*w : (i+1)*w]
 	}
+	// bound is the largest distance held once k are: a cell beyond it is
+	// dropped before its vertex is looked at.
+	bound := inf
 	for j, d := range graph.Row[D](blk, i) {
-		if d == inf {
+		if d > bound || d == inf {
 			continue
 		}
 		v := graph.VertexID(j)
@@ -345,6 +348,9 @@ func nearestRow[D graph.Number](blk *graph.Block, i, k int, heap nearHeap[D]) ne
 			continue // offer would drop it: no better than the k held
 		}
 		heap.offer(c, k)
+		if len(heap) == k {
+			bound = heap[0].d
+		}
 	}
 	return heap
 }

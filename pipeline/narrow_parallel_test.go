@@ -262,19 +262,32 @@ func (f fixedRunner) Run(_ context.Context, out *graph.Block) error {
 }
 
 // BenchmarkNearestOf selects the 16 nearest of a block of 32 full rows of
-// 2^17 int32 distances (a tenth unreachable), on one thread and on every
-// core.
+// 2^17 int32 distances, on one thread and on every core: distances of
+// few values that tie often (randomFullBlock's, as hop counts do), and
+// distances spread over 0..99999, a quarter unreachable.
 func BenchmarkNearestOf(b *testing.B) {
 	const rows, n = 32, 1 << 17
 	rng := rand.New(rand.NewPCG(1, 2))
-	blk := randomFullBlock(rng, graph.DistInt32, rows, n)
-	blk.Pred = nil
-	for _, threads := range []int{1, runtime.GOMAXPROCS(0)} {
-		b.Run(fmt.Sprintf("int32/k=16/threads=%d", threads), func(b *testing.B) {
-			for b.Loop() {
-				nearestOfThreads(blk, 16, threads)
-			}
-			b.ReportMetric(float64(rows*n)*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
-		})
+	ties := randomFullBlock(rng, graph.DistInt32, rows, n)
+	ties.Pred = nil
+	spread := graph.NewBlock(ties.Sources, n, graph.DistInt32, false)
+	for at, d := range graph.DistOf[int32](ties) {
+		if d != graph.Infinity[int32]() {
+			d = int32(rng.IntN(100000))
+		}
+		graph.DistOf[int32](spread)[at] = d
+	}
+	for _, blk := range []struct {
+		name string
+		blk  *graph.Block
+	}{{"ties", ties}, {"spread", spread}} {
+		for _, threads := range []int{1, runtime.GOMAXPROCS(0)} {
+			b.Run(fmt.Sprintf("int32/%s/k=16/threads=%d", blk.name, threads), func(b *testing.B) {
+				for b.Loop() {
+					nearestOfThreads(blk.blk, 16, threads)
+				}
+				b.ReportMetric(float64(rows*n)*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+			})
+		}
 	}
 }
