@@ -135,10 +135,14 @@ func nearestOracle(blk *graph.Block, i int) []nearCell[float64] {
 // serial result, which agrees with a plain gather and a sorting oracle.
 func TestHostReductionsEqualSerial(t *testing.T) {
 	rng := testgraphs.Rand(t, 41)
+	trials := 8
+	if testing.Short() {
+		trials = 4 // the race detector's run (make test-race)
+	}
 	for _, procs := range []int{1, 4} {
 		old := runtime.GOMAXPROCS(procs)
 		for _, typ := range []graph.DistType{graph.DistInt32, graph.DistInt64, graph.DistFloat32, graph.DistFloat64} {
-			for trial := range 8 {
+			for trial := range trials {
 				// Odd trials are large: more than graph.SerialRowCells cells.
 				rows, n := 1+rng.IntN(8), 2+rng.IntN(50)
 				if trial%2 == 1 {
