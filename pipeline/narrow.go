@@ -6,6 +6,8 @@ package pipeline
 // the device, when no predecessors are asked for) honour targets and cutoff
 // themselves; other runners run full rows that hostNarrowed gathers and
 // clips on the host. The k nearest are selected here for every engine.
+// Both host steps spread a block's rows over the cores in chunks
+// (graph.ForRowChunks), with results equal to a serial run's.
 
 import (
 	"context"
