@@ -174,10 +174,10 @@ func (p *producer) result(b SourceBlock, blk *graph.Block) (blockResult, error) 
 		blk.PathPred = blk.Pred // full rows: the predecessors are the path's
 	}
 	if p.sched.nearest > 0 {
-		blk = nearestOf(blk, p.sched.nearest)
+		blk = nearestOfThreads(blk, p.sched.nearest, p.opt.Threads)
 	}
 	if p.opt.Layout == arrowio.LayoutStats {
-		return blockResult{end: b.End, stats: graph.ComputeStats(blk)}, nil
+		return blockResult{end: b.End, stats: graph.ComputeStatsThreads(blk, p.opt.Threads)}, nil
 	}
 	if p.sched.buildRecords != nil {
 		recs, err := p.sched.buildRecords(blk)
