@@ -98,6 +98,16 @@ func resolveOutput(path string) (outputTarget, error) {
 	}
 }
 
+// WrittenInPlace reports whether a result named path would be written
+// straight into what path names (a device, a FIFO, a file descriptor's link
+// such as /dev/stdout or /dev/fd/N) rather than replaced through a
+// temporary file: such an output has no directory of its own to put other
+// files beside. A path that cannot be resolved reports false.
+func WrittenInPlace(path string) bool {
+	t, err := resolveOutput(path)
+	return err == nil && t.direct
+}
+
 // throughProc reports whether p is, or lies in a directory that resolves
 // to, a place under /proc: /proc/self/fd/N, and /dev/fd/N (/dev/fd links to
 // /proc/self/fd). Such a name is a file descriptor's link; its target (a

@@ -85,7 +85,7 @@ func (o *ReadOptions) maxDecodedBytes() int64 {
 	if o.MaxDecodedBytes > 0 {
 		return o.MaxDecodedBytes
 	}
-	if m := physicalMemory(); m > 0 {
+	if m := PhysicalMemory(); m > 0 {
 		return m
 	}
 	return defaultMaxDecodedBytes

@@ -2,8 +2,9 @@ package arrowio
 
 import "golang.org/x/sys/unix"
 
-// physicalMemory is the machine's RAM in bytes, 0 when unknown.
-func physicalMemory() int64 {
+// PhysicalMemory is the machine's RAM in bytes, 0 when unknown (not read
+// outside Linux).
+func PhysicalMemory() int64 {
 	var info unix.Sysinfo_t
 	if err := unix.Sysinfo(&info); err != nil {
 		return 0

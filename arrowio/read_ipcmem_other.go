@@ -2,5 +2,6 @@
 
 package arrowio
 
-// physicalMemory is the machine's RAM in bytes, 0 when unknown.
-func physicalMemory() int64 { return 0 }
+// PhysicalMemory is the machine's RAM in bytes, 0 when unknown (not read
+// outside Linux).
+func PhysicalMemory() int64 { return 0 }

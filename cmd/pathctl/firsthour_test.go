@@ -137,7 +137,7 @@ func TestMemFlagTakesUnitsAndWarnsPastPhysicalMemory(t *testing.T) {
 			t.Errorf("--mem %s: exit %d, stderr %q", mem, r.code, r.stderr)
 		}
 	}
-	phys := physicalMemory()
+	phys := arrowio.PhysicalMemory()
 	if phys <= 0 {
 		t.Skip("the machine's memory is not known on this system")
 	}

@@ -116,7 +116,7 @@ func readComputeParams(c *cli.Context, notice io.Writer) (computeParams, error) 
 		if p.mem == 0 {
 			return p, usagef("--mem 0: want a budget above 0 (leave it out for the default)")
 		}
-		if phys := physicalMemory(); phys > 0 && p.mem > phys && notice != nil {
+		if phys := arrowio.PhysicalMemory(); phys > 0 && p.mem > phys && notice != nil {
 			fmt.Fprintf(notice, "pathctl: note: --mem %s is more than this machine's memory (%s); runs past it will fail or swap\n", gen.HumanBytes(p.mem), gen.HumanBytes(phys))
 		}
 	}
@@ -182,8 +182,12 @@ func ssspCommand(e *env, name, usage string, algo pipeline.Algorithm) *cli.Comma
 	}
 }
 
+// parseSources reads --sources and --sources-file without repeats (the
+// count decides the engine before the graph is read; the pipeline drops
+// repeats again by vertex, where "7" and "007" are one).
 func parseSources(list, file string) ([]string, error) {
-	return parseIDs("sources", list, file)
+	ids, err := parseIDs("sources", list, file)
+	return dedupe(ids), err
 }
 
 // parseIDs reads the ids of --NAME (comma-separated) and --NAME-file (one
@@ -219,11 +223,10 @@ func parseIDs(name, list, file string) ([]string, error) {
 			return nil, usagef("--%s-file %s names no id", name, file)
 		}
 	}
-	return dedupe(ids), nil
+	return ids, nil
 }
 
-// dedupe drops the repeats of ids, keeping each at its first place (the
-// pipeline drops repeats again by vertex, where "7" and "007" are one).
+// dedupe drops the repeats of ids, keeping each at its first place.
 func dedupe(ids []string) []string {
 	seen := make(map[string]struct{}, len(ids))
 	out := ids[:0]
@@ -464,7 +467,7 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	var verticesOut string
 	if layout == arrowio.LayoutMatrix {
 		verticesOut = c.String("vertices-out")
-		if verticesOut == "" && out != "-" && !isStream(out) {
+		if verticesOut == "" && out != "-" && !arrowio.WrittenInPlace(out) {
 			verticesOut = defaultVerticesPath(out)
 		}
 		if verticesOut != "" {
@@ -582,18 +585,6 @@ func sameFile(a, b string) bool {
 	absA, err1 := filepath.Abs(a)
 	absB, err2 := filepath.Abs(b)
 	return err1 == nil && err2 == nil && absA == absB
-}
-
-// isStream reports whether path is a device or a FIFO, which results are
-// written into straight (see arrowio.CreateResult), or a name under /dev
-// (/dev/stdout redirected to a file), beside which no file belongs. The
-// shared-memory directory /dev/shm holds ordinary files and is not one.
-func isStream(path string) bool {
-	if clean := filepath.Clean(path); strings.HasPrefix(clean, "/dev/") && !strings.HasPrefix(clean, "/dev/shm/") {
-		return true
-	}
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode()&(os.ModeCharDevice|os.ModeDevice|os.ModeNamedPipe) != 0
 }
 
 // defaultVerticesPath turns out.arrow into out.vertices.arrow.

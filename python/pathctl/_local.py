@@ -235,19 +235,7 @@ class Run:
             if algorithm is not None:
                 args += ["--algo", str(algorithm)]
             if sources is not None:
-                ids = [str(s) for s in sources]
-                if not ids:
-                    self.cleanup()
-                    raise _errors.UsageError("sources is an empty list; pass sources=None to run from every vertex")
-                path = self._side_file("sources.txt")
-                self._names[path] = "sources"
-                with open(path, "w", encoding="utf-8") as f:
-                    for s in ids:
-                        if "\n" in s or "\r" in s:
-                            self.cleanup()
-                            raise _errors.InvalidInputError(f"source id {s!r} contains a line break")
-                        f.write(s + "\n")
-                args += ["--sources-file", path]
+                args += ["--sources-file", self._id_file("sources", sources)]
         else:
             if algorithm is not None and algorithm != "auto":
                 args += ["--algo", str(algorithm)]
@@ -393,7 +381,7 @@ class Run:
             for s in ids:
                 if "\n" in s or "\r" in s:
                     self.cleanup()
-                    raise _errors.InvalidInputError(f"{name} id {s!r} contains a line break")
+                    raise _errors.InvalidInputError(f"{name.rstrip('s')} id {s!r} contains a line break")
                 f.write(s + "\n")
         return path
 
