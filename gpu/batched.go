@@ -273,10 +273,11 @@ func runBatched(dv *device, r *Runner, run *batchedRun) error {
 		off += k
 	}
 	after := run.after
+	cut := r.batchedCut()
 	if after.minCount > 0 {
 		total := int64(after.minCount) * int64(n)
 		if err := dv.launchAsync("batched_mins_"+suffix, batchedGrid(total), r.dist.ptr, int32(n), after.mins, int64(after.minCount),
-			run.arcs, r.weights.ptr); err != nil {
+			run.arcs, r.weights.ptr, cut); err != nil {
 			return err
 		}
 	}
@@ -290,11 +291,25 @@ func runBatched(dv *device, r *Runner, run *batchedRun) error {
 		}
 		total := int64(count) * int64(n)
 		if err := dv.launchAsync("batched_derive_"+suffix, batchedGrid(total), r.dist.ptr, int32(n), items, int64(count),
-			r.weights.ptr); err != nil {
+			r.weights.ptr, cut); err != nil {
 			return err
 		}
 	}
 	return dv.finishTimed(name)
+}
+
+// batchedCut is the cutoff the batched kernels stop at, as the bits of a
+// distance of the runner's type: the request's cutoff (cutBits, as the
+// gather reads it) when it has one and the configuration lets the kernels
+// apply it (plan.Config.KernelCutoff), else the type's infinity, which
+// stops nothing. The batched kernel runs on non-negative weights only,
+// where a search that never passes the cutoff still finds every distance
+// at most the cutoff exactly; the gather's clip after it changes nothing.
+func (r *Runner) batchedCut() uint64 {
+	if r.req.HasCutoff && r.batched.KernelCutoff {
+		return r.cutBits()
+	}
+	return infinityBits(r.distType)
 }
 
 // batchedGrid is the thread blocks of a kernel striding over count elements.
@@ -324,13 +339,14 @@ func runPhase(dv *device, r *Runner, name string, k int, frontier, sources, rows
 		bits = "b64"
 	}
 	step := r.batched.Step(r.planGraph.Shape(), r.req.Delta)
+	cut := r.batchedCut()
 	tiles := int64((n+31)/32) * groups
 	if err := dv.launchAsync("batched_fill_b32", batchedGrid(words+batchedHeader/4), frontier, words+batchedHeader/4, uint64(0)); err != nil {
 		return err
 	}
 	if seeds != 0 {
 		if err := dv.launchAsync("batched_seedfill_"+typeSuffix(r.distType), int(min(tiles, batchedTransposeGrid)), r.dist.ptr, int32(n), int32(k),
-			seeds, arcs, r.weights.ptr, r.aux.ptr); err != nil {
+			seeds, arcs, r.weights.ptr, r.aux.ptr, cut); err != nil {
 			return err
 		}
 	} else if err := dv.launchAsync("batched_fill_"+bits, batchedGrid(cells), r.aux.ptr, cells, infinityBits(r.distType)); err != nil {
@@ -359,7 +375,8 @@ func runPhase(dv *device, r *Runner, name string, k int, frontier, sources, rows
 		for range batch {
 			began := time.Now()
 			if err := dv.launchAsync(name, grid, r.offsets.ptr, r.targets.ptr, r.weights.ptr, int32(n), int32(k),
-				r.aux.ptr, cur, next, curSum, nextSum, lastChange, round, batchedThreshold(step, round), int32(r.batched.Sparse), counters.ptr); err != nil {
+				r.aux.ptr, cur, next, curSum, nextSum, lastChange, round, batchedThreshold(step, round), int32(r.batched.Sparse), counters.ptr,
+				cut); err != nil {
 				return err
 			}
 			if r.batched.trace != nil && round < batchedTraceRounds {

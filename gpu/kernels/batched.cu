@@ -47,9 +47,11 @@ namespace batched {
 // round. Distances are read through L2 (__ldcg): a stale value is never
 // smaller than the current one, so it can only cost an atomic, never miss an
 // improvement, and an improvement made during the round sets a bit of next.
+// A relaxation to a distance above cut (the cutoff; infinity without one)
+// is not made, nor is the head's distance read for it.
 template <typename T, bool Count, int ILP>
 __device__ __forceinline__ bool relaxArcs(const Graph<T>& g, int u, u32 m, int w, T* vm, u32* next, u32* nextSum,
-                                          int lane, u64* tally) {
+                                          int lane, T cut, u64* tally) {
   const bool active = (m >> lane) & 1u;
   const T du = active ? __ldcg(vm + (size_t)u * w + lane) : T(0);
   const long long lo = g.offsets[u], hi = g.offsets[u + 1];
@@ -74,12 +76,12 @@ __device__ __forceinline__ bool relaxArcs(const Graph<T>& g, int u, u32 m, int w
       }
 #pragma unroll
       for (int q = 0; q < ILP; q++) {
-        old[q] = (active && j + q < cnt) ? __ldcg(vm + (size_t)v[q] * w + lane) : T(0);
+        old[q] = (active && j + q < cnt && nd[q] <= cut) ? __ldcg(vm + (size_t)v[q] * w + lane) : T(0);
       }
 #pragma unroll
       for (int q = 0; q < ILP; q++) {
         bool improved = false;
-        const bool tries = active && j + q < cnt && nd[q] < old[q];
+        const bool tries = active && j + q < cnt && nd[q] <= cut && nd[q] < old[q];
         if (tries) improved = atomicMinNonNegative(vm + (size_t)v[q] * w + lane, nd[q]);
         if (Count) tally[1] += __popc(__ballot_sync(0xffffffffu, tries));
         const u32 bal = __ballot_sync(0xffffffffu, improved);
@@ -103,10 +105,11 @@ __device__ __forceinline__ bool relaxArcs(const Graph<T>& g, int u, u32 m, int w
 // useful work where relaxArcs would leave 32 − k lanes idle on every arc.
 // Arcs are read by k lanes at once (one broadcast load); a lane that
 // improves a distance sets its own bit of next. Two steps are in flight at
-// a time. Returns, warp-uniform, whether anything improved.
+// a time. Returns, warp-uniform, whether anything improved. As in
+// relaxArcs, nothing is relaxed past cut.
 template <typename T, bool Count>
 __device__ __forceinline__ bool relaxSparse(const Graph<T>& g, int u, u32 m, int w, T* vm, u32* next, u32* nextSum,
-                                            int lane, u64* tally) {
+                                            int lane, T cut, u64* tally) {
   const int k = __popc(m);
   const int per = 32 / k;
   const int slot = lane % k, off = lane / k;
@@ -133,10 +136,12 @@ __device__ __forceinline__ bool relaxSparse(const Graph<T>& g, int u, u32 m, int
       }
     }
 #pragma unroll
-    for (int q = 0; q < 2; q++) old[q] = (used && e[q] < hi) ? __ldcg(vm + (size_t)v[q] * w + src) : T(0);
+    for (int q = 0; q < 2; q++) {
+      old[q] = (used && e[q] < hi && nd[q] <= cut) ? __ldcg(vm + (size_t)v[q] * w + src) : T(0);
+    }
 #pragma unroll
     for (int q = 0; q < 2; q++) {
-      const bool tries = used && e[q] < hi && nd[q] < old[q];
+      const bool tries = used && e[q] < hi && nd[q] <= cut && nd[q] < old[q];
       bool improved = false;
       if (tries) {
         improved = atomicMinNonNegative(vm + (size_t)v[q] * w + src, nd[q]);
@@ -172,10 +177,19 @@ __device__ __forceinline__ bool relaxSparse(const Graph<T>& g, int u, u32 m, int
 // sparse lanes goes through relaxSparse, a wider one through relaxArcs.
 // *lastChange becomes round when anything improved or waited: the host
 // stops once a round changed nothing.
+//
+// With a cutoff (cut, passed as the bits of a distance of type T; the
+// type's infinity without one) no relaxation past it is made, so every
+// distance above it stays unreachable and the frontier dies out at the
+// cutoff's radius. The distances at most cut are exact all the same: with
+// non-negative weights every vertex on a shortest path to such a vertex is
+// itself within the cutoff. The rows derived from these (batched_derive,
+// batched_mins, batched_seedfill) clip at the same cutoff, so a block
+// holds exactly what a full run clipped at the cutoff holds.
 template <typename T, bool Count, int ILP>
 __device__ void batchedRound(const Graph<T>& g, int numSources, T* vm, u32* cur, u32* next, u32* curSum,
                              u32* nextSum, int* lastChange, int round, double threshold, int sparse,
-                             u64* counters) {
+                             u64* counters, T cut) {
   const int n = g.n;
   const int sumWords = (n + 1023) >> 10;
   const int chunksPerGroup = (n + 31) >> 5;
@@ -238,9 +252,9 @@ __device__ void batchedRound(const Graph<T>& g, int numSources, T* vm, u32* cur,
             tally[4] += __popc(mk);
           }
           if (__popc(mk) <= sparse) {
-            any |= relaxSparse<T, Count>(g, u, mk, w, gvm, gnext, gnextSum, lane, tally);
+            any |= relaxSparse<T, Count>(g, u, mk, w, gvm, gnext, gnextSum, lane, cut, tally);
           } else {
-            any |= relaxArcs<T, Count, ILP>(g, u, mk, w, gvm, gnext, gnextSum, lane, tally);
+            any |= relaxArcs<T, Count, ILP>(g, u, mk, w, gvm, gnext, gnextSum, lane, cut, tally);
           }
         }
       }
@@ -262,18 +276,20 @@ __device__ void batchedRound(const Graph<T>& g, int numSources, T* vm, u32* cur,
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_round_##SUFFIX(            \
       const long long* offsets, const int* targets, const T* weights, int n, int numSources, T* vm, \
       u32* cur, u32* next, u32* curSum, u32* nextSum, int* lastChange, int round, double threshold, \
-      int sparse, u64* counters) {                                                                 \
+      int sparse, u64* counters, u64 cutBits) {                                                    \
     pathctl::Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                              \
     pathctl::batched::batchedRound<T, false, 4>(g, numSources, vm, cur, next, curSum, nextSum,     \
-                                               lastChange, round, threshold, sparse, counters);    \
+                                               lastChange, round, threshold, sparse, counters,     \
+                                               pathctl::distFromBits<T>(cutBits));                 \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_count_##SUFFIX(            \
       const long long* offsets, const int* targets, const T* weights, int n, int numSources, T* vm, \
       u32* cur, u32* next, u32* curSum, u32* nextSum, int* lastChange, int round, double threshold, \
-      int sparse, u64* counters) {                                                                 \
+      int sparse, u64* counters, u64 cutBits) {                                                    \
     pathctl::Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                              \
     pathctl::batched::batchedRound<T, true, 4>(g, numSources, vm, cur, next, curSum, nextSum,      \
-                                               lastChange, round, threshold, sparse, counters);    \
+                                               lastChange, round, threshold, sparse, counters,     \
+                                               pathctl::distFromBits<T>(cutBits));                 \
   }
 
 PATHCTL_BATCHED(i32, int)
@@ -374,10 +390,13 @@ __device__ void batchedTranspose(const E* vm, int n, int numSources, const int* 
 // dst becomes, for every vertex t, 0 at t = leaf, unreachable where the
 // parent's row is, else the parent's distance plus the arc's weight. A
 // derivation in place (dst = src) reads and writes each element once.
+// A distance above cutBits (the cutoff's bits; infinity without one)
+// becomes unreachable.
 #define PATHCTL_BATCHED_DERIVE(SUFFIX, T)                                                          \
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_derive_##SUFFIX(           \
-      T* dist, int n, const long long* items, long long count, const T* weights) {                 \
+      T* dist, int n, const long long* items, long long count, const T* weights, u64 cutBits) {    \
     const long long total = count * n;                                                             \
+    const T cut = pathctl::distFromBits<T>(cutBits);                                               \
     for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;                \
          e += (long long)gridDim.x * blockDim.x) {                                                 \
       const long long* it = items + 4 * (e / n);                                                   \
@@ -387,7 +406,7 @@ __device__ void batchedTranspose(const E* vm, int n, int numSources, const int* 
       if (t == (int)it[2]) {                                                                       \
         out = (T)0;                                                                                \
       } else if (d != pathctl::DistTraits<T>::inf()) {                                             \
-        out = d + weights[it[3]];                                                                  \
+        out = pathctl::clipAbove<T>(d + weights[it[3]], cut);                                      \
       }                                                                                            \
       dist[(size_t)it[0] * n + t] = out;                                                           \
     }                                                                                              \
@@ -406,13 +425,15 @@ PATHCTL_BATCHED_DERIVE(f64, double)
 // (destination row, the source s, the first of its arcs in arcs, their
 // number); arcs holds two words per arc (the row of p, the index of the
 // arc's weight). The sum is taken in 64 bits (Wide), so w + d(p, t) cannot
-// wrap before the minimum; unreachable stays unreachable.
+// wrap before the minimum; unreachable stays unreachable, and so does a
+// minimum above cutBits (the cutoff's bits; infinity without one).
 #define PATHCTL_BATCHED_MINS(SUFFIX, T)                                                            \
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_mins_##SUFFIX(             \
       T* dist, int n, const long long* items, long long count, const long long* arcs,              \
-      const T* weights) {                                                                          \
+      const T* weights, u64 cutBits) {                                                             \
     const long long total = count * n;                                                             \
     const T inf = pathctl::DistTraits<T>::inf();                                                   \
+    const T cut = pathctl::distFromBits<T>(cutBits);                                               \
     for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;                \
          e += (long long)gridDim.x * blockDim.x) {                                                 \
       const long long* it = items + 4 * (e / n);                                                   \
@@ -422,7 +443,8 @@ PATHCTL_BATCHED_DERIVE(f64, double)
         const T d = dist[(size_t)arcs[2 * j] * n + t];                                             \
         if (d != inf) best = min(best, (long long)d + (long long)weights[arcs[2 * j + 1]]);        \
       }                                                                                            \
-      dist[(size_t)it[0] * n + t] = t == (int)it[1] ? (T)0 : (T)min(best, (long long)inf);         \
+      dist[(size_t)it[0] * n + t] =                                                                \
+          t == (int)it[1] ? (T)0 : pathctl::clipAbove<T>((T)min(best, (long long)inf), cut);       \
     }                                                                                              \
   }
 
@@ -440,12 +462,17 @@ PATHCTL_BATCHED_MINS(i64, long long)
 // satisfies d(v) ≤ d(u) + w, so the phase starts from s alone and only
 // expands where a path beats the seeds. A 32×32 tile in shared memory lets
 // the row reads run along v and the group-major writes along the lanes.
+// With a cutoff (cut; infinity without one) a seed above it starts
+// unreachable: wherever the round may relax an arc (u, v, w) with u ≠ s,
+// d(u) + w at most the cutoff, the seed of v is already at most d(u) + w,
+// so the phase still converges to the full run's distances clipped at the
+// cutoff.
 namespace pathctl {
 namespace batched {
 
 template <typename T>
 __device__ void batchedSeedfill(const T* dist, int n, int numSources, const long long* items, const long long* arcs,
-                                const T* weights, T* vm) {
+                                const T* weights, T* vm, T cut) {
   __shared__ T tile[32][33];
   const T inf = pathctl::DistTraits<T>::inf();
   const int x = threadIdx.x & 31, y = threadIdx.x >> 5;
@@ -462,7 +489,7 @@ __device__ void batchedSeedfill(const T* dist, int n, int numSources, const long
               if (d != inf) best = min(best, (long long)d + (long long)weights[arcs[2 * j + 1]]);
             }
           }
-          tile[r][x] = (T)min(best, (long long)inf);
+          tile[r][x] = clipAbove<T>((T)min(best, (long long)inf), cut);
         }
       },
       [&](int grp, int v0, int w) {
@@ -480,8 +507,9 @@ __device__ void batchedSeedfill(const T* dist, int n, int numSources, const long
 #define PATHCTL_BATCHED_SEEDFILL(SUFFIX, T)                                                        \
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_seedfill_##SUFFIX(         \
       const T* dist, int n, int numSources, const long long* items, const long long* arcs,         \
-      const T* weights, T* vm) {                                                                   \
-    pathctl::batched::batchedSeedfill<T>(dist, n, numSources, items, arcs, weights, vm);           \
+      const T* weights, T* vm, u64 cutBits) {                                                      \
+    pathctl::batched::batchedSeedfill<T>(dist, n, numSources, items, arcs, weights, vm,            \
+                                         pathctl::distFromBits<T>(cutBits));                       \
   }
 
 PATHCTL_BATCHED_SEEDFILL(i32, int)

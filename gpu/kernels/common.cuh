@@ -4,7 +4,8 @@
 //   weights of the distance type) plus, for the edge kernel, the source of
 //   every arc.
 // - DistTraits<T>: the "unreachable" value of each distance type, equal to
-//   graph.Infinity on the Go side (MaxInt32, MaxInt64, +Inf).
+//   graph.Infinity on the Go side (MaxInt32, MaxInt64, +Inf); distFromBits
+//   and clipAbove read and apply a cutoff passed as a distance's bits.
 // - Atomic minimum on distances. Integers use the hardware atomicMin (int64
 //   through `long long`, sm_35+). Non-negative floats order like their bit
 //   patterns read as signed integers, so they use the integer atomicMin too;
@@ -62,6 +63,23 @@ template <> struct DistTraits<float> {
 template <> struct DistTraits<double> {
   static __device__ __forceinline__ double inf() { return __longlong_as_double(0x7ff0000000000000LL); }
 };
+
+// distFromBits reads a distance of type T from the bits the Go side passes
+// in a 64-bit word (the low word for 32-bit types): how a cutoff travels.
+template <typename T> __device__ __forceinline__ T distFromBits(u64 bits);
+template <> __device__ __forceinline__ int distFromBits<int>(u64 bits) { return (int)(u32)bits; }
+template <> __device__ __forceinline__ long long distFromBits<long long>(u64 bits) { return (long long)bits; }
+template <> __device__ __forceinline__ float distFromBits<float>(u64 bits) { return __int_as_float((int)(u32)bits); }
+template <> __device__ __forceinline__ double distFromBits<double>(u64 bits) {
+  return __longlong_as_double((long long)bits);
+}
+
+// clipAbove is d, or unreachable where d is above cut (a cutoff; the type's
+// infinity clips nothing).
+template <typename T>
+__device__ __forceinline__ T clipAbove(T d, T cut) {
+  return d > cut ? DistTraits<T>::inf() : d;
+}
 
 template <typename T>
 __device__ __forceinline__ T loadVolatile(const T* p) {

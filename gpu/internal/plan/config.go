@@ -67,6 +67,13 @@ type Config struct {
 	// arc; 0 turns it off. The plan does not read it: the round kernel
 	// takes it as an argument.
 	Sparse int
+	// KernelCutoff makes the rounds of a request with a cutoff relax no
+	// arc past it, and the derived rows clip at it, so that the search
+	// stops at the cutoff's radius (kernels/batched.cu, batchedRound).
+	// Off, the kernels compute full rows and only the gather clips them
+	// (gpu/gather.go): slower, the same results. The plan does not read
+	// it.
+	KernelCutoff bool
 }
 
 // DefaultConfig is what the GPU engine runs.
@@ -97,6 +104,10 @@ func DefaultConfig() Config {
 		// BENCHMARKS.md, session 5, "The kernel: expansions of few
 		// sources spread over the arcs": R-MAT 16 288.7 → 168.5 ms.
 		Sparse: 16,
+		// Issue 17's cutoff row: R-MAT 18 at the 1st percentile ran 0.21×
+		// the full run's speed with the cutoff applied only at the gather
+		// (BENCHMARKS.md, "Issue 17: the narrow queries against scipy").
+		KernelCutoff: true,
 	}
 }
 
