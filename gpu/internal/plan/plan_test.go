@@ -131,6 +131,58 @@ func checkPlanRows(t *testing.T, g *graph.CSR, cfg Config, name string, laterPha
 	}
 }
 
+// TestPlanWithinCutoff checks the plan under a cutoff as the kernels
+// apply it (applyPlanWithin: no relaxation past the cutoff, every seed,
+// minimum and derivation clipped): every block row must equal its
+// source's Dijkstra row clipped at the cutoff, for cutoffs of 0 (the
+// directed graph has zero weights), below, near and past the typical
+// distance, with two and four phases, blocks of every vertex and of a
+// scattered subset.
+func TestPlanWithinCutoff(t *testing.T) {
+	t.Parallel()
+	for name, g := range planGraphs(t) {
+		for _, phases := range [][]float64{nil, {0.6, 0.8}} {
+			cfg := DefaultConfig()
+			cfg.Phases, cfg.PhasesWeighted, cfg.SeedsOnMeshes = phases, phases, true
+			for _, cut := range []int32{0, 5, 12, 37, graph.Infinity[int32]()} {
+				t.Run(fmt.Sprintf("%s/phases=%v/cutoff=%d", name, phases, cut), func(t *testing.T) {
+					t.Parallel()
+					n := g.NumVertices
+					rng := rand.New(rand.NewPCG(uint64(cut), 7))
+					for _, k := range []int{n, 200} {
+						src := make([]int32, k)
+						for i, v := range rng.Perm(n)[:k] {
+							src[i] = int32(v)
+						}
+						plan, err := Plan(g, src, cfg)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if k == n && name != "grid" && len(plan.Cuts) != 1+len(phases) {
+							t.Fatalf("phase ends %v, want %d phases", plan.Cuts, 2+len(phases))
+						}
+						rows := applyPlanWithin(t, g, k, plan, cut)
+						for i, s := range src {
+							want, err := ref.Dijkstra[int32](g, s)
+							if err != nil {
+								t.Fatal(err)
+							}
+							for v, d := range want {
+								if d > cut {
+									want[v] = graph.Infinity[int32]()
+								}
+							}
+							if !slices.Equal(rows[i], want) {
+								t.Fatalf("k=%d: row %d (source %d) differs from Dijkstra clipped at %d", k, i, s, cut)
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
 // TestPlanReductions checks what each switch of Config leaves out of the
 // kernel on the undirected R-MAT graph, one block of every source: nothing
 // with every reduction off, leaves alone derive from their parents,
@@ -271,10 +323,24 @@ func TestPlanRefuses(t *testing.T) {
 // kernel, failing where the plan computes a row twice, leaves one out, or
 // reads a row before it is final.
 func applyPlan(t *testing.T, g *graph.CSR, k int, plan *Block) [][]int32 {
+	return applyPlanWithin(t, g, k, plan, graph.Infinity[int32]())
+}
+
+// applyPlanWithin is applyPlan with a cutoff as the kernels apply it: the
+// first phase's rows clipped at cut (the kernel never relaxes past it),
+// later phases seeded with the seeds above cut unreachable and corrected
+// without relaxing past cut, and every minimum and derivation clipped.
+func applyPlanWithin(t *testing.T, g *graph.CSR, k int, plan *Block, cut int32) [][]int32 {
 	t.Helper()
 	n := g.NumVertices
 	weights := graph.WeightsOf[int32](g)
 	inf := graph.Infinity[int32]()
+	clip := func(d int64) int32 {
+		if d > int64(cut) {
+			return inf
+		}
+		return int32(d)
+	}
 	rows := make([][]int32, k)
 	phase1 := len(plan.Sources)
 	bounds := append(slices.Clone(plan.Cuts), len(plan.Sources))
@@ -298,6 +364,9 @@ func applyPlan(t *testing.T, g *graph.CSR, k int, plan *Block) [][]int32 {
 			if d, err = ref.Dijkstra[int32](g, s); err != nil {
 				t.Fatal(err)
 			}
+			for v := range d {
+				d[v] = clip(int64(d[v]))
+			}
 		} else {
 			seed := plan.Seeds[i-phase1]
 			if seed.Source != s || seed.Dst != plan.Rows[i] {
@@ -315,9 +384,9 @@ func applyPlan(t *testing.T, g *graph.CSR, k int, plan *Block) [][]int32 {
 						best = min(best, int64(from[v])+int64(weights[a.Arc]))
 					}
 				}
-				d[v] = int32(best)
+				d[v] = clip(best)
 			}
-			correctFrom(g, s, d)
+			correctWithin(g, s, d, cut)
 		}
 		if rows[plan.Rows[i]] != nil {
 			t.Fatalf("row %d computed twice", plan.Rows[i])
@@ -338,7 +407,7 @@ func applyPlan(t *testing.T, g *graph.CSR, k int, plan *Block) [][]int32 {
 					best = min(best, int64(from[v])+int64(weights[a.Arc]))
 				}
 			}
-			out[v] = int32(best)
+			out[v] = clip(best)
 			if v == int(m.Source) {
 				out[v] = 0
 			}
@@ -359,7 +428,7 @@ func applyPlan(t *testing.T, g *graph.CSR, k int, plan *Block) [][]int32 {
 				case from[v] == inf:
 					out[v] = from[v]
 				default:
-					out[v] = from[v] + weights[d.Arc]
+					out[v] = clip(int64(from[v]) + int64(weights[d.Arc]))
 				}
 			}
 			if pass == 1 && d.Dst != d.Src {
@@ -371,9 +440,10 @@ func applyPlan(t *testing.T, g *graph.CSR, k int, plan *Block) [][]int32 {
 	return rows
 }
 
-// correctFrom is a later phase of the batched kernel on the host: label
-// correcting from s alone over labels d that hold the seeds.
-func correctFrom(g *graph.CSR, s int32, d []int32) {
+// correctWithin is a later phase of the batched kernel on the host: label
+// correcting from s alone over labels d that hold the seeds, relaxing no
+// arc past cut.
+func correctWithin(g *graph.CSR, s int32, d []int32, cut int32) {
 	weights := graph.WeightsOf[int32](g)
 	d[s] = 0
 	queue := []int32{s}
@@ -381,7 +451,7 @@ func correctFrom(g *graph.CSR, s int32, d []int32) {
 		u := queue[0]
 		queue = queue[1:]
 		for e := g.Offsets[u]; e < g.Offsets[u+1]; e++ {
-			if v := g.Targets[e]; d[u]+weights[e] < d[v] {
+			if v := g.Targets[e]; d[u]+weights[e] <= cut && d[u]+weights[e] < d[v] {
 				d[v] = d[u] + weights[e]
 				queue = append(queue, v)
 			}

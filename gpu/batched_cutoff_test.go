@@ -1,0 +1,262 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/pathctl/pathctl/gen"
+	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/ref"
+	"github.com/pathctl/pathctl/internal/testgraphs"
+)
+
+// cutoffConfigs are the batched configurations the cutoff tests run: the
+// default (leaves, minimums, and phases where a block holds half the
+// vertices), forced phases (three, on every graph shape), every source
+// in the kernel, and the in-kernel cutoff switched off (the gather alone
+// clips), which must give the same rows.
+func cutoffConfigs() map[string]batchedConfig {
+	def := defaultBatchedConfig()
+	phases := defaultBatchedConfig()
+	phases.Seeds, phases.SeedsOnMeshes, phases.Phases, phases.PhasesWeighted = 0.2, true, []float64{0.5}, []float64{0.5}
+	plain := defaultBatchedConfig()
+	plain.Leaves, plain.Mins, plain.Seeds, plain.Sparse = false, false, 0, 0
+	off := defaultBatchedConfig()
+	off.KernelCutoff = false
+	return map[string]batchedConfig{"default": def, "phases": phases, "plain": plain, "off": off}
+}
+
+// cutoffsOf are the cutoffs a test draws for rows of finite distances
+// (the source's own 0 excluded): 0, a distance of the rows and the same
+// plus a half (between two distances for integers, and for the dyadic
+// float weights mostly), the median distance, and one past every
+// distance of the type.
+func cutoffsOf(rng *rand.Rand, rows [][]float64) []float64 {
+	var finite []float64
+	for _, row := range rows {
+		for _, d := range row {
+			if d > 0 && !math.IsInf(d, 1) {
+				finite = append(finite, d)
+			}
+		}
+	}
+	cuts := []float64{0, 1e300}
+	if len(finite) > 0 {
+		slices.Sort(finite)
+		d := finite[rng.IntN(len(finite))]
+		cuts = append(cuts, d, d+0.5, finite[len(finite)/2])
+	}
+	return cuts
+}
+
+// clipRows is want with every distance above cut unreachable: what a full
+// run clipped at the cutoff gives.
+func clipRows[D graph.Number](want [][]D, cut float64) [][]D {
+	c, inf := graph.CutoffOf[D](cut), graph.Infinity[D]()
+	out := make([][]D, len(want))
+	for i, row := range want {
+		out[i] = slices.Clone(row)
+		for v, d := range out[i] {
+			if d > c {
+				out[i][v] = inf
+			}
+		}
+	}
+	return out
+}
+
+// rowsAsFloats is rows as float64, +Inf where unreachable.
+func rowsAsFloats[D graph.Number](rows [][]D) [][]float64 {
+	inf := graph.Infinity[D]()
+	out := make([][]float64, len(rows))
+	for i, row := range rows {
+		out[i] = make([]float64, len(row))
+		for v, d := range row {
+			out[i][v] = float64(d)
+			if d == inf {
+				out[i][v] = math.Inf(1)
+			}
+		}
+	}
+	return out
+}
+
+// checkBatchedCutoff runs the batched kernel on g from sources under every
+// configuration of cutoffConfigs and every cutoff of cutoffsOf, in blocks
+// of sizes (0: every source at once), two ways: with predecessors (the
+// runner is not narrowed: the kernel's own rows come back whole, with no
+// clip after them, and their predecessors are checked), and narrowed
+// (the gather's path, matrix rows of every vertex). Both must equal the
+// full rows want, from internal/ref's Dijkstra, clipped at the cutoff.
+func checkBatchedCutoff[D graph.Number](t *testing.T, e *Engine, rng *rand.Rand, g *graph.CSR, sources []graph.VertexID, want [][]D, sizes []int) {
+	t.Helper()
+	n := g.NumVertices
+	cuts := cutoffsOf(rng, rowsAsFloats(want))
+	for name, cfg := range cutoffConfigs() {
+		for _, cut := range cuts {
+			clipped := clipRows(want, cut)
+			for _, withPred := range []bool{true, false} {
+				req := graph.Request{Algorithm: Batched, WithPredecessors: withPred, Cutoff: cut, HasCutoff: true}
+				r, err := e.prepare(context.Background(), g, req, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Narrowed() == withPred {
+					t.Fatalf("predecessors %v: Narrowed() = %v", withPred, r.Narrowed())
+				}
+				for _, size := range sizes {
+					if size == 0 || size > len(sources) {
+						size = len(sources)
+					}
+					what := fmt.Sprintf("%s, cutoff %v, predecessors %v, blocks of %d", name, cut, withPred, size)
+					b := runBlocks(t, r, n, sources, size, withPred)
+					var pg *graph.CSR
+					if withPred {
+						pg = g
+					}
+					t.Run(what, func(t *testing.T) { checkRows(t, g, b, clipped, pg) })
+				}
+				if err := r.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+}
+
+// checkBatchedCutoffOf is checkBatchedCutoff against ref.Dijkstra of g's
+// distance type.
+func checkBatchedCutoffOf(t *testing.T, e *Engine, rng *rand.Rand, g *graph.CSR, sources []graph.VertexID, sizes []int) {
+	t.Helper()
+	switch g.Type {
+	case graph.DistInt32:
+		checkBatchedCutoff(t, e, rng, g, sources, oracle(t, g, sources, ref.Dijkstra[int32]), sizes)
+	case graph.DistInt64:
+		checkBatchedCutoff(t, e, rng, g, sources, oracle(t, g, sources, ref.Dijkstra[int64]), sizes)
+	case graph.DistFloat32:
+		checkBatchedCutoff(t, e, rng, g, sources, oracle(t, g, sources, ref.Dijkstra[float32]), sizes)
+	case graph.DistFloat64:
+		checkBatchedCutoff(t, e, rng, g, sources, oracle(t, g, sources, ref.Dijkstra[float64]), sizes)
+	}
+}
+
+// TestBatchedCutoff checks the batched kernel's in-kernel cutoff on
+// random graphs of every distance type (weights 0..20, so that zero-weight
+// arcs put vertices at distance 0 from the source), directed and
+// undirected: every row equals the full run's clipped at the cutoff, for
+// cutoffs of 0, at and between distances, and past every distance.
+// Blocks of 33 sources leave a partial group; -test.short
+// (gpu/sanitize.sh) runs the smallest graphs only.
+func TestBatchedCutoff(t *testing.T) {
+	e := openEngine(t)
+	rng := newSeed(t)
+	for _, n := range []int{37, 300, 1999} {
+		if testing.Short() && n > 37 {
+			continue
+		}
+		for _, dk := range distKinds {
+			if dk.uniform {
+				continue
+			}
+			for _, undirected := range []bool{false, true} {
+				o := testgraphs.RandomOptions{N: n, M: 3 * n, Kind: dk.kind, MinWeight: 0, MaxWeight: 20,
+					Dyadic: true, Duplicates: n / 10}
+				edges, _ := testgraphs.Random(rng, o)
+				g, err := graph.Build(edges, graph.BuildOptions{Undirected: undirected, DistType: dk.typ})
+				if err != nil {
+					t.Fatal(err)
+				}
+				sources := pickSources(rng, n)
+				t.Run(fmt.Sprintf("n=%d/%s/undirected=%v", n, dk.name, undirected), func(t *testing.T) {
+					checkBatchedCutoffOf(t, e, rng, g, sources, []int{33, 0})
+				})
+			}
+		}
+	}
+}
+
+// TestBatchedCutoffPlan checks the cutoff through the host plan's
+// reductions on undirected R-MAT graphs, every vertex a source in one
+// block: leaves derived from their parents' rows, minimums, and phases
+// seeded from the hubs' rows, each clipping at the cutoff (integer
+// weights; float weights run every source in the kernel). The blocks of
+// 70 leave most parents and heads outside the block.
+func TestBatchedCutoffPlan(t *testing.T) {
+	e := openEngine(t)
+	rng := newSeed(t)
+	for _, kind := range []string{"int32", "int64", "float32"} {
+		opts := []gen.Option{gen.WithWeights(1, 30)}
+		if kind == "float32" {
+			opts = []gen.Option{gen.WithFloatWeights(0.5, 30)}
+		}
+		el, err := gen.RMAT(9, 6, 9, opts...)
+		g := undirectedGraph(t, el, err)
+		if kind == "int64" {
+			edges, err := el.GraphEdges()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g, err = graph.Build(edges, graph.BuildOptions{Undirected: true, DistType: graph.DistInt64}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sizes := []int{0, 70}
+		if testing.Short() {
+			sizes = []int{0}
+		}
+		t.Run(kind, func(t *testing.T) {
+			checkBatchedCutoffOf(t, e, rng, g, allVertices(g.NumVertices), sizes)
+		})
+	}
+}
+
+// TestBatchedCutoffStopsEarly checks that the cutoff cuts the kernel's
+// work, through the counting variant's trace on an undirected R-MAT graph
+// of weights 1..30, one block of every source: with a cutoff of 0 no
+// relaxation wins (every arc weighs at least 1); with a cutoff of 30 the
+// kernel wins fewer relaxations, expands fewer lanes and launches no more
+// rounds than without one; switched off (KernelCutoff false) it wins more
+// than with it. (Counts vary from run to run: the rounds race.)
+func TestBatchedCutoffStopsEarly(t *testing.T) {
+	e := openEngine(t)
+	el, err := gen.RMAT(9, 6, 9, gen.WithWeights(1, 30))
+	g := undirectedGraph(t, el, err)
+	sources := allVertices(g.NumVertices)
+	type work struct{ rounds, wins, lanes uint64 }
+	measure := func(cut float64, has, kernelCutoff bool) work {
+		cfg := defaultBatchedConfig()
+		cfg.KernelCutoff = kernelCutoff
+		var w work
+		cfg.trace = func(round int, c [6]uint64, _ time.Duration) {
+			w.rounds++
+			w.wins += c[2]
+			w.lanes += c[4]
+		}
+		r, err := e.prepare(context.Background(), g, graph.Request{Algorithm: Batched, WithPredecessors: true, Cutoff: cut, HasCutoff: has}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		runBlocks(t, r, g.NumVertices, sources, len(sources), true)
+		return w
+	}
+	full := measure(0, false, true)
+	zero := measure(0, true, true)
+	near := measure(30, true, true)
+	off := measure(30, true, false)
+	t.Logf("work (rounds launched, lane improvements, lane expansions): full %+v, cutoff 0 %+v, cutoff 30 %+v, cutoff 30 off %+v", full, zero, near, off)
+	if zero.wins != 0 || zero.rounds > full.rounds {
+		t.Errorf("cutoff 0: %d improvements in %d rounds, want none in at most the full run's %d", zero.wins, zero.rounds, full.rounds)
+	}
+	if near.wins >= full.wins || near.lanes >= full.lanes || near.rounds > full.rounds {
+		t.Errorf("cutoff 30: %+v, not less work than the full run's %+v", near, full)
+	}
+	if off.wins <= near.wins {
+		t.Errorf("cutoff 30 switched off: %d improvements, want more than the in-kernel cutoff's %d", off.wins, near.wins)
+	}
+}
