@@ -115,7 +115,7 @@ func launchBatched(r *Runner, k int) (err error) {
 		return fmt.Errorf("gpu: batched launch of %d sources with %d on the host", k, len(r.blockSources))
 	}
 	began := time.Now()
-	bp, finish, err := r.planGraph.Start(r.blockSources, r.batched.Config)
+	bp, finish, err := r.planGraph.StartWithin(r.blockSources, r.batched.Config, r.kernelCutoff())
 	if err != nil {
 		return fmt.Errorf("gpu: batched: %w", err)
 	}
@@ -312,6 +312,29 @@ func (r *Runner) batchedCut() uint64 {
 	return infinityBits(r.distType)
 }
 
+// kernelCutoff is the cutoff the batched kernels stop at (batchedCut) as
+// the plan reads it: the request's, or +Inf where the kernels compute full
+// rows.
+func (r *Runner) kernelCutoff() float64 {
+	if r.req.HasCutoff && r.batched.KernelCutoff {
+		return r.req.Cutoff
+	}
+	return math.Inf(1)
+}
+
+// firstRounds is the rounds runPhase launches before it first reads
+// whether the last one changed anything: plan.RoundsWithin's bound under
+// a cutoff in the kernel, when there is one, no round threshold holds
+// vertices back (step 0) and it is at most batchedMaxRounds, else
+// batchedFirstRounds. The bound lets a phase under a small cutoff end
+// after one read.
+func (r *Runner) firstRounds(step float64) int {
+	if b := plan.RoundsWithin(r.g, r.kernelCutoff()); b > 0 && b <= batchedMaxRounds && math.IsInf(batchedThreshold(step, 1), 1) {
+		return b
+	}
+	return batchedFirstRounds
+}
+
 // batchedGrid is the thread blocks of a kernel striding over count elements.
 func batchedGrid(count int64) int {
 	return int(min((count+threadsPerBlock-1)/threadsPerBlock, batchedTransposeGrid))
@@ -370,7 +393,7 @@ func runPhase(dv *device, r *Runner, name string, k int, frontier, sources, rows
 	}
 	grid := batchedBlocksPerSM * max(r.e.info.Multiprocessors, 1)
 	last := make([]int32, 1)
-	batch := batchedFirstRounds
+	batch := r.firstRounds(step)
 	for round := int32(1); ; {
 		for range batch {
 			began := time.Now()

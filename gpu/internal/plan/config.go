@@ -72,8 +72,13 @@ type Config struct {
 	// stops at the cutoff's radius (kernels/batched.cu, batchedRound).
 	// Off, the kernels compute full rows and only the gather clips them
 	// (gpu/gather.go): slower, the same results. The plan does not read
-	// it.
+	// it: the runner plans with the cutoff (Graph.StartWithin) only when
+	// the kernel applies it.
 	KernelCutoff bool
+	// CutoffReach is the share of the vertices under which the balls of a
+	// kernel's cutoff count as small (cutoff.go): a block under such a
+	// cutoff runs without minimums and in one phase. 0 never.
+	CutoffReach float64
 }
 
 // DefaultConfig is what the GPU engine runs.
@@ -108,6 +113,8 @@ func DefaultConfig() Config {
 		// the full run's speed with the cutoff applied only at the gather
 		// (BENCHMARKS.md, "Issue 17: the narrow queries against scipy").
 		KernelCutoff: true,
+		// Not measured: cutoff.go says what it trades.
+		CutoffReach: 0.05,
 	}
 }
 
@@ -126,6 +133,9 @@ func (c Config) Check() error {
 		return nil
 	}
 	if err := share("seeds", c.Seeds); err != nil {
+		return err
+	}
+	if err := share("cutoff reach", c.CutoffReach); err != nil {
 		return err
 	}
 	for _, x := range c.Phases {

@@ -21,6 +21,9 @@
 //   - Order: inside each phase the sources are grouped into warps of
 //     BatchWidth by breadth-first clusters, so that a group's sources share
 //     most of their shortest-path trees.
+//   - Cutoff: a kernel that relaxes nothing past a cutoff (Graph.StartWithin)
+//     plans without minimums and phases where the cutoff's balls are small,
+//     and RoundsWithin bounds its rounds (cutoff.go).
 //
 // Block.Pack lays the plan out as the words the device reads. Config holds
 // every tuning choice (DefaultConfig is what the engine runs); the values

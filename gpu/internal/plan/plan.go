@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 
@@ -75,6 +76,9 @@ type Graph struct {
 	once  sync.Once
 	shape Shape
 	rank  []int32
+	// balls holds smallBall's answers (cutoff.go) by cutoff and share.
+	ballMu sync.Mutex
+	balls  map[[2]float64]bool
 }
 
 // NewGraph prepares plans over g; it measures nothing yet.
@@ -138,8 +142,20 @@ func (pg *Graph) Plan(sources []int32, cfg Config) (*Block, error) {
 // clusterMaxVisit vertices each); the first plan of a Graph adds its
 // Shape and Rank.
 func (pg *Graph) Start(sources []int32, cfg Config) (*Block, func(), error) {
+	return pg.StartWithin(sources, cfg, math.Inf(1))
+}
+
+// StartWithin is Start for a kernel that relaxes nothing past cut (+Inf:
+// no cutoff): where the graph's balls of radius cut are small
+// (Config.CutoffReach, cutoff.go) the block is planned without minimums
+// and in one phase. The first plan of a Graph under a cutoff adds a
+// bounded search from each of a few vertices.
+func (pg *Graph) StartWithin(sources []int32, cfg Config, cut float64) (*Block, func(), error) {
 	if err := cfg.Check(); err != nil {
 		return nil, nil, err
+	}
+	if math.IsNaN(cut) || cut < 0 {
+		return nil, nil, fmt.Errorf("plan: cutoff %v, want a value ≥ 0", cut)
 	}
 	g := pg.g
 	for _, s := range sources {
@@ -148,6 +164,7 @@ func (pg *Graph) Start(sources []int32, cfg Config) (*Block, func(), error) {
 		}
 	}
 	k := len(sources)
+	cfg = pg.withinCutoff(cfg, cut)
 	plan := Block{Sources: sources}
 	if cfg.Leaves && g.Undirected && !g.Type.IsFloat() && k > 1 {
 		planLeaves(g, sources, &plan)

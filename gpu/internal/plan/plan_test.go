@@ -303,6 +303,7 @@ func TestPlanRefuses(t *testing.T) {
 		{"chunk", func(c *Config) { c.ClusterChunk = 0 }, []int32{0}, "cluster chunk of 0 rows"},
 		{"scale", func(c *Config) { c.DeltaScale = -1 }, []int32{0}, "threshold step scale -1"},
 		{"sparse", func(c *Config) { c.Sparse = 33 }, []int32{0}, "sparse expansions of up to 33"},
+		{"cutoff reach", func(c *Config) { c.CutoffReach = 2 }, []int32{0}, "cutoff reach share 2"},
 		{"source", func(*Config) {}, []int32{0, int32(g.NumVertices)}, fmt.Sprintf("source %d outside [0, %d)", g.NumVertices, g.NumVertices)},
 		{"negative source", func(*Config) {}, []int32{-1}, "source -1 outside"},
 	} {
