@@ -268,3 +268,24 @@ func TestBatchedCutoffStopsEarly(t *testing.T) {
 		t.Errorf("cutoff 30 switched off: %d improvements, want more than the in-kernel cutoff's %d", off.wins, near.wins)
 	}
 }
+
+// TestSuiteVariantCutoff checks the cutoff words of BenchmarkBatchedSuite's
+// variants: cut=D returns D, nocut switches the in-kernel cutoff off,
+// reach=X sets CutoffReach; without them the cutoff is +Inf and the
+// defaults stay.
+func TestSuiteVariantCutoff(t *testing.T) {
+	cfg, cut, err := suiteVariant("cluster-cut=6.5-nocut-reach=0.2")
+	if err != nil || cut != 6.5 || cfg.KernelCutoff || cfg.CutoffReach != 0.2 || cfg.Order != "cluster" {
+		t.Errorf("cluster-cut=6.5-nocut-reach=0.2: cut %v, KernelCutoff %v, CutoffReach %v, order %q, err %v", cut, cfg.KernelCutoff, cfg.CutoffReach, cfg.Order, err)
+	}
+	cfg, cut, err = suiteVariant("cluster")
+	if err != nil || !math.IsInf(cut, 1) || !cfg.KernelCutoff || cfg.CutoffReach != defaultBatchedConfig().CutoffReach {
+		t.Errorf("cluster: cut %v, KernelCutoff %v, CutoffReach %v, err %v", cut, cfg.KernelCutoff, cfg.CutoffReach, err)
+	}
+	if _, _, err := suiteVariant("cut=x"); err == nil {
+		t.Errorf("cut=x: no error")
+	}
+	if _, _, err := suiteVariant("reach=3"); err == nil {
+		t.Errorf("reach=3: no error")
+	}
+}

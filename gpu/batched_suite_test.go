@@ -45,7 +45,8 @@ func suiteGraphs(b testing.TB) map[string]*graph.CSR {
 // the pipeline does when the device holds it) through the batched kernel,
 // in each configuration of PATHCTL_BATCHED_VARIANTS (suiteVariant), and
 // reports the kernel time; a "trace" variant prints the work of every
-// round.
+// round. A variant with a cutoff (cut=D) runs the narrowed request, its
+// kernel time including the gather's clip, and checks rows clipped at D.
 func BenchmarkBatchedSuite(b *testing.B) {
 	e, err := New()
 	if err != nil {
@@ -69,9 +70,13 @@ func BenchmarkBatchedSuite(b *testing.B) {
 		out := graph.NewBlock(sources, n, g.Type, false)
 		for _, variant := range strings.Split(os.Getenv("PATHCTL_BATCHED_VARIANTS"), ",") {
 			b.Run(fmt.Sprintf("%s/n=%d/m=%d/%s", name, n, g.NumEdges(), variant), func(b *testing.B) {
-				cfg, err := suiteVariant(variant)
+				cfg, cut, err := suiteVariant(variant)
 				if err != nil {
 					b.Fatal(err)
+				}
+				req := graph.Request{Algorithm: Batched}
+				if !math.IsInf(cut, 1) {
+					req.Cutoff, req.HasCutoff = cut, true
 				}
 				var tot [6]uint64
 				rounds := 0
@@ -87,7 +92,7 @@ func BenchmarkBatchedSuite(b *testing.B) {
 						}
 					}
 				}
-				r, err := e.prepare(context.Background(), g, graph.Request{Algorithm: Batched}, cfg)
+				r, err := e.prepare(context.Background(), g, req, cfg)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -112,9 +117,10 @@ func BenchmarkBatchedSuite(b *testing.B) {
 				}
 				for _, i := range check {
 					row := graph.Row[int32](out, i)
+					want := clipRows([][]int32{wants[i]}, cut)[0]
 					for v := range row {
-						if row[v] != wants[i][v] {
-							b.Fatalf("source %d: dist[%d] = %d, want %d", i, v, row[v], wants[i][v])
+						if row[v] != want[v] {
+							b.Fatalf("source %d: dist[%d] = %d, want %d", i, v, row[v], want[v])
 						}
 					}
 				}
@@ -131,13 +137,26 @@ func BenchmarkBatchedSuite(b *testing.B) {
 // minimums), nomins (no minimum derivations), serial (clusters on one
 // core), phases=X/Y (later phases' cumulative shares; "phases=" runs two),
 // seeds=X (the first phase's share, also on meshes), sparse=X, step=X (the
-// threshold's scale, also on graphs that do not look like meshes).
-func suiteVariant(variant string) (batchedConfig, error) {
+// threshold's scale, also on graphs that do not look like meshes),
+// cut=D (a cutoff of D, returned; +Inf without), nocut (the cutoff
+// applied by the gather only, not in the kernel), reach=X (CutoffReach).
+func suiteVariant(variant string) (batchedConfig, float64, error) {
 	cfg := defaultBatchedConfig()
 	cfg.Order = plan.OrderBlock
+	cut := math.Inf(1)
 	var err error
 	for _, word := range strings.Split(variant, "-") {
 		switch {
+		case strings.HasPrefix(word, "cut="):
+			if cut, err = strconv.ParseFloat(word[4:], 64); err != nil {
+				return cfg, cut, err
+			}
+		case word == "nocut":
+			cfg.KernelCutoff = false
+		case strings.HasPrefix(word, "reach="):
+			if cfg.CutoffReach, err = strconv.ParseFloat(word[6:], 64); err != nil {
+				return cfg, cut, err
+			}
 		case word == "cluster":
 			cfg.Order = plan.OrderCluster
 		case word == "bfs":
@@ -150,7 +169,7 @@ func suiteVariant(variant string) (batchedConfig, error) {
 			cfg.ClusterChunk = math.MaxInt32
 		case strings.HasPrefix(word, "seeds="):
 			if cfg.Seeds, err = strconv.ParseFloat(word[6:], 64); err != nil {
-				return cfg, err
+				return cfg, cut, err
 			}
 			cfg.SeedsOnMeshes = true
 		case word == "phases=": // two phases
@@ -160,21 +179,21 @@ func suiteVariant(variant string) (batchedConfig, error) {
 			for _, f := range strings.Split(word[7:], "/") {
 				x, err := strconv.ParseFloat(f, 64)
 				if err != nil {
-					return cfg, err
+					return cfg, cut, err
 				}
 				cfg.Phases = append(cfg.Phases, x)
 			}
 			cfg.PhasesWeighted = cfg.Phases
 		case strings.HasPrefix(word, "sparse="):
 			if cfg.Sparse, err = strconv.Atoi(word[7:]); err != nil {
-				return cfg, err
+				return cfg, cut, err
 			}
 		case strings.HasPrefix(word, "step="):
 			if cfg.DeltaScale, err = strconv.ParseFloat(word[5:], 64); err != nil {
-				return cfg, err
+				return cfg, cut, err
 			}
 			cfg.StepMeshesOnly = false
 		}
 	}
-	return cfg, cfg.Check()
+	return cfg, cut, cfg.Check()
 }
