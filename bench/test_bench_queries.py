@@ -60,6 +60,14 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(bare.seconds, 3.0)  # wall time where no pipeline time was printed
         self.assertFalse(bare.host_narrowed)
 
+    def test_device_times(self):
+        stderr = ("pathctl: time in the blocks: computing or waiting for them 1.2s, building records 3ms, waiting for the "
+                  "sink 0s; in the sink 10ms; on the device: kernels 812ms, device-to-host copies 1.5s, moves into the "
+                  "blocks 20ms; on the host before the kernels: planning them 4ms, allocating device memory 1ms\n")
+        self.assertEqual(bq.device_times(bq.parse_verbose(stderr, 2.0)), (0.812, 1.5))
+        cpu = "pathctl: time in the blocks: computing or waiting for them 1.2s, building records 3ms, waiting for the sink 0s; in the sink 10ms\n"
+        self.assertIsNone(bq.device_times(bq.parse_verbose(cpu, 2.0)))
+
     def test_peer_rounds(self):
         self.assertEqual(bq.peer_rounds(0.5, 100, 60), 100)  # 50 s: every round
         self.assertEqual(bq.peer_rounds(2.0, 256, 60), 30)  # 60 s / 2 s
@@ -230,6 +238,7 @@ class WholeRunTest(unittest.TestCase):
             self.assertRegex(r[4], r"^[0-9.e+-]+$")  # a pipeline time was parsed
             self.assertIn(r[8], ("yes", "no", "—"))  # — where a time rounds to 0 ms
         self.assertIn("100 of", rows[2][10])  # sampled sources, extrapolated
+        self.assertIn("scipy dijkstra(limit=cutoff)", rows[2][10])  # scipy's time beside the run without a cutoff
         self.assertNotIn("FAILURES", text)
 
     def test_failed_run_exits_1(self):
