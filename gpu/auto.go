@@ -23,6 +23,13 @@ import (
 // derivations: email-Enron, every source, stats layout, H100: 317 ms
 // with bfs against 139 ms (cond-mat-2005: 571 against 195 ms).
 //
+// A cutoff (Request.Cutoff) does not change the choice either: the batched
+// kernel relaxes nothing past it (plan.Config.KernelCutoff), so its cost
+// falls with the cutoff's radius. Bellman-Ford, the choice for negative
+// weights, computes full rows, which the gather clips (gather.go): a path
+// past the cutoff may come back under it through a negative arc, so its
+// search cannot stop there.
+//
 // It returns the kernel and why it was chosen.
 func chooseAlgorithm(csr *graph.CSR) (graph.Algorithm, string) {
 	switch {
