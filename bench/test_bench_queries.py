@@ -67,6 +67,8 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(bq.device_times(bq.parse_verbose(stderr, 2.0)), (0.812, 1.5))
         cpu = "pathctl: time in the blocks: computing or waiting for them 1.2s, building records 3ms, waiting for the sink 0s; in the sink 10ms\n"
         self.assertIsNone(bq.device_times(bq.parse_verbose(cpu, 2.0)))
+        line = bq.cutoff_times(bq.parse_verbose(stderr, 2.0), bq.parse_verbose(stderr.replace("812ms", "4.06s"), 9.0), 1.5, 4, 100)
+        self.assertIn("kernels 0.812 s vs 4.06 s (5×), device-to-host copies 1.5 s vs 1.5 s", line)
 
     def test_peer_rounds(self):
         self.assertEqual(bq.peer_rounds(0.5, 100, 60), 100)  # 50 s: every round
@@ -238,7 +240,8 @@ class WholeRunTest(unittest.TestCase):
             self.assertRegex(r[4], r"^[0-9.e+-]+$")  # a pipeline time was parsed
             self.assertIn(r[8], ("yes", "no", "—"))  # — where a time rounds to 0 ms
         self.assertIn("100 of", rows[2][10])  # sampled sources, extrapolated
-        self.assertIn("scipy dijkstra(limit=cutoff)", rows[2][10])  # scipy's time beside the run without a cutoff
+        self.assertRegex(text, r"rmat cutoff row, in the process: pipeline [0-9.e+-]+ s vs [0-9.e+-]+ s without the cutoff; "
+                               r"scipy dijkstra\(limit=cutoff\)")
         self.assertNotIn("FAILURES", text)
 
     def test_failed_run_exits_1(self):
