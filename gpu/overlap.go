@@ -47,6 +47,9 @@ type resultSlot struct {
 	// valid and partials are the validity bitmap of the rows being copied
 	// and its kernel's null counts (validity.cu), grown on demand.
 	valid, partials devBuf
+	// gathered and selected are a narrowed block's cells (gather.go): the
+	// targets' distances or the k nearest's, and the k nearest's vertices.
+	gathered, selected devBuf
 	// stage holds what does not go straight to pinned host memory:
 	// distances, then predecessors, then the bitmap and the null counts.
 	stage pinned
@@ -452,8 +455,8 @@ func (r *Runner) Start(ctx context.Context, out *graph.Block) (*Pending, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := r.errNarrowed("Start"); err != nil {
-		return nil, err
+	if r.narrowsBlocks() {
+		return r.startNarrowed(ctx, out)
 	}
 	if err := r.checkBlock(out); err != nil {
 		return nil, err

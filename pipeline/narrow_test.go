@@ -226,8 +226,9 @@ func randomQuery(rng *rand.Rand, t *testing.T, g *graph.CSR) queryCase {
 func TestQueriesAgainstOracle(t *testing.T) { queryTrials(t, "cpu") }
 
 // TestQueriesGPU is TestQueriesAgainstOracle on the GPU engine, whose
-// runners gather the targets and clip at the cutoff on the device
-// (engineNarrowed); the k nearest are selected here.
+// runners gather the targets and clip at the cutoff on the device, in
+// blocks started ahead, reduce the narrowed stats on the device
+// (engineNarrowedAhead) and select the k nearest there (engineSelects).
 func TestQueriesGPU(t *testing.T) {
 	if st := GPUStatus(); !st.Available {
 		t.Skipf("no usable GPU: %s", st.Reason)
