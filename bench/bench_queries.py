@@ -174,7 +174,7 @@ def parse_verbose(stderr: str, wall: float) -> Run:
 
 def run_pathctl(args: argparse.Namespace, argv: list[str], log) -> Run:
     """Runs `pathctl run ARGV --engine E --verbose`; raises with its stderr on failure."""
-    cmd = [args.pathctl, "run", *argv, "--engine", args.engine, "--verbose"]
+    cmd = [args.pathctl, "run", *argv, "--engine", args.engine, "--verbose", *shlex.split(args.pathctl_args)]
     print("+ " + shlex.join(cmd), file=log, flush=True)
     start = time.perf_counter()
     proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -624,6 +624,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pathctl", default=os.environ.get("PATHCTL_BIN", "bin/pathctl"), help="the pathctl binary")
     ap.add_argument("--engine", default="auto", help="pathctl's --engine: auto, gpu or cpu")
+    ap.add_argument("--pathctl-args", default="", help="more arguments for every `pathctl run`, e.g. '--max-block 256'")
     ap.add_argument("--rows", default=",".join(ROWS), help=f"rows to run, of {','.join(ROWS)}")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--grid-side", type=int, default=1000, help="the grid is side × side vertices")

@@ -85,7 +85,10 @@ func TestNearestOnDevice(t *testing.T) {
 	rng := newSeed(t)
 	ctx := context.Background()
 	sizes := []int{3, 301, 1999}
-	if !testing.Short() {
+	ks := []int{1, 3, 16, MaxDeviceNearest}
+	if testing.Short() { // the sanitizer's runs
+		ks = []int{3, MaxDeviceNearest}
+	} else {
 		sizes = append(sizes, 5003)
 	}
 	for _, n := range sizes {
@@ -112,7 +115,7 @@ func TestNearestOnDevice(t *testing.T) {
 				if shape.targets || shape.cutoff {
 					q = narrowQuery(rng, n, row, shape.targets, shape.cutoff)
 				}
-				for _, k := range []int{1, 3, 16, MaxDeviceNearest} {
+				for _, k := range ks {
 					for _, alg := range []graph.Algorithm{graph.Auto, graph.Dijkstra} {
 						req := q
 						req.Algorithm = alg

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -220,6 +221,57 @@ func TestPlanNarrowed(t *testing.T) {
 		if len(blocks) != c.blocks || blockMax(blocks) != c.big || blocks[len(blocks)-1].End != c.n {
 			t.Errorf("%s: %d blocks of up to %d ending at %d, want %d of up to %d ending at %d",
 				c.name, len(blocks), blockMax(blocks), blocks[len(blocks)-1].End, c.blocks, c.big, c.n)
+		}
+	}
+}
+
+// TestNarrowGPUPlannedBlocks is TestQueriesGPU on graphs of 3,000 vertices
+// and 520 sources in the blocks the pipeline plans for narrowed output
+// (planNarrowed: two blocks, the second's kernels overlapping the first's
+// copy): an OD matrix with unordered targets that repeat, the same within
+// a cutoff, a cutoff alone, and the k nearest (16, 64 on the device, 65 on
+// the host) among every vertex, among targets, within a cutoff, on
+// integer and unweighted graphs (hop counts: ties everywhere).
+func TestNarrowGPUPlannedBlocks(t *testing.T) {
+	if st := GPUStatus(); !st.Available {
+		t.Skipf("no usable GPU: %s", st.Reason)
+	}
+	rng := testgraphs.Rand(t, 29)
+	n := 3000
+	for trial, kind := range []testgraphs.WeightKind{testgraphs.Int, testgraphs.Unweighted} {
+		g, err := LoadGraph(randomTable(rng, n, 3*n, kind), LoadOptions{Undirected: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sources, targets []graph.VertexID
+		for _, v := range rng.Perm(n)[:520] {
+			sources = append(sources, graph.VertexID(v))
+		}
+		for _, v := range rng.Perm(n)[:300] {
+			targets = append(targets, graph.VertexID(v))
+		}
+		targets = append(targets, targets[7], targets[100], targets[7])
+		row := refRow(t, g.CSR, sources[0])
+		var finite []float64
+		for _, d := range row {
+			if !math.IsInf(d, 1) {
+				finite = append(finite, d)
+			}
+		}
+		slices.Sort(finite)
+		cutoff := finite[len(finite)/20]
+		for _, q := range []queryCase{
+			{targets: targets},
+			{targets: targets, cutoff: cutoff, hasCutoff: true},
+			{cutoff: cutoff, hasCutoff: true},
+			{k: 16},
+			{k: 64, targets: targets},
+			{k: 16, cutoff: cutoff, hasCutoff: true},
+			{k: 65},
+		} {
+			q.sources, q.defaultBlocks = sources, true
+			name := fmt.Sprintf("trial %d/%v/targets=%d/cutoff=%v/k=%d", trial, kind, len(q.targets), q.hasCutoff, q.k)
+			verifyQuery(t, name, g, q, graph.Auto, "gpu")
 		}
 	}
 }

@@ -114,10 +114,14 @@ type queryCase struct {
 	cutoff           float64
 	hasCutoff        bool
 	k                int
+	defaultBlocks    bool // the pipeline plans the blocks (else blocks of 3)
 }
 
 func (q queryCase) options(algo graph.Algorithm, engine string) Options {
 	opt := Options{Algorithm: algo, Engine: engine, Cutoff: q.cutoff, HasCutoff: q.hasCutoff, K: q.k, MaxBlock: 3}
+	if q.defaultBlocks {
+		opt.MaxBlock = 0
+	}
 	for _, s := range q.sources {
 		opt.Sources = append(opt.Sources, fmt.Sprint(s))
 	}
