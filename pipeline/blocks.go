@@ -39,11 +39,14 @@ func planRun(opt Options, eng graph.Engine, runner graph.Runner, nv, n int, narr
 // block holds as many sources as the device's budget (or the memory
 // budget) fits, the runner's bytes per source counting every device
 // buffer of both result slots; the three narrowed blocks in flight on the
-// host must fit the host's budget too. Two blocks at least, when there are
-// 512 sources or more, so that the second's kernels run while the first
-// travels and is written (opt.MaxBlock, when set, bounds them instead).
-// On the H100's 1000 × 1000 grid (12 MB of device memory a source) the
-// 4,096 sources of the OD matrix run in two blocks instead of 16 of 256.
+// host must fit the host's budget too; opt.MaxBlock, when set, bounds
+// them. Where several blocks remain, block i+1's kernels run while block
+// i travels and is written. Fewer, larger blocks rather than more blocks
+// to overlap: what overlaps is small (a narrowed block's copy and
+// records), and the stats on the device ran faster in one block than in
+// several (maxBlock). On the H100's 1000 × 1000 grid (12 MB of device
+// memory a source) the 4,096 sources of the OD matrix fit one block,
+// where they ran in 16 of 256 before.
 func planNarrowed(opt Options, eng graph.Engine, runner graph.Runner, n int, narrowBytes int64) []SourceBlock {
 	device, host := opt.MemBudget, opt.MemBudget
 	if b, ok := eng.(graph.Budgeter); ok && opt.MemBudget <= 0 {
@@ -56,14 +59,7 @@ func planNarrowed(opt Options, eng graph.Engine, runner graph.Runner, n int, nar
 		host = DefaultMemBudget
 	}
 	size := min(device/max(1, runner.BytesPerSource()), host/(3*narrowBytes))
-	most := opt.MaxBlock
-	if most <= 0 {
-		most = n
-		if n >= 512 {
-			most = (n + 1) / 2
-		}
-	}
-	return PlanBlocksInFlight(n, 1, max(1, size), most, 1)
+	return PlanBlocksInFlight(n, 1, max(1, size), opt.MaxBlock, 1)
 }
 
 // SourceBlock is a half-open range of the source list run together.

@@ -197,8 +197,8 @@ func TestNarrowAhead(t *testing.T) {
 
 // TestPlanNarrowed checks the blocks of runs whose engine narrows its
 // rows: bounded by the device budget over the runner's bytes per source,
-// by the host budget over three narrowed blocks, by half the sources from
-// 512 sources on (two blocks overlap), and by MaxBlock when set.
+// by the host budget over three narrowed blocks, and by MaxBlock when set;
+// one block where everything fits.
 func TestPlanNarrowed(t *testing.T) {
 	runner := newFakeAsync(1000, 0)
 	per := runner.BytesPerSource()
@@ -212,8 +212,7 @@ func TestPlanNarrowed(t *testing.T) {
 	}{
 		{"device bound", Options{}, budgetEngine{host: 1 << 40, device: 100 * per}, 1000, 64, 10, 100},
 		{"host bound", Options{}, budgetEngine{host: 3 * 64 * 50, device: 1 << 40}, 1000, 64, 20, 50},
-		{"halves", Options{}, budgetEngine{host: 1 << 40, device: 1 << 40}, 4096, 64, 2, 2048},
-		{"one block below 512", Options{}, budgetEngine{host: 1 << 40, device: 1 << 40}, 300, 64, 1, 300},
+		{"one block", Options{}, budgetEngine{host: 1 << 40, device: 1 << 40}, 4096, 64, 1, 4096},
 		{"max block", Options{MaxBlock: 3}, budgetEngine{host: 1 << 40, device: 1 << 40}, 10, 64, 4, 3},
 		{"memory budget", Options{MemBudget: 5 * per}, budgetEngine{host: 1 << 40, device: 1 << 40}, 10, 64, 2, 5},
 	} {
@@ -227,8 +226,7 @@ func TestPlanNarrowed(t *testing.T) {
 
 // TestNarrowGPUPlannedBlocks is TestQueriesGPU on graphs of 3,000 vertices
 // and 520 sources in the blocks the pipeline plans for narrowed output
-// (planNarrowed: two blocks, the second's kernels overlapping the first's
-// copy): an OD matrix with unordered targets that repeat, the same within
+// (planNarrowed: as large as the device allows): an OD matrix with unordered targets that repeat, the same within
 // a cutoff, a cutoff alone, and the k nearest (16, 64 on the device, 65 on
 // the host) among every vertex, among targets, within a cutoff, on
 // integer and unweighted graphs (hop counts: ties everywhere).
