@@ -450,7 +450,9 @@ func (p *Pending) MoveTime() time.Duration {
 // landed) first waits for the older. Errors are Run's (checked block,
 // cancellation noticed before the launch, a *graph.NegativeCycleError for a
 // reachable negative cycle); when Start fails, nothing is left writing to
-// out. Errors of the copy itself come from Wait.
+// out. Errors of the copy itself come from Wait. A narrowed runner's
+// blocks (its targets' columns, its k nearest) start the same way, their
+// narrowed cells alone copied (gather.go).
 func (r *Runner) Start(ctx context.Context, out *graph.Block) (*Pending, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
