@@ -580,7 +580,8 @@ def rmat_rows(args, g: bc.Graph, path: str, report: Report, log, save=lambda ext
         size = DIST_BYTES.get(kn.dist_type or "", 4)
         note = (f"peer: the stats layout's run (wall {full.wall:.3g} s); pairs with rank to an Arrow file; "
                 f"engine {kn.engine}: {kn.algorithm}{extrap}"
-                f"{'' if on_device else '; the k nearest selected on the host' + device_note(kn, n_sources, g.n)}")
+                f"{'' if on_device or 'selected on the host' in kn.algorithm else '; the k nearest selected on the host'}"
+                f"{'' if on_device else device_note(kn, n_sources, g.n)}")
         report.rows.append(Row("rmat", g.n, g.m, f"k nearest, K = {args.k}", kn.seconds * scale, full.seconds * scale,
                                ratio, "≤ 1.5×", None if ratio is None else ratio <= 1.5,
                                f"{len(check)} sources' {args.k} nearest equal scipy's" if not problems else "MISMATCH", note,

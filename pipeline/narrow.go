@@ -27,6 +27,7 @@ import (
 
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/cpu"
+	"github.com/pathctl/pathctl/gpu"
 	"github.com/pathctl/pathctl/graph"
 )
 
@@ -182,6 +183,21 @@ type nearestSelector interface {
 func engineSelects(runner graph.Runner, opt Options) bool {
 	sel, ok := runner.(nearestSelector)
 	return ok && nearestOnDevice && opt.K > 0 && !opt.WithPaths && !opt.WithPredecessors && sel.SelectNearest(opt.K)
+}
+
+// nearestNote is what the run's description adds for the k nearest: who
+// selects them, and why the host does where the engine could.
+func nearestNote(runner graph.Runner, opt Options, selected bool) string {
+	_, could := runner.(nearestSelector)
+	switch {
+	case opt.K <= 0:
+		return ""
+	case selected:
+		return "; the k nearest selected by the engine"
+	case could && nearestOnDevice:
+		return fmt.Sprintf("; the k nearest selected on the host from full rows (the engine selects K up to %d, without paths or predecessors)", gpu.MaxDeviceNearest)
+	}
+	return ""
 }
 
 // narrowRunner returns runner, or for a narrowed request that runner does

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pathctl/pathctl/arrowio"
@@ -270,6 +271,30 @@ func TestNarrowGPUPlannedBlocks(t *testing.T) {
 			q.sources, q.defaultBlocks = sources, true
 			name := fmt.Sprintf("trial %d/%v/targets=%d/cutoff=%v/k=%d", trial, kind, len(q.targets), q.hasCutoff, q.k)
 			verifyQuery(t, name, g, q, graph.Auto, "gpu")
+		}
+	}
+}
+
+// TestNearestNote checks what a run's description says of the k nearest:
+// nothing without K, "by the engine" where the runner selects them, and
+// why the host does where a runner that selects was not asked to.
+func TestNearestNote(t *testing.T) {
+	fake := &fakeAheadNarrow{}
+	cpuRunner := plainRunner{}
+	for _, c := range []struct {
+		runner   graph.Runner
+		k        int
+		selected bool
+		want     string
+	}{
+		{fake, 0, false, ""},
+		{fake, 4, true, "; the k nearest selected by the engine"},
+		{fake, 65, false, "selected on the host from full rows (the engine selects K up to 64"},
+		{cpuRunner, 4, false, ""},
+	} {
+		got := nearestNote(c.runner, Options{K: c.k}, c.selected)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%T, k %d, selected %v: %q, want %q", c.runner, c.k, c.selected, got, c.want)
 		}
 	}
 }

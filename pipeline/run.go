@@ -129,9 +129,7 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 	runner := narrowRunner(prepared, req, csr.NumVertices, opt.WithPaths)
 	defer runner.Close()
 	sum := &Summary{Engine: eng.Name(), Algorithm: describe(runner, opt.Algorithm), Sources: int64(len(sources))}
-	if selected {
-		sum.Algorithm += "; the k nearest selected by the engine"
-	}
+	sum.Algorithm += nearestNote(prepared, opt, selected)
 	fmt.Fprintf(opt.Log, "pathctl: engine %s, algorithm %s, %d vertices, %d arcs, %s distances (ready in %s)\n",
 		sum.Engine, sum.Algorithm, csr.NumVertices, csr.NumEdges(), runner.DistType(), time.Since(start).Round(time.Millisecond))
 
