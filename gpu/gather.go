@@ -289,19 +289,34 @@ func (r *Runner) narrowRows(s *resultSlot, k int) (uint64, error) {
 	into := s.gathered.ptr
 	switch {
 	case r.nearestK > 0:
-		err = dv.launch("select_nearest_"+suffix, k, s.dist.ptr, int32(r.n), r.sources.ptr, int32(k),
-			r.targetIDs.ptr, int32(r.narrowWidth()), r.cutBits(), int32(r.nearestK), s.selected.ptr, s.gathered.ptr)
+		err = dv.launch("select_nearest_"+suffix, k, r.selectArgs(s, k)...)
 	default:
 		if r.req.Targets == nil {
 			into = s.dist.ptr
 		}
-		w := r.narrowWidth()
-		cells := int64(k) * int64(w)
+		cells := int64(k) * int64(r.narrowWidth())
 		grid := int(min((cells+threadsPerBlock-1)/threadsPerBlock, gatherGrid))
-		err = dv.launch("gather_"+suffix, grid, s.dist.ptr, int32(r.n), int32(k), r.targetIDs.ptr, int32(w), r.cutBits(), into)
+		err = dv.launch("gather_"+suffix, grid, r.gatherArgs(s, k, into)...)
 	}
 	r.kernelTime += dv.lastKernel
 	return into, err
+}
+
+// gatherArgs are gather.cu's arguments for the k rows of slot s, gathered
+// into into.
+func (r *Runner) gatherArgs(s *resultSlot, k int, into uint64) []any {
+	return []any{s.dist.ptr, int32(r.n), int32(k), r.targetIDs.ptr, int32(r.narrowWidth()), r.cutBits(), into}
+}
+
+// selectArgs are select.cu's arguments for the k rows of slot s.
+func (r *Runner) selectArgs(s *resultSlot, k int) []any {
+	return []any{s.dist.ptr, int32(r.n), r.sources.ptr, int32(k), r.targetIDs.ptr, int32(r.narrowWidth()), r.cutBits(),
+		int32(r.nearestK), s.selected.ptr, s.gathered.ptr}
+}
+
+// statsNarrowArgs are stats_narrow_*'s arguments for the k rows at r.dist.
+func (r *Runner) statsNarrowArgs(k int) []any {
+	return []any{r.dist.ptr, int32(r.n), r.sources.ptr, int32(k), r.targetIDs.ptr, int32(r.narrowWidth()), r.cutBits(), r.stats.ptr}
 }
 
 // narrowCloseness sets the closeness of st, whose other fields are those

@@ -435,8 +435,7 @@ func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph
 			}
 			dv := r.e.dev
 			if r.Narrowed() {
-				err = dv.launch("stats_narrow_"+typeSuffix(r.distType), hi-lo, r.dist.ptr, int32(r.n), r.sources.ptr, int32(hi-lo),
-					r.targetIDs.ptr, int32(r.narrowWidth()), r.cutBits(), r.stats.ptr)
+				err = dv.launch("stats_narrow_"+typeSuffix(r.distType), hi-lo, r.statsNarrowArgs(hi-lo)...)
 			} else {
 				err = dv.launch("stats_"+typeSuffix(r.distType), hi-lo, r.dist.ptr, int32(r.n), r.sources.ptr, int32(hi-lo), r.stats.ptr)
 			}

@@ -254,3 +254,28 @@ func TestSelectNearestRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestNarrowLaunchArgs checks, without a device, that the arguments the
+// narrowed kernels are launched with (gather, select, stats_narrow) match
+// their parameters in the kernel table for every distance type.
+func TestNarrowLaunchArgs(t *testing.T) {
+	for _, typ := range []graph.DistType{graph.DistInt32, graph.DistInt64, graph.DistFloat32, graph.DistFloat64} {
+		g := smallCSR(t, []int64{1, 2, 3, 4}, typ)
+		r := newRunner(nil, g, graph.Request{Algorithm: graph.Dijkstra, Targets: []graph.VertexID{1, 0}, HasCutoff: true}, batchedConfig{})
+		r.nearestK = 3
+		s := &r.slots[0]
+		for name, args := range map[string][]any{
+			"gather_":         r.gatherArgs(s, 2, s.gathered.ptr),
+			"select_nearest_": r.selectArgs(s, 2),
+			"stats_narrow_":   r.statsNarrowArgs(2),
+		} {
+			i, ok := kernelIndex[name+typeSuffix(typ)]
+			if !ok {
+				t.Fatalf("no kernel %s%s in the kernel table", name, typeSuffix(typ))
+			}
+			if err := checkArgs(&kernelTable[i], args); err != nil {
+				t.Errorf("%s: %v", typ, err)
+			}
+		}
+	}
+}
