@@ -38,9 +38,14 @@ Rows:
    scipy's where scipy picks the same, and where it does not, a sample is
    checked to be a tie won by the smaller id.
 
-pathctl seconds are the pipeline time that `--verbose` prints (engine
-start, compute, copies and writing; reading the edge file and building the
-graph excluded), the process's wall time beside it. Any failed check or run
+pathctl seconds are the in-process time: the pipeline time that
+`--verbose` prints (engine start, compute, copies and writing; reading the
+edge file and building the graph excluded); the process's wall time has a
+column of its own. The device-to-host column is what the GPU engine says it
+copied back (`--verbose`: "device-to-host: N bytes of results"), beside the
+bytes the narrow answer needs (sources × targets × the distance's size, the
+k nearest's sources × K × (size + 4), the stats' 32 bytes a source); "—"
+on the CPU engine. Any failed check or run
 exits 1. --out is rewritten after every row, so that a run cut short by a
 time limit still leaves the rows it finished.
 """
@@ -64,6 +69,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_cpu as bc  # noqa: E402  (graph rules, result readers, row stats)
 
 DIST_BYTES = {"int32": 4, "float32": 4, "int64": 8, "float64": 8}
+STATS_BYTES = 32  # the four 8-byte stats words a source the GPU copies back
 ROWS = ["od", "cutoff", "knearest", "nearest"]
 
 # --------------------------------------------------------------------------
@@ -118,6 +124,7 @@ class Run:
     engine: str = "?"
     algorithm: str = "?"
     dist_type: str | None = None
+    d2h: int | None = None  # device-to-host bytes of results, as --verbose reports them
     stderr: str = ""
 
     @property
@@ -144,6 +151,7 @@ def parse_duration(text: str) -> float:
 
 _SUMMARY = re.compile(r"pairs in (\S+) \([^)]*\), engine (\S+), algorithm (.*); \d+ rows, .* written to ")
 _DIST = re.compile(r"\b(int32|int64|float32|float64) distances\b")
+_D2H = re.compile(r"device-to-host: (\d+) bytes of results")
 
 
 def parse_verbose(stderr: str, wall: float) -> Run:
@@ -158,12 +166,15 @@ def parse_verbose(stderr: str, wall: float) -> Run:
         d = _DIST.search(line)
         if d and run.dist_type is None:
             run.dist_type = d.group(1)
+        b = _D2H.search(line)
+        if b:
+            run.d2h = int(b.group(1))
     return run
 
 
 def run_pathctl(args: argparse.Namespace, argv: list[str], log) -> Run:
     """Runs `pathctl run ARGV --engine E --verbose`; raises with its stderr on failure."""
-    cmd = [args.pathctl, "run", *argv, "--engine", args.engine, "--verbose"]
+    cmd = [args.pathctl, "run", *argv, "--engine", args.engine, "--verbose", *shlex.split(args.pathctl_args)]
     print("+ " + shlex.join(cmd), file=log, flush=True)
     start = time.perf_counter()
     proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -172,7 +183,7 @@ def run_pathctl(args: argparse.Namespace, argv: list[str], log) -> Run:
         raise RuntimeError(f"{shlex.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
     run = parse_verbose(proc.stderr, wall)
     print(f"  wall {wall:.2f} s, pipeline {'?' if run.pipeline is None else f'{run.pipeline:.3f}'} s, "
-          f"engine {run.engine}, {run.algorithm}", file=log, flush=True)
+          f"engine {run.engine}, {run.algorithm}, device-to-host {d2h_cell(run.d2h, None)}", file=log, flush=True)
     return run
 
 
@@ -355,6 +366,9 @@ class Row:
     met: bool | None
     check: str
     note: str = ""
+    wall: float | None = None  # the pathctl process's wall seconds (not extrapolated)
+    d2h: int | None = None  # device-to-host bytes the engine reported
+    d2h_needed: int | None = None  # the narrow answer's bytes
 
 
 @dataclass
@@ -364,7 +378,8 @@ class Report:
     notes: list = field(default_factory=list)
 
 
-HEADER = ["graph", "n", "arcs", "row", "pathctl seconds", "peer seconds", "ratio", "goal", "met?", "check", "note"]
+HEADER = ["graph", "n", "arcs", "row", "pathctl seconds", "peer seconds", "ratio", "goal", "met?", "check",
+          "wall seconds", "device-to-host", "note"]
 
 
 def ratio_of(a: float, b: float) -> float | None:
@@ -386,11 +401,13 @@ def format_table(report: Report, machine: str, command: str) -> str:
              "| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
     for r in report.rows:
         met = "—" if r.met is None else ("yes" if r.met else "no")
-        cells = [r.graph, str(r.n), str(r.arcs), r.row, fmt(r.pathctl), fmt(r.peer), fmt(r.ratio, "×"), r.goal, met, r.check, r.note]
+        cells = [r.graph, str(r.n), str(r.arcs), r.row, fmt(r.pathctl), fmt(r.peer), fmt(r.ratio, "×"), r.goal, met, r.check,
+                 fmt(r.wall), d2h_cell(r.d2h, r.d2h_needed), r.note]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "pathctl seconds: the pipeline time `--verbose` prints (reading the edge file and building the graph "
-              "excluded; the note gives the process's wall time); extrapolated as seconds × n / sources where sources "
-              "were sampled. ratio: peer / pathctl for OD matrix, cutoff and nearest source (a speedup); k nearest / "
+    lines += ["", "pathctl seconds: the in-process time, the pipeline time `--verbose` prints (reading the edge file and "
+              "building the graph excluded); extrapolated as seconds × n / sources where sources were sampled. wall "
+              "seconds: the pathctl process's, as run (not extrapolated). device-to-host: the result bytes the GPU engine "
+              "copied back in the run, and in brackets those the narrow answer needs. ratio: peer / pathctl for OD matrix, cutoff and nearest source (a speedup); k nearest / "
               "stats for k nearest."]
     if report.notes:
         lines += ["", "Notes:"] + [f"- {x}" for x in report.notes]
@@ -458,7 +475,7 @@ def od_row(args, g: bc.Graph, path: str, report: Report, log) -> None:
 
     size = DIST_BYTES.get(run.dist_type or "", 4)
     narrow = len(sources) * len(targets) * size
-    note = f"wall {run.wall:.3g} s; engine {run.engine}; {run.dist_type} distances; narrow answer {bc_bytes(narrow)} off the device"
+    note = f"engine {run.engine}: {run.algorithm}; {run.dist_type} distances"
     if run.engine == "gpu" and run.host_narrowed:
         note += f", but the engine moves full rows: {bc_bytes(len(sources) * g.n * size)} (targets gathered on the host)"
     elif run.engine != "gpu":
@@ -468,7 +485,8 @@ def od_row(args, g: bc.Graph, path: str, report: Report, log) -> None:
     report.failures += problems
     report.rows.append(Row("grid", g.n, g.m, f"OD matrix {len(sources)} × {len(targets)}", run.seconds, peer,
                            ratio_of(peer, run.seconds), "≥ 100×", at_least(ratio_of(peer, run.seconds), 100),
-                           f"{len(check)} rows equal scipy's" if not problems else "MISMATCH", note))
+                           f"{len(check)} rows equal scipy's" if not problems else "MISMATCH", note,
+                           wall=run.wall, d2h=run.d2h, d2h_needed=narrow))
 
 
 def device_note(run: Run, sources: int, n: int) -> str:
@@ -478,6 +496,13 @@ def device_note(run: Run, sources: int, n: int) -> str:
         return ""
     size = DIST_BYTES.get(run.dist_type or "", 4)
     return f"; off the device: full rows, {bc_bytes(sources * n * size)} for the {sources} sources run"
+
+
+def d2h_cell(got: int | None, needed: int | None) -> str:
+    """The device-to-host cell: the bytes copied, and those needed."""
+    if got is None:
+        return "—"
+    return bc_bytes(got) + ("" if needed is None else f" (needs {bc_bytes(needed)})")
 
 
 def bc_bytes(x: float) -> str:
@@ -570,24 +595,30 @@ def rmat_rows(args, g: bc.Graph, path: str, report: Report, log, save=lambda ext
                 problems += compare_stats(rows[k], int(s), stats, row_of[ext], f"{label}, source {ext}")
         report.failures += problems
         ratio = ratio_of(full.seconds, cut.seconds)
-        note = (f"peer: the same run without --cutoff; cutoff {cutoff:g} (percentile {args.percentile:g} of all distances); "
-                f"wall {cut.wall:.3g} s vs {full.wall:.3g} s; engine {cut.engine}: {cut.algorithm}{extrap}"
+        note = (f"peer: the same run without --cutoff (wall {full.wall:.3g} s, {d2h_cell(full.d2h, None)} off the device); "
+                f"cutoff {cutoff:g} (percentile {args.percentile:g} of all distances); "
+                f"engine {cut.engine}: {cut.algorithm}{extrap}"
                 f"{device_note(cut, n_sources, g.n) if cut.host_narrowed else ''}")
         report.rows.append(Row("rmat", g.n, g.m, "cutoff, stats", cut.seconds * scale, full.seconds * scale, ratio,
                                "≥ 5×", at_least(ratio, 5),
                                f"{len(check)} sources' stats equal scipy's (limit) and without it" if not problems else "MISMATCH",
-                               note))
+                               note, wall=cut.wall, d2h=cut.d2h, d2h_needed=STATS_BYTES * n_sources))
 
     def knearest_row() -> None:
         kn = run_pathctl(args, base + ["--k-nearest", str(args.k), "-o", k_path], log)
         problems = check_k_nearest(g, want_full, check, args.k, k_path)
         report.failures += problems
         ratio = ratio_of(kn.seconds, full.seconds)
-        note = (f"peer: the stats layout's run; pairs with rank to an Arrow file; wall {kn.wall:.3g} s vs {full.wall:.3g} s; "
-                f"engine {kn.engine}: {kn.algorithm}{extrap}; the k nearest selected on the host{device_note(kn, n_sources, g.n)}")
+        on_device = "selected by the engine" in kn.algorithm
+        size = DIST_BYTES.get(kn.dist_type or "", 4)
+        note = (f"peer: the stats layout's run (wall {full.wall:.3g} s); pairs with rank to an Arrow file; "
+                f"engine {kn.engine}: {kn.algorithm}{extrap}"
+                f"{'' if on_device or 'selected on the host' in kn.algorithm else '; the k nearest selected on the host'}"
+                f"{'' if on_device else device_note(kn, n_sources, g.n)}")
         report.rows.append(Row("rmat", g.n, g.m, f"k nearest, K = {args.k}", kn.seconds * scale, full.seconds * scale,
                                ratio, "≤ 1.5×", None if ratio is None else ratio <= 1.5,
-                               f"{len(check)} sources' {args.k} nearest equal scipy's" if not problems else "MISMATCH", note))
+                               f"{len(check)} sources' {args.k} nearest equal scipy's" if not problems else "MISMATCH", note,
+                               wall=kn.wall, d2h=kn.d2h, d2h_needed=n_sources * args.k * (size + 4)))
 
     for name, fn in (("cutoff", cutoff_row), ("knearest", knearest_row)):
         if name in args.rows:
@@ -615,8 +646,8 @@ def nearest_row(args, g: bc.Graph, path: str, report: Report, log) -> None:
     ratio = ratio_of(peer, run.seconds)
     report.rows.append(Row("grid", g.n, g.m, f"nearest source, {len(sources)} sources", run.seconds, peer, ratio,
                            "≥ 20×", at_least(ratio, 20), "equal to scipy's" if not problems else "MISMATCH",
-                           f"peer: scipy dijkstra(min_only=True, return_predecessors=True), 1 process; wall {run.wall:.3g} s; "
-                           f"engine {run.engine}: {run.algorithm}; {line}"))
+                           f"peer: scipy dijkstra(min_only=True, return_predecessors=True), 1 process; "
+                           f"engine {run.engine}: {run.algorithm}; {line}", wall=run.wall, d2h=run.d2h))
 
 
 # --------------------------------------------------------------------------
@@ -627,6 +658,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pathctl", default=os.environ.get("PATHCTL_BIN", "bin/pathctl"), help="the pathctl binary")
     ap.add_argument("--engine", default="auto", help="pathctl's --engine: auto, gpu or cpu")
+    ap.add_argument("--pathctl-args", default="", help="more arguments for every `pathctl run`, e.g. '--max-block 256'")
     ap.add_argument("--rows", default=",".join(ROWS), help=f"rows to run, of {','.join(ROWS)}")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--grid-side", type=int, default=1000, help="the grid is side × side vertices")

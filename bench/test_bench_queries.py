@@ -47,7 +47,8 @@ class ParseTest(unittest.TestCase):
             "21112 arcs, int64 distances (ready in 0s)\n"
             "pathctl: 901 sources in 4 blocks of up to 256\n"
             "pathctl: 901 sources × 901 vertices (21112 arcs): 811801 pairs in 1m2.5s (6.92M pairs/s), engine gpu, "
-            "algorithm auto: batched (B=32); targets and cutoff applied on the host; 901 rows, 41.5 KiB written to s.arrow\n")
+            "algorithm auto: batched (B=32); targets and cutoff applied on the host; 901 rows, 41.5 KiB written to s.arrow\n"
+            "pathctl: device-to-host: 3247204 bytes of results\n")
         run = bq.parse_verbose(stderr, 70.0)
         self.assertEqual(run.pipeline, 62.5)
         self.assertEqual(run.seconds, 62.5)
@@ -55,7 +56,9 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(run.algorithm, "auto: batched (B=32); targets and cutoff applied on the host")
         self.assertTrue(run.host_narrowed)
         self.assertEqual(run.dist_type, "int64")
+        self.assertEqual(run.d2h, 3247204)
         bare = bq.parse_verbose("nothing here\n", 3.0)
+        self.assertIsNone(bare.d2h)  # the CPU engine reports no copies
         self.assertIsNone(bare.pipeline)
         self.assertEqual(bare.seconds, 3.0)  # wall time where no pipeline time was printed
         self.assertFalse(bare.host_narrowed)
@@ -202,7 +205,8 @@ class CheckTest(unittest.TestCase):
 
 class TableTest(unittest.TestCase):
     def test_table(self):
-        rep = bq.Report(rows=[bq.Row("grid", 10, 40, "OD matrix 2 × 2", 0.5, 60.0, 120.0, "≥ 100×", True, "ok", "n1"),
+        rep = bq.Report(rows=[bq.Row("grid", 10, 40, "OD matrix 2 × 2", 0.5, 60.0, 120.0, "≥ 100×", True, "ok", "n1",
+                                     wall=0.75, d2h=16, d2h_needed=16),
                               bq.Row("rmat", 8, 30, "k nearest, K = 16", 2.0, 1.0, 2.0, "≤ 1.5×", False, "MISMATCH")],
                         failures=["bad row"], notes=["a note"])
         text = bq.format_table(rep, "M", "cmd")
@@ -211,6 +215,8 @@ class TableTest(unittest.TestCase):
         cells = [[c.strip() for c in x.strip("|").split("|")] for x in lines[1:]]
         self.assertEqual(cells[0][4:9], ["0.5", "60", "120×", "≥ 100×", "yes"])
         self.assertEqual(cells[1][6:9], ["2×", "≤ 1.5×", "no"])
+        self.assertEqual(cells[0][10:13], ["0.75", "16 B (needs 16 B)", "n1"])
+        self.assertEqual(cells[1][10:12], ["—", "—"])  # no wall time or device given
         self.assertIn("FAILURES:\n- bad row", text)
         self.assertIn("- a note", text)
 
@@ -239,7 +245,10 @@ class WholeRunTest(unittest.TestCase):
             self.assertNotIn("MISMATCH", r[9])
             self.assertRegex(r[4], r"^[0-9.e+-]+$")  # a pipeline time was parsed
             self.assertIn(r[8], ("yes", "no", "—"))  # — where a time rounds to 0 ms
-        self.assertIn("100 of", rows[2][10])  # sampled sources, extrapolated
+        for r in rows:
+            self.assertRegex(r[10], r"^[0-9.e+-]+$")  # the process's wall time
+            self.assertEqual(r[11], "—")  # the CPU engine copies nothing off a device
+        self.assertIn("100 of", rows[2][12])  # sampled sources, extrapolated
         self.assertRegex(text, r"rmat cutoff row, in the process: pipeline [0-9.e+-]+ s vs [0-9.e+-]+ s without the cutoff; "
                                r"scipy dijkstra\(limit=cutoff\)")
         self.assertNotIn("FAILURES", text)

@@ -114,7 +114,9 @@ func TestNarrowedAgainstCPU(t *testing.T) {
 // checkNarrowed runs req from sources on the GPU in blocks of 1, 5 and
 // every source (a last block of 5 shorter where the sources run out), and
 // on the CPU engine, and compares the cells and the bytes copied to the
-// host.
+// host; then the same in blocks of 7 started ahead (Start, two in flight),
+// and the stats of the narrowed rows reduced on the device (RunStats)
+// against graph.ComputeStats of the CPU's narrowed block.
 func checkNarrowed(t *testing.T, e *Engine, g *graph.CSR, req graph.Request, sources []graph.VertexID) {
 	ctx := context.Background()
 	cr, err := cpu.New(cpu.WithThreads(2)).Prepare(ctx, g, req)
@@ -158,22 +160,105 @@ func checkNarrowed(t *testing.T, e *Engine, g *graph.CSR, req graph.Request, sou
 				t.Fatalf("block [%d, %d) of %d columns: %d bytes copied to the host, want sources × targets × %d = %d",
 					lo, hi, w, moved, r.DistType().Size(), exp)
 			}
-			gotCells := cellsOf(got)
-			for c, d := range gotCells {
-				if x := wantCells[lo*w+c]; d != x { // a poisoned NaN left unwritten differs too
-					i, j := c/w, c%w
-					t.Fatalf("block of %d from %d: source %d, column %d (vertex %d): GPU %v, CPU %v",
-						size, lo, sources[lo+i], j, got.Target(i, j), d, x)
-				}
-			}
+			compareNarrowed(t, got, wantCells, lo, w, size)
+		}
+	}
+	checkNarrowedAhead(t, r, g, req, sources, wantCells, w)
+	checkNarrowedStats(t, r, want)
+}
+
+// compareNarrowed compares the cells of got, the block of sources from lo
+// on, with the CPU's cells.
+func compareNarrowed(t *testing.T, got *graph.Block, wantCells []float64, lo, w, size int) {
+	t.Helper()
+	for c, d := range cellsOf(got) {
+		if x := wantCells[lo*w+c]; d != x { // a poisoned NaN left unwritten differs too
+			i, j := c/w, c%w
+			t.Fatalf("block of %d from %d: source %d, column %d (vertex %d): GPU %v, CPU %v",
+				size, lo, got.Sources[i], j, got.Target(i, j), d, x)
 		}
 	}
 }
 
+// checkNarrowedAhead runs every source in blocks of 7 through Start, the
+// next block started before the previous one is waited for (two result
+// slots in flight), and compares every block with the CPU's cells and the
+// bytes copied with sources × targets × the distance's size.
+func checkNarrowedAhead(t *testing.T, r *Runner, g *graph.CSR, req graph.Request, sources []graph.VertexID, wantCells []float64, w int) {
+	t.Helper()
+	ctx := context.Background()
+	type started struct {
+		lo  int
+		blk *graph.Block
+		p   *Pending
+	}
+	var prev *started
+	finish := func(s *started) {
+		if err := s.p.Wait(); err != nil {
+			t.Fatalf("ahead, block from %d: %v", s.lo, err)
+		}
+		compareNarrowed(t, s.blk, wantCells, s.lo, w, 7)
+	}
+	before := r.DownloadedBytes()
+	for lo := 0; lo < len(sources); lo += 7 {
+		hi := min(lo+7, len(sources))
+		blk := graph.NewTargetBlock(sources[lo:hi], req.Targets, g.NumVertices, r.DistType(), false)
+		poison(blk)
+		p, err := r.Start(ctx, blk)
+		if err != nil {
+			t.Fatalf("ahead, block [%d, %d): %v", lo, hi, err)
+		}
+		if prev != nil {
+			finish(prev)
+		}
+		prev = &started{lo, blk, p}
+	}
+	if prev != nil {
+		finish(prev)
+	}
+	if moved, exp := r.DownloadedBytes()-before, int64(len(sources)*w*r.DistType().Size()); moved != exp {
+		t.Fatalf("blocks started ahead: %d bytes copied to the host, want sources × targets × %d = %d", moved, r.DistType().Size(), exp)
+	}
+}
+
+// checkNarrowedStats compares RunStats of a narrowed runner with
+// graph.ComputeStats of the CPU's narrowed block want (compareStats: float
+// sums within statsTolerance of the sums of the terms' magnitudes), and
+// checks that only the stats words left the device.
+func checkNarrowedStats(t *testing.T, r *Runner, want *graph.Block) {
+	t.Helper()
+	before := r.DownloadedBytes()
+	got, err := r.RunStats(context.Background(), want.Sources)
+	if err != nil {
+		t.Fatalf("RunStats of a narrowed runner: %v", err)
+	}
+	if moved, exp := r.DownloadedBytes()-before, int64(8*statsWords*len(want.Sources)); moved != exp {
+		t.Fatalf("narrowed RunStats copied %d bytes, want %d", moved, exp)
+	}
+	w := want.Width()
+	cells := cellsOf(want)
+	absSum := make([]float64, len(want.Sources))
+	absHarm := make([]float64, len(want.Sources))
+	for i, s := range want.Sources {
+		for j := range w {
+			d := cells[i*w+j]
+			if math.IsInf(d, 1) || want.Target(i, j) == s {
+				continue
+			}
+			absSum[i] += math.Abs(d)
+			if d != 0 {
+				absHarm[i] += math.Abs(1 / d)
+			}
+		}
+	}
+	compareStats(t, got, graph.ComputeStats(want), absSum, absHarm)
+}
+
 // TestNarrowedRefusesFullRows checks that a narrowed runner refuses the
-// paths of full rows (Start, ComputeResident, RunStats) and blocks of
-// other columns, that a request with predecessors is not narrowed, and
-// that a reachable negative cycle still gives a *graph.NegativeCycleError.
+// path of full rows (ComputeResident) and blocks of other columns, through
+// Run and Start alike, that a request with predecessors is not narrowed,
+// and that a reachable negative cycle still gives a
+// *graph.NegativeCycleError, through Run and RunStats.
 func TestNarrowedRefusesFullRows(t *testing.T) {
 	e := openEngine(t)
 	ctx := context.Background()
@@ -186,14 +271,11 @@ func TestNarrowedRefusesFullRows(t *testing.T) {
 	}
 	defer r.Close()
 	sources := []graph.VertexID{0}
-	if _, err := r.Start(ctx, graph.NewBlock(sources, n, r.DistType(), false)); err == nil || !strings.Contains(err.Error(), "targets or a cutoff") {
-		t.Errorf("Start on a narrowed runner: err = %v", err)
+	if _, err := r.Start(ctx, graph.NewBlock(sources, n, r.DistType(), false)); err == nil || !strings.Contains(err.Error(), "target columns") {
+		t.Errorf("Start of a block of every column on a narrowed runner: err = %v", err)
 	}
-	if _, err := r.ComputeResident(ctx, sources); err == nil {
-		t.Error("ComputeResident on a narrowed runner: no error")
-	}
-	if _, err := r.RunStats(ctx, sources); err == nil {
-		t.Error("RunStats on a narrowed runner: no error")
+	if _, err := r.ComputeResident(ctx, sources); err == nil || !strings.Contains(err.Error(), "targets, a cutoff") {
+		t.Errorf("ComputeResident on a narrowed runner: err = %v", err)
 	}
 	for _, b := range []*graph.Block{
 		graph.NewBlock(sources, n, r.DistType(), false),
@@ -233,6 +315,9 @@ func TestNarrowedRefusesFullRows(t *testing.T) {
 	var nc *graph.NegativeCycleError
 	if !errors.As(err, &nc) {
 		t.Fatalf("narrowed run from a vertex on a negative cycle: err = %v", err)
+	}
+	if _, err := rc.RunStats(ctx, []graph.VertexID{cycle[1]}); !errors.As(err, &nc) {
+		t.Fatalf("narrowed stats from a vertex on a negative cycle: err = %v", err)
 	}
 }
 

@@ -47,6 +47,9 @@ type resultSlot struct {
 	// valid and partials are the validity bitmap of the rows being copied
 	// and its kernel's null counts (validity.cu), grown on demand.
 	valid, partials devBuf
+	// gathered and selected are a narrowed block's cells (gather.go): the
+	// targets' distances or the k nearest's, and the k nearest's vertices.
+	gathered, selected devBuf
 	// stage holds what does not go straight to pinned host memory:
 	// distances, then predecessors, then the bitmap and the null counts.
 	stage pinned
@@ -447,13 +450,15 @@ func (p *Pending) MoveTime() time.Duration {
 // landed) first waits for the older. Errors are Run's (checked block,
 // cancellation noticed before the launch, a *graph.NegativeCycleError for a
 // reachable negative cycle); when Start fails, nothing is left writing to
-// out. Errors of the copy itself come from Wait.
+// out. Errors of the copy itself come from Wait. A narrowed runner's
+// blocks (its targets' columns, its k nearest) start the same way, their
+// narrowed cells alone copied (gather.go).
 func (r *Runner) Start(ctx context.Context, out *graph.Block) (*Pending, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := r.errNarrowed("Start"); err != nil {
-		return nil, err
+	if r.narrowsBlocks() {
+		return r.startNarrowed(ctx, out)
 	}
 	if err := r.checkBlock(out); err != nil {
 		return nil, err

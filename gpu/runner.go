@@ -34,8 +34,11 @@ type Runner struct {
 	// taken by upload instead of uploading, or nil.
 	adopt *deviceCSR
 	// targetIDs are the request's targets on the device, uploaded by the
-	// first narrowed block (gather.go).
+	// first narrowed block (gather.go); sorted when nearestK is set.
 	targetIDs devBuf
+	// nearestK, when above 0, is the k of the k nearest the runner selects
+	// on the device (SelectNearest, gather.go).
+	nearestK int
 
 	// Per-source buffers for capacity sources, grown on demand.
 	mu       sync.Mutex
@@ -45,7 +48,6 @@ type Runner struct {
 	aux      devBuf // predist, packed cells or BFS levels
 	flags    devBuf // changed / pending / frontier bytes
 	stats    devBuf // statsWords 8-byte words per source (RunStats)
-	gathered devBuf // the targets' cells of a narrowed block (gather.go)
 	stage    pinned // host staging for small synchronous downloads
 	closed   bool
 	// slots are the two sets of result rows (overlap.go); dist and pred
@@ -184,11 +186,12 @@ func (r *Runner) Delta() float64 { return r.delta }
 // bytes), the result rows (distances and predecessors) twice, one set for
 // the block computing and one for the block being copied out (Start), with
 // the source id, status and stats words, and for a narrowed runner the
-// gathered cells (gather.go). Host memory (the pinned stages, the caller's
+// gathered or selected cells, twice too (gather.go). Host memory (the pinned stages, the caller's
 // block) is not counted.
 func (r *Runner) BytesPerSource() int64 {
 	l := layoutOf(r.req.Algorithm, r.distType, r.req.WithPredecessors)
-	return int64(r.n)*int64(resultSlots*(l.dist+l.pred)+l.aux+l.flags) + perSourceBytes + r.gatherBytesPerSource()
+	gathered, selected := r.narrowBytesPerSource()
+	return int64(r.n)*int64(resultSlots*(l.dist+l.pred)+l.aux+l.flags) + perSourceBytes + resultSlots*(gathered+selected)
 }
 
 // perSourceBytes is what a source costs beside its rows: its id, its status
@@ -258,10 +261,10 @@ func (r *Runner) release() error {
 func (r *Runner) releaseBlock() error {
 	dv := r.e.dev
 	r.settleSlots()
-	bufs := []*devBuf{&r.sources, &r.status, &r.aux, &r.flags, &r.stats, &r.gathered}
+	bufs := []*devBuf{&r.sources, &r.status, &r.aux, &r.flags, &r.stats}
 	for i := range r.slots {
 		s := &r.slots[i]
-		bufs = append(bufs, &s.dist, &s.pred, &s.valid, &s.partials)
+		bufs = append(bufs, &s.dist, &s.pred, &s.valid, &s.partials, &s.gathered, &s.selected)
 	}
 	var errs []error
 	for _, b := range bufs {
@@ -293,10 +296,12 @@ func (r *Runner) ensureCapacity(k int) error {
 		{&r.aux, cells * int64(l.aux)},
 		{&r.flags, cells * int64(l.flags)},
 		{&r.stats, 8 * statsWords * int64(k)},
-		{&r.gathered, r.gatherBytesPerSource() * int64(k)},
 	}
+	gathered, selected := r.narrowBytesPerSource()
 	for i := range r.slots {
-		bufs = append(bufs, sized{&r.slots[i].dist, cells * int64(l.dist)}, sized{&r.slots[i].pred, cells * int64(l.pred)})
+		s := &r.slots[i]
+		bufs = append(bufs, sized{&s.dist, cells * int64(l.dist)}, sized{&s.pred, cells * int64(l.pred)},
+			sized{&s.gathered, gathered * int64(k)}, sized{&s.selected, selected * int64(k)})
 	}
 	for _, b := range bufs {
 		var err error
@@ -331,11 +336,9 @@ func (r *Runner) Close() error {
 // noticed before the launch, not during it. A negative cycle reachable from
 // a source gives a *graph.NegativeCycleError naming a vertex on it. A
 // narrowed runner (Narrowed) fills blocks of the targets' columns instead,
-// gathered and clipped on the device (gather.go).
+// gathered and clipped on the device, and one that selects the k nearest
+// (SelectNearest) blocks of those (gather.go).
 func (r *Runner) Run(ctx context.Context, out *graph.Block) error {
-	if r.Narrowed() {
-		return r.runNarrowed(ctx, out)
-	}
 	p, err := r.Start(ctx, out)
 	if err != nil {
 		return err
@@ -389,14 +392,16 @@ const statsWords = 4
 // counts and eccentricities equal graph.ComputeStats' exactly; float sums
 // and harmonic sums are added in another order than the CPU's vertex order,
 // so they may differ in the last bits (the same bits on every run). Errors
-// are those of Run. A narrowed runner refuses it: its stats are the host's,
-// over the targets' columns.
+// are those of Run. A narrowed runner (Narrowed) reduces on the device
+// too, over the targets' columns within the cutoff, as graph.ComputeStats
+// does a narrowed block (gather.go); one that selects the k nearest
+// refuses it.
 func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph.Stats, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := r.errNarrowed("RunStats"); err != nil {
-		return nil, err
+	if r.nearestK > 0 {
+		return nil, errors.New("gpu: RunStats of a runner that selects the k nearest: the k nearest are a pairs result")
 	}
 	for _, s := range sources {
 		if s < 0 || int(s) >= r.n {
@@ -416,6 +421,9 @@ func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph
 	cycleSource := graph.VertexID(-1)
 	err := r.e.dev.do(func() error {
 		r.kernelTime, r.host = 0, hostTimes{}
+		if err := r.uploadTargets(); err != nil {
+			return err
+		}
 		return r.runChunks(len(sources), func(lo, hi int) error {
 			c, err := r.compute(sources[lo:hi], r.takeSlot())
 			if err != nil {
@@ -426,7 +434,11 @@ func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph
 				return errCycle
 			}
 			dv := r.e.dev
-			err = dv.launch("stats_"+typeSuffix(r.distType), hi-lo, r.dist.ptr, int32(r.n), r.sources.ptr, int32(hi-lo), r.stats.ptr)
+			if r.Narrowed() {
+				err = dv.launch("stats_narrow_"+typeSuffix(r.distType), hi-lo, r.statsNarrowArgs(hi-lo)...)
+			} else {
+				err = dv.launch("stats_"+typeSuffix(r.distType), hi-lo, r.dist.ptr, int32(r.n), r.sources.ptr, int32(hi-lo), r.stats.ptr)
+			}
 			r.kernelTime += dv.lastKernel
 			if err != nil {
 				return err
@@ -443,6 +455,9 @@ func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph
 		return nil, err
 	}
 	fillStats(st, words, r.n)
+	if r.Narrowed() && r.req.Targets != nil {
+		narrowCloseness(st, r.req.Targets)
+	}
 	return st, nil
 }
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the GPU suite's small-graph sets under compute-sanitizer's memcheck
 # (with leak checking) and racecheck, every set in its own process so the
-# twelve runs share the host's cores, with -test.short (the batched oracle
+# sixteen runs share the host's cores (gather and select: the narrowed
+# queries' gather.cu, stats_narrow_* and select.cu, over the rows of the
+# simple dijkstra kernel, which the sanitizer runs fast), with -test.short (the batched oracle
 # checks then run fewer block sizes). Needs bin/gpu.test (make gpu-test).
 #
 #   bash gpu/sanitize.sh [seconds per run, default 520] [log directory, default sanitize-logs]
@@ -22,6 +24,8 @@ declare -A sets=(
 	[start]='TestStartAhead|TestStartCancelled'
 	[cutoff]='TestBatchedCutoff$/n=37/(int32|float64)/undirected=true'
 	[cutoffplan]='TestBatchedCutoffPlan/int32'
+	[gather]='TestNarrowedAgainstCPU/n=(3|301)/(int32|int64|float32|float64)/.*/.*/dijkstra'
+	[select]='TestNearestOnDevice/n=301/(int32|int64|float32|float64)/.*/.*/.*/dijkstra'
 )
 for tool in memcheck racecheck; do
 	for k in "${!sets[@]}"; do

@@ -174,8 +174,9 @@ type CopyTimer interface {
 // the targets' columns on the device, when Narrowed is true: without
 // predecessors): the blocks they fill carry only the targets' columns and
 // no distance above the cutoff. The pipeline runs such a runner's narrowed
-// blocks through Run only: its StatsRunner, AsyncRunner and ResidentRunner
-// paths produce full rows. For a runner without it, or whose Narrowed is
+// blocks through Run only, unless it says that its Start and RunStats
+// honour the narrowing too (the GPU runner; pipeline/narrow.go); its
+// ResidentRunner path produces full rows. For a runner without it, or whose Narrowed is
 // false, the pipeline runs full rows and narrows them on the host
 // (pipeline/narrow.go), which costs n distances per source in transit.
 type NarrowRunner interface {

@@ -45,7 +45,7 @@ func TestPlanRun(t *testing.T) {
 		{"matrix, max block", Options{Layout: arrowio.LayoutMatrix, MaxBlock: 5}, 20, 5, sources, 0},
 		{"matrix, small device", Options{Layout: arrowio.LayoutMatrix, MemBudget: 3 * 5 * per}, 40, 4, 15, 5},
 	} {
-		blocks, sched := planRun(c.opt, eng, runner, nv, sources)
+		blocks, sched := planRun(c.opt, eng, runner, nv, sources, 0)
 		if len(blocks) != c.blocks || blockMax(blocks) != c.biggest || blocks[len(blocks)-1].End != sources {
 			t.Errorf("%s: %d blocks of up to %d ending at %d, want %d of up to %d ending at %d",
 				c.name, len(blocks), blockMax(blocks), blocks[len(blocks)-1].End, c.blocks, c.biggest, sources)

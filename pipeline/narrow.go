@@ -5,9 +5,16 @@ package pipeline
 // graph.NarrowRunners (the CPU's; the GPU's, which gather the targets on
 // the device, when no predecessors are asked for) honour targets and cutoff
 // themselves; other runners run full rows that hostNarrowed gathers and
-// clips on the host. The k nearest are selected here for every engine.
+// clips on the host. The k nearest are selected here, except by a runner
+// that selects them itself (nearestSelector: the GPU's, on the device).
 // Both host steps spread a block's rows over the cores in chunks
 // (graph.ForRowChunks), with results equal to a serial run's.
+//
+// A NarrowRunner whose blocks started ahead and stats honour the narrowing
+// too (narrowPaths: the GPU's) runs narrowed blocks like full ones,
+// started ahead (block i+1's kernels while block i travels) and stats
+// reduced on the device, in blocks sized for the narrowed output
+// (blocks.go). narrowAhead and nearestOnDevice switch these off.
 
 import (
 	"context"
@@ -20,6 +27,7 @@ import (
 
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/cpu"
+	"github.com/pathctl/pathctl/gpu"
 	"github.com/pathctl/pathctl/graph"
 )
 
@@ -143,22 +151,95 @@ func engineRequest(req graph.Request, paths bool) graph.Request {
 	return req
 }
 
+// narrowAhead lets a narrowPaths runner start narrowed blocks ahead and
+// reduce their stats on the device; false runs its narrowed blocks
+// through Run, one at a time, as before (the switch for the device path).
+const narrowAhead = true
+
+// nearestOnDevice lets a nearestSelector select the k nearest itself
+// (the GPU, on the device); false selects them on the host from full rows.
+const nearestOnDevice = true
+
+// narrowPaths is implemented by NarrowRunners whose Start (AsyncRunner)
+// and RunStats (StatsRunner) honour the request's targets and cutoff as
+// Run does (the GPU runner); their ComputeResident and PinHost paths are
+// still of full rows.
+type narrowPaths interface {
+	NarrowsAhead() bool
+}
+
+// nearestSelector is implemented by runners that can select the k nearest
+// of every source themselves (the GPU runner, on the device):
+// SelectNearest(k), before the first block, reports whether they will;
+// then their blocks are those nearestOf makes (k columns named by
+// CellTargets, NumVertices the graph's), from Run and Start alike.
+type nearestSelector interface {
+	SelectNearest(k int) bool
+}
+
+// engineSelects asks runner to select opt's k nearest itself, where it
+// can and nearestOnDevice allows; it reports whether it will. Paths and
+// predecessors need full rows on the host.
+func engineSelects(runner graph.Runner, opt Options) bool {
+	sel, ok := runner.(nearestSelector)
+	return ok && nearestOnDevice && opt.K > 0 && !opt.WithPaths && !opt.WithPredecessors && sel.SelectNearest(opt.K)
+}
+
+// nearestNote is what the run's description adds for the k nearest: who
+// selects them, and why the host does where the engine could.
+func nearestNote(runner graph.Runner, opt Options, selected bool) string {
+	_, could := runner.(nearestSelector)
+	switch {
+	case opt.K <= 0:
+		return ""
+	case selected:
+		return "; the k nearest selected by the engine"
+	case could && nearestOnDevice:
+		return fmt.Sprintf("; the k nearest selected on the host from full rows (the engine selects K up to %d, without paths or predecessors)", gpu.MaxDeviceNearest)
+	}
+	return ""
+}
+
 // narrowRunner returns runner, or for a narrowed request that runner does
 // not honour (or was not asked to: paths), a runner that narrows its full
 // rows on the host. A runner that honours it but also has ways of running
 // full rows (fullRows: the GPU's) runs through engineNarrowed, which
-// leaves it Run only.
+// leaves it Run only, or, for a narrowPaths runner, engineNarrowedAhead,
+// which also leaves it Start and RunStats.
 func narrowRunner(runner graph.Runner, req graph.Request, n int, paths bool) graph.Runner {
 	if !req.Narrowed() {
 		return runner
 	}
 	if nr, ok := runner.(graph.NarrowRunner); ok && nr.Narrowed() && !paths {
-		if fullRows(runner) {
-			return &engineNarrowed{Runner: runner, algo: req.Algorithm}
+		if !fullRows(runner) {
+			return runner
 		}
-		return runner
+		en := &engineNarrowed{Runner: runner, algo: req.Algorithm}
+		np, ok := runner.(narrowPaths)
+		async, isAsync := runner.(graph.AsyncRunner)
+		stats, isStats := runner.(graph.StatsRunner)
+		if narrowAhead && ok && isAsync && isStats && np.NarrowsAhead() {
+			return &engineNarrowedAhead{engineNarrowed: en, async: async, stats: stats}
+		}
+		return en
 	}
 	return &hostNarrowed{inner: runner, req: req, n: n, paths: paths}
+}
+
+// narrowedRowBytes is the host memory of one source's row in a run whose
+// engine narrows the rows itself and starts them ahead (blocks.go plans
+// such runs for their small output): its targets' cells, or its k
+// nearest's (selected: engineSelects said so); 0 for every other run,
+// full rows included (a cutoff alone).
+func narrowedRowBytes(runner graph.Runner, targets []graph.VertexID, k int, selected bool) int64 {
+	size := int64(runner.DistType().Size())
+	if selected {
+		return int64(k) * (size + 4)
+	}
+	if _, ok := runner.(*engineNarrowedAhead); ok && targets != nil {
+		return int64(len(targets)) * size
+	}
+	return 0
 }
 
 // fullRows reports whether runner has a way of running blocks other than
@@ -203,6 +284,27 @@ func (e *engineNarrowed) HostTimes() (plan, alloc time.Duration) {
 		return t.HostTimes()
 	}
 	return 0, 0
+}
+
+// engineNarrowedAhead is engineNarrowed for a narrowPaths runner: its
+// blocks also start ahead (graph.AsyncRunner) and reduce their stats on
+// the device (graph.StatsRunner), narrowed; ComputeResident and PinHost,
+// of full rows, stay hidden.
+type engineNarrowedAhead struct {
+	*engineNarrowed
+	async graph.AsyncRunner
+	stats graph.StatsRunner
+}
+
+// Start is the inner runner's: a narrowed block started ahead.
+func (e *engineNarrowedAhead) Start(ctx context.Context, out *graph.Block) (graph.Waiter, error) {
+	return e.async.Start(ctx, out)
+}
+
+// RunStats is the inner runner's: stats over the targets within the
+// cutoff, reduced on the device.
+func (e *engineNarrowedAhead) RunStats(ctx context.Context, sources []graph.VertexID) (*graph.Stats, error) {
+	return e.stats.RunStats(ctx, sources)
 }
 
 // hostNarrowed runs full rows on its inner runner and keeps the request's

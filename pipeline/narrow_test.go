@@ -114,10 +114,14 @@ type queryCase struct {
 	cutoff           float64
 	hasCutoff        bool
 	k                int
+	defaultBlocks    bool // the pipeline plans the blocks (else blocks of 3)
 }
 
 func (q queryCase) options(algo graph.Algorithm, engine string) Options {
 	opt := Options{Algorithm: algo, Engine: engine, Cutoff: q.cutoff, HasCutoff: q.hasCutoff, K: q.k, MaxBlock: 3}
+	if q.defaultBlocks {
+		opt.MaxBlock = 0
+	}
 	for _, s := range q.sources {
 		opt.Sources = append(opt.Sources, fmt.Sprint(s))
 	}
@@ -226,8 +230,9 @@ func randomQuery(rng *rand.Rand, t *testing.T, g *graph.CSR) queryCase {
 func TestQueriesAgainstOracle(t *testing.T) { queryTrials(t, "cpu") }
 
 // TestQueriesGPU is TestQueriesAgainstOracle on the GPU engine, whose
-// runners gather the targets and clip at the cutoff on the device
-// (engineNarrowed); the k nearest are selected here.
+// runners gather the targets and clip at the cutoff on the device, in
+// blocks started ahead, reduce the narrowed stats on the device
+// (engineNarrowedAhead) and select the k nearest there (engineSelects).
 func TestQueriesGPU(t *testing.T) {
 	if st := GPUStatus(); !st.Available {
 		t.Skipf("no usable GPU: %s", st.Reason)

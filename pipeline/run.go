@@ -125,9 +125,11 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 	if err != nil {
 		return nil, g.explain(err)
 	}
+	selected := engineSelects(prepared, opt)
 	runner := narrowRunner(prepared, req, csr.NumVertices, opt.WithPaths)
 	defer runner.Close()
 	sum := &Summary{Engine: eng.Name(), Algorithm: describe(runner, opt.Algorithm), Sources: int64(len(sources))}
+	sum.Algorithm += nearestNote(prepared, opt, selected)
 	fmt.Fprintf(opt.Log, "pathctl: engine %s, algorithm %s, %d vertices, %d arcs, %s distances (ready in %s)\n",
 		sum.Engine, sum.Algorithm, csr.NumVertices, csr.NumEdges(), runner.DistType(), time.Since(start).Round(time.Millisecond))
 
@@ -140,7 +142,7 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 	if opt.MemBudget > 0 && opt.MemBudget < runner.BytesPerSource() {
 		return nil, fmt.Errorf("%w: memory budget of %d bytes is below the %d bytes one source needs", ErrInvalid, opt.MemBudget, runner.BytesPerSource())
 	}
-	blocks, sched := planRun(opt, eng, runner, csr.NumVertices, len(sources))
+	blocks, sched := planRun(opt, eng, runner, csr.NumVertices, len(sources), narrowedRowBytes(runner, targets, opt.K, selected))
 	fmt.Fprintf(opt.Log, "pathctl: %d sources in %d blocks of up to %d\n", len(sources), len(blocks), blockMax(blocks))
 	if sched.residentMax > blockMax(blocks) {
 		fmt.Fprintf(opt.Log, "pathctl: computed on the device in blocks of up to %d sources\n", sched.residentMax)
@@ -165,7 +167,7 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 			return out, nil
 		}
 	}
-	sched.targets, sched.nearest = targets, opt.K
+	sched.targets, sched.nearest, sched.selected = targets, opt.K, selected
 	var tm timings
 	sched.timings = &tm
 	err = runBlocks(ctx, g, runner, opt, sched, sources, blocks, func(res blockResult) error {
@@ -200,6 +202,9 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 	}
 	sum.Elapsed = time.Since(start)
 	fmt.Fprintf(opt.Log, "pathctl: time %s\n", tm)
+	if d, ok := prepared.(interface{ DownloadedBytes() int64 }); ok {
+		fmt.Fprintf(opt.Log, "pathctl: device-to-host: %d bytes of results\n", d.DownloadedBytes())
+	}
 	return sum, nil
 }
 

@@ -35,6 +35,9 @@ type schedule struct {
 	targets []graph.VertexID
 	// nearest, when above 0, keeps the k nearest of every row (Options.K).
 	nearest int
+	// selected: the runner selects the k nearest itself (engineSelects);
+	// its blocks are k columns named by CellTargets.
+	selected bool
 }
 
 type blockResult struct {
@@ -102,7 +105,8 @@ func runBlocks(ctx context.Context, g *Graph, runner graph.Runner, opt Options, 
 		}
 	}
 	p := producer{g: g, runner: runner, opt: opt, sched: sched, sources: sources, blocks: blocks, send: send}
-	if ahead && opt.Layout == arrowio.LayoutMatrix && sched.buildRecords != nil {
+	if ahead && opt.Layout == arrowio.LayoutMatrix && sched.buildRecords != nil && sched.targets == nil {
+		// The pool's blocks are full rows (a cutoff alone keeps them).
 		p.pool = &blockPool{}
 		p.pool.pin, _ = runner.(graph.HostPinner)
 	}
@@ -162,6 +166,12 @@ type producer struct {
 }
 
 func (p *producer) newBlock(b SourceBlock) *graph.Block {
+	if p.sched.selected {
+		blk := graph.NewBlock(p.sources[b.Start:b.End], p.sched.nearest, p.runner.DistType(), false)
+		blk.NumVertices = p.g.NumVertices()
+		blk.CellTargets = make([]graph.VertexID, (b.End-b.Start)*p.sched.nearest)
+		return blk
+	}
 	if p.pool != nil {
 		return p.pool.block(p.sources[b.Start:b.End], p.g.NumVertices(), p.runner.DistType(), p.opt.WithPredecessors || p.opt.WithPaths)
 	}
@@ -173,7 +183,7 @@ func (p *producer) result(b SourceBlock, blk *graph.Block) (blockResult, error) 
 	if p.opt.WithPaths && blk.PathPred == nil && blk.Targets == nil {
 		blk.PathPred = blk.Pred // full rows: the predecessors are the path's
 	}
-	if p.sched.nearest > 0 {
+	if p.sched.nearest > 0 && !p.sched.selected {
 		blk = nearestOfThreads(blk, p.sched.nearest, p.opt.Threads)
 	}
 	if p.opt.Layout == arrowio.LayoutStats {

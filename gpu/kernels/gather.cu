@@ -14,30 +14,22 @@
 // Choices: a grid-stride loop over the output's cells in row-major order,
 // so that consecutive threads write consecutive cells (the writes coalesce;
 // the reads are scattered by the targets' order, as any gather is). The
-// cutoff travels as the bits of a value of the distance type in a 64-bit
-// word (low word for 32-bit types), the one parameter type every distance
-// fits exactly.
-#include "common.cuh"
+// cutoff travels as the bits of a value of the distance type (narrow.cuh).
+#include "narrow.cuh"
 
 namespace pathctl {
 namespace gather {
 
-template <typename T> __device__ __forceinline__ T fromBits(u64 bits);
-template <> __device__ __forceinline__ int fromBits<int>(u64 bits) { return (int)(u32)bits; }
-template <> __device__ __forceinline__ long long fromBits<long long>(u64 bits) { return (long long)bits; }
-template <> __device__ __forceinline__ float fromBits<float>(u64 bits) { return __int_as_float((int)(u32)bits); }
-template <> __device__ __forceinline__ double fromBits<double>(u64 bits) { return __longlong_as_double((long long)bits); }
-
 template <typename T>
 __device__ void cells(const T* dist, int n, int numSources, const int* targets, int numTargets, u64 cutBits, T* out) {
   const T inf = DistTraits<T>::inf();
-  const T cut = fromBits<T>(cutBits);
+  const T cut = narrow::fromBits<T>(cutBits);
   const u64 count = (u64)numSources * (u64)numTargets;
   const u64 stride = (u64)gridDim.x * blockDim.x;
   for (u64 c = (u64)blockIdx.x * blockDim.x + threadIdx.x; c < count; c += stride) {
     const u64 row = c / (u64)numTargets;
     const int col = (int)(c - row * (u64)numTargets);
-    const int v = targets != nullptr ? targets[col] : col;
+    const int v = narrow::column(targets, col);
     const T d = dist[row * (u64)n + (u64)v];
     out[c] = d > cut ? inf : d;
   }

@@ -14,11 +14,19 @@
 // Closeness is derived on the host from reachable and sum, with the same
 // expression graph.ComputeStats uses.
 //
+// stats_narrow_* reduces a narrowed query's rows the same way (design.md,
+// "Queries narrower than all pairs"): over the targets' columns only (every
+// vertex's without targets; a target that repeats counts each time, as
+// graph.ComputeStats counts a block's columns), leaving out the source's own
+// columns and every distance above the cutoff (cut is the type's infinity
+// without one). Closeness's denominator, the targets other than the source,
+// is the host's.
+//
 // Each thread accumulates the vertices it strides over, in order, and the
 // block combines the 256 partial results in a fixed tree: the float sums do
 // not follow the CPU's vertex order, so they may differ from it in the last
 // bits, but a run always gives the same bits.
-#include "common.cuh"
+#include "narrow.cuh"
 
 namespace pathctl {
 namespace stats {
@@ -30,8 +38,10 @@ template <> struct StatsSum<double> { typedef double type; };
 __device__ __forceinline__ u64 statsBits(u64 v) { return v; }
 __device__ __forceinline__ u64 statsBits(double v) { return (u64)__double_as_longlong(v); }
 
+// source reduces the row dist of source s over its numCols columns
+// (narrow::column), distances above cut left out.
 template <typename T>
-__device__ void source(const T* dist, int n, int s, u64* out) {
+__device__ void source(const T* dist, int numCols, const int* targets, T cut, int s, u64* out) {
   typedef typename StatsSum<T>::type S;
   __shared__ long long reachS[PATHCTL_THREADS];
   __shared__ T eccS[PATHCTL_THREADS];
@@ -42,9 +52,10 @@ __device__ void source(const T* dist, int n, int s, u64* out) {
   T ecc = 0;
   S sum = 0;
   double harm = 0;
-  for (int v = threadIdx.x; v < n; v += blockDim.x) {
+  for (int j = threadIdx.x; j < numCols; j += blockDim.x) {
+    const int v = narrow::column(targets, j);
     const T d = dist[v];
-    if (d == inf || v == s) continue;
+    if (d == inf || d > cut || v == s) continue;
     if (reach == 0 || d > ecc) ecc = d;
     reach++;
     sum += (S)d;
@@ -82,7 +93,17 @@ __device__ void source(const T* dist, int n, int s, u64* out) {
       stats_##SUFFIX(const T* dist, int n, const int* sources, int numSources, u64* out) {          \
     using namespace pathctl;                                                                        \
     forEachSource(numSources, [&](int i) {                                                          \
-      stats::source<T>(rowOf(dist, i, n), n, sources[i], out + 4 * (size_t)i);                      \
+      stats::source<T>(rowOf(dist, i, n), n, nullptr, DistTraits<T>::inf(), sources[i],             \
+                       out + 4 * (size_t)i);                                                        \
+    });                                                                                             \
+  }                                                                                                 \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)                                     \
+      stats_narrow_##SUFFIX(const T* dist, int n, const int* sources, int numSources,               \
+                            const int* targets, int numTargets, u64 cutBits, u64* out) {            \
+    using namespace pathctl;                                                                        \
+    const T cut = narrow::fromBits<T>(cutBits);                                                     \
+    forEachSource(numSources, [&](int i) {                                                          \
+      stats::source<T>(rowOf(dist, i, n), numTargets, targets, cut, sources[i], out + 4 * (size_t)i); \
     });                                                                                             \
   }
 
