@@ -149,10 +149,11 @@ func (pg *Graph) Start(sources []int32, cfg Config) (*Block, func(), error) {
 	}
 	k := len(sources)
 	plan := Block{Sources: sources}
-	if cfg.Leaves && g.Undirected && !g.Type.IsFloat() && k > 1 {
+	exact := pg.exactSums(&cfg, k)
+	if cfg.Leaves && g.Undirected && exact && k > 1 {
 		planLeaves(g, sources, &plan)
 	}
-	if cfg.Mins && !g.Type.IsFloat() && k > 1 {
+	if cfg.Mins && exact && k > 1 {
 		planMins(g, sources, &plan)
 	}
 	if plan.Rows == nil && (cfg.Order == OrderBlock || len(plan.Sources) <= BatchWidth) {
@@ -160,7 +161,7 @@ func (pg *Graph) Start(sources []int32, cfg Config) (*Block, func(), error) {
 	}
 	shape, rank := pg.Shape(), pg.Rank()
 	var cuts []int
-	if cfg.Seeds > 0 && !g.Type.IsFloat() && (!shape.MeshLike || cfg.SeedsOnMeshes) && len(plan.Sources) >= seedsMinSources &&
+	if cfg.Seeds > 0 && exact && (!shape.MeshLike || cfg.SeedsOnMeshes) && len(plan.Sources) >= seedsMinSources &&
 		2*k >= g.NumVertices {
 		cuts = splitSeeded(g, &plan, phaseShares(g, &cfg))
 	}
@@ -199,6 +200,17 @@ func (pg *Graph) Start(sources []int32, cfg Config) (*Block, func(), error) {
 		wg.Wait()
 		planSeeds(g, &plan)
 	}, nil
+}
+
+// exactSums reports whether rows derived from others (leaves, minimums,
+// seeds) equal the kernel's own for a block of k sources: always for
+// integer distances, and for floats under cfg.ExactFloats when every sum
+// is exact (Shape.ExactSums; measured only for blocks that could derive).
+func (pg *Graph) exactSums(cfg *Config, k int) bool {
+	if !pg.g.Type.IsFloat() {
+		return true
+	}
+	return cfg.ExactFloats && k > 1 && pg.Shape().ExactSums
 }
 
 // planLeaves leaves the leaves among src (the block in row order) out of

@@ -1,12 +1,28 @@
 package plan
 
-import "github.com/pathctl/pathctl/graph"
+import (
+	"math"
+	"math/bits"
+
+	"github.com/pathctl/pathctl/graph"
+)
 
 // Shape is what the batched kernel's choices read of a graph: whether it
-// has arcs, looks like a mesh, and its mean weight.
+// has arcs, looks like a mesh, and its mean weight; for float weights,
+// whether every sum the kernels form is exact.
 type Shape struct {
 	Arcs, MeshLike bool
 	MeanWeight     float64
+	// ExactSums is set on a float-weighted graph whose weights are all
+	// multiples of one power of two 2^-f with n·max(w)·2^f ≤ 2^p (p = 24
+	// for float32, 53 for float64): every sum of up to n weights is then a
+	// multiple of 2^-f below 2^(p-f), exact in the type, so float addition
+	// is associative on every distance and a row derived from another
+	// (leaves, minimums, seeds) equals the kernel's bit for bit. Integer
+	// weights read as floats (--dist-type float32 on small graphs, or
+	// float64) and dyadic weights (halves, quarters) qualify; weights like
+	// 0.1 do not.
+	ExactSums bool
 }
 
 // ShapeOf measures g in one pass over every vertex and arc. A graph looks
@@ -24,10 +40,48 @@ func ShapeOf(g *graph.CSR) Shape {
 		maxDeg = max(maxDeg, g.OutDegree(graph.VertexID(u)))
 	}
 	var sum float64
+	exact := g.Type.IsFloat()
+	frac, top := 0, 0.0 // the most fraction bits of a weight, the largest weight
 	for k := int64(0); k < m; k++ {
-		sum += g.WeightAt(k)
+		w := g.WeightAt(k)
+		sum += w
+		if exact {
+			if !(w >= 0) || math.IsInf(w, 0) {
+				exact = false
+			} else if w > 0 {
+				frac, top = max(frac, fractionBits(w)), max(top, w)
+			}
+		}
 	}
-	return Shape{Arcs: true, MeshLike: mean < 6 && float64(maxDeg) < 4*mean, MeanWeight: sum / float64(m)}
+	if exact {
+		exact = sumsExact(g, frac, top)
+	}
+	return Shape{Arcs: true, MeshLike: mean < 6 && float64(maxDeg) < 4*mean, MeanWeight: sum / float64(m), ExactSums: exact}
+}
+
+// fractionBits is the least f ≥ 0 for which w·2^f is an integer (w > 0,
+// finite).
+func fractionBits(w float64) int {
+	mant, exp := math.Frexp(w) // w = mant·2^exp, mant in [0.5, 1)
+	m := uint64(math.Ldexp(mant, 53))
+	return max(0, 53-exp-bits.TrailingZeros64(m))
+}
+
+// sumsExact reports whether sums of up to n weights of g, each a multiple
+// of 2^-frac of at most top, stay exact in g's float type.
+func sumsExact(g *graph.CSR, frac int, top float64) bool {
+	p := 53
+	if g.Type == graph.DistFloat32 {
+		p = 24
+	}
+	if frac >= p {
+		return false
+	}
+	scaled := math.Ldexp(top, frac) // an integer below 2^p... or not
+	if scaled > math.Ldexp(1, p) {
+		return false
+	}
+	return graph.IntSumsFit(g.NumVertices, uint64(scaled), uint64(1)<<p)
 }
 
 // Step is the distance by which the round threshold of the batched kernel
