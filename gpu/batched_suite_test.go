@@ -131,7 +131,9 @@ func BenchmarkBatchedSuite(b *testing.B) {
 // minimums), nomins (no minimum derivations), serial (clusters on one
 // core), phases=X/Y (later phases' cumulative shares; "phases=" runs two),
 // seeds=X (the first phase's share, also on meshes), sparse=X, step=X (the
-// threshold's scale, also on graphs that do not look like meshes).
+// threshold's scale, also on graphs that do not look like meshes),
+// relabel=KIND (plan.Relabel), id (the sources by vertex id), noexact (no
+// float reductions).
 func suiteVariant(variant string) (batchedConfig, error) {
 	cfg := defaultBatchedConfig()
 	cfg.Order = plan.OrderBlock
@@ -169,6 +171,12 @@ func suiteVariant(variant string) (batchedConfig, error) {
 			if cfg.Sparse, err = strconv.Atoi(word[7:]); err != nil {
 				return cfg, err
 			}
+		case strings.HasPrefix(word, "relabel="):
+			cfg.Relabel = plan.Relabel(word[8:])
+		case word == "id":
+			cfg.Order = plan.OrderID
+		case word == "noexact":
+			cfg.ExactFloats = false
 		case strings.HasPrefix(word, "step="):
 			if cfg.DeltaScale, err = strconv.ParseFloat(word[5:], 64); err != nil {
 				return cfg, err

@@ -156,19 +156,20 @@ func Permute(g *graph.CSR, perm []int32) *graph.CSR {
 		out.Weights, copyWeights = nw, func(d, s int64) { nw[d] = w[s] }
 	}
 	rows := func(lo, hi int) {
-		var arcs []int64
+		var arcs []uint64 // the new target above the arc's place in its row
 		for i := lo; i < hi; i++ {
 			v := inv[i]
+			first := g.Offsets[v]
 			arcs = arcs[:0]
-			for e := g.Offsets[v]; e < g.Offsets[v+1]; e++ {
-				arcs = append(arcs, e)
+			for e := first; e < g.Offsets[v+1]; e++ {
+				arcs = append(arcs, uint64(perm[g.Targets[e]])<<32|uint64(e-first))
 			}
-			slices.SortFunc(arcs, func(a, b int64) int { return int(perm[g.Targets[a]] - perm[g.Targets[b]]) })
+			slices.Sort(arcs)
 			at := out.Offsets[i]
-			for j, e := range arcs {
-				out.Targets[at+int64(j)] = graph.VertexID(perm[g.Targets[e]])
+			for j, a := range arcs {
+				out.Targets[at+int64(j)] = graph.VertexID(a >> 32)
 				if copyWeights != nil {
-					copyWeights(at+int64(j), e)
+					copyWeights(at+int64(j), first+int64(uint32(a)))
 				}
 			}
 		}
