@@ -42,7 +42,8 @@ type relabelState struct {
 }
 
 // ensureRelabelled renumbers the runner's graph on its first batched block
-// under r.batched.Relabel (on the device goroutine): the permuted CSR
+// under r.batched.Relabel, when that block holds at least
+// RelabelMinSources sources (on the device goroutine): the permuted CSR
 // replaces the uploaded one, the permutation is uploaded, and the plans
 // read the permuted graph from then on. The host's time is the plan's.
 func (r *Runner) ensureRelabelled() error {
@@ -50,7 +51,8 @@ func (r *Runner) ensureRelabelled() error {
 		return nil
 	}
 	r.relabel.tried = true
-	if r.batched.Relabel == plan.RelabelNone || r.req.WithPredecessors || r.n < 2 {
+	if r.batched.Relabel == plan.RelabelNone || r.req.WithPredecessors || r.n < 2 ||
+		len(r.blockSources) < r.batched.RelabelMinSources {
 		return nil
 	}
 	began := time.Now()

@@ -41,7 +41,7 @@ func TestBatchedRelabelled(t *testing.T) {
 				}
 				sources := pickSources(rng, n)
 				t.Run(fmt.Sprintf("%s/%s/undirected=%v", kind, dk.name, undirected), func(t *testing.T) {
-					t.Setenv(batchedEnv, "relabel="+string(kind))
+					t.Setenv(batchedEnv, "relabel="+string(kind)+",relabelmin=0")
 					checkRelabelled(t, e, g)
 					checkBatchedAgainstDijkstra(t, e, g, sources)
 					checkRelabelledStats(t, e, g, sources)
@@ -52,7 +52,7 @@ func TestBatchedRelabelled(t *testing.T) {
 		el, err := gen.RMAT(10, 8, 3, gen.WithWeights(1, 20))
 		g := undirectedGraph(t, el, err)
 		t.Run(fmt.Sprintf("%s/rmat", kind), func(t *testing.T) {
-			t.Setenv(batchedEnv, "relabel="+string(kind)+",order=id")
+			t.Setenv(batchedEnv, "relabel="+string(kind)+",relabelmin=0,order=id")
 			checkRelabelled(t, e, g)
 			checkBatchedAgainstDijkstra(t, e, g, allVertices(g.NumVertices))
 			checkRelabelledStats(t, e, g, allVertices(g.NumVertices))
@@ -61,7 +61,8 @@ func TestBatchedRelabelled(t *testing.T) {
 }
 
 // checkRelabelled checks that a runner prepared under the environment's
-// settings relabels g on its first block (and not with predecessors).
+// settings relabels g on its first block (and not with predecessors), and
+// that a runner whose first block is below RelabelMinSources never does.
 func checkRelabelled(t *testing.T, e *Engine, g *graph.CSR) {
 	t.Helper()
 	for _, withPred := range []bool{false, true} {
@@ -78,6 +79,22 @@ func checkRelabelled(t *testing.T, e *Engine, g *graph.CSR) {
 		}
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
+		}
+	}
+	cfg := defaultBatchedConfig()
+	cfg.RelabelMinSources = 2
+	r, err := e.prepare(context.Background(), g, graph.Request{Algorithm: Batched}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, sources := range [][]graph.VertexID{{0}, allVertices(g.NumVertices)} {
+		b := graph.NewBlock(sources, g.NumVertices, r.DistType(), false)
+		if err := r.Run(context.Background(), b); err != nil {
+			t.Fatal(err)
+		}
+		if r.relabel.perm != nil {
+			t.Fatal("relabelled after a first block of one source, below RelabelMinSources")
 		}
 	}
 }

@@ -96,6 +96,10 @@ type Config struct {
 	// Relabel renumbers the vertices of the uploaded graph (GPU runner,
 	// gpu/relabel.go); RelabelNone keeps them. Not with predecessors.
 	Relabel Relabel
+	// RelabelMinSources is the fewest sources the runner's first block
+	// must hold for Relabel to apply: renumbering costs a pass over the
+	// graph on the host, which only large blocks repay.
+	RelabelMinSources int
 	// ExactFloats plans float-weighted graphs like integer ones (leaves,
 	// minimums, phases) where every sum the kernels form is exact
 	// (Shape.ExactSums): then a derived row equals the one the kernel
@@ -141,6 +145,9 @@ func DefaultConfig() Config {
 		// the integer path's reductions, which the kernel's results cannot
 		// tell apart from its own.
 		ExactFloats: true,
+		// Not measured: 8 groups' kernels cost far more than a pass over
+		// the arcs.
+		RelabelMinSources: 8 * BatchWidth,
 	}
 }
 
@@ -181,6 +188,9 @@ func (c Config) Check() error {
 	}
 	if !(c.DeltaScale >= 0) || math.IsInf(c.DeltaScale, 0) {
 		return fmt.Errorf("plan: threshold step scale %v, want a finite value ≥ 0", c.DeltaScale)
+	}
+	if c.RelabelMinSources < 0 {
+		return fmt.Errorf("plan: relabelling from %d sources, want at least 0", c.RelabelMinSources)
 	}
 	if c.Sparse < 0 || c.Sparse > BatchWidth {
 		return fmt.Errorf("plan: sparse expansions of up to %d sources, want 0 .. %d", c.Sparse, BatchWidth)

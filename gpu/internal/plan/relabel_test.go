@@ -237,11 +237,11 @@ func TestExactFloatsPlanAsIntegers(t *testing.T) {
 func TestApply(t *testing.T) {
 	t.Parallel()
 	c := DefaultConfig()
-	if err := c.Apply("relabel=hubs, order=id,leaves=0,mins=false,exactfloats=0,seeds=0.2,phases=0.5/0.8,sparse=8,step=0.25"); err != nil {
+	if err := c.Apply("relabel=hubs,relabelmin=7, order=id,leaves=0,mins=false,exactfloats=0,seeds=0.2,phases=0.5/0.8,sparse=8,step=0.25"); err != nil {
 		t.Fatal(err)
 	}
 	want := DefaultConfig()
-	want.Relabel, want.Order, want.Leaves, want.Mins, want.ExactFloats = RelabelHubs, OrderID, false, false, false
+	want.Relabel, want.RelabelMinSources, want.Order, want.Leaves, want.Mins, want.ExactFloats = RelabelHubs, 7, OrderID, false, false, false
 	want.Seeds, want.SeedsOnMeshes, want.Phases, want.PhasesWeighted = 0.2, true, []float64{0.5, 0.8}, []float64{0.5, 0.8}
 	want.Sparse, want.DeltaScale, want.StepMeshesOnly = 8, 0.25, false
 	if !reflect.DeepEqual(c, want) {
@@ -252,6 +252,7 @@ func TestApply(t *testing.T) {
 		"colour=red":     `unknown key "colour"`,
 		"sparse=x":       `setting "sparse=x"`,
 		"relabel":        "not key=value",
+		"relabelmin=-1":  "relabelling from -1 sources",
 		"order=block,x=": `unknown key "x"`,
 	} {
 		c := DefaultConfig()

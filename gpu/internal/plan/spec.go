@@ -11,6 +11,7 @@ import (
 // engine reads one from PATHCTL_BATCHED):
 //
 //	relabel=none|bfs|degree|hubs|rcm   Relabel
+//	relabelmin=N                       RelabelMinSources
 //	order=cluster|bfs|id|block         Order
 //	leaves=0|1, mins=0|1               Leaves, Mins
 //	exactfloats=0|1                    ExactFloats
@@ -46,6 +47,8 @@ func (c *Config) set(key, val string) error {
 			val = ""
 		}
 		c.Relabel = Relabel(val)
+	case "relabelmin":
+		c.RelabelMinSources, err = strconv.Atoi(val)
 	case "order":
 		if val == "block" {
 			val = ""
