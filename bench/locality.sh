@@ -21,7 +21,7 @@
 #   FLOATS    R-MAT scales of the float rows ("16"; R-MAT 18 with
 #             fractional floats takes minutes)
 #   FLOAT_VARIANTS  settings of the float rows ("base relabel=bfs")
-#   LIMIT     seconds one row may take before it is cut off (120)
+#   LIMIT     seconds one row may take before it is cut off (60)
 #   ENGINE    the engine of the rows (gpu; cpu checks the script without a GPU)
 #   PYTHON    a python3 with pyarrow (python3)
 #
@@ -33,17 +33,22 @@
 #             float32: exact sums (plan.Shape.ExactSums) where n·100 fits
 #             the mantissa, so they run the integer reductions
 #             (exactfloats=0 turns that off for comparison)
+#   PLANTEST  the plan package's test binary (bin/plan.test, built with
+#             CGO_ENABLED=0 go test -c -o bin/plan.test ./gpu/internal/plan);
+#             where present, BenchmarkRelabel times the host's relabelling
+#             (order and permuted CSR) on the largest graph
 # Each row prints: graph, setting, seconds, pairs/s, checked sources; the
 # JSON reports stay in $DIR.
 set -uo pipefail
 
 bin=${PATHCTL:-bin/pathctl}
+plantest=${PLANTEST:-bin/plan.test}
 dir=${DIR:-$(mktemp -d)}
 scales=${SCALES:-"16 18"}
 variants=${VARIANTS:-"base relabel=bfs relabel=degree relabel=hubs relabel=rcm relabel=bfs,order=id relabel=hubs,order=id"}
 floats=${FLOATS:-"16"}
 float_variants=${FLOAT_VARIANTS:-"base relabel=bfs"}
-limit=${LIMIT:-120}
+limit=${LIMIT:-60}
 engine=${ENGINE:-gpu}
 py=${PYTHON:-python3}
 mkdir -p "$dir"
@@ -108,3 +113,11 @@ for s in $floats; do
     row "$g" exactfloats=0
   done
 done
+
+big=$(echo "$scales" | tr ' ' '\n' | sort -n | tail -1)
+if [ -x "$plantest" ]; then
+  echo
+  echo "Host relabelling of rmat$big (order and permuted CSR, $(nproc) cores):"
+  PATHCTL_BENCH_GRAPHS="$dir/rmat$big.parquet" timeout "$limit" "$plantest" -test.run XXX -test.bench Relabel \
+    -test.benchtime 3x 2>&1 | grep Benchmark
+fi
