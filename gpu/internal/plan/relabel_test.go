@@ -292,3 +292,46 @@ func TestOrderID(t *testing.T) {
 		}
 	}
 }
+
+// TestRelabelledPlanMapsBack checks the composition the GPU runner makes
+// (gpu/relabel.go): a block planned on the permuted graph for the
+// renumbered sources, its rows computed there (applyPlan: Dijkstra for the
+// kernel, then the derivations), and every row's column j read at perm[j],
+// gives every block row its source's distances on the original graph.
+func TestRelabelledPlanMapsBack(t *testing.T) {
+	t.Parallel()
+	for name, g := range planGraphs(t) {
+		for _, kind := range []Relabel{RelabelBFS, RelabelHubs, RelabelRCM} {
+			t.Run(fmt.Sprintf("%s/%s", name, kind), func(t *testing.T) {
+				t.Parallel()
+				n := g.NumVertices
+				perm := Relabelling(g, kind, nil)
+				pg := Permute(g, perm)
+				src := seq(n)
+				slices.Reverse(src)
+				mapped := make([]int32, n)
+				for i, s := range src {
+					mapped[i] = perm[s]
+				}
+				cfg := DefaultConfig()
+				cfg.Order = OrderID
+				p, err := Plan(pg, mapped, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows := applyPlan(t, pg, n, p)
+				for i, s := range src {
+					want, err := ref.Dijkstra[int32](g, s)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for j := range n {
+						if got := rows[i][perm[j]]; got != want[j] {
+							t.Fatalf("row %d (source %d): column %d = %d, want %d", i, s, j, got, want[j])
+						}
+					}
+				}
+			})
+		}
+	}
+}
