@@ -18,7 +18,7 @@
 #   VARIANTS  PATHCTL_BATCHED settings compared on every scale, "base" for
 #             the default ("base relabel=bfs relabel=degree relabel=hubs
 #             relabel=rcm relabel=bfs,order=id relabel=hubs,order=id")
-#   FLOATS    R-MAT scales of the float rows ("16"; R-MAT 18 with
+#   FLOATS    R-MAT scales of the float rows ("16"; empty for none; R-MAT 18 with
 #             fractional floats takes minutes)
 #   FLOAT_VARIANTS  settings of the float rows ("base relabel=bfs")
 #   LIMIT     seconds one row may take before it is cut off (60)
@@ -33,6 +33,8 @@
 #             float32: exact sums (plan.Shape.ExactSums) where n·100 fits
 #             the mantissa, so they run the integer reductions
 #             (exactfloats=0 turns that off for comparison)
+#   VERBOSE_RUN  0 skips the closing `pathctl run --verbose` of the largest
+#             graph (its block plan; about one base row's time)
 #   PLANTEST  the plan package's test binary (bin/plan.test, built with
 #             CGO_ENABLED=0 go test -c -o bin/plan.test ./gpu/internal/plan);
 #             where present, BenchmarkRelabel times the host's relabelling
@@ -46,7 +48,7 @@ plantest=${PLANTEST:-bin/plan.test}
 dir=${DIR:-$(mktemp -d)}
 scales=${SCALES:-"16 18"}
 variants=${VARIANTS:-"base relabel=bfs relabel=degree relabel=hubs relabel=rcm relabel=bfs,order=id relabel=hubs,order=id"}
-floats=${FLOATS:-"16"}
+floats=${FLOATS-16}
 float_variants=${FLOAT_VARIANTS:-"base relabel=bfs"}
 limit=${LIMIT:-60}
 engine=${ENGINE:-gpu}
@@ -115,6 +117,13 @@ for s in $floats; do
 done
 
 big=$(echo "$scales" | tr ' ' '\n' | sort -n | tail -1)
+if [ "${VERBOSE_RUN:-1}" = 1 ]; then
+  # The block plan of the stats run: blocks holding fewer than half the
+  # vertices run one phase and few minimums (gpu/internal/plan).
+  echo
+  echo "pathctl run --verbose, default settings, rmat$big (block plan and wall-time breakdown):"
+  timeout "$limit" "$bin" run "$dir/rmat$big.parquet" --undirected --layout stats -o "$dir/stats$big.arrow" --verbose 2>&1 | tail -25
+fi
 if [ -x "$plantest" ]; then
   echo
   echo "Host relabelling of rmat$big (order and permuted CSR, $(nproc) cores):"
