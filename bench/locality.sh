@@ -30,7 +30,7 @@
 #   rmatSf64   float64 weights uniform in [0.1, 10] (fractional: no exact sums)
 #   rmatSf32   the same weights cast to float32
 #   rmatSx64, rmatSx32  the integer weights 1..100 stored as float64 and
-#             float32: exact sums (plan.Shape.ExactSums) where n·100 fits
+#             float32: exact sums (plan.ExactSumsOf) where n·100 fits
 #             the mantissa, so they run the integer reductions
 #             (exactfloats=0 turns that off for comparison)
 #   VERBOSE_RUN  0 skips the closing `pathctl run --verbose` of the largest

@@ -404,7 +404,7 @@ namespace batched {
 // Wide is the type in which the minimums and the seeds add a weight to a
 // distance: 64-bit for integers, so that the sum cannot wrap before the
 // minimum, and the type itself for floats, which the Go side plans these
-// for only where every sum is exact (plan.Shape.ExactSums).
+// for only where every sum is exact (plan.ExactSumsOf).
 template <typename T> struct Wide { typedef long long type; };
 template <> struct Wide<float> { typedef float type; };
 template <> struct Wide<double> { typedef double type; };

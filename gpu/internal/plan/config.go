@@ -102,8 +102,8 @@ type Config struct {
 	RelabelMinSources int
 	// ExactFloats plans float-weighted graphs like integer ones (leaves,
 	// minimums, phases) where every sum the kernels form is exact
-	// (Shape.ExactSums): then a derived row equals the one the kernel
-	// would compute bit for bit.
+	// (ExactSumsOf), in blocks of more than one group: then a derived row
+	// equals the one the kernel would compute bit for bit.
 	ExactFloats bool
 	// Sparse is the most sources of a group that an expansion may carry
 	// and still go through the round kernel's sparse relaxation (lanes

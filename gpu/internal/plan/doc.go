@@ -23,7 +23,7 @@
 //     most of their shortest-path trees.
 //
 // The reductions hold for integer distances, and for float ones only where
-// every sum is exact (Shape.ExactSums, Config.ExactFloats): elsewhere
+// every sum is exact (ExactSumsOf, Config.ExactFloats): elsewhere
 // w + d(p, t) rounds differently from the kernel's sum along the path from
 // the source, and the rows would differ from Dijkstra's in the last bits.
 //

@@ -75,6 +75,10 @@ type Graph struct {
 	once  sync.Once
 	shape Shape
 	rank  []int32
+	// exact is ExactSumsOf(g), measured apart from the shape (a pass over
+	// the weights alone) on first use.
+	exactOnce sync.Once
+	exact     bool
 }
 
 // NewGraph prepares plans over g; it measures nothing yet.
@@ -205,12 +209,19 @@ func (pg *Graph) Start(sources []int32, cfg Config) (*Block, func(), error) {
 // exactSums reports whether rows derived from others (leaves, minimums,
 // seeds) equal the kernel's own for a block of k sources: always for
 // integer distances, and for floats under cfg.ExactFloats when every sum
-// is exact (Shape.ExactSums; measured only for blocks that could derive).
+// is exact (ExactSums), in blocks of more than one group (smaller ones
+// derive little, and skip the pass over the weights).
 func (pg *Graph) exactSums(cfg *Config, k int) bool {
 	if !pg.g.Type.IsFloat() {
 		return true
 	}
-	return cfg.ExactFloats && k > 1 && pg.Shape().ExactSums
+	return cfg.ExactFloats && k > BatchWidth && pg.ExactSums()
+}
+
+// ExactSums is ExactSumsOf(g), measured on first use and kept.
+func (pg *Graph) ExactSums() bool {
+	pg.exactOnce.Do(func() { pg.exact = ExactSumsOf(pg.g) })
+	return pg.exact
 }
 
 // planLeaves leaves the leaves among src (the block in row order) out of

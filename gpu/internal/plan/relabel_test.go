@@ -132,7 +132,7 @@ func TestRelabellingOrders(t *testing.T) {
 	}
 }
 
-// TestExactSums checks Shape.ExactSums: integer-valued and dyadic float
+// TestExactSums checks ExactSumsOf: integer-valued and dyadic float
 // weights qualify while every sum of n weights fits the type's mantissa;
 // weights like 0.1, sums past 2^24 in float32, and integer graphs do not.
 func TestExactSums(t *testing.T) {
@@ -178,7 +178,7 @@ func TestExactSums(t *testing.T) {
 		{"float64 tiny fraction", mk(graph.DistFloat64, 1000, math.Ldexp(1, -60), 1), false},
 		{"int32", mk(graph.DistInt32, 10, 1, 2), false},
 	} {
-		if got := ShapeOf(c.g).ExactSums; got != c.want {
+		if got := ExactSumsOf(c.g); got != c.want {
 			t.Errorf("%s: ExactSums = %v, want %v", c.name, got, c.want)
 		}
 	}

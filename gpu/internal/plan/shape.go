@@ -8,21 +8,10 @@ import (
 )
 
 // Shape is what the batched kernel's choices read of a graph: whether it
-// has arcs, looks like a mesh, and its mean weight; for float weights,
-// whether every sum the kernels form is exact.
+// has arcs, looks like a mesh, and its mean weight.
 type Shape struct {
 	Arcs, MeshLike bool
 	MeanWeight     float64
-	// ExactSums is set on a float-weighted graph whose weights are all
-	// multiples of one power of two 2^-f with n·max(w)·2^f ≤ 2^p (p = 24
-	// for float32, 53 for float64): every sum of up to n weights is then a
-	// multiple of 2^-f below 2^(p-f), exact in the type, so float addition
-	// is associative on every distance and a row derived from another
-	// (leaves, minimums, seeds) equals the kernel's bit for bit. Integer
-	// weights read as floats (--dist-type float32 on small graphs, or
-	// float64) and dyadic weights (halves, quarters) qualify; weights like
-	// 0.1 do not.
-	ExactSums bool
 }
 
 // ShapeOf measures g in one pass over every vertex and arc. A graph looks
@@ -40,23 +29,44 @@ func ShapeOf(g *graph.CSR) Shape {
 		maxDeg = max(maxDeg, g.OutDegree(graph.VertexID(u)))
 	}
 	var sum float64
-	exact := g.Type.IsFloat()
-	frac, top := 0, 0.0 // the most fraction bits of a weight, the largest weight
 	for k := int64(0); k < m; k++ {
-		w := g.WeightAt(k)
-		sum += w
-		if exact {
-			if !(w >= 0) || math.IsInf(w, 0) {
-				exact = false
-			} else if w > 0 {
-				frac, top = max(frac, fractionBits(w)), max(top, w)
+		sum += g.WeightAt(k)
+	}
+	return Shape{Arcs: true, MeshLike: mean < 6 && float64(maxDeg) < 4*mean, MeanWeight: sum / float64(m)}
+}
+
+// ExactSumsOf reports whether g has float weights that are all multiples
+// of one power of two 2^-f, non-negative, with n·max(w)·2^f ≤ 2^p (p = 24
+// for float32, 53 for float64): every sum of up to n weights is then a
+// multiple of 2^-f below 2^(p-f), exact in the type, so float addition is
+// associative on every distance and a row derived from another (leaves,
+// minimums, seeds) equals the kernel's bit for bit. Integer weights read
+// as floats (float64, or float32 on graphs small enough) and dyadic weights
+// (halves, quarters) qualify; weights like 0.1 do not, nor integer graphs.
+func ExactSumsOf(g *graph.CSR) bool {
+	var frac int    // the most fraction bits of a weight
+	var top float64 // the largest weight
+	switch w := g.Weights.(type) {
+	case []float32:
+		for _, x := range w {
+			if !(x >= 0) || math.IsInf(float64(x), 0) {
+				return false
+			} else if x > 0 {
+				frac, top = max(frac, fractionBits(float64(x))), max(top, float64(x))
 			}
 		}
+	case []float64:
+		for _, x := range w {
+			if !(x >= 0) || math.IsInf(x, 0) {
+				return false
+			} else if x > 0 {
+				frac, top = max(frac, fractionBits(x)), max(top, x)
+			}
+		}
+	default:
+		return false
 	}
-	if exact {
-		exact = sumsExact(g, frac, top)
-	}
-	return Shape{Arcs: true, MeshLike: mean < 6 && float64(maxDeg) < 4*mean, MeanWeight: sum / float64(m), ExactSums: exact}
+	return sumsExact(g, frac, top)
 }
 
 // fractionBits is the least f ≥ 0 for which w·2^f is an integer (w > 0,
@@ -77,7 +87,7 @@ func sumsExact(g *graph.CSR, frac int, top float64) bool {
 	if frac >= p {
 		return false
 	}
-	scaled := math.Ldexp(top, frac) // an integer below 2^p... or not
+	scaled := math.Ldexp(top, frac) // an integer
 	if scaled > math.Ldexp(1, p) {
 		return false
 	}
