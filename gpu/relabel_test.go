@@ -16,15 +16,16 @@ import (
 var relabelKinds = []plan.Relabel{plan.RelabelBFS, plan.RelabelDegree, plan.RelabelHubs, plan.RelabelRCM}
 
 // TestBatchedRelabelled runs the batched kernel on a relabelled graph
-// (PATHCTL_BATCHED=relabel=KIND, which every configuration of
-// checkBatched starts from) for every relabelling and direction (every type under bfs, three under the others), against
-// ref.Dijkstra: full rows through Run in blocks of 1,
-// 2, 33, 70 and every source (leaves, minimums, phases and orders as in
+// (PATHCTL_BATCHED=relabel=KIND,relabelmin=0, which every configuration of
+// checkBatched starts from) for every relabelling and direction, every
+// distance type under bfs and three under the others, against the
+// oracles: full rows through Run in blocks of 1, 2, 33, 70 and every
+// source against ref.Dijkstra (leaves, minimums, phases and orders as in
 // TestBatchedAgainstOracles; with predecessors the graph keeps its
 // numbering), the stats layout through RunStats against the CPU, and
 // narrowed blocks (targets, cutoff) against the CPU. Dyadic float weights
 // have exact sums, so they also run the float reductions
-// (plan.Config.ExactFloats); uniform ones do not.
+// (plan.Config.ExactFloats); uniform ones do not. The seed is printed.
 func TestBatchedRelabelled(t *testing.T) {
 	e := openEngine(t)
 	rng := newSeed(t)
