@@ -96,10 +96,27 @@ type batchedConfig struct {
 	// improvements, vertex expansions by a warp, lane expansions, busy
 	// chunks, and the round's wall time.
 	trace func(round int, counts [6]uint64, elapsed time.Duration)
+	// envErr is why the settings of PATHCTL_BATCHED could not be applied;
+	// Check reports it.
+	envErr error
 }
 
-// defaultBatchedConfig is what Engine.Prepare gives every runner.
-func defaultBatchedConfig() batchedConfig { return batchedConfig{Config: plan.DefaultConfig()} }
+// defaultBatchedConfig is what Engine.Prepare gives every runner: the
+// plan's default, changed by the settings of PATHCTL_BATCHED (relabel.go)
+// where set.
+func defaultBatchedConfig() batchedConfig {
+	c := batchedConfig{Config: plan.DefaultConfig()}
+	c.envErr = batchedEnvConfig(&c.Config)
+	return c
+}
+
+// Check reports whether c is a valid configuration.
+func (c batchedConfig) Check() error {
+	if c.envErr != nil {
+		return c.envErr
+	}
+	return c.Config.Check()
+}
 
 // launchBatched runs the batched kernel for the k sources in r.sources:
 // plan the kernel's sources (plan.Graph.Start under r.batched: leaves and
@@ -114,10 +131,21 @@ func launchBatched(r *Runner, k int) (err error) {
 	if len(r.blockSources) != k {
 		return fmt.Errorf("gpu: batched launch of %d sources with %d on the host", k, len(r.blockSources))
 	}
+	if err := r.ensureRelabelled(); err != nil {
+		return fmt.Errorf("gpu: batched: relabelling: %w", err)
+	}
 	began := time.Now()
-	bp, finish, err := r.planGraph.StartWithin(r.blockSources, r.batched.Config, r.kernelCutoff())
+	bp, finish, err := r.planGraph.StartWithin(r.relabelledSources(), r.batched.Config, r.kernelCutoff())
 	if err != nil {
 		return fmt.Errorf("gpu: batched: %w", err)
+	}
+	if r.relabel.perm != nil && bp.Rows == nil {
+		// r.sources holds the caller's numbering: the plan's sources, in
+		// the runner's, are uploaded with rows of the block's own order.
+		bp.Rows = make([]int32, len(bp.Sources))
+		for i := range bp.Rows {
+			bp.Rows[i] = int32(i)
+		}
 	}
 	run := batchedRun{}
 	for i := range bp.NumPhases() {
@@ -295,7 +323,14 @@ func runBatched(dv *device, r *Runner, run *batchedRun) error {
 			return err
 		}
 	}
-	return dv.finishTimed(name)
+	k := len(r.blockSources) // the block's rows
+	if err := r.queueMapBack(k); err != nil {
+		return err
+	}
+	if err := dv.finishTimed(name); err != nil {
+		return err
+	}
+	return r.finishMapBack(k)
 }
 
 // batchedCut is the cutoff the batched kernels stop at, as the bits of a

@@ -139,7 +139,9 @@ func BenchmarkBatchedSuite(b *testing.B) {
 // seeds=X (the first phase's share, also on meshes), sparse=X, step=X (the
 // threshold's scale, also on graphs that do not look like meshes),
 // cut=D (a cutoff of D, returned; +Inf without), nocut (the cutoff
-// applied by the gather only, not in the kernel), reach=X (CutoffReach).
+// applied by the gather only, not in the kernel), reach=X (CutoffReach),
+// relabel=KIND (plan.Relabel), id (the sources by vertex id), noexact (no
+// float reductions).
 func suiteVariant(variant string) (batchedConfig, float64, error) {
 	cfg := defaultBatchedConfig()
 	cfg.Order = plan.OrderBlock
@@ -188,6 +190,12 @@ func suiteVariant(variant string) (batchedConfig, float64, error) {
 			if cfg.Sparse, err = strconv.Atoi(word[7:]); err != nil {
 				return cfg, cut, err
 			}
+		case strings.HasPrefix(word, "relabel="):
+			cfg.Relabel = plan.Relabel(word[8:])
+		case word == "id":
+			cfg.Order = plan.OrderID
+		case word == "noexact":
+			cfg.ExactFloats = false
 		case strings.HasPrefix(word, "step="):
 			if cfg.DeltaScale, err = strconv.ParseFloat(word[5:], 64); err != nil {
 				return cfg, cut, err

@@ -74,6 +74,8 @@ type Runner struct {
 	// blockSources are the sources of the block being computed, as
 	// uploaded to r.sources (the batched kernel plans on the host).
 	blockSources []graph.VertexID
+	// relabel is the batched kernel's renumbering of the graph (relabel.go).
+	relabel relabelState
 }
 
 // layout is the bytes per vertex of each per-source buffer.
@@ -248,7 +250,7 @@ func (r *Runner) release() error {
 	dv := r.e.dev
 	var errs []error
 	errs = append(errs, r.releaseBlock())
-	for _, b := range []*devBuf{&r.offsets, &r.targets, &r.weights, &r.arcSources, &r.targetIDs} {
+	for _, b := range []*devBuf{&r.offsets, &r.targets, &r.weights, &r.arcSources, &r.targetIDs, &r.relabel.dev} {
 		errs = append(errs, dv.free(b))
 	}
 	errs = append(errs, r.releaseSlots())

@@ -417,6 +417,20 @@ PATHCTL_BATCHED_DERIVE(i64, long long)
 PATHCTL_BATCHED_DERIVE(f32, float)
 PATHCTL_BATCHED_DERIVE(f64, double)
 
+namespace pathctl {
+namespace batched {
+
+// Wide is the type in which the minimums and the seeds add a weight to a
+// distance: 64-bit for integers, so that the sum cannot wrap before the
+// minimum, and the type itself for floats, which the Go side plans these
+// for only where every sum is exact (plan.ExactSumsOf).
+template <typename T> struct Wide { typedef long long type; };
+template <> struct Wide<float> { typedef float type; };
+template <> struct Wide<double> { typedef double type; };
+
+}  // namespace batched
+}  // namespace pathctl
+
 // batched_mins_T fills the rows of sources left out of the kernel because
 // every vertex their arcs reach has a row of its own in the block
 // (gpu/batched.go, batchedMins): with non-negative weights every path from
@@ -424,13 +438,16 @@ PATHCTL_BATCHED_DERIVE(f64, double)
 // w + d(p, t) for t ≠ s. items holds count entries of four words
 // (destination row, the source s, the first of its arcs in arcs, their
 // number); arcs holds two words per arc (the row of p, the index of the
-// arc's weight). The sum is taken in 64 bits (Wide), so w + d(p, t) cannot
-// wrap before the minimum; unreachable stays unreachable, and so does a
-// minimum above cutBits (the cutoff's bits; infinity without one).
+// arc's weight). The sum is taken in Wide<T>: 64 bits for integers, so
+// w + d(p, t) cannot wrap before the minimum, and the float type itself,
+// exact where the Go side plans minimums over floats; unreachable stays
+// unreachable, and so does a minimum above cutBits (the cutoff's bits;
+// infinity without one).
 #define PATHCTL_BATCHED_MINS(SUFFIX, T)                                                            \
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_mins_##SUFFIX(             \
       T* dist, int n, const long long* items, long long count, const long long* arcs,              \
       const T* weights, u64 cutBits) {                                                             \
+    typedef typename pathctl::batched::Wide<T>::type W;                                            \
     const long long total = count * n;                                                             \
     const T inf = pathctl::DistTraits<T>::inf();                                                   \
     const T cut = pathctl::distFromBits<T>(cutBits);                                               \
@@ -438,18 +455,20 @@ PATHCTL_BATCHED_DERIVE(f64, double)
          e += (long long)gridDim.x * blockDim.x) {                                                 \
       const long long* it = items + 4 * (e / n);                                                   \
       const int t = (int)(e % n);                                                                  \
-      long long best = (long long)inf;                                                             \
+      W best = (W)inf;                                                                             \
       for (long long j = it[2], end = it[2] + it[3]; j < end; j++) {                               \
         const T d = dist[(size_t)arcs[2 * j] * n + t];                                             \
-        if (d != inf) best = min(best, (long long)d + (long long)weights[arcs[2 * j + 1]]);        \
+        if (d != inf) best = min(best, (W)d + (W)weights[arcs[2 * j + 1]]);                        \
       }                                                                                            \
       dist[(size_t)it[0] * n + t] =                                                                \
-          t == (int)it[1] ? (T)0 : pathctl::clipAbove<T>((T)min(best, (long long)inf), cut);       \
+          t == (int)it[1] ? (T)0 : pathctl::clipAbove<T>((T)min(best, (W)inf), cut);               \
     }                                                                                              \
   }
 
 PATHCTL_BATCHED_MINS(i32, int)
 PATHCTL_BATCHED_MINS(i64, long long)
+PATHCTL_BATCHED_MINS(f32, float)
+PATHCTL_BATCHED_MINS(f64, double)
 
 // batched_seedfill_T starts the working distances of a later phase of the
 // kernel from rows the earlier phases computed (gpu/batched.go, batchedSeeds):
@@ -473,6 +492,7 @@ namespace batched {
 template <typename T>
 __device__ void batchedSeedfill(const T* dist, int n, int numSources, const long long* items, const long long* arcs,
                                 const T* weights, T* vm, T cut) {
+  typedef typename Wide<T>::type W;
   __shared__ T tile[32][33];
   const T inf = pathctl::DistTraits<T>::inf();
   const int x = threadIdx.x & 31, y = threadIdx.x >> 5;
@@ -482,14 +502,14 @@ __device__ void batchedSeedfill(const T* dist, int n, int numSources, const long
         for (int r = y; r < w; r += PATHCTL_WARPS) {
           const long long* it = items + 4 * (size_t)((grp << 5) + r);
           const int v = v0 + x;
-          long long best = (long long)inf;
+          W best = (W)inf;
           if (v < n) {
             for (long long j = it[2], end = it[2] + it[3]; j < end; j++) {
               const T d = dist[(size_t)arcs[2 * j] * n + v];
-              if (d != inf) best = min(best, (long long)d + (long long)weights[arcs[2 * j + 1]]);
+              if (d != inf) best = min(best, (W)d + (W)weights[arcs[2 * j + 1]]);
             }
           }
-          tile[r][x] = clipAbove<T>((T)min(best, (long long)inf), cut);
+          tile[r][x] = clipAbove<T>((T)min(best, (W)inf), cut);
         }
       },
       [&](int grp, int v0, int w) {
@@ -514,6 +534,8 @@ __device__ void batchedSeedfill(const T* dist, int n, int numSources, const long
 
 PATHCTL_BATCHED_SEEDFILL(i32, int)
 PATHCTL_BATCHED_SEEDFILL(i64, long long)
+PATHCTL_BATCHED_SEEDFILL(f32, float)
+PATHCTL_BATCHED_SEEDFILL(f64, double)
 
 PATHCTL_BATCHED_TRANSPOSE(b32, unsigned int)
 PATHCTL_BATCHED_TRANSPOSE(b64, unsigned long long)

@@ -22,8 +22,39 @@ const (
 	// OrderRank sorts the sources by breadth-first rank from the vertex
 	// of highest out-degree.
 	OrderRank Order = "bfs"
+	// OrderID sorts the sources by vertex id: with a relabelled graph
+	// (Config.Relabel) a group is a run of consecutive vertices of the new
+	// order, whose trees overlap as the order keeps neighbours together.
+	OrderID Order = "id"
 	// OrderBlock keeps the block's own order.
 	OrderBlock Order = ""
+)
+
+// Relabel is how the GPU runner renumbers the vertices of the graph it
+// uploads for the batched kernel (Relabelling), so that the distance rows
+// of neighbouring vertices lie close in memory. Results are mapped back:
+// every layout's output is unchanged.
+type Relabel string
+
+const (
+	// RelabelNone keeps the graph's own vertex order.
+	RelabelNone Relabel = ""
+	// RelabelBFS numbers the vertices in breadth-first order from the
+	// vertex of highest out-degree (BFSRank).
+	RelabelBFS Relabel = "bfs"
+	// RelabelDegree numbers the vertices by falling out-degree, equal
+	// degrees in breadth-first order: the hubs, whose rows most arcs
+	// read, come first and together.
+	RelabelDegree Relabel = "degree"
+	// RelabelHubs numbers the hubs first (the vertices of the highest
+	// out-degrees, as many as hold relabelHubArcs of the arcs, at most
+	// relabelHubShare of the vertices), by falling degree, then the rest in
+	// breadth-first order.
+	RelabelHubs Relabel = "hubs"
+	// RelabelRCM is reverse Cuthill–McKee: breadth-first from a vertex of
+	// least degree, each vertex's unnumbered neighbours by rising degree,
+	// every component in turn, the whole order reversed.
+	RelabelRCM Relabel = "rcm"
 )
 
 // Config is every tuning choice of the batched kernel's plan and of its
@@ -32,17 +63,18 @@ const (
 type Config struct {
 	// Order groups the kernel sources into warps.
 	Order Order
-	// Leaves leaves the leaves of undirected integer graphs out of the
-	// kernel and derives their rows from their parents'.
+	// Leaves leaves the leaves of undirected graphs out of the kernel
+	// and derives their rows from their parents'. Integer weights, or
+	// floats with exact sums (ExactFloats), as for Mins and Seeds.
 	Leaves bool
-	// Mins leaves integer-weighted sources all of whose arcs reach kernel
-	// sources of the block out of the kernel, and derives their rows as
-	// minimums over their arcs.
+	// Mins leaves sources all of whose arcs reach kernel sources of the
+	// block out of the kernel, and derives their rows as minimums over
+	// their arcs.
 	Mins bool
 	// Seeds is the share of a block's kernel sources, those of highest
 	// out-degree, that a first phase computes alone; 0 runs one phase.
-	// Integer weights only; not on graphs that look like meshes unless
-	// SeedsOnMeshes, nor in blocks holding fewer than half the vertices.
+	// Not on graphs that look like meshes unless SeedsOnMeshes, nor in
+	// blocks holding fewer than half the vertices.
 	Seeds float64
 	// SeedsOnMeshes lets graphs that look like meshes run phases too
 	// (tests and benchmarks).
@@ -61,6 +93,18 @@ type Config struct {
 	DeltaScale float64
 	// StepMeshesOnly keeps the threshold to graphs that look like meshes.
 	StepMeshesOnly bool
+	// Relabel renumbers the vertices of the uploaded graph (GPU runner,
+	// gpu/relabel.go); RelabelNone keeps them. Not with predecessors.
+	Relabel Relabel
+	// RelabelMinSources is the fewest sources the runner's first block
+	// must hold for Relabel to apply: renumbering costs a pass over the
+	// graph on the host, which only large blocks repay.
+	RelabelMinSources int
+	// ExactFloats plans float-weighted graphs like integer ones (leaves,
+	// minimums, phases) where every sum the kernels form is exact
+	// (ExactSumsOf), in blocks of more than one group: then a derived row
+	// equals the one the kernel would compute bit for bit.
+	ExactFloats bool
 	// Sparse is the most sources of a group that an expansion may carry
 	// and still go through the round kernel's sparse relaxation (lanes
 	// spread over sources × arcs) rather than one lane per source on every
@@ -115,6 +159,13 @@ func DefaultConfig() Config {
 		KernelCutoff: true,
 		// Not measured: cutoff.go says what it trades.
 		CutoffReach: 0.05,
+		// Not measured yet (issue 18): float graphs with exact sums take
+		// the integer path's reductions, which the kernel's results cannot
+		// tell apart from its own.
+		ExactFloats: true,
+		// Not measured: 8 groups' kernels cost far more than a pass over
+		// the arcs.
+		RelabelMinSources: 8 * BatchWidth,
 	}
 }
 
@@ -122,9 +173,14 @@ func DefaultConfig() Config {
 // field that is not.
 func (c Config) Check() error {
 	switch c.Order {
-	case OrderCluster, OrderRank, OrderBlock:
+	case OrderCluster, OrderRank, OrderID, OrderBlock:
 	default:
 		return fmt.Errorf("plan: unknown source order %q", c.Order)
+	}
+	switch c.Relabel {
+	case RelabelNone, RelabelBFS, RelabelDegree, RelabelHubs, RelabelRCM:
+	default:
+		return fmt.Errorf("plan: unknown relabelling %q", c.Relabel)
 	}
 	share := func(name string, x float64) error {
 		if !(x >= 0 && x <= 1) {
@@ -153,6 +209,9 @@ func (c Config) Check() error {
 	}
 	if !(c.DeltaScale >= 0) || math.IsInf(c.DeltaScale, 0) {
 		return fmt.Errorf("plan: threshold step scale %v, want a finite value ≥ 0", c.DeltaScale)
+	}
+	if c.RelabelMinSources < 0 {
+		return fmt.Errorf("plan: relabelling from %d sources, want at least 0", c.RelabelMinSources)
 	}
 	if c.Sparse < 0 || c.Sparse > BatchWidth {
 		return fmt.Errorf("plan: sparse expansions of up to %d sources, want 0 .. %d", c.Sparse, BatchWidth)

@@ -6,11 +6,11 @@
 //
 // A Block's plan, in the order the device consumes it:
 //
-//   - Leaves: on undirected integer graphs a vertex l with one neighbour p
+//   - Leaves: on undirected graphs a vertex l with one neighbour p
 //     (itself of degree 2 or more) is left out of the kernel; every path
 //     from l starts with its arc (l, p, w), so d(l, t) = w + d(p, t) for
 //     t ≠ l and its row is derived from p's (Block.Derive).
-//   - Minimums: an integer-weighted source s all of whose arcs (s, p, w)
+//   - Minimums: a source s all of whose arcs (s, p, w)
 //     reach sources the kernel computes is left out too: d(s, t) = min over
 //     the arcs of w + d(p, t) (Block.Mins over Block.MinArcs). The sources
 //     left out form an independent set, chosen greedily by rising degree.
@@ -24,6 +24,11 @@
 //   - Cutoff: a kernel that relaxes nothing past a cutoff (Graph.StartWithin)
 //     plans without minimums and phases where the cutoff's balls are small,
 //     and RoundsWithin bounds its rounds (cutoff.go).
+//
+// The reductions hold for integer distances, and for float ones only where
+// every sum is exact (ExactSumsOf, Config.ExactFloats): elsewhere
+// w + d(p, t) rounds differently from the kernel's sum along the path from
+// the source, and the rows would differ from Dijkstra's in the last bits.
 //
 // Block.Pack lays the plan out as the words the device reads. Config holds
 // every tuning choice (DefaultConfig is what the engine runs); the values

@@ -25,6 +25,9 @@ func orderSources(g *graph.CSR, rank, ks, rows []int32, cfg *Config, parallel bo
 	if cfg.Order == OrderBlock || len(ks) <= BatchWidth {
 		return slices.Clone(ks), slices.Clone(rows)
 	}
+	if cfg.Order == OrderID {
+		rank = nil // the vertex ids themselves
+	}
 	idx := byRank(rank, ks)
 	if cfg.Order == OrderCluster {
 		idx = clusterSources(g, ks, idx, cfg.ClusterChunk, parallel)
@@ -37,20 +40,29 @@ func orderSources(g *graph.CSR, rank, ks, rows []int32, cfg *Config, parallel bo
 }
 
 // byRank returns the positions of ks in increasing rank of their vertex
-// (rank is a permutation of the vertices), equal vertices in their order
-// in ks: a counting sort, linear where a comparison sort of R-MAT 16's
-// sources took a sixth of the host's plan.
+// (rank is a permutation of the vertices; nil ranks by vertex id), equal
+// vertices in their order in ks: a counting sort, linear where a
+// comparison sort of R-MAT 16's sources took a sixth of the host's plan.
 func byRank(rank, ks []int32) []int32 {
-	start := make([]int32, len(rank)+1) // first output position of each rank
+	of := func(v int32) int32 { return v }
+	size := int32(0)
+	if rank != nil {
+		of, size = func(v int32) int32 { return rank[v] }, int32(len(rank))
+	} else {
+		for _, v := range ks {
+			size = max(size, v+1)
+		}
+	}
+	start := make([]int32, size+1) // first output position of each rank
 	for _, v := range ks {
-		start[rank[v]+1]++
+		start[of(v)+1]++
 	}
 	for i := 1; i < len(start); i++ {
 		start[i] += start[i-1]
 	}
 	idx := make([]int32, len(ks))
 	for i, v := range ks {
-		r := rank[v]
+		r := of(v)
 		idx[start[r]] = int32(i)
 		start[r]++
 	}

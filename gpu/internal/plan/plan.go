@@ -79,6 +79,10 @@ type Graph struct {
 	// balls holds smallBall's answers (cutoff.go) by cutoff and share.
 	ballMu sync.Mutex
 	balls  map[[2]float64]bool
+	// exact is ExactSumsOf(g), measured apart from the shape (a pass over
+	// the weights alone) on first use.
+	exactOnce sync.Once
+	exact     bool
 }
 
 // NewGraph prepares plans over g; it measures nothing yet.
@@ -166,10 +170,11 @@ func (pg *Graph) StartWithin(sources []int32, cfg Config, cut float64) (*Block, 
 	k := len(sources)
 	cfg = pg.withinCutoff(cfg, cut)
 	plan := Block{Sources: sources}
-	if cfg.Leaves && g.Undirected && !g.Type.IsFloat() && k > 1 {
+	exact := pg.exactSums(&cfg, k)
+	if cfg.Leaves && g.Undirected && exact && k > 1 {
 		planLeaves(g, sources, &plan)
 	}
-	if cfg.Mins && !g.Type.IsFloat() && k > 1 {
+	if cfg.Mins && exact && k > 1 {
 		planMins(g, sources, &plan)
 	}
 	if plan.Rows == nil && (cfg.Order == OrderBlock || len(plan.Sources) <= BatchWidth) {
@@ -177,7 +182,7 @@ func (pg *Graph) StartWithin(sources []int32, cfg Config, cut float64) (*Block, 
 	}
 	shape, rank := pg.Shape(), pg.Rank()
 	var cuts []int
-	if cfg.Seeds > 0 && !g.Type.IsFloat() && (!shape.MeshLike || cfg.SeedsOnMeshes) && len(plan.Sources) >= seedsMinSources &&
+	if cfg.Seeds > 0 && exact && (!shape.MeshLike || cfg.SeedsOnMeshes) && len(plan.Sources) >= seedsMinSources &&
 		2*k >= g.NumVertices {
 		cuts = splitSeeded(g, &plan, phaseShares(g, &cfg))
 	}
@@ -216,6 +221,24 @@ func (pg *Graph) StartWithin(sources []int32, cfg Config, cut float64) (*Block, 
 		wg.Wait()
 		planSeeds(g, &plan)
 	}, nil
+}
+
+// exactSums reports whether rows derived from others (leaves, minimums,
+// seeds) equal the kernel's own for a block of k sources: always for
+// integer distances, and for floats under cfg.ExactFloats when every sum
+// is exact (ExactSums), in blocks of more than one group (smaller ones
+// derive little, and skip the pass over the weights).
+func (pg *Graph) exactSums(cfg *Config, k int) bool {
+	if !pg.g.Type.IsFloat() {
+		return true
+	}
+	return cfg.ExactFloats && k > BatchWidth && pg.ExactSums()
+}
+
+// ExactSums is ExactSumsOf(g), measured on first use and kept.
+func (pg *Graph) ExactSums() bool {
+	pg.exactOnce.Do(func() { pg.exact = ExactSumsOf(pg.g) })
+	return pg.exact
 }
 
 // planLeaves leaves the leaves among src (the block in row order) out of

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# locality.sh: issue 18's comparison, on one GPU machine, of the batched
+# kernel's vertex relabellings (plan.Config.Relabel) and of float weights
+# against int32 on the same R-MAT graphs. Every row is `pathctl bench`, GPU
+# engine, auto, stats layout, every source, checked against the serial
+# oracle on 4 sampled sources (a mismatch fails the row and is reported as
+# WRONG). Settings reach the engine through PATHCTL_BATCHED
+# (gpu/relabel.go; keys in gpu/internal/plan/spec.go), so one binary
+# compares them all.
+#
+#   bench/locality.sh                 # from the repository root, after
+#                                     # CGO_ENABLED=0 go build -o bin/pathctl ./cmd/pathctl
+#
+# Environment (all optional):
+#   PATHCTL   the binary (bin/pathctl)
+#   DIR       where graphs and reports go (a new temporary directory)
+#   SCALES    R-MAT scales of the relabelling rows ("16 18")
+#   VARIANTS  PATHCTL_BATCHED settings compared on every scale, "base" for
+#             the default ("base relabel=bfs relabel=degree relabel=hubs
+#             relabel=rcm relabel=bfs,order=id")
+#   FLOATS    R-MAT scales of the float rows ("16"; empty for none; R-MAT 18 with
+#             fractional floats takes minutes)
+#   FLOAT_VARIANTS  settings of the float rows ("base relabel=bfs")
+#   LIMIT     seconds one row may take before it is cut off (60)
+#   ENGINE    the engine of the rows (gpu; cpu checks the script without a GPU)
+#   PYTHON    a python3 with pyarrow (python3)
+#
+# Graphs (Graph500 parameters, edge factor 16, seed 1, undirected):
+#   rmatS      integer weights 1..100 (int32 distances)
+#   rmatSf64   float64 weights uniform in [0.1, 10] (fractional: no exact sums)
+#   rmatSf32   the same weights cast to float32
+#   rmatSx64, rmatSx32  the integer weights 1..100 stored as float64 and
+#             float32: exact sums (plan.ExactSumsOf) where n·100 fits
+#             the mantissa, so they run the integer reductions
+#             (exactfloats=0 turns that off for comparison)
+#   VERBOSE_RUN  0 skips the closing `pathctl run --verbose` of the largest
+#             graph (its block plan; about one base row's time)
+#   PLANTEST  the plan package's test binary (bin/plan.test, built with
+#             CGO_ENABLED=0 go test -c -o bin/plan.test ./gpu/internal/plan);
+#             where present, BenchmarkRelabel times the host's relabelling
+#             (order and permuted CSR) on the largest graph
+# Each row prints: graph, setting, seconds, pairs/s, checked sources; the
+# JSON reports stay in $DIR.
+set -uo pipefail
+
+bin=${PATHCTL:-bin/pathctl}
+plantest=${PLANTEST:-bin/plan.test}
+dir=${DIR:-$(mktemp -d)}
+scales=${SCALES:-"16 18"}
+variants=${VARIANTS:-"base relabel=bfs relabel=degree relabel=hubs relabel=rcm relabel=bfs,order=id"}
+floats=${FLOATS-16}
+float_variants=${FLOAT_VARIANTS:-"base relabel=bfs"}
+limit=${LIMIT:-60}
+engine=${ENGINE:-gpu}
+py=${PYTHON:-python3}
+mkdir -p "$dir"
+[ -x "$bin" ] || { echo "locality.sh: no binary at $bin (CGO_ENABLED=0 go build -o bin/pathctl ./cmd/pathctl)" >&2; exit 2; }
+
+# cast SRC DST TYPE: SRC's weight column as TYPE (float32 or float64).
+cast() {
+  "$py" - "$1" "$2" "$3" <<'PY'
+import sys
+import pyarrow as pa, pyarrow.parquet as pq
+t = pq.read_table(sys.argv[1])
+i = t.schema.get_field_index("weight")
+t = t.set_column(i, "weight", t.column(i).cast(getattr(pa, sys.argv[3])()))
+pq.write_table(t, sys.argv[2])
+PY
+}
+
+for s in $(echo "$scales $floats" | tr ' ' '\n' | sort -un); do
+  g="$dir/rmat$s.parquet"
+  [ -f "$g" ] || "$bin" gen rmat --scale "$s" --edge-factor 16 --seed 1 --weights 1:100 -o "$g" || exit 1
+done
+for s in $floats; do
+  f="$dir/rmat${s}f64.parquet"
+  [ -f "$f" ] || "$bin" gen rmat --scale "$s" --edge-factor 16 --seed 1 --float-weights --weights 0.1:10 -o "$f" || exit 1
+  [ -f "$dir/rmat${s}f32.parquet" ] || cast "$f" "$dir/rmat${s}f32.parquet" float32 || exit 1
+  [ -f "$dir/rmat${s}x64.parquet" ] || cast "$dir/rmat$s.parquet" "$dir/rmat${s}x64.parquet" float64 || exit 1
+  [ -f "$dir/rmat${s}x32.parquet" ] || cast "$dir/rmat$s.parquet" "$dir/rmat${s}x32.parquet" float32 || exit 1
+done
+
+# row GRAPH SETTING: one pathctl bench row under PATHCTL_BATCHED=SETTING.
+row() {
+  local name=$1 setting=$2 spec=$2
+  [ "$spec" = base ] && spec=""
+  local out="$dir/$name.$(echo "$setting" | tr ',=' '_-').json"
+  local began=$SECONDS
+  if PATHCTL_BATCHED="$spec" timeout "$limit" "$bin" bench --graphs "$dir/$name.parquet" --undirected --engine "$engine" \
+      --algos auto --layout stats --check 4 --disk-graph none --json -q >"$out" 2>"$out.err"; then
+    "$py" - "$out" "$name" "$setting" <<'PY'
+import json, sys
+rep = json.load(open(sys.argv[1]))
+for r in rep["rows"]:
+    print(f"| {sys.argv[2]} | {sys.argv[3]} | {r['n']} | {r['arcs']} | {r['seconds']:.3f} | {r['pairs_per_second']/1e9:.2f} G | {r['checked_sources']} | {r['chosen']} |")
+PY
+  else
+    echo "| $name | $setting | | | FAILED after $((SECONDS - began)) s | | | $(tail -c 300 "$out.err" | tr '\n' ' ') |"
+  fi
+}
+
+echo "# bench/locality.sh on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), $(date -u +%FT%TZ); reports in $dir"
+echo
+echo "| graph | setting | n | arcs | seconds | pairs/s | checked | kernel |"
+echo "|---|---|---|---|---|---|---|---|"
+for s in $scales; do
+  for v in $variants; do row "rmat$s" "$v"; done
+done
+for s in $floats; do
+  for g in "rmat${s}f32" "rmat${s}f64"; do
+    for v in $float_variants; do row "$g" "$v"; done
+  done
+  for g in "rmat${s}x32" "rmat${s}x64"; do
+    row "$g" base
+    row "$g" exactfloats=0
+  done
+done
+
+big=$(echo "$scales" | tr ' ' '\n' | sort -n | tail -1)
+if [ "${VERBOSE_RUN:-1}" = 1 ]; then
+  # The block plan of the stats run: blocks holding fewer than half the
+  # vertices run one phase and few minimums (gpu/internal/plan).
+  echo
+  echo "pathctl run --verbose, default settings, rmat$big (block plan and wall-time breakdown):"
+  timeout "$limit" "$bin" run "$dir/rmat$big.parquet" --undirected --layout stats -o "$dir/stats$big.arrow" --verbose 2>&1 | tail -25
+fi
+if [ -x "$plantest" ]; then
+  echo
+  echo "Host relabelling of rmat$big (order and permuted CSR, $(nproc) cores):"
+  PATHCTL_BENCH_GRAPHS="$dir/rmat$big.parquet" timeout "$limit" "$plantest" -test.run XXX -test.bench Relabel \
+    -test.benchtime 3x 2>&1 | grep Benchmark
+fi

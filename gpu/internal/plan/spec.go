@@ -1,0 +1,87 @@
+package plan
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Apply changes c by spec, a comma-separated list of key=value settings,
+// so that benchmarks compare configurations without a rebuild (the GPU
+// engine reads one from PATHCTL_BATCHED):
+//
+//	relabel=none|bfs|degree|hubs|rcm   Relabel
+//	relabelmin=N                       RelabelMinSources
+//	order=cluster|bfs|id|block         Order
+//	leaves=0|1, mins=0|1               Leaves, Mins
+//	exactfloats=0|1                    ExactFloats
+//	seeds=X                            Seeds (also on meshes when X > 0)
+//	phases=X/Y/...                     Phases and PhasesWeighted ("phases=": two phases)
+//	sparse=N                           Sparse
+//	step=X                             DeltaScale, on every graph
+//
+// An empty spec changes nothing. The result is checked (Check); an unknown
+// key or a value that does not parse is an error naming it.
+func (c *Config) Apply(spec string) error {
+	for _, item := range strings.Split(spec, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		key, val, ok := strings.Cut(item, "=")
+		if !ok {
+			return fmt.Errorf("plan: setting %q is not key=value", item)
+		}
+		if err := c.set(key, val); err != nil {
+			return fmt.Errorf("plan: setting %q: %w", item, err)
+		}
+	}
+	return c.Check()
+}
+
+func (c *Config) set(key, val string) error {
+	var err error
+	switch key {
+	case "relabel":
+		if val == "none" {
+			val = ""
+		}
+		c.Relabel = Relabel(val)
+	case "relabelmin":
+		c.RelabelMinSources, err = strconv.Atoi(val)
+	case "order":
+		if val == "block" {
+			val = ""
+		}
+		c.Order = Order(val)
+	case "leaves":
+		c.Leaves, err = strconv.ParseBool(val)
+	case "mins":
+		c.Mins, err = strconv.ParseBool(val)
+	case "exactfloats":
+		c.ExactFloats, err = strconv.ParseBool(val)
+	case "seeds":
+		c.Seeds, err = strconv.ParseFloat(val, 64)
+		c.SeedsOnMeshes = c.Seeds > 0
+	case "phases":
+		c.Phases = nil
+		if val != "" {
+			for _, f := range strings.Split(val, "/") {
+				x, err := strconv.ParseFloat(f, 64)
+				if err != nil {
+					return err
+				}
+				c.Phases = append(c.Phases, x)
+			}
+		}
+		c.PhasesWeighted = c.Phases
+	case "sparse":
+		c.Sparse, err = strconv.Atoi(val)
+	case "step":
+		c.DeltaScale, err = strconv.ParseFloat(val, 64)
+		c.StepMeshesOnly = false
+	default:
+		return fmt.Errorf("unknown key %q", key)
+	}
+	return err
+}
