@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the GPU suite's small-graph sets under compute-sanitizer's memcheck
 # (with leak checking) and racecheck, every set in its own process so the
-# eight runs share the host's cores, with -test.short (the batched oracle
+# ten runs share the host's cores, with -test.short (the batched oracle
 # checks then run fewer block sizes). Needs bin/gpu.test (make gpu-test).
 #
 #   bash gpu/sanitize.sh [seconds per run, default 520] [log directory, default sanitize-logs]
@@ -20,6 +20,7 @@ declare -A sets=(
 	[batched]='TestBatchedAgainstOracles/n=(1|37)/'
 	[leaves]='TestBatchedLeaves/int32'
 	[start]='TestStartAhead|TestStartCancelled'
+	[nearest]='TestNearestSmallCases|TestNearestDeltas|TestNearestResident|TestNearestErrors'
 )
 for tool in memcheck racecheck; do
 	for k in "${!sets[@]}"; do

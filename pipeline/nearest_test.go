@@ -1,0 +1,84 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/testgraphs"
+)
+
+// collectNearest runs the nearest layout and returns its rows as
+// (source, vertex, distance) and the run's summary.
+func collectNearest(t *testing.T, g *Graph, opt Options) ([]pairRow, *Summary) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	opt.Layout = arrowio.LayoutNearest
+	opt.Allocator = mem
+	var rows []pairRow
+	sum, err := Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
+		for i := 0; i < int(r.NumRows()); i++ {
+			rows = append(rows, pairRow{source: r.Column(2).(*array.Int64).Value(i), target: r.Column(0).(*array.Int64).Value(i), distance: floatAt(r.Column(1), i)})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("engine %s: %v", opt.Engine, err)
+	}
+	return rows, sum
+}
+
+// TestGPUNearestLayout runs the nearest layout through the whole pipeline on
+// the GPU engine (gpu.Engine.Nearest) and on the CPU engine, on random
+// graphs of every weight kind, directed and undirected, with and without a
+// cutoff and --reverse: the rows must be equal, and the summary must name
+// the engine that ran. With --engine auto a graph of minGPUNearestVertices
+// vertices or more runs on the GPU too.
+func TestGPUNearestLayout(t *testing.T) {
+	if st := GPUStatus(); !st.Available {
+		t.Skip("no GPU: " + st.Reason)
+	}
+	rng := testgraphs.Rand(t, 21)
+	for trial := range 24 {
+		kind := []testgraphs.WeightKind{testgraphs.Int, testgraphs.Float32, testgraphs.Float64, testgraphs.Unweighted}[trial%4]
+		n := 1 + rng.IntN(600)
+		if trial == 23 {
+			n = minGPUNearestVertices + 5
+		}
+		g, err := LoadGraph(randomTable(rng, n, 3*n, kind), LoadOptions{Undirected: trial%3 == 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := randomQuery(rng, t, g.CSR)
+		q.targets = nil
+		if trial%5 == 2 {
+			q.hasCutoff, q.cutoff = true, float64(rng.IntN(25))
+		}
+		reverse := trial%4 == 1
+		what := fmt.Sprintf("trial %d: %d vertices, %s, %d sources, cutoff %v %v, reverse %v", trial, n, kind, len(q.sources), q.hasCutoff, q.cutoff, reverse)
+		cpuOpt := q.options(graph.Auto, "cpu")
+		cpuOpt.Reverse = reverse
+		want, _ := collectNearest(t, g, cpuOpt)
+		engine := "gpu"
+		if trial == 23 {
+			engine = "auto"
+		}
+		gpuOpt := q.options(graph.Auto, engine)
+		gpuOpt.Reverse = reverse
+		got, sum := collectNearest(t, g, gpuOpt)
+		if sum.Engine != "gpu" || !strings.Contains(sum.Algorithm, "on the device") {
+			t.Fatalf("%s: ran on engine %s (%s), want the GPU's kernels", what, sum.Engine, sum.Algorithm)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%s:\n gpu %v\n cpu %v", what, got, want)
+		}
+	}
+}
