@@ -176,7 +176,7 @@ __device__ __forceinline__ void relaxRound(const Graph<T>& g, T cut, Cells cells
     } else {
       for (long long e = g.offsets[u]; e < g.offsets[u + 1]; e++) {
         const T nd = sumOf(lu.d, g.weights[e]);
-        if (nd > cut) continue;
+        if (nd > cut || nd == DistTraits<T>::inf()) continue;
         const int v = g.targets[e];
         if (!cells.relax(v, nd, lu.src)) continue;
         next[v] = 1;
