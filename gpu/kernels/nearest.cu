@@ -157,8 +157,11 @@ struct RoundFlags {
 };
 
 // ownVertex is the vertex of this thread in a round: the rounds launch one
-// thread per vertex, so that every thread of a warp reaches the vote.
+// thread per vertex, so that every thread of a warp reaches the vote. The
+// other kernels stride over their items from it by gridStride, in 64 bits
+// so that no index wraps near 2^31.
 __device__ __forceinline__ long long ownVertex() { return (long long)blockIdx.x * blockDim.x + threadIdx.x; }
+__device__ __forceinline__ long long gridStride() { return (long long)gridDim.x * blockDim.x; }
 
 // relaxRound is one near-far round over the frontier cur, building next.
 template <typename T, class Cells>
@@ -227,7 +230,7 @@ using pathctl::nearest::Control;
 // nearest_init_packed empties every cell and both frontiers.
 extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
     nearest_init_packed(int n, u64* cells, u8* cur, u8* next) {
-  for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < n; v += gridDim.x * blockDim.x) {
+  for (long long v = pathctl::nearest::ownVertex(); v < n; v += pathctl::nearest::gridStride()) {
     cells[v] = PATHCTL_NEAREST_EMPTY;
     cur[v] = 0;
     next[v] = 0;
@@ -238,7 +241,7 @@ extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
 // frontier; a source given twice is labelled twice, to the same effect.
 extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
     nearest_seed_packed(const int* sources, int numSources, u64* cells, u8* cur) {
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < numSources; i += gridDim.x * blockDim.x) {
+  for (long long i = pathctl::nearest::ownVertex(); i < numSources; i += pathctl::nearest::gridStride()) {
     const int s = sources[i];
     atomicMin(cells + s, (u64)(u32)s);  // distance 0 has bits 0 in both types
     cur[s] = 1;
@@ -267,7 +270,7 @@ extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) nearest_advance(u6
 
 // nearest_sources_finish turns the second pass's "no source" into -1.
 extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) nearest_sources_finish(int n, int* src) {
-  for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < n; v += gridDim.x * blockDim.x) {
+  for (long long v = pathctl::nearest::ownVertex(); v < n; v += pathctl::nearest::gridStride()) {
     if (src[v] == PATHCTL_NEAREST_NO_SOURCE) src[v] = -1;
   }
 }
@@ -286,7 +289,7 @@ extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) nearest_sources_fi
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)                                    \
       nearest_finish_##SUFFIX(int n, const u64* cells, T* dist, int* src) {                        \
     using namespace pathctl;                                                                       \
-    for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < n; v += gridDim.x * blockDim.x) {      \
+    for (long long v = pathctl::nearest::ownVertex(); v < n; v += pathctl::nearest::gridStride()) { \
       const u64 c = cells[v];                                                                      \
       dist[v] = c == PATHCTL_NEAREST_EMPTY ? DistTraits<T>::inf()                                  \
                                            : nearest::fromDistBits<T>((u32)(c >> 32));             \
@@ -303,7 +306,7 @@ PATHCTL_NEAREST_PACKED(f32, float)
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)                                    \
       nearest_init_##SUFFIX(int n, T* dist, int* src, u8* cur, u8* next) {                         \
     using namespace pathctl;                                                                       \
-    for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < n; v += gridDim.x * blockDim.x) {      \
+    for (long long v = pathctl::nearest::ownVertex(); v < n; v += pathctl::nearest::gridStride()) { \
       dist[v] = DistTraits<T>::inf();                                                              \
       src[v] = PATHCTL_NEAREST_NO_SOURCE;                                                          \
       cur[v] = 0;                                                                                  \
@@ -312,9 +315,9 @@ PATHCTL_NEAREST_PACKED(f32, float)
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)                                    \
       nearest_seed_##SUFFIX(const int* sources, int numSources, T* dist, int* src, u8* cur) {      \
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < numSources; i += gridDim.x * blockDim.x) { \
+    for (long long i = pathctl::nearest::ownVertex(); i < numSources; i += pathctl::nearest::gridStride()) { \
       const int s = sources[i];                                                                    \
-      dist[s] = (T)0;                                                                               \
+      dist[s] = (T)0;                                                                              \
       atomicMin(src + s, s);                                                                       \
       cur[s] = 1;                                                                                  \
     }                                                                                              \
@@ -324,7 +327,7 @@ PATHCTL_NEAREST_PACKED(f32, float)
                              u64 cutBits, T* dist, u8* cur, u8* next, u64* control) {              \
     using namespace pathctl;                                                                       \
     Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                                       \
-    nearest::relaxRound<T>(g, nearest::fromBits<T>(cutBits), nearest::PlainCells<T>{dist}, cur, next,   \
+    nearest::relaxRound<T>(g, nearest::fromBits<T>(cutBits), nearest::PlainCells<T>{dist}, cur, next, \
                       (Control*)control);                                                          \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)                                    \
