@@ -73,8 +73,9 @@ type NearestInfo struct {
 // and req.Delta, when positive, is the bucket width. It satisfies
 // graph.NearestFinder with the CPU engine's results. Negative weights give a
 // *graph.NegativeWeightError; an empty or out-of-range source list an error.
-// The device copy of g that BuildCSRResident kept is adopted (and freed),
-// else g is uploaded for the run. The cost is O(rounds · n) for the frontier
+// The device copy of g that BuildCSRResident kept is used where there is
+// one (and left for later runs and Prepare), else g is uploaded for the
+// run and freed after it. The cost is O(rounds · n) for the frontier
 // scans plus the relaxations, which label correcting repeats for labels
 // that improve more than once.
 func (e *Engine) Nearest(ctx context.Context, g *graph.CSR, sources []graph.VertexID, req graph.Request) (*graph.Nearest, error) {
@@ -111,11 +112,14 @@ func (e *Engine) NearestInfo(ctx context.Context, g *graph.CSR, sources []graph.
 	default:
 		res.Dist = make([]float64, g.NumVertices)
 	}
-	dc := e.takeResident(g)
-	if dc == nil {
-		e.graphUploads.Add(1)
-	}
 	err := e.dev.do(func() error {
+		// Looked up on the device goroutine: a Prepare may take the copy
+		// from the map meanwhile, but its runner frees it on this
+		// goroutine, after this run.
+		dc := e.peekResident(g)
+		if dc == nil {
+			e.graphUploads.Add(1)
+		}
 		err := run.run(ctx, dc, res)
 		return errors.Join(err, run.release())
 	})
@@ -213,6 +217,9 @@ type nearestRun struct {
 	delta   float64
 
 	offsets, targets, weights devBuf
+	// borrowed marks offsets, targets and weights as the resident copy's,
+	// which release leaves alone (weights only where borrowedWeights).
+	borrowed, borrowedWeights bool
 	sourceIDs                 devBuf
 	labels                    devBuf // packed cells (32-bit types) or distances (64-bit types)
 	dist                      devBuf // the distances (32-bit types: split from the cells)
@@ -227,6 +234,12 @@ type nearestRun struct {
 
 // release frees what the run took (on the device goroutine).
 func (r *nearestRun) release() error {
+	if r.borrowed {
+		r.offsets, r.targets = devBuf{}, devBuf{}
+	}
+	if r.borrowedWeights {
+		r.weights = devBuf{}
+	}
 	var errs []error
 	for _, b := range []*devBuf{&r.offsets, &r.targets, &r.weights, &r.sourceIDs, &r.labels, &r.dist, &r.owner, &r.frontier, &r.control} {
 		errs = append(errs, r.dv.free(b))
@@ -235,13 +248,14 @@ func (r *nearestRun) release() error {
 	return errors.Join(errs...)
 }
 
-// upload takes the graph's device copy dc (nil: uploads g) and allocates
-// the run's buffers.
+// upload borrows the graph's resident device copy dc (nil: uploads g) and
+// allocates the run's buffers.
 func (r *nearestRun) upload(dc *deviceCSR) error {
 	dv, g := r.dv, r.g
 	var err error
 	if dc != nil {
 		r.offsets, r.targets, r.weights = dc.offsets, dc.targets, dc.weights
+		r.borrowed, r.borrowedWeights = true, dc.weights.ptr != 0
 	} else {
 		if r.offsets, err = dv.upload(asBytes(g.Offsets)); err != nil {
 			return err

@@ -363,8 +363,9 @@ func roadGrid(rng *rand.Rand, side int, drop float64) *graph.Edges {
 	return e
 }
 
-// TestNearestResident checks that Nearest adopts the device copy of a CSR
-// built by BuildCSRResident (no upload) and frees it.
+// TestNearestResident checks that Nearest runs on the device copy of a CSR
+// built by BuildCSRResident (no upload) and leaves it there: a second run
+// and a Prepare find it too, and ReleaseCSR frees it.
 func TestNearestResident(t *testing.T) {
 	e := openEngine(t)
 	rng := newSeed(t)
@@ -373,19 +374,42 @@ func TestNearestResident(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := e.GraphUploads()
+	before, kept := e.GraphUploads(), e.LiveBytes()
 	sources := []graph.VertexID{5, 6, 7, 199}
-	res, err := e.Nearest(context.Background(), g, sources, graph.Request{})
+	want, wantFrom := nearestOracleOf(t, g, sources, graph.Request{})
+	for run := range 2 {
+		res, err := e.Nearest(context.Background(), g, sources, graph.Request{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkNearestResult(t, fmt.Sprintf("run %d on the resident copy", run), res, g, sources, want, wantFrom, true)
+		if live := e.LiveBytes(); live != kept {
+			t.Errorf("run %d: %d device bytes live after it, %d (the resident copy) before", run, live, kept)
+		}
+	}
+	r, err := e.Prepare(context.Background(), g, graph.Request{Algorithm: graph.Dijkstra})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if up := e.GraphUploads() - before; up != 0 {
 		t.Errorf("%d uploads of a graph kept on the device", up)
 	}
-	want, wantFrom := nearestOracleOf(t, g, sources, graph.Request{})
-	checkNearestResult(t, "resident", res, g, sources, want, wantFrom, true)
+	if err := e.ReleaseCSR(g); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.Nearest(context.Background(), g, sources, graph.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNearestResult(t, "uploaded", res, g, sources, want, wantFrom, true)
+	if up := e.GraphUploads() - before; up != 1 {
+		t.Errorf("%d uploads once the resident copy was adopted by Prepare, want 1", up)
+	}
 	if live := e.LiveBytes(); live != 0 {
-		t.Errorf("%d device bytes live after the run", live)
+		t.Errorf("%d device bytes live after every run", live)
 	}
 }
 

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -80,5 +81,80 @@ func TestGPUNearestLayout(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("%s:\n gpu %v\n cpu %v", what, got, want)
 		}
+	}
+}
+
+// BenchmarkNearestLayout times the nearest layout in process, through Run
+// with records counted and dropped (no file written), on issue 17's
+// road-like grid (1000 × 1000, a tenth of the edges dropped, weights
+// 1..1000, undirected) from 10,000 random sources: on the GPU engine (the
+// CSR built on the device, as the CLI does) and on the CPU engine; ns/op is
+// the run's time, and the log gives the summary's algorithm line, which for
+// the GPU says the device run's share. -test.short runs a 300 × 300 grid.
+func BenchmarkNearestLayout(b *testing.B) {
+	side, k := 1000, 10000
+	if testing.Short() {
+		side, k = 300, 900
+	}
+	rng := rand.New(rand.NewPCG(17, 4))
+	n := side * side
+	e := graph.Edges{NumVertices: n}
+	add := func(u, v int) {
+		if rng.Float64() < 0.1 {
+			return
+		}
+		e.Src = append(e.Src, int32(u))
+		e.Dst = append(e.Dst, int32(v))
+		e.IntWeights = append(e.IntWeights, int64(1+rng.IntN(1000)))
+	}
+	for r := range side {
+		for c := range side {
+			if c+1 < side {
+				add(r*side+c, r*side+c+1)
+			}
+			if r+1 < side {
+				add(r*side+c, (r+1)*side+c)
+			}
+		}
+	}
+	ids := &arrowio.Vertices{Type: arrow.PrimitiveTypes.Int64, Ints: make([]int64, n)}
+	for i := range ids.Ints {
+		ids.Ints[i] = int64(i)
+	}
+	var sources []string
+	for _, p := range rng.Perm(n)[:k] {
+		sources = append(sources, fmt.Sprint(p))
+	}
+	for _, engine := range []string{"gpu", "cpu"} {
+		b.Run(fmt.Sprintf("grid%d/sources=%d/%s", side, k, engine), func(b *testing.B) {
+			if st := GPUStatus(); engine == "gpu" && !st.Available {
+				b.Skip("no GPU: " + st.Reason)
+			}
+			table := &arrowio.EdgeTable{Edges: e, Vertices: ids, Name: "grid"}
+			g, err := LoadGraph(table, LoadOptions{Undirected: true, Engine: engine, Sources: k})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer g.Close()
+			opt := Options{Engine: engine, Layout: arrowio.LayoutNearest, Sources: sources}
+			var rows int64
+			var sum *Summary
+			b.ResetTimer()
+			for b.Loop() {
+				rows = 0
+				sum, err = Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
+					rows += r.NumRows()
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			if sum.Engine != engine || rows < int64(n)/2 {
+				b.Fatalf("ran on %s, %d rows", sum.Engine, rows)
+			}
+			b.Logf("%s: %s", engine, sum.Algorithm)
+		})
 	}
 }
