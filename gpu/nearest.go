@@ -63,7 +63,7 @@ const nearestControlWords = 6
 type NearestInfo struct {
 	Delta  float64       // the bucket width of the near-far schedule
 	Rounds int64         // relaxation rounds run (both passes for 64-bit distances)
-	Kernel time.Duration // device time, from the first launch to the last download
+	Kernel time.Duration // device time from the first kernel to the last (downloads excluded)
 }
 
 // Nearest computes, for every vertex of g, the distance to the nearest of
