@@ -34,7 +34,11 @@ Rows:
    vertex order) equal those of scipy's rows.
 4. Nearest source (grid): --nearest-sources random sources, `--nearest`,
    against scipy's `dijkstra(indices=sources, min_only=True)` with the
-   sources returned. Check: every distance equals scipy's; sources equal
+   sources returned (one process: min_only is one multi-source run, which
+   scipy does not split over cores). With --engine gpu it runs the device's
+   multi-source kernels (gpu/nearest.go), whose summary (in the note) gives
+   the bucket width, the rounds, the device time and the time of the whole
+   device run beside the pipeline's. Check: every distance equals scipy's; sources equal
    scipy's where scipy picks the same, and where it does not, a sample is
    checked to be a tie won by the smaller id.
 
@@ -642,6 +646,8 @@ def nearest_row(args, g: bc.Graph, path: str, report: Report, log) -> None:
     dist, _, owner = dijkstra(csr, directed=True, indices=sources, min_only=True, return_predecessors=True)
     peer = time.perf_counter() - start
     problems, line = check_nearest(g, csr, sources, dist, owner, out, args.check, rng)
+    if args.engine != "auto" and run.engine != args.engine:
+        problems.append(f"nearest: ran on engine {run.engine}, asked for {args.engine}")
     report.failures += problems
     ratio = ratio_of(peer, run.seconds)
     report.rows.append(Row("grid", g.n, g.m, f"nearest source, {len(sources)} sources", run.seconds, peer, ratio,

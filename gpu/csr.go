@@ -67,6 +67,13 @@ func (e *Engine) takeResident(g *graph.CSR) *deviceCSR {
 	return dc
 }
 
+// peekResident returns the device copy kept for g, or nil, leaving it kept.
+func (e *Engine) peekResident(g *graph.CSR) *deviceCSR {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.resident[g]
+}
+
 // deviceCSR is a CSR in device memory, laid out as the runner uploads one.
 type deviceCSR struct {
 	offsets, targets, weights devBuf

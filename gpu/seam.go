@@ -17,3 +17,6 @@ var (
 	_ graph.CopyTimer   = (*Pending)(nil)
 	_ graph.DeviceTimer = (*Resident)(nil)
 )
+
+// The nearest layout's one multi-source run on the device (nearest.go).
+var _ graph.NearestFinder = (*Engine)(nil)

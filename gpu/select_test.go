@@ -129,7 +129,7 @@ func TestNearestOnDevice(t *testing.T) {
 						name := fmt.Sprintf("n=%d/%s/targets=%v/cutoff=%v/k=%d/%s", n, dk.name, shape.targets, shape.cutoff, k, alg)
 						t.Run(name, func(t *testing.T) {
 							want := nearestOracle(full, req, k)
-							checkNearest(t, e, g, req, k, sources, want)
+							checkKNearest(t, e, g, req, k, sources, want)
 						})
 					}
 				}
@@ -138,9 +138,9 @@ func TestNearestOnDevice(t *testing.T) {
 	}
 }
 
-// checkNearest runs the k nearest of req from sources on the GPU and
+// checkKNearest runs the k nearest of req from sources on the GPU and
 // compares every block with want, the oracle's rows.
-func checkNearest(t *testing.T, e *Engine, g *graph.CSR, req graph.Request, k int, sources []graph.VertexID, want [][]nearCell) {
+func checkKNearest(t *testing.T, e *Engine, g *graph.CSR, req graph.Request, k int, sources []graph.VertexID, want [][]nearCell) {
 	ctx := context.Background()
 	r, err := e.Prepare(ctx, g, req)
 	if err != nil {

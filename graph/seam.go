@@ -23,7 +23,7 @@ package graph
 //	DeviceTimer    gpu runner, its Waiters and       the time lines of --verbose
 //	               ResidentBlocks
 //	CopyTimer      gpu Waiters                       the time lines of --verbose
-//	NearestFinder  cpu engine                        the nearest layout (one multi-source run)
+//	NearestFinder  cpu engine, gpu engine            the nearest layout (one multi-source run)
 //	NarrowRunner   cpu runners, gpu runner           targets and cutoff (Request.Targets,
 //	               (without predecessors)            Request.Cutoff) honoured by the engine
 //
@@ -184,9 +184,11 @@ type NarrowRunner interface {
 }
 
 // NearestFinder is implemented by engines that answer the nearest layout
-// in one multi-source run (the CPU engine): for every vertex, the distance
-// to the nearest of sources and which one, ties to the smaller source id.
-// The pipeline runs the nearest layout on the CPU engine's for now.
+// in one multi-source run (the CPU engine; the GPU engine, on the device):
+// for every vertex, the distance to the nearest of sources and which one,
+// ties to the smaller source id. The pipeline picks the engine
+// (pipeline/nearest.go): the GPU's for --engine gpu, and for auto on graphs
+// large enough to pay for the device's rounds.
 type NearestFinder interface {
 	Nearest(ctx context.Context, g *CSR, sources []VertexID, req Request) (*Nearest, error)
 }

@@ -26,7 +26,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/pathctl/pathctl/arrowio"
-	"github.com/pathctl/pathctl/cpu"
 	"github.com/pathctl/pathctl/gpu"
 	"github.com/pathctl/pathctl/graph"
 )
@@ -570,18 +569,16 @@ func checkNearest(opt Options) error {
 	return nil
 }
 
-// runNearest answers the nearest layout: one multi-source run on the CPU
-// engine (graph.NearestFinder), whichever engine was asked for; the GPU
-// engine has no multi-source kernel yet.
+// runNearest answers the nearest layout: one multi-source run
+// (graph.NearestFinder) on the engine g.nearest picks (nearest.go).
 func runNearest(ctx context.Context, g *Graph, csr *graph.CSR, opt Options, sources []graph.VertexID, start time.Time, emit func(arrow.RecordBatch) error) (*Summary, error) {
-	var finder graph.NearestFinder = cpu.New(cpu.WithThreads(opt.Threads))
-	req := graph.Request{Algorithm: opt.Algorithm, Cutoff: opt.Cutoff, HasCutoff: opt.HasCutoff}
-	res, err := finder.Nearest(ctx, csr, sources, req)
+	req := graph.Request{Algorithm: opt.Algorithm, Cutoff: opt.Cutoff, HasCutoff: opt.HasCutoff, Delta: opt.Delta}
+	res, engine, method, err := g.nearest(ctx, opt, csr, sources, req)
 	if err != nil {
 		return nil, g.explain(err)
 	}
-	sum := &Summary{Engine: "cpu", Algorithm: "nearest source: one multi-source Dijkstra", Sources: int64(len(sources)), Blocks: 1}
-	fmt.Fprintf(opt.Log, "pathctl: engine cpu, %s, %d vertices, %d arcs, %s distances\n", sum.Algorithm, csr.NumVertices, csr.NumEdges(), res.Type)
+	sum := &Summary{Engine: engine, Algorithm: method, Sources: int64(len(sources)), Blocks: 1}
+	fmt.Fprintf(opt.Log, "pathctl: engine %s, %s, %d vertices, %d arcs, %s distances\n", sum.Engine, sum.Algorithm, csr.NumVertices, csr.NumEdges(), res.Type)
 	builder := arrowio.NewResultBuilder(arrowio.LayoutNearest, g.Table.Vertices, res.Type, false, opt.Allocator)
 	err = builder.Nearest(res, func(r arrow.RecordBatch) error {
 		sum.Rows += r.NumRows()

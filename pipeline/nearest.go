@@ -1,0 +1,64 @@
+package pipeline
+
+// Which engine answers the nearest layout (runNearest, narrow.go): one
+// multi-source run, on the GPU engine's kernels (gpu/nearest.go) or the CPU
+// engine's multi-source Dijkstra (cpu/nearest.go), both graph.NearestFinder.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/pathctl/pathctl/cpu"
+	"github.com/pathctl/pathctl/graph"
+)
+
+// nearestOnGPU lets the nearest layout run on the GPU engine. With false,
+// it runs on the CPU engine whatever engine was asked for (the switch to
+// turn the device path off should it fail on a GPU).
+const nearestOnGPU = true
+
+// minGPUNearestVertices is the graph size below which --engine auto answers
+// the nearest layout on the CPU: the device's rounds cost a launch each
+// however small the graph, and below some ten thousand vertices the CPU's
+// heap is done before the first few launches. Not yet measured; the number
+// of sources plays no part, since the run is one whatever their number.
+const minGPUNearestVertices = 1 << 14
+
+// nearest answers the nearest layout of csr from sources on the engine opt
+// asks for (the CPU for auto on small graphs, or where nearestOnGPU is
+// off), and returns the engine's name and a description of the run for the
+// summary.
+func (g *Graph) nearest(ctx context.Context, opt Options, csr *graph.CSR, sources []graph.VertexID, req graph.Request) (*graph.Nearest, string, string, error) {
+	onCPU := func() (*graph.Nearest, string, string, error) {
+		res, err := cpu.New(cpu.WithThreads(opt.Threads)).Nearest(ctx, csr, sources, req)
+		return res, "cpu", "nearest source: one multi-source Dijkstra", err
+	}
+	switch {
+	case opt.Engine == "cpu":
+		return onCPU()
+	case !nearestOnGPU:
+		fmt.Fprintf(opt.Log, "pathctl: the nearest layout runs on the CPU engine (its GPU path is switched off)\n")
+		return onCPU()
+	case opt.Engine == "auto" && csr.NumVertices < minGPUNearestVertices:
+		fmt.Fprintf(opt.Log, "pathctl: %d vertices: the CPU engine answers the nearest layout faster than device rounds\n", csr.NumVertices)
+		return onCPU()
+	}
+	eng, release, err := g.engine(opt, 0)
+	if err != nil {
+		return nil, "", "", err
+	}
+	defer release()
+	ge, ok := eng.(gpuEngine)
+	if !ok {
+		return onCPU() // auto fell back: no usable GPU
+	}
+	began := time.Now()
+	res, info, err := ge.NearestInfo(ctx, csr, sources, req)
+	if err != nil {
+		return nil, "", "", err
+	}
+	method := fmt.Sprintf("nearest source: one multi-source near-far run on the device (delta %g, %d rounds, %s on the device, %s in all)",
+		info.Delta, info.Rounds, info.Kernel.Round(time.Microsecond), time.Since(began).Round(time.Microsecond))
+	return res, ge.Name(), method, nil
+}

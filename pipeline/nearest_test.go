@@ -1,0 +1,160 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/testgraphs"
+)
+
+// collectNearest runs the nearest layout and returns its rows as
+// (source, vertex, distance) and the run's summary.
+func collectNearest(t *testing.T, g *Graph, opt Options) ([]pairRow, *Summary) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	opt.Layout = arrowio.LayoutNearest
+	opt.Allocator = mem
+	var rows []pairRow
+	sum, err := Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
+		for i := 0; i < int(r.NumRows()); i++ {
+			rows = append(rows, pairRow{source: r.Column(2).(*array.Int64).Value(i), target: r.Column(0).(*array.Int64).Value(i), distance: floatAt(r.Column(1), i)})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("engine %s: %v", opt.Engine, err)
+	}
+	return rows, sum
+}
+
+// TestGPUNearestLayout runs the nearest layout through the whole pipeline on
+// the GPU engine (gpu.Engine.Nearest) and on the CPU engine, on random
+// graphs of every weight kind, directed and undirected, with and without a
+// cutoff and --reverse: the rows must be equal, and the summary must name
+// the engine that ran. With --engine auto a graph of minGPUNearestVertices
+// vertices or more runs on the GPU too.
+func TestGPUNearestLayout(t *testing.T) {
+	if st := GPUStatus(); !st.Available {
+		t.Skip("no GPU: " + st.Reason)
+	}
+	rng := testgraphs.Rand(t, 21)
+	for trial := range 24 {
+		kind := []testgraphs.WeightKind{testgraphs.Int, testgraphs.Float32, testgraphs.Float64, testgraphs.Unweighted}[trial%4]
+		n := 1 + rng.IntN(600)
+		if trial == 23 {
+			n = minGPUNearestVertices + 5
+		}
+		g, err := LoadGraph(randomTable(rng, n, 3*n, kind), LoadOptions{Undirected: trial%3 == 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := randomQuery(rng, t, g.CSR)
+		q.targets = nil
+		if trial%5 == 2 {
+			q.hasCutoff, q.cutoff = true, float64(rng.IntN(25))
+		}
+		reverse := trial%4 == 1
+		what := fmt.Sprintf("trial %d: %d vertices, %s, %d sources, cutoff %v %v, reverse %v", trial, n, kind, len(q.sources), q.hasCutoff, q.cutoff, reverse)
+		cpuOpt := q.options(graph.Auto, "cpu")
+		cpuOpt.Reverse = reverse
+		want, _ := collectNearest(t, g, cpuOpt)
+		engine := "gpu"
+		if trial == 23 {
+			engine = "auto"
+		}
+		gpuOpt := q.options(graph.Auto, engine)
+		gpuOpt.Reverse = reverse
+		got, sum := collectNearest(t, g, gpuOpt)
+		if sum.Engine != "gpu" || !strings.Contains(sum.Algorithm, "on the device") {
+			t.Fatalf("%s: ran on engine %s (%s), want the GPU's kernels", what, sum.Engine, sum.Algorithm)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%s:\n gpu %v\n cpu %v", what, got, want)
+		}
+	}
+}
+
+// BenchmarkNearestLayout times the nearest layout in process, through Run
+// with records counted and dropped (no file written), on issue 17's
+// road-like grid (1000 × 1000, a tenth of the edges dropped, weights
+// 1..1000, undirected) from 10,000 random sources: on the GPU engine (the
+// CSR built on the device, as the CLI does) and on the CPU engine; ns/op is
+// the run's time, and the log gives the summary's algorithm line, which for
+// the GPU says the device run's share. -test.short runs a 300 × 300 grid.
+func BenchmarkNearestLayout(b *testing.B) {
+	side, k := 1000, 10000
+	if testing.Short() {
+		side, k = 300, 900
+	}
+	rng := rand.New(rand.NewPCG(17, 4))
+	n := side * side
+	e := graph.Edges{NumVertices: n}
+	add := func(u, v int) {
+		if rng.Float64() < 0.1 {
+			return
+		}
+		e.Src = append(e.Src, int32(u))
+		e.Dst = append(e.Dst, int32(v))
+		e.IntWeights = append(e.IntWeights, int64(1+rng.IntN(1000)))
+	}
+	for r := range side {
+		for c := range side {
+			if c+1 < side {
+				add(r*side+c, r*side+c+1)
+			}
+			if r+1 < side {
+				add(r*side+c, (r+1)*side+c)
+			}
+		}
+	}
+	ids := &arrowio.Vertices{Type: arrow.PrimitiveTypes.Int64, Ints: make([]int64, n)}
+	for i := range ids.Ints {
+		ids.Ints[i] = int64(i)
+	}
+	var sources []string
+	for _, p := range rng.Perm(n)[:k] {
+		sources = append(sources, fmt.Sprint(p))
+	}
+	for _, engine := range []string{"gpu", "cpu"} {
+		b.Run(fmt.Sprintf("grid%d/sources=%d/%s", side, k, engine), func(b *testing.B) {
+			if st := GPUStatus(); engine == "gpu" && !st.Available {
+				b.Skip("no GPU: " + st.Reason)
+			}
+			table := &arrowio.EdgeTable{Edges: e, Vertices: ids, Name: "grid"}
+			g, err := LoadGraph(table, LoadOptions{Undirected: true, Engine: engine, Sources: k})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer g.Close()
+			opt := Options{Engine: engine, Layout: arrowio.LayoutNearest, Sources: sources}
+			var rows int64
+			var sum *Summary
+			b.ResetTimer()
+			for b.Loop() {
+				rows = 0
+				sum, err = Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
+					rows += r.NumRows()
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			if sum.Engine != engine || rows < int64(n)/2 {
+				b.Fatalf("ran on %s, %d rows", sum.Engine, rows)
+			}
+			b.Logf("%s: %s", engine, sum.Algorithm)
+		})
+	}
+}
