@@ -162,7 +162,7 @@ func (s *Server) prepareQuery(ctx context.Context, b []byte) (Query, *pipeline.G
 func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetServer) error {
 	ctx := stream.Context()
 	ci := callInfoFrom(ctx)
-	_, g, opt, err := s.prepareQuery(ctx, ticket.GetTicket())
+	q, g, opt, err := s.prepareQuery(ctx, ticket.GetTicket())
 	if err != nil {
 		return err
 	}
@@ -178,6 +178,7 @@ func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetS
 		return toStatus(err)
 	}
 	defer s.queue.release(client)
+	s.keepResident(ctx, q.Graph, g, opt)
 	runCtx := ctx
 	if s.cfg.MaxQuerySeconds > 0 {
 		var cancel context.CancelFunc

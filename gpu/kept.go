@@ -209,3 +209,9 @@ func (e *Engine) freeKept(kept map[*graph.CSR]*keptCSR) error {
 	}
 	return errors.Join(errs...)
 }
+
+// IsKept reports whether g has a kept copy not yet dropped.
+func (e *Engine) IsKept(g *graph.CSR) bool {
+	_, ok, _ := e.keptBytes(g)
+	return ok
+}
