@@ -27,7 +27,7 @@ const benchScale = 11
 
 // uploadRMAT uploads an R-MAT graph of scale, weights 1..100, as graph
 // name, in batches of 64 Ki edges.
-func uploadRMAT(b *testing.B, ctx context.Context, cl flight.Client, name string, scale int) {
+func uploadRMAT(b testing.TB, ctx context.Context, cl flight.Client, name string, scale int) {
 	b.Helper()
 	e, err := gen.RMAT(scale, 16, 1, gen.WithWeights(1, 100))
 	if err != nil {
