@@ -185,7 +185,7 @@ func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetS
 		runCtx, cancel = context.WithTimeout(ctx, time.Duration(s.cfg.MaxQuerySeconds*float64(time.Second)))
 		defer cancel()
 	}
-	w := flight.NewRecordWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
+	w := newResultWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
 	defer w.Close()
 	sum, err := pipeline.Run(runCtx, g, opt, func(rec arrow.RecordBatch) error {
 		ci.rows.Add(rec.NumRows())
@@ -211,7 +211,7 @@ func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetS
 // than that goes alone, if it fits maxMessage (--max-message-bytes); one
 // that does not is refused with a status naming the limit, before gRPC
 // refuses it with a less helpful one.
-func sendSliced(w *flight.Writer, rec arrow.RecordBatch, maxBytes, maxMessage int64) error {
+func sendSliced(w batchWriter, rec arrow.RecordBatch, maxBytes, maxMessage int64) error {
 	body := maxBytes - messageFraming(rec)
 	rows := rec.NumRows()
 	if rows <= 1 || recordBytes(rec) <= body {
@@ -235,7 +235,7 @@ func sendSliced(w *flight.Writer, rec arrow.RecordBatch, maxBytes, maxMessage in
 // sendFitting writes rows [lo, hi) of rec, halving the range until the
 // body of each part fits body bytes (rows of uneven size, such as strings,
 // make the first cut only an estimate).
-func sendFitting(w *flight.Writer, rec arrow.RecordBatch, lo, hi, body, maxMessage int64) error {
+func sendFitting(w batchWriter, rec arrow.RecordBatch, lo, hi, body, maxMessage int64) error {
 	part := rec.NewSlice(lo, hi)
 	defer part.Release()
 	if hi-lo <= 1 {

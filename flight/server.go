@@ -107,12 +107,17 @@ func NewServer(cfg Config) (_ *Server, err error) {
 		u, st := flight.CreateServerBearerTokenAuthInterceptors(auth)
 		unary, streams = append(unary, u), append(streams, st)
 	}
-	opts := []grpc.ServerOption{
+	codec, err := newFlightCodec()
+	if err != nil {
+		return nil, err
+	}
+	opts := append([]grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(streams...),
 		grpc.MaxRecvMsgSize(cfg.MaxMessageBytes),
 		grpc.MaxSendMsgSize(cfg.MaxMessageBytes),
-	}
+		grpc.ForceServerCodecV2(codec),
+	}, serverTransportOptions()...)
 	if cfg.TLSCert != "" {
 		creds, err := credentials.NewServerTLSFromFile(cfg.TLSCert, cfg.TLSKey)
 		if err != nil {
