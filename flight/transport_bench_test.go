@@ -65,7 +65,7 @@ func BenchmarkTransport(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, c := range []struct {
-		name   string
+		name        string
 		server      []grpc.ServerOption
 		client      []grpc.DialOption
 		batch       int64
