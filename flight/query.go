@@ -187,10 +187,14 @@ func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetS
 	}
 	w := newResultWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
 	defer w.Close()
+	runStart := time.Now()
 	sum, err := pipeline.Run(runCtx, g, opt, func(rec arrow.RecordBatch) error {
 		ci.rows.Add(rec.NumRows())
+		start := time.Now()
+		defer func() { ci.send.Add(int64(time.Since(start))) }()
 		return sendSliced(w, rec, int64(s.cfg.MaxBatchBytes), int64(s.cfg.MaxMessageBytes))
 	})
+	ci.run.Store(int64(time.Since(runStart)))
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(runCtx.Err(), context.DeadlineExceeded) {
 			return status.Errorf(codes.ResourceExhausted,

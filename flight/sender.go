@@ -63,10 +63,11 @@ func (w *streamPayloadWriter) WritePayload(p ipc.Payload) error {
 			return err
 		}
 		*buf = body
-		msg.body = mem.NewBuffer(buf, bodyBuffers)
+		msg.body = memBuffer(buf)
 	}
 	// The header is small; it is framed (copied) before SendMsg returns.
 	msg.prefix = framePrefix(header, int(size))
+	msg.size = int64(len(header)) + int64(size)
 	return w.stream.SendMsg(msg)
 }
 
@@ -75,6 +76,9 @@ func (w *streamPayloadWriter) WritePayload(p ipc.Payload) error {
 type outgoingData struct {
 	prefix []byte
 	body   mem.Buffer // nil when the message has no body
+	// size is the bytes of the header and the body, as the request log
+	// counts a FlightData's.
+	size int64
 }
 
 // Field numbers of FlightData (Flight.proto).
@@ -183,3 +187,7 @@ func (p *bodyPool) Put(b *[]byte) {
 	}
 	p.classes[bits.Len(uint(c-1))].Put(b)
 }
+
+// memBuffer wraps a buffer of bodyBuffers for gRPC, which returns it to
+// the pool once the message is written.
+func memBuffer(b *[]byte) mem.Buffer { return mem.NewBuffer(b, bodyBuffers) }
