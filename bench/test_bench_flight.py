@@ -1,7 +1,8 @@
 """Checks of the Flight benchmark (bench_flight.py): its argument parsing,
 its reading of the summary line and of the server's log, its comparison of
-results, and one whole run on a tiny graph with the CPU engine, which needs the pathctl binary ($PATHCTL_BIN, else bin/pathctl;
-`make test-python` builds it).
+results, and one whole run on a tiny graph with the CPU engine, which
+needs the pathctl binary ($PATHCTL_BIN, else bin/pathctl; `make
+test-python` builds it).
 
     PATHCTL_BIN=bin/pathctl .venv/bin/python -m pytest -q bench/test_bench_flight.py
 """
