@@ -29,8 +29,12 @@ import (
 func (s *Server) graphFor(meta GraphMeta) (*pipeline.Graph, error) {
 	lg := s.cache.entry(meta.Data)
 	lg.once.Do(func() {
-		lg.g, lg.err = s.readStored(meta)
+		var device int64
+		lg.g, device, lg.err = s.readStored(meta)
 		s.cache.loaded(meta.Data, lg)
+		if device > 0 {
+			s.cache.addDevice(lg.g, device)
+		}
 	})
 	if lg.err != nil {
 		if errors.Is(lg.err, fs.ErrNotExist) { // dropped or replaced meanwhile
@@ -42,10 +46,15 @@ func (s *Server) graphFor(meta GraphMeta) (*pipeline.Graph, error) {
 }
 
 // remember puts a graph just uploaded into the cache, unless another
-// upload of the same name has replaced it already.
-func (s *Server) remember(meta GraphMeta, g *pipeline.Graph) {
+// upload of the same name has replaced it already;
+// device is the bytes of its CSR kept on the device by loadGraph, which
+// go with the cache entry, or are freed at once when there is none.
+func (s *Server) remember(meta GraphMeta, g *pipeline.Graph, device int64) {
 	if current, ok := s.store.get(meta.Name); ok && current.Data == meta.Data {
 		s.cache.put(meta.Data, g)
+	}
+	if device > 0 {
+		s.cache.addDevice(g, device)
 	}
 }
 
@@ -65,22 +74,24 @@ func isDataOf(data, name string) bool {
 	return len(data) == len(name)+suffix && data[:len(name)] == name
 }
 
-// readStored reads a stored table as the CLI reads an Arrow IPC file.
-func (s *Server) readStored(meta GraphMeta) (*pipeline.Graph, error) {
+// readStored reads a stored table as the CLI reads an Arrow IPC file, and
+// returns its graph with the device bytes of its CSR where loadGraph
+// built it on the device.
+func (s *Server) readStored(meta GraphMeta) (*pipeline.Graph, int64, error) {
 	opt := meta.Options
 	table, err := arrowio.ReadEdges(s.store.dataPath(meta), arrowio.ReadOptions{
 		Format: arrowio.FormatArrowFile, SrcCol: opt.SrcCol, DstCol: opt.DstCol, WeightCol: opt.WeightCol,
 		Unweighted: opt.Unweighted, Allocator: s.mem,
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	table.Name = meta.Name
 	lo, err := loadOptions(opt)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return pipeline.LoadGraph(table, lo)
+	return s.loadGraph(context.Background(), table, lo)
 }
 
 func loadOptions(o UploadOptions) (pipeline.LoadOptions, error) {

@@ -10,7 +10,10 @@ import (
 
 // Resident CSRs: a GPU query makes its graph's CSR resident on the
 // server's device (pipeline.SharedGPU.Keep), so that the next queries on
-// that graph borrow it instead of uploading it again. The device bytes
+// that graph borrow it instead of uploading it again. Once the device is
+// open, a graph uploaded or read back from its file is built on the
+// device and kept there from the start (SharedGPU.LoadGraph), when the
+// device is not busy with a run at that instant. The device bytes
 // count in the cache's budget (--cache-bytes) beside the host bytes, and
 // the copy goes with its cache entry: on eviction, on a drop or a
 // replacement of the graph, and at shutdown. A graph the device cannot
@@ -22,8 +25,25 @@ import (
 type residentKeeper interface {
 	// Keep makes g's CSR resident and returns its device bytes.
 	Keep(ctx context.Context, g *pipeline.Graph) (int64, error)
-	// Forget frees the copy Keep made (once the runs using it end).
+	// Forget frees the copy Keep or LoadGraph made (once the runs using it
+	// end).
 	Forget(g *pipeline.Graph) error
+	// LoadGraph builds the graph of t, its CSR on the device and kept there
+	// where the device is open and idle (returning its device bytes),
+	// else on the CPU (0 bytes).
+	LoadGraph(ctx context.Context, t *arrowio.EdgeTable, opt pipeline.LoadOptions) (*pipeline.Graph, int64, error)
+}
+
+// loadGraph builds the graph of an uploaded or stored table: on the
+// server's GPU, kept resident, where SharedGPU.LoadGraph can, else on the CPU. The
+// caller counts the device bytes in the cache (addDevice), or forgets
+// the copy.
+func (s *Server) loadGraph(ctx context.Context, t *arrowio.EdgeTable, opt pipeline.LoadOptions) (*pipeline.Graph, int64, error) {
+	if s.resident == nil {
+		g, err := pipeline.LoadGraph(t, opt)
+		return g, 0, err
+	}
+	return s.resident.LoadGraph(ctx, t, opt)
 }
 
 // keepResident makes the CSR of g resident before a run with opt, where

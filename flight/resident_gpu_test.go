@@ -14,9 +14,10 @@ import (
 
 // TestResidentCSRNotUploadedAgain runs GPU queries on one graph through
 // the server's shared engine: the first query uploads the CSR once and
-// leaves it resident, the next ones (stats and pairs) upload nothing and
-// answer exactly as before and as the CPU engine, and after a drop and a
-// new upload of the graph, the first query uploads it again.
+// leaves it resident (counted in the cache as on the device), the next
+// ones (stats and pairs) upload nothing and answer exactly as before and
+// as the CPU engine; a drop frees the copy; a new upload, the device being
+// open, is built on the device and kept, and its queries upload nothing.
 func TestResidentCSRNotUploadedAgain(t *testing.T) {
 	if st := pipeline.GPUStatus(); !st.Available {
 		t.Skip("no usable GPU: " + st.Reason)
@@ -60,15 +61,29 @@ func TestResidentCSRNotUploadedAgain(t *testing.T) {
 			t.Errorf("%s: the GPU's counts and sums differ from the CPU engine's", layout)
 		}
 	}
-	if n, b := ts.cache.deviceStats(); n != 1 || b == 0 {
-		t.Errorf("the cache counts %d resident graphs of %d bytes, want 1", n, b)
+	n, b := ts.cache.deviceStats()
+	if n != 1 || b == 0 || ts.gpu.KeptBytes() != b {
+		t.Errorf("the cache counts %d resident graphs of %d bytes, the device keeps %d; want 1 graph", n, b, ts.gpu.KeptBytes())
 	}
 	if _, err := doAction(ctx, cl, ActionDrop, "rmat"); err != nil {
 		t.Fatal(err)
 	}
+	if kept := ts.gpu.KeptBytes(); kept != 0 {
+		t.Errorf("the device keeps %d bytes after the graph was dropped", kept)
+	}
+	// With the device open and idle, a new upload is built on it and kept.
 	uploadRMAT(t, ctx, cl, "rmat", 10)
-	get(`{"graph": "rmat", "layout": "stats", "engine": "gpu"}`).Release()
-	uploads("after a drop and a new upload", 2)
+	if n, b := ts.cache.deviceStats(); n != 1 || b == 0 || ts.gpu.KeptBytes() != b {
+		t.Errorf("after a new upload: the cache counts %d resident graphs of %d bytes, the device keeps %d", n, b, ts.gpu.KeptBytes())
+	}
+	stats := get(`{"graph": "rmat", "layout": "stats", "engine": "gpu", "algorithm": "dijkstra"}`)
+	defer stats.Release()
+	uploads("after a new upload built on the device", 1)
+	cpu := get(`{"graph": "rmat", "layout": "stats", "engine": "cpu", "algorithm": "dijkstra"}`)
+	defer cpu.Release()
+	if !sameColumns(stats, cpu, "source", "reachable", "eccentricity", "sum") {
+		t.Error("stats on the CSR built on the device differ from the CPU engine's")
+	}
 }
 
 // sameTable reports whether two tables hold equal columns, however their

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/internal/testgraphs"
 	"github.com/pathctl/pathctl/pipeline"
 )
@@ -19,6 +20,8 @@ type fakeKeeper struct {
 	keeps    int
 	forgets  int
 	refuse   map[string]bool // by table name
+	// build makes LoadGraph keep what it loads, as a build on the device.
+	build bool
 }
 
 func newFakeKeeper() *fakeKeeper {
@@ -34,6 +37,21 @@ func (f *fakeKeeper) Keep(_ context.Context, g *pipeline.Graph) (int64, error) {
 	f.keeps++
 	f.resident[g] = csrBytes(g)
 	return csrBytes(g), nil
+}
+
+func (f *fakeKeeper) LoadGraph(_ context.Context, t *arrowio.EdgeTable, opt pipeline.LoadOptions) (*pipeline.Graph, int64, error) {
+	g, err := pipeline.LoadGraph(t, opt)
+	if err != nil {
+		return nil, 0, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.build || f.refuse[t.Name] {
+		return g, 0, nil
+	}
+	f.keeps++
+	f.resident[g] = csrBytes(g)
+	return g, csrBytes(g), nil
 }
 
 func (f *fakeKeeper) Forget(g *pipeline.Graph) error {
@@ -177,5 +195,49 @@ func TestNoResidentCSR(t *testing.T) {
 	releaseAll(recs)
 	if _, _, keeps, _ := keeper.state(); keeps != 0 {
 		t.Errorf("NoResidentCSR: %d graphs kept on the device", keeps)
+	}
+}
+
+// TestResidentCSRBuiltOnDevice runs the server with a fake device that
+// builds what the server loads: an upload is resident before any query
+// (no Keep), and so is a graph read back from its file after an eviction;
+// a replacement, a drop and shutdown free the copies, and nothing is kept
+// twice.
+func TestResidentCSRBuiltOnDevice(t *testing.T) {
+	keeper := newFakeKeeper()
+	keeper.build = true
+	ts := startServer(t, Config{keeper: keeper})
+	cl := dial(t, ts.addr)
+	ctx := context.Background()
+	c := testgraphs.Cases()[len(testgraphs.Cases())-1]
+	uploadCase(t, ctx, cl, "a", c)
+	checkResident(t, "upload", ts, keeper, "a")
+	uploadCase(t, ctx, cl, "a", c)
+	checkResident(t, "replacement", ts, keeper, "a")
+	_, recs, err := doGet(ctx, cl, `{"graph": "a", "engine": "auto", "algorithm": "dijkstra"}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPairsAgainstCase(t, c, recs, false, nil)
+	releaseAll(recs)
+	// Forgotten by the cache, read back from the file: built again.
+	ts.cache.clear()
+	checkResident(t, "cache cleared", ts, keeper)
+	_, recs, err = doGet(ctx, cl, `{"graph": "a", "engine": "cpu", "algorithm": "dijkstra"}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPairsAgainstCase(t, c, recs, false, nil)
+	releaseAll(recs)
+	checkResident(t, "read back", ts, keeper, "a")
+	uploadCase(t, ctx, cl, "b", c)
+	if _, err := doAction(ctx, cl, ActionDrop, "a"); err != nil {
+		t.Fatal(err)
+	}
+	checkResident(t, "a dropped", ts, keeper, "b")
+	ts.shutdown(t)
+	checkResident(t, "shutdown", ts, keeper)
+	if _, _, keeps, forgets := keeper.state(); keeps != 4 || forgets != 4 {
+		t.Errorf("%d copies kept, %d freed; want 4 and 4", keeps, forgets)
 	}
 }

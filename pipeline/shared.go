@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
+	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/gpu"
+	"github.com/pathctl/pathctl/graph"
 )
 
 // SharedGPU is one GPU engine for the runs of many graphs (Options.GPU),
@@ -98,7 +101,60 @@ func (s *SharedGPU) Keep(ctx context.Context, g *Graph) (int64, error) {
 	return e.KeepCSR(ctx, g.CSR)
 }
 
-// Forget frees the device copy Keep made of g's CSR, at once or, where a
+// LoadGraph is LoadGraph (the function) for a graph that runs on this
+// engine: where the engine is open already and free this instant, the CSR
+// is built on its device and kept there as Keep keeps it (the returned
+// bytes, to be freed by Forget); else, or where the device fails, it is
+// built on the CPU and 0 bytes are kept. It never opens the device, and
+// never waits for a run's turn. opt.Engine and opt.Device are ignored; a
+// table the CPU build refuses gets the CPU build's error.
+func (s *SharedGPU) LoadGraph(ctx context.Context, t *arrowio.EdgeTable, opt LoadOptions) (*Graph, int64, error) {
+	opt.Engine, opt.Device = "cpu", nil
+	s.forget.Lock()
+	e := s.e
+	s.forget.Unlock()
+	if e == nil || opt.Vertices != nil || !s.turn.TryLock() {
+		g, err := LoadGraph(t, opt)
+		return g, 0, err
+	}
+	g, kept, err := s.buildKept(ctx, e, t, opt)
+	s.turn.Unlock()
+	if err != nil {
+		g, err := LoadGraph(t, opt)
+		return g, 0, err
+	}
+	return g, kept, nil
+}
+
+// buildKept builds t's CSR with e and keeps it, holding the turn.
+func (s *SharedGPU) buildKept(ctx context.Context, e *gpu.Engine, t *arrowio.EdgeTable, opt LoadOptions) (*Graph, int64, error) {
+	if s.e != e { // closed meanwhile
+		return nil, 0, errSharedClosed
+	}
+	bopt := graph.BuildOptions{Undirected: opt.Undirected, DistType: opt.DistType}
+	if err := checkDistanceRange(t, &bopt); err != nil {
+		return nil, 0, err
+	}
+	free, err := e.FreeMemory()
+	if err != nil {
+		return nil, 0, err
+	}
+	// The build's own buffers (ids, counts, unsorted and sorted arcs)
+	// take about three times the CSR it leaves.
+	if need := 3 * (16*int64(t.Edges.Len()) + 8*int64(t.Edges.NumVertices)); need > free/2 {
+		return nil, 0, fmt.Errorf("pipeline: building the CSR of %s on the device needs about %d bytes, more than half of the %d free", t.Name, need, free)
+	}
+	start := time.Now()
+	csr, kept, err := e.BuildKeptCSR(ctx, &t.Edges, bopt)
+	if err != nil {
+		return nil, 0, err
+	}
+	g := &Graph{Table: t, CSR: csr, Undirected: opt.Undirected, builtOn: "gpu", buildTime: time.Since(start)}
+	g.times.Build = g.buildTime
+	return g, kept, nil
+}
+
+// Forget frees the device copy Keep or LoadGraph made of g's CSR, at once or, where a
 // run is using it, when that run ends; later runs upload g again. It does
 // not wait for the turn. Forgetting a graph not kept does nothing.
 func (s *SharedGPU) Forget(g *Graph) error {
@@ -119,6 +175,17 @@ func (s *SharedGPU) GraphUploads() int64 {
 		return 0
 	}
 	return s.e.GraphUploads()
+}
+
+// KeptBytes is the device memory of the CSRs Keep and LoadGraph keep now
+// (gpu.Engine.KeptBytes), 0 before the engine opened.
+func (s *SharedGPU) KeptBytes() int64 {
+	s.forget.Lock()
+	defer s.forget.Unlock()
+	if s.e == nil {
+		return 0
+	}
+	return s.e.KeptBytes()
 }
 
 // csrDeviceBytes is what g's CSR takes on the device: int64 offsets, int32
