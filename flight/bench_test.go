@@ -27,7 +27,7 @@ const benchScale = 11
 
 // uploadRMAT uploads an R-MAT graph of scale, weights 1..100, as graph
 // name, in batches of 64 Ki edges.
-func uploadRMAT(b *testing.B, ctx context.Context, cl flight.Client, name string, scale int) {
+func uploadRMAT(b testing.TB, ctx context.Context, cl flight.Client, name string, scale int) {
 	b.Helper()
 	e, err := gen.RMAT(scale, 16, 1, gen.WithWeights(1, 100))
 	if err != nil {
@@ -61,13 +61,31 @@ type replayServer struct {
 	flight.BaseFlightServer
 	schema *arrow.Schema
 	recs   []arrow.RecordBatch
+	// batch is the size above which batches are sliced; 0 means
+	// DefaultMaxBatchBytes.
+	batch int64
+	// arrowWriter sends through arrow-go's flight.Writer and the proto
+	// codec instead of the server's result writer.
+	arrowWriter bool
 }
 
 func (r *replayServer) DoGet(_ *flight.Ticket, stream flight.FlightService_DoGetServer) error {
-	w := flight.NewRecordWriter(stream, ipc.WithSchema(r.schema))
+	var w interface {
+		batchWriter
+		Close() error
+	}
+	if r.arrowWriter {
+		w = flight.NewRecordWriter(stream, ipc.WithSchema(r.schema))
+	} else {
+		w = newResultWriter(stream, ipc.WithSchema(r.schema))
+	}
 	defer w.Close()
+	batch := r.batch
+	if batch == 0 {
+		batch = DefaultMaxBatchBytes
+	}
 	for _, rec := range r.recs {
-		if err := sendSliced(w, rec, DefaultMaxBatchBytes, DefaultMaxMessageBytes); err != nil {
+		if err := sendSliced(w, rec, batch, DefaultMaxMessageBytes); err != nil {
 			return err
 		}
 	}
@@ -102,9 +120,9 @@ func BenchmarkDoGetMatrix(b *testing.B) {
 	ctx := context.Background()
 	ts := startServer(&testing.T{}, Config{})
 	defer ts.shutdown(b)
-	cl, err := flight.NewClientWithMiddleware(ts.addr, nil, nil,
+	cl, err := flight.NewClientWithMiddleware(ts.addr, nil, nil, append(ClientTransportOptions(),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(DefaultMaxMessageBytes)))
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(DefaultMaxMessageBytes)))...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -168,13 +186,18 @@ func BenchmarkDoGetMatrix(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		srv := grpc.NewServer(grpc.MaxRecvMsgSize(DefaultMaxMessageBytes), grpc.MaxSendMsgSize(DefaultMaxMessageBytes))
+		codec, err := newFlightCodec()
+		if err != nil {
+			b.Fatal(err)
+		}
+		srv := grpc.NewServer(append(serverTransportOptions(), grpc.ForceServerCodecV2(codec),
+			grpc.MaxRecvMsgSize(DefaultMaxMessageBytes), grpc.MaxSendMsgSize(DefaultMaxMessageBytes))...)
 		flight.RegisterFlightServiceServer(srv, rs)
 		go srv.Serve(lis)
 		defer srv.Stop()
-		rc, err := flight.NewClientWithMiddleware(lis.Addr().String(), nil, nil,
+		rc, err := flight.NewClientWithMiddleware(lis.Addr().String(), nil, nil, append(ClientTransportOptions(),
 			grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(DefaultMaxMessageBytes)))
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(DefaultMaxMessageBytes)))...)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -12,26 +12,96 @@ type loadedGraph struct {
 	g    *pipeline.Graph
 	err  error
 	// bytes is the graph's memory (graphBytes) once loaded, 0 before;
-	// lastUse orders entries for eviction. Both are guarded by the
+	// device is the device memory of its CSR kept resident (0 when not
+	// kept); lastUse orders entries for eviction. All are guarded by the
 	// cache's mutex.
 	bytes   int64
+	device  int64
 	lastUse uint64
 }
 
 // graphCache keeps stored graphs in memory, by data file name, up to max
-// bytes: past it, the graphs used least recently are forgotten first (a
-// job running on one keeps it until it ends; the next query reads it
-// again). A graph larger than max alone is still served, then forgotten.
+// bytes, host and device memory together: past it, the graphs used least
+// recently are forgotten first (a job running on one keeps it until it
+// ends; the next query reads it again). A graph larger than max alone is
+// still served, then forgotten. Forgetting a graph whose CSR is resident
+// on the device frees that copy (through forget), as do a drop and a
+// replacement.
 type graphCache struct {
 	mu      sync.Mutex
 	max     int64
-	used    int64 // bytes of the loaded entries
+	used    int64 // bytes of the loaded entries, device bytes included
 	clock   uint64
 	entries map[string]*loadedGraph
+	// forget frees the device copy of a graph removed from the cache; it
+	// is called without the mutex, for the graphs in unkept.
+	forget func(*pipeline.Graph)
+	unkept []*pipeline.Graph
 }
 
-func newGraphCache(max int64) *graphCache {
-	return &graphCache{max: max, entries: map[string]*loadedGraph{}}
+// newGraphCache returns a cache of max bytes; forget, when not nil, frees
+// the device copy of a graph the cache removes (see addDevice).
+func newGraphCache(max int64, forget func(*pipeline.Graph)) *graphCache {
+	return &graphCache{max: max, entries: map[string]*loadedGraph{}, forget: forget}
+}
+
+// forgetRemoved calls forget for the graphs with a device copy that the
+// cache removed; every method that may remove entries defers it before it
+// takes the mutex, so that it runs once the mutex is released.
+func (c *graphCache) forgetRemoved() {
+	c.mu.Lock()
+	gs := c.unkept
+	c.unkept = nil
+	c.mu.Unlock()
+	for _, g := range gs {
+		c.forget(g)
+	}
+}
+
+// roomOnDevice reports whether the entry holding g is resident already,
+// and whether it would still fit the budget with device more bytes: a
+// graph that would not is not made resident (it would be forgotten, and
+// its copy freed, at once). A graph no entry holds has no room.
+func (c *graphCache) roomOnDevice(g *pipeline.Graph, device int64) (resident, fits bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, lg := range c.entries {
+		if lg.g == g && lg.bytes > 0 {
+			return lg.device > 0, lg.bytes+device <= c.max
+		}
+	}
+	return false, false
+}
+
+// addDevice counts device bytes of g's CSR, which the caller has just made
+// resident, in the entry holding g, and evicts down to the budget. Where
+// no entry holds g any more (dropped, replaced or evicted meanwhile), the
+// copy is forgotten at once. Counting an entry twice counts it once.
+func (c *graphCache) addDevice(g *pipeline.Graph, device int64) {
+	defer c.forgetRemoved()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, lg := range c.entries {
+		if lg.g != g || lg.bytes == 0 {
+			continue
+		}
+		if lg.device == 0 {
+			lg.device = device
+			c.used += device
+		}
+		c.clock++
+		lg.lastUse = c.clock
+		c.shrink()
+		return
+	}
+	if c.forget != nil {
+		c.unkept = append(c.unkept, g)
+	}
+}
+
+// clear removes every entry, forgetting the device copies (at shutdown).
+func (c *graphCache) clear() {
+	c.removeIf(func(string) bool { return true })
 }
 
 // entry returns the entry of data, adding an empty one (to be loaded by
@@ -52,6 +122,7 @@ func (c *graphCache) entry(data string) *loadedGraph {
 // loaded records the size of lg, which its once has just loaded as data,
 // and evicts down to the budget. An entry that failed to load is removed.
 func (c *graphCache) loaded(data string, lg *loadedGraph) {
+	defer c.forgetRemoved()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries[data] != lg {
@@ -75,6 +146,7 @@ func (c *graphCache) loaded(data string, lg *loadedGraph) {
 func (c *graphCache) put(data string, g *pipeline.Graph) {
 	lg := &loadedGraph{g: g, bytes: graphBytes(g)}
 	lg.once.Do(func() {})
+	defer c.forgetRemoved()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.removeLocked(data)
@@ -87,6 +159,7 @@ func (c *graphCache) put(data string, g *pipeline.Graph) {
 
 // removeIf removes every entry whose data name drop reports true for.
 func (c *graphCache) removeIf(drop func(data string) bool) {
+	defer c.forgetRemoved()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for data := range c.entries {
@@ -98,8 +171,11 @@ func (c *graphCache) removeIf(drop func(data string) bool) {
 
 func (c *graphCache) removeLocked(data string) {
 	if lg, ok := c.entries[data]; ok {
-		c.used -= lg.bytes
+		c.used -= lg.bytes + lg.device
 		delete(c.entries, data)
+		if lg.device > 0 && c.forget != nil {
+			c.unkept = append(c.unkept, lg.g)
+		}
 	}
 }
 
@@ -121,7 +197,8 @@ func (c *graphCache) shrink() {
 	}
 }
 
-// stats returns the loaded entries' count and bytes.
+// stats returns the loaded entries' count and bytes, device bytes
+// included.
 func (c *graphCache) stats() (entries int, bytes int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -131,6 +208,20 @@ func (c *graphCache) stats() (entries int, bytes int64) {
 		}
 	}
 	return entries, c.used
+}
+
+// deviceStats returns the count and the device bytes of the entries whose
+// CSR is resident on the device.
+func (c *graphCache) deviceStats() (entries int, bytes int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, lg := range c.entries {
+		if lg.device > 0 {
+			entries++
+			bytes += lg.device
+		}
+	}
+	return entries, bytes
 }
 
 // graphBytes estimates the memory of a loaded graph: its edge table (ids,
@@ -147,8 +238,16 @@ func graphBytes(g *pipeline.Graph) int64 {
 			}
 		}
 	}
-	if c := g.CSR; c != nil {
-		b += 8*int64(len(c.Offsets)) + 4*int64(len(c.Targets)) + int64(len(c.Targets))*int64(c.Type.Size())
-	}
+	b += csrBytes(g)
 	return max(b, 1)
+}
+
+// csrBytes is the memory of g's CSR: int64 offsets, int32 targets and a
+// weight per arc, on the host as on the device.
+func csrBytes(g *pipeline.Graph) int64 {
+	c := g.CSR
+	if c == nil {
+		return 0
+	}
+	return 8*int64(len(c.Offsets)) + 4*int64(len(c.Targets)) + int64(len(c.Targets))*int64(c.Type.Size())
 }

@@ -22,7 +22,7 @@ func TestGraphCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	if size != 8+100*(4+4) {
 		t.Fatalf("graphBytes = %d, want %d", size, 8+100*(4+4))
 	}
-	c := newGraphCache(2 * size)
+	c := newGraphCache(2*size, nil)
 	c.put("a", cachedGraph(100))
 	c.put("b", cachedGraph(100))
 	c.entry("a") // a is now used after b

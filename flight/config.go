@@ -78,6 +78,15 @@ type Config struct {
 	// TLSCert and TLSKey are PEM files that turn on TLS (--tls-cert,
 	// --tls-key); both or neither.
 	TLSCert, TLSKey string
+	// NoResidentCSR turns off keeping the CSRs of cached graphs on the GPU
+	// between queries: each GPU query then uploads its graph, as the CLI
+	// does. By default a GPU query makes its graph's CSR resident on the
+	// server's device, counted in CacheBytes and freed with the cache
+	// entry (on eviction, drop, replacement and shutdown).
+	NoResidentCSR bool
+	// keeper, when set, replaces the shared GPU engine as what keeps CSRs
+	// resident (tests).
+	keeper residentKeeper
 	// MemBudget and Threads are passed to every run (--mem, --threads).
 	MemBudget int64
 	Threads   int

@@ -23,6 +23,10 @@ type callInfo struct {
 	engine    atomic.Pointer[string]
 	rows      atomic.Int64
 	bytes     atomic.Int64
+	// run and send are a DoGet's time in the pipeline's run and, within
+	// it, in sending batches; run − send is what the stream waited for
+	// the engine (both 0 for other calls).
+	run, send atomic.Int64
 }
 
 func (c *callInfo) setGraph(name string)     { c.graph.Store(&name) }
@@ -56,8 +60,11 @@ type countingStream struct {
 func (s *countingStream) Context() context.Context { return s.ctx }
 
 func (s *countingStream) SendMsg(m any) error {
-	if d, ok := m.(*flight.FlightData); ok {
+	switch d := m.(type) {
+	case *flight.FlightData:
 		s.info.bytes.Add(dataSize(d))
+	case *outgoingData:
+		s.info.bytes.Add(d.size)
 	}
 	return s.ServerStream.SendMsg(m)
 }
@@ -119,6 +126,11 @@ func logCall(log *slog.Logger, ctx context.Context, method string, ci *callInfo,
 		"bytes", ci.bytes.Load(),
 		"time", time.Since(start).Round(time.Microsecond).String(),
 		"code", status.Code(err).String(),
+	}
+	if run := time.Duration(ci.run.Load()); run > 0 {
+		send := time.Duration(ci.send.Load())
+		attrs = append(attrs, "engine_time", (run - send).Round(time.Microsecond).String(),
+			"send_time", send.Round(time.Microsecond).String())
 	}
 	if p, ok := peer.FromContext(ctx); ok {
 		attrs = append(attrs, "peer", p.Addr.String())

@@ -29,8 +29,12 @@ import (
 func (s *Server) graphFor(meta GraphMeta) (*pipeline.Graph, error) {
 	lg := s.cache.entry(meta.Data)
 	lg.once.Do(func() {
-		lg.g, lg.err = s.readStored(meta)
+		var device int64
+		lg.g, device, lg.err = s.readStored(meta)
 		s.cache.loaded(meta.Data, lg)
+		if device > 0 {
+			s.cache.addDevice(lg.g, device)
+		}
 	})
 	if lg.err != nil {
 		if errors.Is(lg.err, fs.ErrNotExist) { // dropped or replaced meanwhile
@@ -42,10 +46,15 @@ func (s *Server) graphFor(meta GraphMeta) (*pipeline.Graph, error) {
 }
 
 // remember puts a graph just uploaded into the cache, unless another
-// upload of the same name has replaced it already.
-func (s *Server) remember(meta GraphMeta, g *pipeline.Graph) {
+// upload of the same name has replaced it already;
+// device is the bytes of its CSR kept on the device by loadGraph, which
+// go with the cache entry, or are freed at once when there is none.
+func (s *Server) remember(meta GraphMeta, g *pipeline.Graph, device int64) {
 	if current, ok := s.store.get(meta.Name); ok && current.Data == meta.Data {
 		s.cache.put(meta.Data, g)
+	}
+	if device > 0 {
+		s.cache.addDevice(g, device)
 	}
 }
 
@@ -65,22 +74,24 @@ func isDataOf(data, name string) bool {
 	return len(data) == len(name)+suffix && data[:len(name)] == name
 }
 
-// readStored reads a stored table as the CLI reads an Arrow IPC file.
-func (s *Server) readStored(meta GraphMeta) (*pipeline.Graph, error) {
+// readStored reads a stored table as the CLI reads an Arrow IPC file, and
+// returns its graph with the device bytes of its CSR where loadGraph
+// built it on the device.
+func (s *Server) readStored(meta GraphMeta) (*pipeline.Graph, int64, error) {
 	opt := meta.Options
 	table, err := arrowio.ReadEdges(s.store.dataPath(meta), arrowio.ReadOptions{
 		Format: arrowio.FormatArrowFile, SrcCol: opt.SrcCol, DstCol: opt.DstCol, WeightCol: opt.WeightCol,
 		Unweighted: opt.Unweighted, Allocator: s.mem,
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	table.Name = meta.Name
 	lo, err := loadOptions(opt)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return pipeline.LoadGraph(table, lo)
+	return s.loadGraph(context.Background(), table, lo)
 }
 
 func loadOptions(o UploadOptions) (pipeline.LoadOptions, error) {
@@ -162,7 +173,7 @@ func (s *Server) prepareQuery(ctx context.Context, b []byte) (Query, *pipeline.G
 func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetServer) error {
 	ctx := stream.Context()
 	ci := callInfoFrom(ctx)
-	_, g, opt, err := s.prepareQuery(ctx, ticket.GetTicket())
+	q, g, opt, err := s.prepareQuery(ctx, ticket.GetTicket())
 	if err != nil {
 		return err
 	}
@@ -178,18 +189,23 @@ func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetS
 		return toStatus(err)
 	}
 	defer s.queue.release(client)
+	s.keepResident(ctx, q.Graph, g, opt)
 	runCtx := ctx
 	if s.cfg.MaxQuerySeconds > 0 {
 		var cancel context.CancelFunc
 		runCtx, cancel = context.WithTimeout(ctx, time.Duration(s.cfg.MaxQuerySeconds*float64(time.Second)))
 		defer cancel()
 	}
-	w := flight.NewRecordWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
+	w := newResultWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
 	defer w.Close()
+	runStart := time.Now()
 	sum, err := pipeline.Run(runCtx, g, opt, func(rec arrow.RecordBatch) error {
 		ci.rows.Add(rec.NumRows())
+		start := time.Now()
+		defer func() { ci.send.Add(int64(time.Since(start))) }()
 		return sendSliced(w, rec, int64(s.cfg.MaxBatchBytes), int64(s.cfg.MaxMessageBytes))
 	})
+	ci.run.Store(int64(time.Since(runStart)))
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(runCtx.Err(), context.DeadlineExceeded) {
 			return status.Errorf(codes.ResourceExhausted,
@@ -210,7 +226,7 @@ func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetS
 // than that goes alone, if it fits maxMessage (--max-message-bytes); one
 // that does not is refused with a status naming the limit, before gRPC
 // refuses it with a less helpful one.
-func sendSliced(w *flight.Writer, rec arrow.RecordBatch, maxBytes, maxMessage int64) error {
+func sendSliced(w batchWriter, rec arrow.RecordBatch, maxBytes, maxMessage int64) error {
 	body := maxBytes - messageFraming(rec)
 	rows := rec.NumRows()
 	if rows <= 1 || recordBytes(rec) <= body {
@@ -234,7 +250,7 @@ func sendSliced(w *flight.Writer, rec arrow.RecordBatch, maxBytes, maxMessage in
 // sendFitting writes rows [lo, hi) of rec, halving the range until the
 // body of each part fits body bytes (rows of uneven size, such as strings,
 // make the first cut only an estimate).
-func sendFitting(w *flight.Writer, rec arrow.RecordBatch, lo, hi, body, maxMessage int64) error {
+func sendFitting(w batchWriter, rec arrow.RecordBatch, lo, hi, body, maxMessage int64) error {
 	part := rec.NewSlice(lo, hi)
 	defer part.Release()
 	if hi-lo <= 1 {

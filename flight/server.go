@@ -40,6 +40,9 @@ type Server struct {
 	// gpu is the GPU engine every run shares, opened by the first run that
 	// wants it and closed when the server stops.
 	gpu pipeline.SharedGPU
+	// resident keeps the CSRs of cached graphs on the device between
+	// queries (&gpu, or a test's fake); nil with Config.NoResidentCSR.
+	resident residentKeeper
 
 	closeOnce sync.Once
 }
@@ -73,8 +76,16 @@ func NewServer(cfg Config) (_ *Server, err error) {
 		log:   cfg.Logger,
 		mem:   cfg.Allocator,
 		queue: newFairQueue(cfg.MaxConcurrent),
-		cache: newGraphCache(cfg.CacheBytes),
 	}
+	var forget func(*pipeline.Graph)
+	if !cfg.NoResidentCSR {
+		s.resident = &s.gpu
+		if cfg.keeper != nil {
+			s.resident = cfg.keeper
+		}
+		forget = s.forgetResident
+	}
+	s.cache = newGraphCache(cfg.CacheBytes, forget)
 	if s.lock, err = lockDataDir(cfg.DataDir); err != nil {
 		return nil, err
 	}
@@ -96,12 +107,17 @@ func NewServer(cfg Config) (_ *Server, err error) {
 		u, st := flight.CreateServerBearerTokenAuthInterceptors(auth)
 		unary, streams = append(unary, u), append(streams, st)
 	}
-	opts := []grpc.ServerOption{
+	codec, err := newFlightCodec()
+	if err != nil {
+		return nil, err
+	}
+	opts := append([]grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(streams...),
 		grpc.MaxRecvMsgSize(cfg.MaxMessageBytes),
 		grpc.MaxSendMsgSize(cfg.MaxMessageBytes),
-	}
+		grpc.ForceServerCodecV2(codec),
+	}, serverTransportOptions()...)
 	if cfg.TLSCert != "" {
 		creds, err := credentials.NewServerTLSFromFile(cfg.TLSCert, cfg.TLSKey)
 		if err != nil {
@@ -158,6 +174,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		<-stopped
 	}
 	<-done
+	s.cache.clear()
 	if err := s.gpu.Close(); err != nil {
 		s.log.Warn("flight: closing the GPU engine", "error", err.Error())
 	}
@@ -172,6 +189,7 @@ func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.grpc.Stop()
 		s.lis.Close()
+		s.cache.clear()
 		err = s.gpu.Close()
 		s.lock.release()
 	})

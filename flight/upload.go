@@ -20,7 +20,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/pathctl/pathctl/arrowio"
-	"github.com/pathctl/pathctl/pipeline"
 )
 
 // limitedPutStream checks each message of an upload before arrow-go
@@ -385,10 +384,16 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 		return status.Errorf(codes.ResourceExhausted,
 			"flight: graph %q has %d vertices, more than the server's limit of %d (--max-vertices)", name, nv, s.cfg.MaxVertices)
 	}
-	g, err := pipeline.LoadGraph(table, lo)
+	g, device, err := s.loadGraph(ctx, table, lo)
 	if err != nil {
 		return invalid(err)
 	}
+	remembered := false
+	defer func() {
+		if device > 0 && !remembered { // failed after the build: free its device copy
+			s.forgetResident(g)
+		}
+	}()
 	if err := f.Sync(); err != nil {
 		return status.Errorf(codes.Internal, "flight: syncing the upload: %v", err)
 	}
@@ -424,7 +429,8 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 		return status.Error(codes.Internal, err.Error())
 	}
 	s.evict(name)
-	s.remember(meta, g)
+	s.remember(meta, g, device)
+	remembered = true
 	ci.rows.Store(meta.Edges)
 	body, err := json.Marshal(publicMeta{GraphMeta: meta})
 	if err != nil {

@@ -28,7 +28,10 @@ type Engine struct {
 	// resident holds the device copies BuildCSRResident kept, until a
 	// Prepare of their CSR adopts them.
 	resident map[*graph.CSR]*deviceCSR
-	closed   bool
+	// kept holds the device copies KeepCSR and BuildKeptCSR keep, lent to
+	// every Prepare of their CSR until DropCSR (kept.go).
+	kept   map[*graph.CSR]*keptCSR
+	closed bool
 
 	// graphUploads counts the Prepares that copied their CSR from the host.
 	graphUploads atomic.Int64
@@ -85,9 +88,10 @@ func (e *Engine) FreeMemory() (int64, error) {
 func (e *Engine) LiveBytes() int64 { return e.dev.live.Load() }
 
 // GraphUploads is the number of Prepares that copied their CSR from host
-// memory to the device. A Prepare that adopted the device copy
-// BuildCSRResident kept does not count: a graph built on the device and
-// run once is never uploaded.
+// memory to the device, plus the copies KeepCSR made. A Prepare that
+// adopted the device copy BuildCSRResident kept, or borrowed a kept one
+// (kept.go), does not count: a graph built on the device and run once is
+// never uploaded, and a kept graph is uploaded once however often it runs.
 func (e *Engine) GraphUploads() int64 { return e.graphUploads.Load() }
 
 // Close closes every runner still open and releases the device.
@@ -104,6 +108,8 @@ func (e *Engine) Close() error {
 	}
 	resident := e.resident
 	e.resident = nil
+	kept := e.kept
+	e.kept = nil
 	e.mu.Unlock()
 	var errs []error
 	for _, r := range runners {
@@ -112,6 +118,7 @@ func (e *Engine) Close() error {
 	for _, dc := range resident {
 		errs = append(errs, e.dev.do(func() error { return dc.free(e.dev) }))
 	}
+	errs = append(errs, e.freeKept(kept))
 	errs = append(errs, e.dev.close())
 	return errors.Join(errs...)
 }
@@ -152,7 +159,10 @@ func (e *Engine) prepare(ctx context.Context, g *graph.CSR, req graph.Request, b
 	r := newRunner(e, g, req, batched)
 	r.autoWhy = autoWhy
 	r.adopt = e.takeResident(g)
-	uploads := r.adopt == nil
+	if r.adopt == nil {
+		r.lent = e.borrowKept(g)
+	}
+	uploads := r.adopt == nil && r.lent == nil
 	if err := e.dev.do(r.upload); err != nil {
 		return nil, errors.Join(err, e.dev.do(r.release))
 	}

@@ -33,6 +33,9 @@ type Runner struct {
 	// adopt is the device copy of the graph that BuildCSRResident left,
 	// taken by upload instead of uploading, or nil.
 	adopt *deviceCSR
+	// lent is the kept copy of the graph (kept.go) this runner borrows
+	// instead of uploading it, or nil; release gives it back.
+	lent *keptCSR
 	// targetIDs are the request's targets on the device, uploaded by the
 	// first narrowed block (gather.go); sorted when nearestK is set.
 	targetIDs devBuf
@@ -205,7 +208,9 @@ func (r *Runner) upload() error {
 	dv := r.e.dev
 	g := r.g
 	var err error
-	if dc := r.adopt; dc != nil {
+	if k := r.lent; k != nil {
+		r.lend(k)
+	} else if dc := r.adopt; dc != nil {
 		r.adopt = nil
 		r.offsets, r.targets, r.weights = dc.offsets, dc.targets, dc.weights
 		if r.req.Algorithm.CountsHops() {
@@ -250,6 +255,7 @@ func (r *Runner) release() error {
 	dv := r.e.dev
 	var errs []error
 	errs = append(errs, r.releaseBlock())
+	errs = append(errs, r.giveBack())
 	for _, b := range []*devBuf{&r.offsets, &r.targets, &r.weights, &r.arcSources, &r.targetIDs, &r.relabel.dev} {
 		errs = append(errs, dv.free(b))
 	}

@@ -29,6 +29,10 @@ def connect(uri: str, *, token: Optional[str] = None,
     return Client(uri, token=token, tls_root_certs=tls_root_certs, user=user)
 
 
+# Bytes of the flow-control window each Flight stream starts with (16 MiB).
+_STREAM_WINDOW = 16 << 20
+
+
 class Client:
     """A connection to a ``pathctl serve`` endpoint; see :func:`connect`.
 
@@ -47,7 +51,11 @@ class Client:
         self._flight = flight
         if "://" not in uri:
             uri = "grpc://" + uri
-        kwargs: Dict[str, Any] = {}
+        # The flow-control window granted to each result stream: gRPC starts
+        # at 64 KiB and grows it only as its estimator learns; a distance
+        # matrix is a few large messages (the server's own windows are the
+        # same, flight/transport.go).
+        kwargs: Dict[str, Any] = {"generic_options": [("grpc.http2.lookahead_bytes", _STREAM_WINDOW)]}
         if tls_root_certs is not None:
             if isinstance(tls_root_certs, str) and not tls_root_certs.lstrip().startswith("-----BEGIN"):
                 with open(tls_root_certs, "rb") as f:
