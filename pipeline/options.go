@@ -76,6 +76,13 @@ type Options struct {
 	// their own (LoadGraph built their CSR on the CPU), instead of one
 	// opened and closed for the run.
 	GPU *SharedGPU
+	// Devices are the GPU ordinals a GPU run uses, one engine each fed
+	// from one queue of source blocks (devices.go); nil means every
+	// device. MemBudget then bounds each device's blocks.
+	Devices []int
+
+	// devices, when set, replaces the GPU driver's devices (tests).
+	devices *deviceHooks
 }
 
 // DefaultMemBudget is the CPU engine's block budget when Options.MemBudget is 0.

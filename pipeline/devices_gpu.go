@@ -1,0 +1,37 @@
+package pipeline
+
+// The GPU engine's side of the multi-device runs (devices.go).
+
+import (
+	"context"
+
+	"github.com/pathctl/pathctl/gpu"
+	"github.com/pathctl/pathctl/graph"
+)
+
+// gpuDeviceCount is the number of CUDA devices the driver sees.
+func gpuDeviceCount() (int, error) { return gpu.DeviceCount() }
+
+// openGPUOn opens the GPU engine on device ordinal. The caller closes it.
+func openGPUOn(ordinal int) (graph.Engine, error) {
+	gpuOpens.Add(1)
+	e, err := gpu.New(gpu.WithDevice(ordinal))
+	if err != nil {
+		return nil, err
+	}
+	return gpuEngine{e}, nil
+}
+
+var _ csrCopier = gpuEngine{}
+
+// PrepareFrom prepares csr with the graph copied from the device of from
+// where from is a GPU runner of csr (peer to peer where the devices allow
+// it), else from host memory.
+func (g gpuEngine) PrepareFrom(ctx context.Context, csr *graph.CSR, req graph.Request, from graph.Runner) (graph.Runner, error) {
+	src, _ := from.(gpuRunner)
+	r, err := g.Engine.PrepareFrom(ctx, csr, req, src.Runner)
+	if err != nil {
+		return nil, err
+	}
+	return gpuRunner{r}, nil
+}
