@@ -4,6 +4,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/pathctl/pathctl/gpu"
 	"github.com/pathctl/pathctl/graph"
@@ -34,4 +35,29 @@ func (g gpuEngine) PrepareFrom(ctx context.Context, csr *graph.CSR, req graph.Re
 		return nil, err
 	}
 	return gpuRunner{r}, nil
+}
+
+// DeviceStatus is one GPU as pathctl info lists it.
+type DeviceStatus struct {
+	Ordinal         int    `json:"ordinal"`
+	Name            string `json:"name"`
+	TotalMemory     int64  `json:"total_memory"`
+	Compute         string `json:"compute_capability"` // such as "9.0"
+	Multiprocessors int    `json:"multiprocessors"`
+}
+
+// GPUDevices lists every CUDA device the driver sees, without opening a
+// context on any; nil where there is no driver or no device (GPUStatus
+// says why).
+func GPUDevices() []DeviceStatus {
+	devs, err := gpu.Devices()
+	if err != nil {
+		return nil
+	}
+	out := make([]DeviceStatus, len(devs))
+	for i, d := range devs {
+		out[i] = DeviceStatus{Ordinal: d.Ordinal, Name: d.Name, TotalMemory: d.TotalMemory,
+			Compute: fmt.Sprintf("%d.%d", d.ComputeMajor, d.ComputeMinor), Multiprocessors: d.Multiprocessors}
+	}
+	return out
 }
