@@ -40,6 +40,9 @@ type Server struct {
 	// gpu is the GPU engine every run shares, opened by the first run that
 	// wants it and closed when the server stops.
 	gpu pipeline.SharedGPU
+	// gpus, where Config.Devices names several devices, hold one engine
+	// each; a run takes an idle one (nil: every run shares gpu).
+	gpus *pipeline.GPUPool
 
 	closeOnce sync.Once
 }
@@ -73,6 +76,7 @@ func NewServer(cfg Config) (_ *Server, err error) {
 		log:   cfg.Logger,
 		mem:   cfg.Allocator,
 		queue: newFairQueue(cfg.MaxConcurrent),
+		gpus:  pipeline.NewGPUPool(cfg.Devices),
 		cache: newGraphCache(cfg.CacheBytes),
 	}
 	if s.lock, err = lockDataDir(cfg.DataDir); err != nil {
@@ -158,7 +162,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		<-stopped
 	}
 	<-done
-	if err := s.gpu.Close(); err != nil {
+	if err := errors.Join(s.gpu.Close(), s.gpus.Close()); err != nil {
 		s.log.Warn("flight: closing the GPU engine", "error", err.Error())
 	}
 	s.log.Info("flight: stopped")
@@ -172,7 +176,7 @@ func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.grpc.Stop()
 		s.lis.Close()
-		err = s.gpu.Close()
+		err = errors.Join(s.gpu.Close(), s.gpus.Close())
 		s.lock.release()
 	})
 	return err

@@ -80,6 +80,10 @@ func (g *Graph) devicesEngine(opt Options, sources int) (eng graph.Engine, relea
 	if opt.Engine == "cpu" || opt.Engine == "" {
 		return nil, nil, false, nil
 	}
+	if opt.GPUs != nil {
+		eng, release, err := poolEngine(opt, sources)
+		return eng, release, true, err
+	}
 	hooks := gpuDevices
 	if opt.devices != nil {
 		hooks = *opt.devices

@@ -80,6 +80,10 @@ type Options struct {
 	// from one queue of source blocks (devices.go); nil means every
 	// device. MemBudget then bounds each device's blocks.
 	Devices []int
+	// GPUs, when set, are a server's GPUs (one engine per device): a GPU
+	// run takes one idle device of them and runs whole on it, instead of
+	// GPU or Devices.
+	GPUs *GPUPool
 
 	// devices, when set, replaces the GPU driver's devices (tests).
 	devices *deviceHooks

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -70,5 +72,27 @@ func TestDevicesFlag(t *testing.T) {
 		if h := inProcess(t, cmd, "--help"); !strings.Contains(h.stdout, "--devices") {
 			t.Errorf("%s --help does not show --devices", cmd)
 		}
+	}
+}
+
+// TestServeDevicesFlag checks serve's --devices and the --max-concurrent
+// default it sets: one run per device named (one per GPU found for all),
+// an explicit --max-concurrent kept, a bad list a usage error.
+func TestServeDevicesFlag(t *testing.T) {
+	cfg, err := parsedConfig(t, "--devices", "0,0")
+	if err != nil || !slices.Equal(cfg.Devices, []int{0, 0}) || cfg.MaxConcurrent != 2 {
+		t.Errorf("--devices 0,0: devices %v, max-concurrent %d, %v; want [0 0] and 2", cfg.Devices, cfg.MaxConcurrent, err)
+	}
+	cfg, err = parsedConfig(t, "--devices", "1,2,3", "--max-concurrent", "5")
+	if err != nil || cfg.MaxConcurrent != 5 {
+		t.Errorf("--max-concurrent 5: %d, %v", cfg.MaxConcurrent, err)
+	}
+	cfg, err = parsedConfig(t)
+	if want := pipeline.DeviceSlots(nil); err != nil || cfg.Devices != nil || cfg.MaxConcurrent != want {
+		t.Errorf("defaults: devices %v, max-concurrent %d, %v; want every device and %d", cfg.Devices, cfg.MaxConcurrent, err, want)
+	}
+	var usage usageError
+	if _, err := parsedConfig(t, "--devices", "one"); !errors.As(err, &usage) || !strings.Contains(err.Error(), "--devices") {
+		t.Errorf("--devices one: %v; want a usage error naming the flag", err)
 	}
 }
