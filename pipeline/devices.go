@@ -71,11 +71,13 @@ var gpuDevices = deviceHooks{count: gpuDeviceCount, open: openGPUOn}
 
 // devicesEngine returns the engine of a run over several devices, with
 // ok set, where opt asks for one: an engine other than cpu, and either
-// Devices naming anything but device 0 alone, or Devices nil (every
-// device) on a machine with more than one. Otherwise ok is false and the
-// run takes one device as before. Release closes the engines opened for
-// the run; the graph's own engine (a CSR built on device 0) is one of them
-// where device 0 is, and stays open.
+// Devices naming more than one device or another than the one-device
+// path takes (the graph's, else device 0), or Devices nil (every device)
+// on a machine with more than one. A server's pool (opt.GPUs) gives the
+// run one idle device. Otherwise ok is false and the run takes one device
+// as before. Release closes the engines opened for the run; the graph's
+// own engine (a CSR built on the GPU, LoadOptions.Devices) serves its
+// device and stays open.
 func (g *Graph) devicesEngine(opt Options, sources int) (eng graph.Engine, release func(), ok bool, err error) {
 	if opt.Engine == "cpu" || opt.Engine == "" {
 		return nil, nil, false, nil
@@ -108,8 +110,12 @@ func (g *Graph) devicesEngine(opt Options, sources int) (eng graph.Engine, relea
 			ordinals[i] = i
 		}
 	}
-	if len(ordinals) == 1 && ordinals[0] == 0 {
-		return nil, nil, false, nil
+	if len(ordinals) == 1 {
+		// One device: the one-device path, where it takes that device
+		// (the graph's, else device 0).
+		if d := ordinals[0]; (own != nil && own.Ordinal() == d) || (own == nil && d == 0) {
+			return nil, nil, false, nil
+		}
 	}
 	var multi *multiEngine
 	open := func() (graph.Engine, error) {
@@ -130,8 +136,8 @@ func (g *Graph) devicesEngine(opt Options, sources int) (eng graph.Engine, relea
 	return eng, func() { multi.Close() }, true, nil
 }
 
-// openDevices opens an engine on every ordinal (own stands for device 0
-// where set). A device that does not open is left out with a notice
+// openDevices opens an engine on every ordinal (own, where set, stands
+// for the first occurrence of its device). A device that does not open is left out with a notice
 // naming it; none opening is the error of all of them.
 func openDevices(ordinals []int, open func(int) (graph.Engine, error), own *gpu.Engine, opt Options) (*multiEngine, error) {
 	m := &multiEngine{memBudget: opt.MemBudget, layout: opt.Layout, threads: opt.Threads, notice: opt.Notice, log: opt.Log}
@@ -145,7 +151,7 @@ func openDevices(ordinals []int, open func(int) (graph.Engine, error), own *gpu.
 	ownTaken := false
 	for _, d := range ordinals {
 		slot := deviceSlot{label: "gpu " + strconv.Itoa(d)}
-		if d == 0 && own != nil && !ownTaken {
+		if own != nil && d == own.Ordinal() && !ownTaken {
 			slot.eng, ownTaken = gpuEngine{own}, true
 		} else {
 			e, err := open(d)

@@ -13,10 +13,24 @@ import (
 // gpuDeviceCount is the number of CUDA devices the driver sees.
 func gpuDeviceCount() (int, error) { return gpu.DeviceCount() }
 
+// newGPUOn opens the GPU engine on device ordinal, counting it.
+func newGPUOn(ordinal int) (*gpu.Engine, error) {
+	gpuOpens.Add(1)
+	return gpu.New(gpu.WithDevice(ordinal))
+}
+
+// firstDevice is the device a graph is built on for runs on devices (nil:
+// every device): the first named, else device 0.
+func firstDevice(devices []int) int {
+	if len(devices) > 0 {
+		return devices[0]
+	}
+	return 0
+}
+
 // openGPUOn opens the GPU engine on device ordinal. The caller closes it.
 func openGPUOn(ordinal int) (graph.Engine, error) {
-	gpuOpens.Add(1)
-	e, err := gpu.New(gpu.WithDevice(ordinal))
+	e, err := newGPUOn(ordinal)
 	if err != nil {
 		return nil, err
 	}

@@ -452,7 +452,7 @@ func execute(e *env, c *cli.Context, sources []string) error {
 		started = time.Now()
 	}
 	var stages loadStages
-	g, err := readGraphTimed(e, c, pipeline.LoadOptions{Engine: opt.Engine, Sources: len(sources), Log: opt.Log, Notice: opt.Notice}, &stages)
+	g, err := readGraphTimed(e, c, pipeline.LoadOptions{Engine: opt.Engine, Sources: len(sources), Log: opt.Log, Notice: opt.Notice, Devices: opt.Devices}, &stages)
 	if err != nil {
 		return err
 	}
