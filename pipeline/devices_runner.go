@@ -136,9 +136,10 @@ func (r *devicesRunner) Close() error {
 
 var errDevicesClosed = errors.New("pipeline: the multi-device runner is closed")
 
-// submit queues the chunks of a job of rows rows: one share per device
-// still working, a multiple of 8 rows (the validity bitmap of a chunk then
-// starts on a byte); a device cuts a share larger than its chunks.
+// submit queues the chunks of a job of rows rows: sharesPerDevice shares
+// per device still working, each a multiple of 8 rows (the validity bitmap
+// of a chunk then starts on a byte); a device cuts a share larger than its
+// chunks.
 func (r *devicesRunner) submit(j *deviceJob, rows int) (*deviceJob, error) {
 	if err := j.ctx.Err(); err != nil {
 		return nil, err
@@ -340,8 +341,14 @@ func newBlockQueue(workers int, notice io.Writer) *blockQueue {
 	return q
 }
 
-// push queues the chunks of j's rows rows, one share per device alive.
-// Once every device has failed it refuses, with their errors.
+// sharesPerDevice is the number of chunks a block is cut into per device:
+// more than one, so that a device that finishes its first early takes
+// part of a slower device's share instead of waiting for it (the sources
+// of a block differ in cost: R-MAT hubs against leaves).
+const sharesPerDevice = 2
+
+// push queues the chunks of j's rows rows, sharesPerDevice per device
+// alive. Once every device has failed it refuses, with their errors.
 func (q *blockQueue) push(j *deviceJob, rows int) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -355,7 +362,8 @@ func (q *blockQueue) push(j *deviceJob, rows int) error {
 		close(j.done)
 		return nil
 	}
-	share := (rows + q.alive - 1) / q.alive
+	parts := sharesPerDevice * q.alive
+	share := (rows + parts - 1) / parts
 	share = (share + 7) / 8 * 8
 	j.mu.Lock()
 	for lo := 0; lo < rows; lo += share {

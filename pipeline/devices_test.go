@@ -418,7 +418,8 @@ func TestBlockQueue(t *testing.T) {
 	if err := q.push(j, 100); err != nil {
 		t.Fatal(err)
 	}
-	// Two devices: shares of 56 (50 rounded up to a multiple of 8) and 44.
+	// Two devices, two shares each: 32 rows (25 rounded up to a multiple
+	// of 8), then 32, 32 and 4.
 	c, _ := q.take(16)
 	if c.lo != 0 || c.hi != 16 {
 		t.Fatalf("first chunk [%d, %d), want [0, 16)", c.lo, c.hi)
@@ -430,10 +431,15 @@ func TestBlockQueue(t *testing.T) {
 	}
 	j.finish(nil, 0, 0)
 	c3, _ := q.take(0)
-	if c3.lo != 16 || c3.hi != 56 {
-		t.Fatalf("chunk [%d, %d), want the rest of the share [16, 56)", c3.lo, c3.hi)
+	if c3.lo != 16 || c3.hi != 32 {
+		t.Fatalf("chunk [%d, %d), want the rest of the share [16, 32)", c3.lo, c3.hi)
 	}
-	q.giveBack(c3, errors.New("device B broke"))
+	j.finish(nil, 0, 0)
+	c4, _ := q.take(100)
+	if c4.lo != 32 || c4.hi != 64 {
+		t.Fatalf("chunk [%d, %d), want the next share [32, 64)", c4.lo, c4.hi)
+	}
+	q.giveBack(c4, errors.New("device B broke"))
 	if err := j.Wait(); err == nil || !strings.Contains(err.Error(), "A broke") || !strings.Contains(err.Error(), "B broke") {
 		t.Errorf("job after every device failed: %v", err)
 	}
