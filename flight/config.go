@@ -46,6 +46,9 @@ type Config struct {
 	// MaxConcurrent is the number of computations run at once
 	// (--max-concurrent, default 1); the others wait in a queue.
 	MaxConcurrent int
+	// Devices are the GPUs the runs use (--devices; nil: every device):
+	// over several, each run takes an idle one (pipeline.GPUPool).
+	Devices []int
 	// MaxUploadBytes bounds the bytes of one upload (--max-upload-bytes,
 	// default 4 GiB).
 	MaxUploadBytes int64

@@ -45,7 +45,8 @@
 // decode to (Config.MaxUploadBytes): every message is checked with
 // arrowio.IPCMessageBytes before arrow-go allocates for it. Runs on the GPU
 // share one engine (pipeline.SharedGPU), opened by the first of them and
-// closed when the server stops, and take turns on it.
+// closed when the server stops, and take turns on it; over several devices
+// (Config.Devices) each run takes an idle one of a pipeline.GPUPool.
 // A client that cancels or disconnects stops its job. Results are sent in
 // messages of at most Config.MaxBatchBytes (3 MiB) with framing, under the 4 MiB
 // that gRPC clients accept by default. Every call is logged in one line:

@@ -162,6 +162,7 @@ func (s *Server) prepareQuery(ctx context.Context, b []byte) (Query, *pipeline.G
 		MemBudget:        s.cfg.MemBudget,
 		Allocator:        s.mem,
 		GPU:              &s.gpu,
+		GPUs:             s.gpus,
 	}
 	q.QueryNarrowing.apply(&opt)
 	return q, g, opt, nil

@@ -43,6 +43,9 @@ type Server struct {
 	// resident keeps the CSRs of cached graphs on the device between
 	// queries (&gpu, or a test's fake); nil with Config.NoResidentCSR.
 	resident residentKeeper
+	// gpus, where Config.Devices names several devices, hold one engine
+	// each; a run takes an idle one (nil: every run shares gpu).
+	gpus *pipeline.GPUPool
 
 	closeOnce sync.Once
 }
@@ -76,6 +79,7 @@ func NewServer(cfg Config) (_ *Server, err error) {
 		log:   cfg.Logger,
 		mem:   cfg.Allocator,
 		queue: newFairQueue(cfg.MaxConcurrent),
+		gpus:  pipeline.NewGPUPool(cfg.Devices),
 	}
 	var forget func(*pipeline.Graph)
 	if !cfg.NoResidentCSR {
@@ -175,7 +179,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	<-done
 	s.cache.clear()
-	if err := s.gpu.Close(); err != nil {
+	if err := errors.Join(s.gpu.Close(), s.gpus.Close()); err != nil {
 		s.log.Warn("flight: closing the GPU engine", "error", err.Error())
 	}
 	s.log.Info("flight: stopped")
@@ -190,7 +194,7 @@ func (s *Server) Close() error {
 		s.grpc.Stop()
 		s.lis.Close()
 		s.cache.clear()
-		err = s.gpu.Close()
+		err = errors.Join(s.gpu.Close(), s.gpus.Close())
 		s.lock.release()
 	})
 	return err

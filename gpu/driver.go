@@ -133,6 +133,10 @@ type driver struct {
 	cuEventDestroy_v2            func(event uintptr) Result
 	cuLaunchKernel               func(fn uintptr, gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMem uint32, stream uintptr, params unsafe.Pointer, extra unsafe.Pointer) Result
 	cuGetErrorName               func(r Result, name **byte) Result
+	cuDeviceCanAccessPeer        func(can *int32, dev, peer int32) Result
+	cuCtxEnablePeerAccess        func(peer uintptr, flags uint32) Result
+	cuMemcpyPeer                 func(dst uint64, dstCtx uintptr, src uint64, srcCtx uintptr, size uint64) Result
+	cuMemcpyDtoD_v2              func(dst, src uint64, size uint64) Result
 }
 
 // libraryNames are the names dlopen tries, in order.

@@ -35,6 +35,9 @@ type Engine struct {
 
 	// graphUploads counts the Prepares that copied their CSR from the host.
 	graphUploads atomic.Int64
+	// csrCopies counts the Prepares that copied their CSR from another
+	// engine's device (peer.go).
+	csrCopies atomic.Int64
 }
 
 // Option configures New.

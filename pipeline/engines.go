@@ -77,6 +77,9 @@ func gpuUnavailable(err error) error {
 // release when the run is done: it closes an engine opened for the run,
 // gives opt.GPU's turn back and leaves g's open.
 func (g *Graph) engine(opt Options, sources int) (eng graph.Engine, release func(), err error) {
+	if eng, release, ok, err := g.devicesEngine(opt, sources); ok {
+		return eng, release, err // several devices (devices.go)
+	}
 	g.mu.Lock()
 	device, gpuErr := g.device, g.gpuErr
 	g.mu.Unlock()

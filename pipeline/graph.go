@@ -48,6 +48,9 @@ type LoadOptions struct {
 	// waiting (a goroutine closes it). The caller still Closes it, which
 	// does nothing once LoadGraph took it.
 	Device *DeviceOpening
+	// Devices are the GPUs the runs will use (Options.Devices): a CSR
+	// built on the GPU is built on the first of them. nil: device 0.
+	Devices []int
 }
 
 // LoadTimes is where LoadGraph's time went, for --verbose.
@@ -119,7 +122,7 @@ func LoadGraph(t *arrowio.EdgeTable, opt LoadOptions) (*Graph, error) {
 		if opt.Engine == "auto" && sources < minGPUSources {
 			break
 		}
-		e, err := g.openDevice(opt.Device)
+		e, err := g.openDevice(opt.Device, firstDevice(opt.Devices))
 		if err != nil {
 			if opt.Engine == "gpu" {
 				return nil, gpuUnavailable(err)
@@ -156,7 +159,7 @@ func LoadGraph(t *arrowio.EdgeTable, opt LoadOptions) (*Graph, error) {
 
 // openDevice opens the GPU engine, or takes it from early where the read
 // began to open it, and records how long that took.
-func (g *Graph) openDevice(early *DeviceOpening) (*gpu.Engine, error) {
+func (g *Graph) openDevice(early *DeviceOpening, ordinal int) (*gpu.Engine, error) {
 	if early != nil {
 		e, took, waited, err := early.take()
 		if !errors.Is(err, errOpeningTaken) {
@@ -165,7 +168,7 @@ func (g *Graph) openDevice(early *DeviceOpening) (*gpu.Engine, error) {
 		}
 	}
 	start := time.Now()
-	e, err := newGPU()
+	e, err := newGPUOn(ordinal)
 	g.times.DeviceOpen = time.Since(start)
 	g.times.DeviceWait = g.times.DeviceOpen
 	return e, err

@@ -29,9 +29,9 @@ type fakeAheadNarrow struct {
 	stats        int
 }
 
-type doneWaiter struct{ err error }
+type errWaiter struct{ err error }
 
-func (w doneWaiter) Wait() error { return w.err }
+func (w errWaiter) Wait() error { return w.err }
 
 func (f *fakeAheadNarrow) Narrowed() bool     { return true }
 func (f *fakeAheadNarrow) NarrowsAhead() bool { return true }
@@ -66,7 +66,7 @@ func (f *fakeAheadNarrow) Run(ctx context.Context, out *graph.Block) error {
 
 func (f *fakeAheadNarrow) Start(ctx context.Context, out *graph.Block) (graph.Waiter, error) {
 	f.starts++
-	return doneWaiter{f.Run(ctx, out)}, nil
+	return errWaiter{f.Run(ctx, out)}, nil
 }
 
 func (f *fakeAheadNarrow) RunStats(ctx context.Context, sources []graph.VertexID) (*graph.Stats, error) {

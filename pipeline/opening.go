@@ -46,7 +46,8 @@ func OpenDeviceEarly(opt LoadOptions, inputBytes int64) *DeviceOpening {
 	if !opensEarly(opt, inputBytes) {
 		return nil
 	}
-	return startOpening(newGPU)
+	ordinal := firstDevice(opt.Devices)
+	return startOpening(func() (*gpu.Engine, error) { return newGPUOn(ordinal) })
 }
 
 // opensEarly is OpenDeviceEarly's rule, the same as LoadGraph's (which

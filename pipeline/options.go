@@ -76,6 +76,17 @@ type Options struct {
 	// their own (LoadGraph built their CSR on the CPU), instead of one
 	// opened and closed for the run.
 	GPU *SharedGPU
+	// Devices are the GPU ordinals a GPU run uses, one engine each fed
+	// from one queue of source blocks (devices.go); nil means every
+	// device. MemBudget then bounds each device's blocks.
+	Devices []int
+	// GPUs, when set, are a server's GPUs (one engine per device): a GPU
+	// run takes one idle device of them and runs whole on it, instead of
+	// GPU or Devices.
+	GPUs *GPUPool
+
+	// devices, when set, replaces the GPU driver's devices (tests).
+	devices *deviceHooks
 }
 
 // DefaultMemBudget is the CPU engine's block budget when Options.MemBudget is 0.

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"runtime"
 
 	"github.com/urfave/cli/v2"
@@ -20,6 +21,8 @@ type Info struct {
 	CPUs      int                     `json:"cpus"`
 	Engines   []pipeline.EngineStatus `json:"engines"`
 	Default   string                  `json:"default_engine"`
+	// Devices are every GPU the driver sees (run --devices picks among them).
+	Devices []pipeline.DeviceStatus `json:"devices,omitempty"`
 }
 
 func collectInfo() Info {
@@ -31,6 +34,7 @@ func collectInfo() Info {
 	}
 	if info.Engines[1].Available {
 		info.Default = "gpu"
+		info.Devices = pipeline.GPUDevices()
 	}
 	return info
 }
@@ -47,19 +51,28 @@ func infoCommand(e *env) *cli.Command {
 				enc.SetIndent("", "  ")
 				return enc.Encode(info)
 			}
-			fmt.Fprintf(e.stdout, "pathctl %s (%s, %s/%s, %d CPUs)\n", info.Version, info.GoVersion, info.OS, info.Arch, info.CPUs)
-			for _, s := range info.Engines {
-				switch {
-				case s.Available && s.Device != nil:
-					fmt.Fprintf(e.stdout, "  engine %-4s available: %v\n", s.Name, s.Device)
-				case s.Available:
-					fmt.Fprintf(e.stdout, "  engine %-4s available\n", s.Name)
-				default:
-					fmt.Fprintf(e.stdout, "  engine %-4s unavailable: %s\n", s.Name, s.Reason)
-				}
-			}
-			fmt.Fprintf(e.stdout, "  default engine: %s\n", info.Default)
+			printInfo(e.stdout, info)
 			return nil
 		},
 	}
+}
+
+// printInfo writes info as pathctl info prints it: one line per engine,
+// then one per GPU.
+func printInfo(w io.Writer, info Info) {
+	fmt.Fprintf(w, "pathctl %s (%s, %s/%s, %d CPUs)\n", info.Version, info.GoVersion, info.OS, info.Arch, info.CPUs)
+	for _, s := range info.Engines {
+		switch {
+		case s.Available && s.Device != nil:
+			fmt.Fprintf(w, "  engine %-4s available: %v\n", s.Name, s.Device)
+		case s.Available:
+			fmt.Fprintf(w, "  engine %-4s available\n", s.Name)
+		default:
+			fmt.Fprintf(w, "  engine %-4s unavailable: %s\n", s.Name, s.Reason)
+		}
+	}
+	for _, d := range info.Devices {
+		fmt.Fprintf(w, "  device %d: %s, %.1f GiB, compute %s, %d SMs\n", d.Ordinal, d.Name, float64(d.TotalMemory)/(1<<30), d.Compute, d.Multiprocessors)
+	}
+	fmt.Fprintf(w, "  default engine: %s\n", info.Default)
 }

@@ -34,8 +34,12 @@ func pathCommand(e *env) *cli.Command {
 			if err != nil {
 				return usagef("--algo: %v", err)
 			}
+			devices, err := pipeline.ParseDevices(c.String("devices"))
+			if err != nil {
+				return usagef("--devices %s: want all or device ordinals such as 0,1", c.String("devices"))
+			}
 			opt := pipeline.Options{
-				Algorithm: algo, Engine: c.String("engine"), Sources: []string{c.String("from")},
+				Algorithm: algo, Engine: c.String("engine"), Sources: []string{c.String("from")}, Devices: devices,
 				Targets: []string{c.String("to")}, WithPaths: true, Reverse: c.Bool("reverse"),
 				Delta: c.Float64("delta"), Threads: c.Int("threads"),
 			}

@@ -73,6 +73,7 @@ func computeFlags(defaultAlgo pipeline.Algorithm) []cli.Flag {
 		&cli.Float64Flag{Name: "delta", Usage: "bucket width of --algo delta, > 0 (default: chosen from the weights)"},
 		&cli.IntFlag{Name: "threads", Usage: "CPU threads, >= 1 (default: every core)"},
 		&cli.StringFlag{Name: "mem", Aliases: []string{"gpu-mem"}, Usage: "memory budget for the source blocks in flight, in bytes or with a unit: 512MiB, 8GB (default: 1 GiB on the CPU, 80% of the GPU's free memory, at most 8 GiB, on a GPU)"},
+		&cli.StringFlag{Name: "devices", Value: "all", Usage: "GPUs a gpu run uses: all, or ordinals such as 0,1 (one engine each, fed from one queue of source blocks; --mem applies to each)"},
 		&cli.IntFlag{Name: "max-block", Usage: "sources per block at most (default: a sixteenth of the sources, or as many as the memory budget holds for the stats layout on a GPU)"},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print the engine, algorithm and block plan chosen, and why the GPU is not used"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors"},
@@ -86,6 +87,7 @@ type computeParams struct {
 	mem      int64
 	delta    float64
 	maxBlock int
+	devices  []int // nil: every device
 }
 
 // readComputeParams checks the compute flags: a value that means nothing
@@ -108,6 +110,9 @@ func readComputeParams(c *cli.Context, notice io.Writer) (computeParams, error) 
 	}
 	if p.delta = c.Float64("delta"); c.IsSet("delta") && !(p.delta > 0 && !math.IsInf(p.delta, 0)) {
 		return p, usagef("--delta %v: want a finite width > 0 (leave it out to choose from the weights)", p.delta)
+	}
+	if p.devices, err = pipeline.ParseDevices(c.String("devices")); err != nil {
+		return p, usagef("--devices %s: want all or device ordinals such as 0,1", c.String("devices"))
 	}
 	if c.IsSet("mem") {
 		if p.mem, err = parseBytes("mem", c.String("mem")); err != nil {
@@ -420,7 +425,7 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	opt := pipeline.Options{
 		Algorithm: params.algo, Engine: c.String("engine"), Layout: layout, Sources: sources,
 		WithPredecessors: c.Bool("with-predecessors"), Delta: params.delta,
-		Threads: params.threads, MemBudget: params.mem, MaxBlock: params.maxBlock,
+		Threads: params.threads, MemBudget: params.mem, MaxBlock: params.maxBlock, Devices: params.devices,
 	}
 	if err := applyQueryFlags(c, &opt); err != nil {
 		return err
@@ -447,7 +452,7 @@ func execute(e *env, c *cli.Context, sources []string) error {
 		started = time.Now()
 	}
 	var stages loadStages
-	g, err := readGraphTimed(e, c, pipeline.LoadOptions{Engine: opt.Engine, Sources: len(sources), Log: opt.Log, Notice: opt.Notice}, &stages)
+	g, err := readGraphTimed(e, c, pipeline.LoadOptions{Engine: opt.Engine, Sources: len(sources), Log: opt.Log, Notice: opt.Notice, Devices: opt.Devices}, &stages)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pathctl/pathctl/flight"
 	"github.com/pathctl/pathctl/gen"
+	"github.com/pathctl/pathctl/pipeline"
 )
 
 func serveCommand(e *env) *cli.Command {
@@ -24,7 +25,8 @@ func serveCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8815", Usage: "HOST:PORT to listen on; beyond loopback it needs --auth-token-file and --tls-cert/--tls-key (or --insecure-public); an empty host without either means loopback only"},
 			&cli.BoolFlag{Name: "insecure-public", Usage: "allow an --addr beyond loopback without authentication and TLS"},
 			&cli.StringFlag{Name: "data-dir", Required: true, Usage: "directory where uploaded graphs are kept across restarts"},
-			&cli.IntFlag{Name: "max-concurrent", Value: 1, Usage: "computations run at once; others wait in a queue fair among clients"},
+			&cli.IntFlag{Name: "max-concurrent", Usage: "computations run at once; others wait in a queue fair among clients (default: one per GPU of --devices, 1 without a GPU)"},
+			&cli.StringFlag{Name: "devices", Value: "all", Usage: "GPUs the runs use: all, or ordinals such as 0,1; each run takes an idle one"},
 			&cli.Float64Flag{Name: "max-query-seconds", Usage: "stop a query that runs longer (0: no limit)"},
 			&cli.Int64Flag{Name: "max-query-pairs", Usage: "refuse a query of more sources × vertices pairs (0: no limit)"},
 			&cli.StringFlag{Name: "max-upload-bytes", Value: "4GiB", Usage: "largest upload accepted, counted decoded (buffers decompressed, dictionaries expanded), in bytes or with a unit: 512MiB, 8GB"},
@@ -74,6 +76,12 @@ func serveConfig(c *cli.Context) (flight.Config, error) {
 		Threads: c.Int("threads"), DrainTimeout: c.Duration("drain-timeout"),
 	}
 	var err error
+	if cfg.Devices, err = pipeline.ParseDevices(c.String("devices")); err != nil {
+		return cfg, usagef("--devices %s: want all or device ordinals such as 0,1", c.String("devices"))
+	}
+	if !c.IsSet("max-concurrent") {
+		cfg.MaxConcurrent = pipeline.DeviceSlots(cfg.Devices)
+	}
 	if cfg.MaxUploadBytes, err = sizeFlag(c, "max-upload-bytes"); err != nil {
 		return cfg, err
 	}

@@ -57,6 +57,9 @@ type Params struct {
 	// blocks in flight (0: as for pipeline.Run).
 	Threads   int
 	MemBudget int64
+	// Devices are the GPUs of the GPU rows (pipeline.Options.Devices; nil:
+	// every device).
+	Devices []int
 	// Version and Command describe the run in the report.
 	Version, Command string
 	// Log receives progress lines; nil discards them.

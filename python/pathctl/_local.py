@@ -161,6 +161,7 @@ _VALUE_FLAGS = {
     "input_format": "--input-format",
     "cutoff": "--cutoff",
     "k": "--k-nearest",
+    "devices": "--devices",
 }
 _BOOL_FLAGS = {"unweighted": "--unweighted", "reverse": "--reverse", "with_paths": "--with-paths"}
 OPTION_NAMES = tuple(_VALUE_FLAGS) + tuple(_BOOL_FLAGS) + ("vertices", "binary", "env", "targets")

@@ -51,8 +51,8 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
     ``block_size`` sources go to one task (default: the sources spread over
     twice the default parallelism). Without ``endpoints`` every task runs
     the executor's local binary (``binary``, else $PATHCTL_BIN, else PATH),
-    with CUDA_VISIBLE_DEVICES set to the GPUs Spark assigned to the task
-    when GPU scheduling is on. With ``endpoints`` (Flight URIs of ``pathctl
+    on the GPUs Spark assigned to the task (``--devices``) when GPU
+    scheduling is on. With ``endpoints`` (Flight URIs of ``pathctl
     serve``) the driver uploads the graph to each endpoint once (as
     ``graph_name``, by default a name derived from the edges' content) and
     block i runs on endpoint i mod len(endpoints), with ``token`` /
@@ -194,11 +194,20 @@ class _BlockTask:
         from ._api import stream
 
         opts = dict(self.local_opts)
-        gpus = _task_gpus()
-        if gpus:
-            opts["env"] = {"CUDA_VISIBLE_DEVICES": ",".join(gpus)}
+        opts.update(_gpu_options(_task_gpus()))
         edges = pa.ipc.open_stream(pa.BufferReader(self.bcast.value))
         yield from stream(edges, sources=sources, **self.run, **opts)
+
+
+def _gpu_options(gpus: List[str]) -> Dict[str, Any]:
+    """The binary's options that pin a run to the GPUs Spark assigned its
+    task: ``--devices`` with their addresses, which the discovery script
+    (python/tools/spark-gpu-discovery.sh) gives as nvidia-smi's indices,
+    and CUDA_DEVICE_ORDER=PCI_BUS_ID so that CUDA numbers the devices as
+    nvidia-smi does. No GPU assigned: nothing (the binary's own choice)."""
+    if not gpus:
+        return {}
+    return {"devices": ",".join(gpus), "env": {"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}}
 
 
 def _task_gpus() -> List[str]:
@@ -222,7 +231,7 @@ def _probe_schema(sc, bcast, first, run, local_opts) -> pa.Schema:
         from ._api import stream
 
         edges = pa.ipc.open_stream(pa.BufferReader(bcast.value))
-        reader = stream(edges, sources=first, **run, **local_opts)
+        reader = stream(edges, sources=first, **run, **local_opts, **_gpu_options(_task_gpus()))
         schema = reader.schema
         del reader  # kills and reaps the binary: only the schema was wanted
         return schema.serialize().to_pybytes()

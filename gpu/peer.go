@@ -1,0 +1,196 @@
+package gpu
+
+// Several devices in one process: enumerating them, and preparing a graph
+// on one device from the copy another device holds (peer to peer where
+// cuDeviceCanAccessPeer allows it), so that the graph crosses from the
+// host once.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/pathctl/pathctl/graph"
+)
+
+// resultPeerAlreadyEnabled is CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED: a
+// second cuCtxEnablePeerAccess between the same contexts.
+const resultPeerAlreadyEnabled Result = 704
+
+// DeviceCount is the number of CUDA devices the driver sees. It fails
+// where Probe would for want of a driver; no device is a count of 0 with
+// an error wrapping ErrNoDevice.
+func DeviceCount() (int, error) {
+	d, err := initDriver()
+	if err != nil {
+		return 0, err
+	}
+	var count int32
+	if err := d.cuDeviceGetCount(&count).Err("cuDeviceGetCount"); err != nil {
+		return 0, err
+	}
+	if count == 0 {
+		return 0, fmt.Errorf("gpu: %w: cuDeviceGetCount found 0 devices", ErrNoDevice)
+	}
+	return int(count), nil
+}
+
+// Devices describes every CUDA device without opening a context on any:
+// name, total memory, compute capability, multiprocessors (FreeMemory
+// stays 0: only a context can ask it). It fails as DeviceCount does.
+func Devices() ([]DeviceInfo, error) {
+	n, err := DeviceCount()
+	if err != nil {
+		return nil, err
+	}
+	d, _ := initDriver()
+	var version int32
+	if err := d.cuDriverGetVersion(&version).Err("cuDriverGetVersion"); err != nil {
+		return nil, err
+	}
+	out := make([]DeviceInfo, 0, n)
+	for i := range n {
+		info := DeviceInfo{Ordinal: i, Count: n, DriverVersion: int(version), Library: d.library}
+		var handle int32
+		if err := d.cuDeviceGet(&handle, int32(i)).Err("cuDeviceGet"); err != nil {
+			return nil, fmt.Errorf("gpu: device %d: %w", i, err)
+		}
+		name := make([]byte, 256)
+		if err := d.cuDeviceGetName(&name[0], int32(len(name)), handle).Err("cuDeviceGetName"); err != nil {
+			return nil, fmt.Errorf("gpu: device %d: %w", i, err)
+		}
+		if j := bytes.IndexByte(name, 0); j >= 0 {
+			name = name[:j]
+		}
+		info.Name = string(name)
+		var v int32
+		for _, a := range []struct {
+			attr int32
+			dst  *int
+		}{
+			{attrComputeMajor, &info.ComputeMajor},
+			{attrComputeMinor, &info.ComputeMinor},
+			{attrMultiprocessorCount, &info.Multiprocessors},
+		} {
+			if err := d.cuDeviceGetAttribute(&v, a.attr, handle).Err("cuDeviceGetAttribute"); err != nil {
+				return nil, fmt.Errorf("gpu: device %d: %w", i, err)
+			}
+			*a.dst = int(v)
+		}
+		var total uint64
+		if err := d.cuDeviceTotalMem_v2(&total, handle).Err("cuDeviceTotalMem_v2"); err != nil {
+			return nil, fmt.Errorf("gpu: device %d: %w", i, err)
+		}
+		info.TotalMemory = int64(total)
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// Ordinal is the index of the engine's device.
+func (e *Engine) Ordinal() int { return e.dev.ordinal }
+
+// CSRCopies is the number of Prepares (PrepareFrom) that copied their
+// CSR from another engine's device rather than from host memory.
+func (e *Engine) CSRCopies() int64 { return e.csrCopies.Load() }
+
+// PrepareFrom is Prepare with the graph taken from the device copy of
+// from, a runner of g on another engine: copied device to device where
+// both engines share a context (two engines on one device), peer to peer
+// where cuDeviceCanAccessPeer allows it, and uploaded from host memory
+// otherwise (also where from is nil or runs another graph). Errors are
+// Prepare's, and the copy's naming the driver call.
+func (e *Engine) PrepareFrom(ctx context.Context, g *graph.CSR, req graph.Request, from *Runner) (*Runner, error) {
+	if from == nil || from.g != g || from.e == e || from.offsets.ptr == 0 || ctx.Err() != nil {
+		return e.Prepare(ctx, g, req)
+	}
+	e.mu.Lock()
+	_, kept := e.resident[g]
+	closed := e.closed
+	e.mu.Unlock()
+	if closed {
+		return nil, errClosed
+	}
+	if !kept {
+		dc := &deviceCSR{}
+		copied := false
+		err := e.dev.do(func() error {
+			var err error
+			copied, err = dc.copyFrom(e.dev, from)
+			if err != nil {
+				return errors.Join(err, dc.free(e.dev))
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if copied {
+			e.mu.Lock()
+			if e.closed {
+				e.mu.Unlock()
+				return nil, errors.Join(errClosed, e.dev.do(func() error { return dc.free(e.dev) }))
+			}
+			if e.resident == nil {
+				e.resident = map[*graph.CSR]*deviceCSR{}
+			}
+			e.resident[g] = dc
+			e.mu.Unlock()
+			e.csrCopies.Add(1)
+		}
+	}
+	r, err := e.Prepare(ctx, g, req)
+	if err != nil {
+		return nil, errors.Join(err, e.ReleaseCSR(g))
+	}
+	return r, nil
+}
+
+// copyFrom fills dc with copies of the graph buffers of from, on dst's
+// goroutine. It reports false, copying nothing, where the devices can
+// reach each other only through host memory: the caller uploads from
+// the host copy then.
+func (dc *deviceCSR) copyFrom(dst *device, from *Runner) (bool, error) {
+	src := from.e.dev
+	d := dst.d
+	sameContext := src.ctx == dst.ctx
+	if !sameContext {
+		var can int32
+		if err := d.cuDeviceCanAccessPeer(&can, dst.handle, src.handle).Err("cuDeviceCanAccessPeer"); err != nil {
+			return false, err
+		}
+		if can == 0 {
+			return false, nil
+		}
+		if r := d.cuCtxEnablePeerAccess(src.ctx, 0); r != resultPeerAlreadyEnabled {
+			if err := r.Err("cuCtxEnablePeerAccess"); err != nil {
+				return false, err
+			}
+		}
+	}
+	for _, b := range []struct{ dst, src *devBuf }{
+		{&dc.offsets, &from.offsets}, {&dc.targets, &from.targets}, {&dc.weights, &from.weights},
+	} {
+		if b.src.ptr == 0 {
+			continue // weights a hop-counting runner freed: Prepare uploads them if needed
+		}
+		buf, err := dst.alloc(b.src.size)
+		if err != nil {
+			return false, err
+		}
+		*b.dst = buf
+		if sameContext {
+			err = d.cuMemcpyDtoD_v2(buf.ptr, b.src.ptr, uint64(b.src.size)).Err("cuMemcpyDtoD_v2")
+		} else {
+			err = d.cuMemcpyPeer(buf.ptr, dst.ctx, b.src.ptr, src.ctx, uint64(b.src.size)).Err("cuMemcpyPeer")
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	if err := d.cuCtxSynchronize().Err("cuCtxSynchronize"); err != nil {
+		return false, err
+	}
+	return true, nil
+}

@@ -1,0 +1,343 @@
+package pipeline
+
+// Every GPU of the machine in one run (--devices). One engine per device
+// prepares the graph; a shared queue of source blocks feeds them. The
+// multi-device runner is a runner like any other (graph/seam.go): the
+// producer (schedule.go) hands it one host block at a time, and the runner
+// cuts each block into chunks of consecutive rows that the devices take
+// from the queue as they become idle. Each chunk's rows are views of the
+// host block's rows, so the output keeps the order of one device whatever
+// device computed a row.
+//
+// A device's chunks are bounded by its own memory budget (--gpu-mem is per
+// device; without it, each engine's Budgeter). A device that fails with an
+// error of the device (out of memory, a driver error: anything that is not
+// a cancellation, a negative cycle or an invalid request) puts its chunk
+// back at the front of the queue, says so on the notice writer naming the
+// device, and takes no further chunk; the others take its chunk. When every
+// device has failed, the run fails with their errors, each naming its
+// device.
+//
+// The CSR reaches every device once: the first device prepares the graph
+// (adopting the copy it built, or uploading it), and the others copy it
+// from that device where the engine can (csrCopier: the GPU engine copies
+// peer to peer where cuDeviceCanAccessPeer allows it), else upload it from
+// the host.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/gpu"
+	"github.com/pathctl/pathctl/graph"
+)
+
+// ParseDevices reads the --devices flag: "all" (or "") is nil, every
+// device; otherwise a comma-separated list of device ordinals, each 0 or
+// more. An ordinal may repeat: each occurrence is an engine of its own on
+// that device (two engines on one GPU test the multi-device path on a
+// machine of one GPU).
+func ParseDevices(s string) ([]int, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "all" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		d, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("%w: device %q: want all or ordinals such as 0,1", ErrInvalid, strings.TrimSpace(f))
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// deviceHooks replace the GPU driver for tests: count says how many
+// devices there are, open opens the engine of one ordinal.
+type deviceHooks struct {
+	count func() (int, error)
+	open  func(ordinal int) (graph.Engine, error)
+}
+
+// gpuDevices is the real machine's devices.
+var gpuDevices = deviceHooks{count: gpuDeviceCount, open: openGPUOn}
+
+// devicesEngine returns the engine of a run over several devices, with
+// ok set, where opt asks for one: an engine other than cpu, and either
+// Devices naming more than one device or another than the one-device
+// path takes (the graph's, else device 0), or Devices nil (every device)
+// on a machine with more than one. A server's pool (opt.GPUs) gives the
+// run one idle device. Otherwise ok is false and the run takes one device
+// as before. Release closes the engines opened for the run; the graph's
+// own engine (a CSR built on the GPU, LoadOptions.Devices) serves its
+// device and stays open.
+func (g *Graph) devicesEngine(opt Options, sources int) (eng graph.Engine, release func(), ok bool, err error) {
+	if opt.Engine == "cpu" || opt.Engine == "" {
+		return nil, nil, false, nil
+	}
+	if opt.GPUs != nil {
+		eng, release, err := poolEngine(opt, sources)
+		return eng, release, true, err
+	}
+	hooks := gpuDevices
+	if opt.devices != nil {
+		hooks = *opt.devices
+	}
+	g.mu.Lock()
+	own, gpuErr := g.device, g.gpuErr
+	g.mu.Unlock()
+	if gpuErr != nil {
+		return nil, nil, false, nil
+	}
+	ordinals := opt.Devices
+	if ordinals == nil {
+		if opt.GPU != nil {
+			return nil, nil, false, nil // a server's shared engine is one device
+		}
+		n, err := hooks.count()
+		if err != nil || n <= 1 {
+			return nil, nil, false, nil // no GPU or one: the one-device path says why
+		}
+		ordinals = make([]int, n)
+		for i := range ordinals {
+			ordinals[i] = i
+		}
+	}
+	if len(ordinals) == 1 {
+		// One device: the one-device path, where it takes that device
+		// (the graph's, else device 0).
+		if d := ordinals[0]; (own != nil && own.Ordinal() == d) || (own == nil && d == 0) {
+			return nil, nil, false, nil
+		}
+	}
+	var multi *multiEngine
+	open := func() (graph.Engine, error) {
+		m, err := openDevices(ordinals, hooks.open, own, opt)
+		if err != nil {
+			return nil, err
+		}
+		multi = m
+		return m, nil
+	}
+	eng, err = chooseEngine(opt, sources, open)
+	if err != nil {
+		return nil, nil, true, err
+	}
+	if multi == nil { // auto chose the CPU
+		return eng, func() {}, true, nil
+	}
+	return eng, func() { multi.Close() }, true, nil
+}
+
+// openDevices opens an engine on every ordinal (own, where set, stands
+// for the first occurrence of its device). A device that does not open is left out with a notice
+// naming it; none opening is the error of all of them.
+func openDevices(ordinals []int, open func(int) (graph.Engine, error), own *gpu.Engine, opt Options) (*multiEngine, error) {
+	m := &multiEngine{memBudget: opt.MemBudget, layout: opt.Layout, threads: opt.Threads, notice: opt.Notice, log: opt.Log}
+	if m.notice == nil {
+		m.notice = io.Discard
+	}
+	if m.log == nil {
+		m.log = io.Discard
+	}
+	var errs []error
+	ownTaken := false
+	for _, d := range ordinals {
+		slot := deviceSlot{label: "gpu " + strconv.Itoa(d)}
+		if own != nil && d == own.Ordinal() && !ownTaken {
+			slot.eng, ownTaken = gpuEngine{own}, true
+		} else {
+			e, err := open(d)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("pipeline: device %s: %w", slot.label, err))
+				continue
+			}
+			slot.eng, slot.owned = e, true
+		}
+		m.devices = append(m.devices, slot)
+	}
+	if len(m.devices) == 0 {
+		return nil, errors.Join(errs...)
+	}
+	for _, err := range errs {
+		fmt.Fprintf(m.notice, "pathctl: %v; running on the other devices\n", err)
+	}
+	return m, nil
+}
+
+// deviceSlot is one device of a multi-device engine.
+type deviceSlot struct {
+	label string // "gpu N", in errors and notices
+	eng   graph.Engine
+	owned bool // opened for the run: closed with it
+}
+
+// multiEngine is the engine of a run over several devices.
+type multiEngine struct {
+	devices   []deviceSlot
+	memBudget int64 // Options.MemBudget: per device
+	layout    arrowio.Layout
+	threads   int
+	notice    io.Writer
+	log       io.Writer
+}
+
+var (
+	_ graph.Engine   = (*multiEngine)(nil)
+	_ graph.Budgeter = (*multiEngine)(nil)
+	_ io.Closer      = (*multiEngine)(nil)
+)
+
+// Name is the devices' engine name ("gpu").
+func (m *multiEngine) Name() string { return m.devices[0].eng.Name() }
+
+// Close closes the engines opened for the run.
+func (m *multiEngine) Close() error {
+	var errs []error
+	for _, d := range m.devices {
+		if d.owned {
+			if c, ok := d.eng.(io.Closer); ok {
+				errs = append(errs, c.Close())
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// DefaultBudget is the sum of the devices' budgets: the host holds the
+// blocks that feed all of them.
+func (m *multiEngine) DefaultBudget() int64 {
+	return m.sumBudgets(func(b graph.Budgeter) int64 { return b.DefaultBudget() })
+}
+
+// DeviceBudget is the sum of the devices' device budgets.
+func (m *multiEngine) DeviceBudget() int64 {
+	return m.sumBudgets(func(b graph.Budgeter) int64 { return b.DeviceBudget() })
+}
+
+func (m *multiEngine) sumBudgets(of func(graph.Budgeter) int64) int64 {
+	var sum int64
+	for _, d := range m.devices {
+		if b, ok := d.eng.(graph.Budgeter); ok {
+			sum += of(b)
+		} else {
+			sum += DefaultMemBudget
+		}
+	}
+	return sum
+}
+
+// planOptions is opt as the block planner of a run on eng sees it: with
+// several devices, a --gpu-mem budget (per device) counts once per device,
+// since the host blocks are shared among them.
+func planOptions(opt Options, eng graph.Engine) Options {
+	if m, ok := eng.(*multiEngine); ok && opt.MemBudget > 0 {
+		opt.MemBudget *= int64(len(m.devices))
+	}
+	return opt
+}
+
+// csrCopier is implemented by engines that can take the graph from a
+// runner of another engine of their kind instead of from host memory
+// (the GPU engine: peer to peer where the devices allow it).
+type csrCopier interface {
+	PrepareFrom(ctx context.Context, g *graph.CSR, req graph.Request, from graph.Runner) (graph.Runner, error)
+}
+
+// Prepare prepares the graph on the first device, then on the others from
+// it (csrCopier) or from the host. The first device's error is the
+// request's (a negative weight fails there); another device that fails is
+// left out with a notice naming it.
+func (m *multiEngine) Prepare(ctx context.Context, csr *graph.CSR, req graph.Request) (graph.Runner, error) {
+	first, err := m.devices[0].eng.Prepare(ctx, csr, req)
+	if err != nil {
+		return nil, err
+	}
+	runners := make([]graph.Runner, len(m.devices))
+	runners[0] = first
+	errs := make([]error, len(m.devices))
+	var wg sync.WaitGroup
+	for i := 1; i < len(m.devices); i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if c, ok := m.devices[i].eng.(csrCopier); ok {
+				runners[i], errs[i] = c.PrepareFrom(ctx, csr, req, first)
+			} else {
+				runners[i], errs[i] = m.devices[i].eng.Prepare(ctx, csr, req)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		for _, r := range runners {
+			if r != nil {
+				r.Close()
+			}
+		}
+		return nil, err
+	}
+	var workers []*deviceWorker
+	for i, r := range runners {
+		if errs[i] != nil {
+			fmt.Fprintf(m.notice, "pathctl: device %s: %v; running on the other devices\n", m.devices[i].label, errs[i])
+			continue
+		}
+		workers = append(workers, &deviceWorker{label: m.devices[i].label, runner: r, maxChunk: m.chunkMax(m.devices[i].eng, r)})
+	}
+	fmt.Fprintf(m.log, "pathctl: %d devices:", len(workers))
+	for _, w := range workers {
+		fmt.Fprintf(m.log, " %s (chunks of up to %d sources)", w.label, w.maxChunk)
+	}
+	fmt.Fprintln(m.log)
+	return newDevicesRunner(workers, csr.NumVertices, m.threads, m.notice), nil
+}
+
+// chunkMax is the most sources of one chunk on a device: its budget (the
+// run's per-device budget, or its engine's) over its bytes per source and
+// the blocks it holds at once, as the planner sizes one device's blocks
+// (planRun): one where the runner reduces stats on the device, three
+// otherwise. Above 8 it is a multiple of 8, so that the chunks' validity
+// bitmaps start on a byte.
+func (m *multiEngine) chunkMax(eng graph.Engine, r graph.Runner) int {
+	inFlight := int64(3)
+	_, stats := r.(graph.StatsRunner)
+	stats = stats && m.layout == arrowio.LayoutStats
+	if stats {
+		inFlight = 1
+	}
+	budget := m.memBudget
+	if budget <= 0 {
+		budget = DefaultMemBudget
+		if b, ok := eng.(graph.Budgeter); ok {
+			budget = b.DefaultBudget()
+			if stats {
+				budget = b.DeviceBudget()
+			}
+		}
+	}
+	per := r.BytesPerSource()
+	if per <= 0 {
+		return 1 << 30
+	}
+	n := int(max(1, budget/(inFlight*per)))
+	if n > 8 {
+		n -= n % 8
+	}
+	return n
+}
+
+// isRequestError reports whether err is the request's, the same on every
+// device (cancelled, a negative cycle, an invalid request), rather than
+// one device's fault.
+func isRequestError(err error) bool {
+	var cycle *graph.NegativeCycleError
+	return IsInterrupted(err) || errors.As(err, &cycle) || errors.Is(err, ErrInvalid)
+}

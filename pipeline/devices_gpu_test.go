@@ -1,0 +1,103 @@
+package pipeline
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/testgraphs"
+)
+
+// TestTwoEnginesOneGPU runs the real multi-device path on one GPU: two
+// engines on device 0 (--devices 0,0), the second taking the graph from the
+// first's device copy, fed from one queue. Every layout must equal the
+// one-engine run's, row for row, on a graph built on the CPU and on one
+// built on the GPU (whose engine is then the first device's).
+func TestTwoEnginesOneGPU(t *testing.T) {
+	if s := GPUStatus(); !s.Available {
+		t.Skip("no usable GPU: " + s.Reason)
+	}
+	rng := rand.New(rand.NewPCG(19, 2))
+	cases := []struct {
+		name string
+		opt  Options
+	}{
+		{"pairs", Options{Layout: arrowio.LayoutPairs}},
+		{"pairs-pred", Options{Layout: arrowio.LayoutPairs, WithPredecessors: true, Algorithm: graph.Dijkstra}},
+		{"matrix", Options{Layout: arrowio.LayoutMatrix}},
+		{"matrix-delta", Options{Layout: arrowio.LayoutMatrix, Algorithm: graph.Delta}},
+		{"stats", Options{Layout: arrowio.LayoutStats}},
+		{"matrix-targets-cutoff", Options{Layout: arrowio.LayoutMatrix, Targets: []string{"7", "3", "599"}, Cutoff: 30, HasCutoff: true}},
+		{"bfs-matrix", Options{Layout: arrowio.LayoutMatrix, Algorithm: graph.BFSLevel}},
+	}
+	for _, build := range []string{"cpu", "gpu"} {
+		for _, kind := range []testgraphs.WeightKind{testgraphs.Int, testgraphs.Float32} {
+			tbl := randomTable(rng, 700, 4000, kind)
+			g, err := LoadGraph(tbl, LoadOptions{Engine: build})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range cases {
+				t.Run(build+"/"+kindName(kind)+"/"+c.name, func(t *testing.T) {
+					one := c.opt
+					one.Engine, one.Devices, one.MaxBlock = "gpu", []int{0}, 96
+					want, err := collectText(t, g, one)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var log bytes.Buffer
+					two := c.opt
+					two.Engine, two.Devices, two.MaxBlock, two.Log = "gpu", []int{0, 0}, 96, &log
+					got, err := collectText(t, g, two)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got != want {
+						t.Fatalf("two engines differ from one:\n%s", firstDiff(got, want))
+					}
+					if !strings.Contains(log.String(), "2 devices") {
+						t.Errorf("log does not show two devices:\n%s", log.String())
+					}
+				})
+			}
+			if err := g.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+func kindName(k testgraphs.WeightKind) string {
+	if k == testgraphs.Int {
+		return "int"
+	}
+	return "float32"
+}
+
+// TestGraphBuiltOnFirstDevice checks that a graph built on the GPU is built
+// on the first device of LoadOptions.Devices: a device that does not exist
+// fails the gpu build naming it.
+func TestGraphBuiltOnFirstDevice(t *testing.T) {
+	n, err := gpuDeviceCount()
+	if err != nil {
+		t.Skip("no usable GPU: " + err.Error())
+	}
+	tbl := randomTable(rand.New(rand.NewPCG(19, 3)), 100, 400, testgraphs.Int)
+	g, err := LoadGraph(tbl, LoadOptions{Engine: "gpu", Devices: []int{n - 1, 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.device == nil || g.device.Ordinal() != n-1 {
+		t.Errorf("graph built on %v, want device %d", g.device, n-1)
+	}
+	g.Close()
+	_, err = LoadGraph(tbl, LoadOptions{Engine: "gpu", Devices: []int{n}})
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), fmt.Sprintf("device %d", n)) {
+		t.Errorf("build on device %d of %d: %v, want ErrUnavailable naming the device", n, n, err)
+	}
+}
