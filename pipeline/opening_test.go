@@ -266,3 +266,108 @@ func TestDeviceOpenedEarlyOnGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDeviceOpeningGiveUp checks the exported ways to let go of an
+// opening begun before the flags were parsed: GiveUp returns without
+// waiting for the open, after LeaveToExit as before it; later takes fail;
+// the nil opening ignores both; and a graph built on the CPU has no device
+// to abandon or time.
+func TestDeviceOpeningGiveUp(t *testing.T) {
+	for _, exiting := range []bool{false, true} {
+		opener := newBlockedOpener(errors.New("gpu: not used"))
+		opening := OpenDeviceWith(opener.open)
+		opener.waitStarted(t)
+		if exiting {
+			opening.LeaveToExit()
+		}
+		gaveUp := make(chan struct{})
+		go func() {
+			opening.GiveUp()
+			opening.GiveUp()
+			close(gaveUp)
+		}()
+		select {
+		case <-gaveUp:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("exiting %v: GiveUp waited for the open", exiting)
+		}
+		if _, _, _, err := opening.take(); !errors.Is(err, errOpeningTaken) {
+			t.Errorf("exiting %v: take after GiveUp: %v", exiting, err)
+		}
+		close(opener.release)
+		if err := opening.Close(); err != nil {
+			t.Errorf("exiting %v: Close after GiveUp: %v", exiting, err)
+		}
+	}
+	var none *DeviceOpening
+	none.LeaveToExit()
+	none.GiveUp()
+	rng := rand.New(rand.NewPCG(11, 12))
+	g, err := LoadGraph(randomTable(rng, 10, 30, testgraphs.Int), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.AbandonDevice(); err != nil || g.DeviceOpenTimes() != (gpu.OpenTimes{}) {
+		t.Errorf("a graph built on the CPU: AbandonDevice %v, open times %+v", err, g.DeviceOpenTimes())
+	}
+}
+
+// TestDeviceLeftToExitOnGPU runs the CLI's exit path on the real engine:
+// a device opened before the read and marked LeaveToExit builds the graph
+// and runs it with the CPU engine's result; AbandonDevice ends it without
+// error, Close does nothing after it, and the process can still open and
+// use the device (which a process about to exit never does, but it shows
+// that nothing was left half torn down). An opening left to the exit and
+// given up unused does not keep the device from opening either.
+func TestDeviceLeftToExitOnGPU(t *testing.T) {
+	if st := GPUStatus(); !st.Available {
+		t.Skip("no GPU: " + st.Reason)
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	tbl := randomTable(rng, 3*minGPUSources, 12*minGPUSources, testgraphs.Int)
+	cpuGraph, err := LoadGraph(tbl, LoadOptions{Undirected: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := collectText(t, cpuGraph, Options{Engine: "cpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opening := OpenDevice()
+	opening.LeaveToExit()
+	defer opening.GiveUp()
+	g, err := LoadGraph(tbl, LoadOptions{Undirected: true, Engine: "auto", Device: opening})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.BuiltOn() != "gpu" {
+		t.Fatalf("built on %s, want the GPU", g.BuiltOn())
+	}
+	if ot := g.DeviceOpenTimes(); ot.Context <= 0 {
+		t.Errorf("open times %+v: the context took no time", ot)
+	}
+	got, err := collectText(t, g, Options{Engine: "auto"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Errorf("the GPU run on the device left to the exit differs from the CPU engine's")
+	}
+	if err := g.AbandonDevice(); err != nil {
+		t.Fatalf("AbandonDevice: %v", err)
+	}
+	if err := g.Close(); err != nil {
+		t.Errorf("Close after AbandonDevice: %v", err)
+	}
+	unused := OpenDevice()
+	unused.LeaveToExit()
+	unused.GiveUp()
+	again, err := LoadGraph(tbl, LoadOptions{Undirected: true, Engine: "gpu"})
+	if err != nil {
+		t.Fatalf("opening the device again: %v", err)
+	}
+	defer again.Close()
+	if got, err := collectText(t, again, Options{Engine: "gpu"}); err != nil || got != want {
+		t.Errorf("the run on a device opened after one was abandoned: %v, equal %v", err, got == want)
+	}
+}

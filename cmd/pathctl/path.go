@@ -42,7 +42,9 @@ func pathCommand(e *env) *cli.Command {
 			if !c.Bool("quiet") {
 				opt.Notice = e.stderr
 			}
-			g, err := readGraph(e, c, pipeline.LoadOptions{Engine: "cpu"})
+			// One source: auto builds and runs on the CPU; --engine gpu
+			// on the device opened at start-up.
+			g, err := readGraph(e, c, pipeline.LoadOptions{Engine: opt.Engine, Sources: 1})
 			if err != nil {
 				return err
 			}
