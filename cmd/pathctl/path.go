@@ -70,6 +70,11 @@ func pathCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			if e.exits { // the exit releases a device at once (execute says why)
+				if err := g.AbandonDevice(); err != nil {
+					return err
+				}
+			}
 			if len(lines) == 0 {
 				return fmt.Errorf("%w from %s to %s", errNoPath, c.String("from"), c.String("to"))
 			}
