@@ -586,13 +586,17 @@ func printWallTime(log io.Writer, t wallTimes) {
 		}
 		device = fmt.Sprintf(" + waiting for the device %s (opening it took %s%s%s)", ms(t.graph.DeviceWait), ms(t.graph.DeviceOpen), opened, split)
 	}
+	csr := ms(t.graph.Build)
+	if t.graph.BesideOpen {
+		csr += ", on the CPU while waiting for the device"
+	}
 	closing := "closing the device"
 	if t.leftToExit {
 		closing = "leaving the device to the exit"
 	}
 	other := t.wall - t.startUp - t.read - t.load - t.run - t.closeDevice - t.closeOutput
 	fmt.Fprintf(log, "pathctl: wall time %s = start-up %s + reading %s%s + building the graph %s (the CSR %s) + running %s (computing and writing the rows) + %s %s + closing the output %s + other %s\n",
-		ms(t.wall), ms(t.startUp), ms(t.read), device, ms(graphOnly), ms(t.graph.Build), ms(t.run), closing, ms(t.closeDevice), ms(t.closeOutput), ms(max(other, 0)))
+		ms(t.wall), ms(t.startUp), ms(t.read), device, ms(graphOnly), csr, ms(t.run), closing, ms(t.closeDevice), ms(t.closeOutput), ms(max(other, 0)))
 }
 
 // checkOutputPaths refuses an output that would overwrite the input, or a
