@@ -11,13 +11,15 @@ import (
 )
 
 // DeviceOpening is a GPU engine opening in a goroutine of its own while the
-// edges are read (OpenDeviceEarly): creating the context and loading the
-// kernel image take 130-210 ms on an H100, as long as reading a
-// million-edge Parquet file, so that the two side by side cost the longer
-// of them instead of their sum. LoadGraph takes it through
-// LoadOptions.Device; Close it on every path, since a read that fails never
-// reaches LoadGraph (Close after LoadGraph took it does nothing). The nil
-// *DeviceOpening is an opening never started: its methods do nothing.
+// edges are read (OpenDeviceEarly, or OpenDevice from process start):
+// creating the context and loading the kernel image take 130-225 ms on an
+// H100, longer than reading a million-edge Parquet file (65 ms), so that
+// side by side the two cost the longer of them instead of their sum, and
+// the CSR is built on the CPU in the rest of the wait (buildBesideOpening).
+// LoadGraph takes it through LoadOptions.Device; Close it, or GiveUp, on
+// every path, since a read that fails never reaches LoadGraph (both do
+// nothing after LoadGraph took it). The nil *DeviceOpening is an opening
+// never started: its methods do nothing.
 type DeviceOpening struct {
 	done  chan struct{} // closed when the open returned
 	e     *gpu.Engine
