@@ -8,7 +8,7 @@ FUZZTIME  ?= 8s
 VERSION   := $(shell cat VERSION)
 export CGO_ENABLED := 0
 
-.PHONY: fixtures all build run test test-go wheel test-wheel test-race fuzz test-python kernels kernels-check gpu-test bench-cpu bench bench-export clean
+.PHONY: fixtures all build run test test-go wheel test-wheel test-race fuzz test-python kernels kernels-check gpu-test bench-cpu bench bench-plot bench-export clean
 
 all: build
 
@@ -70,7 +70,7 @@ $(VENV)/.installed: VERSION python/setup.py python/pyproject.toml python/require
 	touch $@
 
 test-python: build $(VENV)/.installed
-	PATHCTL_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q python/tests bench/test_bench_cpu.py bench/test_bench_gpu.py bench/test_bench_queries.py bench/test_bench_flight.py
+	PATHCTL_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q python/tests bench/test_bench_cpu.py bench/test_bench_gpu.py bench/test_bench_queries.py bench/test_bench_flight.py bench/test_plot_scaling.py
 
 # Platform wheels with the binary inside (manylinux_2_17 x86_64 and aarch64)
 # in dist/: `pip install dist/pathctl-*-manylinux*_x86_64*.whl` brings the engine.
@@ -91,9 +91,18 @@ bench-cpu: build $(VENV)/.installed
 fixtures:
 	$(GO) run ./internal/cmd/mkfixtures
 
-# On a GPU machine: the GPU engine's algorithms against the CPU engine and scipy.
+# On a GPU machine: the GPU engine's algorithms against the CPU engine and scipy,
+# with every row also in bench/results/bench-gpu.csv, then the scaling curve.
 bench: build $(VENV)/.installed
 	PATHCTL_BIN=$(CURDIR)/$(BIN) $(PY) bench/bench_gpu.py $(BENCH_ARGS)
+	$(MAKE) --no-print-directory bench-plot
+
+# The scaling curve (seconds against n × arcs, log-log) from the records of
+# make bench; where the GPU machine has no matplotlib, copy its
+# bench/results/bench-gpu.csv here and run this.
+BENCH_RECORDS ?= bench/results/bench-gpu.csv
+bench-plot: $(VENV)/.installed
+	$(PY) bench/plot_scaling.py $(BENCH_RECORDS) -o bench/results/scaling.png
 
 # The real graphs of make bench (graph-tool's collection), with Debian's
 # python3-graph-tool installed: bench/results/data/NAME.{parquet,csv,json}.

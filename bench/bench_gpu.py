@@ -8,7 +8,7 @@ on a sample) where `import networkit` works.
 
     PATHCTL_BIN=bin/pathctl python3 bench/bench_gpu.py --out bench/results/bench-gpu.md
 
-Graphs: the suite that `pathctl bench` generates (seeded R-MAT 14/16/20,
+Graphs: the suite that `pathctl bench` generates (seeded R-MAT 14/16/18/20,
 grids 128² and 256², uniform 65,536 × 16, all undirected, integer weights
 1..100), saved by it as Parquet in --work so that the peers read the very
 same edges, and the real graphs that bench/export_graph_tool.py exported to
@@ -21,8 +21,14 @@ scipy's distances on --check sampled sources. Any mismatch exits 1.
 
 Where a peer's all-source run is estimated above --budget seconds, it runs
 a sample of sources and the table marks its time extrapolated.
+
+Beside the table, every row goes to a CSV of records (--records, default
+the --out file with .csv): graph, n, arcs, run, engine, sources, seconds,
+extrapolated, machine, date. bench/plot_scaling.py draws the scaling curve
+from such records (on a machine with matplotlib).
 """
 import argparse
+import csv
 import json
 import os
 import shlex
@@ -39,11 +45,11 @@ import bench_cpu as bc  # noqa: E402  (graph loading, result reading, scipy pool
 
 BIN = os.environ.get("PATHCTL_BIN", "bin/pathctl")
 ALGOS = ["auto", "dijkstra", "delta", "edge", "bfs", "bfs-level", "bellman-ford"]
-SUITE = ["rmat14", "rmat16", "rmat20", "grid128", "grid256", "uniform65536d16"]
+SUITE = ["rmat14", "rmat16", "rmat18", "rmat20", "grid128", "grid256", "uniform65536d16"]
 REAL = ["email-Enron", "cond-mat-2005", "pgp-strong-2009"]
 # Graphs too large to time every algorithm on: GPU auto (and the CPU row)
 # only, unless --algos names others explicitly.
-AUTO_ONLY = {"rmat20"}
+AUTO_ONLY = {"rmat18", "rmat20"}
 
 
 # --------------------------------------------------------------------------
@@ -174,6 +180,49 @@ def format_table(report: Report) -> str:
     if report.failures:
         lines += ["", "FAILURES:"] + [f"- {x}" for x in report.failures]
     return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------
+# Records: one machine-readable line per row, for bench/plot_scaling.py
+
+
+RECORD_FIELDS = ["graph", "n", "arcs", "run", "engine", "sources", "seconds", "extrapolated", "machine", "date"]
+
+
+def engine_of(run: str) -> str:
+    """The engine of a row's run label, as the records name it:
+    pathctl-gpu, pathctl-cpu, scipy-all-cores, scipy-1-core, networkx,
+    networkit (else the label itself)."""
+    if run.startswith("pathctl gpu "):
+        return "pathctl-gpu"
+    if run.startswith("pathctl cpu "):
+        return "pathctl-cpu"
+    if run.startswith("scipy"):
+        return "scipy-1-core" if run.endswith("(1 core)") else "scipy-all-cores"
+    for peer in ("networkx", "networkit"):
+        if run.startswith(peer):
+            return peer
+    return run
+
+
+def machine_label(machine: dict) -> str:
+    """The machine of a report in a few words: its GPU (or none), its CPUs."""
+    gpu = machine.get("gpu") or "no GPU"
+    return f"{gpu}; {machine.get('cpus', os.cpu_count())} CPUs"
+
+
+def write_records(path: str, report: Report) -> None:
+    """Writes report's rows to path as CSV, one record per row (RECORD_FIELDS)."""
+    machine = machine_label(report.machine)
+    date = report.machine.get("date", time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=RECORD_FIELDS)
+        w.writeheader()
+        for r in report.rows:
+            w.writerow({"graph": r.graph, "n": r.n, "arcs": r.arcs, "run": r.run, "engine": engine_of(r.run),
+                        "sources": r.sources, "seconds": repr(float(r.seconds)),
+                        "extrapolated": "true" if r.extrapolated else "false", "machine": machine, "date": date})
 
 
 # --------------------------------------------------------------------------
@@ -397,13 +446,13 @@ def peers(name: str, g: bc.Graph, path: str, undirected: bool, engines: list[str
 def parse_args(argv: list[str]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--graphs", default=",".join(SUITE + REAL), help="suite names and exported real graphs")
-    ap.add_argument("--algos", default=None, help=f"GPU algorithms (default {','.join(ALGOS)}; rmat20: auto)")
+    ap.add_argument("--algos", default=None, help=f"GPU algorithms (default {','.join(ALGOS)}; rmat18, rmat20: auto)")
     ap.add_argument("--engine", default="", help="pathctl bench --engine (default: its auto: GPU rows where usable, and CPU rows)")
     ap.add_argument("--peers", action=argparse.BooleanOptionalAction, default=True,
                     help="time scipy, networkx and NetworKit too (--no-peers: pathctl rows and the checks only)")
     ap.add_argument("--sample", type=int, default=512, help="sources of the peers' samples")
     ap.add_argument("--cpu-sample", type=int, default=1024, help="sources of pathctl's CPU rows (extrapolated)")
-    ap.add_argument("--gpu-sample", type=int, default=0, help="sources of pathctl's GPU rows (0: every source; rmat20: pathctl's default)")
+    ap.add_argument("--gpu-sample", type=int, default=0, help="sources of pathctl's GPU rows (0: every source; rmat18, rmat20: pathctl's default)")
     ap.add_argument("--check", type=int, default=4, help="sources compared with the oracles")
     ap.add_argument("--budget", type=float, default=120.0, help="seconds a peer may take for every source before it is sampled")
     ap.add_argument("--peer-seconds", type=float, default=30.0, help="seconds a sampled peer measurement aims at")
@@ -416,7 +465,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--work", default="bench/results")
     ap.add_argument("--data", default="bench/results/data", help="where export_graph_tool.py wrote the real graphs")
     ap.add_argument("--out", default="bench/results/bench-gpu.md")
+    ap.add_argument("--records", default=None, help="CSV of every row for bench/plot_scaling.py (default: --out with .csv)")
     args = ap.parse_args(argv)
+    if args.records is None:
+        args.records = os.path.splitext(args.out)[0] + ".csv"
     args.algos_given = args.algos is not None
     if args.algos is None:
         args.algos = ",".join(ALGOS)
@@ -472,6 +524,7 @@ def main(argv: list[str]) -> int:
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
     with open(args.out, "w") as f:
         f.write(text)
+    write_records(args.records, report)
     print(text)
     return 1 if report.failures else 0
 

@@ -57,8 +57,12 @@ type device struct {
 	ctx     uintptr
 	module  uintptr
 	// funcs holds the function of every kernel of kernelTable, in its
-	// order, resolved when the image is loaded.
-	funcs []uintptr
+	// order: resolved when the image is loaded, or, with lazyKernels, on
+	// the kernel's first launch (guarded by funcMu).
+	funcs  []uintptr
+	funcMu sync.Mutex
+	// opened is where openDevice's time went.
+	opened OpenTimes
 	// argBlock is pinned host memory holding a launch's parameter values
 	// (8-byte slots) followed by the table of pointers to them.
 	argBlock unsafe.Pointer
@@ -95,10 +99,12 @@ type device struct {
 // openDevice starts the worker of device ordinal, retains its primary
 // context and loads the kernel image.
 func openDevice(ordinal int) (*device, error) {
+	start := time.Now()
 	d, err := initDriver()
 	if err != nil {
 		return nil, err
 	}
+	driverTime := time.Since(start)
 	var count int32
 	if err := d.cuDeviceGetCount(&count).Err("cuDeviceGetCount"); err != nil {
 		return nil, err
@@ -115,6 +121,7 @@ func openDevice(ordinal int) (*device, error) {
 	if err := <-ready; err != nil {
 		return nil, err
 	}
+	dv.opened.Driver = driverTime
 	return dv, nil
 }
 
@@ -134,6 +141,7 @@ func (dv *device) loop(ready chan<- error) {
 
 func (dv *device) setup() (err error) {
 	d := dv.d
+	start := time.Now()
 	if err := d.cuDeviceGet(&dv.handle, int32(dv.ordinal)).Err("cuDeviceGet"); err != nil {
 		return err
 	}
@@ -151,12 +159,17 @@ func (dv *device) setup() (err error) {
 	if len(kernelImage) == 0 {
 		return errors.New("gpu: the kernel image is empty; run gpu/kernels/build.sh")
 	}
+	dv.opened.Context = time.Since(start)
+	start = time.Now()
 	if err := d.cuModuleLoadData(&dv.module, unsafe.Pointer(&kernelImage[0])).Err("cuModuleLoadData"); err != nil {
 		return err
 	}
-	if dv.funcs, err = resolveKernels(d, dv.module); err != nil {
+	if lazyKernels {
+		dv.funcs = make([]uintptr, len(kernelTable))
+	} else if dv.funcs, err = resolveKernels(d, dv.module); err != nil {
 		return err
 	}
+	dv.opened.Kernels = time.Since(start)
 	if err := d.cuEventCreate(&dv.start, 0).Err("cuEventCreate"); err != nil {
 		return err
 	}
@@ -256,6 +269,28 @@ func (dv *device) close() error {
 	return err
 }
 
+// abandon ends the device's use without tearing its context down, for a
+// process about to exit: the exit releases the context, the module and
+// every allocation at once, where teardown frees them one by one. It waits
+// for the work queued on the device, so that an error of it is still
+// reported, ends the device goroutine, and makes later work fail with
+// errClosed; close does nothing after it.
+func (dv *device) abandon() error {
+	dv.ctxMu.Lock()
+	defer dv.ctxMu.Unlock()
+	err := dv.do(func() error { return dv.d.cuCtxSynchronize().Err("cuCtxSynchronize") })
+	dv.mu.Lock()
+	if !dv.quit {
+		dv.quit = true
+		close(dv.work)
+	}
+	dv.mu.Unlock()
+	if errors.Is(err, errClosed) {
+		return nil
+	}
+	return err
+}
+
 // The methods below run on the device goroutine (inside do).
 
 // devBuf is device memory.
@@ -304,12 +339,21 @@ func (dv *device) upload(host []byte) (devBuf, error) {
 	return b, nil
 }
 
-// function returns the kernel called name, resolved at setup, and its entry
-// in kernelTable.
+// function returns the kernel called name, resolved at setup or, with
+// lazyKernels, here on its first use, and its entry in kernelTable.
 func (dv *device) function(name string) (uintptr, *kernelEntry, error) {
 	i, ok := kernelIndex[name]
 	if !ok {
 		return 0, nil, fmt.Errorf("gpu: no kernel %s in the kernel table (gpu/kernels_gen.go)", name)
+	}
+	dv.funcMu.Lock()
+	defer dv.funcMu.Unlock()
+	if dv.funcs[i] == 0 {
+		f, err := resolveKernel(dv.d, dv.module, name)
+		if err != nil {
+			return 0, nil, err
+		}
+		dv.funcs[i] = f
 	}
 	return dv.funcs[i], &kernelTable[i], nil
 }
@@ -360,6 +404,10 @@ func (dv *device) launchAsync(name string, grid int, args ...any) error {
 func (dv *device) launch(name string, grid int, args ...any) error {
 	if grid <= 0 {
 		return nil
+	}
+	// A kernel resolved on its first launch is loaded before the timing.
+	if _, _, err := dv.function(name); err != nil {
+		return err
 	}
 	if err := dv.d.cuEventRecord(dv.start, 0).Err("cuEventRecord"); err != nil {
 		return err

@@ -22,9 +22,11 @@
 // changing a kernel source; a test fails when the image's recorded source
 // hash (kernels/kernels.sha256) no longer matches the sources. build.sh also
 // writes kernels_gen.go, the table of every kernel entry point and its
-// parameters: the device resolves them all when it loads the image (a
-// *KernelError names every one missing), and each launch checks its
-// arguments against the kernel's parameters.
+// parameters: the device resolves each on its first launch, which under
+// the driver's lazy module loading is what loads its code (lazyKernels;
+// false resolves them all when the image loads, a *KernelError naming
+// every one missing), and each launch checks its arguments against the
+// kernel's parameters.
 //
 // Beside Run, which copies a block's distance rows back, a Runner has
 // RunStats: the stats layout's reductions run on the device

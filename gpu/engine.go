@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/pathctl/pathctl/graph"
@@ -58,6 +59,7 @@ func New(opts ...Option) (*Engine, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	start := time.Now()
 	dv, err := openDevice(o.ordinal)
 	if err != nil {
 		return nil, err
@@ -66,8 +68,29 @@ func New(opts ...Option) (*Engine, error) {
 	if err != nil {
 		return nil, errors.Join(err, dv.close())
 	}
+	t := &dv.opened
+	t.Rest = max(time.Since(start)-t.Driver-t.Context-t.Kernels, 0)
 	return &Engine{dev: dv, info: *info, runners: map[*Runner]struct{}{}}, nil
 }
+
+// OpenTimes is where New's time went, for --verbose.
+type OpenTimes struct {
+	// Driver is loading the driver library and cuInit, done once a
+	// process: 0 for every engine after the first.
+	Driver time.Duration
+	// Context is retaining the device's primary context and making it
+	// current: creating it, where no other engine of the process holds it.
+	Context time.Duration
+	// Kernels is loading the kernel image (and resolving every kernel of
+	// it, unless they are resolved on first launch: lazyKernels).
+	Kernels time.Duration
+	// Rest is the remainder of New: events, the copy stream, the pinned
+	// argument block, the device's description.
+	Rest time.Duration
+}
+
+// OpenTimes says where New's time went.
+func (e *Engine) OpenTimes() OpenTimes { return e.dev.opened }
 
 // Name is "gpu".
 func (e *Engine) Name() string { return "gpu" }
@@ -124,6 +147,28 @@ func (e *Engine) Close() error {
 	errs = append(errs, e.freeKept(kept))
 	errs = append(errs, e.dev.close())
 	return errors.Join(errs...)
+}
+
+// Abandon ends the engine's use without releasing the device, for a
+// process that exits right after: the exit releases the context, the
+// kernel image and every allocation at once, where Close tears them down
+// one by one (91 ms on an H100 after a run of R-MAT 16; BENCHMARKS.md,
+// "Issue 18: the wall time of a small run"). It waits for the work queued on
+// the device, so that an error of it is still returned; afterwards the
+// engine refuses work as after Close, and Close does nothing. Runners
+// still open are left as they are: their memory goes with the process.
+// Only a process about to exit calls it; a process that goes on (a
+// server, tests, a library user) calls Close, or the device memory stays
+// taken.
+func (e *Engine) Abandon() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	e.mu.Unlock()
+	return e.dev.abandon()
 }
 
 // Prepare uploads g for runs of req. A req.Algorithm of graph.Auto is

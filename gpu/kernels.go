@@ -81,6 +81,32 @@ func (e *KernelError) Error() string {
 		len(e.Missing), len(kernelTable), strings.Join(e.Missing, ", "))
 }
 
+// lazyKernels resolves each kernel (cuModuleGetFunction) on its first
+// launch instead of every kernel of the table when the device opens. Under
+// the driver's lazy module loading (CUDA_MODULE_LOADING=LAZY, the default of
+// Linux drivers since CUDA 12.2; the CLI sets it for older ones) resolving a
+// kernel is what loads its code, so a run loads only the kernels it
+// launches, not every kernel of the image: the device opens faster (BENCHMARKS.md,
+// "Issue 18: the wall time of a small run"). A kernel the image lacks then
+// fails its first launch, naming it, rather than the open; the table's
+// hash test catches such an image at build time. false restores the
+// eager lookup of every kernel at open.
+const lazyKernels = true
+
+// resolveKernel looks up the kernel called name in module: a
+// *KernelError where the image lacks it.
+func resolveKernel(d *driver, module uintptr, name string) (uintptr, error) {
+	var f uintptr
+	switch r := d.cuModuleGetFunction(&f, module, name); r {
+	case Success:
+		return f, nil
+	case ResultNotFound:
+		return 0, &KernelError{Missing: []string{name}}
+	default:
+		return 0, r.Err("cuModuleGetFunction " + name)
+	}
+}
+
 // resolveKernels looks up every kernel of kernelTable in module, collecting
 // the missing ones into one *KernelError; any other driver failure ends the
 // lookup.

@@ -66,6 +66,10 @@ type LoadTimes struct {
 	DeviceWait time.Duration
 	// Early says that the device was opened early, beside the read.
 	Early bool
+	// BesideOpen says that the CSR was built on the CPU while LoadGraph
+	// waited for an early opening (buildBesideOpening): Build lies inside
+	// DeviceWait.
+	BesideOpen bool
 }
 
 // Graph is an edge table with its CSR, ready to run. Close it when done: a
@@ -122,12 +126,24 @@ func LoadGraph(t *arrowio.EdgeTable, opt LoadOptions) (*Graph, error) {
 		if opt.Engine == "auto" && sources < minGPUSources {
 			break
 		}
+		// While an early opening is still under way, the CSR is built on
+		// the CPU beside it (opening.go).
+		beside := g.startBuildBesideOpening(opt.Device, bopt)
 		e, err := g.openDevice(opt.Device, firstDevice(opt.Devices))
 		if err != nil {
 			if opt.Engine == "gpu" {
 				return nil, gpuUnavailable(err)
 			}
 			g.gpuErr = err
+			if _, err := g.finishBuildBesideOpening(beside, nil, true); err != nil {
+				return nil, err
+			}
+			break
+		}
+		if took, err := g.finishBuildBesideOpening(beside, e, false); took || err != nil {
+			if err != nil {
+				return nil, errors.Join(err, e.Close())
+			}
 			break
 		}
 		if err := g.buildOnGPU(e, opt.Notice, bopt); err != nil {
@@ -146,6 +162,9 @@ func LoadGraph(t *arrowio.EdgeTable, opt LoadOptions) (*Graph, error) {
 	}
 	g.times.Build = g.buildTime
 	switch {
+	case g.times.BesideOpen:
+		fmt.Fprintf(log, "pathctl: CSR built on the CPU in %s while the device was opening (opening it took %s, begun early; %s of it after the read)\n",
+			roundTime(g.buildTime), roundTime(g.times.DeviceOpen), roundTime(g.times.DeviceWait))
 	case g.builtOn == "gpu" && g.times.Early:
 		fmt.Fprintf(log, "pathctl: CSR built on the GPU in %s (opening the device took %s, beside the read; %s of it after the read)\n",
 			roundTime(g.buildTime), roundTime(g.times.DeviceOpen), roundTime(g.times.DeviceWait))

@@ -2,20 +2,24 @@ package pipeline
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/pathctl/pathctl/gpu"
+	"github.com/pathctl/pathctl/graph"
 )
 
 // DeviceOpening is a GPU engine opening in a goroutine of its own while the
-// edges are read (OpenDeviceEarly): creating the context and loading the
-// kernel image take 130-210 ms on an H100, as long as reading a
-// million-edge Parquet file, so that the two side by side cost the longer
-// of them instead of their sum. LoadGraph takes it through
-// LoadOptions.Device; Close it on every path, since a read that fails never
-// reaches LoadGraph (Close after LoadGraph took it does nothing). The nil
-// *DeviceOpening is an opening never started: its methods do nothing.
+// edges are read (OpenDeviceEarly, or OpenDevice from process start):
+// creating the context and loading the kernel image take 130-225 ms on an
+// H100, longer than reading a million-edge Parquet file (65 ms), so that
+// side by side the two cost the longer of them instead of their sum, and
+// the CSR is built on the CPU in the rest of the wait (buildBesideOpening).
+// LoadGraph takes it through LoadOptions.Device; Close it, or GiveUp, on
+// every path, since a read that fails never reaches LoadGraph (both do
+// nothing after LoadGraph took it). The nil *DeviceOpening is an opening
+// never started: its methods do nothing.
 type DeviceOpening struct {
 	done  chan struct{} // closed when the open returned
 	e     *gpu.Engine
@@ -23,6 +27,9 @@ type DeviceOpening struct {
 	took  time.Duration // of the open itself
 	mu    sync.Mutex
 	taken bool // by LoadGraph or Close
+	// exiting says that the process exits after the run (LeaveToExit): an
+	// engine given up is abandoned to the exit rather than closed.
+	exiting bool
 }
 
 // minEarlyOpenBytes is the smallest input on which auto, asked for every
@@ -49,6 +56,26 @@ func OpenDeviceEarly(opt LoadOptions, inputBytes int64) *DeviceOpening {
 	ordinal := firstDevice(opt.Devices)
 	return startOpening(func() (*gpu.Engine, error) { return newGPUOn(ordinal) })
 }
+
+// OpenDevice starts opening the GPU engine in its own goroutine, for a
+// caller that has decided, before the flags are parsed or the input read,
+// that the run may use the GPU (the CLI opens it at process start where its
+// command line passes OpensEarly): creating the context then overlaps the
+// start-up and the read whole. Pass it as LoadOptions.Device: LoadGraph
+// takes it, or gives it up without waiting where the graph is built on the
+// CPU. A caller that never reaches LoadGraph gives it up (GiveUp) or closes
+// it.
+func OpenDevice() *DeviceOpening { return startOpening(newGPU) }
+
+// OpenDeviceWith is OpenDevice with open in place of opening the GPU engine
+// on the first device (gpu.New): tests pass an open that takes as long as
+// they want, or fails.
+func OpenDeviceWith(open func() (*gpu.Engine, error)) *DeviceOpening { return startOpening(open) }
+
+// OpensEarly reports whether a graph loaded with opt, from an edge input
+// of inputBytes bytes (-1 where unknown), may be built on the GPU, so that
+// opening the device before the read is worth it: OpenDeviceEarly's rule.
+func OpensEarly(opt LoadOptions, inputBytes int64) bool { return opensEarly(opt, inputBytes) }
 
 // opensEarly is OpenDeviceEarly's rule, the same as LoadGraph's (which
 // opens the device where auto's sources reach minGPUSources) with the
@@ -127,7 +154,7 @@ func (o *DeviceOpening) discard() {
 		return
 	}
 	o.mu.Lock()
-	taken := o.taken
+	taken, exiting := o.taken, o.exiting
 	o.taken = true
 	o.mu.Unlock()
 	if taken {
@@ -135,11 +162,152 @@ func (o *DeviceOpening) discard() {
 	}
 	go func() {
 		<-o.done
-		if o.e != nil {
+		switch {
+		case o.e == nil:
+		case exiting:
+			o.e.Abandon()
+		default:
 			o.e.Close()
 		}
 	}()
 }
 
+// GiveUp gives the opening up without waiting for it, unless LoadGraph took
+// it: a goroutine waits for the open and closes the engine (abandons it,
+// after LeaveToExit). Later takes fail and Close does nothing. Giving up
+// twice, or the nil opening, does nothing.
+func (o *DeviceOpening) GiveUp() { o.discard() }
+
+// LeaveToExit says that the process exits right after the run: an engine
+// the opening gives up is abandoned (gpu.Engine.Abandon), its context left
+// to the exit to release, instead of torn down beside the run. Only a
+// process about to exit calls it; the nil opening ignores it.
+func (o *DeviceOpening) LeaveToExit() {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	o.exiting = true
+	o.mu.Unlock()
+}
+
+// pending reports whether the opening is still under way and not yet
+// taken.
+func (o *DeviceOpening) pending() bool {
+	if o == nil {
+		return false
+	}
+	o.mu.Lock()
+	taken := o.taken
+	o.mu.Unlock()
+	if taken {
+		return false
+	}
+	select {
+	case <-o.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// buildBesideOpening builds the CSR on the CPU while LoadGraph waits for an
+// early opening still under way (the CPU is idle then: on an H100 the open
+// of about 220 ms outlasts the read of R-MAT 16, 65 ms, by about 150 ms, and
+// the CSR's build on the GPU after it took 36 ms). The build that is ready
+// first is taken: the CPU's where it ended before the open did (Prepare then
+// uploads it, a few ms), else the GPU's, as without this, the CPU's being
+// dropped. So a load never waits longer than without it. false builds on
+// the GPU after the open, always.
+const buildBesideOpening = true
+
+// maxRowsBesideOpening bounds the edge rows of a build beside the opening:
+// where the GPU's build wins, the CPU's goes on aside until it ends, with a
+// second CSR's memory (8 million rows: about a second of one core and 150
+// MB).
+const maxRowsBesideOpening = 8 << 20
+
+// besideBuild is a CSR built on the CPU beside the opening.
+type besideBuild struct {
+	csr  *graph.CSR
+	took time.Duration
+	err  error
+}
+
+// startBuildBesideOpening starts building g's CSR on the CPU where early is
+// still opening (buildBesideOpening), and returns where the build will be
+// delivered; nil where it starts none.
+func (g *Graph) startBuildBesideOpening(early *DeviceOpening, bopt graph.BuildOptions) <-chan besideBuild {
+	if !buildBesideOpening || len(g.Table.Edges.Src) > maxRowsBesideOpening || !early.pending() {
+		return nil
+	}
+	out := make(chan besideBuild, 1) // the build never waits for a reader
+	go func() {
+		start := time.Now()
+		csr, err := graph.Build(&g.Table.Edges, bopt)
+		out <- besideBuild{csr, time.Since(start), err}
+	}()
+	return out
+}
+
+// finishBuildBesideOpening takes the CSR built beside the opening, if any
+// (beside not nil): after the open failed (wait), once it is built; after
+// the device e opened, only if it is built already. A CSR taken is g's,
+// built on the CPU, with e kept for Run, and took is true; a build not yet
+// done is dropped (the caller builds on e), and took is false. A table the
+// build refuses is the error graph.Build's refusal gives wherever the CSR is
+// built.
+func (g *Graph) finishBuildBesideOpening(beside <-chan besideBuild, e *gpu.Engine, wait bool) (took bool, err error) {
+	if beside == nil {
+		return false, nil
+	}
+	var b besideBuild
+	if wait {
+		b = <-beside
+	} else {
+		select {
+		case b = <-beside:
+		default:
+			return false, nil
+		}
+	}
+	if b.err != nil {
+		return false, fmt.Errorf("%s: %w", g.Table.Name, b.err)
+	}
+	g.CSR, g.builtOn, g.buildTime, g.device = b.csr, "cpu", b.took, e
+	g.times.BesideOpen = true
+	return true, nil
+}
+
 // Started reports whether an opening was started (a non-nil opening).
 func (o *DeviceOpening) Started() bool { return o != nil }
+
+// AbandonDevice ends the use of the GPU engine a graph built on the GPU
+// keeps, without tearing its context down (gpu.Engine.Abandon), for a
+// process that exits right after the run: the exit releases the device at
+// once, where Close frees it piece by piece (91 ms on an H100 after R-MAT
+// 16). Call it only once every run on g ended and its results were
+// written; Close does nothing after it. A graph without a device, or one
+// closed, does nothing. Processes that go on (a server, tests) call Close.
+func (g *Graph) AbandonDevice() error {
+	g.mu.Lock()
+	e := g.device
+	g.device = nil
+	g.mu.Unlock()
+	if e == nil {
+		return nil
+	}
+	return e.Abandon()
+}
+
+// DeviceOpenTimes says where opening the GPU engine that g keeps took its
+// time (zero where g keeps none: built on the CPU, or closed).
+func (g *Graph) DeviceOpenTimes() gpu.OpenTimes {
+	g.mu.Lock()
+	e := g.device
+	g.mu.Unlock()
+	if e == nil {
+		return gpu.OpenTimes{}
+	}
+	return e.OpenTimes()
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/gpu"
+	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/internal/testgraphs"
 )
 
@@ -227,28 +228,40 @@ func TestDeviceOpenedEarlyOnGPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opens := gpuOpens.Load()
-	opening := OpenDeviceEarly(LoadOptions{Engine: "auto"}, -1)
-	defer opening.Close()
-	g, err := LoadGraph(tbl, LoadOptions{Undirected: true, Engine: "auto", Device: opening})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if times := g.Times(); g.BuiltOn() != "gpu" || !times.Early || times.DeviceOpen <= 0 {
-		t.Errorf("built on %s, times %+v; want the GPU, opened early", g.BuiltOn(), times)
-	}
-	got, err := collectText(t, g, Options{Engine: "auto"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != want {
-		t.Errorf("the GPU run of the graph built on the early device differs from the CPU engine's")
-	}
-	if n := gpuOpens.Load() - opens; n != 1 {
-		t.Errorf("%d engines opened for the early build and its run, want 1", n)
-	}
-	if err := g.Close(); err != nil {
-		t.Fatal(err)
+	// Loaded while the device still opens (the small table's CSR is built
+	// on the CPU beside the open, long before it ends), and loaded once the
+	// open ended (the CSR is built on the GPU).
+	for _, waitOpen := range []bool{false, true} {
+		opens := gpuOpens.Load()
+		opening := OpenDeviceEarly(LoadOptions{Engine: "auto"}, -1)
+		defer opening.Close()
+		if waitOpen {
+			for opening.pending() {
+				time.Sleep(time.Millisecond)
+			}
+		}
+		g, err := LoadGraph(tbl, LoadOptions{Undirected: true, Engine: "auto", Device: opening})
+		if err != nil {
+			t.Fatal(err)
+		}
+		times := g.Times()
+		wantOn := map[bool]string{false: "cpu", true: "gpu"}[waitOpen]
+		if g.BuiltOn() != wantOn || times.BesideOpen == waitOpen || !times.Early || times.DeviceOpen <= 0 || g.DeviceOpenTimes().Context <= 0 {
+			t.Errorf("open waited for %v: built on %s, times %+v; want built on the %s, opened early, the engine kept", waitOpen, g.BuiltOn(), times, wantOn)
+		}
+		got, err := collectText(t, g, Options{Engine: "auto"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("open waited for %v: the GPU run of the graph built beside the early device differs from the CPU engine's", waitOpen)
+		}
+		if n := gpuOpens.Load() - opens; n != 1 {
+			t.Errorf("open waited for %v: %d engines opened for the early build and its run, want 1", waitOpen, n)
+		}
+		if err := g.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// Given up by LoadGraph (a small graph), and closed without LoadGraph.
 	small := randomTable(rng, minGPUSources-1, 100, testgraphs.Int)
@@ -264,5 +277,179 @@ func TestDeviceOpenedEarlyOnGPU(t *testing.T) {
 	}
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDeviceOpeningGiveUp checks the exported ways to let go of an
+// opening begun before the flags were parsed: GiveUp returns without
+// waiting for the open, after LeaveToExit as before it; later takes fail;
+// the nil opening ignores both; and a graph built on the CPU has no device
+// to abandon or time.
+func TestDeviceOpeningGiveUp(t *testing.T) {
+	for _, exiting := range []bool{false, true} {
+		opener := newBlockedOpener(errors.New("gpu: not used"))
+		opening := OpenDeviceWith(opener.open)
+		opener.waitStarted(t)
+		if exiting {
+			opening.LeaveToExit()
+		}
+		gaveUp := make(chan struct{})
+		go func() {
+			opening.GiveUp()
+			opening.GiveUp()
+			close(gaveUp)
+		}()
+		select {
+		case <-gaveUp:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("exiting %v: GiveUp waited for the open", exiting)
+		}
+		if _, _, _, err := opening.take(); !errors.Is(err, errOpeningTaken) {
+			t.Errorf("exiting %v: take after GiveUp: %v", exiting, err)
+		}
+		close(opener.release)
+		if err := opening.Close(); err != nil {
+			t.Errorf("exiting %v: Close after GiveUp: %v", exiting, err)
+		}
+	}
+	var none *DeviceOpening
+	none.LeaveToExit()
+	none.GiveUp()
+	rng := rand.New(rand.NewPCG(11, 12))
+	g, err := LoadGraph(randomTable(rng, 10, 30, testgraphs.Int), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.AbandonDevice(); err != nil || g.DeviceOpenTimes() != (gpu.OpenTimes{}) {
+		t.Errorf("a graph built on the CPU: AbandonDevice %v, open times %+v", err, g.DeviceOpenTimes())
+	}
+}
+
+// TestDeviceLeftToExitOnGPU runs the CLI's exit path on the real engine:
+// a device opened before the read and marked LeaveToExit builds the graph
+// and runs it with the CPU engine's result; AbandonDevice ends it without
+// error, Close does nothing after it, and the process can still open and
+// use the device (which a process about to exit never does, but it shows
+// that nothing was left half torn down). An opening left to the exit and
+// given up unused does not keep the device from opening either.
+func TestDeviceLeftToExitOnGPU(t *testing.T) {
+	if st := GPUStatus(); !st.Available {
+		t.Skip("no GPU: " + st.Reason)
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	tbl := randomTable(rng, 3*minGPUSources, 12*minGPUSources, testgraphs.Int)
+	cpuGraph, err := LoadGraph(tbl, LoadOptions{Undirected: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := collectText(t, cpuGraph, Options{Engine: "cpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opening := OpenDevice()
+	opening.LeaveToExit()
+	defer opening.GiveUp()
+	g, err := LoadGraph(tbl, LoadOptions{Undirected: true, Engine: "auto", Device: opening})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.BuiltOn() != "gpu" && !g.Times().BesideOpen {
+		t.Fatalf("built on %s, times %+v; want the GPU, or the CPU beside the open", g.BuiltOn(), g.Times())
+	}
+	if ot := g.DeviceOpenTimes(); ot.Context <= 0 {
+		t.Errorf("open times %+v: the context took no time", ot)
+	}
+	got, err := collectText(t, g, Options{Engine: "auto"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Errorf("the GPU run on the device left to the exit differs from the CPU engine's")
+	}
+	if err := g.AbandonDevice(); err != nil {
+		t.Fatalf("AbandonDevice: %v", err)
+	}
+	if err := g.Close(); err != nil {
+		t.Errorf("Close after AbandonDevice: %v", err)
+	}
+	unused := OpenDevice()
+	unused.LeaveToExit()
+	unused.GiveUp()
+	again, err := LoadGraph(tbl, LoadOptions{Undirected: true, Engine: "gpu"})
+	if err != nil {
+		t.Fatalf("opening the device again: %v", err)
+	}
+	defer again.Close()
+	if got, err := collectText(t, again, Options{Engine: "gpu"}); err != nil || got != want {
+		t.Errorf("the run on a device opened after one was abandoned: %v, equal %v", err, got == want)
+	}
+}
+
+// TestCSRBuiltBesideTheOpening checks the CSR built on the CPU while
+// LoadGraph waits for an opening still under way: it is graph.Build's CSR,
+// it is kept when the open fails (auto runs on the CPU with it, gpu fails as
+// before), a table graph.Build refuses gives graph.Build's error, and an
+// opening already ended builds nothing beside.
+func TestCSRBuiltBesideTheOpening(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	tbl := randomTable(rng, 3*minGPUSources, 12*minGPUSources, testgraphs.Int)
+	want, err := graph.Build(&tbl.Edges, graph.BuildOptions{Undirected: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noGPU := errors.New("gpu: no device here")
+	for _, engine := range []string{"auto", "gpu"} {
+		opener := newBlockedOpener(noGPU)
+		opening := OpenDeviceWith(opener.open)
+		opener.waitStarted(t)
+		time.AfterFunc(30*time.Millisecond, func() { close(opener.release) })
+		var log bytes.Buffer
+		g, err := LoadGraph(tbl, LoadOptions{Undirected: true, Engine: engine, Device: opening, Log: &log})
+		if engine == "gpu" {
+			if !errors.Is(err, ErrUnavailable) {
+				t.Errorf("gpu: %v, want ErrUnavailable", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		times := g.Times()
+		if !times.BesideOpen || !times.Early || g.BuiltOn() != "cpu" || !errors.Is(g.gpuErr, noGPU) {
+			t.Errorf("auto: times %+v, built on %s, GPU error %v; want the CSR built beside the open", times, g.BuiltOn(), g.gpuErr)
+		}
+		if diff := sameCSR(g.CSR, want); diff != "" {
+			t.Errorf("auto: the CSR built beside the open: %s", diff)
+		}
+		if !strings.HasPrefix(log.String(), "pathctl: CSR built on the CPU in ") || !strings.Contains(log.String(), "while the device was opening") {
+			t.Errorf("auto: log %q", log.String())
+		}
+	}
+
+	// A table graph.Build refuses: its error, whichever build reports it.
+	bad := randomTable(rng, 3*minGPUSources, 12*minGPUSources, testgraphs.Int)
+	bad.Edges.Src[5] = int32(bad.Edges.NumVertices) // outside the vertex range
+	_, wantErr := graph.Build(&bad.Edges, graph.BuildOptions{})
+	opener := newBlockedOpener(noGPU)
+	opening := OpenDeviceWith(opener.open)
+	opener.waitStarted(t)
+	time.AfterFunc(20*time.Millisecond, func() { close(opener.release) })
+	if _, err := LoadGraph(bad, LoadOptions{Engine: "auto", Device: opening}); err == nil || !strings.Contains(err.Error(), wantErr.Error()) {
+		t.Errorf("a table graph.Build refuses: %v, want %v", err, wantErr)
+	}
+
+	// An opening that ended before the load: nothing is built beside it.
+	opener = newBlockedOpener(noGPU)
+	opening = OpenDeviceWith(opener.open)
+	close(opener.release)
+	for opening.pending() {
+		time.Sleep(time.Millisecond)
+	}
+	g, err := LoadGraph(tbl, LoadOptions{Undirected: true, Engine: "auto", Device: opening})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if times := g.Times(); times.BesideOpen || !times.Early {
+		t.Errorf("an opening ended before the load: times %+v, want no build beside it", times)
 	}
 }

@@ -70,6 +70,11 @@ type env struct {
 	stdoutIsTTY    bool
 	// start is when Main began: the wall time of --verbose counts from it.
 	start time.Time
+	// device is the GPU engine opening since Main began (opening.go), nil
+	// where the command line did not ask for one; exits says that the
+	// process exits when Main returns (startOptions).
+	device *pipeline.DeviceOpening
+	exits  bool
 }
 
 func isTerminal(w any) bool {
@@ -80,10 +85,29 @@ func isTerminal(w any) bool {
 // Main runs the CLI with args and returns the exit status. Tests call it in
 // process.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return mainWith(ctx, args, stdin, stdout, stderr, startOptions{})
+}
+
+// mainWith is Main for a process as opt describes it (main's: one that
+// exits when it returns).
+func mainWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, opt startOptions) int {
 	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr,
-		stderrIsTTY: isTerminal(stderr), stdoutIsTTY: isTerminal(stdout), start: time.Now()}
+		stderrIsTTY: isTerminal(stderr), stdoutIsTTY: isTerminal(stdout), start: time.Now(), exits: opt.exits}
 	app := App(e)
 	args, err := prepareArgs(app, args)
+	if err == nil && opensAtStart(app, args) {
+		open := opt.openDevice
+		if open == nil {
+			open = pipeline.OpenDevice
+		}
+		e.device = open()
+		if e.exits {
+			e.device.LeaveToExit()
+		}
+		// Unless LoadGraph took it: a run on the CPU, or one that failed
+		// before, does not wait for it.
+		defer e.device.GiveUp()
+	}
 	if err == nil {
 		err = app.RunContext(ctx, args)
 	}

@@ -46,7 +46,9 @@ func pathCommand(e *env) *cli.Command {
 			if !c.Bool("quiet") {
 				opt.Notice = e.stderr
 			}
-			g, err := readGraph(e, c, pipeline.LoadOptions{Engine: "cpu"})
+			// One source: auto builds and runs on the CPU; --engine gpu
+			// on the device opened at start-up.
+			g, err := readGraph(e, c, pipeline.LoadOptions{Engine: opt.Engine, Sources: 1})
 			if err != nil {
 				return err
 			}
@@ -71,6 +73,11 @@ func pathCommand(e *env) *cli.Command {
 			})
 			if err != nil {
 				return err
+			}
+			if e.exits { // the exit releases a device at once (execute says why)
+				if err := g.AbandonDevice(); err != nil {
+					return err
+				}
 			}
 			if len(lines) == 0 {
 				return fmt.Errorf("%w from %s to %s", errNoPath, c.String("from"), c.String("to"))

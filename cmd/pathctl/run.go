@@ -18,6 +18,7 @@ import (
 
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/gen"
+	"github.com/pathctl/pathctl/gpu"
 	"github.com/pathctl/pathctl/pipeline"
 )
 
@@ -332,10 +333,22 @@ func buildGraph(e *env, c *cli.Context, build pipeline.LoadOptions, stages *load
 	if ropt.WeightCol != "" && ropt.Unweighted {
 		return nil, usagef("--weight-col and --unweighted cannot both be given")
 	}
-	// Creating the GPU context and loading the kernels take as long as
+	// Creating the GPU context and loading the kernels take longer than
 	// reading a million edges: done side by side, they cost the longer.
-	build.Device = pipeline.OpenDeviceEarly(build, inputBytes(path))
-	defer build.Device.Close() // on the paths that never reach LoadGraph
+	// Main began the opening at process start where the command line said
+	// that the run may use the GPU, and gives it up where nobody takes it;
+	// else it begins here, once the flags are parsed.
+	if e.device != nil {
+		build.Device = e.device
+	} else {
+		build.Device = pipeline.OpenDeviceEarly(build, inputBytes(path))
+		if e.exits {
+			build.Device.LeaveToExit()
+			defer build.Device.GiveUp() // on the paths that never reach LoadGraph
+		} else {
+			defer build.Device.Close()
+		}
+	}
 	readStart := time.Now()
 	stages.begin = readStart
 	if v := c.String("vertices"); v != "" {
@@ -493,9 +506,18 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	sum, err := pipeline.Run(e.ctx, g, opt, w.Write)
 	bar.finish()
 	running := time.Since(runStart)
+	openTimes := g.DeviceOpenTimes()
 	closeStart := time.Now()
 	if err == nil {
-		err = g.Close() // the device is not needed past the run
+		// The device is not needed past the run. A process about to exit
+		// leaves the context to the exit, which releases it at once, where
+		// Close frees it piece by piece (AbandonDevice still waits for the
+		// device's queued work, so that an error of it aborts the output).
+		if e.exits {
+			err = g.AbandonDevice()
+		} else {
+			err = g.Close()
+		}
 	}
 	closingDevice := time.Since(closeStart)
 	if err != nil {
@@ -521,7 +543,8 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	if opt.Log != nil {
 		printWallTime(opt.Log, wallTimes{
 			wall: wall, startUp: stages.begin.Sub(started), read: stages.read, load: stages.load,
-			graph: g.Times(), run: running, closeDevice: closingDevice, closeOutput: closingOutput,
+			graph: g.Times(), open: openTimes, openedAtStart: e.device != nil,
+			run: running, closeDevice: closingDevice, leftToExit: e.exits, closeOutput: closingOutput,
 		})
 	}
 	return nil
@@ -530,34 +553,55 @@ func execute(e *env, c *cli.Context, sources []string) error {
 // wallTimes are the stages of one run, from Main's start to the output
 // closed, for --verbose.
 type wallTimes struct {
-	wall        time.Duration // the whole
-	startUp     time.Duration // Main's start to the read: flags, checks
-	read        time.Duration // reading the edges (and the vertex table)
-	load        time.Duration // pipeline.LoadGraph, waiting for the device included
-	graph       pipeline.LoadTimes
-	run         time.Duration // pipeline.Run: computing and writing the rows
-	closeDevice time.Duration // closing the GPU engine (0 on the CPU)
-	closeOutput time.Duration // writing the vertex order, closing the output
+	wall    time.Duration // the whole
+	startUp time.Duration // Main's start to the read: flags, checks
+	read    time.Duration // reading the edges (and the vertex table)
+	load    time.Duration // pipeline.LoadGraph, waiting for the device included
+	graph   pipeline.LoadTimes
+	// open splits the device's opening (zero where none was kept);
+	// openedAtStart says that it began at Main's start rather than at the
+	// read.
+	open          gpu.OpenTimes
+	openedAtStart bool
+	run           time.Duration // pipeline.Run: computing and writing the rows
+	closeDevice   time.Duration // closing the GPU engine, or abandoning it (0 on the CPU)
+	leftToExit    bool          // the engine was abandoned to the process exit, not closed
+	closeOutput   time.Duration // writing the vertex order, closing the output
 }
 
 // printWallTime writes the line of --verbose that splits the wall time
 // into its stages; they add up to it, with what falls between them as
-// "other". The device opened beside the read is said, but only the part
-// of it waited for after the read counts.
+// "other". Of a device opened early only the part waited for after the
+// read counts; the rest is said as hidden, with where the opening went.
 func printWallTime(log io.Writer, t wallTimes) {
 	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
 	graphOnly := t.load - t.graph.DeviceWait
 	device := ""
 	if t.graph.DeviceOpen > 0 {
-		beside := ""
-		if t.graph.Early {
-			beside = ", beside the read"
+		opened := ""
+		switch {
+		case t.graph.Early && t.openedAtStart:
+			opened = fmt.Sprintf(", begun at start-up; device open overlapped: %s hidden", ms(t.graph.DeviceOpen-t.graph.DeviceWait))
+		case t.graph.Early:
+			opened = fmt.Sprintf(", beside the read; device open overlapped: %s hidden", ms(t.graph.DeviceOpen-t.graph.DeviceWait))
 		}
-		device = fmt.Sprintf(" + waiting for the device %s (opening it took %s%s)", ms(t.graph.DeviceWait), ms(t.graph.DeviceOpen), beside)
+		split := ""
+		if o := t.open; o != (gpu.OpenTimes{}) {
+			split = fmt.Sprintf("; driver %s, context %s, kernels %s, rest %s", ms(o.Driver), ms(o.Context), ms(o.Kernels), ms(o.Rest))
+		}
+		device = fmt.Sprintf(" + waiting for the device %s (opening it took %s%s%s)", ms(t.graph.DeviceWait), ms(t.graph.DeviceOpen), opened, split)
+	}
+	csr := ms(t.graph.Build)
+	if t.graph.BesideOpen {
+		csr += ", on the CPU while waiting for the device"
+	}
+	closing := "closing the device"
+	if t.leftToExit {
+		closing = "leaving the device to the exit"
 	}
 	other := t.wall - t.startUp - t.read - t.load - t.run - t.closeDevice - t.closeOutput
-	fmt.Fprintf(log, "pathctl: wall time %s = start-up %s + reading %s%s + building the graph %s (the CSR %s) + running %s (computing and writing the rows) + closing the device %s + closing the output %s + other %s\n",
-		ms(t.wall), ms(t.startUp), ms(t.read), device, ms(graphOnly), ms(t.graph.Build), ms(t.run), ms(t.closeDevice), ms(t.closeOutput), ms(max(other, 0)))
+	fmt.Fprintf(log, "pathctl: wall time %s = start-up %s + reading %s%s + building the graph %s (the CSR %s) + running %s (computing and writing the rows) + %s %s + closing the output %s + other %s\n",
+		ms(t.wall), ms(t.startUp), ms(t.read), device, ms(graphOnly), csr, ms(t.run), closing, ms(t.closeDevice), ms(t.closeOutput), ms(max(other, 0)))
 }
 
 // checkOutputPaths refuses an output that would overwrite the input, or a

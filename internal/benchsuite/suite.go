@@ -34,6 +34,8 @@ var suite = []suiteGraph{
 		make: func(seed uint64) (*gen.EdgeList, error) { return gen.RMAT(14, 16, seed) }},
 	{name: "rmat16", about: "R-MAT scale 16, edge factor 16",
 		make: func(seed uint64) (*gen.EdgeList, error) { return gen.RMAT(16, 16, seed) }},
+	{name: "rmat18", about: "R-MAT scale 18, edge factor 16",
+		make: func(seed uint64) (*gen.EdgeList, error) { return gen.RMAT(18, 16, seed) }},
 	{name: "rmat20", about: "R-MAT scale 20, edge factor 16", sample: 8192,
 		make: func(seed uint64) (*gen.EdgeList, error) { return gen.RMAT(20, 16, seed) }},
 	{name: "grid128", about: "weighted 2-D grid 128×128, 4 neighbours",
