@@ -453,42 +453,6 @@ func (b *ResultBuilder) Nearest(res *graph.Nearest, emit func(arrow.RecordBatch)
 	return buildNearest[float64](b, res, emit)
 }
 
-func buildNearest[D graph.Number](b *ResultBuilder, res *graph.Nearest, emit func(arrow.RecordBatch) error) error {
-	dist := res.Dist.([]D)
-	var vertex, source []int32
-	var ds []D
-	flush := func() error {
-		if len(vertex) == 0 {
-			return nil
-		}
-		vcol := b.ids.gather(vertex, b.mem)
-		scol := b.ids.gather(source, b.mem)
-		dcol := newFixed(DistArrowType(b.distType), ds, b.mem)
-		rec := array.NewRecordBatch(b.schema, []arrow.Array{vcol, dcol, scol}, int64(len(vertex)))
-		vcol.Release()
-		dcol.Release()
-		scol.Release()
-		err := emit(rec)
-		rec.Release()
-		vertex, source, ds = vertex[:0], source[:0], ds[:0]
-		return err
-	}
-	for v, s := range res.Source {
-		if s < 0 {
-			continue
-		}
-		vertex = append(vertex, int32(v))
-		source = append(source, s)
-		ds = append(ds, dist[v])
-		if len(vertex) == b.maxRows {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	return flush()
-}
-
 // VerticesRecord returns one column "vertex" (IDType(v)) holding every
 // external id in vertex order: the file written beside a matrix result, so
 // that column j of the matrix belongs to row j of it.

@@ -71,7 +71,12 @@ type NearestInfo struct {
 // non-negative weights, in one multi-source run on the device; req.Cutoff,
 // when set, leaves vertices farther than it unreached (Infinity, source -1),
 // and req.Delta, when positive, is the bucket width. It satisfies
-// graph.NearestFinder with the CPU engine's results. Negative weights give a
+// graph.NearestFinder with the CPU engine's results wherever sums are exact
+// (integers, floats that do not round). Where float sums round, paths of
+// different real lengths can sum to the same distance: the source is then
+// one whose path sums to the nearest distance, but which of such a tie wins
+// may vary between runs (label correcting may relax a label that a later
+// one replaces, and a Dijkstra never does). Negative weights give a
 // *graph.NegativeWeightError; an empty or out-of-range source list an error.
 // The device copy of g that BuildCSRResident kept is used where there is
 // one (and left for later runs and Prepare), else g is uploaded for the

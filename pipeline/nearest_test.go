@@ -82,6 +82,18 @@ func TestGPUNearestLayout(t *testing.T) {
 			t.Fatalf("%s:\n gpu %v\n cpu %v", what, got, want)
 		}
 	}
+	// Negative weights: refused as on the CPU, naming bellman-ford.
+	e := graph.Edges{NumVertices: 3, Src: []int32{0, 1}, Dst: []int32{1, 2}, IntWeights: []int64{4, -1}}
+	ids := &arrowio.Vertices{Type: arrow.PrimitiveTypes.Int64, Ints: []int64{0, 1, 2}}
+	g, err := LoadGraph(&arrowio.EdgeTable{Edges: e, Vertices: ids, Name: "negative"}, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), g, Options{Engine: "gpu", Layout: arrowio.LayoutNearest, Sources: []string{"0"}},
+		func(arrow.RecordBatch) error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "bellman-ford") {
+		t.Errorf("negative weight on the GPU: err = %v, want one naming bellman-ford", err)
+	}
 }
 
 // BenchmarkNearestLayout times the nearest layout in process, through Run

@@ -71,7 +71,7 @@ func computeFlags(defaultAlgo pipeline.Algorithm) []cli.Flag {
 		&cli.StringFlag{Name: "engine", Value: "auto", Usage: "engine: auto (GPU where usable, else CPU), cpu or gpu"},
 	}
 	return append(flags,
-		&cli.Float64Flag{Name: "delta", Usage: "bucket width of --algo delta, > 0 (default: chosen from the weights)"},
+		&cli.Float64Flag{Name: "delta", Usage: "bucket width of --algo delta and of --nearest on the GPU, > 0 (default: chosen from the weights)"},
 		&cli.IntFlag{Name: "threads", Usage: "CPU threads, >= 1 (default: every core)"},
 		&cli.StringFlag{Name: "mem", Aliases: []string{"gpu-mem"}, Usage: "memory budget for the source blocks in flight, in bytes or with a unit: 512MiB, 8GB (default: 1 GiB on the CPU, 80% of the GPU's free memory, at most 8 GiB, on a GPU)"},
 		&cli.StringFlag{Name: "devices", Value: "all", Usage: "GPUs a gpu run uses: all, or ordinals such as 0,1 (one engine each, fed from one queue of source blocks; --mem applies to each)"},
