@@ -79,6 +79,10 @@ type Graph struct {
 	// balls holds smallBall's answers (cutoff.go) by cutoff and share.
 	ballMu sync.Mutex
 	balls  map[[2]float64]bool
+	// byWeight are the arcs of ArcsByWeight (cutoff.go), sorted once.
+	byWeightOnce    sync.Once
+	byWeightTargets []int32
+	byWeight        any
 }
 
 // NewGraph prepares plans over g; it measures nothing yet.
