@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 	"unsafe"
 
@@ -257,11 +256,13 @@ func runBatched(dv *device, r *Runner, run *batchedRun) error {
 	}
 	suffix := typeSuffix(r.distType)
 	name := "batched_round_" + suffix
-	if r.batched.trace != nil {
+	switch cuts := r.kernelCuts(); {
+	case cuts && r.batched.trace != nil:
+		name = "batched_cutcount_" + suffix
+	case cuts:
+		name = "batched_cutround_" + suffix
+	case r.batched.trace != nil:
 		name = "batched_count_" + suffix
-	}
-	if r.kernelCuts() {
-		name = strings.Replace(name, "batched_", "batched_cut", 1)
 	}
 	off := 0
 	for i, k := range run.phases {
