@@ -240,9 +240,10 @@ class WholeRunTest(unittest.TestCase):
             self.assertRegex(r[4], r"^[0-9.e+-]+$")  # a pipeline time was parsed
             self.assertIn(r[8], ("yes", "no", "—"))  # — where a time rounds to 0 ms
         self.assertIn("100 of", rows[2][10])  # sampled sources, extrapolated
+        self.assertNotIn("FAILURES", text)
+        # the cutoff row's in-process times, a note of their own
         self.assertRegex(text, r"rmat cutoff row, in the process: pipeline [0-9.e+-]+ s vs [0-9.e+-]+ s without the cutoff; "
                                r"scipy dijkstra\(limit=cutoff\)")
-        self.assertNotIn("FAILURES", text)
 
     def test_failed_run_exits_1(self):
         with tempfile.TemporaryDirectory() as work:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the GPU suite's small-graph sets under compute-sanitizer's memcheck
 # (with leak checking) and racecheck, every set in its own process so the
-# twelve runs share the host's cores, with -test.short (the batched oracle
+# eight runs share the host's cores, with -test.short (the batched oracle
 # checks then run fewer block sizes). Needs bin/gpu.test (make gpu-test).
 #
 #   bash gpu/sanitize.sh [seconds per run, default 520] [log directory, default sanitize-logs]
@@ -16,12 +16,12 @@ command -v "$san" >/dev/null || san=/usr/local/cuda/bin/compute-sanitizer
 cd "$(dirname "$0")"
 mkdir -p "$logs"
 declare -A sets=(
+	[cutoff]='TestBatchedCutoff$/n=37/(int32|float64)/undirected=true'
+	[cutoffplan]='TestBatchedCutoffPlan/int32'
 	[small]='TestSmallCases'
 	[batched]='TestBatchedAgainstOracles/n=(1|37)/'
 	[leaves]='TestBatchedLeaves/int32'
 	[start]='TestStartAhead|TestStartCancelled'
-	[cutoff]='TestBatchedCutoff$/n=37/(int32|float64)/undirected=true'
-	[cutoffplan]='TestBatchedCutoffPlan/int32'
 )
 for tool in memcheck racecheck; do
 	for k in "${!sets[@]}"; do
