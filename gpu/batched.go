@@ -115,9 +115,6 @@ func launchBatched(r *Runner, k int) (err error) {
 		return fmt.Errorf("gpu: batched launch of %d sources with %d on the host", k, len(r.blockSources))
 	}
 	began := time.Now()
-	if err := r.uploadArcsByWeight(); err != nil {
-		return err
-	}
 	bp, finish, err := r.planGraph.StartWithin(r.blockSources, r.batched.Config, r.kernelCutoff())
 	if err != nil {
 		return fmt.Errorf("gpu: batched: %w", err)
@@ -248,9 +245,14 @@ type derivations struct {
 
 // runBatched launches a block's phases in order (the plan's later part
 // uploaded before the second), then the minimums and the leaves'
-// derivations, between two CUDA events.
+// derivations, between two CUDA events. Under a cutoff in the kernel it
+// first uploads the arcs in rising weight where they are not yet there
+// (uploadArcsByWeight).
 func runBatched(dv *device, r *Runner, run *batchedRun) error {
 	n := r.n
+	if err := r.uploadArcsByWeight(); err != nil {
+		return err
+	}
 	if err := dv.d.cuEventRecord(dv.start, 0).Err("cuEventRecord"); err != nil {
 		return err
 	}

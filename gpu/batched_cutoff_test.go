@@ -277,22 +277,25 @@ func TestBatchedCutoffStopsEarly(t *testing.T) {
 }
 
 // TestSuiteVariantCutoff checks the cutoff words of BenchmarkBatchedSuite's
-// variants: cut=D returns D, nocut switches the in-kernel cutoff off,
-// reach=X sets CutoffReach; without them the cutoff is +Inf and the
-// defaults stay.
+// variants: cut=D gives the cutoff D (suiteCutoff), nocut switches the
+// in-kernel cutoff off, reach=X sets CutoffReach; without them the cutoff
+// is +Inf and the defaults stay.
 func TestSuiteVariantCutoff(t *testing.T) {
-	cfg, cut, err := suiteVariant("cluster-cut=6.5-nocut-reach=0.2")
-	if err != nil || cut != 6.5 || cfg.KernelCutoff || cfg.CutoffReach != 0.2 || cfg.Order != "cluster" {
-		t.Errorf("cluster-cut=6.5-nocut-reach=0.2: cut %v, KernelCutoff %v, CutoffReach %v, order %q, err %v", cut, cfg.KernelCutoff, cfg.CutoffReach, cfg.Order, err)
+	const v = "cluster-cut=6.5-nocut-reach=0.2"
+	cfg, err := suiteVariant(v)
+	cut, cerr := suiteCutoff(v)
+	if err != nil || cerr != nil || cut != 6.5 || cfg.KernelCutoff || cfg.CutoffReach != 0.2 || cfg.Order != "cluster" {
+		t.Errorf("%s: cut %v, KernelCutoff %v, CutoffReach %v, order %q, errors %v, %v", v, cut, cfg.KernelCutoff, cfg.CutoffReach, cfg.Order, err, cerr)
 	}
-	cfg, cut, err = suiteVariant("cluster")
-	if err != nil || !math.IsInf(cut, 1) || !cfg.KernelCutoff || cfg.CutoffReach != defaultBatchedConfig().CutoffReach {
-		t.Errorf("cluster: cut %v, KernelCutoff %v, CutoffReach %v, err %v", cut, cfg.KernelCutoff, cfg.CutoffReach, err)
+	cfg, err = suiteVariant("cluster")
+	cut, cerr = suiteCutoff("cluster")
+	if err != nil || cerr != nil || !math.IsInf(cut, 1) || !cfg.KernelCutoff || cfg.CutoffReach != defaultBatchedConfig().CutoffReach {
+		t.Errorf("cluster: cut %v, KernelCutoff %v, CutoffReach %v, errors %v, %v", cut, cfg.KernelCutoff, cfg.CutoffReach, err, cerr)
 	}
-	if _, _, err := suiteVariant("cut=x"); err == nil {
+	if _, err := suiteCutoff("cut=x"); err == nil {
 		t.Errorf("cut=x: no error")
 	}
-	if _, _, err := suiteVariant("reach=3"); err == nil {
+	if _, err := suiteVariant("reach=3"); err == nil {
 		t.Errorf("reach=3: no error")
 	}
 }
