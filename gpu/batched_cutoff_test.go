@@ -105,6 +105,9 @@ func checkBatchedCutoff[D graph.Number](t *testing.T, e *Engine, rng *rand.Rand,
 	n := g.NumVertices
 	cuts := cutoffsOf(rng, rowsAsFloats(want))
 	for name, cfg := range cutoffConfigs() {
+		if testing.Short() && (name == "plain" || name == "off") {
+			continue // -test.short (gpu/sanitize.sh): the configurations of the cutoff kernels' reductions only
+		}
 		for _, cut := range cuts {
 			for _, withPred := range []bool{true, false} {
 				clipped := clipRows(want, cut)
@@ -120,6 +123,9 @@ func checkBatchedCutoff[D graph.Number](t *testing.T, e *Engine, rng *rand.Rand,
 					t.Fatalf("predecessors %v: Narrowed() = %v", withPred, r.Narrowed())
 				}
 				for _, size := range sizes {
+					if testing.Short() && size != 0 {
+						continue // -test.short: one block of every source
+					}
 					if size == 0 || size > len(sources) {
 						size = len(sources)
 					}
@@ -161,7 +167,8 @@ func checkBatchedCutoffOf(t *testing.T, e *Engine, rng *rand.Rand, g *graph.CSR,
 // undirected: every row equals the full run's clipped at the cutoff, for
 // cutoffs of 0, at and between distances, and past every distance.
 // Blocks of 33 sources leave a partial group; -test.short
-// (gpu/sanitize.sh) runs the smallest graphs only.
+// (gpu/sanitize.sh) runs the smallest graphs only, in one block, under the
+// configurations that reduce (checkBatchedCutoff).
 func TestBatchedCutoff(t *testing.T) {
 	e := openEngine(t)
 	rng := newSeed(t)
@@ -216,9 +223,6 @@ func TestBatchedCutoffPlan(t *testing.T) {
 			}
 		}
 		sizes := []int{0, 70}
-		if testing.Short() {
-			sizes = []int{0}
-		}
 		t.Run(kind, func(t *testing.T) {
 			checkBatchedCutoffOf(t, e, rng, g, allVertices(g.NumVertices), sizes)
 		})
