@@ -1,9 +1,13 @@
 package plan
 
 // A cutoff in the kernel (issue 17, `--cutoff D`): the rounds relax no arc
-// past D, so a source's search covers only its ball of radius D. Two
+// past D, so a source's search covers only its ball of radius D. Three
 // things of the plan then change.
 //
+//   - Arcs (Graph.ArcsByWeight): the cutoff rounds walk a copy of the arcs
+//     with every vertex's in rising weight, so that an expansion stops at
+//     the first arc that leads past D instead of reading every arc of a
+//     hub whose distance is near D (kernels/batched.cu, batchedRound).
 //   - Rounds (RoundsWithin): with integer weights of at least wmin > 0,
 //     a shortest path within D has at most ⌊D / wmin⌋ arcs, and round h of
 //     the kernel leaves every vertex whose shortest path has h arcs final
