@@ -249,9 +249,10 @@ class WholeRunTest(unittest.TestCase):
             self.assertRegex(r[10], r"^[0-9.e+-]+$")  # the process's wall time
             self.assertEqual(r[11], "—")  # the CPU engine copies nothing off a device
         self.assertIn("100 of", rows[2][12])  # sampled sources, extrapolated
+        self.assertNotIn("FAILURES", text)
+        # the cutoff row's in-process times, a note of their own
         self.assertRegex(text, r"rmat cutoff row, in the process: pipeline [0-9.e+-]+ s vs [0-9.e+-]+ s without the cutoff; "
                                r"scipy dijkstra\(limit=cutoff\)")
-        self.assertNotIn("FAILURES", text)
 
     def test_failed_run_exits_1(self):
         with tempfile.TemporaryDirectory() as work:

@@ -273,15 +273,25 @@ type derivations struct {
 
 // runBatched launches a block's phases in order (the plan's later part
 // uploaded before the second), then the minimums and the leaves'
-// derivations, between two CUDA events.
+// derivations, between two CUDA events. Under a cutoff in the kernel it
+// first uploads the arcs in rising weight where they are not yet there
+// (uploadArcsByWeight).
 func runBatched(dv *device, r *Runner, run *batchedRun) error {
 	n := r.n
+	if err := r.uploadArcsByWeight(); err != nil {
+		return err
+	}
 	if err := dv.d.cuEventRecord(dv.start, 0).Err("cuEventRecord"); err != nil {
 		return err
 	}
 	suffix := typeSuffix(r.distType)
 	name := "batched_round_" + suffix
-	if r.batched.trace != nil {
+	switch cuts := r.kernelCuts(); {
+	case cuts && r.batched.trace != nil:
+		name = "batched_cutcount_" + suffix
+	case cuts:
+		name = "batched_cutround_" + suffix
+	case r.batched.trace != nil:
 		name = "batched_count_" + suffix
 	}
 	off := 0
@@ -341,20 +351,83 @@ func runBatched(dv *device, r *Runner, run *batchedRun) error {
 // where a search that never passes the cutoff still finds every distance
 // at most the cutoff exactly; the gather's clip after it changes nothing.
 func (r *Runner) batchedCut() uint64 {
-	if r.req.HasCutoff && r.batched.KernelCutoff {
+	if r.kernelCuts() {
 		return r.cutBits()
 	}
 	return infinityBits(r.distType)
+}
+
+// kernelCuts reports whether the batched kernels stop at the request's
+// cutoff: it has one below the distance type's infinity, and the
+// configuration lets them (plan.Config.KernelCutoff). The rounds are then
+// the cutoff variants (batched_cutround_*), over the arcs in rising weight
+// (arcsByWeight).
+func (r *Runner) kernelCuts() bool {
+	return r.req.Algorithm == Batched && r.req.HasCutoff && r.batched.KernelCutoff && r.cutBits() != infinityBits(r.distType)
 }
 
 // kernelCutoff is the cutoff the batched kernels stop at (batchedCut) as
 // the plan reads it: the request's, or +Inf where the kernels compute full
 // rows.
 func (r *Runner) kernelCutoff() float64 {
-	if r.req.HasCutoff && r.batched.KernelCutoff {
+	if r.kernelCuts() {
 		return r.req.Cutoff
 	}
 	return math.Inf(1)
+}
+
+// arcsByWeight is the device copy of the arcs of the graph the batched
+// kernel walks (plan.Graph.ArcsByWeight of r.planGraph: every vertex's arcs
+// in rising weight), which the cutoff rounds read instead of r.targets and
+// r.weights; from is the plan graph it was made from. The offsets are
+// r.offsets. The other kernels (derivations, predecessors) index arcs in
+// the CSR's own order and read r.weights.
+type arcsByWeight struct {
+	targets, weights devBuf
+	from             *plan.Graph
+}
+
+// uploadArcsByWeight sorts and uploads r.byWeight for a runner whose
+// batched kernels stop at a cutoff (kernelCuts), or again where the plan
+// graph changed since (on the device goroutine); else it does nothing.
+// The copy costs m · (4 + the distance's size) bytes of device memory.
+func (r *Runner) uploadArcsByWeight() error {
+	if !r.kernelCuts() || r.byWeight.from == r.planGraph {
+		return nil
+	}
+	if err := r.releaseArcsByWeight(); err != nil {
+		return err
+	}
+	targets, weights := r.planGraph.ArcsByWeight()
+	w, err := sliceBytes(weights)
+	if err != nil {
+		return err
+	}
+	dv := r.e.dev
+	if r.byWeight.targets, err = dv.upload(asBytes(targets)); err != nil {
+		return err
+	}
+	if r.byWeight.weights, err = dv.upload(w); err != nil {
+		return err
+	}
+	r.byWeight.from = r.planGraph
+	return nil
+}
+
+// releaseArcsByWeight frees r.byWeight (on the device goroutine).
+func (r *Runner) releaseArcsByWeight() error {
+	dv := r.e.dev
+	r.byWeight.from = nil
+	return errors.Join(dv.free(&r.byWeight.targets), dv.free(&r.byWeight.weights))
+}
+
+// roundArcs are the device arrays of arc targets and weights the round
+// kernels read: r.byWeight's under a cutoff in the kernel, else the CSR's.
+func (r *Runner) roundArcs() (targets, weights uint64) {
+	if r.kernelCuts() {
+		return r.byWeight.targets.ptr, r.byWeight.weights.ptr
+	}
+	return r.targets.ptr, r.weights.ptr
 }
 
 // firstRounds is the rounds runPhase launches before it first reads
@@ -427,12 +500,13 @@ func runPhase(dv *device, r *Runner, name string, k int, frontier, sources, rows
 		}
 	}
 	grid := batchedBlocksPerSM * max(r.e.info.Multiprocessors, 1)
+	arcTargets, arcWeights := r.roundArcs()
 	last := make([]int32, 1)
 	batch := r.firstRounds(step)
 	for round := int32(1); ; {
 		for range batch {
 			began := time.Now()
-			if err := dv.launchAsync(name, grid, r.offsets.ptr, r.targets.ptr, r.weights.ptr, int32(n), int32(k),
+			if err := dv.launchAsync(name, grid, r.offsets.ptr, arcTargets, arcWeights, int32(n), int32(k),
 				r.aux.ptr, cur, next, curSum, nextSum, lastChange, round, batchedThreshold(step, round), int32(r.batched.Sparse), counters.ptr,
 				cut); err != nil {
 				return err

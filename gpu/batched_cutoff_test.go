@@ -97,15 +97,23 @@ func rowsAsFloats[D graph.Number](rows [][]D) [][]float64 {
 // runner is not narrowed: the kernel's own rows come back whole, with no
 // clip after them, and their predecessors are checked), and narrowed
 // (the gather's path, matrix rows of every vertex). Both must equal the
-// full rows want, from internal/ref's Dijkstra, clipped at the cutoff.
+// full rows want, from internal/ref's Dijkstra, clipped at the cutoff;
+// with the in-kernel cutoff switched off, rows with predecessors are the
+// full rows (the pipeline clips them on the host).
 func checkBatchedCutoff[D graph.Number](t *testing.T, e *Engine, rng *rand.Rand, g *graph.CSR, sources []graph.VertexID, want [][]D, sizes []int) {
 	t.Helper()
 	n := g.NumVertices
 	cuts := cutoffsOf(rng, rowsAsFloats(want))
 	for name, cfg := range cutoffConfigs() {
+		if testing.Short() && (name == "plain" || name == "off") {
+			continue // -test.short (gpu/sanitize.sh): the configurations of the cutoff kernels' reductions only
+		}
 		for _, cut := range cuts {
-			clipped := clipRows(want, cut)
 			for _, withPred := range []bool{true, false} {
+				clipped := clipRows(want, cut)
+				if withPred && !cfg.KernelCutoff {
+					clipped = want
+				}
 				req := graph.Request{Algorithm: Batched, WithPredecessors: withPred, Cutoff: cut, HasCutoff: true}
 				r, err := e.prepare(context.Background(), g, req, cfg)
 				if err != nil {
@@ -115,6 +123,9 @@ func checkBatchedCutoff[D graph.Number](t *testing.T, e *Engine, rng *rand.Rand,
 					t.Fatalf("predecessors %v: Narrowed() = %v", withPred, r.Narrowed())
 				}
 				for _, size := range sizes {
+					if testing.Short() && size != 0 {
+						continue // -test.short: one block of every source
+					}
 					if size == 0 || size > len(sources) {
 						size = len(sources)
 					}
@@ -156,7 +167,8 @@ func checkBatchedCutoffOf(t *testing.T, e *Engine, rng *rand.Rand, g *graph.CSR,
 // undirected: every row equals the full run's clipped at the cutoff, for
 // cutoffs of 0, at and between distances, and past every distance.
 // Blocks of 33 sources leave a partial group; -test.short
-// (gpu/sanitize.sh) runs the smallest graphs only.
+// (gpu/sanitize.sh) runs the smallest graphs only, in one block, under the
+// configurations that reduce (checkBatchedCutoff).
 func TestBatchedCutoff(t *testing.T) {
 	e := openEngine(t)
 	rng := newSeed(t)
@@ -211,9 +223,6 @@ func TestBatchedCutoffPlan(t *testing.T) {
 			}
 		}
 		sizes := []int{0, 70}
-		if testing.Short() {
-			sizes = []int{0}
-		}
 		t.Run(kind, func(t *testing.T) {
 			checkBatchedCutoffOf(t, e, rng, g, allVertices(g.NumVertices), sizes)
 		})
@@ -227,7 +236,8 @@ func TestBatchedCutoffPlan(t *testing.T) {
 // one round only (plan.RoundsWithin's bound; the balls are small, so the
 // plan runs one phase); with a cutoff of 30 the
 // kernel wins fewer relaxations and expands fewer lanes than without one;
-// switched off (KernelCutoff false) it wins more than with it. (Counts
+// switched off (KernelCutoff false) it wins more and walks more arcs than
+// with it, whose walks stop at the first arc past the cutoff. (Counts
 // vary from run to run: the rounds race. Launched rounds are no measure
 // of work: a round after convergence only scans the summaries.)
 func TestBatchedCutoffStopsEarly(t *testing.T) {
@@ -235,7 +245,7 @@ func TestBatchedCutoffStopsEarly(t *testing.T) {
 	el, err := gen.RMAT(9, 6, 9, gen.WithWeights(1, 30))
 	g := undirectedGraph(t, el, err)
 	sources := allVertices(g.NumVertices)
-	type work struct{ rounds, wins, lanes uint64 }
+	type work struct{ rounds, wins, lanes, arcs uint64 }
 	measure := func(cut float64, has, kernelCutoff bool) work {
 		cfg := defaultBatchedConfig()
 		cfg.KernelCutoff = kernelCutoff
@@ -244,6 +254,7 @@ func TestBatchedCutoffStopsEarly(t *testing.T) {
 			w.rounds++
 			w.wins += c[2]
 			w.lanes += c[4]
+			w.arcs += c[0]
 		}
 		r, err := e.prepare(context.Background(), g, graph.Request{Algorithm: Batched, WithPredecessors: true, Cutoff: cut, HasCutoff: has}, cfg)
 		if err != nil {
@@ -257,35 +268,38 @@ func TestBatchedCutoffStopsEarly(t *testing.T) {
 	zero := measure(0, true, true)
 	near := measure(30, true, true)
 	off := measure(30, true, false)
-	t.Logf("work (rounds launched, lane improvements, lane expansions): full %+v, cutoff 0 %+v, cutoff 30 %+v, cutoff 30 off %+v", full, zero, near, off)
+	t.Logf("work (rounds launched, lane improvements, lane expansions, arcs walked by warps): full %+v, cutoff 0 %+v, cutoff 30 %+v, cutoff 30 off %+v", full, zero, near, off)
 	if zero.wins != 0 || zero.rounds != 1 {
 		t.Errorf("cutoff 0: %d improvements in %d rounds, want none in one round", zero.wins, zero.rounds)
 	}
 	if near.wins >= full.wins || near.lanes >= full.lanes {
 		t.Errorf("cutoff 30: %+v, not less work than the full run's %+v", near, full)
 	}
-	if off.wins <= near.wins {
-		t.Errorf("cutoff 30 switched off: %d improvements, want more than the in-kernel cutoff's %d", off.wins, near.wins)
+	if off.wins <= near.wins || off.arcs <= near.arcs {
+		t.Errorf("cutoff 30 switched off: %+v, want more improvements and arcs walked than the in-kernel cutoff's %+v", off, near)
 	}
 }
 
 // TestSuiteVariantCutoff checks the cutoff words of BenchmarkBatchedSuite's
-// variants: cut=D returns D, nocut switches the in-kernel cutoff off,
-// reach=X sets CutoffReach; without them the cutoff is +Inf and the
-// defaults stay.
+// variants: cut=D gives the cutoff D (suiteCutoff), nocut switches the
+// in-kernel cutoff off, reach=X sets CutoffReach; without them the cutoff
+// is +Inf and the defaults stay.
 func TestSuiteVariantCutoff(t *testing.T) {
-	cfg, cut, err := suiteVariant("cluster-cut=6.5-nocut-reach=0.2")
-	if err != nil || cut != 6.5 || cfg.KernelCutoff || cfg.CutoffReach != 0.2 || cfg.Order != "cluster" {
-		t.Errorf("cluster-cut=6.5-nocut-reach=0.2: cut %v, KernelCutoff %v, CutoffReach %v, order %q, err %v", cut, cfg.KernelCutoff, cfg.CutoffReach, cfg.Order, err)
+	const v = "cluster-cut=6.5-nocut-reach=0.2"
+	cfg, err := suiteVariant(v)
+	cut, cerr := suiteCutoff(v)
+	if err != nil || cerr != nil || cut != 6.5 || cfg.KernelCutoff || cfg.CutoffReach != 0.2 || cfg.Order != "cluster" {
+		t.Errorf("%s: cut %v, KernelCutoff %v, CutoffReach %v, order %q, errors %v, %v", v, cut, cfg.KernelCutoff, cfg.CutoffReach, cfg.Order, err, cerr)
 	}
-	cfg, cut, err = suiteVariant("cluster")
-	if err != nil || !math.IsInf(cut, 1) || !cfg.KernelCutoff || cfg.CutoffReach != defaultBatchedConfig().CutoffReach {
-		t.Errorf("cluster: cut %v, KernelCutoff %v, CutoffReach %v, err %v", cut, cfg.KernelCutoff, cfg.CutoffReach, err)
+	cfg, err = suiteVariant("cluster")
+	cut, cerr = suiteCutoff("cluster")
+	if err != nil || cerr != nil || !math.IsInf(cut, 1) || !cfg.KernelCutoff || cfg.CutoffReach != defaultBatchedConfig().CutoffReach {
+		t.Errorf("cluster: cut %v, KernelCutoff %v, CutoffReach %v, errors %v, %v", cut, cfg.KernelCutoff, cfg.CutoffReach, err, cerr)
 	}
-	if _, _, err := suiteVariant("cut=x"); err == nil {
+	if _, err := suiteCutoff("cut=x"); err == nil {
 		t.Errorf("cut=x: no error")
 	}
-	if _, _, err := suiteVariant("reach=3"); err == nil {
+	if _, err := suiteVariant("reach=3"); err == nil {
 		t.Errorf("reach=3: no error")
 	}
 }

@@ -70,7 +70,11 @@ func BenchmarkBatchedSuite(b *testing.B) {
 		out := graph.NewBlock(sources, n, g.Type, false)
 		for _, variant := range strings.Split(os.Getenv("PATHCTL_BATCHED_VARIANTS"), ",") {
 			b.Run(fmt.Sprintf("%s/n=%d/m=%d/%s", name, n, g.NumEdges(), variant), func(b *testing.B) {
-				cfg, cut, err := suiteVariant(variant)
+				cfg, err := suiteVariant(variant)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cut, err := suiteCutoff(variant)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -138,26 +142,19 @@ func BenchmarkBatchedSuite(b *testing.B) {
 // core), phases=X/Y (later phases' cumulative shares; "phases=" runs two),
 // seeds=X (the first phase's share, also on meshes), sparse=X, step=X (the
 // threshold's scale, also on graphs that do not look like meshes),
-// cut=D (a cutoff of D, returned; +Inf without), nocut (the cutoff
-// applied by the gather only, not in the kernel), reach=X (CutoffReach),
 // relabel=KIND (plan.Relabel), id (the sources by vertex id), noexact (no
 // float reductions).
-func suiteVariant(variant string) (batchedConfig, float64, error) {
+func suiteVariant(variant string) (batchedConfig, error) {
 	cfg := defaultBatchedConfig()
 	cfg.Order = plan.OrderBlock
-	cut := math.Inf(1)
 	var err error
 	for _, word := range strings.Split(variant, "-") {
 		switch {
-		case strings.HasPrefix(word, "cut="):
-			if cut, err = strconv.ParseFloat(word[4:], 64); err != nil {
-				return cfg, cut, err
-			}
-		case word == "nocut":
+		case word == "nocut": // suiteCutoff's words
 			cfg.KernelCutoff = false
 		case strings.HasPrefix(word, "reach="):
 			if cfg.CutoffReach, err = strconv.ParseFloat(word[6:], 64); err != nil {
-				return cfg, cut, err
+				return cfg, err
 			}
 		case word == "cluster":
 			cfg.Order = plan.OrderCluster
@@ -171,7 +168,7 @@ func suiteVariant(variant string) (batchedConfig, float64, error) {
 			cfg.ClusterChunk = math.MaxInt32
 		case strings.HasPrefix(word, "seeds="):
 			if cfg.Seeds, err = strconv.ParseFloat(word[6:], 64); err != nil {
-				return cfg, cut, err
+				return cfg, err
 			}
 			cfg.SeedsOnMeshes = true
 		case word == "phases=": // two phases
@@ -181,14 +178,14 @@ func suiteVariant(variant string) (batchedConfig, float64, error) {
 			for _, f := range strings.Split(word[7:], "/") {
 				x, err := strconv.ParseFloat(f, 64)
 				if err != nil {
-					return cfg, cut, err
+					return cfg, err
 				}
 				cfg.Phases = append(cfg.Phases, x)
 			}
 			cfg.PhasesWeighted = cfg.Phases
 		case strings.HasPrefix(word, "sparse="):
 			if cfg.Sparse, err = strconv.Atoi(word[7:]); err != nil {
-				return cfg, cut, err
+				return cfg, err
 			}
 		case strings.HasPrefix(word, "relabel="):
 			cfg.Relabel = plan.Relabel(word[8:])
@@ -198,10 +195,27 @@ func suiteVariant(variant string) (batchedConfig, float64, error) {
 			cfg.ExactFloats = false
 		case strings.HasPrefix(word, "step="):
 			if cfg.DeltaScale, err = strconv.ParseFloat(word[5:], 64); err != nil {
-				return cfg, cut, err
+				return cfg, err
 			}
 			cfg.StepMeshesOnly = false
 		}
 	}
-	return cfg, cut, cfg.Check()
+	return cfg, cfg.Check()
+}
+
+// suiteCutoff is the cutoff a variant of BenchmarkBatchedSuite names with
+// the word cut=D, or +Inf. suiteVariant reads the cutoff's other words:
+// nocut (the cutoff applied by the gather alone, not in the kernel) and
+// reach=X (CutoffReach).
+func suiteCutoff(variant string) (float64, error) {
+	cut := math.Inf(1)
+	for _, word := range strings.Split(variant, "-") {
+		if strings.HasPrefix(word, "cut=") {
+			var err error
+			if cut, err = strconv.ParseFloat(word[4:], 64); err != nil {
+				return cut, fmt.Errorf("variant %q: %w", variant, err)
+			}
+		}
+	}
+	return cut, nil
 }

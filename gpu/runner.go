@@ -74,6 +74,9 @@ type Runner struct {
 	// and breadth-first rank), measured on the first batched block.
 	batched   batchedConfig
 	planGraph *plan.Graph
+	// byWeight are the arcs the batched kernel's cutoff rounds walk
+	// (batched.go).
+	byWeight arcsByWeight
 	// blockSources are the sources of the block being computed, as
 	// uploaded to r.sources (the batched kernel plans on the host).
 	blockSources []graph.VertexID
@@ -246,7 +249,7 @@ func (r *Runner) upload() error {
 			return err
 		}
 	}
-	return nil
+	return r.uploadArcsByWeight()
 }
 
 // release frees every device buffer and the staging buffers, once the
@@ -260,6 +263,7 @@ func (r *Runner) release() error {
 		errs = append(errs, dv.free(b))
 	}
 	errs = append(errs, r.releaseSlots())
+	errs = append(errs, r.releaseArcsByWeight())
 	errs = append(errs, dv.freePinned(&r.stage))
 	return errors.Join(errs...)
 }

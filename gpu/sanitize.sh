@@ -18,12 +18,12 @@ command -v "$san" >/dev/null || san=/usr/local/cuda/bin/compute-sanitizer
 cd "$(dirname "$0")"
 mkdir -p "$logs"
 declare -A sets=(
+	[cutoff]='TestBatchedCutoff$/n=37/(int32|float64)/undirected=true'
+	[cutoffplan]='TestBatchedCutoffPlan/int32'
 	[small]='TestSmallCases'
 	[batched]='TestBatchedAgainstOracles/n=(1|37)/'
 	[leaves]='TestBatchedLeaves/int32'
 	[start]='TestStartAhead|TestStartCancelled'
-	[cutoff]='TestBatchedCutoff$/n=37/(int32|float64)/undirected=true'
-	[cutoffplan]='TestBatchedCutoffPlan/int32'
 	[gather]='TestNarrowedAgainstCPU/n=(3|301)/(int32|int64|float32|float64)/.*/.*/dijkstra'
 	[select]='TestNearestOnDevice/n=301/(int32|int64|float32|float64)/.*/.*/.*/dijkstra'
 	[relabel]='TestBatchedRelabelled/bfs/float32/undirected=true'

@@ -30,6 +30,12 @@
 //   non-negative floats through their bit patterns: atomicMinNonNegative),
 //   after a plain read shows that the atomic can win. Weights must be
 //   non-negative: the Go side never selects this kernel otherwise.
+// - A cutoff (issue 17's --cutoff D) runs the batched_cut* rounds: no
+//   relaxation past D is made, and each vertex's arcs, uploaded in rising
+//   weight for them, are walked only up to the first that leads past D, so
+//   the search and its cost end at the cutoff's radius; the rows derived
+//   after the kernel clip at D too (batchedRound says why the result is
+//   the full run's clipped at D).
 #include "common.cuh"
 
 #define PATHCTL_WARPS (PATHCTL_THREADS / 32)
@@ -41,20 +47,35 @@
 namespace pathctl {
 namespace batched {
 
+// warpMin is the minimum of x over the warp's lanes, on every lane.
+template <typename T>
+__device__ __forceinline__ T warpMin(T x) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const T y = __shfl_xor_sync(0xffffffffu, x, o);
+    x = y < x ? y : x;
+  }
+  return x;
+}
+
 // relaxArcs relaxes the arcs of u for the lanes set in m, 4 arcs at a time
 // so that a warp has 4 independent loads in flight. vm is the group's
 // distances (row width w); next and nextSum the group's masks for the next
 // round. Distances are read through L2 (__ldcg): a stale value is never
 // smaller than the current one, so it can only cost an atomic, never miss an
 // improvement, and an improvement made during the round sets a bit of next.
-// A relaxation to a distance above cut (the cutoff; infinity without one)
-// is not made, nor is the head's distance read for it.
-template <typename T, bool Count, int ILP>
+// With Cut, a relaxation to a distance above cut (the cutoff) is not made,
+// nor is the head's distance read for it, and the arcs of u, which then
+// come in rising weight, are walked only while the lightest lane's
+// distance plus the arc's weight is within cut: every later arc is at
+// least as heavy.
+template <typename T, bool Count, int ILP, bool Cut>
 __device__ __forceinline__ bool relaxArcs(const Graph<T>& g, int u, u32 m, int w, T* vm, u32* next, u32* nextSum,
                                           int lane, T cut, u64* tally) {
   const bool active = (m >> lane) & 1u;
   const T du = active ? __ldcg(vm + (size_t)u * w + lane) : T(0);
   const long long lo = g.offsets[u], hi = g.offsets[u + 1];
+  const T duMin = Cut ? warpMin(active ? du : DistTraits<T>::inf()) : T(0);
   bool any = false;
   for (long long e0 = lo; e0 < hi; e0 += 32) {
     const long long e = e0 + lane;
@@ -64,7 +85,17 @@ __device__ __forceinline__ bool relaxArcs(const Graph<T>& g, int u, u32 m, int w
       tv = g.targets[e];
       tw = g.weights[e];
     }
-    const int cnt = (int)min(32LL, hi - e0);
+    int cnt = (int)min(32LL, hi - e0);
+    bool past = false;
+    if (Cut) {
+      // The first arc whose weight takes the lightest lane past cut ends
+      // the walk (warp-uniform: a ballot over the arcs of the chunk).
+      const u32 over = __ballot_sync(0xffffffffu, lane < cnt && duMin + tw > cut);
+      if (over != 0u) {
+        cnt = __ffs(over) - 1;
+        past = true;
+      }
+    }
     if (Count) tally[0] += cnt;
     for (int j = 0; j < cnt; j += ILP) {
       int v[ILP];
@@ -76,12 +107,12 @@ __device__ __forceinline__ bool relaxArcs(const Graph<T>& g, int u, u32 m, int w
       }
 #pragma unroll
       for (int q = 0; q < ILP; q++) {
-        old[q] = (active && j + q < cnt && nd[q] <= cut) ? __ldcg(vm + (size_t)v[q] * w + lane) : T(0);
+        old[q] = (active && j + q < cnt && (!Cut || nd[q] <= cut)) ? __ldcg(vm + (size_t)v[q] * w + lane) : T(0);
       }
 #pragma unroll
       for (int q = 0; q < ILP; q++) {
         bool improved = false;
-        const bool tries = active && j + q < cnt && nd[q] <= cut && nd[q] < old[q];
+        const bool tries = active && j + q < cnt && (!Cut || nd[q] <= cut) && nd[q] < old[q];
         if (tries) improved = atomicMinNonNegative(vm + (size_t)v[q] * w + lane, nd[q]);
         if (Count) tally[1] += __popc(__ballot_sync(0xffffffffu, tries));
         const u32 bal = __ballot_sync(0xffffffffu, improved);
@@ -94,6 +125,7 @@ __device__ __forceinline__ bool relaxArcs(const Graph<T>& g, int u, u32 m, int w
         }
       }
     }
+    if (Cut && past) break;
   }
   return any;
 }
@@ -105,9 +137,11 @@ __device__ __forceinline__ bool relaxArcs(const Graph<T>& g, int u, u32 m, int w
 // useful work where relaxArcs would leave 32 − k lanes idle on every arc.
 // Arcs are read by k lanes at once (one broadcast load); a lane that
 // improves a distance sets its own bit of next. Two steps are in flight at
-// a time. Returns, warp-uniform, whether anything improved. As in
-// relaxArcs, nothing is relaxed past cut.
-template <typename T, bool Count>
+// a time. Returns, warp-uniform, whether anything improved. With Cut, as
+// in relaxArcs, nothing is relaxed past cut and the walk of the arcs, in
+// rising weight, ends at the first step whose lightest arc takes the
+// lightest lane past cut.
+template <typename T, bool Count, bool Cut>
 __device__ __forceinline__ bool relaxSparse(const Graph<T>& g, int u, u32 m, int w, T* vm, u32* next, u32* nextSum,
                                             int lane, T cut, u64* tally) {
   const int k = __popc(m);
@@ -120,8 +154,10 @@ __device__ __forceinline__ bool relaxSparse(const Graph<T>& g, int u, u32 m, int
   const T du = __shfl_sync(0xffffffffu, mine, src);
   const long long lo = g.offsets[u], hi = g.offsets[u + 1];
   const bool used = off < per;
+  const T duMin = Cut ? warpMin(((m >> lane) & 1u) ? mine : DistTraits<T>::inf()) : T(0);
   bool any = false;
   for (long long e0 = lo; e0 < hi; e0 += 2 * per) {
+    if (Cut && duMin + g.weights[e0] > cut) break;  // every lane reads the one weight
     long long e[2];
     int v[2];
     T nd[2], old[2];
@@ -137,11 +173,11 @@ __device__ __forceinline__ bool relaxSparse(const Graph<T>& g, int u, u32 m, int
     }
 #pragma unroll
     for (int q = 0; q < 2; q++) {
-      old[q] = (used && e[q] < hi && nd[q] <= cut) ? __ldcg(vm + (size_t)v[q] * w + src) : T(0);
+      old[q] = (used && e[q] < hi && (!Cut || nd[q] <= cut)) ? __ldcg(vm + (size_t)v[q] * w + src) : T(0);
     }
 #pragma unroll
     for (int q = 0; q < 2; q++) {
-      const bool tries = used && e[q] < hi && nd[q] <= cut && nd[q] < old[q];
+      const bool tries = used && e[q] < hi && (!Cut || nd[q] <= cut) && nd[q] < old[q];
       bool improved = false;
       if (tries) {
         improved = atomicMinNonNegative(vm + (size_t)v[q] * w + src, nd[q]);
@@ -178,15 +214,19 @@ __device__ __forceinline__ bool relaxSparse(const Graph<T>& g, int u, u32 m, int
 // *lastChange becomes round when anything improved or waited: the host
 // stops once a round changed nothing.
 //
-// With a cutoff (cut, passed as the bits of a distance of type T; the
-// type's infinity without one) no relaxation past it is made, so every
+// With a cutoff (Cut: the batched_cut* kernels; cut, passed as the bits
+// of a distance of type T) no relaxation past it is made, so every
 // distance above it stays unreachable and the frontier dies out at the
 // cutoff's radius. The distances at most cut are exact all the same: with
 // non-negative weights every vertex on a shortest path to such a vertex is
-// itself within the cutoff. The rows derived from these (batched_derive,
-// batched_mins, batched_seedfill) clip at the same cutoff, so a block
-// holds exactly what a full run clipped at the cutoff holds.
-template <typename T, bool Count, int ILP>
+// itself within the cutoff. The arcs of every vertex must then come in
+// rising weight (the Go side uploads such a copy of the arcs, gpu/
+// batched.go's arcsByWeight), so that an expansion stops walking them at
+// the first arc that leads past the cutoff. The rows derived from these
+// (batched_derive, batched_mins, batched_seedfill) clip at the same
+// cutoff, so a block holds exactly what a full run clipped at the cutoff
+// holds. Without Cut, cut is not read.
+template <typename T, bool Count, int ILP, bool Cut>
 __device__ void batchedRound(const Graph<T>& g, int numSources, T* vm, u32* cur, u32* next, u32* curSum,
                              u32* nextSum, int* lastChange, int round, double threshold, int sparse,
                              u64* counters, T cut) {
@@ -252,9 +292,9 @@ __device__ void batchedRound(const Graph<T>& g, int numSources, T* vm, u32* cur,
             tally[4] += __popc(mk);
           }
           if (__popc(mk) <= sparse) {
-            any |= relaxSparse<T, Count>(g, u, mk, w, gvm, gnext, gnextSum, lane, cut, tally);
+            any |= relaxSparse<T, Count, Cut>(g, u, mk, w, gvm, gnext, gnextSum, lane, cut, tally);
           } else {
-            any |= relaxArcs<T, Count, ILP>(g, u, mk, w, gvm, gnext, gnextSum, lane, cut, tally);
+            any |= relaxArcs<T, Count, ILP, Cut>(g, u, mk, w, gvm, gnext, gnextSum, lane, cut, tally);
           }
         }
       }
@@ -272,24 +312,47 @@ __device__ void batchedRound(const Graph<T>& g, int numSources, T* vm, u32* cur,
 }  // namespace batched
 }  // namespace pathctl
 
+// batched_round_T is one round; batched_count_T the same counting its work
+// into counters (the benchmarks' trace); batched_cutround_T and
+// batched_cutcount_T the same under the cutoff cutBits, over arcs in
+// rising weight within each vertex's (batchedRound). Each entry point is
+// spelled out: gpu/kernels_gen.go's generator expands one level of macros.
 #define PATHCTL_BATCHED(SUFFIX, T)                                                                 \
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_round_##SUFFIX(            \
       const long long* offsets, const int* targets, const T* weights, int n, int numSources, T* vm, \
       u32* cur, u32* next, u32* curSum, u32* nextSum, int* lastChange, int round, double threshold, \
       int sparse, u64* counters, u64 cutBits) {                                                    \
     pathctl::Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                              \
-    pathctl::batched::batchedRound<T, false, 4>(g, numSources, vm, cur, next, curSum, nextSum,     \
-                                               lastChange, round, threshold, sparse, counters,     \
-                                               pathctl::distFromBits<T>(cutBits));                 \
+    pathctl::batched::batchedRound<T, false, 4, false>(g, numSources, vm, cur, next, curSum, nextSum,\
+                                                 lastChange, round, threshold, sparse, counters,   \
+                                                 pathctl::distFromBits<T>(cutBits));               \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_count_##SUFFIX(            \
       const long long* offsets, const int* targets, const T* weights, int n, int numSources, T* vm, \
       u32* cur, u32* next, u32* curSum, u32* nextSum, int* lastChange, int round, double threshold, \
       int sparse, u64* counters, u64 cutBits) {                                                    \
     pathctl::Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                              \
-    pathctl::batched::batchedRound<T, true, 4>(g, numSources, vm, cur, next, curSum, nextSum,      \
-                                               lastChange, round, threshold, sparse, counters,     \
-                                               pathctl::distFromBits<T>(cutBits));                 \
+    pathctl::batched::batchedRound<T, true, 4, false>(g, numSources, vm, cur, next, curSum, nextSum,\
+                                                 lastChange, round, threshold, sparse, counters,   \
+                                                 pathctl::distFromBits<T>(cutBits));               \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_cutround_##SUFFIX(         \
+      const long long* offsets, const int* targets, const T* weights, int n, int numSources, T* vm, \
+      u32* cur, u32* next, u32* curSum, u32* nextSum, int* lastChange, int round, double threshold, \
+      int sparse, u64* counters, u64 cutBits) {                                                    \
+    pathctl::Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                              \
+    pathctl::batched::batchedRound<T, false, 4, true>(g, numSources, vm, cur, next, curSum, nextSum,\
+                                                 lastChange, round, threshold, sparse, counters,   \
+                                                 pathctl::distFromBits<T>(cutBits));               \
+  }                                                                                                \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_cutcount_##SUFFIX(         \
+      const long long* offsets, const int* targets, const T* weights, int n, int numSources, T* vm, \
+      u32* cur, u32* next, u32* curSum, u32* nextSum, int* lastChange, int round, double threshold, \
+      int sparse, u64* counters, u64 cutBits) {                                                    \
+    pathctl::Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                              \
+    pathctl::batched::batchedRound<T, true, 4, true>(g, numSources, vm, cur, next, curSum, nextSum,\
+                                                 lastChange, round, threshold, sparse, counters,   \
+                                                 pathctl::distFromBits<T>(cutBits));               \
   }
 
 PATHCTL_BATCHED(i32, int)

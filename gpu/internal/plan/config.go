@@ -150,9 +150,6 @@ func DefaultConfig() Config {
 		// 503 without. See Step.
 		DeltaScale:     0.5,
 		StepMeshesOnly: true,
-		// BENCHMARKS.md, session 5, "The kernel: expansions of few
-		// sources spread over the arcs": R-MAT 16 288.7 → 168.5 ms.
-		Sparse: 16,
 		// Issue 17's cutoff row: R-MAT 18 at the 1st percentile ran 0.21×
 		// the full run's speed with the cutoff applied only at the gather
 		// (BENCHMARKS.md, "Issue 17: the narrow queries against scipy").
@@ -166,6 +163,9 @@ func DefaultConfig() Config {
 		// Not measured: 8 groups' kernels cost far more than a pass over
 		// the arcs.
 		RelabelMinSources: 8 * BatchWidth,
+		// BENCHMARKS.md, session 5, "The kernel: expansions of few
+		// sources spread over the arcs": R-MAT 16 288.7 → 168.5 ms.
+		Sparse: 16,
 	}
 }
 
@@ -191,9 +191,6 @@ func (c Config) Check() error {
 	if err := share("seeds", c.Seeds); err != nil {
 		return err
 	}
-	if err := share("cutoff reach", c.CutoffReach); err != nil {
-		return err
-	}
 	for _, x := range c.Phases {
 		if err := share("phase", x); err != nil {
 			return err
@@ -203,6 +200,9 @@ func (c Config) Check() error {
 		if err := share("weighted phase", x); err != nil {
 			return err
 		}
+	}
+	if err := share("cutoff reach", c.CutoffReach); err != nil {
+		return err
 	}
 	if c.ClusterChunk < 1 {
 		return fmt.Errorf("plan: cluster chunk of %d rows, want at least 1", c.ClusterChunk)

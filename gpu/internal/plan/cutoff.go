@@ -1,9 +1,13 @@
 package plan
 
 // A cutoff in the kernel (issue 17, `--cutoff D`): the rounds relax no arc
-// past D, so a source's search covers only its ball of radius D. Two
+// past D, so a source's search covers only its ball of radius D. Three
 // things of the plan then change.
 //
+//   - Arcs (Graph.ArcsByWeight): the cutoff rounds walk a copy of the arcs
+//     with every vertex's in rising weight, so that an expansion stops at
+//     the first arc that leads past D instead of reading every arc of a
+//     hub whose distance is near D (kernels/batched.cu, batchedRound).
 //   - Rounds (RoundsWithin): with integer weights of at least wmin > 0,
 //     a shortest path within D has at most ⌊D / wmin⌋ arcs, and round h of
 //     the kernel leaves every vertex whose shortest path has h arcs final
@@ -28,7 +32,10 @@ package plan
 // BenchmarkBatchedSuite's cutoff variants (package gpu).
 
 import (
+	"cmp"
 	"math"
+	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/pathctl/pathctl/graph"
@@ -189,4 +196,66 @@ func (pg *Graph) withinCutoff(cfg Config, cut float64) Config {
 		cfg.Mins, cfg.Seeds = false, 0
 	}
 	return cfg
+}
+
+// ArcsByWeight is the graph's arcs with every vertex's in rising weight
+// (ties by target), as the batched kernel's cutoff rounds walk them
+// (kernels/batched.cu, batchedRound): targets, and weights of the CSR's
+// weight type. Offsets are the CSR's. Sorted once, rows chunked over every
+// core, and kept.
+func (pg *Graph) ArcsByWeight() ([]int32, any) {
+	pg.byWeightOnce.Do(func() {
+		switch w := pg.g.Weights.(type) {
+		case []int32:
+			pg.byWeightTargets, pg.byWeight = sortRowsByWeight(pg.g, w)
+		case []int64:
+			pg.byWeightTargets, pg.byWeight = sortRowsByWeight(pg.g, w)
+		case []float32:
+			pg.byWeightTargets, pg.byWeight = sortRowsByWeight(pg.g, w)
+		case []float64:
+			pg.byWeightTargets, pg.byWeight = sortRowsByWeight(pg.g, w)
+		}
+	})
+	return pg.byWeightTargets, pg.byWeight
+}
+
+// sortRowsByWeight copies g's arcs with each row sorted by (weight,
+// target), rows in chunks of at least 1024 on every core.
+func sortRowsByWeight[D graph.Number](g *graph.CSR, weights []D) ([]int32, []D) {
+	m := len(g.Targets)
+	targets, out := make([]int32, m), make([]D, m)
+	type arc struct {
+		w D
+		t int32
+	}
+	n := g.NumVertices
+	workers := runtime.GOMAXPROCS(0)
+	per := max(1024, (n+workers-1)/workers)
+	var wg sync.WaitGroup
+	for lo := 0; lo < n; lo += per {
+		hi := min(n, lo+per)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var row []arc
+			for u := lo; u < hi; u++ {
+				a, b := g.Offsets[u], g.Offsets[u+1]
+				row = row[:0]
+				for e := a; e < b; e++ {
+					row = append(row, arc{weights[e], g.Targets[e]})
+				}
+				slices.SortFunc(row, func(x, y arc) int {
+					if c := cmp.Compare(x.w, y.w); c != 0 {
+						return c
+					}
+					return cmp.Compare(x.t, y.t)
+				})
+				for i, x := range row {
+					out[a+int64(i)], targets[a+int64(i)] = x.w, x.t
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return targets, out
 }

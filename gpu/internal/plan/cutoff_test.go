@@ -190,3 +190,52 @@ func TestBallSize(t *testing.T) {
 		}
 	}
 }
+
+// TestArcsByWeight checks the arcs the cutoff rounds walk: every row holds
+// the CSR row's arcs (target and weight together), in rising weight, ties
+// by target, for integer and float weights, and a second call returns the
+// same arrays.
+func TestArcsByWeight(t *testing.T) {
+	t.Parallel()
+	graphs := planGraphs(t)
+	el, err := gen.RMAT(9, 4, 5, gen.WithFloatWeights(0.5, 9))
+	graphs["float"] = undirectedGraph(t, el, err)
+	for name, g := range graphs {
+		pg := NewGraph(g)
+		targets, weights := pg.ArcsByWeight()
+		if len(targets) != len(g.Targets) {
+			t.Fatalf("%s: %d targets, want %d", name, len(targets), len(g.Targets))
+		}
+		if again, _ := pg.ArcsByWeight(); len(again) > 0 && &again[0] != &targets[0] {
+			t.Errorf("%s: a second call sorted the arcs again", name)
+		}
+		sorted := &graph.CSR{NumVertices: g.NumVertices, Offsets: g.Offsets, Targets: targets, Weights: weights, Type: g.Type}
+		for u := range g.NumVertices {
+			type arc struct {
+				t int32
+				w float64
+			}
+			var want, got []arc
+			for e := g.Offsets[u]; e < g.Offsets[u+1]; e++ {
+				want = append(want, arc{g.Targets[e], g.WeightAt(e)})
+				got = append(got, arc{sorted.Targets[e], sorted.WeightAt(e)})
+			}
+			for i := 1; i < len(got); i++ {
+				if got[i].w < got[i-1].w || (got[i].w == got[i-1].w && got[i].t <= got[i-1].t) {
+					t.Fatalf("%s: row %d not in rising (weight, target): %v", name, u, got)
+				}
+			}
+			less := func(a, b arc) int {
+				if a.t != b.t {
+					return int(a.t - b.t)
+				}
+				return 0
+			}
+			slices.SortFunc(want, less)
+			slices.SortFunc(got, less)
+			if !slices.Equal(want, got) {
+				t.Fatalf("%s: row %d holds %v, want the arcs %v", name, u, got, want)
+			}
+		}
+	}
+}

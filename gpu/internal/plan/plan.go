@@ -72,10 +72,7 @@ func (b *Block) PhaseStart(i int) int {
 // first use (a pass each over every arc, on two cores) and kept. Its
 // methods may be called from any goroutine.
 type Graph struct {
-	g     *graph.CSR
-	once  sync.Once
-	shape Shape
-	rank  []int32
+	g *graph.CSR
 	// balls holds smallBall's answers (cutoff.go) by cutoff and share.
 	ballMu sync.Mutex
 	balls  map[[2]float64]bool
@@ -83,6 +80,14 @@ type Graph struct {
 	// the weights alone) on first use.
 	exactOnce sync.Once
 	exact     bool
+	// byWeight are the arcs of ArcsByWeight (cutoff.go), sorted once.
+	byWeightOnce    sync.Once
+	byWeightTargets []int32
+	byWeight        any
+
+	once  sync.Once
+	shape Shape
+	rank  []int32
 }
 
 // NewGraph prepares plans over g; it measures nothing yet.
