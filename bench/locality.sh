@@ -17,7 +17,9 @@
 #   SCALES    R-MAT scales of the relabelling rows ("16 18")
 #   VARIANTS  PATHCTL_BATCHED settings compared on every scale, "base" for
 #             the default ("base relabel=bfs relabel=degree relabel=hubs
-#             relabel=rcm relabel=bfs,order=id")
+#             relabel=rcm relabel=bfs,order=id seedsmin=0.1"; seedsmin lets
+#             blocks of fewer than half the vertices run phases, which
+#             R-MAT 18's stats blocks are)
 #   FLOATS    R-MAT scales of the float rows ("16"; empty for none; R-MAT 18 with
 #             fractional floats takes minutes)
 #   FLOAT_VARIANTS  settings of the float rows ("base relabel=bfs")
@@ -47,7 +49,7 @@ bin=${PATHCTL:-bin/pathctl}
 plantest=${PLANTEST:-bin/plan.test}
 dir=${DIR:-$(mktemp -d)}
 scales=${SCALES:-"16 18"}
-variants=${VARIANTS:-"base relabel=bfs relabel=degree relabel=hubs relabel=rcm relabel=bfs,order=id"}
+variants=${VARIANTS:-"base relabel=bfs relabel=degree relabel=hubs relabel=rcm relabel=bfs,order=id seedsmin=0.1"}
 floats=${FLOATS-16}
 float_variants=${FLOAT_VARIANTS:-"base relabel=bfs"}
 limit=${LIMIT:-60}

@@ -166,7 +166,7 @@ func (pg *Graph) Start(sources []int32, cfg Config) (*Block, func(), error) {
 	shape, rank := pg.Shape(), pg.Rank()
 	var cuts []int
 	if cfg.Seeds > 0 && exact && (!shape.MeshLike || cfg.SeedsOnMeshes) && len(plan.Sources) >= seedsMinSources &&
-		2*k >= g.NumVertices {
+		float64(k) >= cfg.SeedsMinShare*float64(g.NumVertices) {
 		cuts = splitSeeded(g, &plan, phaseShares(g, &cfg))
 	}
 	rows := plan.Rows

@@ -237,12 +237,12 @@ func TestExactFloatsPlanAsIntegers(t *testing.T) {
 func TestApply(t *testing.T) {
 	t.Parallel()
 	c := DefaultConfig()
-	if err := c.Apply("relabel=hubs,relabelmin=7, order=id,leaves=0,mins=false,exactfloats=0,seeds=0.2,phases=0.5/0.8,sparse=8,step=0.25"); err != nil {
+	if err := c.Apply("relabel=hubs,relabelmin=7, order=id,leaves=0,mins=false,exactfloats=0,seeds=0.2,seedsmin=0.1,phases=0.5/0.8,sparse=8,step=0.25"); err != nil {
 		t.Fatal(err)
 	}
 	want := DefaultConfig()
 	want.Relabel, want.RelabelMinSources, want.Order, want.Leaves, want.Mins, want.ExactFloats = RelabelHubs, 7, OrderID, false, false, false
-	want.Seeds, want.SeedsOnMeshes, want.Phases, want.PhasesWeighted = 0.2, true, []float64{0.5, 0.8}, []float64{0.5, 0.8}
+	want.Seeds, want.SeedsOnMeshes, want.SeedsMinShare, want.Phases, want.PhasesWeighted = 0.2, true, 0.1, []float64{0.5, 0.8}, []float64{0.5, 0.8}
 	want.Sparse, want.DeltaScale, want.StepMeshesOnly = 8, 0.25, false
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Apply: %+v, want %+v", c, want)
@@ -253,6 +253,7 @@ func TestApply(t *testing.T) {
 		"sparse=x":       `setting "sparse=x"`,
 		"relabel":        "not key=value",
 		"relabelmin=-1":  "relabelling from -1 sources",
+		"seedsmin=2":     "seeds minimum share 2",
 		"order=block,x=": `unknown key "x"`,
 	} {
 		c := DefaultConfig()
@@ -333,5 +334,21 @@ func TestRelabelledPlanMapsBack(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSeedsMinShare checks that a block below SeedsMinShare of the
+// vertices runs one phase and one above it several.
+func TestSeedsMinShare(t *testing.T) {
+	t.Parallel()
+	g := planGraphs(t)["rmat"]
+	part := seq(g.NumVertices * 2 / 5)
+	cfg := DefaultConfig()
+	if p, err := Plan(g, part, cfg); err != nil || len(p.Cuts) != 0 {
+		t.Fatalf("a block of 40 %% of the vertices: %v, phase ends %v; want one phase by default", err, p.Cuts)
+	}
+	cfg.SeedsMinShare = 0.3
+	if p, err := Plan(g, part, cfg); err != nil || len(p.Cuts) == 0 {
+		t.Fatalf("a block of 40 %% of the vertices, SeedsMinShare 0.3: %v, one phase", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 //	leaves=0|1, mins=0|1               Leaves, Mins
 //	exactfloats=0|1                    ExactFloats
 //	seeds=X                            Seeds (also on meshes when X > 0)
+//	seedsmin=X                         SeedsMinShare
 //	phases=X/Y/...                     Phases and PhasesWeighted ("phases=": two phases)
 //	sparse=N                           Sparse
 //	step=X                             DeltaScale, on every graph
@@ -63,6 +64,8 @@ func (c *Config) set(key, val string) error {
 	case "seeds":
 		c.Seeds, err = strconv.ParseFloat(val, 64)
 		c.SeedsOnMeshes = c.Seeds > 0
+	case "seedsmin":
+		c.SeedsMinShare, err = strconv.ParseFloat(val, 64)
 	case "phases":
 		c.Phases = nil
 		if val != "" {
