@@ -23,6 +23,8 @@
 #   FLOATS    R-MAT scales of the float rows ("16"; empty for none; R-MAT 18 with
 #             fractional floats takes minutes)
 #   FLOAT_VARIANTS  settings of the float rows ("base relabel=bfs")
+#   EXTRA     edge files (undirected, read by pathctl bench) run with
+#             every VARIANTS setting after the R-MAT rows (none)
 #   LIMIT     seconds one row may take before it is cut off (60)
 #   ENGINE    the engine of the rows (gpu; cpu checks the script without a GPU)
 #   PYTHON    a python3 with pyarrow (python3)
@@ -82,13 +84,14 @@ for s in $floats; do
   [ -f "$dir/rmat${s}x32.parquet" ] || cast "$dir/rmat$s.parquet" "$dir/rmat${s}x32.parquet" float32 || exit 1
 done
 
-# row GRAPH SETTING: one pathctl bench row under PATHCTL_BATCHED=SETTING.
+# row GRAPH SETTING [FILE]: one pathctl bench row under
+# PATHCTL_BATCHED=SETTING, of FILE (default $dir/GRAPH.parquet).
 row() {
-  local name=$1 setting=$2 spec=$2
+  local name=$1 setting=$2 spec=$2 file=${3:-$dir/$1.parquet}
   [ "$spec" = base ] && spec=""
   local out="$dir/$name.$(echo "$setting" | tr ',=' '_-').json"
   local began=$SECONDS
-  if PATHCTL_BATCHED="$spec" timeout "$limit" "$bin" bench --graphs "$dir/$name.parquet" --undirected --engine "$engine" \
+  if PATHCTL_BATCHED="$spec" timeout "$limit" "$bin" bench --graphs "$file" --undirected --engine "$engine" \
       --algos auto --layout stats --check 4 --disk-graph none --json -q >"$out" 2>"$out.err"; then
     "$py" - "$out" "$name" "$setting" <<'PY'
 import json, sys
@@ -107,6 +110,9 @@ echo "| graph | setting | n | arcs | seconds | pairs/s | checked | kernel |"
 echo "|---|---|---|---|---|---|---|---|"
 for s in $scales; do
   for v in $variants; do row "rmat$s" "$v"; done
+done
+for f in ${EXTRA:-}; do
+  for v in $variants; do row "$(basename "${f%.*}")" "$v" "$f"; done
 done
 for s in $floats; do
   for g in "rmat${s}f32" "rmat${s}f64"; do
