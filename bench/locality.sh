@@ -17,7 +17,9 @@
 #   SCALES    R-MAT scales of the relabelling rows ("16 18")
 #   VARIANTS  PATHCTL_BATCHED settings compared on every scale, "base" for
 #             the default ("base relabel=bfs relabel=degree relabel=hubs
-#             relabel=rcm relabel=bfs,order=id seedsmin=0.1"; seedsmin lets
+#             relabel=rcm relabel=bfs,order=id seedsmin=0.1 slicemb=24";
+#             slicemb runs a phase's groups in slices of that many MiB of
+#             working distances, so that a slice's rows stay in L2; seedsmin lets
 #             blocks of fewer than half the vertices run phases, which
 #             R-MAT 18's stats blocks are)
 #   FLOATS    R-MAT scales of the float rows ("16"; empty for none; R-MAT 18 with
@@ -51,7 +53,7 @@ bin=${PATHCTL:-bin/pathctl}
 plantest=${PLANTEST:-bin/plan.test}
 dir=${DIR:-$(mktemp -d)}
 scales=${SCALES:-"16 18"}
-variants=${VARIANTS:-"base relabel=bfs relabel=degree relabel=hubs relabel=rcm relabel=bfs,order=id seedsmin=0.1"}
+variants=${VARIANTS:-"base relabel=bfs relabel=degree relabel=hubs relabel=rcm relabel=bfs,order=id seedsmin=0.1 slicemb=24"}
 floats=${FLOATS-16}
 float_variants=${FLOAT_VARIANTS:-"base relabel=bfs"}
 limit=${LIMIT:-60}

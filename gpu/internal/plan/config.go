@@ -109,6 +109,13 @@ type Config struct {
 	// (ExactSumsOf), in blocks of more than one group: then a derived row
 	// equals the one the kernel would compute bit for bit.
 	ExactFloats bool
+	// SliceBytes, when positive, runs a phase's groups in slices whose
+	// working distances (n × BatchWidth distances per group) take at most
+	// this many bytes, at least one group each, every slice's rounds to
+	// convergence before the next: the rows a round reads then stay in
+	// the device's L2 cache instead of every group's at once. 0 runs every
+	// group in every round. The plan does not read it: the rounds do.
+	SliceBytes int64
 	// Sparse is the most sources of a group that an expansion may carry
 	// and still go through the round kernel's sparse relaxation (lanes
 	// spread over sources × arcs) rather than one lane per source on every
@@ -198,6 +205,9 @@ func (c Config) Check() error {
 	}
 	if !(c.DeltaScale >= 0) || math.IsInf(c.DeltaScale, 0) {
 		return fmt.Errorf("plan: threshold step scale %v, want a finite value ≥ 0", c.DeltaScale)
+	}
+	if c.SliceBytes < 0 {
+		return fmt.Errorf("plan: slices of %d bytes, want at least 0", c.SliceBytes)
 	}
 	if c.RelabelMinSources < 0 {
 		return fmt.Errorf("plan: relabelling from %d sources, want at least 0", c.RelabelMinSources)

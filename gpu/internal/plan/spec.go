@@ -19,6 +19,7 @@ import (
 //	seedsmin=X                         SeedsMinShare
 //	phases=X/Y/...                     Phases and PhasesWeighted ("phases=": two phases)
 //	sparse=N                           Sparse
+//	slicemb=X                          SliceBytes in MiB (0: no slices)
 //	step=X                             DeltaScale, on every graph
 //
 // An empty spec changes nothing. The result is checked (Check); an unknown
@@ -78,6 +79,10 @@ func (c *Config) set(key, val string) error {
 			}
 		}
 		c.PhasesWeighted = c.Phases
+	case "slicemb":
+		var mb float64
+		mb, err = strconv.ParseFloat(val, 64)
+		c.SliceBytes = int64(mb * (1 << 20))
 	case "sparse":
 		c.Sparse, err = strconv.Atoi(val)
 	case "step":
