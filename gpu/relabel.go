@@ -57,7 +57,11 @@ func (r *Runner) ensureRelabelled() error {
 	}
 	began := time.Now()
 	defer func() { r.host.plan += time.Since(began) }()
-	perm := plan.Relabelling(r.g, r.batched.Relabel, r.planGraph.Rank())
+	var rank []int32 // the breadth-first rank the plans of the graph measure anyway
+	if r.batched.Relabel != plan.RelabelRCM {
+		rank = r.planGraph.Rank()
+	}
+	perm := plan.Relabelling(r.g, r.batched.Relabel, rank)
 	pg := plan.Permute(r.g, perm)
 	dv := r.e.dev
 	w, err := sliceBytes(pg.Weights)
