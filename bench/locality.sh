@@ -25,6 +25,8 @@
 #   FLOATS    R-MAT scales of the float rows ("16"; empty for none; R-MAT 18 with
 #             fractional floats takes minutes)
 #   FLOAT_VARIANTS  settings of the float rows ("base relabel=bfs")
+#   PARTIAL   R-MAT scales also run with --mem set for blocks of about a
+#             sixth of the vertices ("16"; empty for none)
 #   EXTRA     edge files (undirected, read by pathctl bench) run with
 #             every VARIANTS setting after the R-MAT rows (none)
 #   LIMIT     seconds one row may take before it is cut off (60)
@@ -57,6 +59,7 @@ variants=${VARIANTS:-"base relabel=bfs relabel=degree relabel=hubs relabel=rcm r
 floats=${FLOATS-16}
 float_variants=${FLOAT_VARIANTS:-"base relabel=bfs"}
 limit=${LIMIT:-60}
+partial=${PARTIAL-16}
 engine=${ENGINE:-gpu}
 py=${PYTHON:-python3}
 mkdir -p "$dir"
@@ -89,13 +92,15 @@ done
 # row GRAPH SETTING [FILE]: one pathctl bench row under
 # PATHCTL_BATCHED=SETTING, of FILE (default $dir/GRAPH.parquet).
 row() {
-  local name=$1 setting=$2 spec=$2 file=${3:-$dir/$1.parquet}
+  local name=$1 setting=$2 spec=$2 file=${3:-$dir/$1.parquet} mem=${4:-}
   [ "$spec" = base ] && spec=""
-  local out="$dir/$name.$(echo "$setting" | tr ',=' '_-').json"
+  local out="$dir/$name.$(echo "$setting$mem" | tr ',=' '_-').json"
   local began=$SECONDS
+  local args=()
+  [ -n "$mem" ] && args=(--mem "$mem")
   if PATHCTL_BATCHED="$spec" timeout "$limit" "$bin" bench --graphs "$file" --undirected --engine "$engine" \
-      --algos auto --layout stats --check 4 --disk-graph none --json -q >"$out" 2>"$out.err"; then
-    "$py" - "$out" "$name" "$setting" <<'PY'
+      --algos auto --layout stats --check 4 --disk-graph none --json -q "${args[@]}" >"$out" 2>"$out.err"; then
+    "$py" - "$out" "$name" "$setting${mem:+ --mem $mem}" <<'PY'
 import json, sys
 rep = json.load(open(sys.argv[1]))
 for r in rep["rows"]:
@@ -112,6 +117,13 @@ echo "| graph | setting | n | arcs | seconds | pairs/s | checked | kernel |"
 echo "|---|---|---|---|---|---|---|---|"
 for s in $scales; do
   for v in $variants; do row "rmat$s" "$v"; done
+done
+# Partial blocks: R-MAT 16 in blocks of about a sixth of its vertices, as
+# R-MAT 18's stats blocks are on an 80 GB device (12 bytes per source and
+# vertex): what the smaller blocks cost (phases off, few minimums), and
+# whether phases help them.
+for m in $partial; do
+  for v in base seedsmin=0.1; do row "rmat$m" "$v" "" "$(( (1 << m) * (1 << m) / 1000000 ))MB"; done
 done
 for f in ${EXTRA:-}; do
   for v in $variants; do row "$(basename "${f%.*}")" "$v" "$f"; done
