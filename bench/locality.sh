@@ -47,8 +47,9 @@
 #             CGO_ENABLED=0 go test -c -o bin/plan.test ./gpu/internal/plan);
 #             where present, BenchmarkRelabel times the host's relabelling
 #             (order and permuted CSR) on the largest graph
-# Each row prints: graph, setting, seconds, pairs/s, checked sources; the
-# JSON reports stay in $DIR.
+# Each row prints: graph, setting, seconds, the base row's seconds over
+# its own (for the float graphs, the int32 graph's base row), pairs/s,
+# checked sources; the JSON reports stay in $DIR.
 set -uo pipefail
 
 bin=${PATHCTL:-bin/pathctl}
@@ -92,7 +93,7 @@ done
 # row GRAPH SETTING [FILE]: one pathctl bench row under
 # PATHCTL_BATCHED=SETTING, of FILE (default $dir/GRAPH.parquet).
 row() {
-  local name=$1 setting=$2 spec=$2 file=${3:-$dir/$1.parquet} mem=${4:-}
+  local name=$1 setting=$2 spec=$2 file=${3:-$dir/$1.parquet} mem=${4:-} base=${5:-$dir/$1.base}
   [ "$spec" = base ] && spec=""
   local out="$dir/$name.$(echo "$setting$mem" | tr ',=' '_-').json"
   local began=$SECONDS
@@ -100,21 +101,26 @@ row() {
   [ -n "$mem" ] && args=(--mem "$mem")
   if PATHCTL_BATCHED="$spec" timeout "$limit" "$bin" bench --graphs "$file" --undirected --engine "$engine" \
       --algos auto --layout stats --check 4 --disk-graph none --json -q "${args[@]}" >"$out" 2>"$out.err"; then
-    "$py" - "$out" "$name" "$setting${mem:+ --mem $mem}" <<'PY'
-import json, sys
+    "$py" - "$out" "$name" "$setting${mem:+ --mem $mem}" "$base" <<'PY'
+import json, os, sys
 rep = json.load(open(sys.argv[1]))
 for r in rep["rows"]:
-    print(f"| {sys.argv[2]} | {sys.argv[3]} | {r['n']} | {r['arcs']} | {r['seconds']:.3f} | {r['pairs_per_second']/1e9:.2f} G | {r['checked_sources']} | {r['chosen']} |")
+    vs = ""
+    if sys.argv[3] == "base" and os.path.basename(sys.argv[4]) == sys.argv[2] + ".base":
+        open(sys.argv[4], "w").write(str(r["seconds"]))
+    elif os.path.exists(sys.argv[4]):
+        vs = f"{float(open(sys.argv[4]).read()) / r['seconds']:.2f}×"
+    print(f"| {sys.argv[2]} | {sys.argv[3]} | {r['n']} | {r['arcs']} | {r['seconds']:.3f} | {vs} | {r['pairs_per_second']/1e9:.2f} G | {r['checked_sources']} | {r['chosen']} |")
 PY
   else
-    echo "| $name | $setting | | | FAILED after $((SECONDS - began)) s | | | $(tail -c 300 "$out.err" | tr '\n' ' ') |"
+    echo "| $name | $setting${mem:+ --mem $mem} | | | FAILED after $((SECONDS - began)) s | | | | $(tail -c 300 "$out.err" | tr '\n' ' ') |"
   fi
 }
 
 echo "# bench/locality.sh on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), $(date -u +%FT%TZ); reports in $dir"
 echo
-echo "| graph | setting | n | arcs | seconds | pairs/s | checked | kernel |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| graph | setting | n | arcs | seconds | speed-up vs base | pairs/s | checked | kernel |"
+echo "|---|---|---|---|---|---|---|---|---|"
 for s in $scales; do
   for v in $variants; do row "rmat$s" "$v"; done
 done
@@ -129,12 +135,14 @@ for f in ${EXTRA:-}; do
   for v in $variants; do row "$(basename "${f%.*}")" "$v" "$f"; done
 done
 for s in $floats; do
+  # Speed-ups against the int32 graph's base row: float time within 1.5×
+  # of int32 reads 0.67× or more.
   for g in "rmat${s}f32" "rmat${s}f64"; do
-    for v in $float_variants; do row "$g" "$v"; done
+    for v in $float_variants; do row "$g" "$v" "" "" "$dir/rmat$s.base"; done
   done
   for g in "rmat${s}x32" "rmat${s}x64"; do
-    row "$g" base
-    row "$g" exactfloats=0
+    row "$g" base "" "" "$dir/rmat$s.base"
+    row "$g" exactfloats=0 "" "" "$dir/rmat$s.base"
   done
 done
 
