@@ -296,8 +296,8 @@ func TestOrderID(t *testing.T) {
 }
 
 // TestRelabelledPlanMapsBack checks the composition the GPU runner makes
-// (gpu/relabel.go): a block planned on the permuted graph for the
-// renumbered sources, its rows computed there (applyPlan: Dijkstra for the
+// (gpu/relabel.go): a block planned on the permuted graph (its shape and
+// rank carried over by Renumbered) for the renumbered sources, its rows computed there (applyPlan: Dijkstra for the
 // kernel, then the derivations), and every row's column j read at perm[j],
 // gives every block row its source's distances on the original graph.
 func TestRelabelledPlanMapsBack(t *testing.T) {
@@ -317,7 +317,17 @@ func TestRelabelledPlanMapsBack(t *testing.T) {
 				}
 				cfg := DefaultConfig()
 				cfg.Order = OrderID
-				p, err := Plan(pg, mapped, cfg)
+				if kind == RelabelHubs {
+					cfg.Order = OrderCluster
+				}
+				renum := NewGraph(g).Renumbered(pg, perm)
+				if renum.Shape() != ShapeOf(pg) {
+					t.Fatalf("renumbered shape %+v, want %+v", renum.Shape(), ShapeOf(pg))
+				}
+				if !slices.Equal(sorted(renum.Rank()), seq(n)) {
+					t.Fatalf("renumbered rank is not a permutation")
+				}
+				p, err := renum.Plan(mapped, cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
