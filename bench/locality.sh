@@ -42,7 +42,8 @@
 #             the mantissa, so they run the integer reductions
 #             (exactfloats=0 turns that off for comparison)
 #   VERBOSE_RUN  0 skips the closing `pathctl run --verbose` of the largest
-#             graph (its block plan; about one base row's time)
+#             graph (its block plan and host planning time; about one row's
+#             time), run under VERBOSE_SETTING ("relabel=bfs")
 #   PLANTEST  the plan package's test binary (bin/plan.test, built with
 #             CGO_ENABLED=0 go test -c -o bin/plan.test ./gpu/internal/plan);
 #             where present, BenchmarkRelabel times the host's relabelling
@@ -151,8 +152,9 @@ if [ "${VERBOSE_RUN:-1}" = 1 ]; then
   # The block plan of the stats run: blocks holding fewer than half the
   # vertices run one phase and few minimums (gpu/internal/plan).
   echo
-  echo "pathctl run --verbose, default settings, rmat$big (block plan and wall-time breakdown):"
-  timeout "$limit" "$bin" run "$dir/rmat$big.parquet" --undirected --layout stats -o "$dir/stats$big.arrow" --verbose 2>&1 | tail -25
+  vs=${VERBOSE_SETTING-relabel=bfs}
+  echo "pathctl run --verbose, PATHCTL_BATCHED=$vs, rmat$big (block plan, host planning with the relabelling, wall-time breakdown):"
+  PATHCTL_BATCHED="$vs" timeout "$limit" "$bin" run "$dir/rmat$big.parquet" --undirected --layout stats -o "$dir/stats$big.arrow" --verbose 2>&1 | tail -25
 fi
 if [ -x "$plantest" ]; then
   echo
