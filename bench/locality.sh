@@ -17,10 +17,18 @@
 #   SCALES    R-MAT scales of the relabelling rows ("16 18")
 #   VARIANTS  PATHCTL_BATCHED settings compared on every scale, "base" for
 #             the default ("base relabel=bfs relabel=degree relabel=hubs
-#             relabel=rcm relabel=bfs,order=id")
+#             relabel=rcm relabel=bfs,order=id seedsmin=0.1 slicemb=24";
+#             slicemb runs a phase's groups in slices of that many MiB of
+#             working distances, so that a slice's rows stay in L2; seedsmin lets
+#             blocks of fewer than half the vertices run phases, which
+#             R-MAT 18's stats blocks are)
 #   FLOATS    R-MAT scales of the float rows ("16"; empty for none; R-MAT 18 with
 #             fractional floats takes minutes)
 #   FLOAT_VARIANTS  settings of the float rows ("base relabel=bfs")
+#   PARTIAL   R-MAT scales also run with --mem set for blocks of about a
+#             sixth of the vertices ("16"; empty for none)
+#   EXTRA     edge files (undirected, read by pathctl bench) run with
+#             every VARIANTS setting after the R-MAT rows (none)
 #   LIMIT     seconds one row may take before it is cut off (60)
 #   ENGINE    the engine of the rows (gpu; cpu checks the script without a GPU)
 #   PYTHON    a python3 with pyarrow (python3)
@@ -34,23 +42,26 @@
 #             the mantissa, so they run the integer reductions
 #             (exactfloats=0 turns that off for comparison)
 #   VERBOSE_RUN  0 skips the closing `pathctl run --verbose` of the largest
-#             graph (its block plan; about one base row's time)
+#             graph (its block plan and host planning time; about one row's
+#             time), run under VERBOSE_SETTING ("relabel=bfs")
 #   PLANTEST  the plan package's test binary (bin/plan.test, built with
 #             CGO_ENABLED=0 go test -c -o bin/plan.test ./gpu/internal/plan);
 #             where present, BenchmarkRelabel times the host's relabelling
 #             (order and permuted CSR) on the largest graph
-# Each row prints: graph, setting, seconds, pairs/s, checked sources; the
-# JSON reports stay in $DIR.
+# Each row prints: graph, setting, seconds, the base row's seconds over
+# its own (for the float graphs, the int32 graph's base row), pairs/s,
+# checked sources; the JSON reports stay in $DIR.
 set -uo pipefail
 
 bin=${PATHCTL:-bin/pathctl}
 plantest=${PLANTEST:-bin/plan.test}
 dir=${DIR:-$(mktemp -d)}
 scales=${SCALES:-"16 18"}
-variants=${VARIANTS:-"base relabel=bfs relabel=degree relabel=hubs relabel=rcm relabel=bfs,order=id"}
+variants=${VARIANTS:-"base relabel=bfs relabel=degree relabel=hubs relabel=rcm relabel=bfs,order=id seedsmin=0.1 slicemb=24"}
 floats=${FLOATS-16}
 float_variants=${FLOAT_VARIANTS:-"base relabel=bfs"}
 limit=${LIMIT:-60}
+partial=${PARTIAL-16}
 engine=${ENGINE:-gpu}
 py=${PYTHON:-python3}
 mkdir -p "$dir"
@@ -80,39 +91,59 @@ for s in $floats; do
   [ -f "$dir/rmat${s}x32.parquet" ] || cast "$dir/rmat$s.parquet" "$dir/rmat${s}x32.parquet" float32 || exit 1
 done
 
-# row GRAPH SETTING: one pathctl bench row under PATHCTL_BATCHED=SETTING.
+# row GRAPH SETTING [FILE]: one pathctl bench row under
+# PATHCTL_BATCHED=SETTING, of FILE (default $dir/GRAPH.parquet).
 row() {
-  local name=$1 setting=$2 spec=$2
+  local name=$1 setting=$2 spec=$2 file=${3:-$dir/$1.parquet} mem=${4:-} base=${5:-$dir/$1.base}
   [ "$spec" = base ] && spec=""
-  local out="$dir/$name.$(echo "$setting" | tr ',=' '_-').json"
+  local out="$dir/$name.$(echo "$setting$mem" | tr ',=' '_-').json"
   local began=$SECONDS
-  if PATHCTL_BATCHED="$spec" timeout "$limit" "$bin" bench --graphs "$dir/$name.parquet" --undirected --engine "$engine" \
-      --algos auto --layout stats --check 4 --disk-graph none --json -q >"$out" 2>"$out.err"; then
-    "$py" - "$out" "$name" "$setting" <<'PY'
-import json, sys
+  local args=()
+  [ -n "$mem" ] && args=(--mem "$mem")
+  if PATHCTL_BATCHED="$spec" timeout "$limit" "$bin" bench --graphs "$file" --undirected --engine "$engine" \
+      --algos auto --layout stats --check 4 --disk-graph none --json -q "${args[@]}" >"$out" 2>"$out.err"; then
+    "$py" - "$out" "$name" "$setting${mem:+ --mem $mem}" "$base" <<'PY'
+import json, os, sys
 rep = json.load(open(sys.argv[1]))
 for r in rep["rows"]:
-    print(f"| {sys.argv[2]} | {sys.argv[3]} | {r['n']} | {r['arcs']} | {r['seconds']:.3f} | {r['pairs_per_second']/1e9:.2f} G | {r['checked_sources']} | {r['chosen']} |")
+    vs = ""
+    if sys.argv[3] == "base" and os.path.basename(sys.argv[4]) == sys.argv[2] + ".base":
+        open(sys.argv[4], "w").write(str(r["seconds"]))
+    elif os.path.exists(sys.argv[4]):
+        vs = f"{float(open(sys.argv[4]).read()) / r['seconds']:.2f}×"
+    print(f"| {sys.argv[2]} | {sys.argv[3]} | {r['n']} | {r['arcs']} | {r['seconds']:.3f} | {vs} | {r['pairs_per_second']/1e9:.2f} G | {r['checked_sources']} | {r['chosen']} |")
 PY
   else
-    echo "| $name | $setting | | | FAILED after $((SECONDS - began)) s | | | $(tail -c 300 "$out.err" | tr '\n' ' ') |"
+    echo "| $name | $setting${mem:+ --mem $mem} | | | FAILED after $((SECONDS - began)) s | | | | $(tail -c 300 "$out.err" | tr '\n' ' ') |"
   fi
 }
 
 echo "# bench/locality.sh on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), $(date -u +%FT%TZ); reports in $dir"
 echo
-echo "| graph | setting | n | arcs | seconds | pairs/s | checked | kernel |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| graph | setting | n | arcs | seconds | speed-up vs base | pairs/s | checked | kernel |"
+echo "|---|---|---|---|---|---|---|---|---|"
 for s in $scales; do
   for v in $variants; do row "rmat$s" "$v"; done
 done
+# Partial blocks: R-MAT 16 in blocks of about a sixth of its vertices, as
+# R-MAT 18's stats blocks are on an 80 GB device (12 bytes per source and
+# vertex): what the smaller blocks cost (phases off, few minimums), and
+# whether phases help them.
+for m in $partial; do
+  for v in base seedsmin=0.1; do row "rmat$m" "$v" "" "$(( (1 << m) * (1 << m) / 1000000 ))MB"; done
+done
+for f in ${EXTRA:-}; do
+  for v in $variants; do row "$(basename "${f%.*}")" "$v" "$f"; done
+done
 for s in $floats; do
+  # Speed-ups against the int32 graph's base row: float time within 1.5×
+  # of int32 reads 0.67× or more.
   for g in "rmat${s}f32" "rmat${s}f64"; do
-    for v in $float_variants; do row "$g" "$v"; done
+    for v in $float_variants; do row "$g" "$v" "" "" "$dir/rmat$s.base"; done
   done
   for g in "rmat${s}x32" "rmat${s}x64"; do
-    row "$g" base
-    row "$g" exactfloats=0
+    row "$g" base "" "" "$dir/rmat$s.base"
+    row "$g" exactfloats=0 "" "" "$dir/rmat$s.base"
   done
 done
 
@@ -121,8 +152,9 @@ if [ "${VERBOSE_RUN:-1}" = 1 ]; then
   # The block plan of the stats run: blocks holding fewer than half the
   # vertices run one phase and few minimums (gpu/internal/plan).
   echo
-  echo "pathctl run --verbose, default settings, rmat$big (block plan and wall-time breakdown):"
-  timeout "$limit" "$bin" run "$dir/rmat$big.parquet" --undirected --layout stats -o "$dir/stats$big.arrow" --verbose 2>&1 | tail -25
+  vs=${VERBOSE_SETTING-relabel=bfs}
+  echo "pathctl run --verbose, PATHCTL_BATCHED=$vs, rmat$big (block plan, host planning with the relabelling, wall-time breakdown):"
+  PATHCTL_BATCHED="$vs" timeout "$limit" "$bin" run "$dir/rmat$big.parquet" --undirected --layout stats -o "$dir/stats$big.arrow" --verbose 2>&1 | tail -25
 fi
 if [ -x "$plantest" ]; then
   echo

@@ -453,7 +453,9 @@ func batchedGrid(count int64) int {
 // distances into their rows of r.dist: clear the frontier, start the
 // working distances in r.aux at infinity (or, with seeds, from the first
 // phase's rows through batched_seedfill), put the sources at 0, and launch
-// rounds back to back until one changes nothing.
+// rounds back to back until one changes nothing: over every group at once,
+// or with plan.Config.SliceBytes over one slice of groups after another
+// (the groups are independent: each slice converges on its own).
 func runPhase(dv *device, r *Runner, name string, k int, frontier, sources, rows, seeds, arcs uint64) error {
 	n := r.n
 	groups := int64((k + BatchWidth - 1) / BatchWidth)
@@ -500,20 +502,54 @@ func runPhase(dv *device, r *Runner, name string, k int, frontier, sources, rows
 		}
 	}
 	grid := batchedBlocksPerSM * max(r.e.info.Multiprocessors, 1)
-	arcTargets, arcWeights := r.roundArcs()
 	last := make([]int32, 1)
+	per := int(groups) // groups per slice (plan.Config.SliceBytes)
+	if sb := r.batched.SliceBytes; sb > 0 && r.batched.trace == nil {
+		per = int(max(1, sb/(int64(n)*BatchWidth*int64(r.distType.Size()))))
+	}
+	first := [4]uint64{cur, next, curSum, nextSum}
+	for g0 := 0; g0 < int(groups); g0 += per {
+		// The slice of groups [g0, g0+per) runs its rounds alone: its
+		// working distances and masks are those of its groups, and the
+		// last-change word starts again from round 1.
+		k := min(k, BatchWidth*(g0+per)) - BatchWidth*g0
+		aux := r.aux.ptr + uint64(BatchWidth*g0)*uint64(n)*uint64(r.distType.Size())
+		cur, next := first[0]+uint64(4*int64(g0)*int64(n)), first[1]+uint64(4*int64(g0)*int64(n))
+		curSum, nextSum := first[2]+uint64(4*int64(g0)*batchedSummaryWords(n)), first[3]+uint64(4*int64(g0)*batchedSummaryWords(n))
+		if g0 > 0 {
+			if err := dv.launchAsync("batched_fill_b32", 1, lastChange, int64(batchedHeader/4), uint64(0)); err != nil {
+				return err
+			}
+		}
+		if err := runRounds(dv, r, name, grid, k, aux, cur, next, curSum, nextSum, lastChange, step, counters.ptr, last); err != nil {
+			return err
+		}
+	}
+	return dv.launchAsync("batched_transpose_"+bits, int(min(tiles, batchedTransposeGrid)), r.aux.ptr, int32(n), int32(k),
+		rows, r.dist.ptr)
+}
+
+// runRounds launches rounds of the kernel name over k sources (working
+// distances at aux, masks at cur, next, curSum, nextSum) back to back
+// until one changes nothing, reading the last-change word into last
+// every few rounds.
+func runRounds(dv *device, r *Runner, name string, grid, k int, aux, cur, next, curSum, nextSum, lastChange uint64,
+	step float64, counters uint64, last []int32) error {
+	n := r.n
+	arcTargets, arcWeights := r.roundArcs()
+	cut := r.batchedCut()
 	batch := r.firstRounds(step)
 	for round := int32(1); ; {
 		for range batch {
 			began := time.Now()
 			if err := dv.launchAsync(name, grid, r.offsets.ptr, arcTargets, arcWeights, int32(n), int32(k),
-				r.aux.ptr, cur, next, curSum, nextSum, lastChange, round, batchedThreshold(step, round), int32(r.batched.Sparse), counters.ptr,
+				aux, cur, next, curSum, nextSum, lastChange, round, batchedThreshold(step, round), int32(r.batched.Sparse), counters,
 				cut); err != nil {
 				return err
 			}
 			if r.batched.trace != nil && round < batchedTraceRounds {
 				var c [8]uint64
-				if err := dv.d.cuMemcpyDtoH_v2(unsafe.Pointer(&c[0]), counters.ptr+uint64(64*round), 64).Err("cuMemcpyDtoH_v2"); err != nil {
+				if err := dv.d.cuMemcpyDtoH_v2(unsafe.Pointer(&c[0]), counters+uint64(64*round), 64).Err("cuMemcpyDtoH_v2"); err != nil {
 					return err
 				}
 				r.batched.trace(int(round), [6]uint64(c[:6]), time.Since(began))
@@ -533,8 +569,7 @@ func runPhase(dv *device, r *Runner, name string, k int, frontier, sources, rows
 		}
 		batch = min(2*batch, batchedMaxRounds)
 	}
-	return dv.launchAsync("batched_transpose_"+bits, int(min(tiles, batchedTransposeGrid)), r.aux.ptr, int32(n), int32(k),
-		rows, r.dist.ptr)
+	return nil
 }
 
 // batchedThreshold is the distance up to which round expands vertices:

@@ -57,6 +57,8 @@ func (r *Runner) ensureRelabelled() error {
 	}
 	began := time.Now()
 	defer func() { r.host.plan += time.Since(began) }()
+	// The breadth-first rank (and shape) the plans measure anyway, carried
+	// over to the permuted graph's plans.
 	perm := plan.Relabelling(r.g, r.batched.Relabel, r.planGraph.Rank())
 	pg := plan.Permute(r.g, perm)
 	dv := r.e.dev
@@ -82,7 +84,7 @@ func (r *Runner) ensureRelabelled() error {
 		return err
 	}
 	r.relabel.perm = perm
-	r.planGraph = plan.NewGraph(pg)
+	r.planGraph = r.planGraph.Renumbered(pg, perm)
 	return nil
 }
 

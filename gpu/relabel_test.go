@@ -153,3 +153,45 @@ func TestBatchedEnvSettings(t *testing.T) {
 		t.Errorf("an empty setting changed the default: %+v", c.Config)
 	}
 }
+
+// TestBatchedSlices runs the batched kernel with its groups in slices of
+// one group (PATHCTL_BATCHED=slicemb=0.0001: every slice's rounds alone,
+// the last-change word reset between them), alone and on a relabelled
+// graph, against ref.Dijkstra (full rows, blocks of 1 to every source, a
+// partial last group) and the CPU's stats.
+func TestBatchedSlices(t *testing.T) {
+	e := openEngine(t)
+	rng := newSeed(t)
+	for _, setting := range []string{"slicemb=0.0001", "slicemb=0.0001,relabel=rcm,relabelmin=0"} {
+		for _, dk := range distKinds {
+			if dk.name != "int32" && dk.name != "float32" && dk.name != "float64-uniform" {
+				continue
+			}
+			for _, n := range []int{300, 777} {
+				o := testgraphs.RandomOptions{N: n, M: 3 * n, Kind: dk.kind, MinWeight: 0, MaxWeight: 20,
+					Dyadic: !dk.uniform, Duplicates: n / 10}
+				edges, _ := testgraphs.Random(rng, o)
+				g, err := graph.Build(edges, graph.BuildOptions{Undirected: n == 300, DistType: dk.typ})
+				if err != nil {
+					t.Fatal(err)
+				}
+				sources := pickSources(rng, n)
+				t.Run(fmt.Sprintf("%s/%s/n=%d", setting, dk.name, n), func(t *testing.T) {
+					t.Setenv(batchedEnv, setting)
+					checkBatchedAgainstDijkstra(t, e, g, sources)
+					want, absSum, absHarm := cpuStats(t, g, graph.Request{Algorithm: graph.Dijkstra}, sources)
+					r, err := e.Prepare(context.Background(), g, graph.Request{Algorithm: graph.Auto})
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer r.Close()
+					got, err := r.RunStats(context.Background(), sources)
+					if err != nil {
+						t.Fatal(err)
+					}
+					compareStats(t, got, want, absSum, absHarm)
+				})
+			}
+		}
+	}
+}

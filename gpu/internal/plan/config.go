@@ -74,8 +74,12 @@ type Config struct {
 	// Seeds is the share of a block's kernel sources, those of highest
 	// out-degree, that a first phase computes alone; 0 runs one phase.
 	// Not on graphs that look like meshes unless SeedsOnMeshes, nor in
-	// blocks holding fewer than half the vertices.
+	// blocks holding fewer than SeedsMinShare of the vertices.
 	Seeds float64
+	// SeedsMinShare is the least share of the graph's vertices a block
+	// must hold to run phases (phases.go: a small block's few hubs reach
+	// few of its other sources).
+	SeedsMinShare float64
 	// SeedsOnMeshes lets graphs that look like meshes run phases too
 	// (tests and benchmarks).
 	SeedsOnMeshes bool
@@ -105,6 +109,13 @@ type Config struct {
 	// (ExactSumsOf), in blocks of more than one group: then a derived row
 	// equals the one the kernel would compute bit for bit.
 	ExactFloats bool
+	// SliceBytes, when positive, runs a phase's groups in slices whose
+	// working distances (n × BatchWidth distances per group) take at most
+	// this many bytes, at least one group each, every slice's rounds to
+	// convergence before the next: the rows a round reads then stay in
+	// the device's L2 cache instead of every group's at once. 0 runs every
+	// group in every round. The plan does not read it: the rounds do.
+	SliceBytes int64
 	// Sparse is the most sources of a group that an expansion may carry
 	// and still go through the round kernel's sparse relaxation (lanes
 	// spread over sources × arcs) rather than one lane per source on every
@@ -140,7 +151,10 @@ func DefaultConfig() Config {
 		// kernel" (the first phase's share, then "More phases"), tried
 		// again in session 5, "The kernel: expansions of few sources
 		// spread over the arcs".
-		Seeds:          0.15,
+		Seeds: 0.15,
+		// phases.go: R-MAT 20 in blocks of about 7,000 sources ran 13 %
+		// slower split. Shares between 1 % and 50 % are not measured.
+		SeedsMinShare:  0.5,
 		PhasesWeighted: []float64{0.4},
 		// BENCHMARKS.md, session 4, "Stats layout: the host plan and the
 		// kernel": R-MAT 16's plan 66 → 39 ms on 2 cores with chunks.
@@ -191,6 +205,9 @@ func (c Config) Check() error {
 	if err := share("seeds", c.Seeds); err != nil {
 		return err
 	}
+	if err := share("seeds minimum", c.SeedsMinShare); err != nil {
+		return err
+	}
 	for _, x := range c.Phases {
 		if err := share("phase", x); err != nil {
 			return err
@@ -209,6 +226,9 @@ func (c Config) Check() error {
 	}
 	if !(c.DeltaScale >= 0) || math.IsInf(c.DeltaScale, 0) {
 		return fmt.Errorf("plan: threshold step scale %v, want a finite value ≥ 0", c.DeltaScale)
+	}
+	if c.SliceBytes < 0 {
+		return fmt.Errorf("plan: slices of %d bytes, want at least 0", c.SliceBytes)
 	}
 	if c.RelabelMinSources < 0 {
 		return fmt.Errorf("plan: relabelling from %d sources, want at least 0", c.RelabelMinSources)

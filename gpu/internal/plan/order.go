@@ -44,25 +44,26 @@ func orderSources(g *graph.CSR, rank, ks, rows []int32, cfg *Config, parallel bo
 // vertices in their order in ks: a counting sort, linear where a
 // comparison sort of R-MAT 16's sources took a sixth of the host's plan.
 func byRank(rank, ks []int32) []int32 {
-	of := func(v int32) int32 { return v }
-	size := int32(0)
-	if rank != nil {
-		of, size = func(v int32) int32 { return rank[v] }, int32(len(rank))
-	} else {
+	if rank == nil {
+		size := int32(0)
 		for _, v := range ks {
 			size = max(size, v+1)
 		}
+		rank = make([]int32, size) // the identity up to the largest id
+		for i := range rank {
+			rank[i] = int32(i)
+		}
 	}
-	start := make([]int32, size+1) // first output position of each rank
+	start := make([]int32, len(rank)+1) // first output position of each rank
 	for _, v := range ks {
-		start[of(v)+1]++
+		start[rank[v]+1]++
 	}
 	for i := 1; i < len(start); i++ {
 		start[i] += start[i-1]
 	}
 	idx := make([]int32, len(ks))
 	for i, v := range ks {
-		r := of(v)
+		r := rank[v]
 		idx[start[r]] = int32(i)
 		start[r]++
 	}

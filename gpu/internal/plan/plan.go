@@ -93,6 +93,21 @@ type Graph struct {
 // NewGraph prepares plans over g; it measures nothing yet.
 func NewGraph(g *graph.CSR) *Graph { return &Graph{g: g} }
 
+// Renumbered returns the plans over pg, g with its vertices renumbered by
+// perm (pg = Permute(g, perm)), taking pg's shape and rank from pg's
+// (measured now if not yet): the shape does not change under a
+// renumbering, and the rank carried over is a breadth-first order of pg
+// as well, so pg need not be walked again.
+func (pg *Graph) Renumbered(g *graph.CSR, perm []int32) *Graph {
+	shape, rank := pg.Shape(), pg.Rank()
+	out := &Graph{g: g, shape: shape, rank: make([]int32, len(rank))}
+	for v, r := range rank {
+		out.rank[perm[v]] = r
+	}
+	out.once.Do(func() {})
+	return out
+}
+
 // CSR is the graph the plans read.
 func (pg *Graph) CSR() *graph.CSR { return pg.g }
 
@@ -188,7 +203,7 @@ func (pg *Graph) StartWithin(sources []int32, cfg Config, cut float64) (*Block, 
 	shape, rank := pg.Shape(), pg.Rank()
 	var cuts []int
 	if cfg.Seeds > 0 && exact && (!shape.MeshLike || cfg.SeedsOnMeshes) && len(plan.Sources) >= seedsMinSources &&
-		2*k >= g.NumVertices {
+		float64(k) >= cfg.SeedsMinShare*float64(g.NumVertices) {
 		cuts = splitSeeded(g, &plan, phaseShares(g, &cfg))
 	}
 	rows := plan.Rows

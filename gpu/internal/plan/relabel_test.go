@@ -237,13 +237,13 @@ func TestExactFloatsPlanAsIntegers(t *testing.T) {
 func TestApply(t *testing.T) {
 	t.Parallel()
 	c := DefaultConfig()
-	if err := c.Apply("relabel=hubs,relabelmin=7, order=id,leaves=0,mins=false,exactfloats=0,seeds=0.2,phases=0.5/0.8,sparse=8,step=0.25"); err != nil {
+	if err := c.Apply("relabel=hubs,relabelmin=7, order=id,leaves=0,mins=false,exactfloats=0,seeds=0.2,seedsmin=0.1,phases=0.5/0.8,sparse=8,slicemb=1.5,step=0.25"); err != nil {
 		t.Fatal(err)
 	}
 	want := DefaultConfig()
 	want.Relabel, want.RelabelMinSources, want.Order, want.Leaves, want.Mins, want.ExactFloats = RelabelHubs, 7, OrderID, false, false, false
-	want.Seeds, want.SeedsOnMeshes, want.Phases, want.PhasesWeighted = 0.2, true, []float64{0.5, 0.8}, []float64{0.5, 0.8}
-	want.Sparse, want.DeltaScale, want.StepMeshesOnly = 8, 0.25, false
+	want.Seeds, want.SeedsOnMeshes, want.SeedsMinShare, want.Phases, want.PhasesWeighted = 0.2, true, 0.1, []float64{0.5, 0.8}, []float64{0.5, 0.8}
+	want.Sparse, want.SliceBytes, want.DeltaScale, want.StepMeshesOnly = 8, 3<<19, 0.25, false
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Apply: %+v, want %+v", c, want)
 	}
@@ -253,6 +253,8 @@ func TestApply(t *testing.T) {
 		"sparse=x":       `setting "sparse=x"`,
 		"relabel":        "not key=value",
 		"relabelmin=-1":  "relabelling from -1 sources",
+		"seedsmin=2":     "seeds minimum share 2",
+		"slicemb=-1":     "slices of -1048576 bytes",
 		"order=block,x=": `unknown key "x"`,
 	} {
 		c := DefaultConfig()
@@ -294,8 +296,8 @@ func TestOrderID(t *testing.T) {
 }
 
 // TestRelabelledPlanMapsBack checks the composition the GPU runner makes
-// (gpu/relabel.go): a block planned on the permuted graph for the
-// renumbered sources, its rows computed there (applyPlan: Dijkstra for the
+// (gpu/relabel.go): a block planned on the permuted graph (its shape and
+// rank carried over by Renumbered) for the renumbered sources, its rows computed there (applyPlan: Dijkstra for the
 // kernel, then the derivations), and every row's column j read at perm[j],
 // gives every block row its source's distances on the original graph.
 func TestRelabelledPlanMapsBack(t *testing.T) {
@@ -315,7 +317,17 @@ func TestRelabelledPlanMapsBack(t *testing.T) {
 				}
 				cfg := DefaultConfig()
 				cfg.Order = OrderID
-				p, err := Plan(pg, mapped, cfg)
+				if kind == RelabelHubs {
+					cfg.Order = OrderCluster
+				}
+				renum := NewGraph(g).Renumbered(pg, perm)
+				if renum.Shape() != ShapeOf(pg) {
+					t.Fatalf("renumbered shape %+v, want %+v", renum.Shape(), ShapeOf(pg))
+				}
+				if !slices.Equal(sorted(renum.Rank()), seq(n)) {
+					t.Fatalf("renumbered rank is not a permutation")
+				}
+				p, err := renum.Plan(mapped, cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -333,5 +345,21 @@ func TestRelabelledPlanMapsBack(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSeedsMinShare checks that a block below SeedsMinShare of the
+// vertices runs one phase and one above it several.
+func TestSeedsMinShare(t *testing.T) {
+	t.Parallel()
+	g := planGraphs(t)["rmat"]
+	part := seq(g.NumVertices * 2 / 5)
+	cfg := DefaultConfig()
+	if p, err := Plan(g, part, cfg); err != nil || len(p.Cuts) != 0 {
+		t.Fatalf("a block of 40 %% of the vertices: %v, phase ends %v; want one phase by default", err, p.Cuts)
+	}
+	cfg.SeedsMinShare = 0.3
+	if p, err := Plan(g, part, cfg); err != nil || len(p.Cuts) == 0 {
+		t.Fatalf("a block of 40 %% of the vertices, SeedsMinShare 0.3: %v, one phase", err)
 	}
 }

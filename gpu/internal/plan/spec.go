@@ -16,8 +16,10 @@ import (
 //	leaves=0|1, mins=0|1               Leaves, Mins
 //	exactfloats=0|1                    ExactFloats
 //	seeds=X                            Seeds (also on meshes when X > 0)
+//	seedsmin=X                         SeedsMinShare
 //	phases=X/Y/...                     Phases and PhasesWeighted ("phases=": two phases)
 //	sparse=N                           Sparse
+//	slicemb=X                          SliceBytes in MiB (0: no slices)
 //	step=X                             DeltaScale, on every graph
 //
 // An empty spec changes nothing. The result is checked (Check); an unknown
@@ -63,6 +65,8 @@ func (c *Config) set(key, val string) error {
 	case "seeds":
 		c.Seeds, err = strconv.ParseFloat(val, 64)
 		c.SeedsOnMeshes = c.Seeds > 0
+	case "seedsmin":
+		c.SeedsMinShare, err = strconv.ParseFloat(val, 64)
 	case "phases":
 		c.Phases = nil
 		if val != "" {
@@ -75,6 +79,10 @@ func (c *Config) set(key, val string) error {
 			}
 		}
 		c.PhasesWeighted = c.Phases
+	case "slicemb":
+		var mb float64
+		mb, err = strconv.ParseFloat(val, 64)
+		c.SliceBytes = int64(mb * (1 << 20))
 	case "sparse":
 		c.Sparse, err = strconv.Atoi(val)
 	case "step":
