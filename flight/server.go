@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
@@ -43,6 +44,8 @@ type Server struct {
 	// resident keeps the CSRs of cached graphs on the device between
 	// queries (&gpu, or a test's fake); nil with Config.NoResidentCSR.
 	resident residentKeeper
+	// run is pipeline.Run, or a test's stand-in (Config.run).
+	run func(context.Context, *pipeline.Graph, pipeline.Options, func(arrow.RecordBatch) error) (*pipeline.Summary, error)
 
 	closeOnce sync.Once
 }
@@ -76,6 +79,10 @@ func NewServer(cfg Config) (_ *Server, err error) {
 		log:   cfg.Logger,
 		mem:   cfg.Allocator,
 		queue: newFairQueue(cfg.MaxConcurrent),
+	}
+	s.run = pipeline.Run
+	if cfg.run != nil {
+		s.run = cfg.run
 	}
 	var forget func(*pipeline.Graph)
 	if !cfg.NoResidentCSR {

@@ -188,6 +188,14 @@ func (s *SharedGPU) KeptBytes() int64 {
 	return s.e.KeptBytes()
 }
 
+// DeviceFailed reports whether err is a failure of the GPU itself (a
+// driver call's error status, out of memory included) rather than of the
+// input or the request: a run that failed so may be run again on the CPU.
+func DeviceFailed(err error) bool {
+	var de *gpu.DriverError
+	return errors.As(err, &de)
+}
+
 // csrDeviceBytes is what g's CSR takes on the device: int64 offsets, int32
 // targets and a weight per arc.
 func csrDeviceBytes(g *Graph) int64 {
