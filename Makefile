@@ -60,6 +60,7 @@ kernels-check:
 gpu-test: build
 	$(GO) test -c -o bin/gpu.test ./gpu
 	$(GO) test -c -o bin/pipeline.test ./pipeline
+	$(GO) test -c -o bin/flight.test ./flight
 	cp gpu/gpu-test.sh bin/gpu-test.sh
 
 $(VENV)/.installed: VERSION python/setup.py python/pyproject.toml python/requirements-test.txt bench/requirements.txt

@@ -1,15 +1,18 @@
 package flight
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/pipeline"
 )
 
 // Defaults of Config.
@@ -90,6 +93,8 @@ type Config struct {
 	// keeper, when set, replaces the shared GPU engine as what keeps CSRs
 	// resident (tests).
 	keeper residentKeeper
+	// run, when set, replaces pipeline.Run (tests).
+	run func(context.Context, *pipeline.Graph, pipeline.Options, func(arrow.RecordBatch) error) (*pipeline.Summary, error)
 	// MemBudget and Threads are passed to every run (--mem, --threads).
 	MemBudget int64
 	Threads   int

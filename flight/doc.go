@@ -45,12 +45,21 @@
 // decode to (Config.MaxUploadBytes): every message is checked with
 // arrowio.IPCMessageBytes before arrow-go allocates for it. Runs on the GPU
 // share one engine (pipeline.SharedGPU), opened by the first of them and
-// closed when the server stops, and take turns on it; over several devices
-// (Config.Devices) each run takes an idle one of a pipeline.GPUPool.
+// closed when the server stops, and take turns on it. A cached graph's CSR
+// stays resident on that device between queries (resident.go): made so by
+// its first GPU query, or built there when the graph is loaded while the
+// device is open; its device bytes count in Config.CacheBytes, and it is
+// freed with its cache entry (eviction, drop, replacement, shutdown).
+// Config.NoResidentCSR turns this off.
+// Over several devices (Config.Devices) each run takes an idle one of a
+// pipeline.GPUPool, and only the shared device keeps resident CSRs.
 // A client that cancels or disconnects stops its job. Results are sent in
 // messages of at most Config.MaxBatchBytes (3 MiB) with framing, under the 4 MiB
-// that gRPC clients accept by default. Every call is logged in one line:
-// method, graph, algorithm, engine, rows, bytes, time, status code, peer. Errors carry
+// that gRPC clients accept by default, each body copied once before gRPC
+// sends it (sender.go), over connections with large buffers and windows
+// (transport.go). Every call is logged in one line: method, graph,
+// algorithm, engine, rows, bytes, time, status code, peer, and for DoGet
+// engine_time (what the stream waited for the engine) and send_time. Errors carry
 // gRPC status codes a client can act on: INVALID_ARGUMENT for malformed
 // requests and bad input, NOT_FOUND for unknown graphs, FAILED_PRECONDITION
 // for negative weights and negative cycles, RESOURCE_EXHAUSTED for limits

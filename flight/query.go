@@ -169,7 +169,8 @@ func (s *Server) prepareQuery(ctx context.Context, b []byte) (Query, *pipeline.G
 }
 
 // DoGet runs the query in the ticket and streams its result in the CLI's
-// schema. The run waits for a slot of the fair queue; a client that cancels
+// schema. An auto query whose GPU run fails for a reason of the device
+// (a driver error) before anything was sent runs again on the CPU. The run waits for a slot of the fair queue; a client that cancels
 // or disconnects stops it, and so does --max-query-seconds.
 func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetServer) error {
 	ctx := stream.Context()
@@ -200,12 +201,23 @@ func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetS
 	w := newResultWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
 	defer w.Close()
 	runStart := time.Now()
-	sum, err := pipeline.Run(runCtx, g, opt, func(rec arrow.RecordBatch) error {
+	sent := false
+	emit := func(rec arrow.RecordBatch) error {
+		sent = true
 		ci.rows.Add(rec.NumRows())
 		start := time.Now()
 		defer func() { ci.send.Add(int64(time.Since(start))) }()
 		return sendSliced(w, rec, int64(s.cfg.MaxBatchBytes), int64(s.cfg.MaxMessageBytes))
-	})
+	}
+	sum, err := s.run(runCtx, g, opt, emit)
+	if err != nil && !sent && runCtx.Err() == nil && (opt.Engine == "" || opt.Engine == "auto") && pipeline.DeviceFailed(err) {
+		// Nothing has reached the client: the query runs again on the CPU,
+		// as auto would have chosen without a GPU.
+		s.log.Warn("flight: the GPU failed before any result was sent; running the query on the CPU",
+			"graph", q.Graph, "error", err.Error())
+		opt.Engine = "cpu"
+		sum, err = s.run(runCtx, g, opt, emit)
+	}
 	ci.run.Store(int64(time.Since(runStart)))
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(runCtx.Err(), context.DeadlineExceeded) {

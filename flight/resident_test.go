@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/gpu"
 	"github.com/pathctl/pathctl/internal/testgraphs"
 	"github.com/pathctl/pathctl/pipeline"
 )
@@ -239,5 +243,98 @@ func TestResidentCSRBuiltOnDevice(t *testing.T) {
 	checkResident(t, "shutdown", ts, keeper)
 	if _, _, keeps, forgets := keeper.state(); keeps != 4 || forgets != 4 {
 		t.Errorf("%d copies kept, %d freed; want 4 and 4", keeps, forgets)
+	}
+}
+
+// TestGPUFailureFallsBackToCPU runs queries through a stand-in for
+// pipeline.Run whose GPU runs fail with a driver error: an auto query that
+// failed before sending anything runs again on the CPU and answers right;
+// one that failed after sending a batch, a query for the gpu engine and a
+// failure that is not the device's are errors, not run again.
+func TestGPUFailureFallsBackToCPU(t *testing.T) {
+	deviceErr := fmt.Errorf("pipeline: %w", &gpu.DriverError{Call: "cuMemAlloc_v2", Result: gpu.ResultOutOfMemory})
+	var mu sync.Mutex
+	var engines []string
+	failAfterBatch, otherErr := false, false
+	run := func(ctx context.Context, g *pipeline.Graph, opt pipeline.Options, emit func(arrow.RecordBatch) error) (*pipeline.Summary, error) {
+		mu.Lock()
+		engines = append(engines, opt.Engine)
+		afterBatch, other := failAfterBatch, otherErr
+		mu.Unlock()
+		if opt.Engine == "cpu" {
+			return pipeline.Run(ctx, g, opt, emit)
+		}
+		if other {
+			return nil, errors.New("pipeline: something else")
+		}
+		if !afterBatch {
+			return nil, deviceErr
+		}
+		opt.Engine = "cpu"
+		sent := false
+		_, err := pipeline.Run(ctx, g, opt, func(rec arrow.RecordBatch) error {
+			if sent {
+				return nil
+			}
+			sent = true
+			return emit(rec)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return nil, deviceErr
+	}
+	ts := startServer(t, Config{keeper: newFakeKeeper(), run: run})
+	cl := dial(t, ts.addr)
+	ctx := context.Background()
+	c := testgraphs.Cases()[len(testgraphs.Cases())-1]
+	uploadCase(t, ctx, cl, "g", c)
+	take := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		out := engines
+		engines = nil
+		return out
+	}
+
+	_, recs, err := doGet(ctx, cl, `{"graph": "g", "algorithm": "dijkstra"}`, nil)
+	if err != nil {
+		t.Fatalf("auto query with a failing GPU: %v", err)
+	}
+	checkPairsAgainstCase(t, c, recs, false, nil)
+	releaseAll(recs)
+	if got := take(); fmt.Sprint(got) != "[auto cpu]" {
+		t.Errorf("runs %v, want [auto cpu]", got)
+	}
+	if !strings.Contains(ts.logs.String(), "running the query on the CPU") {
+		t.Error("the fallback is not logged")
+	}
+
+	if _, _, err := doGet(ctx, cl, `{"graph": "g", "engine": "gpu"}`, nil); err == nil {
+		t.Error("gpu query with a failing GPU: no error")
+	}
+	if got := take(); fmt.Sprint(got) != "[gpu]" {
+		t.Errorf("gpu query: runs %v, want [gpu] alone", got)
+	}
+
+	mu.Lock()
+	failAfterBatch = true
+	mu.Unlock()
+	if _, recs, err := doGet(ctx, cl, `{"graph": "g", "layout": "matrix", "algorithm": "dijkstra"}`, nil); err == nil {
+		releaseAll(recs)
+		t.Error("auto query whose GPU failed after a batch: no error")
+	}
+	if got := take(); fmt.Sprint(got) != "[auto]" {
+		t.Errorf("failure after a batch: runs %v, want [auto] alone", got)
+	}
+
+	mu.Lock()
+	failAfterBatch, otherErr = false, true
+	mu.Unlock()
+	if _, _, err := doGet(ctx, cl, `{"graph": "g"}`, nil); err == nil {
+		t.Error("auto query failing for another reason: no error")
+	}
+	if got := take(); fmt.Sprint(got) != "[auto]" {
+		t.Errorf("other failure: runs %v, want [auto] alone", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
@@ -46,6 +47,8 @@ type Server struct {
 	// gpus, where Config.Devices names several devices, hold one engine
 	// each; a run takes an idle one (nil: every run shares gpu).
 	gpus *pipeline.GPUPool
+	// run is pipeline.Run, or a test's stand-in (Config.run).
+	run func(context.Context, *pipeline.Graph, pipeline.Options, func(arrow.RecordBatch) error) (*pipeline.Summary, error)
 
 	closeOnce sync.Once
 }
@@ -80,6 +83,10 @@ func NewServer(cfg Config) (_ *Server, err error) {
 		mem:   cfg.Allocator,
 		queue: newFairQueue(cfg.MaxConcurrent),
 		gpus:  pipeline.NewGPUPool(cfg.Devices),
+	}
+	s.run = pipeline.Run
+	if cfg.run != nil {
+		s.run = cfg.run
 	}
 	var forget func(*pipeline.Graph)
 	if !cfg.NoResidentCSR {

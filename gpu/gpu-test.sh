@@ -7,3 +7,4 @@ set -eu
 cd "$(dirname "$0")/.."
 (cd gpu && ../bin/gpu.test -test.count=1 "$@")
 (cd pipeline && ../bin/pipeline.test -test.count=1 "$@")
+(cd flight && ../bin/flight.test -test.count=1 "$@")

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/pathctl/pathctl/gpu/internal/plan"
 	"github.com/pathctl/pathctl/graph"
 )
 
@@ -26,6 +27,10 @@ import (
 type keptCSR struct {
 	dc    deviceCSR
 	bytes int64
+	// plan is what the batched kernel's plans read of the graph (its
+	// shape and breadth-first rank), measured once for every runner
+	// borrowing the copy instead of once per runner.
+	plan *plan.Graph
 	// users counts the runners borrowing dc now.
 	users int
 	// dropped says that DropCSR let go of it: the last runner to give it
@@ -106,6 +111,7 @@ func (e *Engine) keptBytes(g *graph.CSR) (int64, bool, error) {
 // bytes are returned.
 func (e *Engine) addKept(g *graph.CSR, k *keptCSR) (int64, error) {
 	k.bytes = k.dc.offsets.size + k.dc.targets.size + k.dc.weights.size
+	k.plan = plan.NewGraph(g)
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -167,10 +173,12 @@ func (e *Engine) borrowKept(g *graph.CSR) *keptCSR {
 	return k
 }
 
-// lend points r's graph buffers at k's (on the device goroutine). A runner
-// that counts hops reads no weights.
+// lend points r's graph buffers at k's, and its plans at k's measure of
+// the graph (on the device goroutine). A runner that counts hops reads no
+// weights.
 func (r *Runner) lend(k *keptCSR) {
 	r.offsets, r.targets = k.dc.offsets, k.dc.targets
+	r.planGraph = k.plan
 	if !r.req.Algorithm.CountsHops() {
 		r.weights = k.dc.weights
 	}

@@ -13,9 +13,11 @@ import (
 
 // TestKeptCSRLentToRunners checks KeepCSR: the graph is copied once
 // (GraphUploads), every later Prepare of it borrows the copy (no upload,
-// no new graph bytes), the results equal the oracle's for a weighted and a
-// hop-counting algorithm, a DropCSR while a runner borrows the copy frees
-// it only when that runner closes, and a Prepare after the drop uploads.
+// no new graph bytes), the results equal the oracle's for a weighted
+// algorithm, a hop-counting one and auto (the batched kernel, whose plans
+// share the kept copy's measure of the graph), a DropCSR while a runner
+// borrows the copy frees it only when that runner closes, and a Prepare
+// after the drop uploads.
 func TestKeptCSRLentToRunners(t *testing.T) {
 	e := openEngine(t)
 	rng := newSeed(t)
@@ -41,7 +43,7 @@ func TestKeptCSRLentToRunners(t *testing.T) {
 	want := oracle(t, g, sources, ref.Dijkstra[int32])
 	wantHops := oracle(t, g, sources, func(g *graph.CSR, s graph.VertexID) ([]int32, error) { return ref.BFS(g, s) })
 	var open []*Runner
-	for i, alg := range []graph.Algorithm{graph.Dijkstra, graph.BFSLevel, graph.Dijkstra} {
+	for i, alg := range []graph.Algorithm{graph.Dijkstra, graph.BFSLevel, graph.Auto, graph.Dijkstra} {
 		r, err := e.Prepare(context.Background(), g, graph.Request{Algorithm: alg})
 		if err != nil {
 			t.Fatal(err)
@@ -49,6 +51,12 @@ func TestKeptCSRLentToRunners(t *testing.T) {
 		open = append(open, r)
 		if up := e.GraphUploads(); up != 1 {
 			t.Errorf("Prepare %d (%s): GraphUploads = %d, want 1: the kept copy was not lent", i, alg, up)
+		}
+		e.mu.Lock()
+		shared := r.planGraph == e.kept[g].plan
+		e.mu.Unlock()
+		if !shared {
+			t.Errorf("Prepare %d (%s): the runner measures the graph again instead of sharing the kept copy's measure", i, alg)
 		}
 		b := runBlocks(t, r, g.NumVertices, sources, 32, false)
 		if alg == graph.BFSLevel {
@@ -58,7 +66,7 @@ func TestKeptCSRLentToRunners(t *testing.T) {
 		}
 	}
 	// The runners' own buffers go with them; the graph stays.
-	for _, r := range open[:2] {
+	for _, r := range open[:3] {
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -72,9 +80,9 @@ func TestKeptCSRLentToRunners(t *testing.T) {
 	if got := e.LiveBytes(); got < wantBytes {
 		t.Fatalf("LiveBytes = %d after DropCSR with a runner still borrowing the copy, want at least %d", got, wantBytes)
 	}
-	b := runBlocks(t, open[2], g.NumVertices, sources, 32, false)
+	b := runBlocks(t, open[3], g.NumVertices, sources, 32, false)
 	checkRows(t, g, b, want, nil)
-	if err := open[2].Close(); err != nil {
+	if err := open[3].Close(); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.LiveBytes(); got != 0 {

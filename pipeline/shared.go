@@ -16,7 +16,8 @@ import (
 // as a server holds it: the device is opened by the first run that wants
 // it and stays open until Close, so later runs skip opening it (a quarter
 // of a second on an H100). A graph's runs upload its CSR each time unless
-// Keep made it resident. Runs on it take turns, one at a time. Where the
+// Keep made it resident, or LoadGraph built it on the device and kept it
+// there; Forget frees such a copy. Runs on it take turns, one at a time. Where the
 // device cannot open, that error is kept: auto runs use the CPU without
 // looking again, gpu runs fail with it. The zero value is ready to use.
 type SharedGPU struct {
@@ -25,8 +26,9 @@ type SharedGPU struct {
 	err  error
 	// turn is held by the run using the engine, and by Close.
 	turn sync.Mutex
-	// forget guards e for Forget and GraphUploads, which must not wait
-	// for a run's turn: whatever sets e holds it.
+	// forget guards e for the methods that must not wait for a run's turn
+	// (Forget, LoadGraph, GraphUploads, KeptBytes): whatever sets e holds
+	// it.
 	forget sync.Mutex
 }
 
@@ -186,6 +188,14 @@ func (s *SharedGPU) KeptBytes() int64 {
 		return 0
 	}
 	return s.e.KeptBytes()
+}
+
+// DeviceFailed reports whether err is a failure of the GPU itself (a
+// driver call's error status, out of memory included) rather than of the
+// input or the request: a run that failed so may be run again on the CPU.
+func DeviceFailed(err error) bool {
+	var de *gpu.DriverError
+	return errors.As(err, &de)
 }
 
 // csrDeviceBytes is what g's CSR takes on the device: int64 offsets, int32
