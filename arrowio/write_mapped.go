@@ -15,10 +15,14 @@ package arrowio
 //	[footer][footer length][ARROW1]
 //
 // The file is truncated to its full size and mapped; each block's rows are
-// copied to their place in the values by every core at once (the first
-// touch of a page of a memfd allocates it, and those faults run side by
-// side), and its validity bits, when a block has unreachable pairs, to
-// their place in the bitmap. The bitmap is written only once a null has
+// copied to their place in the values by every core at once, and its
+// validity bits, when a block has unreachable pairs, to their place in the
+// bitmap. The first touch of a page of a memfd allocates, zeroes and maps
+// it, which is most of the cost of the write: each core first populates
+// its chunk in one call (MADV_POPULATE_WRITE) instead of taking a fault
+// per page, the allocations run side by side on every core (write(2)
+// holds the file's lock and runs on one), and huge pages are asked for
+// where the system gives them to shared memory. The bitmap is written only once a null has
 // been seen (a run without one leaves its pages untouched, and they are
 // cut off at the end). Close builds the record batch's metadata with
 // arrow-go over the mapped values (no copy), moves its buffer offsets to
