@@ -68,6 +68,8 @@ type WriteOptions struct {
 	// written as one record batch in place, through a mapping of the file,
 	// on every core (write_mapped.go); the records written must add up to
 	// that many rows. Other outputs, and 0, keep the streaming writer.
+	// pyarrow reads such a file as it is; arrow-go's readers refuse a
+	// batch body over 256 MiB unless given ipc.WithBodySizeLimit(0).
 	MatrixRows int
 }
 

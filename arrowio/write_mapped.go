@@ -46,6 +46,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -232,10 +233,14 @@ func (w *mappedMatrix) Write(rec arrow.RecordBatch) error {
 	at := w.valuesOff + int64(w.row*w.width*w.elem)
 	dst := w.mapping[at : at+int64(len(src))]
 	if &src[0] != &dst[0] {
-		parallelCopy(dst, src)
+		if err := parallelCopy(dst, src, mappedCopyChunk); err != nil {
+			return err
+		}
 	}
 	if w.nullable {
-		w.writeValidity(child, first, count)
+		if err := w.writeValidity(child, first, count); err != nil {
+			return err
+		}
 	}
 	src0 := rec.Column(0)
 	src0.Retain()
@@ -248,7 +253,7 @@ func (w *mappedMatrix) Write(rec arrow.RecordBatch) error {
 // index first at the matrix's current row. Until the first null the bitmap
 // is left alone (all ones is what it would hold); at the first null, the
 // bits of every row before are set.
-func (w *mappedMatrix) writeValidity(child arrow.Array, first, count int) {
+func (w *mappedMatrix) writeValidity(child arrow.Array, first, count int) error {
 	bitmap := w.mapping[w.bitmapOff : w.bitmapOff+int64(w.bitmapBytes())]
 	at := w.row * w.width
 	nulls := child.NullN()
@@ -257,17 +262,23 @@ func (w *mappedMatrix) writeValidity(child arrow.Array, first, count int) {
 		// whole child.
 		nulls = count - bitutil.CountSetBits(child.NullBitmapBytes(), first, count)
 	}
+	const piece = 8 * mappedCopyChunk
 	if nulls == 0 {
 		if w.nulls > 0 {
-			parallelSetBits(bitmap, at, count)
+			return parallelSetBits(bitmap, at, count, piece)
 		}
-		return
+		return nil
 	}
 	if w.nulls == 0 && at > 0 {
-		parallelSetBits(bitmap, 0, at)
+		if err := parallelSetBits(bitmap, 0, at, piece); err != nil {
+			return err
+		}
 	}
-	parallelCopyBits(bitmap, at, child.NullBitmapBytes(), first, count)
+	if err := parallelCopyBits(bitmap, at, child.NullBitmapBytes(), first, count, piece); err != nil {
+		return err
+	}
 	w.nulls += int64(nulls)
+	return nil
 }
 
 // Close writes the metadata, the source column and the footer around the
@@ -354,17 +365,22 @@ func (w *mappedMatrix) finish() error {
 	defer schemaPayload.Release()
 	schemaMeta := schemaPayload.Meta()
 	defer schemaMeta.Release()
-	head := w.mapping[:w.valuesOff]
-	clear(head)
-	copy(head, ipcMagic)
-	pos := 8
-	pos += frameMessage(head[pos:], schemaMeta.Bytes(), framedLen(schemaMeta.Len()))
+	pos := 8 + framedLen(schemaMeta.Len())
 	batchOff := int64(pos)
 	metaLen := int(w.valuesOff) - pos
 	if framedLen(len(meta)) > metaLen {
 		return fmt.Errorf("the batch's metadata (%d bytes) outgrew the room reserved for it (%d)", len(meta), metaLen)
 	}
-	frameMessage(head[pos:], meta, metaLen)
+	head := w.mapping[:w.valuesOff]
+	err = guardFaults(func() {
+		clear(head)
+		copy(head, ipcMagic)
+		frameMessage(head[8:], schemaMeta.Bytes(), framedLen(schemaMeta.Len()))
+		frameMessage(head[pos:], meta, metaLen)
+	})
+	if err != nil {
+		return err
+	}
 
 	footer, err := w.footer(batchOff, int32(metaLen), bodyLen)
 	if err != nil {
@@ -569,66 +585,100 @@ func (w *mappedMatrix) abort() {
 	w.done = true
 }
 
-// parallelCopy copies src to dst (same length) in chunks, on every core.
-func parallelCopy(dst, src []byte) {
-	parallelRanges(len(src), mappedCopyChunk, func(lo, hi int) { prefault(dst[lo:hi]); copy(dst[lo:hi], src[lo:hi]) })
+// parallelCopy copies src to dst (same length) in chunks of chunk bytes,
+// on every core, each chunk's pages populated first. A fault in dst (a
+// file system out of room under the mapping) is returned as an error.
+func parallelCopy(dst, src []byte, chunk int) error {
+	return parallelRanges(len(src), chunk, func(lo, hi int) error {
+		if err := prefault(dst[lo:hi]); err != nil {
+			return err
+		}
+		copy(dst[lo:hi], src[lo:hi])
+		return nil
+	})
 }
 
-// parallelSetBits sets bits [at, at+count) of bitmap, on every core. Chunks
-// split at byte boundaries of bitmap, so no two cores write one byte.
-func parallelSetBits(bitmap []byte, at, count int) {
-	parallelBits(at, count, func(lo, hi int) { bitutil.SetBitsTo(bitmap, int64(lo), int64(hi-lo), true) })
+// parallelSetBits sets bits [at, at+count) of bitmap, on every core, in
+// pieces of piece bits (a multiple of 8).
+func parallelSetBits(bitmap []byte, at, count, piece int) error {
+	return parallelBits(at, count, piece, func(lo, hi int) { bitutil.SetBitsTo(bitmap, int64(lo), int64(hi-lo), true) })
 }
 
 // parallelCopyBits copies count bits of src from bit from to bitmap at bit
-// at, on every core.
-func parallelCopyBits(bitmap []byte, at int, src []byte, from, count int) {
-	parallelBits(at, count, func(lo, hi int) { bitutil.CopyBitmap(src, from+lo-at, hi-lo, bitmap, lo) })
+// at, on every core, in pieces of piece bits (a multiple of 8).
+func parallelCopyBits(bitmap []byte, at int, src []byte, from, count, piece int) error {
+	return parallelBits(at, count, piece, func(lo, hi int) { bitutil.CopyBitmap(src, from+lo-at, hi-lo, bitmap, lo) })
 }
 
-// parallelBits runs fn over pieces [lo, hi) of the bit range [at,
-// at+count) whose inner bounds are multiples of 8 × mappedCopyChunk.
-func parallelBits(at, count int, fn func(lo, hi int)) {
-	const piece = 8 * mappedCopyChunk
+// parallelBits runs fn over the pieces [lo, hi) of the bit range [at,
+// at+count) cut at the multiples of piece: with piece a multiple of 8, no
+// two pieces write one byte, so they run side by side.
+func parallelBits(at, count, piece int, fn func(lo, hi int)) error {
 	first := at / piece
 	last := (at + count + piece - 1) / piece
-	parallelRanges(last-first, 1, func(lo, hi int) {
+	return parallelRanges(last-first, 1, func(lo, hi int) error {
 		for p := first + lo; p < first+hi; p++ {
 			fn(max(at, p*piece), min(at+count, (p+1)*piece))
 		}
+		return nil
 	})
 }
 
 // parallelRanges calls fn over [0, n) in ranges of chunk, one goroutine
-// per core taking the next range until none is left.
-func parallelRanges(n, chunk int, fn func(lo, hi int)) {
+// per core taking the next range until none is left, and returns the
+// first error. fn writes into a mapping of a file: a fault there (SIGBUS
+// when the file system has no room for a page) becomes an error instead
+// of ending the process (runtime/debug.SetPanicOnFault).
+func parallelRanges(n, chunk int, fn func(lo, hi int) error) error {
 	pieces := (n + chunk - 1) / chunk
 	workers := min(runtime.GOMAXPROCS(0), pieces)
-	if workers <= 1 {
-		if n > 0 {
-			fn(0, n)
+	var mu sync.Mutex
+	next := 0
+	var first error
+	take := func(err error) int {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil && first == nil {
+			first = err
 		}
-		return
+		if first != nil {
+			return pieces
+		}
+		next++
+		return next - 1
 	}
-	var next sync.Mutex
-	p := 0
-	take := func() int {
-		next.Lock()
-		defer next.Unlock()
-		p++
-		return p - 1
+	work := func() {
+		var err error
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if r := recover(); r != nil {
+				take(fmt.Errorf("writing into the mapped file: %v", r))
+			}
+		}()
+		for i := take(nil); i < pieces; i = take(err) {
+			err = fn(i*chunk, min(n, (i+1)*chunk))
+		}
+	}
+	if workers <= 1 {
+		work()
+		return first
 	}
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := take(); i < pieces; i = take() {
-				fn(i*chunk, min(n, (i+1)*chunk))
-			}
+			work()
 		}()
 	}
 	wg.Wait()
+	return first
+}
+
+// guardFaults runs fn, which writes into a mapping, and returns a fault
+// there as an error (see parallelRanges).
+func guardFaults(fn func()) error {
+	return parallelRanges(1, 1, func(int, int) error { fn(); return nil })
 }
 
 // size is the bytes of the finished file.

@@ -1,6 +1,8 @@
 package arrowio
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"unsafe"
 
@@ -37,18 +39,23 @@ func adviseHugePages(b []byte) { _ = unix.Madvise(b, unix.MADV_HUGEPAGE) }
 
 // prefault allocates and maps the pages wholly inside b for writing, in
 // one call (MADV_POPULATE_WRITE, Linux 5.14) rather than a fault per page
-// as a copy touches them; on older kernels it does nothing and the copy
-// faults them in.
-func prefault(b []byte) {
+// as a copy touches them. A file system without room for them is an
+// error; a kernel without the call (EINVAL) leaves the pages to the copy.
+func prefault(b []byte) error {
 	if len(b) == 0 {
-		return
+		return nil
 	}
 	start := uintptr(unsafe.Pointer(&b[0]))
 	lo := (start + pageSize - 1) &^ (pageSize - 1)
 	hi := (start + uintptr(len(b))) &^ (pageSize - 1)
-	if hi > lo {
-		_ = unix.Madvise(b[lo-start:hi-start], unix.MADV_POPULATE_WRITE)
+	if hi <= lo {
+		return nil
 	}
+	err := unix.Madvise(b[lo-start:hi-start], unix.MADV_POPULATE_WRITE)
+	if err == nil || errors.Is(err, unix.EINVAL) {
+		return nil
+	}
+	return fmt.Errorf("allocating the result's pages: %w", err)
 }
 
 const pageSize = 4096

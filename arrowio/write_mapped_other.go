@@ -16,4 +16,4 @@ func inMemoryFile(*os.File) bool { return false }
 
 func adviseHugePages([]byte) {}
 
-func prefault([]byte) {}
+func prefault([]byte) error { return nil }

@@ -3,6 +3,7 @@
 package arrowio
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"golang.org/x/sys/unix"
@@ -435,4 +437,73 @@ func BenchmarkMatrixToMemfd(b *testing.B) {
 			})
 		}
 	}
+}
+
+// TestParallelBitsPieces: copying and setting bits in pieces cut at
+// multiples of a small piece size, side by side, gives the bitmap one
+// serial copy gives, bits outside the range untouched (seeded).
+func TestParallelBitsPieces(t *testing.T) {
+	seed := uint64(11)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	for trial := range 200 {
+		size := 1 + rng.IntN(64)
+		src := make([]byte, size)
+		for i := range src {
+			src[i] = byte(rng.IntN(256))
+		}
+		dst := make([]byte, size+8)
+		for i := range dst {
+			dst[i] = byte(rng.IntN(256))
+		}
+		from := rng.IntN(8 * size)
+		count := rng.IntN(8*size - from + 1)
+		at := rng.IntN(8*len(dst) - count + 1)
+		piece := 8 * (1 + rng.IntN(3))
+		want := append([]byte(nil), dst...)
+		bitutil.CopyBitmap(src, from, count, want, at)
+		got := append([]byte(nil), dst...)
+		if err := parallelCopyBits(got, at, src, from, count, piece); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("seed %d trial %d: copy of %d bits from %d to %d in pieces of %d:\n got %08b\nwant %08b", seed, trial, count, from, at, piece, got, want)
+		}
+		bitutil.SetBitsTo(want, int64(at), int64(count), true)
+		if err := parallelSetBits(got, at, count, piece); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("seed %d trial %d: setting %d bits at %d in pieces of %d:\n got %08b\nwant %08b", seed, trial, count, at, piece, got, want)
+		}
+	}
+}
+
+// TestMappedFaultIsAnError: a write into a mapping past the end of its
+// file (what a file system out of room does to a mapped write: SIGBUS)
+// comes back as an error, not a crash.
+func TestMappedFaultIsAnError(t *testing.T) {
+	_, f := newMemfd(t)
+	const size = 1 << 20
+	if err := f.Truncate(size); err != nil {
+		t.Fatal(err)
+	}
+	m, err := mapFile(f, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unmapFile(m)
+	if err := f.Truncate(0); err != nil {
+		t.Fatal(err)
+	}
+	src := make([]byte, size)
+	err = parallelCopy(m, src, 64<<10)
+	if err == nil {
+		t.Fatal("copying into a mapping past its file's end succeeded")
+	}
+	t.Logf("copy: %v", err)
+	err = guardFaults(func() { m[0] = 1 })
+	if err == nil {
+		t.Fatal("writing past the file's end succeeded")
+	}
+	t.Logf("write: %v", err)
 }
