@@ -62,6 +62,15 @@ type WriteOptions struct {
 	// Vertices gives the header of a matrix result written as CSV (one
 	// column per vertex, named by its external id); other writers ignore it.
 	Vertices *Vertices
+	// MatrixRows, when above 0, is the number of rows a matrix result will
+	// have. An uncompressed IPC file of the matrix layout whose output lives
+	// in memory (a memfd passed as /dev/fd/N, a file on tmpfs) is then
+	// written as one record batch in place, through a mapping of the file,
+	// on every core (write_mapped.go); the records written must add up to
+	// that many rows. Other outputs, and 0, keep the streaming writer.
+	// pyarrow reads such a file as it is; arrow-go's readers refuse a
+	// batch body over 256 MiB unless given ipc.WithBodySizeLimit(0).
+	MatrixRows int
 }
 
 func (o *WriteOptions) allocator() memory.Allocator {
@@ -213,11 +222,53 @@ func CreateResult(path string, schema *arrow.Schema, opt WriteOptions) (*ResultW
 		return nil, err
 	}
 	w.format = format
+	if opt.MatrixRows > 0 && format == outArrow && comp == CompressionNone && isMatrixSchema(schema) {
+		if err := w.mapMatrix(schema, opt); err != nil {
+			w.discard()
+			return nil, fmt.Errorf("arrowio: %s: %w", path, err)
+		}
+		if w.rw != nil {
+			return w, nil
+		}
+	}
 	if w.rw, err = newRecordWriter(w.sink, format, comp, schema, opt); err != nil {
 		w.discard()
 		return nil, fmt.Errorf("arrowio: %s: %w", path, err)
 	}
 	return w, nil
+}
+
+// mapMatrix sets w up to write a matrix as one record batch into a mapping
+// of its file, where the file lives in memory and can be opened for
+// reading and writing; elsewhere it leaves w.rw nil. An error is a file
+// that was meant to be mapped and could not be.
+func (w *ResultWriter) mapMatrix(schema *arrow.Schema, opt WriteOptions) error {
+	if w.file == nil || !inMemoryFile(w.file) {
+		return nil
+	}
+	f := w.file
+	if w.direct {
+		// The descriptor's file (a memfd) was opened write-only; a shared
+		// mapping needs it readable too.
+		rw, err := os.OpenFile(w.target, os.O_RDWR, 0)
+		if err != nil {
+			return nil
+		}
+		f = rw
+	}
+	m, err := newMappedMatrix(f, schema, opt.MatrixRows, opt.allocator())
+	if err != nil {
+		if f != w.file {
+			f.Close()
+		}
+		return err
+	}
+	if f != w.file {
+		w.file.Close()
+		w.file = f
+	}
+	w.rw = m
+	return nil
 }
 
 // openSink creates the temporary file of path (or takes Stdout for "-").
@@ -346,6 +397,9 @@ func (w *ResultWriter) Close() error {
 		err = ferr
 	}
 	w.written = w.sink.n
+	if m, ok := w.rw.(*mappedMatrix); ok {
+		w.written = m.bytesWritten()
+	}
 	if w.file == nil {
 		if err != nil {
 			return fmt.Errorf("arrowio: %s: %w", w.path, err)
@@ -403,7 +457,9 @@ func (w *ResultWriter) Abort() error {
 func (w *ResultWriter) discard() error {
 	w.written = w.sink.n
 	w.sink.w = io.Discard
-	if w.rw != nil {
+	if m, ok := w.rw.(*mappedMatrix); ok {
+		m.abort() // empties the file: a direct output keeps no half matrix
+	} else if w.rw != nil {
 		_ = w.rw.Close() // frees its buffers; its output goes nowhere
 	}
 	if w.file == nil {
@@ -425,6 +481,9 @@ func (w *ResultWriter) discard() error {
 func (w *ResultWriter) BytesWritten() int64 {
 	if w.done {
 		return w.written
+	}
+	if m, ok := w.rw.(*mappedMatrix); ok {
+		return m.valuesOff + int64(m.row*m.width*m.elem)
 	}
 	return w.sink.n
 }

@@ -12,6 +12,10 @@ EDGES is a Parquet, Arrow IPC or CSV edge file (``pathctl gen rmat --scale 16
 - ``pathctl run`` (matrix) into an Arrow file on tmpfs (--tmpfs, default
   /dev/shm): the command's wall time, and the engine's own time from its
   summary line ("N pairs in T");
+- ``pathctl run`` (matrix) into a memfd passed as /dev/fd/N, as the Python
+  package runs it: the wall time, the engine's time, the record batches
+  the file holds and the time the run spent in its writer (``-v``'s "in the
+  sink");
 - reading that file into numpy: ``pa.memory_map`` + ``matrix_from_table``
   (a view), then one full pass over it (``max``), which faults every page in;
 - ``pathctl.distance_matrix(table)``: from the pyarrow Table to the numpy
@@ -69,6 +73,11 @@ def engine_seconds(stderr: str) -> Optional[float]:
             total += float(value) * UNITS[unit]
         return total
     return None
+
+
+def duration_seconds(text: str) -> float:
+    """A Go duration ("241ms", "1.5s", "1m2.5s") in seconds."""
+    return sum(float(v) * UNITS[u] for v, u in re.findall(r"([0-9.]+)(h|ms|µs|us|ns|m|s)", text))
 
 
 def read_edges(path: str) -> pa.Table:
@@ -161,6 +170,28 @@ def main(argv=None) -> int:
             raise SystemExit(f"bench_handoff: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
         return wall, engine_seconds(proc.stderr)
 
+    memfd_info = {}
+
+    def cli_memfd() -> Tuple[float, Optional[float]]:
+        fd = os.memfd_create("bench-handoff", os.MFD_CLOEXEC)
+        try:
+            cmd = [binary, "run", "--layout", "matrix", *flags, "-v", "--format", "arrow",
+                   "--vertices-out", vout, "-o", f"/dev/fd/{fd}", args.edges]
+            t0 = time.perf_counter()
+            proc = subprocess.run(cmd, capture_output=True, text=True, pass_fds=(fd,))
+            wall = time.perf_counter() - t0
+            if proc.returncode != 0:
+                raise SystemExit(f"bench_handoff: {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
+            size = os.fstat(fd).st_size
+            with pa.memory_map(f"/proc/self/fd/{fd}") as src:
+                memfd_info["batches"] = pa.ipc.open_file(src).num_record_batches
+            memfd_info["size"] = size
+            sink = re.search(r"in the sink ([0-9.]+(?:ms|µs|us|s))", proc.stderr)
+            memfd_info.setdefault("sink", []).append(duration_seconds(sink.group(1)) if sink else float("nan"))
+            return wall, engine_seconds(proc.stderr)
+        finally:
+            os.close(fd)
+
     def read_file(full_pass: bool) -> Tuple[float, Optional[float]]:
         nonlocal shape, dtype
         t0 = time.perf_counter()
@@ -230,6 +261,11 @@ def main(argv=None) -> int:
         wall, eng = median_of(args.repeat, lambda: cli("matrix"))
         size = os.path.getsize(out)
         rows.append(("`pathctl run --layout matrix -o tmpfs` (CLI wall)", wall, eng, f"{size / 2**30:.2f} GiB file"))
+        if hasattr(os, "memfd_create"):
+            wall, eng = median_of(args.repeat, cli_memfd)
+            rows.append(("`pathctl run --layout matrix -o /dev/fd/N` (memfd, CLI wall)", wall, eng,
+                         f"{memfd_info['batches']} record batches, {memfd_info['size'] / 2**30:.2f} GiB; "
+                         f"in the writer {statistics.median(memfd_info['sink']):.3f} s"))
         wall, _ = median_of(args.repeat, lambda: read_file(False))
         joined = batches.get("file", 1) > 1
         rows.append(("tmpfs file → numpy (memory_map + matrix_from_table)", wall, None,

@@ -272,6 +272,18 @@ func (g *Graph) vertexName(v graph.VertexID) string {
 // A source named twice (or by two spellings of one id, "7" and "007") is
 // kept once, at its first place: each source is run once and its rows
 // appear once in the result.
+// NumSources is the number of sources a Run with Options.Sources ids
+// computes, the rows of its matrix: every vertex for nil, else the
+// distinct vertices the ids name. It fails, as Run does, on an id that
+// names no vertex.
+func (g *Graph) NumSources(ids []string) (int, error) {
+	if ids == nil {
+		return g.NumVertices(), nil
+	}
+	sources, err := g.resolveSources(ids)
+	return len(sources), err
+}
+
 func (g *Graph) resolveSources(ids []string) ([]graph.VertexID, error) {
 	if ids == nil {
 		all := make([]graph.VertexID, g.NumVertices())

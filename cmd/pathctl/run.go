@@ -496,6 +496,13 @@ func execute(e *env, c *cli.Context, sources []string) error {
 			schema = arrow.NewSchema(schema.Fields(), &meta)
 		}
 	}
+	if layout == arrowio.LayoutMatrix {
+		// Known rows let an IPC file in memory (a memfd from the Python
+		// package, a file on tmpfs) be written as one batch, in place.
+		if rows, err := g.NumSources(opt.Sources); err == nil {
+			wopt.MatrixRows = rows
+		}
+	}
 	w, err := arrowio.CreateResult(out, schema, wopt)
 	if err != nil {
 		return usageError{err}

@@ -134,11 +134,12 @@ def distance_matrix(edges: Any, *, algorithm: str = "auto", sources: Optional[It
     ``vertex_ids[j]``. Vertex order is the ascending order of the ids.
 
     No copy: on Linux the binary writes the matrix into a memfd that is
-    mapped here, and the array is a (writable) view of that mapping; it is
-    released when the array is. A result that arrives in several record
-    batches (very large runs, or a small ``mem`` budget) is joined with one
-    copy. Where there are no memfds the result comes through a pipe and the
-    array is a read-only view of the buffer it was read into.
+    mapped here, as one record batch whatever the number of blocks it
+    computed, and the array is a (writable) view of that mapping; it is
+    released when the array is. Where there are no memfds the result comes
+    through a pipe, one record batch per block: several are joined with
+    one copy, and a single one is a read-only view of the buffer it was
+    read into.
 
     ``unreachable`` says what an unreachable pair holds; no n-by-n side
     array is made unless asked for:

@@ -8,7 +8,9 @@ files in memory, ``os.memfd_create``), not pipes:
 - a whole result (``apsp``, ``sssp``, ``bfs``, ``distance_matrix``) is
   written by the binary, as an uncompressed Arrow IPC file, into a memfd
   that Python maps and opens in place: the arrays are views of the
-  mapping, no copy. The mapping lives as long as the last object viewing
+  mapping, no copy. A matrix arrives as one record batch (the binary sizes
+  the file up front and writes every block into its place), so the n×n
+  array is one view. The mapping lives as long as the last object viewing
   it; a memfd has no name in any file system, so nothing is left behind
   when either process dies, SIGKILL included.
 

@@ -18,7 +18,7 @@ import pytest
 
 import pathctl
 from pathctl import _local
-from conftest import _binary, oracle, random_edges
+from conftest import _binary, cli, oracle, random_edges, read_arrow, write_arrow
 
 memfd_only = pytest.mark.skipif(_local.handoff_mode() != "memfd", reason="no memfds on this platform")
 
@@ -262,21 +262,80 @@ def test_stream_hands_over_batches_without_copying():
 
 
 @memfd_only
-def test_several_blocks_are_joined_and_the_mapping_given_back():
-    """A result of several record batches is joined with one copy; the
-    mapped memfd is released by the time the array is returned, and the
-    values under each block's nulls are the same after the join."""
+def test_several_blocks_arrive_as_one_mapped_batch():
+    """A result computed in many blocks (a tiny memory budget) is written
+    by the binary as one record batch into the memfd: the matrix is a view
+    of the mapping, no join, its values on a page boundary; sentinels and
+    masks come from the one validity bitmap, and the mapping goes with the
+    last view."""
     edges = random_edges(70, 300, 900)
     want, _ = oracle(edges)
     gc.collect()
-    assert pathctl.apsp(edges, layout="matrix", mem=1 << 16).column("distance").num_chunks > 1
+    table = pathctl.apsp(edges, layout="matrix", mem=1 << 16)
+    column = table.column("distance")
+    assert column.num_chunks == 1 and column.chunk(0).values.null_count > 0
+    del table, column
     D, _ = pathctl.distance_matrix(edges, mem=1 << 16, unreachable=-1)
-    assert not inside(D.__array_interface__["data"][0], memfd_mappings())
+    start = D.__array_interface__["data"][0]
+    spans = memfd_mappings()
+    assert inside(start, spans) and inside(start + D.nbytes - 1, spans), (hex(start), spans)
+    assert start % mmap.PAGESIZE == 0
     np.testing.assert_array_equal(D, np.where(np.isfinite(want), want, -1))
-    gc.collect()
-    assert memfd_mappings() == []
     M, _ = pathctl.distance_matrix(edges, mem=1 << 16, unreachable="mask")
     np.testing.assert_array_equal(M.mask, ~np.isfinite(want))
+    assert np.shares_memory(M.data, D) is False  # each call has a result of its own
+    del D, M
+    gc.collect()
+    assert memfd_mappings() == []
+
+
+def test_several_batches_through_a_pipe_are_joined(monkeypatch):
+    """Through pipes the result stays a stream of one batch per block,
+    joined with one copy; the values under each block's nulls are the same
+    after the join."""
+    monkeypatch.setenv(_local.HANDOFF_ENV, "pipe")
+    edges = random_edges(70, 300, 900)
+    want, _ = oracle(edges)
+    assert pathctl.apsp(edges, layout="matrix", mem=1 << 16).column("distance").num_chunks > 1
+    D, _ = pathctl.distance_matrix(edges, mem=1 << 16, unreachable=-1)
+    np.testing.assert_array_equal(D, np.where(np.isfinite(want), want, -1))
+    M, _ = pathctl.distance_matrix(edges, mem=1 << 16, unreachable="mask")
+    np.testing.assert_array_equal(M.mask, ~np.isfinite(want))
+
+
+def _on_tmpfs(path) -> bool:
+    try:
+        with open("/proc/self/mounts") as mounts:
+            points = [line.split()[1:3] for line in mounts]
+    except OSError:
+        return False
+    best = max((p for p in points if str(path).startswith(p[0].rstrip("/") + "/")), key=lambda p: len(p[0]), default=None)
+    return best is not None and best[1] == "tmpfs"
+
+
+@pytest.mark.skipif(not _on_tmpfs("/dev/shm/x"), reason="no tmpfs at /dev/shm")
+@pytest.mark.parametrize("dist_type", ["int32", "int64", "float32", "float64"])
+@pytest.mark.parametrize("ids", ["int64", "string"])
+def test_one_batch_file_equals_the_streamed_one(tmp_path, dist_type, ids):
+    """The CLI writes a matrix on tmpfs as one record batch (in place,
+    through a mapping) and elsewhere as a batch per block: pyarrow reads
+    both, and they hold the same table."""
+    edges = write_arrow(random_edges(71, 90, 260, ids=ids), tmp_path / "edges.arrow")
+    shm = f"/dev/shm/pathctl-test-{os.getpid()}-{dist_type}-{ids}.arrow"
+    flags = ["run", "--layout", "matrix", "--engine", "cpu", "--dist-type", dist_type, "--max-block", "7"]
+    try:
+        cli([*flags, "-o", shm, "--vertices-out", str(tmp_path / "v.arrow"), edges])
+        one = read_arrow(shm)
+    finally:
+        if os.path.exists(shm):
+            os.remove(shm)
+    cli([*flags, "-o", str(tmp_path / "m.arrow"), "--vertices-out", str(tmp_path / "v.arrow"), edges])
+    streamed = read_arrow(tmp_path / "m.arrow")
+    assert one.column("distance").num_chunks == 1
+    if not _on_tmpfs(tmp_path / "m.arrow"):
+        assert streamed.column("distance").num_chunks > 1
+    assert one.schema.equals(streamed.schema, check_metadata=True)
+    assert one.combine_chunks().equals(streamed.combine_chunks())
 
 
 @memfd_only

@@ -118,11 +118,14 @@ def test_sources_pick_rows_in_order():
     np.testing.assert_array_equal(D, full[[7, 2, 20]])
 
 
-def test_several_batches_are_joined():
-    # A tiny memory budget makes the engine emit several blocks; the matrix
-    # is still whole and right (joined with one copy).
+def test_several_batches_are_joined(monkeypatch):
+    # A tiny memory budget makes the engine emit several blocks; through a
+    # pipe they stay batches of their own (into a memfd the binary writes
+    # one), and the matrix is still whole and right (joined with one copy).
+    monkeypatch.setenv("PATHCTL_HANDOFF", "pipe")
     edges = random_edges(56, 40, 120)
     table = pathctl.apsp(edges, layout="matrix", mem=1 << 10)
+    assert table.column("distance").num_chunks > 1
     want, _ = oracle(edges)
     M = pathctl.matrix_from_table(table, unreachable=-1)
     np.testing.assert_array_equal(M, np.where(np.isfinite(want), want, -1))
