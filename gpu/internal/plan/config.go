@@ -152,9 +152,11 @@ func DefaultConfig() Config {
 		// again in session 5, "The kernel: expansions of few sources
 		// spread over the arcs".
 		Seeds: 0.15,
-		// phases.go: R-MAT 20 in blocks of about 7,000 sources ran 13 %
-		// slower split. Shares between 1 % and 50 % are not measured.
-		SeedsMinShare:  0.5,
+		// phases.go: R-MAT 20 in blocks of about 7,000 sources (1.3 %)
+		// ran 13 % slower split. BENCHMARKS.md, session 7, "Locality
+		// settings": R-MAT 18 in blocks of about 16 % ran 11.1 → 9.0 s
+		// split (0.1), R-MAT 16 in one block unchanged.
+		SeedsMinShare:  0.1,
 		PhasesWeighted: []float64{0.4},
 		// BENCHMARKS.md, session 4, "Stats layout: the host plan and the
 		// kernel": R-MAT 16's plan 66 → 39 ms on 2 cores with chunks.

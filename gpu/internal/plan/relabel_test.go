@@ -355,8 +355,9 @@ func TestSeedsMinShare(t *testing.T) {
 	g := planGraphs(t)["rmat"]
 	part := seq(g.NumVertices * 2 / 5)
 	cfg := DefaultConfig()
+	cfg.SeedsMinShare = 0.5
 	if p, err := Plan(g, part, cfg); err != nil || len(p.Cuts) != 0 {
-		t.Fatalf("a block of 40 %% of the vertices: %v, phase ends %v; want one phase by default", err, p.Cuts)
+		t.Fatalf("a block of 40 %% of the vertices, SeedsMinShare 0.5: %v, phase ends %v; want one phase", err, p.Cuts)
 	}
 	cfg.SeedsMinShare = 0.3
 	if p, err := Plan(g, part, cfg); err != nil || len(p.Cuts) == 0 {
