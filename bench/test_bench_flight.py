@@ -67,11 +67,13 @@ class TinyRun(unittest.TestCase):
         self.assertGreater(send, 0)
         self.assertLessEqual(engine + send, secs * 1.5 + 0.05)
         # The same rows; the Arrow buffers received are about the size of
-        # the file written (which adds a schema, footer and padding).
+        # the file written (which adds a schema, footer and padding: a
+        # matrix file in memory puts its values on a page boundary, two
+        # pages at most beside a tiny matrix).
         self.assertGreater(nrows, 10)
         self.assertEqual(nrows, file_rows)
         self.assertGreater(nbytes, nrows * nrows * 4)
-        self.assertLess(abs(file_bytes - nbytes), 0.25 * file_bytes)
+        self.assertLess(abs(file_bytes - nbytes), 0.25 * file_bytes + 8192)
         self.assertGreater(secs, 0)
         self.assertIn("engine's own time", note)
         self.assertEqual(rows["Flight DoGet, stats"][3], nrows)

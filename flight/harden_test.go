@@ -415,8 +415,15 @@ func TestMaxMessageBytesFraming(t *testing.T) {
 			rows += r.NumRows()
 		}
 		releaseAll(recs)
-		if rows == 0 || msgs < 3 {
-			t.Errorf("%s: %d rows in %d messages; want a result sent in several", q, rows, msgs)
+		// Every result but the stats (300 rows, under the limit in one
+		// batch where the engine sends it so, as the GPU's does) is
+		// larger than the limit, so it must come in several messages.
+		least := 3
+		if strings.Contains(q, `"stats"`) {
+			least = 2
+		}
+		if rows == 0 || msgs < least {
+			t.Errorf("%s: %d rows in %d messages; want at least %d", q, rows, msgs, least)
 		}
 	}
 }
