@@ -71,7 +71,19 @@ type WriteOptions struct {
 	// pyarrow reads such a file as it is; arrow-go's readers refuse a
 	// batch body over 256 MiB unless given ipc.WithBodySizeLimit(0).
 	MatrixRows int
+	// MatrixWrites says how the one-batch matrix's values reach the file:
+	// MatrixWritesMapped ("" too) copies them into the mapping on every
+	// core; MatrixWritesPositional writes them with pwrite(2), one stream
+	// that the kernel copies without mapping a page (which of the two is
+	// faster depends on the machine's cost of a page fault: BENCHMARKS.md).
+	MatrixWrites string
 }
+
+// The ways WriteOptions.MatrixWrites names.
+const (
+	MatrixWritesMapped     = "mapped"
+	MatrixWritesPositional = "pwrite"
+)
 
 func (o *WriteOptions) allocator() memory.Allocator {
 	if o.Allocator == nil {
@@ -222,6 +234,12 @@ func CreateResult(path string, schema *arrow.Schema, opt WriteOptions) (*ResultW
 		return nil, err
 	}
 	w.format = format
+	switch opt.MatrixWrites {
+	case "", MatrixWritesMapped, MatrixWritesPositional:
+	default:
+		w.discard()
+		return nil, fmt.Errorf("arrowio: %s: matrix writes %q: want %s or %s", path, opt.MatrixWrites, MatrixWritesMapped, MatrixWritesPositional)
+	}
 	if opt.MatrixRows > 0 && format == outArrow && comp == CompressionNone && isMatrixSchema(schema) {
 		if err := w.mapMatrix(schema, opt); err != nil {
 			w.discard()
@@ -257,6 +275,9 @@ func (w *ResultWriter) mapMatrix(schema *arrow.Schema, opt WriteOptions) error {
 		f = rw
 	}
 	m, err := newMappedMatrix(f, schema, opt.MatrixRows, opt.allocator())
+	if err == nil {
+		m.positional = opt.MatrixWrites == MatrixWritesPositional
+	}
 	if err != nil {
 		if f != w.file {
 			f.Close()

@@ -173,7 +173,8 @@ func TestMappedMatrixMatchesStreaming(t *testing.T) {
 					ref := filepath.Join(dir, fmt.Sprintf("ref%d.arrow", seed))
 					writeMatrix(t, ref, v, dt, blocks, WriteOptions{Allocator: mem, MatrixRows: total})
 					path, f := newMemfd(t)
-					size := writeMatrix(t, path, v, dt, blocks, WriteOptions{Allocator: mem, MatrixRows: total, Format: "arrow"})
+					writes := []string{MatrixWritesMapped, MatrixWritesPositional}[seed%2]
+					size := writeMatrix(t, path, v, dt, blocks, WriteOptions{Allocator: mem, MatrixRows: total, Format: "arrow", MatrixWrites: writes})
 					fi, err := f.Stat()
 					if err != nil || fi.Size() != size {
 						t.Fatalf("memfd holds %d bytes (%v), writer says %d", fi.Size(), err, size)
@@ -368,7 +369,8 @@ func TestMappedMatrixOnlyWhereItFits(t *testing.T) {
 
 // BenchmarkMatrixToMemfd writes an int32 matrix of 8,192 rows × 8,192
 // (256 MiB) in blocks of 512 rows into a memfd, through the streaming
-// writer and the one-batch writer, with and without unreachable pairs:
+// writer and the one-batch writer (copies into the mapping, and
+// positioned writes), with and without unreachable pairs:
 // the part of `pathctl run --layout matrix -o /dev/fd/N` after the engine.
 func BenchmarkMatrixToMemfd(b *testing.B) {
 	const n, rows = 8192, 512
@@ -394,8 +396,8 @@ func BenchmarkMatrixToMemfd(b *testing.B) {
 			}
 			blocks = append(blocks, blk)
 		}
-		for _, oneBatch := range []bool{false, true} {
-			name := fmt.Sprintf("nulls=%v/one-batch=%v", nulls, oneBatch)
+		for _, writes := range []string{"stream", MatrixWritesMapped, MatrixWritesPositional} {
+			name := fmt.Sprintf("nulls=%v/%s", nulls, writes)
 			b.Run(name, func(b *testing.B) {
 				rb := NewResultBuilder(LayoutMatrix, v, graph.DistInt32, false, nil)
 				// Records built once, as the producer builds them.
@@ -411,8 +413,8 @@ func BenchmarkMatrixToMemfd(b *testing.B) {
 					}
 				}()
 				opt := WriteOptions{Format: "arrow"}
-				if oneBatch {
-					opt.MatrixRows = n
+				if writes != "stream" {
+					opt.MatrixRows, opt.MatrixWrites = n, writes
 				}
 				for b.Loop() {
 					fd, err := unix.MemfdCreate("bench", unix.MFD_CLOEXEC)

@@ -34,6 +34,10 @@ The engine's own time of a Python call is read from the binary's summary
 line, which the package logs on the "pathctl" logger. Peak RSS of this
 process and of the largest child are printed below the table.
 
+PATHCTL_MATRIX_WRITES=pwrite in the environment makes the binary write a
+one-batch matrix with positioned writes instead of copies into its mapping
+(the default, ``mapped``); the header line says which ran.
+
 Needs python3 with pyarrow and numpy, and the package importable (installed,
 or PYTHONPATH=python from the repository root); the binary is PATHCTL_BIN,
 else bin/pathctl, else pathctl on PATH.
@@ -300,6 +304,7 @@ def main(argv=None) -> int:
 def print_table(args, table: pa.Table, binary: str, rows, what: str) -> None:
     print(f"edges: {args.edges} ({table.num_rows} rows), {'undirected' if args.undirected else 'directed'}, "
           f"engine {args.engine}; {what}; median of {args.repeat}; pathctl {binary}; "
+          f"matrix writes {os.environ.get('PATHCTL_MATRIX_WRITES') or 'mapped'}; "
           f"python {sys.version.split()[0]}, pyarrow {pa.__version__}, numpy {np.__version__}")
     print()
     print("| measurement | wall s | engine s | note |")

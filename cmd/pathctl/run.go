@@ -132,6 +132,13 @@ func outputFlags() []cli.Flag {
 		&cli.StringFlag{Name: "compression", Usage: "none, zstd or lz4 (default: none for Arrow IPC, zstd for Parquet)"},
 		&cli.BoolFlag{Name: "with-predecessors", Usage: "add a predecessor column to the pairs layout"},
 		&cli.StringFlag{Name: "vertices-out", Usage: "where the matrix layout writes its vertex order (default: <output>.vertices.<ext>)"},
+		// How a matrix written as one batch into a file in memory gets its
+		// values: copied into a mapping on every core, or positioned
+		// writes (arrowio.WriteOptions.MatrixWrites); for benchmarks, so
+		// hidden, and read from the environment so that the Python
+		// package's runs can be switched too.
+		&cli.StringFlag{Name: "matrix-writes", Value: arrowio.MatrixWritesMapped, EnvVars: []string{"PATHCTL_MATRIX_WRITES"}, Hidden: true,
+			Usage: "mapped or pwrite: how a matrix in a memfd or on tmpfs is written"},
 	}
 }
 
@@ -412,6 +419,11 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	if err != nil {
 		return usagef("--layout: %v", err)
 	}
+	switch w := c.String("matrix-writes"); w {
+	case arrowio.MatrixWritesMapped, arrowio.MatrixWritesPositional:
+	default:
+		return usagef("--matrix-writes %q (or PATHCTL_MATRIX_WRITES): want %s or %s", w, arrowio.MatrixWritesMapped, arrowio.MatrixWritesPositional)
+	}
 	out := c.String("output")
 	format := c.String("format")
 	if out == "-" && e.stdoutIsTTY && format != "csv" {
@@ -460,7 +472,8 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	if err != nil {
 		return queryError(err)
 	}
-	wopt := arrowio.WriteOptions{Format: format, Compression: c.String("compression"), Stdout: e.stdout, Vertices: columns}
+	wopt := arrowio.WriteOptions{Format: format, Compression: c.String("compression"), Stdout: e.stdout, Vertices: columns,
+		MatrixWrites: c.String("matrix-writes")}
 
 	// The matrix layout names its vertex order in a file beside it (not
 	// beside a stream: stdout, a device, a FIFO).
