@@ -241,11 +241,7 @@ func CreateResult(path string, schema *arrow.Schema, opt WriteOptions) (*ResultW
 		return nil, fmt.Errorf("arrowio: %s: matrix writes %q: want %s or %s", path, opt.MatrixWrites, MatrixWritesMapped, MatrixWritesPositional)
 	}
 	if opt.MatrixRows > 0 && format == outArrow && comp == CompressionNone && isMatrixSchema(schema) {
-		if err := w.mapMatrix(schema, opt); err != nil {
-			w.discard()
-			return nil, fmt.Errorf("arrowio: %s: %w", path, err)
-		}
-		if w.rw != nil {
+		if w.mapMatrix(schema, opt); w.rw != nil {
 			return w, nil
 		}
 	}
@@ -258,11 +254,11 @@ func CreateResult(path string, schema *arrow.Schema, opt WriteOptions) (*ResultW
 
 // mapMatrix sets w up to write a matrix as one record batch into a mapping
 // of its file, where the file lives in memory and can be opened for
-// reading and writing; elsewhere it leaves w.rw nil. An error is a file
-// that was meant to be mapped and could not be.
-func (w *ResultWriter) mapMatrix(schema *arrow.Schema, opt WriteOptions) error {
+// reading and writing, and can be sized and mapped; elsewhere it leaves
+// w.rw nil, for the streaming writer.
+func (w *ResultWriter) mapMatrix(schema *arrow.Schema, opt WriteOptions) {
 	if w.file == nil || !inMemoryFile(w.file) {
-		return nil
+		return
 	}
 	f := w.file
 	if w.direct {
@@ -270,26 +266,26 @@ func (w *ResultWriter) mapMatrix(schema *arrow.Schema, opt WriteOptions) error {
 		// mapping needs it readable too.
 		rw, err := os.OpenFile(w.target, os.O_RDWR, 0)
 		if err != nil {
-			return nil
+			return
 		}
 		f = rw
 	}
 	m, err := newMappedMatrix(f, schema, opt.MatrixRows, opt.allocator())
-	if err == nil {
-		m.positional = opt.MatrixWrites == MatrixWritesPositional
-	}
 	if err != nil {
+		// No room to size or map the file (a tmpfs quota, an address
+		// space limit): the streaming writer needs neither.
+		_ = f.Truncate(0)
 		if f != w.file {
 			f.Close()
 		}
-		return err
+		return
 	}
+	m.positional = opt.MatrixWrites == MatrixWritesPositional
 	if f != w.file {
 		w.file.Close()
 		w.file = f
 	}
 	w.rw = m
-	return nil
 }
 
 // openSink creates the temporary file of path (or takes Stdout for "-").
