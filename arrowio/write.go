@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -73,15 +74,19 @@ type WriteOptions struct {
 	MatrixRows int
 	// MatrixWrites says how the one-batch matrix's values reach the file:
 	// MatrixWritesMapped ("" too) copies them into the mapping on every
-	// core; MatrixWritesPositional writes them with pwrite(2), one stream
-	// that the kernel copies without mapping a page (which of the two is
-	// faster depends on the machine's cost of a page fault: BENCHMARKS.md).
+	// core; MatrixWritesPrefill does too, and populates the pages of the
+	// mapping ahead of the rows on half the cores meanwhile (for engines
+	// that leave the cores idle: the GPU); MatrixWritesPositional writes
+	// them with pwrite(2), one stream that the kernel copies without
+	// mapping a page. Which is fastest depends on the machine's cost of a
+	// page fault and its cores.
 	MatrixWrites string
 }
 
 // The ways WriteOptions.MatrixWrites names.
 const (
 	MatrixWritesMapped     = "mapped"
+	MatrixWritesPrefill    = "prefill"
 	MatrixWritesPositional = "pwrite"
 )
 
@@ -235,10 +240,10 @@ func CreateResult(path string, schema *arrow.Schema, opt WriteOptions) (*ResultW
 	}
 	w.format = format
 	switch opt.MatrixWrites {
-	case "", MatrixWritesMapped, MatrixWritesPositional:
+	case "", MatrixWritesMapped, MatrixWritesPrefill, MatrixWritesPositional:
 	default:
 		w.discard()
-		return nil, fmt.Errorf("arrowio: %s: matrix writes %q: want %s or %s", path, opt.MatrixWrites, MatrixWritesMapped, MatrixWritesPositional)
+		return nil, fmt.Errorf("arrowio: %s: matrix writes %q: want %s, %s or %s", path, opt.MatrixWrites, MatrixWritesMapped, MatrixWritesPrefill, MatrixWritesPositional)
 	}
 	if opt.MatrixRows > 0 && format == outArrow && comp == CompressionNone && isMatrixSchema(schema) {
 		if w.mapMatrix(schema, opt); w.rw != nil {
@@ -281,6 +286,9 @@ func (w *ResultWriter) mapMatrix(schema *arrow.Schema, opt WriteOptions) {
 		return
 	}
 	m.positional = opt.MatrixWrites == MatrixWritesPositional
+	if opt.MatrixWrites == MatrixWritesPrefill {
+		m.startPrefill(max(1, runtime.GOMAXPROCS(0)/2))
+	}
 	if f != w.file {
 		w.file.Close()
 		w.file = f

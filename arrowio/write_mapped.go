@@ -52,6 +52,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -98,8 +99,15 @@ type mappedMatrix struct {
 	// positional writes the values with WriteAt instead of copying them
 	// into the mapping (WriteOptions.MatrixWrites).
 	positional bool
-	elem       int  // bytes per distance
-	nullable   bool // integer distances: unreachable pairs are nulls
+	// prefill, when running, populates the values' pages ahead of the
+	// copies; copied is how far the copies have come (bytes of values).
+	prefill struct {
+		stop atomic.Bool
+		wg   sync.WaitGroup
+	}
+	copied   atomic.Int64
+	elem     int  // bytes per distance
+	nullable bool // integer distances: unreachable pairs are nulls
 
 	mapping   []byte
 	valuesOff int64 // file offset of the first distance: the body's start
@@ -250,6 +258,7 @@ func (w *mappedMatrix) Write(rec arrow.RecordBatch) error {
 			return err
 		}
 	}
+	w.copied.Store(at + int64(len(src)) - w.valuesOff)
 	if w.nullable {
 		if err := w.writeValidity(child, first, count); err != nil {
 			return err
@@ -301,6 +310,7 @@ func (w *mappedMatrix) Close() error {
 		return nil
 	}
 	w.done = true
+	w.stopPrefill()
 	defer w.releaseSources()
 	if w.row != w.rows {
 		w.abort()
@@ -589,6 +599,7 @@ func (l batchLayout) relocate(meta []byte) error {
 
 // abort unmaps the file and empties it: a failed run leaves no matrix.
 func (w *mappedMatrix) abort() {
+	w.stopPrefill()
 	if w.mapping != nil {
 		_ = unmapFile(w.mapping)
 		w.mapping = nil
@@ -596,6 +607,51 @@ func (w *mappedMatrix) abort() {
 	_ = w.file.Truncate(0)
 	w.releaseSources()
 	w.done = true
+}
+
+// mappedPrefillChunk is the bytes of values one prefill worker populates
+// at a time.
+const mappedPrefillChunk = 32 << 20
+
+// startPrefill starts workers that populate the pages of the values in
+// order, ahead of the copies, skipping what the copies have passed: on a
+// GPU run the cores are mostly idle while the device computes, and the
+// page allocations (most of the write's cost) then overlap the compute
+// instead of lying on the writer's path. A chunk that both touch is
+// populated once; a failure stops the worker (the copy's own populate
+// reports it).
+func (w *mappedMatrix) startPrefill(workers int) {
+	values := w.mapping[w.valuesOff : w.valuesOff+int64(w.valuesBytes())]
+	pieces := int64((len(values) + mappedPrefillChunk - 1) / mappedPrefillChunk)
+	var next atomic.Int64
+	for range workers {
+		w.prefill.wg.Add(1)
+		go func() {
+			defer w.prefill.wg.Done()
+			_ = guardFaults(func() {
+				for !w.prefill.stop.Load() {
+					i := next.Add(1) - 1
+					if i >= pieces {
+						return
+					}
+					lo, hi := i*mappedPrefillChunk, min(int64(len(values)), (i+1)*mappedPrefillChunk)
+					if hi <= w.copied.Load() {
+						continue
+					}
+					if prefault(values[lo:hi]) != nil {
+						return
+					}
+				}
+			})
+		}()
+	}
+}
+
+// stopPrefill stops the prefill workers and waits for them (before the
+// mapping goes).
+func (w *mappedMatrix) stopPrefill() {
+	w.prefill.stop.Store(true)
+	w.prefill.wg.Wait()
 }
 
 // parallelCopy copies src to dst (same length) in chunks of chunk bytes,

@@ -137,8 +137,8 @@ func outputFlags() []cli.Flag {
 		// writes (arrowio.WriteOptions.MatrixWrites); for benchmarks, so
 		// hidden, and read from the environment so that the Python
 		// package's runs can be switched too.
-		&cli.StringFlag{Name: "matrix-writes", Value: arrowio.MatrixWritesMapped, EnvVars: []string{"PATHCTL_MATRIX_WRITES"}, Hidden: true,
-			Usage: "mapped or pwrite: how a matrix in a memfd or on tmpfs is written"},
+		&cli.StringFlag{Name: "matrix-writes", EnvVars: []string{"PATHCTL_MATRIX_WRITES"}, Hidden: true,
+			Usage: "mapped, prefill or pwrite: how a matrix in a memfd or on tmpfs is written (default: prefill when the graph is on the GPU, else mapped)"},
 	}
 }
 
@@ -420,9 +420,10 @@ func execute(e *env, c *cli.Context, sources []string) error {
 		return usagef("--layout: %v", err)
 	}
 	switch w := c.String("matrix-writes"); w {
-	case arrowio.MatrixWritesMapped, arrowio.MatrixWritesPositional:
+	case "", arrowio.MatrixWritesMapped, arrowio.MatrixWritesPrefill, arrowio.MatrixWritesPositional:
 	default:
-		return usagef("--matrix-writes %q (or PATHCTL_MATRIX_WRITES): want %s or %s", w, arrowio.MatrixWritesMapped, arrowio.MatrixWritesPositional)
+		return usagef("--matrix-writes %q (or PATHCTL_MATRIX_WRITES): want %s, %s or %s", w,
+			arrowio.MatrixWritesMapped, arrowio.MatrixWritesPrefill, arrowio.MatrixWritesPositional)
 	}
 	out := c.String("output")
 	format := c.String("format")
@@ -496,6 +497,11 @@ func execute(e *env, c *cli.Context, sources []string) error {
 		// package, a file on tmpfs) be written as one batch, in place.
 		if rows, err := g.NumSources(opt.Sources); err == nil {
 			wopt.MatrixRows = rows
+		}
+		// A GPU run leaves the cores idle while the device computes:
+		// the file's pages are populated meanwhile.
+		if wopt.MatrixWrites == "" && g.BuiltOn() == "gpu" {
+			wopt.MatrixWrites = arrowio.MatrixWritesPrefill
 		}
 	}
 	w, err := arrowio.CreateResult(out, schema, wopt)
