@@ -26,7 +26,11 @@ package arrowio
 // more than the kernel's own copy (measured on a 2-core virtual machine:
 // 4 times write(2)'s cost per page), WriteOptions.MatrixWrites "pwrite"
 // writes the values with positioned writes instead: one stream, no page
-// mapped; the layout is the same. The bitmap is written only once a null
+// mapped; the layout is the same. On a GPU run, where the cores wait for
+// the device most of the time, MatrixWrites "prefill" populates the pages
+// of the values in order on half the cores from the start, ahead of the
+// copies, so that allocating them overlaps the compute. The bitmap is
+// written only once a null
 // has been seen (a run without one leaves its pages untouched, and they
 // are cut off at the end). Close builds the record batch's metadata with
 // arrow-go over the mapped values (no copy), moves its buffer offsets to
