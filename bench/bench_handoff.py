@@ -38,7 +38,7 @@ PATHCTL_MATRIX_WRITES in the environment chooses how the binary writes a
 one-batch matrix: ``mapped`` (copies into its mapping on every core),
 ``prefill`` (the same, its pages populated ahead meanwhile; the default
 where the graph is on the GPU) or ``pwrite`` (positioned writes, one
-stream); the header line says which was asked for.
+stream; the default on the CPU); the header line says which was asked for.
 
 Needs python3 with pyarrow and numpy, and the package importable (installed,
 or PYTHONPATH=python from the repository root); the binary is PATHCTL_BIN,
