@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -71,7 +72,23 @@ type WriteOptions struct {
 	// pyarrow reads such a file as it is; arrow-go's readers refuse a
 	// batch body over 256 MiB unless given ipc.WithBodySizeLimit(0).
 	MatrixRows int
+	// MatrixWrites says how the one-batch matrix's values reach the file:
+	// MatrixWritesMapped ("" too) copies them into the mapping on every
+	// core; MatrixWritesPrefill does too, and populates the pages of the
+	// mapping ahead of the rows on half the cores meanwhile (for engines
+	// that leave the cores idle: the GPU); MatrixWritesPositional writes
+	// them with pwrite(2), one stream that the kernel copies without
+	// mapping a page. Which is fastest depends on the machine's cost of a
+	// page fault and its cores.
+	MatrixWrites string
 }
+
+// The ways WriteOptions.MatrixWrites names.
+const (
+	MatrixWritesMapped     = "mapped"
+	MatrixWritesPrefill    = "prefill"
+	MatrixWritesPositional = "pwrite"
+)
 
 func (o *WriteOptions) allocator() memory.Allocator {
 	if o.Allocator == nil {
@@ -222,12 +239,14 @@ func CreateResult(path string, schema *arrow.Schema, opt WriteOptions) (*ResultW
 		return nil, err
 	}
 	w.format = format
+	switch opt.MatrixWrites {
+	case "", MatrixWritesMapped, MatrixWritesPrefill, MatrixWritesPositional:
+	default:
+		w.discard()
+		return nil, fmt.Errorf("arrowio: %s: matrix writes %q: want %s, %s or %s", path, opt.MatrixWrites, MatrixWritesMapped, MatrixWritesPrefill, MatrixWritesPositional)
+	}
 	if opt.MatrixRows > 0 && format == outArrow && comp == CompressionNone && isMatrixSchema(schema) {
-		if err := w.mapMatrix(schema, opt); err != nil {
-			w.discard()
-			return nil, fmt.Errorf("arrowio: %s: %w", path, err)
-		}
-		if w.rw != nil {
+		if w.mapMatrix(schema, opt); w.rw != nil {
 			return w, nil
 		}
 	}
@@ -240,11 +259,11 @@ func CreateResult(path string, schema *arrow.Schema, opt WriteOptions) (*ResultW
 
 // mapMatrix sets w up to write a matrix as one record batch into a mapping
 // of its file, where the file lives in memory and can be opened for
-// reading and writing; elsewhere it leaves w.rw nil. An error is a file
-// that was meant to be mapped and could not be.
-func (w *ResultWriter) mapMatrix(schema *arrow.Schema, opt WriteOptions) error {
+// reading and writing, and can be sized and mapped; elsewhere it leaves
+// w.rw nil, for the streaming writer.
+func (w *ResultWriter) mapMatrix(schema *arrow.Schema, opt WriteOptions) {
 	if w.file == nil || !inMemoryFile(w.file) {
-		return nil
+		return
 	}
 	f := w.file
 	if w.direct {
@@ -252,23 +271,29 @@ func (w *ResultWriter) mapMatrix(schema *arrow.Schema, opt WriteOptions) error {
 		// mapping needs it readable too.
 		rw, err := os.OpenFile(w.target, os.O_RDWR, 0)
 		if err != nil {
-			return nil
+			return
 		}
 		f = rw
 	}
 	m, err := newMappedMatrix(f, schema, opt.MatrixRows, opt.allocator())
 	if err != nil {
+		// No room to size or map the file (a tmpfs quota, an address
+		// space limit): the streaming writer needs neither.
+		_ = f.Truncate(0)
 		if f != w.file {
 			f.Close()
 		}
-		return err
+		return
+	}
+	m.positional = opt.MatrixWrites == MatrixWritesPositional
+	if opt.MatrixWrites == MatrixWritesPrefill {
+		m.startPrefill(max(1, runtime.GOMAXPROCS(0)/2))
 	}
 	if f != w.file {
 		w.file.Close()
 		w.file = f
 	}
 	w.rw = m
-	return nil
 }
 
 // openSink creates the temporary file of path (or takes Stdout for "-").

@@ -22,9 +22,17 @@ package arrowio
 // its chunk in one call (MADV_POPULATE_WRITE) instead of taking a fault
 // per page, the allocations run side by side on every core (write(2)
 // holds the file's lock and runs on one), and huge pages are asked for
-// where the system gives them to shared memory. The bitmap is written only once a null has
-// been seen (a run without one leaves its pages untouched, and they are
-// cut off at the end). Close builds the record batch's metadata with
+// where the system gives them to shared memory. Where a page fault costs
+// more than the kernel's own copy (measured on a 2-core virtual machine:
+// 4 times write(2)'s cost per page), WriteOptions.MatrixWrites "pwrite"
+// writes the values with positioned writes instead: one stream, no page
+// mapped; the layout is the same. On a GPU run, where the cores wait for
+// the device most of the time, MatrixWrites "prefill" populates the pages
+// of the values in order on half the cores from the start, ahead of the
+// copies, so that allocating them overlaps the compute. The bitmap is
+// written only once a null
+// has been seen (a run without one leaves its pages untouched, and they
+// are cut off at the end). Close builds the record batch's metadata with
 // arrow-go over the mapped values (no copy), moves its buffer offsets to
 // the layout above, writes the metadata, the source column and a footer
 // whose block entry points at the batch, and truncates the file to its
@@ -48,6 +56,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -91,8 +100,18 @@ type mappedMatrix struct {
 
 	rows, width int
 	childType   arrow.DataType
-	elem        int  // bytes per distance
-	nullable    bool // integer distances: unreachable pairs are nulls
+	// positional writes the values with WriteAt instead of copying them
+	// into the mapping (WriteOptions.MatrixWrites).
+	positional bool
+	// prefill, when running, populates the values' pages ahead of the
+	// copies; copied is how far the copies have come (bytes of values).
+	prefill struct {
+		stop atomic.Bool
+		wg   sync.WaitGroup
+	}
+	copied   atomic.Int64
+	elem     int  // bytes per distance
+	nullable bool // integer distances: unreachable pairs are nulls
 
 	mapping   []byte
 	valuesOff int64 // file offset of the first distance: the body's start
@@ -232,11 +251,18 @@ func (w *mappedMatrix) Write(rec arrow.RecordBatch) error {
 	src := child.Data().Buffers()[1].Bytes()[first*w.elem : (first+count)*w.elem]
 	at := w.valuesOff + int64(w.row*w.width*w.elem)
 	dst := w.mapping[at : at+int64(len(src))]
-	if &src[0] != &dst[0] {
+	switch {
+	case &src[0] == &dst[0]: // computed in place
+	case w.positional:
+		if _, err := w.file.WriteAt(src, at); err != nil {
+			return err
+		}
+	default:
 		if err := parallelCopy(dst, src, mappedCopyChunk); err != nil {
 			return err
 		}
 	}
+	w.copied.Store(at + int64(len(src)) - w.valuesOff)
 	if w.nullable {
 		if err := w.writeValidity(child, first, count); err != nil {
 			return err
@@ -288,6 +314,7 @@ func (w *mappedMatrix) Close() error {
 		return nil
 	}
 	w.done = true
+	w.stopPrefill()
 	defer w.releaseSources()
 	if w.row != w.rows {
 		w.abort()
@@ -576,6 +603,7 @@ func (l batchLayout) relocate(meta []byte) error {
 
 // abort unmaps the file and empties it: a failed run leaves no matrix.
 func (w *mappedMatrix) abort() {
+	w.stopPrefill()
 	if w.mapping != nil {
 		_ = unmapFile(w.mapping)
 		w.mapping = nil
@@ -583,6 +611,51 @@ func (w *mappedMatrix) abort() {
 	_ = w.file.Truncate(0)
 	w.releaseSources()
 	w.done = true
+}
+
+// mappedPrefillChunk is the bytes of values one prefill worker populates
+// at a time.
+const mappedPrefillChunk = 32 << 20
+
+// startPrefill starts workers that populate the pages of the values in
+// order, ahead of the copies, skipping what the copies have passed: on a
+// GPU run the cores are mostly idle while the device computes, and the
+// page allocations (most of the write's cost) then overlap the compute
+// instead of lying on the writer's path. A chunk that both touch is
+// populated once; a failure stops the worker (the copy's own populate
+// reports it).
+func (w *mappedMatrix) startPrefill(workers int) {
+	values := w.mapping[w.valuesOff : w.valuesOff+int64(w.valuesBytes())]
+	pieces := int64((len(values) + mappedPrefillChunk - 1) / mappedPrefillChunk)
+	var next atomic.Int64
+	for range workers {
+		w.prefill.wg.Add(1)
+		go func() {
+			defer w.prefill.wg.Done()
+			_ = guardFaults(func() {
+				for !w.prefill.stop.Load() {
+					i := next.Add(1) - 1
+					if i >= pieces {
+						return
+					}
+					lo, hi := i*mappedPrefillChunk, min(int64(len(values)), (i+1)*mappedPrefillChunk)
+					if hi <= w.copied.Load() {
+						continue
+					}
+					if prefault(values[lo:hi]) != nil {
+						return
+					}
+				}
+			})
+		}()
+	}
+}
+
+// stopPrefill stops the prefill workers and waits for them (before the
+// mapping goes).
+func (w *mappedMatrix) stopPrefill() {
+	w.prefill.stop.Store(true)
+	w.prefill.wg.Wait()
 }
 
 // parallelCopy copies src to dst (same length) in chunks of chunk bytes,

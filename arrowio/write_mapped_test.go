@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -173,7 +174,8 @@ func TestMappedMatrixMatchesStreaming(t *testing.T) {
 					ref := filepath.Join(dir, fmt.Sprintf("ref%d.arrow", seed))
 					writeMatrix(t, ref, v, dt, blocks, WriteOptions{Allocator: mem, MatrixRows: total})
 					path, f := newMemfd(t)
-					size := writeMatrix(t, path, v, dt, blocks, WriteOptions{Allocator: mem, MatrixRows: total, Format: "arrow"})
+					writes := []string{MatrixWritesMapped, MatrixWritesPositional, MatrixWritesPrefill}[seed%3]
+					size := writeMatrix(t, path, v, dt, blocks, WriteOptions{Allocator: mem, MatrixRows: total, Format: "arrow", MatrixWrites: writes})
 					fi, err := f.Stat()
 					if err != nil || fi.Size() != size {
 						t.Fatalf("memfd holds %d bytes (%v), writer says %d", fi.Size(), err, size)
@@ -366,76 +368,119 @@ func TestMappedMatrixOnlyWhereItFits(t *testing.T) {
 	}
 }
 
-// BenchmarkMatrixToMemfd writes an int32 matrix of 8,192 rows × 8,192
-// (256 MiB) in blocks of 512 rows into a memfd, through the streaming
-// writer and the one-batch writer, with and without unreachable pairs:
-// the part of `pathctl run --layout matrix -o /dev/fd/N` after the engine.
-func BenchmarkMatrixToMemfd(b *testing.B) {
+// memfdBenchRecords is an int32 matrix of 8,192 rows × 8,192 (256 MiB)
+// in records of 512 rows, as the producer builds them, unreachable pairs
+// in every 97th cell with nulls; release them when done.
+func memfdBenchRecords(b *testing.B, nulls bool) (*ResultBuilder, []arrow.RecordBatch) {
 	const n, rows = 8192, 512
 	ints := make([]int64, n)
 	for i := range ints {
 		ints[i] = int64(i)
 	}
 	v := &Vertices{Type: arrow.PrimitiveTypes.Int64, Ints: ints}
-	for _, nulls := range []bool{false, true} {
-		var blocks []*graph.Block
-		for lo := 0; lo < n; lo += rows {
-			sources := make([]graph.VertexID, rows)
-			for i := range sources {
-				sources[i] = graph.VertexID(lo + i)
-			}
-			blk := graph.NewBlock(sources, n, graph.DistInt32, false)
-			d := graph.DistOf[int32](blk)
-			for i := range d {
-				d[i] = int32(i % 1000)
-				if nulls && i%97 == 0 {
-					d[i] = graph.Infinity[int32]()
-				}
-			}
-			blocks = append(blocks, blk)
+	rb := NewResultBuilder(LayoutMatrix, v, graph.DistInt32, false, nil)
+	var recs []arrow.RecordBatch
+	for lo := 0; lo < n; lo += rows {
+		sources := make([]graph.VertexID, rows)
+		for i := range sources {
+			sources[i] = graph.VertexID(lo + i)
 		}
-		for _, oneBatch := range []bool{false, true} {
-			name := fmt.Sprintf("nulls=%v/one-batch=%v", nulls, oneBatch)
-			b.Run(name, func(b *testing.B) {
-				rb := NewResultBuilder(LayoutMatrix, v, graph.DistInt32, false, nil)
-				// Records built once, as the producer builds them.
-				var recs []arrow.RecordBatch
-				for _, blk := range blocks {
-					if err := rb.Block(blk, func(r arrow.RecordBatch) error { r.Retain(); recs = append(recs, r); return nil }); err != nil {
-						b.Fatal(err)
-					}
-				}
-				defer func() {
-					for _, r := range recs {
-						r.Release()
-					}
-				}()
-				opt := WriteOptions{Format: "arrow"}
-				if oneBatch {
-					opt.MatrixRows = n
-				}
+		blk := graph.NewBlock(sources, n, graph.DistInt32, false)
+		d := graph.DistOf[int32](blk)
+		for i := range d {
+			d[i] = int32(i % 1000)
+			if nulls && i%97 == 0 {
+				d[i] = graph.Infinity[int32]()
+			}
+		}
+		if err := rb.Block(blk, func(r arrow.RecordBatch) error { r.Retain(); recs = append(recs, r); return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return rb, recs
+}
+
+// writeMemfdMatrix writes recs into a new memfd the way writes says
+// ("stream": the streaming writer), sleeping gap before each record (a
+// device computing the next block), and returns the time spent in Write
+// and Close.
+func writeMemfdMatrix(b *testing.B, rb *ResultBuilder, recs []arrow.RecordBatch, writes string, gap time.Duration) time.Duration {
+	fd, err := unix.MemfdCreate("bench", unix.MFD_CLOEXEC)
+	if err != nil {
+		b.Skip(err)
+	}
+	defer unix.Close(fd)
+	opt := WriteOptions{Format: "arrow"}
+	if writes != "stream" {
+		for _, r := range recs {
+			opt.MatrixRows += int(r.NumRows())
+		}
+		opt.MatrixWrites = writes
+	}
+	w, err := CreateResult(fmt.Sprintf("/proc/self/fd/%d", fd), rb.Schema(), opt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var in time.Duration
+	for _, r := range recs {
+		time.Sleep(gap)
+		t0 := time.Now()
+		if err := w.Write(r); err != nil {
+			b.Fatal(err)
+		}
+		in += time.Since(t0)
+	}
+	t0 := time.Now()
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return in + time.Since(t0)
+}
+
+var matrixWriteModes = []string{"stream", MatrixWritesMapped, MatrixWritesPrefill, MatrixWritesPositional}
+
+// BenchmarkMatrixToMemfd writes a 256 MiB int32 matrix (memfdBenchRecords)
+// into a memfd through the streaming writer and the one-batch writer
+// (copies into the mapping, the same with its pages populated ahead, and
+// positioned writes), with and without unreachable pairs, back to back:
+// the part of `pathctl run --layout matrix -o /dev/fd/N` after the engine.
+func BenchmarkMatrixToMemfd(b *testing.B) {
+	for _, nulls := range []bool{false, true} {
+		rb, recs := memfdBenchRecords(b, nulls)
+		for _, writes := range matrixWriteModes {
+			b.Run(fmt.Sprintf("nulls=%v/%s", nulls, writes), func(b *testing.B) {
 				for b.Loop() {
-					fd, err := unix.MemfdCreate("bench", unix.MFD_CLOEXEC)
-					if err != nil {
-						b.Skip(err)
-					}
-					w, err := CreateResult(fmt.Sprintf("/proc/self/fd/%d", fd), rb.Schema(), opt)
-					if err != nil {
-						b.Fatal(err)
-					}
-					for _, r := range recs {
-						if err := w.Write(r); err != nil {
-							b.Fatal(err)
-						}
-					}
-					if err := w.Close(); err != nil {
-						b.Fatal(err)
-					}
-					unix.Close(fd)
+					writeMemfdMatrix(b, rb, recs, writes, 0)
 				}
-				b.ReportMetric(float64(n*n*4)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+				b.ReportMetric(float64(8192*8192*4)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 			})
 		}
+		for _, r := range recs {
+			r.Release()
+		}
+	}
+}
+
+// BenchmarkMatrixBesideCompute writes the same matrix with a pause of 40 ms
+// before each of its 16 records, as a GPU run hands the writer a block
+// while the device computes the next: writer-ms is the time spent in Write
+// and Close, the part on the run's path (prefill moves the page
+// allocations into the pauses).
+func BenchmarkMatrixBesideCompute(b *testing.B) {
+	rb, recs := memfdBenchRecords(b, true)
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	for _, writes := range matrixWriteModes {
+		b.Run(writes, func(b *testing.B) {
+			var in time.Duration
+			for b.Loop() {
+				in += writeMemfdMatrix(b, rb, recs, writes, 40*time.Millisecond)
+			}
+			b.ReportMetric(float64(in.Milliseconds())/float64(b.N), "writer-ms")
+		})
 	}
 }
 

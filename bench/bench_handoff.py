@@ -34,6 +34,12 @@ The engine's own time of a Python call is read from the binary's summary
 line, which the package logs on the "pathctl" logger. Peak RSS of this
 process and of the largest child are printed below the table.
 
+PATHCTL_MATRIX_WRITES in the environment chooses how the binary writes a
+one-batch matrix: ``mapped`` (copies into its mapping on every core),
+``prefill`` (the same, its pages populated ahead meanwhile; the default
+where the graph is on the GPU) or ``pwrite`` (positioned writes, one
+stream; the default on the CPU); the header line says which was asked for.
+
 Needs python3 with pyarrow and numpy, and the package importable (installed,
 or PYTHONPATH=python from the repository root); the binary is PATHCTL_BIN,
 else bin/pathctl, else pathctl on PATH.
@@ -300,6 +306,7 @@ def main(argv=None) -> int:
 def print_table(args, table: pa.Table, binary: str, rows, what: str) -> None:
     print(f"edges: {args.edges} ({table.num_rows} rows), {'undirected' if args.undirected else 'directed'}, "
           f"engine {args.engine}; {what}; median of {args.repeat}; pathctl {binary}; "
+          f"matrix writes {os.environ.get('PATHCTL_MATRIX_WRITES') or 'default'}; "
           f"python {sys.version.split()[0]}, pyarrow {pa.__version__}, numpy {np.__version__}")
     print()
     print("| measurement | wall s | engine s | note |")

@@ -419,3 +419,17 @@ def test_threaded_join_equals_serial(monkeypatch):
     threaded = _api._join(views, np.dtype(np.int64), None)
     np.testing.assert_array_equal(serial, np.concatenate(views))
     np.testing.assert_array_equal(threaded, serial)
+
+
+@memfd_only
+def test_one_batch_rows_follow_the_sources():
+    """The binary sizes the one-batch matrix from the sources before the
+    run: repeated sources (one row each, at their first place) and a single
+    source still fill it exactly."""
+    edges = random_edges(72, 40, 160)
+    full, ids = pathctl.distance_matrix(edges)
+    picked = [ids[5], ids[1], ids[5], ids[9], ids[1]]
+    D, _ = pathctl.distance_matrix(edges, sources=picked)
+    np.testing.assert_array_equal(D, full[[5, 1, 9]])
+    one = pathctl.apsp(edges, layout="matrix", sources=[ids[3]])
+    assert one.num_rows == 1 and one.column("distance").num_chunks == 1
