@@ -293,7 +293,9 @@ func checkGPUBuilt(t *testing.T, name string, tbl *arrowio.EdgeTable, undirected
 	}
 	maxBlock := 1 + rng.IntN(int(n))
 	for i, layout := range []arrowio.Layout{arrowio.LayoutStats, arrowio.LayoutPairs, arrowio.LayoutMatrix} {
-		opt := Options{Layout: layout, Engine: "gpu", MaxBlock: maxBlock}
+		// One device: the engine count below is one device's (over
+		// several, a run opens an engine per device it uses).
+		opt := Options{Layout: layout, Engine: "gpu", MaxBlock: maxBlock, Devices: []int{0}}
 		got, err := collectText(t, g, opt)
 		if err != nil {
 			t.Fatalf("%s: %s on the GPU-built graph: %v", name, layout, err)
