@@ -254,19 +254,7 @@ func (dv *device) do(f func() error) error {
 
 // close tears the context down and ends the goroutine.
 func (dv *device) close() error {
-	dv.ctxMu.Lock()
-	defer dv.ctxMu.Unlock()
-	err := dv.do(dv.teardown)
-	dv.mu.Lock()
-	if !dv.quit {
-		dv.quit = true
-		close(dv.work)
-	}
-	dv.mu.Unlock()
-	if errors.Is(err, errClosed) {
-		return nil
-	}
-	return err
+	return dv.end(dv.teardown)
 }
 
 // abandon ends the device's use without tearing its context down, for a
@@ -276,9 +264,15 @@ func (dv *device) close() error {
 // reported, ends the device goroutine, and makes later work fail with
 // errClosed; close does nothing after it.
 func (dv *device) abandon() error {
+	return dv.end(func() error { return dv.d.cuCtxSynchronize().Err("cuCtxSynchronize") })
+}
+
+// end runs last on the device goroutine, then ends the goroutine, so that
+// later work fails with errClosed; ending an ended device returns nil.
+func (dv *device) end(last func() error) error {
 	dv.ctxMu.Lock()
 	defer dv.ctxMu.Unlock()
-	err := dv.do(func() error { return dv.d.cuCtxSynchronize().Err("cuCtxSynchronize") })
+	err := dv.do(last)
 	dv.mu.Lock()
 	if !dv.quit {
 		dv.quit = true

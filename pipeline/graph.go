@@ -247,14 +247,19 @@ func (g *Graph) BuiltOn() string {
 // stay valid; later runs open an engine of their own. Closing twice, or a
 // graph built on the CPU, does nothing. Close no graph that a Run is using.
 func (g *Graph) Close() error {
+	if e := g.takeDevice(); e != nil {
+		return e.Close()
+	}
+	return nil
+}
+
+// takeDevice hands over the engine g keeps, if any, and forgets it.
+func (g *Graph) takeDevice() *gpu.Engine {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	e := g.device
 	g.device = nil
-	g.mu.Unlock()
-	if e == nil {
-		return nil
-	}
-	return e.Close()
+	return e
 }
 
 // NumVertices is the vertex count.

@@ -290,14 +290,10 @@ func (o *DeviceOpening) Started() bool { return o != nil }
 // written; Close does nothing after it. A graph without a device, or one
 // closed, does nothing. Processes that go on (a server, tests) call Close.
 func (g *Graph) AbandonDevice() error {
-	g.mu.Lock()
-	e := g.device
-	g.device = nil
-	g.mu.Unlock()
-	if e == nil {
-		return nil
+	if e := g.takeDevice(); e != nil {
+		return e.Abandon()
 	}
-	return e.Abandon()
+	return nil
 }
 
 // DeviceOpenTimes says where opening the GPU engine that g keeps took its
