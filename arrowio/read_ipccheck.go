@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"sync/atomic"
 
@@ -388,6 +389,9 @@ func messageDecodedBytes(meta []byte, body io.ReaderAt, bodyLen, budget int64) (
 	add := func(n int64) error {
 		if budget >= 0 && n > budget-total {
 			return fmt.Errorf("a message's buffers declare more than the %d decoded bytes left: %w", budget, ErrDecodedTooLarge)
+		}
+		if n > math.MaxInt64-total {
+			return fmt.Errorf("a message's buffers declare more decoded bytes than a 64-bit count holds: %w", ErrDecodedTooLarge)
 		}
 		total += n
 		return nil
