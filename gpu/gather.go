@@ -267,15 +267,7 @@ func (r *Runner) startNarrowed(ctx context.Context, out *graph.Block) (*Pending,
 			return nil
 		})
 	})
-	p.kernelTime, p.host = r.kernelTime, r.host
-	if err != nil {
-		_ = p.Wait() // chunks already queued land before startNarrowed returns
-		if errors.Is(err, errCycle) {
-			return nil, negativeCycle(r.g, cycleSource)
-		}
-		return nil, err
-	}
-	return p, nil
+	return r.started(p, err, cycleSource)
 }
 
 // narrowRows runs the gather (or the selection of the k nearest) over the

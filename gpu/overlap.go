@@ -504,9 +504,17 @@ func (r *Runner) Start(ctx context.Context, out *graph.Block) (*Pending, error) 
 			return nil
 		})
 	})
+	return r.started(p, err, cycleSource)
+}
+
+// started ends a Start (or a narrowed start) whose launches returned err:
+// p takes the runner's timings; on an error the chunks already queued land
+// before it returns, and errCycle becomes the negative cycle through
+// cycleSource.
+func (r *Runner) started(p *Pending, err error, cycleSource graph.VertexID) (*Pending, error) {
 	p.kernelTime, p.host = r.kernelTime, r.host
 	if err != nil {
-		_ = p.Wait() // chunks already queued land before Start returns
+		_ = p.Wait()
 		if errors.Is(err, errCycle) {
 			return nil, negativeCycle(r.g, cycleSource)
 		}

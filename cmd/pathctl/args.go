@@ -336,33 +336,27 @@ func tidyFlag(f cli.Flag) {
 		}
 		return strings.TrimSpace(usage[:i]), usage[i+len(open) : len(usage)-1], true
 	}
+	// set moves a "(default: …)" ending of usage into defaultText.
+	set := func(usage, defaultText *string) {
+		if u, d, ok := split(*usage); ok {
+			*usage, *defaultText = u, d
+		}
+	}
 	switch f := f.(type) {
 	case *cli.BoolFlag:
 		f.DisableDefaultText = true
 	case *cli.StringFlag:
-		if u, d, ok := split(f.Usage); ok {
-			f.Usage, f.DefaultText = u, d
-		}
+		set(&f.Usage, &f.DefaultText)
 	case *cli.IntFlag:
-		if u, d, ok := split(f.Usage); ok {
-			f.Usage, f.DefaultText = u, d
-		}
+		set(&f.Usage, &f.DefaultText)
 	case *cli.Int64Flag:
-		if u, d, ok := split(f.Usage); ok {
-			f.Usage, f.DefaultText = u, d
-		}
+		set(&f.Usage, &f.DefaultText)
 	case *cli.Uint64Flag:
-		if u, d, ok := split(f.Usage); ok {
-			f.Usage, f.DefaultText = u, d
-		}
+		set(&f.Usage, &f.DefaultText)
 	case *cli.Float64Flag:
-		if u, d, ok := split(f.Usage); ok {
-			f.Usage, f.DefaultText = u, d
-		}
+		set(&f.Usage, &f.DefaultText)
 	case *cli.DurationFlag:
-		if u, d, ok := split(f.Usage); ok {
-			f.Usage, f.DefaultText = u, d
-		}
+		set(&f.Usage, &f.DefaultText)
 	}
 }
 
