@@ -27,9 +27,13 @@ run: build
 
 test: test-go test-race fuzz kernels-check test-python test-wheel
 
+# The gpu package again with the pathctl_debug tag (a synchronise and check
+# after every launch): its tests run on fake drivers without a GPU.
 test-go: build
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	$(GO) vet -tags pathctl_debug ./gpu/...
+	$(GO) test -count=1 -tags pathctl_debug ./gpu
 
 # The race detector needs cgo; it runs on the packages with concurrency.
 test-race:

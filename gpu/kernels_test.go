@@ -299,6 +299,16 @@ func TestLaunchPacksTheTableArguments(t *testing.T) {
 		}
 		return Success
 	}
+	// With the pathctl_debug tag every launch is followed by a synchronise
+	// of stream 0 (debugCheck); without it, by none.
+	syncs := 0
+	d.cuStreamSynchronize = func(stream uintptr) Result {
+		if stream != 0 {
+			t.Errorf("synchronised stream %#x after a launch, want the default stream 0", stream)
+		}
+		syncs++
+		return Success
+	}
 	dv := &device{d: d, funcs: funcs, argBlock: unsafe.Pointer(&block[0])}
 	args := []any{uint64(11), uint64(12), uint64(13), int32(-1), uint64(15), int32(16), 0.5, uint64(17), uint64(18), uint64(19)}
 	if err := dv.launchAsync("delta_i32", 3, args...); err != nil {
@@ -323,5 +333,23 @@ func TestLaunchPacksTheTableArguments(t *testing.T) {
 	}
 	if len(launched) != 1 {
 		t.Errorf("%d launches, want only the first", len(launched))
+	}
+	wantSyncs := 0
+	if debugChecks {
+		wantSyncs = 1
+	}
+	if syncs != wantSyncs {
+		t.Errorf("%d synchronises after one launch, want %d (debugChecks %v)", syncs, wantSyncs, debugChecks)
+	}
+	if debugChecks {
+		// A fault the synchronise reports names the kernel that ran.
+		const illegalAddress Result = 700 // CUDA_ERROR_ILLEGAL_ADDRESS
+		d.cuStreamSynchronize = func(uintptr) Result { return illegalAddress }
+		args[3] = int32(-1)
+		err := dv.launchAsync("delta_i32", 3, args...)
+		var de *DriverError
+		if !errors.As(err, &de) || de.Result != illegalAddress || !strings.Contains(err.Error(), "after kernel delta_i32") {
+			t.Errorf("a fault after the launch: %v, want a *DriverError naming delta_i32", err)
+		}
 	}
 }
