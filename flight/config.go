@@ -56,7 +56,8 @@ type Config struct {
 	// default 4 GiB).
 	MaxUploadBytes int64
 	// CacheBytes bounds the memory of the stored graphs kept loaded
-	// between queries (--cache-bytes, default 8 GiB); past it, the graphs
+	// between queries (--cache-bytes, default 8 GiB), host bytes and the
+	// device bytes of their resident CSRs together; past it, the graphs
 	// used least recently are read again on their next query.
 	CacheBytes int64
 	// MaxVertices bounds the vertices of an uploaded graph (--max-vertices,
@@ -84,11 +85,12 @@ type Config struct {
 	// TLSCert and TLSKey are PEM files that turn on TLS (--tls-cert,
 	// --tls-key); both or neither.
 	TLSCert, TLSKey string
-	// NoResidentCSR turns off keeping the CSRs of cached graphs on the GPU
-	// between queries: each GPU query then uploads its graph, as the CLI
-	// does. By default a GPU query makes its graph's CSR resident on the
-	// server's device, counted in CacheBytes and freed with the cache
-	// entry (on eviction, drop, replacement and shutdown).
+	// NoResidentCSR (--no-resident-csr) turns off keeping the CSRs of
+	// cached graphs on the GPU between queries: each GPU query then
+	// uploads its graph, as the CLI does. By default a GPU query makes its
+	// graph's CSR resident on the server's device, counted in CacheBytes
+	// and freed with the cache entry (on eviction, drop, replacement and
+	// shutdown).
 	NoResidentCSR bool
 	// keeper, when set, replaces the shared GPU engine as what keeps CSRs
 	// resident (tests).

@@ -30,7 +30,8 @@ func serveCommand(e *env) *cli.Command {
 			&cli.Float64Flag{Name: "max-query-seconds", Usage: "stop a query that runs longer (0: no limit)"},
 			&cli.Int64Flag{Name: "max-query-pairs", Usage: "refuse a query of more sources × vertices pairs (0: no limit)"},
 			&cli.StringFlag{Name: "max-upload-bytes", Value: "4GiB", Usage: "largest upload accepted, counted decoded (buffers decompressed, dictionaries expanded), in bytes or with a unit: 512MiB, 8GB"},
-			&cli.StringFlag{Name: "cache-bytes", Value: "8GiB", Usage: "memory of the stored graphs kept loaded between queries, in bytes or with a unit; past it, the least recently used are read again when next queried"},
+			&cli.StringFlag{Name: "cache-bytes", Value: "8GiB", Usage: "memory of the stored graphs kept loaded between queries, in bytes or with a unit, counting the device bytes of their CSRs kept on the GPU beside the host bytes; past it, the least recently used are read again when next queried"},
+			&cli.BoolFlag{Name: "no-resident-csr", Usage: "do not keep the CSRs of loaded graphs on the GPU between queries: each GPU query copies its graph to the device, as run does"},
 			&cli.IntFlag{Name: "max-vertices", Usage: "largest graph accepted, in vertices (default: what int32 ids hold)"},
 			&cli.StringFlag{Name: "max-message-bytes", Value: "64MiB", Usage: "largest gRPC message either way, in bytes or with a unit"},
 			&cli.StringFlag{Name: "auth-token-file", Usage: "require basic-then-bearer authentication with the token in this file"},
@@ -73,7 +74,7 @@ func serveConfig(c *cli.Context) (flight.Config, error) {
 		SessionTTL: c.Duration("session-ttl"), MaxQuerySeconds: c.Float64("max-query-seconds"), MaxQueryPairs: c.Int64("max-query-pairs"),
 		MaxConcurrent: c.Int("max-concurrent"), MaxVertices: c.Int("max-vertices"),
 		AuthTokenFile: c.String("auth-token-file"), TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"),
-		Threads: c.Int("threads"), DrainTimeout: c.Duration("drain-timeout"),
+		Threads: c.Int("threads"), DrainTimeout: c.Duration("drain-timeout"), NoResidentCSR: c.Bool("no-resident-csr"),
 	}
 	var err error
 	if cfg.Devices, err = pipeline.ParseDevices(c.String("devices")); err != nil {

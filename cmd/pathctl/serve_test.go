@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -166,5 +167,27 @@ func TestServeSizeFlagsTakeUnits(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); err == nil {
 		t.Errorf("serve with a bad size created its data directory")
+	}
+}
+
+// TestServeNoResidentCSR: --no-resident-csr reaches flight.Config (off by
+// default), and serve --help names it and says that --cache-bytes counts
+// the device bytes of resident CSRs.
+func TestServeNoResidentCSR(t *testing.T) {
+	cfg, err := parsedConfig(t)
+	if err != nil || cfg.NoResidentCSR {
+		t.Errorf("default: NoResidentCSR %v, %v; want false", cfg.NoResidentCSR, err)
+	}
+	cfg, err = parsedConfig(t, "--no-resident-csr")
+	if err != nil || !cfg.NoResidentCSR {
+		t.Errorf("--no-resident-csr: NoResidentCSR %v, %v; want true", cfg.NoResidentCSR, err)
+	}
+	r := inProcess(t, "serve", "--help")
+	help := strings.Join(strings.Fields(r.stdout), " ")
+	if r.code != 0 || !strings.Contains(help, "--no-resident-csr") {
+		t.Errorf("serve --help: exit %d, no --no-resident-csr in\n%s", r.code, r.stdout)
+	}
+	if !regexp.MustCompile(`--cache-bytes value [^-]*device bytes`).MatchString(help) {
+		t.Errorf("serve --help: --cache-bytes does not mention device bytes:\n%s", r.stdout)
 	}
 }
