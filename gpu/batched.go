@@ -349,7 +349,8 @@ func runBatched(dv *device, r *Runner, run *batchedRun) error {
 // apply it (plan.Config.KernelCutoff), else the type's infinity, which
 // stops nothing. The batched kernel runs on non-negative weights only,
 // where a search that never passes the cutoff still finds every distance
-// at most the cutoff exactly; the gather's clip after it changes nothing.
+// at most the cutoff exactly; a clip after it would change nothing, and a
+// cutoff alone runs none (rowsClippedByKernel).
 func (r *Runner) batchedCut() uint64 {
 	if r.kernelCuts() {
 		return r.cutBits()

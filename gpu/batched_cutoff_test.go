@@ -96,14 +96,23 @@ func rowsAsFloats[D graph.Number](rows [][]D) [][]float64 {
 // of sizes (0: every source at once), two ways: with predecessors (the
 // runner is not narrowed: the kernel's own rows come back whole, with no
 // clip after them, and their predecessors are checked), and narrowed
-// (the gather's path, matrix rows of every vertex). Both must equal the
-// full rows want, from internal/ref's Dijkstra, clipped at the cutoff;
-// with the in-kernel cutoff switched off, rows with predecessors are the
-// full rows (the pipeline clips them on the host).
+// (matrix rows of every vertex, through the gather or as the kernels
+// clipped them). Both must equal the full rows want, from internal/ref's
+// Dijkstra, clipped at the cutoff; with the in-kernel cutoff switched
+// off, rows with predecessors are the full rows (the pipeline clips them
+// on the host). Narrowed runners whose kernels stop at the cutoff skip
+// the gather (rowsClippedByKernel): some must, so that their rows are
+// checked too.
 func checkBatchedCutoff[D graph.Number](t *testing.T, e *Engine, rng *rand.Rand, g *graph.CSR, sources []graph.VertexID, want [][]D, sizes []int) {
 	t.Helper()
 	n := g.NumVertices
 	cuts := cutoffsOf(rng, rowsAsFloats(want))
+	unclipped := 0 // narrowed runners whose rows no gather clipped
+	defer func() {
+		if unclipped == 0 {
+			t.Errorf("no narrowed runner left its rows as the kernels clipped them (rowsClippedByKernel)")
+		}
+	}()
 	for name, cfg := range cutoffConfigs() {
 		if testing.Short() && (name == "plain" || name == "off") {
 			continue // -test.short (gpu/sanitize.sh): the configurations of the cutoff kernels' reductions only
@@ -121,6 +130,9 @@ func checkBatchedCutoff[D graph.Number](t *testing.T, e *Engine, rng *rand.Rand,
 				}
 				if r.Narrowed() == withPred {
 					t.Fatalf("predecessors %v: Narrowed() = %v", withPred, r.Narrowed())
+				}
+				if r.rowsClippedByKernel() {
+					unclipped++
 				}
 				for _, size := range sizes {
 					if testing.Short() && size != 0 {

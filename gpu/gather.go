@@ -8,9 +8,11 @@ package gpu
 // [sources × targets] cells into a device buffer of their own, and only
 // that buffer is copied to the host: sources × targets × the distance's
 // size, never sources × n. With a cutoff and no targets the rows are
-// clipped in place and copied whole. A runner told to select the k nearest
-// (SelectNearest) runs kernels/select.cu instead of the gather, and only
-// the k (vertex, distance) cells per source travel. RunStats of a
+// clipped in place and copied whole; where the batched kernels stopped at
+// the cutoff they are clipped already and copied as they are. A runner
+// told to select the k nearest (SelectNearest) runs kernels/select.cu
+// instead of the gather, and only the k (vertex, distance) cells per
+// source travel. RunStats of a
 // narrowed runner reduces over the targets within the cutoff on the
 // device (kernels/stats.cu), and only its four words per source travel.
 //
@@ -270,10 +272,26 @@ func (r *Runner) startNarrowed(ctx context.Context, out *graph.Block) (*Pending,
 	return r.started(p, err, cycleSource)
 }
 
+// clipAfterKernelCut puts back the gather's clip over the rows of a
+// cutoff alone where the batched kernels cut at it already (kernelCuts),
+// which then changes nothing (batchedCut says why): the switch for a
+// kernel that would leave a distance past the cutoff.
+const clipAfterKernelCut = false
+
+// rowsClippedByKernel reports whether the rows of a narrowed block come
+// from the kernels clipped already, so that no gather runs over them: a
+// cutoff alone (no targets, no selection) at which the batched kernels
+// stop, with every distance they write (the source's own 0 included) at
+// most the cutoff or unreachable.
+func (r *Runner) rowsClippedByKernel() bool {
+	return !clipAfterKernelCut && r.Narrowed() && r.req.Targets == nil && r.nearestK == 0 && r.kernelCuts() && r.req.Cutoff >= 0
+}
+
 // narrowRows runs the gather (or the selection of the k nearest) over the
 // k rows of slot s, just computed, and returns where the narrowed
 // distances are: s.gathered, or s.dist itself for a cutoff alone, clipped
-// in place (on the device goroutine).
+// in place, or left as the kernels clipped them (rowsClippedByKernel) (on
+// the device goroutine).
 func (r *Runner) narrowRows(s *resultSlot, k int) (uint64, error) {
 	dv := r.e.dev
 	suffix := typeSuffix(r.distType)
@@ -282,6 +300,8 @@ func (r *Runner) narrowRows(s *resultSlot, k int) (uint64, error) {
 	switch {
 	case r.nearestK > 0:
 		err = dv.launch("select_nearest_"+suffix, k, r.selectArgs(s, k)...)
+	case r.rowsClippedByKernel():
+		return s.dist.ptr, nil
 	default:
 		if r.req.Targets == nil {
 			into = s.dist.ptr

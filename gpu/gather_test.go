@@ -367,3 +367,43 @@ func TestNarrowedRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestRowsClippedByKernel checks, without a device, when a narrowed block
+// skips the gather's clip: only for a cutoff alone that the batched
+// kernels stop at (KernelCutoff on, a cutoff below the type's infinity);
+// targets, the k nearest, other algorithms and the in-kernel cutoff
+// switched off keep the gather, and a runner with predecessors narrows
+// nothing.
+func TestRowsClippedByKernel(t *testing.T) {
+	on := defaultBatchedConfig()
+	off := defaultBatchedConfig()
+	off.KernelCutoff = false
+	batched := func(cut float64) graph.Request {
+		return graph.Request{Algorithm: Batched, Cutoff: cut, HasCutoff: true}
+	}
+	for _, tc := range []struct {
+		what    string
+		typ     graph.DistType
+		req     graph.Request
+		cfg     batchedConfig
+		nearest int
+		want    bool
+	}{
+		{"batched, cutoff alone", graph.DistInt32, batched(5), on, 0, true},
+		{"batched, cutoff 0", graph.DistFloat64, batched(0), on, 0, true},
+		{"in-kernel cutoff off", graph.DistInt32, batched(5), off, 0, false},
+		{"cutoff past the type's distances", graph.DistInt32, batched(1e12), on, 0, false},
+		{"targets", graph.DistInt32, graph.Request{Algorithm: Batched, Cutoff: 5, HasCutoff: true, Targets: []graph.VertexID{1}}, on, 0, false},
+		{"k nearest", graph.DistInt32, batched(5), on, 3, false},
+		{"no cutoff", graph.DistInt32, graph.Request{Algorithm: Batched}, on, 0, false},
+		{"dijkstra", graph.DistInt32, graph.Request{Algorithm: graph.Dijkstra, Cutoff: 5, HasCutoff: true}, on, 0, false},
+		{"negative cutoff", graph.DistInt64, batched(-1), on, 0, false},
+		{"predecessors (not narrowed)", graph.DistInt32, graph.Request{Algorithm: Batched, Cutoff: 5, HasCutoff: true, WithPredecessors: true}, on, 0, false},
+	} {
+		r := newRunner(nil, smallCSR(t, []int64{1, 2, 3, 4}, tc.typ), tc.req, tc.cfg)
+		r.nearestK = tc.nearest
+		if got := r.rowsClippedByKernel(); got != tc.want {
+			t.Errorf("%s: rowsClippedByKernel = %v, want %v", tc.what, got, tc.want)
+		}
+	}
+}
