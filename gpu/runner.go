@@ -194,8 +194,13 @@ func (r *Runner) Delta() float64 { return r.delta }
 // bytes), the result rows (distances and predecessors) twice, one set for
 // the block computing and one for the block being copied out (Start), with
 // the source id, status and stats words, and for a narrowed runner the
-// gathered or selected cells, twice too (gather.go). Host memory (the pinned stages, the caller's
-// block) is not counted.
+// gathered or selected cells, twice too (gather.go). Host memory (the
+// pinned stages, the caller's block) is not counted, nor is what the
+// runner holds whatever its blocks: the CSR and, under a cutoff in the
+// batched kernel, its arcs in rising weight (m × (4 + the distance's
+// size) bytes, arcsByWeight). Prepare allocates those before it returns,
+// so a budget read from the device's free memory after it
+// (FreeMemory) has them out already.
 func (r *Runner) BytesPerSource() int64 {
 	l := layoutOf(r.req.Algorithm, r.distType, r.req.WithPredecessors)
 	gathered, selected := r.narrowBytesPerSource()

@@ -86,7 +86,9 @@ func (g gpuEngine) DefaultBudget() int64 {
 }
 
 // DeviceBudget is 80 % of the device's free memory: the budget of runs
-// that keep their blocks on the device (the stats layout).
+// that keep their blocks on the device (the stats layout). The planner
+// reads it after Prepare, whose graph buffers (the CSR, and the arcs in
+// rising weight of a cutoff in the batched kernel) are then out of it.
 func (g gpuEngine) DeviceBudget() int64 {
 	free, err := g.FreeMemory()
 	if err != nil || free <= 0 {
