@@ -152,6 +152,7 @@ func TestMemFlagTakesUnitsAndWarnsPastPhysicalMemory(t *testing.T) {
 func TestHelpText(t *testing.T) {
 	var walk func(prefix []string, cmds []*cli.Command)
 	doubled := regexp.MustCompile(`\(default: .*\(default: `)
+	saidTwice := regexp.MustCompile(`\bdefault\b.*\(default: `)
 	walk = func(prefix []string, cmds []*cli.Command) {
 		for _, c := range cmds {
 			path := append(append([]string{}, prefix...), c.Name)
@@ -174,6 +175,12 @@ func TestHelpText(t *testing.T) {
 				}
 				if strings.Contains(line, "(default: false)") {
 					t.Errorf("%v --help: %q", path, line)
+				}
+				// A zero value printed as the default of a flag whose
+				// zero means "none" or is explained in its usage, or a
+				// default said twice in two ways.
+				if strings.HasSuffix(line, "(default: 0)") || saidTwice.MatchString(line) {
+					t.Errorf("%v --help: default said twice or as a bare zero: %q", path, line)
 				}
 			}
 		}

@@ -19,11 +19,11 @@ func queryFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "targets", Usage: "comma-separated target ids: only these columns (matrix: the sources × targets matrix in this order)"},
 		&cli.StringFlag{Name: "targets-file", Usage: "file of target ids, one per line"},
-		&cli.Float64Flag{Name: "cutoff", Usage: "distances above `D` count as unreachable; searches stop past it"},
+		&cli.Float64Flag{Name: "cutoff", Usage: "distances above `D` count as unreachable; searches stop past it (default: none)"},
 		&cli.BoolFlag{Name: "with-paths", Usage: "add a path column (the ids from source to target) to the pairs layout; above 10000 vertices only with --targets, --k-nearest or --cutoff"},
 		&cli.BoolFlag{Name: "nearest", Usage: "layout nearest: every vertex's distance to the nearest of --sources, and which (one multi-source run)"},
 		&cli.BoolFlag{Name: "reverse", Usage: "distances to the sources along incoming arcs: rows (source s, target v, d(v → s))"},
-		&cli.IntFlag{Name: "k-nearest", Usage: "per source the `K` nearest other vertices (ties by vertex order), pairs with a rank column"},
+		&cli.IntFlag{Name: "k-nearest", Usage: "per source the `K` nearest other vertices (ties by vertex order), pairs with a rank column (default: every vertex, no rank)"},
 	}
 }
 

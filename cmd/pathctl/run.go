@@ -32,7 +32,7 @@ func inputFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "unweighted", Usage: "ignore any weight column: distances count edges"},
 		&cli.BoolFlag{Name: "undirected", Usage: "treat every row as an edge in both directions (Python: directed=False)"},
 		&cli.StringFlag{Name: "vertices", Usage: "table of vertex ids (its only column, or the column vertex or id), so that vertices without edges are in the graph too (default: the ids in the edges)"},
-		&cli.IntFlag{Name: "max-vertices", Usage: "the most vertices a DIMACS problem line may declare (its vertices are allocated from the header alone; default 2^26)"},
+		&cli.IntFlag{Name: "max-vertices", Usage: "the most vertices a DIMACS problem line may declare; its vertices are allocated from the header alone (default: 2^26)"},
 		&cli.StringFlag{Name: "dist-type", Usage: "distance type int32, int64, float32 or float64 (default: the narrowest that holds every distance)"},
 	}
 }

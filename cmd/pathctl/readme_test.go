@@ -1,0 +1,53 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+// TestReadmeNamesEveryFlag: every flag that run --help and serve --help
+// list is named in README.md, by its long name or one of its aliases
+// (-o for --output), so that a flag added to either command is documented
+// with it.
+func TestReadmeNamesEveryFlag(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := func(name string) bool {
+		pattern := `--` + regexp.QuoteMeta(name) + `([^a-z0-9-]|$)`
+		if len(name) == 1 {
+			pattern = "(^|[\\s`(])-" + regexp.QuoteMeta(name) + "[\\s`]"
+		}
+		return regexp.MustCompile(pattern).Match(readme)
+	}
+	checked := 0
+	for _, c := range App(&env{ctx: context.Background(), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}).Commands {
+		if c.Name != "run" && c.Name != "serve" {
+			continue
+		}
+		for _, f := range c.Flags {
+			if v, ok := f.(cli.VisibleFlag); ok && !v.IsVisible() {
+				continue // hidden: not in --help
+			}
+			names := f.Names()
+			found := false
+			for _, n := range names {
+				found = found || named(n)
+			}
+			if !found {
+				t.Errorf("README.md does not name %s's flag --%s", c.Name, names[0])
+			}
+			checked++
+		}
+	}
+	if checked < 40 {
+		t.Errorf("checked %d flags of run and serve; the commands were not found", checked)
+	}
+}
