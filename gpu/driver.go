@@ -114,10 +114,8 @@ type driver struct {
 	cuMemGetInfo_v2              func(free, total *uint64) Result
 	cuMemcpyHtoD_v2              func(dst uint64, src unsafe.Pointer, size uint64) Result
 	cuMemcpyDtoH_v2              func(dst unsafe.Pointer, src uint64, size uint64) Result
-	cuMemcpyHtoDAsync_v2         func(dst uint64, src unsafe.Pointer, size uint64, stream uintptr) Result
 	cuMemcpyDtoHAsync_v2         func(dst unsafe.Pointer, src uint64, size uint64, stream uintptr) Result
 	cuMemsetD32_v2               func(dst uint64, value uint32, count uint64) Result
-	cuMemsetD8_v2                func(dst uint64, value uint8, count uint64) Result
 	cuMemHostAlloc               func(p *unsafe.Pointer, size uint64, flags uint32) Result
 	cuMemFreeHost                func(p unsafe.Pointer) Result
 	cuMemHostRegister_v2         func(p unsafe.Pointer, size uint64, flags uint32) Result

@@ -89,10 +89,9 @@ func TestPendingWait(t *testing.T) {
 
 // pendingBlock is a block started and not yet waited for.
 type pendingBlock struct {
-	at  int // its first row in the whole
-	b   *graph.Block
-	p   *Pending
-	err error
+	at int // its first row in the whole
+	b  *graph.Block
+	p  *Pending
 }
 
 // startAhead runs sources through r in blocks whose sizes cycle through
