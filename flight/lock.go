@@ -65,7 +65,8 @@ func lockDataDir(dir string) (*dirLock, error) {
 		return nil, fmt.Errorf("flight: data directory lock: %w", err)
 	}
 	l := &dirLock{f: f, acquired: time.Now()}
-	if err := f.Truncate(0); err == nil {
+	err = f.Truncate(0)
+	if err == nil {
 		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 	if err != nil {
