@@ -21,14 +21,6 @@ func loadDist[D graph.Number](p *D) D {
 	return *(*D)(unsafe.Pointer(&bits))
 }
 
-func storeDist[D graph.Number](p *D, v D) {
-	if unsafe.Sizeof(*p) == 4 {
-		atomic.StoreUint32((*uint32)(unsafe.Pointer(p)), *(*uint32)(unsafe.Pointer(&v)))
-		return
-	}
-	atomic.StoreUint64((*uint64)(unsafe.Pointer(p)), *(*uint64)(unsafe.Pointer(&v)))
-}
-
 func casDist[D graph.Number](p *D, old, v D) bool {
 	if unsafe.Sizeof(*p) == 4 {
 		return atomic.CompareAndSwapUint32((*uint32)(unsafe.Pointer(p)),

@@ -366,7 +366,7 @@ func TestEveryLayoutAndFormat(t *testing.T) {
 	if v, ok := rdr.Schema().Metadata().GetValue("pathctl.vertices"); !ok || v != "matrix.vertices.arrow" {
 		t.Fatalf("pathctl.vertices metadata = %q, %v", v, ok)
 	}
-	rec, err := rdr.Record(0)
+	rec, err := rdr.RecordBatch(0)
 	if err != nil {
 		t.Fatal(err)
 	}
