@@ -54,8 +54,10 @@ type HostPlan struct {
 // sources over g (in the block's row order, as the runner will compute
 // them; the caller does not change them afterwards) under the
 // configuration Prepare gives every runner (defaultBatchedConfig), and
-// returns at once. Hand the result to the engine with Engine.AdoptPlan.
-// A plan that no runner takes costs nothing but its goroutine's work.
+// returns at once. nil sources plan no block: only the graph's shape and
+// rank are measured, which every block's plan reads. Hand the result to
+// the engine with Engine.AdoptPlan. A plan that no runner takes costs
+// nothing but its goroutine's work.
 func PlanAhead(g *graph.CSR, sources []graph.VertexID) *HostPlan {
 	return planAhead(g, sources, defaultBatchedConfig())
 }
@@ -77,6 +79,11 @@ func (p *HostPlan) make() {
 		p.took = time.Since(began)
 		close(p.finished)
 	}()
+	if p.sources == nil {
+		p.graph.Shape() // and the rank, measured together
+		close(p.started)
+		return
+	}
 	if p.err = p.config.Check(); p.err == nil {
 		p.block, p.finish, p.err = p.graph.StartWithin(p.sources, p.config.Config, math.Inf(1))
 	}
@@ -107,7 +114,8 @@ func (p *HostPlan) Took() time.Duration {
 }
 
 // Used reports whether a runner's block took the plan (rather than
-// planning its own: other sources, another configuration, a cutoff).
+// planning its own: other sources, another configuration, a cutoff); for
+// a plan of no block, whether a runner took the graph it measured.
 func (p *HostPlan) Used() bool {
 	if p == nil {
 		return false
@@ -156,6 +164,11 @@ func (r *Runner) adoptAhead(p *HostPlan) {
 		return
 	}
 	r.planGraph, r.ahead = p.graph, p
+	if p.sources == nil {
+		p.mu.Lock()
+		p.used = true
+		p.mu.Unlock()
+	}
 }
 
 // startPlan is the plan of the block of sources (relabelled) under the
@@ -166,7 +179,7 @@ func (r *Runner) adoptAhead(p *HostPlan) {
 func (r *Runner) startPlan(sources []int32, cut float64) (bp *plan.Block, finish func(), packed *plan.Packed, err error) {
 	if p := r.ahead; p != nil {
 		r.ahead = nil
-		if r.relabel.perm == nil && math.IsInf(cut, 1) && slices.Equal(p.sources, sources) &&
+		if p.sources != nil && r.relabel.perm == nil && math.IsInf(cut, 1) && slices.Equal(p.sources, sources) &&
 			reflect.DeepEqual(p.config.Config, r.batched.Config) {
 			return p.take()
 		}

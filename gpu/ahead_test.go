@@ -128,6 +128,29 @@ func TestPlanAheadNotTaken(t *testing.T) {
 	}
 }
 
+// TestPlanAheadMeasureOnly checks a plan of no block: the runner takes
+// the graph it measured, and plans its blocks itself.
+func TestPlanAheadMeasureOnly(t *testing.T) {
+	g := aheadGraph(t, 10, 9)
+	all := allVertices(g.NumVertices)
+	p := planAhead(g, nil, defaultBatchedConfig())
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	r := newRunner(nil, g, graph.Request{Algorithm: Batched}, defaultBatchedConfig())
+	r.adoptAhead(p)
+	if r.planGraph != p.graph || !p.Used() {
+		t.Fatalf("the runner did not take the graph measured ahead (used %v)", p.Used())
+	}
+	bp, finish, packed, err := r.startPlan(all, math.Inf(1))
+	if err != nil || bp == nil || packed != nil {
+		t.Fatalf("own plan: block %v, packed %v, err %v", bp != nil, packed != nil, err)
+	}
+	if finish != nil {
+		finish()
+	}
+}
+
 // TestPlanAheadError checks that a plan made ahead that failed (here an
 // invalid configuration) gives its error to the block that takes it.
 func TestPlanAheadError(t *testing.T) {
