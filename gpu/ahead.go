@@ -200,8 +200,9 @@ func (p *HostPlan) take() (*plan.Block, func(), *plan.Packed, error) {
 			return nil, nil, nil, fmt.Errorf("planned ahead: %w", p.err)
 		}
 		return p.block, nil, p.packed, nil
-	case <-p.started:
+	default: // (a select over both would pick either once both are closed)
 	}
+	<-p.started
 	if p.err != nil {
 		return nil, nil, nil, fmt.Errorf("planned ahead: %w", p.err)
 	}
