@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/gpu"
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/internal/testgraphs"
 )
@@ -92,5 +93,76 @@ func TestPlanBesideTheOpening(t *testing.T) {
 	}
 	if !opening.failed() {
 		t.Error("an opening that returned an error does not say it failed")
+	}
+}
+
+// TestPlanBesideTheOpeningOnGPU loads graphs beside a real opening (held
+// back a little, so that the CSR and the plan are made before it ends),
+// with the plan made beside it and without (PATHCTL_PLAN_AHEAD=off), and
+// runs auto on every vertex: the run takes the plan, and its results are
+// the CPU engine's (pairs of a graph of one block) and the same with and
+// without the plan (stats of a larger graph, whose float sums the device
+// adds in its own order).
+func TestPlanBesideTheOpeningOnGPU(t *testing.T) {
+	if st := GPUStatus(); !st.Available {
+		t.Skip("no GPU: " + st.Reason)
+	}
+	rng := rand.New(rand.NewPCG(23, 24))
+	small := randomTable(rng, 3*minGPUSources, 12*minGPUSources, testgraphs.Int)
+	large := randomTable(rng, 3000, 24000, testgraphs.Int)
+	cpuGraph, err := LoadGraph(small, LoadOptions{Undirected: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantPairs, err := collectText(t, cpuGraph, Options{Engine: "cpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	statsOf := map[string]string{}
+	for _, env := range []string{"", "off"} {
+		t.Setenv("PATHCTL_PLAN_AHEAD", env)
+		for _, c := range []struct {
+			name   string
+			tbl    *arrowio.EdgeTable
+			layout arrowio.Layout
+		}{{"pairs", small, arrowio.LayoutPairs}, {"stats", large, arrowio.LayoutStats}} {
+			name := c.name + ", PATHCTL_PLAN_AHEAD=" + env
+			opening := OpenDeviceWith(func() (*gpu.Engine, error) {
+				time.Sleep(150 * time.Millisecond)
+				return newGPU()
+			})
+			g, err := LoadGraph(c.tbl, LoadOptions{Undirected: true, Engine: "auto", Device: opening})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := collectText(t, g, Options{Engine: "auto", Layout: c.layout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			times := g.Times()
+			if err := g.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := opening.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if !times.BesideOpen {
+				t.Fatalf("%s: the CSR was not built beside the opening: %+v", name, times)
+			}
+			if on := env == ""; times.PlanAheadUsed != on || (times.PlanAhead > 0) != on {
+				t.Errorf("%s: plan made beside the opening %s, taken %v; want made and taken %v", name, times.PlanAhead, times.PlanAheadUsed, on)
+			}
+			switch c.layout {
+			case arrowio.LayoutPairs:
+				if got != wantPairs {
+					t.Errorf("%s: the GPU's pairs differ from the CPU engine's", name)
+				}
+			default:
+				if prev, ok := statsOf[c.name]; ok && prev != got {
+					t.Errorf("%s: the stats differ from those planned the other way", name)
+				}
+				statsOf[c.name] = got
+			}
+		}
 	}
 }
