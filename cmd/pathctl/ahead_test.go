@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pathctl/pathctl/pipeline"
 )
 
 // TestInterruptWhileOpening interrupts an auto run of every source while
@@ -59,5 +61,39 @@ func TestInterruptWhileOpening(t *testing.T) {
 				t.Error("an output was left behind")
 			}
 		})
+	}
+}
+
+// TestWallTimeLineSaysThePlan checks the --verbose split where the GPU
+// kernel's plan was made beside the opening: the line says how long it
+// took and whether the run took it, inside the CSR's parenthesis (its time
+// lies in the wait, so the stages still add up), and parses as every
+// other wall-time line.
+func TestWallTimeLineSaysThePlan(t *testing.T) {
+	for _, used := range []bool{true, false} {
+		var b strings.Builder
+		wt := wallTimes{
+			wall: 430 * time.Millisecond, startUp: 2 * time.Millisecond, read: 66 * time.Millisecond,
+			load: 160 * time.Millisecond, run: 200 * time.Millisecond, closeOutput: time.Millisecond, leftToExit: true,
+			openedAtStart: true,
+			graph: pipeline.LoadTimes{Build: 20 * time.Millisecond, DeviceOpen: 227 * time.Millisecond, DeviceWait: 159 * time.Millisecond,
+				Early: true, BesideOpen: true, PlanAhead: 35 * time.Millisecond, PlanAheadUsed: used},
+		}
+		printWallTime(&b, wt)
+		line := b.String()
+		m := wallLine.FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("used %v: the line does not parse: %q", used, line)
+		}
+		want := "; then the GPU kernel's plan 35ms, beside the opening too, taken by the run)"
+		if !used {
+			want = "; then the GPU kernel's plan 35ms, beside the opening too, not taken: the run planned its own)"
+		}
+		if !strings.Contains(line, want) {
+			t.Errorf("used %v: %q does not say %q", used, line, want)
+		}
+		if m[7] != "1ms" || m[12] != "1ms" || m[13] != "1ms" {
+			t.Errorf("used %v: building %s, closing the output %s, other %s; want 1ms each: %q", used, m[7], m[12], m[13], line)
+		}
 	}
 }
