@@ -127,7 +127,11 @@ func (p *HostPlan) Used() bool {
 
 // Wait waits until the plan is made and returns its error, if any: an
 // invalid configuration (PATHCTL_BATCHED) or a source outside the graph.
+// The nil plan returns nil at once.
 func (p *HostPlan) Wait() error {
+	if p == nil {
+		return nil
+	}
 	<-p.finished
 	return p.err
 }
