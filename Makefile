@@ -37,7 +37,7 @@ test-go: build
 
 # The race detector needs cgo; it runs on the packages with concurrency.
 test-race:
-	CGO_ENABLED=1 $(GO) test -count=1 -race -short ./cpu/... ./pipeline/... ./arrowio/... ./flight/... ./gpu/internal/plan/...
+	CGO_ENABLED=1 $(GO) test -count=1 -race -short ./cpu/... ./graph/... ./pipeline/... ./arrowio/... ./flight/... ./gpu/internal/plan/...
 
 FUZZ_TARGETS := arrowio:FuzzReadCSV arrowio:FuzzReadIPC arrowio:FuzzIPCMessageBytes arrowio:FuzzReadParquet arrowio:FuzzReadDIMACS graph:FuzzBuild flight:FuzzParseQuery flight:FuzzParseUploadOptions flight:FuzzValidateName
 fuzz:

@@ -120,7 +120,8 @@ func (c batchedConfig) Check() error {
 
 // launchBatched runs the batched kernel for the k sources in r.sources:
 // plan the kernel's sources (plan.Graph.Start under r.batched: leaves and
-// minimums left out, phases split, groups clustered), fill the working distances with infinity and clear the
+// minimums left out, phases split, groups clustered; or take the plan
+// made ahead, ahead.go), fill the working distances with infinity and clear the
 // masks, seed the sources, launch rounds back to back until one changes
 // nothing, transpose into the rows of r.dist, and derive the rows of the
 // leaves. Launches are asynchronous; the device time of the whole sequence
@@ -135,7 +136,7 @@ func launchBatched(r *Runner, k int) (err error) {
 		return fmt.Errorf("gpu: batched: relabelling: %w", err)
 	}
 	began := time.Now()
-	bp, finish, err := r.planGraph.StartWithin(r.relabelledSources(), r.batched.Config, r.kernelCutoff())
+	bp, finish, packed, err := r.startPlan(r.relabelledSources(), r.kernelCutoff())
 	if err != nil {
 		return fmt.Errorf("gpu: batched: %w", err)
 	}
@@ -217,6 +218,8 @@ func launchBatched(r *Runner, k int) (err error) {
 	}
 	switch {
 	case bp.Rows == nil:
+	case packed != nil: // planned ahead (ahead.go), complete
+		err = upload(*packed)
 	case finish == nil:
 		err = upload(bp.Pack(0, len(run.phases), true))
 	default:

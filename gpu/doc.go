@@ -17,7 +17,8 @@
 // sources (design.md, "Algorithms"); Batched, the kernel auto picks for
 // non-negative weights, relaxes each arc for 32 sources at once instead
 // (batched.go; package gpu/internal/plan plans each block of it on the
-// host, without a GPU). The kernels' design is in the header comment of each
+// host, without a GPU, and PlanAhead makes that plan before the engine is
+// open, ahead.go). The kernels' design is in the header comment of each
 // kernels/*.cu file. Rebuild the kernel image with kernels/build.sh after
 // changing a kernel source; a test fails when the image's recorded source
 // hash (kernels/kernels.sha256) no longer matches the sources. build.sh also

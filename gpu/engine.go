@@ -31,7 +31,10 @@ type Engine struct {
 	resident map[*graph.CSR]*deviceCSR
 	// kept holds the device copies KeepCSR and BuildKeptCSR keep, lent to
 	// every Prepare of their CSR until DropCSR (kept.go).
-	kept   map[*graph.CSR]*keptCSR
+	kept map[*graph.CSR]*keptCSR
+	// ahead holds the batched kernel's plans made before the engine
+	// opened (AdoptPlan), until a Prepare of their CSR takes them.
+	ahead  map[*graph.CSR]*HostPlan
 	closed bool
 
 	// graphUploads counts the Prepares that copied their CSR from the host.
@@ -135,7 +138,7 @@ func (e *Engine) Close() error {
 	resident := e.resident
 	e.resident = nil
 	kept := e.kept
-	e.kept = nil
+	e.kept, e.ahead = nil, nil
 	e.mu.Unlock()
 	var errs []error
 	for _, r := range runners {
@@ -209,6 +212,9 @@ func (e *Engine) prepare(ctx context.Context, g *graph.CSR, req graph.Request, b
 	r.adopt = e.takeResident(g)
 	if r.adopt == nil {
 		r.lent = e.borrowKept(g)
+	}
+	if req.Algorithm == Batched && r.lent == nil {
+		r.adoptAhead(e.takeAhead(g))
 	}
 	uploads := r.adopt == nil && r.lent == nil
 	if err := e.dev.do(r.upload); err != nil {

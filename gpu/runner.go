@@ -74,6 +74,9 @@ type Runner struct {
 	// and breadth-first rank), measured on the first batched block.
 	batched   batchedConfig
 	planGraph *plan.Graph
+	// ahead is the plan made before the engine opened (ahead.go), for
+	// the first batched block it matches; nil once taken or dropped.
+	ahead *HostPlan
 	// byWeight are the arcs the batched kernel's cutoff rounds walk
 	// (batched.go).
 	byWeight arcsByWeight

@@ -171,7 +171,9 @@ func CheckDistType(e *Edges, t DistType) error {
 // Build turns an edge list into a CSR: counting sort by source, rows sorted by
 // target, self-loops dropped, parallel edges reduced to the smallest weight.
 // Float weights must be finite (readers reject NaN and infinities); Build
-// returns an error naming the row otherwise. It runs in O(n + m log d).
+// returns an error naming the row otherwise. It runs in O(n + m log d),
+// on every core from parallelMinRows rows (build_parallel.go: the same CSR
+// as on one).
 func Build(e *Edges, opt BuildOptions) (*CSR, error) {
 	n := e.NumVertices
 	if n < 0 || n > MaxVertices {
@@ -208,15 +210,16 @@ func Build(e *Edges, opt BuildOptions) (*CSR, error) {
 		}
 	}
 	g := &CSR{NumVertices: n, Type: t, Weighted: e.Weighted(), Undirected: opt.Undirected}
+	workers := buildWorkers(n, m)
 	switch t {
 	case DistInt32:
-		buildTyped[int32](g, e, opt.Undirected)
+		buildWith[int32](g, e, opt.Undirected, workers)
 	case DistInt64:
-		buildTyped[int64](g, e, opt.Undirected)
+		buildWith[int64](g, e, opt.Undirected, workers)
 	case DistFloat32:
-		buildTyped[float32](g, e, opt.Undirected)
+		buildWith[float32](g, e, opt.Undirected, workers)
 	case DistFloat64:
-		buildTyped[float64](g, e, opt.Undirected)
+		buildWith[float64](g, e, opt.Undirected, workers)
 	default:
 		return nil, fmt.Errorf("graph: invalid distance type %v", t)
 	}
@@ -233,6 +236,17 @@ func weightAt[D Number](e *Edges, i int) D {
 		return D(e.Float64Weights[i])
 	}
 	return 1
+}
+
+// buildWith builds g's arcs from e with workers workers: buildTyped on
+// one, buildTypedParallel (build_parallel.go) on more; both give the same
+// CSR.
+func buildWith[D Number](g *CSR, e *Edges, undirected bool, workers int) {
+	if workers > 1 {
+		buildTypedParallel[D](g, e, undirected, workers)
+		return
+	}
+	buildTyped[D](g, e, undirected)
 }
 
 func buildTyped[D Number](g *CSR, e *Edges, undirected bool) {

@@ -51,6 +51,11 @@ type LoadOptions struct {
 	// Devices are the GPUs the runs will use (Options.Devices): a CSR
 	// built on the GPU is built on the first of them. nil: device 0.
 	Devices []int
+	// Algorithm is what the runs will compute (Options.Algorithm; "" is
+	// auto). Where it is auto and Sources every vertex, a CSR built
+	// beside an early opening has the GPU kernel's plan of every source
+	// made beside it too (planBesideOpening).
+	Algorithm Algorithm
 }
 
 // LoadTimes is where LoadGraph's time went, for --verbose.
@@ -70,6 +75,13 @@ type LoadTimes struct {
 	// waited for an early opening (buildBesideOpening): Build lies inside
 	// DeviceWait.
 	BesideOpen bool
+	// PlanAhead is how long the GPU kernel's plan made after that build,
+	// still beside the opening (planBesideOpening), took; 0 where none was
+	// made, or it is not yet made. PlanAheadUsed says that the run took
+	// it (else the run planned its own: another block, algorithm or
+	// cutoff).
+	PlanAhead     time.Duration
+	PlanAheadUsed bool
 }
 
 // Graph is an edge table with its CSR, ready to run. Close it when done: a
@@ -92,6 +104,9 @@ type Graph struct {
 	// gpuErr is why LoadGraph found no usable GPU, so that Run says so
 	// without trying again.
 	gpuErr error
+	// ahead is the GPU kernel's plan made beside the opening, handed to
+	// device (planBesideOpening); nil where none was.
+	ahead *gpu.HostPlan
 }
 
 // LoadGraph builds the CSR of t, on the CPU or the GPU as opt.Engine says,
@@ -128,7 +143,7 @@ func LoadGraph(t *arrowio.EdgeTable, opt LoadOptions) (*Graph, error) {
 		}
 		// While an early opening is still under way, the CSR is built on
 		// the CPU beside it (opening.go).
-		beside := g.startBuildBesideOpening(opt.Device, bopt)
+		beside := g.startBuildBesideOpening(opt.Device, bopt, plansAhead(opt))
 		e, err := g.openDevice(opt.Device, firstDevice(opt.Devices))
 		if err != nil {
 			if opt.Engine == "gpu" {
@@ -193,8 +208,13 @@ func (g *Graph) openDevice(early *DeviceOpening, ordinal int) (*gpu.Engine, erro
 	return e, err
 }
 
-// Times says where LoadGraph's time went.
-func (g *Graph) Times() LoadTimes { return g.times }
+// Times says where LoadGraph's time went, and how the plan made beside
+// the opening went, as far as it went when called.
+func (g *Graph) Times() LoadTimes {
+	t := g.times
+	t.PlanAhead, t.PlanAheadUsed = g.ahead.Took(), g.ahead.Used()
+	return t
+}
 
 // buildOnGPU builds the CSR with e, which keeps its device copy for the
 // first Prepare, and keeps e in g for Run. Where the device fails on edges

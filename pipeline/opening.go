@@ -3,6 +3,7 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -227,17 +228,50 @@ const buildBesideOpening = true
 // MB).
 const maxRowsBesideOpening = 8 << 20
 
-// besideBuild is a CSR built on the CPU beside the opening.
+// besideBuild is a CSR built on the CPU beside the opening, with the GPU
+// kernel's plan begun after it (planBesideOpening), or nil.
 type besideBuild struct {
-	csr  *graph.CSR
-	took time.Duration
-	err  error
+	csr   *graph.CSR
+	took  time.Duration
+	err   error
+	ahead *gpu.HostPlan
+}
+
+// planBesideOpening says whether the plan of the batched kernel's block of
+// every source (gpu.PlanAhead: the graph's shape and breadth-first rank,
+// the leaves and minimums derived after the kernel, the phases, the
+// groups' order, the seeds) is made on the CPU once the CSR built beside
+// the opening is done, while the device is still opening: the run then
+// takes it instead of planning on its path (20-35 ms for R-MAT 16 on an
+// H100, BENCHMARKS.md). Only where the runs are auto over every vertex,
+// and the graph has no negative weight (auto then runs the batched
+// kernel); a run whose first device block is not every vertex, or that
+// stops at a cutoff, plans its own and keeps only the graph's shape and
+// rank. The environment variable PATHCTL_PLAN_AHEAD=off (or 0) turns it
+// off, so that one build compares both.
+func planBesideOpening() bool {
+	switch os.Getenv("PATHCTL_PLAN_AHEAD") {
+	case "0", "off", "false", "no":
+		return false
+	}
+	return true
+}
+
+// plansAhead reports whether a graph loaded with opt gets the plan made
+// beside the opening (planBesideOpening), as far as opt says: auto runs
+// of every vertex.
+func plansAhead(opt LoadOptions) bool {
+	return opt.Sources == 0 && (opt.Algorithm == "" || opt.Algorithm == graph.Auto) && planBesideOpening()
 }
 
 // startBuildBesideOpening starts building g's CSR on the CPU where early is
 // still opening (buildBesideOpening), and returns where the build will be
-// delivered; nil where it starts none.
-func (g *Graph) startBuildBesideOpening(early *DeviceOpening, bopt graph.BuildOptions) <-chan besideBuild {
+// delivered; nil where it starts none. With plan, the GPU kernel's plan of
+// every vertex (of the graph's shape and rank alone, past
+// maxVerticesPlannedAhead) begins once the CSR is built, on a graph
+// without negative weights while the opening has not failed
+// (planBesideOpening), and comes with it.
+func (g *Graph) startBuildBesideOpening(early *DeviceOpening, bopt graph.BuildOptions, plan bool) <-chan besideBuild {
 	if !buildBesideOpening || len(g.Table.Edges.Src) > maxRowsBesideOpening || !early.pending() {
 		return nil
 	}
@@ -245,9 +279,36 @@ func (g *Graph) startBuildBesideOpening(early *DeviceOpening, bopt graph.BuildOp
 	go func() {
 		start := time.Now()
 		csr, err := graph.Build(&g.Table.Edges, bopt)
-		out <- besideBuild{csr, time.Since(start), err}
+		b := besideBuild{csr: csr, took: time.Since(start), err: err}
+		if err == nil && plan && !csr.HasNegative() && csr.NumVertices >= minGPUSources && !early.failed() {
+			var sources []graph.VertexID // the graph's shape and rank alone
+			if csr.NumVertices <= maxVerticesPlannedAhead {
+				sources = everyVertex(csr.NumVertices)
+			}
+			b.ahead = gpu.PlanAhead(csr, sources)
+		}
+		out <- b
 	}()
 	return out
+}
+
+// maxVerticesPlannedAhead bounds the graphs whose block of every source is
+// planned beside the opening: the stats layout holds 12 bytes per source
+// and vertex on the device (two result rows and the working distances, of
+// int32), so that every source of 65,536 vertices takes 51 GB, 80 % of an
+// H100's free memory, the budget of a run. Beyond it the first device
+// block holds fewer sources, which the plan of every source would not
+// match: only the graph's shape and rank are measured ahead.
+const maxVerticesPlannedAhead = 1 << 16
+
+// everyVertex is the sources 0 .. n-1, in order: the block of a run of
+// every vertex that fits the device whole.
+func everyVertex(n int) []graph.VertexID {
+	s := make([]graph.VertexID, n)
+	for i := range s {
+		s[i] = graph.VertexID(i)
+	}
+	return s
 }
 
 // finishBuildBesideOpening takes the CSR built beside the opening, if any
@@ -276,7 +337,23 @@ func (g *Graph) finishBuildBesideOpening(beside <-chan besideBuild, e *gpu.Engin
 	}
 	g.CSR, g.builtOn, g.buildTime, g.device = b.csr, "cpu", b.took, e
 	g.times.BesideOpen = true
+	if e != nil && b.ahead != nil {
+		e.AdoptPlan(b.ahead)
+		g.ahead = b.ahead
+	}
 	return true, nil
+}
+
+// failed reports whether the opening ended without an engine (no GPU
+// here): a plan for the GPU is then not worth making. false while it is
+// under way.
+func (o *DeviceOpening) failed() bool {
+	select {
+	case <-o.done:
+		return o.err != nil
+	default:
+		return false
+	}
 }
 
 // Started reports whether an opening was started (a non-nil opening).

@@ -478,7 +478,8 @@ func execute(e *env, c *cli.Context, sources []string) error {
 		started = time.Now()
 	}
 	var stages loadStages
-	g, err := readGraphTimed(e, c, pipeline.LoadOptions{Engine: opt.Engine, Sources: len(sources), Log: opt.Log, Notice: opt.Notice, Devices: opt.Devices}, &stages)
+	g, err := readGraphTimed(e, c, pipeline.LoadOptions{Engine: opt.Engine, Sources: len(sources), Log: opt.Log, Notice: opt.Notice, Devices: opt.Devices,
+		Algorithm: opt.Algorithm}, &stages)
 	if err != nil {
 		return err
 	}
@@ -626,6 +627,15 @@ func printWallTime(log io.Writer, t wallTimes) {
 	csr := ms(t.graph.Build)
 	if t.graph.BesideOpen {
 		csr += ", on the CPU while waiting for the device"
+		// The kernel's plan made after it, still in the wait: its time
+		// lies inside the wait (or, where the device opened first, inside
+		// the run's wait for it).
+		switch {
+		case t.graph.PlanAheadUsed:
+			csr += fmt.Sprintf("; then the GPU kernel's plan %s, beside the opening too, taken by the run", ms(t.graph.PlanAhead))
+		case t.graph.PlanAhead > 0:
+			csr += fmt.Sprintf("; then the GPU kernel's plan %s, beside the opening too, not taken: the run planned its own", ms(t.graph.PlanAhead))
+		}
 	}
 	closing := "closing the device"
 	if t.leftToExit {

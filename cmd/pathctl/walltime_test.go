@@ -15,7 +15,7 @@ import (
 
 // wallLine is --verbose's split of the wall time; its stages are
 // durations as time.Duration prints them, rounded to milliseconds.
-var wallLine = regexp.MustCompile(`(?m)^pathctl: wall time (\S+) = start-up (\S+) \+ reading (\S+)(?: \+ waiting for the device (\S+) \(opening it took (\S+)(, (?:begun at start-up|beside the read); device open overlapped: \S+ hidden)?(?:; driver \S+, context \S+, kernels \S+, rest \S+)?\))? \+ building the graph (\S+) \(the CSR ([^,)\s]+)(, on the CPU while waiting for the device)?\) \+ running (\S+) \(computing and writing the rows\) \+ (?:closing the device|leaving the device to the exit) (\S+) \+ closing the output (\S+) \+ other (\S+)$`)
+var wallLine = regexp.MustCompile(`(?m)^pathctl: wall time (\S+) = start-up (\S+) \+ reading (\S+)(?: \+ waiting for the device (\S+) \(opening it took (\S+)(, (?:begun at start-up|beside the read); device open overlapped: \S+ hidden)?(?:; driver \S+, context \S+, kernels \S+, rest \S+)?\))? \+ building the graph (\S+) \(the CSR ([^,)\s]+)(, on the CPU while waiting for the device(?:; then the GPU kernel's plan \S+, beside the opening too, (?:taken by the run|not taken: the run planned its own))?)?\) \+ running (\S+) \(computing and writing the rows\) \+ (?:closing the device|leaving the device to the exit) (\S+) \+ closing the output (\S+) \+ other (\S+)$`)
 
 // TestVerboseSplitsTheWallTime runs a graph read from standard input (its
 // size unknown, so that auto opens the device beside the read) and from a

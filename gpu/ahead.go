@@ -1,0 +1,217 @@
+package gpu
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/pathctl/pathctl/gpu/internal/plan"
+	"github.com/pathctl/pathctl/graph"
+)
+
+// The batched kernel's host plan, made before the engine is open.
+//
+// The plan of a block (gpu/internal/plan: the graph's shape and
+// breadth-first rank, the leaves and minimums left out of the kernel, the
+// phases, the groups' order, the later phases' seeds) reads nothing but
+// the CSR and the block's sources. A process that opens the device beside
+// its read (package pipeline) holds the CSR about 130 ms before the
+// device is ready on an H100 (BENCHMARKS.md, "Issue 18: throughput, float
+// weights, the small run"), while the plan of R-MAT 16's one block of
+// every source costs 20-35 ms on the path once it is. PlanAhead makes it
+// in that wait; Engine.AdoptPlan hands it to the next Prepare of its CSR,
+// whose first batched block takes it where it is the plan that block
+// would make (the same sources, configuration and cutoff; no
+// relabelling), and makes its own otherwise. The graph's shape and rank
+// are taken whatever the block.
+
+// HostPlan is a plan of the batched kernel for one block of sources over
+// one CSR, made by PlanAhead in a goroutine of its own. Its methods may be
+// called from any goroutine.
+type HostPlan struct {
+	csr     *graph.CSR
+	graph   *plan.Graph
+	sources []int32
+	config  batchedConfig
+
+	// started is closed once Start returned (block, finish and err set),
+	// finished once the block is complete and packed (packed, took set).
+	started, finished chan struct{}
+	block             *plan.Block
+	finish            func()
+	err               error
+	packed            *plan.Packed
+	took              time.Duration
+
+	mu   sync.Mutex
+	used bool // taken by a runner's block
+}
+
+// PlanAhead starts planning, on the host, the batched kernel's block of
+// sources over g (in the block's row order, as the runner will compute
+// them; the caller does not change them afterwards) under the
+// configuration Prepare gives every runner (defaultBatchedConfig), and
+// returns at once. nil sources plan no block: only the graph's shape and
+// rank are measured, which every block's plan reads. Hand the result to
+// the engine with Engine.AdoptPlan. A plan that no runner takes costs
+// nothing but its goroutine's work.
+func PlanAhead(g *graph.CSR, sources []graph.VertexID) *HostPlan {
+	return planAhead(g, sources, defaultBatchedConfig())
+}
+
+// planAhead is PlanAhead under cfg (tests pass others).
+func planAhead(g *graph.CSR, sources []graph.VertexID, cfg batchedConfig) *HostPlan {
+	p := &HostPlan{csr: g, graph: plan.NewGraph(g), sources: sources, config: cfg,
+		started: make(chan struct{}), finished: make(chan struct{})}
+	go p.make()
+	return p
+}
+
+// make plans the block: Start, then its finish, then the packed words
+// the runner uploads (plan.Block.Pack), as launchBatched would, without a
+// cutoff.
+func (p *HostPlan) make() {
+	began := time.Now()
+	defer func() {
+		p.took = time.Since(began)
+		close(p.finished)
+	}()
+	if p.sources == nil {
+		p.graph.Shape() // and the rank, measured together
+		close(p.started)
+		return
+	}
+	if p.err = p.config.Check(); p.err == nil {
+		p.block, p.finish, p.err = p.graph.StartWithin(p.sources, p.config.Config, math.Inf(1))
+	}
+	close(p.started)
+	if p.err != nil {
+		return
+	}
+	if p.finish != nil {
+		p.finish()
+	}
+	if p.block.Rows != nil {
+		packed := p.block.Pack(0, p.block.NumPhases(), true)
+		p.packed = &packed
+	}
+}
+
+// Took is how long the plan took, once made; 0 before.
+func (p *HostPlan) Took() time.Duration {
+	if p == nil {
+		return 0
+	}
+	select {
+	case <-p.finished:
+		return p.took
+	default:
+		return 0
+	}
+}
+
+// Used reports whether a runner's block took the plan (rather than
+// planning its own: other sources, another configuration, a cutoff); for
+// a plan of no block, whether a runner took the graph it measured.
+func (p *HostPlan) Used() bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.used
+}
+
+// Wait waits until the plan is made and returns its error, if any: an
+// invalid configuration (PATHCTL_BATCHED) or a source outside the graph.
+// The nil plan returns nil at once.
+func (p *HostPlan) Wait() error {
+	if p == nil {
+		return nil
+	}
+	<-p.finished
+	return p.err
+}
+
+// AdoptPlan hands p to the next Prepare of p's CSR on e (see PlanAhead).
+// A plan for another CSR than the one Prepare gets is never taken; a
+// second plan for one CSR replaces the first. nil does nothing.
+func (e *Engine) AdoptPlan(p *HostPlan) {
+	if p == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ahead == nil {
+		e.ahead = map[*graph.CSR]*HostPlan{}
+	}
+	e.ahead[p.csr] = p
+}
+
+// takeAhead hands over the plan made ahead for g, if any, and forgets it.
+func (e *Engine) takeAhead(g *graph.CSR) *HostPlan {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p := e.ahead[g]
+	delete(e.ahead, g)
+	return p
+}
+
+// adoptAhead gives r the plan made ahead for its CSR: its plan graph (the
+// shape and rank, measured or being measured) at once, its block for
+// r's first batched block that matches it (startPlan).
+func (r *Runner) adoptAhead(p *HostPlan) {
+	if p == nil || p.csr != r.g {
+		return
+	}
+	r.planGraph, r.ahead = p.graph, p
+	if p.sources == nil {
+		p.mu.Lock()
+		p.used = true
+		p.mu.Unlock()
+	}
+}
+
+// startPlan is the plan of the block of sources (relabelled) under the
+// runner's configuration and cut (plan.Graph.StartWithin): the one made
+// ahead where it is that plan, else its own. packed, when not nil, is the
+// whole plan packed for upload (finish is then nil). A plan made ahead is
+// taken once; a block it does not match drops it.
+func (r *Runner) startPlan(sources []int32, cut float64) (bp *plan.Block, finish func(), packed *plan.Packed, err error) {
+	if p := r.ahead; p != nil {
+		r.ahead = nil
+		if p.sources != nil && r.relabel.perm == nil && math.IsInf(cut, 1) && slices.Equal(p.sources, sources) &&
+			reflect.DeepEqual(p.config.Config, r.batched.Config) {
+			return p.take()
+		}
+	}
+	bp, finish, err = r.planGraph.StartWithin(sources, r.batched.Config, cut)
+	return bp, finish, nil, err
+}
+
+// take hands the plan to the runner's block: complete and packed where it
+// is made, else as Start left it, with a finish that waits for the rest.
+func (p *HostPlan) take() (*plan.Block, func(), *plan.Packed, error) {
+	p.mu.Lock()
+	p.used = true
+	p.mu.Unlock()
+	select {
+	case <-p.finished:
+		if p.err != nil {
+			return nil, nil, nil, fmt.Errorf("planned ahead: %w", p.err)
+		}
+		return p.block, nil, p.packed, nil
+	default: // (a select over both would pick either once both are closed)
+	}
+	<-p.started
+	if p.err != nil {
+		return nil, nil, nil, fmt.Errorf("planned ahead: %w", p.err)
+	}
+	if p.finish == nil {
+		return p.block, nil, nil, nil
+	}
+	return p.block, func() { <-p.finished }, nil, nil
+}

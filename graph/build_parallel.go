@@ -1,0 +1,213 @@
+package graph
+
+import (
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// Building a CSR on every core: the same three steps as buildTyped, each
+// split among workers, and the same CSR, arc for arc.
+//
+//  1. Each worker counts the out-degrees of its own slice of rows into a
+//     histogram of its own; a scan over vertices then gives every worker,
+//     for every vertex, where its arcs start, after the arcs of the
+//     workers before it. No atomics, and the arcs of a row land in the
+//     order of the input rows, as the serial scatter puts them.
+//  2. Each worker scatters its slice of rows to those places.
+//  3. The workers take chunks of vertices in turn and sort and dedupe
+//     their rows in place (the first arc of each target in (target,
+//     weight) order, as buildTyped keeps it), noting each row's kept
+//     length and the smallest and largest weight kept; a scan gives the
+//     offsets, and the rows move down over the dropped arcs.
+//
+// The histograms cost workers × (n+1) offsets, so workers is bounded by
+// the arcs per vertex (parallelWorkers): the histograms are never larger
+// than the arcs themselves.
+
+// parallelMinRows is the fewest rows Build splits among workers: below
+// it, starting them costs more than it saves. Not measured: a build of
+// 64Ki rows takes about a millisecond on one core.
+const parallelMinRows = 1 << 16
+
+// parallelMaxWorkers bounds the workers of one build (the histograms grow
+// with them; past 16 the scans over vertices, which stay serial, weigh
+// more than the split work). Not measured beyond 16 cores.
+const parallelMaxWorkers = 16
+
+// parallelRowChunk is the vertices a worker of step 3 takes at a time: big
+// enough that taking them costs nothing, small enough that the heavy rows
+// of a skewed graph spread over the workers.
+const parallelRowChunk = 256
+
+// parallelWorkers is how many workers build a CSR of m rows over n
+// vertices with procs cores: 1 below parallelMinRows rows, else at most
+// procs, parallelMaxWorkers and the rows per vertex (so that the workers'
+// histograms hold no more entries than there are rows).
+func parallelWorkers(n, m, procs int) int {
+	if m < parallelMinRows || procs < 2 {
+		return 1
+	}
+	w := min(procs, parallelMaxWorkers)
+	if n > 0 {
+		w = min(w, max(1, m/n))
+	}
+	return w
+}
+
+// buildTypedParallel is buildTyped split among workers (at least 2).
+func buildTypedParallel[D Number](g *CSR, e *Edges, undirected bool, workers int) {
+	n, m := g.NumVertices, len(e.Src)
+	span := (m + workers - 1) / workers
+	rowsOf := func(w int) (int, int) { return min(w*span, m), min((w+1)*span, m) }
+	each := func(f func(w int)) {
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				f(w)
+			}()
+		}
+		wg.Wait()
+	}
+
+	// 1. Per-worker degree histograms, turned into per-worker starts.
+	next := make([][]EdgeOffset, workers)
+	each(func(w int) {
+		counts := make([]EdgeOffset, n)
+		lo, hi := rowsOf(w)
+		for i := lo; i < hi; i++ {
+			s, d := e.Src[i], e.Dst[i]
+			if s == d {
+				continue
+			}
+			counts[s]++
+			if undirected {
+				counts[d]++
+			}
+		}
+		next[w] = counts
+	})
+	starts := make([]EdgeOffset, n+1) // of each row, before the dedupe
+	var total EdgeOffset
+	for u := range n {
+		starts[u] = total
+		for w := range workers {
+			c := next[w][u]
+			next[w][u] = total
+			total += c
+		}
+	}
+	starts[n] = total
+
+	// 2. Scatter, each worker to its own places.
+	targets := make([]VertexID, total)
+	weights := make([]D, total)
+	each(func(w int) {
+		at := next[w]
+		lo, hi := rowsOf(w)
+		for i := lo; i < hi; i++ {
+			s, d := e.Src[i], e.Dst[i]
+			if s == d {
+				continue
+			}
+			x := weightAt[D](e, i)
+			targets[at[s]], weights[at[s]] = d, x
+			at[s]++
+			if undirected {
+				targets[at[d]], weights[at[d]] = s, x
+				at[d]++
+			}
+		}
+	})
+	next = nil
+
+	// 3. Sort and dedupe every row in place, in chunks of vertices.
+	kept := make([]EdgeOffset, n)
+	type arc struct {
+		t VertexID
+		w D
+	}
+	type bounds struct {
+		lo, hi D
+		any    bool
+	}
+	found := make([]bounds, workers)
+	var taken atomic.Int64
+	each(func(w int) {
+		var row []arc
+		b := bounds{}
+		for {
+			first := int(taken.Add(parallelRowChunk)) - parallelRowChunk
+			if first >= n {
+				break
+			}
+			for u := first; u < min(first+parallelRowChunk, n); u++ {
+				lo, hi := starts[u], starts[u+1]
+				row = row[:0]
+				for k := lo; k < hi; k++ {
+					row = append(row, arc{targets[k], weights[k]})
+				}
+				slices.SortFunc(row, func(a, b arc) int {
+					if a.t != b.t {
+						return int(a.t) - int(b.t)
+					}
+					switch {
+					case a.w < b.w:
+						return -1
+					case a.w > b.w:
+						return 1
+					}
+					return 0
+				})
+				out := lo
+				for k, a := range row {
+					if k > 0 && row[k-1].t == a.t {
+						continue
+					}
+					targets[out], weights[out] = a.t, a.w
+					out++
+					if !b.any {
+						b = bounds{a.w, a.w, true}
+					}
+					b.lo, b.hi = min(b.lo, a.w), max(b.hi, a.w)
+				}
+				kept[u] = out - lo
+			}
+		}
+		found[w] = b
+	})
+	offsets := make([]EdgeOffset, n+1)
+	var out EdgeOffset
+	for u := range n {
+		offsets[u] = out
+		if at := starts[u]; at != out {
+			copy(targets[out:out+kept[u]], targets[at:at+kept[u]])
+			copy(weights[out:out+kept[u]], weights[at:at+kept[u]])
+		}
+		out += kept[u]
+	}
+	offsets[n] = out
+	g.Offsets = offsets
+	g.Targets = targets[:out:out]
+	g.Weights = weights[:out:out]
+	var all bounds
+	for _, b := range found {
+		switch {
+		case !b.any:
+		case !all.any:
+			all = b
+		default:
+			all.lo, all.hi = min(all.lo, b.lo), max(all.hi, b.hi)
+		}
+	}
+	if all.any {
+		g.MinWeight, g.MaxWeight = float64(all.lo), float64(all.hi)
+	}
+}
+
+// buildWorkers is the workers Build uses for m rows over n vertices on
+// this process's cores.
+func buildWorkers(n, m int) int { return parallelWorkers(n, m, runtime.GOMAXPROCS(0)) }
