@@ -43,9 +43,12 @@ type Runner struct {
 	// on the device (SelectNearest, gather.go).
 	nearestK int
 
-	// Per-source buffers for capacity sources, grown on demand.
+	// Per-source buffers for capacity sources, grown on demand; oneSlot
+	// when only the first result slot's rows were allocated (a stats
+	// block under plan.Config.OneSlotStats: statsSlotOnly).
 	mu       sync.Mutex
 	capacity int
+	oneSlot  bool
 	sources  devBuf // int32 per source
 	status   devBuf // int32 per source: 1 where a negative cycle showed
 	aux      devBuf // predist, packed cells or BFS levels
@@ -197,7 +200,31 @@ func (r *Runner) Delta() float64 { return r.delta }
 // gathered or selected cells, twice too (gather.go). Host memory (the pinned stages, the caller's
 // block) is not counted.
 func (r *Runner) BytesPerSource() int64 {
+	return r.bytesPerSource(false)
+}
+
+// StatsBytesPerSource is the device memory one more source in a block of
+// RunStats costs (graph.StatsSizer): as BytesPerSource, but under
+// plan.Config.OneSlotStats with one set of result rows and no narrowed
+// cells, since a stats block is reduced on the device as soon as its rows
+// are final and nothing copies rows out while the next one computes. For
+// the batched kernel's int32 rows that is 8 bytes per vertex instead of
+// 12.
+func (r *Runner) StatsBytesPerSource() int64 {
+	return r.bytesPerSource(r.statsSlotOnly())
+}
+
+// statsSlotOnly reports whether RunStats allocates one result slot's rows
+// only (plan.Config.OneSlotStats).
+func (r *Runner) statsSlotOnly() bool { return r.batched.OneSlotStats }
+
+// bytesPerSource is BytesPerSource, or with oneSlot the per-source
+// buffers of the first result slot alone, without narrowed cells.
+func (r *Runner) bytesPerSource(oneSlot bool) int64 {
 	l := layoutOf(r.req.Algorithm, r.distType, r.req.WithPredecessors)
+	if oneSlot {
+		return int64(r.n)*int64(l.dist+l.pred+l.aux+l.flags) + perSourceBytes
+	}
 	gathered, selected := r.narrowBytesPerSource()
 	return int64(r.n)*int64(resultSlots*(l.dist+l.pred)+l.aux+l.flags) + perSourceBytes + resultSlots*(gathered+selected)
 }
@@ -283,13 +310,17 @@ func (r *Runner) releaseBlock() error {
 		errs = append(errs, dv.free(b))
 	}
 	r.dist, r.pred = devBuf{}, devBuf{}
-	r.capacity = 0
+	r.capacity, r.oneSlot = 0, false
 	return errors.Join(errs...)
 }
 
-// ensureCapacity sizes the per-source buffers for k sources.
-func (r *Runner) ensureCapacity(k int) error {
-	if k <= r.capacity {
+// ensureCapacity sizes the per-source buffers for k sources: with oneSlot
+// (a stats block under plan.Config.OneSlotStats) only the first result
+// slot's rows, else every slot's rows and narrowed cells. Buffers that
+// already hold k sources stay, unless they hold one slot and every slot
+// is asked for.
+func (r *Runner) ensureCapacity(k int, oneSlot bool) error {
+	if k <= r.capacity && (oneSlot || !r.oneSlot) {
 		return nil
 	}
 	if err := r.releaseBlock(); err != nil {
@@ -312,19 +343,24 @@ func (r *Runner) ensureCapacity(k int) error {
 	gathered, selected := r.narrowBytesPerSource()
 	for i := range r.slots {
 		s := &r.slots[i]
-		bufs = append(bufs, sized{&s.dist, cells * int64(l.dist)}, sized{&s.pred, cells * int64(l.pred)},
-			sized{&s.gathered, gathered * int64(k)}, sized{&s.selected, selected * int64(k)})
+		switch {
+		case !oneSlot:
+			bufs = append(bufs, sized{&s.dist, cells * int64(l.dist)}, sized{&s.pred, cells * int64(l.pred)},
+				sized{&s.gathered, gathered * int64(k)}, sized{&s.selected, selected * int64(k)})
+		case i == 0:
+			bufs = append(bufs, sized{&s.dist, cells * int64(l.dist)}, sized{&s.pred, cells * int64(l.pred)})
+		}
 	}
 	for _, b := range bufs {
 		var err error
 		if *b.buf, err = dv.alloc(b.size); err != nil {
 			if isOutOfMemory(err) {
-				err = r.outOfMemory(k, err)
+				err = r.outOfMemory(k, r.bytesPerSource(oneSlot), err)
 			}
 			return errors.Join(err, r.releaseBlock())
 		}
 	}
-	r.capacity = k
+	r.capacity, r.oneSlot = k, oneSlot
 	return nil
 }
 
@@ -437,7 +473,7 @@ func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph
 			return err
 		}
 		return r.runChunks(len(sources), func(lo, hi int) error {
-			c, err := r.compute(sources[lo:hi], r.takeSlot())
+			c, err := r.compute(sources[lo:hi], r.statsSlot(), r.statsSlotOnly())
 			if err != nil {
 				return err
 			}
@@ -496,15 +532,25 @@ func fillStats(st *graph.Stats, words []uint64, n int) {
 	}
 }
 
+// statsSlot is the result slot RunStats computes into: the first, once no
+// copy of an earlier Start reads it (with one slot allocated it is the
+// only one with rows).
+func (r *Runner) statsSlot() *resultSlot {
+	s := &r.slots[0]
+	s.settle()
+	return s
+}
+
 // compute runs the algorithm for sources on the device goroutine, leaving
 // the distances (and predecessors) in the rows of slot s, which must be
-// idle, and in r.dist (and r.pred), their views. It returns the first
-// source that reaches a negative cycle, or -1.
-func (r *Runner) compute(sources []graph.VertexID, s *resultSlot) (graph.VertexID, error) {
+// idle, and in r.dist (and r.pred), their views; oneSlot allocates the
+// first slot's rows only (ensureCapacity), and then s must be the first.
+// It returns the first source that reaches a negative cycle, or -1.
+func (r *Runner) compute(sources []graph.VertexID, s *resultSlot, oneSlot bool) (graph.VertexID, error) {
 	dv := r.e.dev
 	k := len(sources)
 	began := time.Now()
-	err := r.ensureCapacity(k)
+	err := r.ensureCapacity(k, oneSlot)
 	r.host.alloc += time.Since(began)
 	if err != nil {
 		return -1, err

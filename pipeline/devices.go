@@ -324,6 +324,9 @@ func (m *multiEngine) chunkMax(eng graph.Engine, r graph.Runner) int {
 		}
 	}
 	per := r.BytesPerSource()
+	if sz, ok := r.(graph.StatsSizer); ok && stats {
+		per = sz.StatsBytesPerSource()
+	}
 	if per <= 0 {
 		return 1 << 30
 	}

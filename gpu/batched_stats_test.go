@@ -1,0 +1,340 @@
+package gpu
+
+import (
+	"context"
+	"testing"
+
+	"github.com/pathctl/pathctl/gen"
+	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/ref"
+	"github.com/pathctl/pathctl/internal/testgraphs"
+)
+
+// refStats is the stats layout of the rows internal/ref computes from
+// sources (ref.Distances, the oracle that fits g's weights), reduced by
+// graph.ComputeStats, with the float tolerances' scales (blockStats).
+func refStats(t *testing.T, g *graph.CSR, sources []graph.VertexID) (*graph.Stats, []float64, []float64) {
+	t.Helper()
+	b := graph.NewBlock(sources, g.NumVertices, g.Type, false)
+	switch g.Type {
+	case graph.DistInt32:
+		fillRefRows[int32](t, g, b)
+	case graph.DistInt64:
+		fillRefRows[int64](t, g, b)
+	case graph.DistFloat32:
+		fillRefRows[float32](t, g, b)
+	default:
+		fillRefRows[float64](t, g, b)
+	}
+	return blockStats(b)
+}
+
+func fillRefRows[D graph.Number](t *testing.T, g *graph.CSR, b *graph.Block) {
+	t.Helper()
+	for i, s := range b.Sources {
+		row, err := ref.Distances[D](g, s)
+		if err != nil {
+			t.Fatalf("oracle from %d: %v", s, err)
+		}
+		copy(graph.Row[D](b, i), row)
+	}
+}
+
+// subStats is the stats of st's sources [lo, hi).
+func subStats(st *graph.Stats, lo, hi int) *graph.Stats {
+	out := *st
+	out.Sources = st.Sources[lo:hi]
+	out.Reachable, out.Eccentricity, out.Closeness, out.Harmonic = st.Reachable[lo:hi], st.Eccentricity[lo:hi], st.Closeness[lo:hi], st.Harmonic[lo:hi]
+	if st.SumInt != nil {
+		out.SumInt = st.SumInt[lo:hi]
+	}
+	if st.SumFloat != nil {
+		out.SumFloat = st.SumFloat[lo:hi]
+	}
+	return &out
+}
+
+// statsSlotGraphs are the graphs of the one-slot stats tests: an
+// undirected R-MAT graph (leaves, minimums and phases in large blocks),
+// the same with float weights whose sums are exact (the integer path's
+// reductions) and with fractional ones (every source in the kernel), and
+// random directed graphs of int64 and uniform float32 weights whose
+// vertex counts are no multiple of 32.
+func statsSlotGraphs(t *testing.T) map[string]*graph.CSR {
+	t.Helper()
+	rng := newSeed(t)
+	out := map[string]*graph.CSR{}
+	for name, opt := range map[string]gen.Option{
+		"rmat11-int":          gen.WithWeights(1, 100),
+		"rmat11-float-uneven": gen.WithFloatWeights(0.1, 10),
+	} {
+		el, err := gen.RMAT(11, 8, 5, opt)
+		out[name] = undirectedGraph(t, el, err)
+	}
+	// The integer weights as float32: every sum exact (plan.ExactSumsOf).
+	exact := *out["rmat11-int"]
+	w := make([]float32, len(exact.Targets))
+	for i, x := range exact.Weights.([]int32) {
+		w[i] = float32(x)
+	}
+	exact.Weights, exact.Type = w, graph.DistFloat32
+	out["rmat11-float-exact"] = &exact
+	for _, dk := range []distKind{distKinds[1], distKinds[5]} {
+		o := testgraphs.RandomOptions{N: 777, M: 4 * 777, Kind: dk.kind, MinWeight: 0, MaxWeight: 20, Dyadic: !dk.uniform, Duplicates: 70}
+		edges, _ := testgraphs.Random(rng, o)
+		g, err := graph.Build(edges, graph.BuildOptions{DistType: dk.typ})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out["random-"+dk.name] = g
+	}
+	return out
+}
+
+// statsSlotConfigs are the configurations the one-slot tests compare: the
+// default (one slot), two slots (oneslot=0), one slot with the graph
+// relabelled (the result slot and the working distances swap buffers at
+// the end of every block), and one slot with phases forced in every
+// block (the later phases' frontiers behind the working distances).
+func statsSlotConfigs(t *testing.T) map[string]batchedConfig {
+	t.Helper()
+	out := map[string]batchedConfig{}
+	for name, spec := range map[string]string{
+		"oneslot":         "",
+		"twoslots":        "oneslot=0",
+		"oneslot-relabel": "relabel=bfs,relabelmin=0",
+		"oneslot-phases":  "seeds=0.2,seedsmin=0,phases=0.5",
+	} {
+		c := defaultBatchedConfig()
+		if err := c.Config.Apply(spec); err != nil {
+			t.Fatal(err)
+		}
+		out[name] = c
+	}
+	return out
+}
+
+// TestOneSlotStatsAgainstOracle runs RunStats of the batched kernel over
+// every source of each graph, under one and two result slots
+// (plan.Config.OneSlotStats), in one block and in blocks of a third and
+// of 33 sources, and checks every source's stats against internal/ref's
+// rows reduced by graph.ComputeStats. It also checks that a one-slot
+// runner allocated the first slot's rows alone and counts one slot in
+// StatsBytesPerSource, and a two-slot runner both.
+func TestOneSlotStatsAgainstOracle(t *testing.T) {
+	e := openEngine(t)
+	for gname, g := range statsSlotGraphs(t) {
+		sources := allVertices(g.NumVertices)
+		want, absSum, absHarm := refStats(t, g, sources)
+		for cname, cfg := range statsSlotConfigs(t) {
+			t.Run(gname+"/"+cname, func(t *testing.T) {
+				r, err := e.prepare(context.Background(), g, graph.Request{Algorithm: Batched}, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer r.Close()
+				if got, full := r.StatsBytesPerSource(), r.BytesPerSource(); (got < full) != cfg.OneSlotStats {
+					t.Errorf("StatsBytesPerSource %d, BytesPerSource %d, one slot %v", got, full, cfg.OneSlotStats)
+				}
+				for _, size := range []int{len(sources), (len(sources) + 2) / 3, 33} {
+					if testing.Short() && size == 33 {
+						continue
+					}
+					for lo := 0; lo < len(sources); lo += size {
+						hi := min(lo+size, len(sources))
+						got, err := r.RunStats(context.Background(), sources[lo:hi])
+						if err != nil {
+							t.Fatalf("blocks of %d, sources %d..%d: %v", size, lo, hi, err)
+						}
+						compareStats(t, got, subStats(want, lo, hi), absSum[lo:hi], absHarm[lo:hi])
+					}
+					second := r.slots[1].dist.ptr != 0
+					if r.oneSlot != cfg.OneSlotStats || second == cfg.OneSlotStats {
+						t.Errorf("blocks of %d: one slot allocated %v, second slot's rows %v; want one slot %v",
+							size, r.oneSlot, second, cfg.OneSlotStats)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestOneSlotStatsBesideStart mixes, on one runner under one result slot,
+// stats blocks with blocks of rows: RunStats (one slot allocated), then
+// Start, which needs both slots and reallocates, then RunStats again
+// while that block's copy may still be in flight (the first slot settles
+// first), then RunStats of a block larger than the buffers, then Run and
+// ComputeResident. Every row and every source's stats are checked
+// against internal/ref.
+func TestOneSlotStatsBesideStart(t *testing.T) {
+	e := openEngine(t)
+	el, err := gen.RMAT(11, 8, 5, gen.WithWeights(1, 100))
+	g := undirectedGraph(t, el, err)
+	n := g.NumVertices
+	sources := allVertices(n)
+	want, absSum, absHarm := refStats(t, g, sources)
+	rows := oracle(t, g, sources, ref.Dijkstra[int32])
+	cfg := defaultBatchedConfig()
+	if !cfg.OneSlotStats {
+		t.Fatal("the default configuration should run stats in one slot")
+	}
+	r, err := e.prepare(context.Background(), g, graph.Request{Algorithm: Batched}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx := context.Background()
+	stats := func(lo, hi int) {
+		t.Helper()
+		got, err := r.RunStats(ctx, sources[lo:hi])
+		if err != nil {
+			t.Fatalf("RunStats %d..%d: %v", lo, hi, err)
+		}
+		compareStats(t, got, subStats(want, lo, hi), absSum[lo:hi], absHarm[lo:hi])
+	}
+	checkBlock := func(b *graph.Block, lo int) {
+		t.Helper()
+		checkRows(t, g, b, rows[lo:lo+len(b.Sources)], nil)
+	}
+	third := n / 3
+	stats(0, third)
+	if !r.oneSlot {
+		t.Fatal("RunStats left both slots allocated")
+	}
+	b := graph.NewBlock(sources[third:2*third], n, r.DistType(), false)
+	poison(b)
+	p, err := r.Start(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.oneSlot {
+		t.Fatal("Start ran on one slot")
+	}
+	stats(third+third/2, n) // larger than the buffers: one slot again, once the copy landed
+	if !r.oneSlot {
+		t.Error("RunStats past the buffers of both slots reallocated both")
+	}
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	checkBlock(b, third)
+	b2 := graph.NewBlock(sources[:third], n, r.DistType(), false)
+	poison(b2)
+	p2, err := r.Start(ctx, b2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats(third, 2*third) // within the buffers of both slots: kept, the first slot settled
+	if r.oneSlot {
+		t.Error("RunStats within two slots' buffers reallocated them")
+	}
+	if err := p2.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	checkBlock(b2, 0)
+	stats(0, n)
+	b3 := graph.NewBlock(sources[:third], n, r.DistType(), false)
+	poison(b3)
+	if err := r.Run(ctx, b3); err != nil {
+		t.Fatal(err)
+	}
+	checkBlock(b3, 0)
+	stats(0, n)
+	res, err := r.ComputeResident(ctx, sources[third:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b4 := graph.NewBlock(sources[third:2*third], n, r.DistType(), false)
+	poison(b4)
+	p4, err := res.Start(ctx, 0, third, b4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p4.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	checkBlock(b4, third)
+}
+
+// TestStatsBytesPerSource checks, without a device, the device memory a
+// source of a stats block costs: one result slot's rows under
+// plan.Config.OneSlotStats (the batched kernel's int32 rows: 8 bytes per
+// vertex instead of 12; no narrowed cells), BytesPerSource without it.
+func TestStatsBytesPerSource(t *testing.T) {
+	const n = 1000
+	g := &graph.CSR{NumVertices: n, Offsets: make([]int64, n+1), Targets: []int32{}, Weights: []int32{}, Weighted: true, Type: graph.DistInt32}
+	one, two := defaultBatchedConfig(), defaultBatchedConfig()
+	two.OneSlotStats = false
+	for _, c := range []struct {
+		name            string
+		req             graph.Request
+		cfg             batchedConfig
+		stats, perBlock int64
+	}{
+		{"batched, one slot", graph.Request{Algorithm: Batched}, one, 8*n + perSourceBytes, 12*n + perSourceBytes},
+		{"batched, two slots", graph.Request{Algorithm: Batched}, two, 12*n + perSourceBytes, 12*n + perSourceBytes},
+		{"batched, targets, one slot", graph.Request{Algorithm: Batched, Targets: []graph.VertexID{1, 2, 3}}, one,
+			8*n + perSourceBytes, 12*n + perSourceBytes + 2*3*4},
+	} {
+		r := newRunner(nil, g, c.req, c.cfg)
+		if got := r.StatsBytesPerSource(); got != c.stats {
+			t.Errorf("%s: StatsBytesPerSource %d, want %d", c.name, got, c.stats)
+		}
+		if got := r.BytesPerSource(); got != c.perBlock {
+			t.Errorf("%s: BytesPerSource %d, want %d", c.name, got, c.perBlock)
+		}
+	}
+	// Every other algorithm: one distance row fewer.
+	for alg := range plans {
+		l := layoutOf(alg, graph.DistInt32, false)
+		r := newRunner(nil, g, graph.Request{Algorithm: alg}, one)
+		if got, want := r.BytesPerSource()-r.StatsBytesPerSource(), int64(n*l.dist); got != want {
+			t.Errorf("%s: one slot saves %d bytes a source, want %d", alg, got, want)
+		}
+	}
+}
+
+// TestStatsBlockGrowth prints, without a device, the stats blocks of the
+// benchmark suite's R-MAT 18 and R-MAT 20 (`pathctl bench`, seed 1: the
+// vertices that appear in an edge) on an 80 GB device, two result slots
+// against one: the pipeline gives a stats block DeviceBudget (80 % of the
+// free memory) over StatsBytesPerSource sources (pipeline/blocks.go,
+// planRun, one block in flight). It checks that one slot holds 1.5× the
+// sources, give or take the per-source words.
+func TestStatsBlockGrowth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates R-MAT 18 and 20")
+	}
+	const free = 80_000_000_000 // bytes free on the device, all of an "80 GB" H100 (it has 85.5 GB, less the context and graph)
+	budget := int64(free / 5 * 4)
+	for _, scale := range []int{18, 20} {
+		el, err := gen.RMAT(scale, 16, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := make([]bool, el.NumVertices)
+		n := 0
+		for i := range el.Src {
+			for _, v := range []int64{el.Src[i], el.Dst[i]} {
+				if !seen[v] {
+					seen[v], n = true, n+1
+				}
+			}
+		}
+		g := &graph.CSR{NumVertices: n, Offsets: make([]int64, n+1), Targets: []int32{}, Weights: []int32{}, Weighted: true, Type: graph.DistInt32}
+		sizes := map[bool]int64{}
+		for _, oneSlot := range []bool{false, true} {
+			cfg := defaultBatchedConfig()
+			cfg.OneSlotStats = oneSlot
+			r := newRunner(nil, g, graph.Request{Algorithm: Batched}, cfg)
+			per := r.StatsBytesPerSource()
+			size := min(int64(n), budget/per)
+			sizes[oneSlot] = size
+			t.Logf("R-MAT %d (%d vertices), one slot %v: %d bytes a source, blocks of %d sources (%.1f %% of the vertices), %d blocks",
+				scale, n, oneSlot, per, size, 100*float64(size)/float64(n), (int64(n)+size-1)/size)
+		}
+		if ratio := float64(sizes[true]) / float64(sizes[false]); ratio < 1.49 || ratio > 1.51 {
+			t.Errorf("R-MAT %d: one slot's blocks %.3f× two slots'", scale, ratio)
+		}
+	}
+}
