@@ -145,6 +145,16 @@ type Config struct {
 	// stats blocks are sized and allocated as Start's. The plan does not
 	// read it: the runner sizes and allocates its buffers by it.
 	OneSlotStats bool
+	// HubRows, when positive, makes the GPU runner's stats blocks that
+	// hold less than half the vertices keep the rows of the graph's
+	// HubRows vertices of highest out-degree on the device (at most a
+	// quarter of the block's sources), computed once beside the first
+	// such block and read by every block's plan as resident rows
+	// (StartResident): leaves of a hub and minimums over hubs are derived,
+	// and blocks of one phase start their sources from the hubs' rows.
+	// Not with relabelling, predecessors or a cutoff in the kernel; 0 keeps
+	// no rows. The plan does not read it: the runner does.
+	HubRows int
 }
 
 // DefaultConfig is what the GPU engine runs.
@@ -248,6 +258,9 @@ func (c Config) Check() error {
 	}
 	if c.RelabelMinSources < 0 {
 		return fmt.Errorf("plan: relabelling from %d sources, want at least 0", c.RelabelMinSources)
+	}
+	if c.HubRows < 0 {
+		return fmt.Errorf("plan: %d hub rows, want at least 0", c.HubRows)
 	}
 	if c.Sparse < 0 || c.Sparse > BatchWidth {
 		return fmt.Errorf("plan: sparse expansions of up to %d sources, want 0 .. %d", c.Sparse, BatchWidth)

@@ -22,6 +22,7 @@ import (
 //	slicemb=X                          SliceBytes in MiB (0: no slices)
 //	step=X                             DeltaScale, on every graph
 //	oneslot=0|1                        OneSlotStats
+//	hubrows=N                          HubRows
 //
 // An empty spec changes nothing. The result is checked (Check); an unknown
 // key or a value that does not parse is an error naming it.
@@ -86,6 +87,8 @@ func (c *Config) set(key, val string) error {
 		c.SliceBytes = int64(mb * (1 << 20))
 	case "sparse":
 		c.Sparse, err = strconv.Atoi(val)
+	case "hubrows":
+		c.HubRows, err = strconv.Atoi(val)
 	case "oneslot":
 		c.OneSlotStats, err = strconv.ParseBool(val)
 	case "step":
