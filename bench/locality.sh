@@ -21,7 +21,10 @@
 #             oneslot=0 sizes and allocates the stats blocks with two
 #             result slots, as before plan.Config.OneSlotStats: blocks a
 #             third smaller (R-MAT 18 on an 80 GB device: 17.5 % of the
-#             vertices instead of 26.3 %); slicemb runs a phase's groups in
+#             vertices instead of 26.3 %); hubrows=N keeps the rows of the
+#             N vertices of highest degree on the device for blocks of
+#             less than half the vertices (plan.Config.HubRows, off by
+#             default; try 256 to 4096 on R-MAT 18 and 20); slicemb runs a phase's groups in
 #             slices of that many MiB of working distances, so that a
 #             slice's rows stay in L2; seedsmin=X sets the least share of
 #             the vertices a block must hold to run phases, 0.1 by default)
@@ -33,6 +36,11 @@
 #   EXTRA     edge files (undirected, read by pathctl bench) run with
 #             every VARIANTS setting after the R-MAT rows (none)
 #   LIMIT     seconds one row may take before it is cut off (60)
+#   SAMPLE    sources of every row, sampled and extrapolated (pathctl bench
+#             --sample; empty: every source). R-MAT 20 every source takes
+#             minutes; SAMPLE=65536 runs it in several blocks, so that
+#             hubrows=N pays its hub rows once over them as a full run does
+#             (one block of 8,192 would pay them in full)
 #   ENGINE    the engine of the rows (gpu; cpu checks the script without a GPU)
 #   PYTHON    a python3 with pyarrow (python3)
 #
@@ -103,6 +111,7 @@ row() {
   local began=$SECONDS
   local args=()
   [ -n "$mem" ] && args=(--mem "$mem")
+  [ -n "${SAMPLE:-}" ] && args+=(--sample "$SAMPLE")
   if PATHCTL_BATCHED="$spec" timeout "$limit" "$bin" bench --graphs "$file" --undirected --engine "$engine" \
       --algos auto --layout stats --check 4 --disk-graph none --json -q "${args[@]}" >"$out" 2>"$out.err"; then
     "$py" - "$out" "$name" "$setting${mem:+ --mem $mem}" "$base" <<'PY'

@@ -119,26 +119,38 @@ func (c batchedConfig) Check() error {
 }
 
 // launchBatched runs the batched kernel for the k sources in r.sources:
-// plan the kernel's sources (plan.Graph.Start under r.batched: leaves and
+// plan the kernel's sources (plan.Graph.StartResident under r.batched,
+// beside the hub rows kept resident (hubs.go) where there are: leaves and
 // minimums left out, phases split, groups clustered), fill the working distances with infinity and clear the
 // masks, seed the sources, launch rounds back to back until one changes
 // nothing, transpose into the rows of r.dist, and derive the rows of the
 // leaves. Launches are asynchronous; the device time of the whole sequence
 // is left in dv.lastKernel for Runner.launch.
-func launchBatched(r *Runner, k int) (err error) {
-	dv := r.e.dev
-	n := r.n
+func launchBatched(r *Runner, k int) error {
 	if len(r.blockSources) != k {
 		return fmt.Errorf("gpu: batched launch of %d sources with %d on the host", k, len(r.blockSources))
 	}
 	if err := r.ensureRelabelled(); err != nil {
 		return fmt.Errorf("gpu: batched: relabelling: %w", err)
 	}
+	if err := r.ensureHubRows(); err != nil {
+		return fmt.Errorf("gpu: batched: hub rows: %w", err)
+	}
 	began := time.Now()
-	bp, finish, err := r.planGraph.StartWithin(r.relabelledSources(), r.batched.Config, r.kernelCutoff())
+	bp, finish, err := r.planGraph.StartResident(r.relabelledSources(), r.batched.Config, r.kernelCutoff(), r.residentRows())
 	if err != nil {
 		return fmt.Errorf("gpu: batched: %w", err)
 	}
+	return r.runPlan(bp, finish, began)
+}
+
+// runPlan uploads the plan bp of the block in r.sources (its later part
+// completed by finish, when not nil, while the first phase runs) and runs
+// it (runBatched); began is when its planning began, the host's plan
+// time.
+func (r *Runner) runPlan(bp *plan.Block, finish func(), began time.Time) (err error) {
+	dv := r.e.dev
+	n := r.n
 	if r.relabel.perm != nil && bp.Rows == nil {
 		// r.sources holds the caller's numbering: the plan's sources, in
 		// the runner's, are uploaded with rows of the block's own order.
@@ -147,7 +159,7 @@ func launchBatched(r *Runner, k int) (err error) {
 			bp.Rows[i] = int32(i)
 		}
 	}
-	run := batchedRun{}
+	run := batchedRun{seedFirst: bp.SeedFirst}
 	for i := range bp.NumPhases() {
 		run.phases = append(run.phases, bp.PhaseStart(i+1)-bp.PhaseStart(i))
 	}
@@ -254,7 +266,10 @@ type batchedRun struct {
 	sources, rows []uint64 // per phase; rows 0 for the block's own order
 	frontiers     []uint64
 	seeds, arcs   uint64
-	after         derivations
+	// seedFirst: the seeds start with the first phase's sources
+	// (plan.Block.SeedFirst), else with the second's.
+	seedFirst bool
+	after     derivations
 	// later, when set, completes the plan on the device (its later
 	// phases' sources, rows and seeds, the derivations) before the second
 	// phase.
@@ -302,7 +317,10 @@ func runBatched(dv *device, r *Runner, run *batchedRun) error {
 			}
 		}
 		seeds := uint64(0)
-		if i > 0 {
+		switch {
+		case run.seedFirst:
+			seeds = run.seeds + uint64(8*4*off)
+		case i > 0:
 			seeds = run.seeds + uint64(8*4*(off-run.phases[0]))
 		}
 		if err := runPhase(dv, r, name, k, run.frontiers[i], run.sources[i], run.rows[i], seeds, run.arcs); err != nil {

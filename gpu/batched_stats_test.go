@@ -338,3 +338,132 @@ func TestStatsBlockGrowth(t *testing.T) {
 		}
 	}
 }
+
+// TestHubRowsStatsAgainstOracle runs RunStats of the batched kernel with
+// hub rows kept on the device (plan.Config.HubRows) over every source of
+// each graph in blocks of an eighth of the vertices (the hub rows derive
+// and seed there) and of 33, one phase and phases forced, and checks every
+// source's stats against internal/ref. Where the rows may be kept (not
+// for fractional float weights) the first block must have computed them,
+// and a Start in between, which reallocates both slots, must leave the
+// next stats blocks to compute them again.
+func TestHubRowsStatsAgainstOracle(t *testing.T) {
+	e := openEngine(t)
+	configs := map[string]string{
+		"hubs":        "hubrows=64",
+		"hubs-phases": "hubrows=64,seeds=0.2,seedsmin=0,phases=0.5",
+	}
+	for gname, g := range statsSlotGraphs(t) {
+		n := g.NumVertices
+		sources := allVertices(n)
+		want, absSum, absHarm := refStats(t, g, sources)
+		for cname, spec := range configs {
+			cfg := defaultBatchedConfig()
+			if err := cfg.Config.Apply(spec); err != nil {
+				t.Fatal(err)
+			}
+			t.Run(gname+"/"+cname, func(t *testing.T) {
+				r, err := e.prepare(context.Background(), g, graph.Request{Algorithm: Batched}, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer r.Close()
+				kept := r.hubRowsPossible()
+				if (gname == "rmat11-int" || gname == "rmat11-float-exact") && !kept {
+					t.Fatal("hub rows not kept on a graph of exact sums")
+				}
+				for _, size := range []int{(n + 7) / 8, 33} {
+					if testing.Short() && size == 33 {
+						continue
+					}
+					for lo := 0; lo < n; lo += size {
+						hi := min(lo+size, n)
+						got, err := r.RunStats(context.Background(), sources[lo:hi])
+						if err != nil {
+							t.Fatalf("blocks of %d, sources %d..%d: %v", size, lo, hi, err)
+						}
+						compareStats(t, got, subStats(want, lo, hi), absSum[lo:hi], absHarm[lo:hi])
+						if wantRows := r.hubRowsFor(r.capacity); r.hubs.ready != (wantRows > 0) || len(r.hubs.vertices) != wantRows {
+							t.Fatalf("blocks of %d: %d hub rows, ready %v; want %d", size, len(r.hubs.vertices), r.hubs.ready, wantRows)
+						}
+					}
+					if size == 33 || !kept {
+						continue
+					}
+					// A Start drops the hub rows; the next stats block
+					// computes them again.
+					b := graph.NewBlock(sources[:40], n, r.DistType(), false)
+					if err := r.Run(context.Background(), b); err != nil {
+						t.Fatal(err)
+					}
+					if len(r.hubs.vertices) != 0 {
+						t.Fatal("hub rows kept through a block of rows")
+					}
+					got, err := r.RunStats(context.Background(), sources[n-size:])
+					if err != nil {
+						t.Fatal(err)
+					}
+					compareStats(t, got, subStats(want, n-size, n), absSum[n-size:], absHarm[n-size:])
+					if !r.hubs.ready {
+						t.Fatal("hub rows not computed again after a block of rows")
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestHubRowsFor checks, without a device, when a stats block keeps hub
+// rows (plan.Config.HubRows) and how many: blocks of less than half the
+// vertices, at most one per hubRowsShare sources, only for the batched
+// kernel with exact sums and no relabelling, cutoff in the kernel or
+// predecessors; and that StatsBytesPerSource counts their share.
+func TestHubRowsFor(t *testing.T) {
+	const n = 4096
+	csr := func(w any, typ graph.DistType) *graph.CSR {
+		return &graph.CSR{NumVertices: n, Offsets: make([]int64, n+1), Targets: []int32{0}, Weights: w, Weighted: true, Type: typ}
+	}
+	ints := csr([]int32{3}, graph.DistInt32)
+	fractional := csr([]float32{0.1}, graph.DistFloat32)
+	hubs := defaultBatchedConfig()
+	hubs.HubRows = 64
+	relabelled := hubs
+	relabelled.Relabel = "bfs"
+	twoSlots := hubs
+	twoSlots.OneSlotStats = false
+	for _, c := range []struct {
+		name string
+		g    *graph.CSR
+		req  graph.Request
+		cfg  batchedConfig
+		k    int
+		want int
+	}{
+		{"an eighth", ints, graph.Request{Algorithm: Batched}, hubs, n / 8, 64},
+		{"small block", ints, graph.Request{Algorithm: Batched}, hubs, 100, 100 / hubRowsShare},
+		{"half", ints, graph.Request{Algorithm: Batched}, hubs, n / 2, 0},
+		{"off", ints, graph.Request{Algorithm: Batched}, defaultBatchedConfig(), n / 8, 0},
+		{"two slots", ints, graph.Request{Algorithm: Batched}, twoSlots, n / 8, 0},
+		{"relabelled", ints, graph.Request{Algorithm: Batched}, relabelled, n / 8, 0},
+		{"predecessors", ints, graph.Request{Algorithm: Batched, WithPredecessors: true}, hubs, n / 8, 0},
+		{"cutoff", ints, graph.Request{Algorithm: Batched, HasCutoff: true, Cutoff: 5}, hubs, n / 8, 0},
+		{"dijkstra", ints, graph.Request{Algorithm: graph.Dijkstra}, hubs, n / 8, 0},
+		{"fractional floats", fractional, graph.Request{Algorithm: Batched}, hubs, n / 8, 0},
+	} {
+		r := newRunner(nil, c.g, c.req, c.cfg)
+		if got := r.hubRowsFor(c.k); got != c.want {
+			t.Errorf("%s: %d hub rows for a block of %d, want %d", c.name, got, c.k, c.want)
+		}
+		base := c.cfg
+		base.HubRows = 0
+		extra := r.StatsBytesPerSource() - newRunner(nil, c.g, c.req, base).StatsBytesPerSource()
+		if want := int64(0); r.hubRowsPossible() {
+			want = n * 4 / hubRowsShare
+			if extra != want {
+				t.Errorf("%s: hub rows add %d bytes a source, want %d", c.name, extra, want)
+			}
+		} else if extra != 0 {
+			t.Errorf("%s: no hub rows, yet %d bytes a source more", c.name, extra)
+		}
+	}
+}

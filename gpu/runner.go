@@ -85,6 +85,8 @@ type Runner struct {
 	blockSources []graph.VertexID
 	// relabel is the batched kernel's renumbering of the graph (relabel.go).
 	relabel relabelState
+	// hubs are the hub rows kept past a stats block's rows (hubs.go).
+	hubs hubState
 }
 
 // layout is the bytes per vertex of each per-source buffer.
@@ -223,7 +225,7 @@ func (r *Runner) statsSlotOnly() bool { return r.batched.OneSlotStats }
 func (r *Runner) bytesPerSource(oneSlot bool) int64 {
 	l := layoutOf(r.req.Algorithm, r.distType, r.req.WithPredecessors)
 	if oneSlot {
-		return int64(r.n)*int64(l.dist+l.pred+l.aux+l.flags) + perSourceBytes
+		return int64(r.n)*int64(l.dist+l.pred+l.aux+l.flags) + perSourceBytes + r.hubRowBytesPerSource()
 	}
 	gathered, selected := r.narrowBytesPerSource()
 	return int64(r.n)*int64(resultSlots*(l.dist+l.pred)+l.aux+l.flags) + perSourceBytes + resultSlots*(gathered+selected)
@@ -311,6 +313,7 @@ func (r *Runner) releaseBlock() error {
 	}
 	r.dist, r.pred = devBuf{}, devBuf{}
 	r.capacity, r.oneSlot = 0, false
+	r.hubs = hubState{}
 	return errors.Join(errs...)
 }
 
@@ -341,6 +344,10 @@ func (r *Runner) ensureCapacity(k int, oneSlot bool) error {
 		{&r.stats, 8 * statsWords * int64(k)},
 	}
 	gathered, selected := r.narrowBytesPerSource()
+	hubRows := 0
+	if oneSlot {
+		hubRows = r.hubRowsFor(k)
+	}
 	for i := range r.slots {
 		s := &r.slots[i]
 		switch {
@@ -348,7 +355,9 @@ func (r *Runner) ensureCapacity(k int, oneSlot bool) error {
 			bufs = append(bufs, sized{&s.dist, cells * int64(l.dist)}, sized{&s.pred, cells * int64(l.pred)},
 				sized{&s.gathered, gathered * int64(k)}, sized{&s.selected, selected * int64(k)})
 		case i == 0:
-			bufs = append(bufs, sized{&s.dist, cells * int64(l.dist)}, sized{&s.pred, cells * int64(l.pred)})
+			// The hub rows (hubs.go) follow the block's rows.
+			rows := cells + int64(hubRows)*int64(r.n)
+			bufs = append(bufs, sized{&s.dist, rows * int64(l.dist)}, sized{&s.pred, cells * int64(l.pred)})
 		}
 	}
 	for _, b := range bufs {
@@ -361,6 +370,7 @@ func (r *Runner) ensureCapacity(k int, oneSlot bool) error {
 		}
 	}
 	r.capacity, r.oneSlot = k, oneSlot
+	r.allocHubRows(k, hubRows)
 	return nil
 }
 
@@ -555,7 +565,7 @@ func (r *Runner) compute(sources []graph.VertexID, s *resultSlot, oneSlot bool) 
 	if err != nil {
 		return -1, err
 	}
-	r.dist, r.pred = s.dist, s.pred
+	r.dist, r.pred = r.blockRows(s), s.pred
 	r.blockSources = sources
 	defer func() { r.blockSources = nil }()
 	if err := dv.d.cuMemcpyHtoD_v2(r.sources.ptr, ptrOf(sources), uint64(4*k)).Err("cuMemcpyHtoD_v2"); err != nil {
