@@ -322,17 +322,24 @@ func (pg *Graph) StartResident(sources []int32, cfg Config, cut float64, res Res
 	}, nil
 }
 
+// seedFirstMaxArcs bounds the resident rows one source of a first phase
+// starts from: batched_seedfill reads a row of n distances per arc, and
+// a hub's few dozen hub neighbours already give most of its seeds. Not
+// measured; the cap of the minimums' arcs (minsMaxDegree).
+const seedFirstMaxArcs = minsMaxDegree
+
 // seedFirst starts every kernel source of plan, a block of one phase, from
 // the resident rows its arcs reach (resRow: 1 + a vertex's resident row):
-// plan.Seeds lists each source's arcs into resident rows (none leaves it
-// unreached but for itself, as without seeds), and plan.SeedFirst is set.
-// The seeds are real path lengths, and each resident row obeys the
-// triangle inequality along every arc, so their minimum does too: the
-// kernel then starts from the source alone, as a later phase does.
+// plan.Seeds lists each source's arcs into resident rows, the first
+// seedFirstMaxArcs of them (none leaves it unreached but for itself, as
+// without seeds), and plan.SeedFirst is set. The seeds are real path
+// lengths, and each resident row obeys the triangle inequality along
+// every arc, so the minimum over any of them does too: the kernel then
+// starts from the source alone, as a later phase does.
 func seedFirst(g *graph.CSR, plan *Block, resRow []int32) {
 	for i, s := range plan.Sources {
 		first := int32(len(plan.MinArcs))
-		for e := g.Offsets[s]; e < g.Offsets[s+1]; e++ {
+		for e := g.Offsets[s]; e < g.Offsets[s+1] && int32(len(plan.MinArcs))-first < seedFirstMaxArcs; e++ {
 			if row := resRow[g.Targets[e]]; row != 0 {
 				plan.MinArcs = append(plan.MinArcs, MinArc{row - 1, int64(e)})
 			}

@@ -559,3 +559,47 @@ func TestPlanResidentRows(t *testing.T) {
 		t.Errorf("resident rows over the block's: err = %v", err)
 	}
 }
+
+// TestSeedFirstCapsArcs checks that a source of a first phase starts from
+// at most seedFirstMaxArcs resident rows, and that the rows stay exact: a
+// wheel whose centre reaches 100 resident spokes, the spokes joined in a
+// ring, every block of one phase.
+func TestSeedFirstCapsArcs(t *testing.T) {
+	t.Parallel()
+	const spokes = 100
+	e := &graph.Edges{NumVertices: spokes + 2}
+	for i := 1; i <= spokes; i++ {
+		e.Src = append(e.Src, 0, graph.VertexID(i))
+		e.Dst = append(e.Dst, graph.VertexID(i), graph.VertexID(i%spokes+1))
+		e.IntWeights = append(e.IntWeights, int64(1+i%7), 3)
+	}
+	e.Src, e.Dst, e.IntWeights = append(e.Src, spokes), append(e.Dst, spokes+1), append(e.IntWeights, 2)
+	g, err := graph.Build(e, graph.BuildOptions{Undirected: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := Resident{FirstRow: 40}
+	for v := int32(1); v <= spokes; v++ {
+		res.Vertices = append(res.Vertices, v)
+	}
+	cfg := DefaultConfig()
+	cfg.Order, cfg.Leaves, cfg.Mins = OrderBlock, false, false
+	src := []int32{0, spokes + 1, 7, 50}
+	plan, finish, err := NewGraph(g).StartResident(src, cfg, math.Inf(1), res)
+	if err != nil || finish != nil {
+		t.Fatalf("plan: %v, finish %v", err, finish != nil)
+	}
+	if !plan.SeedFirst || plan.Seeds[0].Source != 0 || plan.Seeds[0].Count != seedFirstMaxArcs {
+		t.Fatalf("seeds %+v, want the centre's first %d arcs", plan.Seeds, seedFirstMaxArcs)
+	}
+	rows := applyPlanWithin(t, g, len(src), plan, graph.Infinity[int32](), res)
+	for i, s := range src {
+		want, err := ref.Dijkstra[int32](g, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(rows[i], want) {
+			t.Fatalf("row %d (source %d) differs from Dijkstra", i, s)
+		}
+	}
+}
