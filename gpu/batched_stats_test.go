@@ -299,8 +299,9 @@ func TestStatsBytesPerSource(t *testing.T) {
 // vertices that appear in an edge) on an 80 GB device, two result slots
 // against one: the pipeline gives a stats block DeviceBudget (80 % of the
 // free memory) over StatsBytesPerSource sources (pipeline/blocks.go,
-// planRun, one block in flight). It checks that one slot holds 1.5× the
-// sources, give or take the per-source words.
+// planRun, one block in flight), and with 1,024 hub rows
+// (plan.Config.HubRows). It checks that one slot holds 1.5× the sources,
+// give or take the per-source words, and that hub rows are kept.
 func TestStatsBlockGrowth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates R-MAT 18 and 20")
@@ -335,6 +336,16 @@ func TestStatsBlockGrowth(t *testing.T) {
 		}
 		if ratio := float64(sizes[true]) / float64(sizes[false]); ratio < 1.49 || ratio > 1.51 {
 			t.Errorf("R-MAT %d: one slot's blocks %.3f× two slots'", scale, ratio)
+		}
+		cfg := defaultBatchedConfig()
+		cfg.HubRows = 1024
+		r := newRunner(nil, g, graph.Request{Algorithm: Batched}, cfg)
+		per := r.StatsBytesPerSource()
+		size := min(int64(n), (budget-r.StatsFixedBytes())/per)
+		t.Logf("R-MAT %d, one slot, hubrows=1024: %d bytes a source and %d for the hub rows, blocks of %d sources (%.1f %%) beside %d hub rows",
+			scale, per, r.StatsFixedBytes(), size, 100*float64(size)/float64(n), r.hubRowsFor(int(size)))
+		if size >= sizes[true] || r.hubRowsFor(int(size)) == 0 {
+			t.Errorf("R-MAT %d: hub rows leave blocks of %d (%d without) and keep %d rows", scale, size, sizes[true], r.hubRowsFor(int(size)))
 		}
 	}
 }
@@ -417,7 +428,7 @@ func TestHubRowsStatsAgainstOracle(t *testing.T) {
 // rows (plan.Config.HubRows) and how many: blocks of less than half the
 // vertices, at most one per hubRowsShare sources, only for the batched
 // kernel with exact sums and no relabelling, cutoff in the kernel or
-// predecessors; and that StatsBytesPerSource counts their share.
+// predecessors; and that StatsFixedBytes reserves their rows.
 func TestHubRowsFor(t *testing.T) {
 	const n = 4096
 	csr := func(w any, typ graph.DistType) *graph.CSR {
@@ -456,14 +467,15 @@ func TestHubRowsFor(t *testing.T) {
 		}
 		base := c.cfg
 		base.HubRows = 0
-		extra := r.StatsBytesPerSource() - newRunner(nil, c.g, c.req, base).StatsBytesPerSource()
-		if want := int64(0); r.hubRowsPossible() {
-			want = n * 4 / hubRowsShare
-			if extra != want {
-				t.Errorf("%s: hub rows add %d bytes a source, want %d", c.name, extra, want)
-			}
-		} else if extra != 0 {
-			t.Errorf("%s: no hub rows, yet %d bytes a source more", c.name, extra)
+		if extra := r.StatsBytesPerSource() - newRunner(nil, c.g, c.req, base).StatsBytesPerSource(); extra != 0 {
+			t.Errorf("%s: hub rows add %d bytes a source", c.name, extra)
+		}
+		want := int64(0)
+		if r.hubRowsPossible() {
+			want = 64 * n * 4
+		}
+		if got := r.StatsFixedBytes(); got != want {
+			t.Errorf("%s: hub rows reserve %d bytes, want %d", c.name, got, want)
 		}
 	}
 }

@@ -21,9 +21,9 @@ package gpu
 // Start reallocates both slots, and the rows are computed again by the
 // next stats block. Not with relabelling (the mapping back swaps the
 // result buffer), predecessors, a cutoff in the kernel, or float weights
-// whose sums are not exact (nothing would read them). At most a
-// hubRowsShare-th of the block's sources: StatsBytesPerSource counts that
-// share in every source.
+// whose sums are not exact (nothing would read them). At most
+// plan.Config.HubRows rows, which StatsFixedBytes reserves, and at most a
+// hubRowsShare-th of the block's sources.
 
 import (
 	"time"
@@ -69,13 +69,14 @@ func (r *Runner) hubRowsFor(k int) int {
 	return min(r.batched.HubRows, k/hubRowsShare, r.n)
 }
 
-// hubRowBytesPerSource is what the hub rows add to a stats block's bytes
-// per source: a hubRowsShare-th of a distance row where they may be kept.
-func (r *Runner) hubRowBytesPerSource() int64 {
+// StatsFixedBytes is the device memory of the hub rows a stats block may
+// keep (graph.StatsSizer): plan.Config.HubRows distance rows where
+// hubRowsPossible, else 0.
+func (r *Runner) StatsFixedBytes() int64 {
 	if !r.hubRowsPossible() {
 		return 0
 	}
-	return int64(r.n) * int64(r.distType.Size()) / hubRowsShare
+	return int64(min(r.batched.HubRows, r.n)) * int64(r.n) * int64(r.distType.Size())
 }
 
 // residentRows are the hub rows the block's plan may read: none until

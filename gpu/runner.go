@@ -225,7 +225,7 @@ func (r *Runner) statsSlotOnly() bool { return r.batched.OneSlotStats }
 func (r *Runner) bytesPerSource(oneSlot bool) int64 {
 	l := layoutOf(r.req.Algorithm, r.distType, r.req.WithPredecessors)
 	if oneSlot {
-		return int64(r.n)*int64(l.dist+l.pred+l.aux+l.flags) + perSourceBytes + r.hubRowBytesPerSource()
+		return int64(r.n)*int64(l.dist+l.pred+l.aux+l.flags) + perSourceBytes
 	}
 	gathered, selected := r.narrowBytesPerSource()
 	return int64(r.n)*int64(resultSlots*(l.dist+l.pred)+l.aux+l.flags) + perSourceBytes + resultSlots*(gathered+selected)

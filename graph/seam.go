@@ -97,14 +97,19 @@ type StatsRunner interface {
 	RunStats(ctx context.Context, sources []VertexID) (*Stats, error)
 }
 
-// StatsSizer is implemented by StatsRunners whose RunStats needs less
-// memory per source than a block of Run (the GPU runner keeps one set of
-// result rows for a stats block instead of two). The pipeline sizes the
-// blocks of RunStats by it; without it, by BytesPerSource.
+// StatsSizer is implemented by StatsRunners whose RunStats needs another
+// memory than a block of Run (the GPU runner keeps one set of result rows
+// for a stats block instead of two, and may keep hub rows beside it). The
+// pipeline sizes the blocks of RunStats by it: the budget less
+// StatsFixedBytes (at most half of it) over StatsBytesPerSource; without
+// it, the budget over BytesPerSource.
 type StatsSizer interface {
 	// StatsBytesPerSource is the working memory one more source in a
 	// block of RunStats costs.
 	StatsBytesPerSource() int64
+	// StatsFixedBytes is the working memory a block of RunStats may take
+	// whatever its size.
+	StatsFixedBytes() int64
 }
 
 // AsyncRunner is implemented by runners whose next block can start before

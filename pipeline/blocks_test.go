@@ -65,9 +65,13 @@ func TestPlanRun(t *testing.T) {
 // statsSized is a StatsRunner whose stats blocks cost a third less a
 // source than its blocks of rows (graph.StatsSizer), as the GPU runner's
 // one result slot does.
-type statsSized struct{ statsAsync }
+type statsSized struct {
+	statsAsync
+	fixed int64
+}
 
 func (s statsSized) StatsBytesPerSource() int64 { return s.BytesPerSource() / 3 * 2 }
+func (s statsSized) StatsFixedBytes() int64     { return s.fixed }
 
 var _ graph.StatsSizer = statsSized{}
 
@@ -77,7 +81,7 @@ var _ graph.StatsSizer = statsSized{}
 // multi-device chunk keep to their own figures.
 func TestPlanRunStatsSizer(t *testing.T) {
 	const nv, sources = 1000, 100
-	sized := statsSized{statsAsync{newFakeAsync(nv, 0)}}
+	sized := statsSized{statsAsync{newFakeAsync(nv, 0)}, 0}
 	per, statsPer := sized.BytesPerSource(), sized.StatsBytesPerSource()
 	if statsPer >= per {
 		t.Fatalf("the fake's stats blocks cost %d a source, its rows %d", statsPer, per)
@@ -109,5 +113,17 @@ func TestPlanRunStatsSizer(t *testing.T) {
 	m.layout = arrowio.LayoutPairs
 	if got := m.chunkMax(eng, sized); got != 4 {
 		t.Errorf("pairs chunk of %d sources on a device, want 4", got)
+	}
+	// Fixed bytes come off the budget, at most half of it.
+	for _, c := range []struct{ fixed, want int64 }{{6 * per, 24 * per / statsPer}, {40 * per, 15 * per / statsPer}} {
+		fixedSized := statsSized{sized.statsAsync, c.fixed}
+		blocks, _ := planRun(Options{Layout: arrowio.LayoutStats}, eng, fixedSized, nv, sources, 0)
+		if got := blockMax(blocks); got != int(c.want) {
+			t.Errorf("%d fixed bytes: blocks of up to %d sources, want %d", c.fixed, got, c.want)
+		}
+		m.layout = arrowio.LayoutStats
+		if got, want := m.chunkMax(eng, fixedSized), int(max(12*per-c.fixed, 6*per)/statsPer)/8*8; got != want {
+			t.Errorf("%d fixed bytes: stats chunk of %d sources on a device, want %d", c.fixed, got, want)
+		}
 	}
 }

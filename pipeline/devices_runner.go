@@ -88,6 +88,18 @@ func (r *devicesRunner) StatsBytesPerSource() int64 {
 	return b
 }
 
+// StatsFixedBytes is the largest of the devices' fixed bytes of a stats
+// block (graph.StatsSizer where a device's runner has it, else 0).
+func (r *devicesRunner) StatsFixedBytes() int64 {
+	var b int64
+	for _, w := range r.workers {
+		if s, ok := w.runner.(graph.StatsSizer); ok {
+			b = max(b, s.StatsFixedBytes())
+		}
+	}
+	return b
+}
+
 // Describe is the first device's description and the device count.
 func (r *devicesRunner) Describe() string {
 	d := "auto"
