@@ -24,10 +24,11 @@
 #             vertices instead of 26.3 %); hubrows=N keeps the rows of the
 #             N vertices of highest degree on the device for blocks of
 #             less than half the vertices (plan.Config.HubRows, off by
-#             default; try 256 to 4096 on R-MAT 18 and 20); slicemb runs a phase's groups in
-#             slices of that many MiB of working distances, so that a
-#             slice's rows stay in L2; seedsmin=X sets the least share of
-#             the vertices a block must hold to run phases, 0.1 by default)
+#             default; try 256 to 4096 on R-MAT 18 and 20); slicemb runs
+#             a phase's groups in slices of that many MiB of working
+#             distances, so that a slice's rows stay in L2; seedsmin=X sets
+#             the least share of the vertices a block must hold to run
+#             phases, 0.1 by default)
 #   FLOATS    R-MAT scales of the float rows ("16"; empty for none; R-MAT 18 with
 #             fractional floats takes minutes)
 #   FLOAT_VARIANTS  settings of the float rows ("base relabel=bfs")
@@ -142,9 +143,10 @@ done
 # R-MAT 18's stats blocks were on an 80 GB device) and a quarter with one
 # (8 bytes): what the smaller blocks cost (few minimums), and whether
 # phases help them (seedsmin=0.5 keeps them to blocks of half the
-# vertices, the default before 0.1).
+# vertices, the default before 0.1), and what hub rows kept on the device
+# add (hubrows=1024).
 for m in $partial; do
-  for v in base oneslot=0 seedsmin=0.5; do row "rmat$m" "$v" "" "$(( (1 << m) * (1 << m) / 1000000 ))MB"; done
+  for v in base oneslot=0 seedsmin=0.5 hubrows=1024; do row "rmat$m" "$v" "" "$(( (1 << m) * (1 << m) / 1000000 ))MB"; done
 done
 for f in ${EXTRA:-}; do
   for v in $variants; do row "$(basename "${f%.*}")" "$v" "$f"; done
