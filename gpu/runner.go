@@ -453,7 +453,9 @@ const statsWords = 4
 // are those of Run. A narrowed runner (Narrowed) reduces on the device
 // too, over the targets' columns within the cutoff, as graph.ComputeStats
 // does a narrowed block (gather.go); one that selects the k nearest
-// refuses it.
+// refuses it. Under plan.Config.OneSlotStats its blocks allocate one
+// result slot's rows (StatsBytesPerSource), and under plan.Config.HubRows
+// small blocks keep the hubs' rows beside them (hubs.go).
 func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph.Stats, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
