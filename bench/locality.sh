@@ -24,7 +24,11 @@
 #             vertices instead of 26.3 %); hubrows=N keeps the rows of the
 #             N vertices of highest degree on the device for blocks of
 #             less than half the vertices (plan.Config.HubRows, off by
-#             default; try 256 to 4096 on R-MAT 18 and 20); slicemb runs
+#             default; try 256 to 4096 on R-MAT 18 and 20); scratchmb=X
+#             gives the stats blocks X MiB of working distances instead of
+#             a row per source, run in slices (plan.Config.ScratchBytes,
+#             off by default): blocks about twice as large (R-MAT 18 with
+#             scratchmb=8192: 45 % of the vertices); slicemb runs
 #             a phase's groups in slices of that many MiB of working
 #             distances, so that a slice's rows stay in L2; seedsmin=X sets
 #             the least share of the vertices a block must hold to run

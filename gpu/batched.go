@@ -173,34 +173,36 @@ func (r *Runner) runPlan(bp *plan.Block, finish func(), began time.Time) (err er
 			err = errors.Join(err, dv.free(&bufs[i]))
 		}
 	}()
-	need := make([]int64, len(run.phases))
-	where := make([]devBuf, len(run.phases))
-	where[0] = r.dist
-	for i := 1; i < len(run.phases); i++ {
-		at := (int64(run.phases[i])*int64(n)*int64(r.distType.Size()) + 255) &^ 255
-		if at < r.aux.size {
-			where[i] = devBuf{ptr: r.aux.ptr + uint64(at), size: r.aux.size - at}
-		}
-	}
-	tempAt := int64(0)
-	for i, c := range run.phases {
-		need[i] = batchedFrontierBytes(n, c)
-		if where[i].size < need[i] {
-			tempAt = max(tempAt, need[i])
-		}
-	}
-	var temp devBuf
-	if tempAt > 0 {
-		if temp, err = dv.alloc(tempAt); err != nil {
-			return err
-		}
-		bufs = append(bufs, temp)
-	}
 	run.frontiers = make([]uint64, len(run.phases))
-	for i := range run.phases {
-		run.frontiers[i] = where[i].ptr
-		if where[i].size < need[i] {
-			run.frontiers[i] = temp.ptr
+	if r.scratch == 0 { // with a scratch the frontiers lie in it (scratch.go)
+		need := make([]int64, len(run.phases))
+		where := make([]devBuf, len(run.phases))
+		where[0] = r.dist
+		for i := 1; i < len(run.phases); i++ {
+			at := (int64(run.phases[i])*int64(n)*int64(r.distType.Size()) + 255) &^ 255
+			if at < r.aux.size {
+				where[i] = devBuf{ptr: r.aux.ptr + uint64(at), size: r.aux.size - at}
+			}
+		}
+		tempAt := int64(0)
+		for i, c := range run.phases {
+			need[i] = batchedFrontierBytes(n, c)
+			if where[i].size < need[i] {
+				tempAt = max(tempAt, need[i])
+			}
+		}
+		var temp devBuf
+		if tempAt > 0 {
+			if temp, err = dv.alloc(tempAt); err != nil {
+				return err
+			}
+			bufs = append(bufs, temp)
+		}
+		for i := range run.phases {
+			run.frontiers[i] = where[i].ptr
+			if where[i].size < need[i] {
+				run.frontiers[i] = temp.ptr
+			}
 		}
 	}
 	run.sources, run.rows = make([]uint64, len(run.phases)), make([]uint64, len(run.phases))
@@ -473,8 +475,13 @@ func batchedGrid(count int64) int {
 // phase's rows through batched_seedfill), put the sources at 0, and launch
 // rounds back to back until one changes nothing: over every group at once,
 // or with plan.Config.SliceBytes over one slice of groups after another
-// (the groups are independent: each slice converges on its own).
+// (the groups are independent: each slice converges on its own). With a
+// scratch (r.scratch, scratch.go) runPhaseScratch runs it instead, and
+// frontier is not read.
 func runPhase(dv *device, r *Runner, name string, k int, frontier, sources, rows, seeds, arcs uint64) error {
+	if r.scratch > 0 {
+		return runPhaseScratch(dv, r, name, k, sources, rows, seeds, arcs)
+	}
 	n := r.n
 	groups := int64((k + BatchWidth - 1) / BatchWidth)
 	maskWords := groups * int64(n)

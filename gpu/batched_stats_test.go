@@ -94,8 +94,10 @@ func statsSlotGraphs(t *testing.T) map[string]*graph.CSR {
 // statsSlotConfigs are the configurations the one-slot tests compare: the
 // default (one slot), two slots (oneslot=0), one slot with the graph
 // relabelled (the result slot and the working distances swap buffers at
-// the end of every block), and one slot with phases forced in every
-// block (the later phases' frontiers behind the working distances).
+// the end of every block), one slot with phases forced in every block
+// (the later phases' frontiers behind the working distances), and a
+// scratch of working distances (plan.Config.ScratchBytes) of a few groups,
+// alone and with phases forced.
 func statsSlotConfigs(t *testing.T) map[string]batchedConfig {
 	t.Helper()
 	out := map[string]batchedConfig{}
@@ -104,6 +106,8 @@ func statsSlotConfigs(t *testing.T) map[string]batchedConfig {
 		"twoslots":        "oneslot=0",
 		"oneslot-relabel": "relabel=bfs,relabelmin=0",
 		"oneslot-phases":  "seeds=0.2,seedsmin=0,phases=0.5",
+		"scratch":         "scratchmb=0.5",
+		"scratch-phases":  "scratchmb=0.3,seeds=0.2,seedsmin=0,phases=0.5",
 	} {
 		c := defaultBatchedConfig()
 		if err := c.Config.Apply(spec); err != nil {
@@ -136,6 +140,9 @@ func TestOneSlotStatsAgainstOracle(t *testing.T) {
 				if got, full := r.StatsBytesPerSource(), r.BytesPerSource(); (got < full) != cfg.OneSlotStats {
 					t.Errorf("StatsBytesPerSource %d, BytesPerSource %d, one slot %v", got, full, cfg.OneSlotStats)
 				}
+				if (r.scratchSources() > 0) != (cfg.ScratchBytes > 0) {
+					t.Errorf("scratch slices of %d sources under %d bytes", r.scratchSources(), cfg.ScratchBytes)
+				}
 				for _, size := range []int{len(sources), (len(sources) + 2) / 3, 33} {
 					if testing.Short() && size == 33 {
 						continue
@@ -147,6 +154,9 @@ func TestOneSlotStatsAgainstOracle(t *testing.T) {
 							t.Fatalf("blocks of %d, sources %d..%d: %v", size, lo, hi, err)
 						}
 						compareStats(t, got, subStats(want, lo, hi), absSum[lo:hi], absHarm[lo:hi])
+					}
+					if want := min(r.capacity, r.scratchSources()); r.scratch != want {
+						t.Errorf("blocks of %d: scratch slices of %d sources, want %d", size, r.scratch, want)
 					}
 					second := r.slots[1].dist.ptr != 0
 					if r.oneSlot != cfg.OneSlotStats || second == cfg.OneSlotStats {
@@ -337,11 +347,21 @@ func TestStatsBlockGrowth(t *testing.T) {
 		if ratio := float64(sizes[true]) / float64(sizes[false]); ratio < 1.49 || ratio > 1.51 {
 			t.Errorf("R-MAT %d: one slot's blocks %.3f× two slots'", scale, ratio)
 		}
+		scratch := defaultBatchedConfig()
+		scratch.ScratchBytes = 8 << 30
+		r := newRunner(nil, g, graph.Request{Algorithm: Batched}, scratch)
+		per, fixed := r.StatsBytesPerSource(), r.StatsFixedBytes()
+		size := min(int64(n), (budget-fixed)/per)
+		t.Logf("R-MAT %d, one slot, scratchmb=8192: %d bytes a source and %d of scratch (slices of %d sources), blocks of %d sources (%.1f %%)",
+			scale, per, fixed, r.scratchSources(), size, 100*float64(size)/float64(n))
+		if size <= sizes[true] {
+			t.Errorf("R-MAT %d: a scratch leaves blocks of %d (%d without)", scale, size, sizes[true])
+		}
 		cfg := defaultBatchedConfig()
 		cfg.HubRows = 1024
-		r := newRunner(nil, g, graph.Request{Algorithm: Batched}, cfg)
-		per := r.StatsBytesPerSource()
-		size := min(int64(n), (budget-r.StatsFixedBytes())/per)
+		r = newRunner(nil, g, graph.Request{Algorithm: Batched}, cfg)
+		per = r.StatsBytesPerSource()
+		size = min(int64(n), (budget-r.StatsFixedBytes())/per)
 		t.Logf("R-MAT %d, one slot, hubrows=1024: %d bytes a source and %d for the hub rows, blocks of %d sources (%.1f %%) beside %d hub rows",
 			scale, per, r.StatsFixedBytes(), size, 100*float64(size)/float64(n), r.hubRowsFor(int(size)))
 		if size >= sizes[true] || r.hubRowsFor(int(size)) == 0 {
@@ -361,8 +381,9 @@ func TestStatsBlockGrowth(t *testing.T) {
 func TestHubRowsStatsAgainstOracle(t *testing.T) {
 	e := openEngine(t)
 	configs := map[string]string{
-		"hubs":        "hubrows=64",
-		"hubs-phases": "hubrows=64,seeds=0.2,seedsmin=0,phases=0.5",
+		"hubs":         "hubrows=64",
+		"hubs-phases":  "hubrows=64,seeds=0.2,seedsmin=0,phases=0.5",
+		"hubs-scratch": "hubrows=64,scratchmb=0.5",
 	}
 	for gname, g := range statsSlotGraphs(t) {
 		n := g.NumVertices
@@ -476,6 +497,50 @@ func TestHubRowsFor(t *testing.T) {
 		}
 		if got := r.StatsFixedBytes(); got != want {
 			t.Errorf("%s: hub rows reserve %d bytes, want %d", c.name, got, want)
+		}
+	}
+}
+
+// TestScratchBytes checks, without a device, the memory of a stats block
+// with a scratch of working distances (plan.Config.ScratchBytes): a source
+// costs its result row alone, the scratch is fixed (slices of whole
+// groups, their frontier beside them), and only the batched kernel's
+// stats blocks without relabelling or predecessors run with one.
+func TestScratchBytes(t *testing.T) {
+	const n = 1000
+	g := &graph.CSR{NumVertices: n, Offsets: make([]int64, n+1), Targets: []int32{}, Weights: []int32{}, Weighted: true, Type: graph.DistInt32}
+	cfg := defaultBatchedConfig()
+	cfg.ScratchBytes = 100 * n * 4 // 100 rows: slices of 96 sources
+	r := newRunner(nil, g, graph.Request{Algorithm: Batched}, cfg)
+	if got := r.scratchSources(); got != 96 {
+		t.Errorf("slices of %d sources, want 96", got)
+	}
+	if got, want := r.StatsBytesPerSource(), int64(4*n+perSourceBytes); got != want {
+		t.Errorf("StatsBytesPerSource %d, want %d", got, want)
+	}
+	if got, want := r.StatsFixedBytes(), scratchDistBytes(n, 96, 4)+batchedFrontierBytes(n, 96); got != want || want < 96*n*4 {
+		t.Errorf("StatsFixedBytes %d, want %d", got, want)
+	}
+	if got := r.BytesPerSource(); got != 12*n+perSourceBytes {
+		t.Errorf("BytesPerSource %d: a Start keeps its working rows", got)
+	}
+	small := cfg
+	small.ScratchBytes = 1
+	if got := newRunner(nil, g, graph.Request{Algorithm: Batched}, small).scratchSources(); got != BatchWidth {
+		t.Errorf("a scratch below one group's rows: slices of %d sources, want %d", got, BatchWidth)
+	}
+	relabelled := cfg
+	relabelled.Relabel = "bfs"
+	twoSlots := cfg
+	twoSlots.OneSlotStats = false
+	for name, r := range map[string]*Runner{
+		"relabelled":   newRunner(nil, g, graph.Request{Algorithm: Batched}, relabelled),
+		"two slots":    newRunner(nil, g, graph.Request{Algorithm: Batched}, twoSlots),
+		"predecessors": newRunner(nil, g, graph.Request{Algorithm: Batched, WithPredecessors: true}, cfg),
+		"dijkstra":     newRunner(nil, g, graph.Request{Algorithm: graph.Dijkstra}, cfg),
+	} {
+		if r.scratchSources() != 0 || r.StatsFixedBytes() != 0 {
+			t.Errorf("%s: slices of %d sources, %d fixed bytes; want no scratch", name, r.scratchSources(), r.StatsFixedBytes())
 		}
 	}
 }

@@ -69,14 +69,19 @@ func (r *Runner) hubRowsFor(k int) int {
 	return min(r.batched.HubRows, k/hubRowsShare, r.n)
 }
 
-// StatsFixedBytes is the device memory of the hub rows a stats block may
-// keep (graph.StatsSizer): plan.Config.HubRows distance rows where
-// hubRowsPossible, else 0.
+// StatsFixedBytes is the device memory a stats block takes whatever its
+// size (graph.StatsSizer): the scratch working distances where
+// scratchPossible (scratch.go), and the plan.Config.HubRows distance rows
+// the block may keep where hubRowsPossible.
 func (r *Runner) StatsFixedBytes() int64 {
-	if !r.hubRowsPossible() {
-		return 0
+	var b int64
+	if r.scratchPossible() {
+		b = r.scratchBytesFor(r.scratchSources())
 	}
-	return int64(min(r.batched.HubRows, r.n)) * int64(r.n) * int64(r.distType.Size())
+	if r.hubRowsPossible() {
+		b += int64(min(r.batched.HubRows, r.n)) * int64(r.n) * int64(r.distType.Size())
+	}
+	return b
 }
 
 // residentRows are the hub rows the block's plan may read: none until

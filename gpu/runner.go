@@ -87,6 +87,10 @@ type Runner struct {
 	relabel relabelState
 	// hubs are the hub rows kept past a stats block's rows (hubs.go).
 	hubs hubState
+	// scratch is the sources of one slice of the batched kernel's scratch
+	// working distances in r.aux (scratch.go); 0 for a working row per
+	// source.
+	scratch int
 }
 
 // layout is the bytes per vertex of each per-source buffer.
@@ -225,6 +229,9 @@ func (r *Runner) statsSlotOnly() bool { return r.batched.OneSlotStats }
 func (r *Runner) bytesPerSource(oneSlot bool) int64 {
 	l := layoutOf(r.req.Algorithm, r.distType, r.req.WithPredecessors)
 	if oneSlot {
+		if r.scratchPossible() {
+			l.aux = 0 // a fixed scratch (StatsFixedBytes)
+		}
 		return int64(r.n)*int64(l.dist+l.pred+l.aux+l.flags) + perSourceBytes
 	}
 	gathered, selected := r.narrowBytesPerSource()
@@ -313,7 +320,7 @@ func (r *Runner) releaseBlock() error {
 	}
 	r.dist, r.pred = devBuf{}, devBuf{}
 	r.capacity, r.oneSlot = 0, false
-	r.hubs = hubState{}
+	r.hubs, r.scratch = hubState{}, 0
 	return errors.Join(errs...)
 }
 
@@ -336,10 +343,15 @@ func (r *Runner) ensureCapacity(k int, oneSlot bool) error {
 		buf  *devBuf
 		size int64
 	}
+	auxBytes, scratch := cells*int64(l.aux), 0
+	if oneSlot && r.scratchPossible() {
+		scratch = min(k, r.scratchSources())
+		auxBytes = r.scratchBytesFor(scratch)
+	}
 	bufs := []sized{
 		{&r.sources, 4 * int64(k)},
 		{&r.status, 4 * int64(k)},
-		{&r.aux, cells * int64(l.aux)},
+		{&r.aux, auxBytes},
 		{&r.flags, cells * int64(l.flags)},
 		{&r.stats, 8 * statsWords * int64(k)},
 	}
@@ -369,7 +381,7 @@ func (r *Runner) ensureCapacity(k int, oneSlot bool) error {
 			return errors.Join(err, r.releaseBlock())
 		}
 	}
-	r.capacity, r.oneSlot = k, oneSlot
+	r.capacity, r.oneSlot, r.scratch = k, oneSlot, scratch
 	r.allocHubRows(k, hubRows)
 	return nil
 }

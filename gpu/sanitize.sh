@@ -28,7 +28,7 @@ declare -A sets=(
 	[select]='TestNearestOnDevice/n=301/(int32|int64|float32|float64)/.*/.*/.*/dijkstra'
 	[relabel]='TestBatchedRelabelled/bfs/float32/undirected=true'
 	[nearest]='TestNearestSmallCases|TestNearestDeltas|TestNearestResident|TestNearestErrors'
-	[statsslot]='TestOneSlotStatsBesideStart|TestHubRowsStatsAgainstOracle/rmat11-int/'
+	[statsslot]='TestOneSlotStatsBesideStart|TestHubRowsStatsAgainstOracle/rmat11-int/|TestOneSlotStatsAgainstOracle/rmat11-int/scratch-phases'
 )
 for tool in memcheck racecheck; do
 	for k in "${!sets[@]}"; do

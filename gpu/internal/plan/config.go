@@ -155,6 +155,16 @@ type Config struct {
 	// Not with relabelling, predecessors or a cutoff in the kernel; 0 keeps
 	// no rows. The plan does not read it: the runner does.
 	HubRows int
+	// ScratchBytes, when positive, gives the GPU runner's stats blocks
+	// (OneSlotStats) working distances of at most this many bytes instead
+	// of a row per source: a phase runs its sources in slices that fit
+	// (at least one group each), each slice's rounds to convergence and
+	// its transpose into the result rows before the next, its frontier
+	// beside it. A source then costs its result row alone (4 bytes per
+	// vertex for int32 instead of 8), and blocks hold twice the sources,
+	// less the scratch. Not with relabelling or predecessors; 0 keeps a
+	// working row per source. The plan does not read it: the runner does.
+	ScratchBytes int64
 }
 
 // DefaultConfig is what the GPU engine runs.
@@ -258,6 +268,9 @@ func (c Config) Check() error {
 	}
 	if c.RelabelMinSources < 0 {
 		return fmt.Errorf("plan: relabelling from %d sources, want at least 0", c.RelabelMinSources)
+	}
+	if c.ScratchBytes < 0 {
+		return fmt.Errorf("plan: scratch of %d bytes, want at least 0", c.ScratchBytes)
 	}
 	if c.HubRows < 0 {
 		return fmt.Errorf("plan: %d hub rows, want at least 0", c.HubRows)
