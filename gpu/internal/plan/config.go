@@ -153,7 +153,9 @@ type Config struct {
 	// (StartResident): leaves of a hub and minimums over hubs are derived,
 	// and blocks of one phase start their sources from the hubs' rows.
 	// Not with relabelling, predecessors or a cutoff in the kernel; 0 keeps
-	// no rows. The plan does not read it: the runner does.
+	// no rows. Not measured yet (issue 18; BenchmarkPlanResident counts
+	// what it leaves the kernel). The plan does not read it: the runner
+	// does.
 	HubRows int
 	// ScratchBytes, when positive, gives the GPU runner's stats blocks
 	// (OneSlotStats) working distances of at most this many bytes instead
@@ -163,7 +165,9 @@ type Config struct {
 	// beside it. A source then costs its result row alone (4 bytes per
 	// vertex for int32 instead of 8), and blocks hold twice the sources,
 	// less the scratch. Not with relabelling or predecessors; 0 keeps a
-	// working row per source. The plan does not read it: the runner does.
+	// working row per source. SliceBytes is not read where it applies.
+	// Not measured yet (issue 18). The plan does not read it: the runner
+	// does.
 	ScratchBytes int64
 }
 
