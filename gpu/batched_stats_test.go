@@ -121,7 +121,7 @@ func statsSlotConfigs(t *testing.T) map[string]batchedConfig {
 // TestOneSlotStatsAgainstOracle runs RunStats of the batched kernel over
 // every source of each graph, under one and two result slots
 // (plan.Config.OneSlotStats), in one block and in blocks of a third and
-// of 33 sources, and checks every source's stats against internal/ref's
+// of 97 (partial groups), and checks every source's stats against internal/ref's
 // rows reduced by graph.ComputeStats. It also checks that a one-slot
 // runner allocated the first slot's rows alone and counts one slot in
 // StatsBytesPerSource, and a two-slot runner both.
@@ -143,8 +143,8 @@ func TestOneSlotStatsAgainstOracle(t *testing.T) {
 				if (r.scratchSources() > 0) != (cfg.ScratchBytes > 0) {
 					t.Errorf("scratch slices of %d sources under %d bytes", r.scratchSources(), cfg.ScratchBytes)
 				}
-				for _, size := range []int{len(sources), (len(sources) + 2) / 3, 33} {
-					if testing.Short() && size == 33 {
+				for _, size := range []int{len(sources), (len(sources) + 2) / 3, 97} {
+					if testing.Short() && size == 97 {
 						continue
 					}
 					for lo := 0; lo < len(sources); lo += size {
@@ -373,7 +373,7 @@ func TestStatsBlockGrowth(t *testing.T) {
 // TestHubRowsStatsAgainstOracle runs RunStats of the batched kernel with
 // hub rows kept on the device (plan.Config.HubRows) over every source of
 // each graph in blocks of an eighth of the vertices (the hub rows derive
-// and seed there) and of 33, one phase and phases forced, and checks every
+// and seed there) and of 97, one phase and phases forced, and checks every
 // source's stats against internal/ref. Where the rows may be kept (not
 // for fractional float weights) the first block must have computed them,
 // and a Start in between, which reallocates both slots, must leave the
@@ -404,8 +404,8 @@ func TestHubRowsStatsAgainstOracle(t *testing.T) {
 				if (gname == "rmat11-int" || gname == "rmat11-float-exact") && !kept {
 					t.Fatal("hub rows not kept on a graph of exact sums")
 				}
-				for _, size := range []int{(n + 7) / 8, 33} {
-					if testing.Short() && size == 33 {
+				for _, size := range []int{(n + 7) / 8, 97} {
+					if testing.Short() && size == 97 {
 						continue
 					}
 					for lo := 0; lo < n; lo += size {
@@ -419,7 +419,7 @@ func TestHubRowsStatsAgainstOracle(t *testing.T) {
 							t.Fatalf("blocks of %d: %d hub rows, ready %v; want %d", size, len(r.hubs.vertices), r.hubs.ready, wantRows)
 						}
 					}
-					if size == 33 || !kept {
+					if size == 97 || !kept {
 						continue
 					}
 					// A Start drops the hub rows; the next stats block
