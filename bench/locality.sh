@@ -16,12 +16,23 @@
 #   DIR       where graphs and reports go (a new temporary directory)
 #   SCALES    R-MAT scales of the relabelling rows ("16 18")
 #   VARIANTS  PATHCTL_BATCHED settings compared on every scale, "base" for
-#             the default ("base relabel=bfs relabel=degree relabel=hubs
-#             relabel=rcm relabel=bfs,order=id seedsmin=0.1 slicemb=24";
-#             slicemb runs a phase's groups in slices of that many MiB of
-#             working distances, so that a slice's rows stay in L2; seedsmin lets
-#             blocks of fewer than half the vertices run phases, which
-#             R-MAT 18's stats blocks are)
+#             the default ("base oneslot=0 relabel=bfs relabel=degree
+#             relabel=hubs relabel=rcm relabel=bfs,order=id slicemb=24";
+#             oneslot=0 sizes and allocates the stats blocks with two
+#             result slots, as before plan.Config.OneSlotStats: blocks a
+#             third smaller (R-MAT 18 on an 80 GB device: 17.5 % of the
+#             vertices instead of 26.3 %); hubrows=N keeps the rows of the
+#             N vertices of highest degree on the device for blocks of
+#             less than half the vertices (plan.Config.HubRows, off by
+#             default; try 256 to 4096 on R-MAT 18 and 20); scratchmb=X
+#             gives the stats blocks X MiB of working distances instead of
+#             a row per source, run in slices (plan.Config.ScratchBytes,
+#             off by default): blocks about twice as large (R-MAT 18 with
+#             scratchmb=8192: 45 % of the vertices); slicemb runs
+#             a phase's groups in slices of that many MiB of working
+#             distances, so that a slice's rows stay in L2; seedsmin=X sets
+#             the least share of the vertices a block must hold to run
+#             phases, 0.1 by default)
 #   FLOATS    R-MAT scales of the float rows ("16"; empty for none; R-MAT 18 with
 #             fractional floats takes minutes)
 #   FLOAT_VARIANTS  settings of the float rows ("base relabel=bfs")
@@ -30,6 +41,11 @@
 #   EXTRA     edge files (undirected, read by pathctl bench) run with
 #             every VARIANTS setting after the R-MAT rows (none)
 #   LIMIT     seconds one row may take before it is cut off (60)
+#   SAMPLE    sources of every row, sampled and extrapolated (pathctl bench
+#             --sample; empty: every source). R-MAT 20 every source takes
+#             minutes; SAMPLE=65536 runs it in several blocks, so that
+#             hubrows=N pays its hub rows once over them as a full run does
+#             (one block of 8,192 would pay them in full)
 #   ENGINE    the engine of the rows (gpu; cpu checks the script without a GPU)
 #   PYTHON    a python3 with pyarrow (python3)
 #
@@ -57,7 +73,7 @@ bin=${PATHCTL:-bin/pathctl}
 plantest=${PLANTEST:-bin/plan.test}
 dir=${DIR:-$(mktemp -d)}
 scales=${SCALES:-"16 18"}
-variants=${VARIANTS:-"base relabel=bfs relabel=degree relabel=hubs relabel=rcm relabel=bfs,order=id seedsmin=0.1 slicemb=24"}
+variants=${VARIANTS:-"base oneslot=0 relabel=bfs relabel=degree relabel=hubs relabel=rcm relabel=bfs,order=id slicemb=24"}
 floats=${FLOATS-16}
 float_variants=${FLOAT_VARIANTS:-"base relabel=bfs"}
 limit=${LIMIT:-60}
@@ -100,6 +116,7 @@ row() {
   local began=$SECONDS
   local args=()
   [ -n "$mem" ] && args=(--mem "$mem")
+  [ -n "${SAMPLE:-}" ] && args+=(--sample "$SAMPLE")
   if PATHCTL_BATCHED="$spec" timeout "$limit" "$bin" bench --graphs "$file" --undirected --engine "$engine" \
       --algos auto --layout stats --check 4 --disk-graph none --json -q "${args[@]}" >"$out" 2>"$out.err"; then
     "$py" - "$out" "$name" "$setting${mem:+ --mem $mem}" "$base" <<'PY'
@@ -125,12 +142,15 @@ echo "|---|---|---|---|---|---|---|---|---|"
 for s in $scales; do
   for v in $variants; do row "rmat$s" "$v"; done
 done
-# Partial blocks: R-MAT 16 in blocks of about a sixth of its vertices, as
-# R-MAT 18's stats blocks are on an 80 GB device (12 bytes per source and
-# vertex): what the smaller blocks cost (phases off, few minimums), and
-# whether phases help them.
+# Partial blocks: R-MAT 16 under --mem for blocks of about a sixth of its
+# vertices with two result slots (12 bytes per source and vertex, as
+# R-MAT 18's stats blocks were on an 80 GB device) and a quarter with one
+# (8 bytes): what the smaller blocks cost (few minimums), and whether
+# phases help them (seedsmin=0.5 keeps them to blocks of half the
+# vertices, the default before 0.1), and what hub rows kept on the device
+# add (hubrows=1024).
 for m in $partial; do
-  for v in base seedsmin=0.1; do row "rmat$m" "$v" "" "$(( (1 << m) * (1 << m) / 1000000 ))MB"; done
+  for v in base oneslot=0 seedsmin=0.5 hubrows=1024; do row "rmat$m" "$v" "" "$(( (1 << m) * (1 << m) / 1000000 ))MB"; done
 done
 for f in ${EXTRA:-}; do
   for v in $variants; do row "$(basename "${f%.*}")" "$v" "$f"; done

@@ -176,19 +176,20 @@ func (r *Runner) adoptAhead(p *HostPlan) {
 }
 
 // startPlan is the plan of the block of sources (relabelled) under the
-// runner's configuration and cut (plan.Graph.StartWithin): the one made
-// ahead where it is that plan, else its own. packed, when not nil, is the
-// whole plan packed for upload (finish is then nil). A plan made ahead is
-// taken once; a block it does not match drops it.
-func (r *Runner) startPlan(sources []int32, cut float64) (bp *plan.Block, finish func(), packed *plan.Packed, err error) {
+// runner's configuration, cut and resident rows (plan.Graph.StartResident):
+// the one made ahead where it is that plan (no cut, no resident rows), else
+// its own. packed, when not nil, is the whole plan packed for upload
+// (finish is then nil). A plan made ahead is taken once; a block it does
+// not match drops it.
+func (r *Runner) startPlan(sources []int32, cut float64, res plan.Resident) (bp *plan.Block, finish func(), packed *plan.Packed, err error) {
 	if p := r.ahead; p != nil {
 		r.ahead = nil
-		if p.sources != nil && r.relabel.perm == nil && math.IsInf(cut, 1) && slices.Equal(p.sources, sources) &&
+		if p.sources != nil && r.relabel.perm == nil && math.IsInf(cut, 1) && len(res.Vertices) == 0 && slices.Equal(p.sources, sources) &&
 			reflect.DeepEqual(p.config.Config, r.batched.Config) {
 			return p.take()
 		}
 	}
-	bp, finish, err = r.planGraph.StartWithin(sources, r.batched.Config, cut)
+	bp, finish, err = r.planGraph.StartResident(sources, r.batched.Config, cut, res)
 	return bp, finish, nil, err
 }
 

@@ -50,7 +50,7 @@ func TestPlanAheadIsThePlanAfter(t *testing.T) {
 	if r.planGraph != p.graph {
 		t.Error("the runner does not read the plan graph measured ahead")
 	}
-	bp, finish, packed, err := r.startPlan(sources, math.Inf(1))
+	bp, finish, packed, err := r.startPlan(sources, math.Inf(1), plan.Resident{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestPlanAheadIsThePlanAfter(t *testing.T) {
 		t.Error("the packed plan made ahead differs from the plan made after, packed")
 	}
 	// Taken once: the next block plans its own.
-	if _, _, packed, err := r.startPlan(sources, math.Inf(1)); err != nil || packed != nil {
+	if _, _, packed, err := r.startPlan(sources, math.Inf(1), plan.Resident{}); err != nil || packed != nil {
 		t.Errorf("a second block took the plan again (packed %v, err %v)", packed != nil, err)
 	}
 }
@@ -104,7 +104,7 @@ func TestPlanAheadNotTaken(t *testing.T) {
 			if (r.planGraph == p.graph) != (c.csr == g) {
 				t.Errorf("plan graph taken %v, want %v (same CSR)", r.planGraph == p.graph, c.csr == g)
 			}
-			bp, finish, packed, err := r.startPlan(c.sources, c.cut)
+			bp, finish, packed, err := r.startPlan(c.sources, c.cut, plan.Resident{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -142,7 +142,7 @@ func TestPlanAheadMeasureOnly(t *testing.T) {
 	if r.planGraph != p.graph || !p.Used() {
 		t.Fatalf("the runner did not take the graph measured ahead (used %v)", p.Used())
 	}
-	bp, finish, packed, err := r.startPlan(all, math.Inf(1))
+	bp, finish, packed, err := r.startPlan(all, math.Inf(1), plan.Resident{})
 	if err != nil || bp == nil || packed != nil {
 		t.Fatalf("own plan: block %v, packed %v, err %v", bp != nil, packed != nil, err)
 	}
@@ -167,7 +167,7 @@ func TestPlanAheadError(t *testing.T) {
 	}
 	r := newRunner(nil, g, graph.Request{Algorithm: Batched}, bad)
 	r.adoptAhead(p)
-	_, _, _, err := r.startPlan(all, math.Inf(1))
+	_, _, _, err := r.startPlan(all, math.Inf(1), plan.Resident{})
 	if err == nil || !strings.Contains(err.Error(), "planned ahead") {
 		t.Fatalf("the block that took a failed plan: %v, want its error, saying it was planned ahead", err)
 	}

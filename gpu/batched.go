@@ -119,27 +119,40 @@ func (c batchedConfig) Check() error {
 }
 
 // launchBatched runs the batched kernel for the k sources in r.sources:
-// plan the kernel's sources (plan.Graph.Start under r.batched: leaves and
+// plan the kernel's sources (plan.Graph.StartResident under r.batched,
+// beside the hub rows kept resident (hubs.go) where there are: leaves and
 // minimums left out, phases split, groups clustered; or take the plan
 // made ahead, ahead.go), fill the working distances with infinity and clear the
 // masks, seed the sources, launch rounds back to back until one changes
 // nothing, transpose into the rows of r.dist, and derive the rows of the
 // leaves. Launches are asynchronous; the device time of the whole sequence
 // is left in dv.lastKernel for Runner.launch.
-func launchBatched(r *Runner, k int) (err error) {
-	dv := r.e.dev
-	n := r.n
+func launchBatched(r *Runner, k int) error {
 	if len(r.blockSources) != k {
 		return fmt.Errorf("gpu: batched launch of %d sources with %d on the host", k, len(r.blockSources))
 	}
 	if err := r.ensureRelabelled(); err != nil {
 		return fmt.Errorf("gpu: batched: relabelling: %w", err)
 	}
+	if err := r.ensureHubRows(); err != nil {
+		return fmt.Errorf("gpu: batched: hub rows: %w", err)
+	}
 	began := time.Now()
-	bp, finish, packed, err := r.startPlan(r.relabelledSources(), r.kernelCutoff())
+	bp, finish, packed, err := r.startPlan(r.relabelledSources(), r.kernelCutoff(), r.residentRows())
 	if err != nil {
 		return fmt.Errorf("gpu: batched: %w", err)
 	}
+	return r.runPlan(bp, finish, packed, began)
+}
+
+// runPlan uploads the plan bp of the block in r.sources (its later part
+// completed by finish, when not nil, while the first phase runs; packed,
+// when not nil, is the whole plan made ahead and packed) and runs
+// it (runBatched); began is when its planning began, the host's plan
+// time.
+func (r *Runner) runPlan(bp *plan.Block, finish func(), packed *plan.Packed, began time.Time) (err error) {
+	dv := r.e.dev
+	n := r.n
 	if r.relabel.perm != nil && bp.Rows == nil {
 		// r.sources holds the caller's numbering: the plan's sources, in
 		// the runner's, are uploaded with rows of the block's own order.
@@ -148,7 +161,7 @@ func launchBatched(r *Runner, k int) (err error) {
 			bp.Rows[i] = int32(i)
 		}
 	}
-	run := batchedRun{}
+	run := batchedRun{seedFirst: bp.SeedFirst}
 	for i := range bp.NumPhases() {
 		run.phases = append(run.phases, bp.PhaseStart(i+1)-bp.PhaseStart(i))
 	}
@@ -162,34 +175,36 @@ func launchBatched(r *Runner, k int) (err error) {
 			err = errors.Join(err, dv.free(&bufs[i]))
 		}
 	}()
-	need := make([]int64, len(run.phases))
-	where := make([]devBuf, len(run.phases))
-	where[0] = r.dist
-	for i := 1; i < len(run.phases); i++ {
-		at := (int64(run.phases[i])*int64(n)*int64(r.distType.Size()) + 255) &^ 255
-		if at < r.aux.size {
-			where[i] = devBuf{ptr: r.aux.ptr + uint64(at), size: r.aux.size - at}
-		}
-	}
-	tempAt := int64(0)
-	for i, c := range run.phases {
-		need[i] = batchedFrontierBytes(n, c)
-		if where[i].size < need[i] {
-			tempAt = max(tempAt, need[i])
-		}
-	}
-	var temp devBuf
-	if tempAt > 0 {
-		if temp, err = dv.alloc(tempAt); err != nil {
-			return err
-		}
-		bufs = append(bufs, temp)
-	}
 	run.frontiers = make([]uint64, len(run.phases))
-	for i := range run.phases {
-		run.frontiers[i] = where[i].ptr
-		if where[i].size < need[i] {
-			run.frontiers[i] = temp.ptr
+	if r.scratch == 0 { // with a scratch the frontiers lie in it (scratch.go)
+		need := make([]int64, len(run.phases))
+		where := make([]devBuf, len(run.phases))
+		where[0] = r.dist
+		for i := 1; i < len(run.phases); i++ {
+			at := (int64(run.phases[i])*int64(n)*int64(r.distType.Size()) + 255) &^ 255
+			if at < r.aux.size {
+				where[i] = devBuf{ptr: r.aux.ptr + uint64(at), size: r.aux.size - at}
+			}
+		}
+		tempAt := int64(0)
+		for i, c := range run.phases {
+			need[i] = batchedFrontierBytes(n, c)
+			if where[i].size < need[i] {
+				tempAt = max(tempAt, need[i])
+			}
+		}
+		var temp devBuf
+		if tempAt > 0 {
+			if temp, err = dv.alloc(tempAt); err != nil {
+				return err
+			}
+			bufs = append(bufs, temp)
+		}
+		for i := range run.phases {
+			run.frontiers[i] = where[i].ptr
+			if where[i].size < need[i] {
+				run.frontiers[i] = temp.ptr
+			}
 		}
 	}
 	run.sources, run.rows = make([]uint64, len(run.phases)), make([]uint64, len(run.phases))
@@ -257,7 +272,10 @@ type batchedRun struct {
 	sources, rows []uint64 // per phase; rows 0 for the block's own order
 	frontiers     []uint64
 	seeds, arcs   uint64
-	after         derivations
+	// seedFirst: the seeds start with the first phase's sources
+	// (plan.Block.SeedFirst), else with the second's.
+	seedFirst bool
+	after     derivations
 	// later, when set, completes the plan on the device (its later
 	// phases' sources, rows and seeds, the derivations) before the second
 	// phase.
@@ -305,7 +323,10 @@ func runBatched(dv *device, r *Runner, run *batchedRun) error {
 			}
 		}
 		seeds := uint64(0)
-		if i > 0 {
+		switch {
+		case run.seedFirst:
+			seeds = run.seeds + uint64(8*4*off)
+		case i > 0:
 			seeds = run.seeds + uint64(8*4*(off-run.phases[0]))
 		}
 		if err := runPhase(dv, r, name, k, run.frontiers[i], run.sources[i], run.rows[i], seeds, run.arcs); err != nil {
@@ -459,8 +480,13 @@ func batchedGrid(count int64) int {
 // phase's rows through batched_seedfill), put the sources at 0, and launch
 // rounds back to back until one changes nothing: over every group at once,
 // or with plan.Config.SliceBytes over one slice of groups after another
-// (the groups are independent: each slice converges on its own).
+// (the groups are independent: each slice converges on its own). With a
+// scratch (r.scratch, scratch.go) runPhaseScratch runs it instead, and
+// frontier is not read.
 func runPhase(dv *device, r *Runner, name string, k int, frontier, sources, rows, seeds, arcs uint64) error {
+	if r.scratch > 0 {
+		return runPhaseScratch(dv, r, name, k, sources, rows, seeds, arcs)
+	}
 	n := r.n
 	groups := int64((k + BatchWidth - 1) / BatchWidth)
 	maskWords := groups * int64(n)

@@ -243,7 +243,7 @@ func (r *Runner) startNarrowed(ctx context.Context, out *graph.Block) (*Pending,
 		}
 		return r.runChunks(k, func(lo, hi int) error {
 			s := r.takeSlot()
-			c, err := r.compute(out.Sources[lo:hi], s)
+			c, err := r.compute(out.Sources[lo:hi], s, false)
 			if err != nil {
 				return err
 			}

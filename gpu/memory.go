@@ -32,14 +32,14 @@ func isOutOfMemory(err error) bool {
 	return errors.As(err, &de) && de.Result == ResultOutOfMemory
 }
 
-// outOfMemory describes the failed allocation of a block of k sources (on
-// the device goroutine).
-func (r *Runner) outOfMemory(k int, err error) error {
+// outOfMemory describes the failed allocation of a block of k sources of
+// perSource device bytes each (on the device goroutine).
+func (r *Runner) outOfMemory(k int, perSource int64, err error) error {
 	free, _, ferr := r.e.dev.memInfo()
 	if ferr != nil {
 		free = -1
 	}
-	return &OutOfMemoryError{Sources: k, Asked: int64(k) * r.BytesPerSource(), Free: free, Err: err}
+	return &OutOfMemoryError{Sources: k, Asked: int64(k) * perSource, Free: free, Err: err}
 }
 
 // runChunks runs fn over the sources [0, k) of a block, in one call or, once

@@ -17,6 +17,11 @@ package gpu
 //     with them. A slot is reused only once the copy that reads it has
 //     landed in the caller's block, so the device never waits for the host
 //     unless both slots are still in flight: then Start waits for the older.
+//     RunStats copies no rows out (the stats are reduced on the device as
+//     soon as a block's rows are final), so under plan.Config.OneSlotStats
+//     its blocks allocate the first slot's rows alone and are sized by
+//     StatsBytesPerSource: 1.5× the sources for the batched kernel's int32
+//     rows. A Start after it reallocates both slots.
 //   - One copier goroutine per device, on a locked OS thread with the
 //     context current, waits for each queued copy (its events complete in
 //     queue order) and moves the stage into the caller's block with
@@ -481,7 +486,7 @@ func (r *Runner) Start(ctx context.Context, out *graph.Block) (*Pending, error) 
 		r.kernelTime, r.host = 0, hostTimes{}
 		return r.runChunks(k, func(lo, hi int) error {
 			s := r.takeSlot()
-			c, err := r.compute(out.Sources[lo:hi], s)
+			c, err := r.compute(out.Sources[lo:hi], s, false)
 			if err != nil {
 				return err
 			}
@@ -571,7 +576,7 @@ func (r *Runner) ComputeResident(ctx context.Context, sources []graph.VertexID) 
 		r.kernelTime, r.host = 0, hostTimes{}
 		r.settleSlots()
 		res.slot = r.takeSlot()
-		c, err := r.compute(sources, res.slot)
+		c, err := r.compute(sources, res.slot, false)
 		cycleSource = c
 		return err
 	})

@@ -43,9 +43,12 @@ type Runner struct {
 	// on the device (SelectNearest, gather.go).
 	nearestK int
 
-	// Per-source buffers for capacity sources, grown on demand.
+	// Per-source buffers for capacity sources, grown on demand; oneSlot
+	// when only the first result slot's rows were allocated (a stats
+	// block under plan.Config.OneSlotStats: statsSlotOnly).
 	mu       sync.Mutex
 	capacity int
+	oneSlot  bool
 	sources  devBuf // int32 per source
 	status   devBuf // int32 per source: 1 where a negative cycle showed
 	aux      devBuf // predist, packed cells or BFS levels
@@ -85,6 +88,12 @@ type Runner struct {
 	blockSources []graph.VertexID
 	// relabel is the batched kernel's renumbering of the graph (relabel.go).
 	relabel relabelState
+	// hubs are the hub rows kept past a stats block's rows (hubs.go).
+	hubs hubState
+	// scratch is the sources of one slice of the batched kernel's scratch
+	// working distances in r.aux (scratch.go); 0 for a working row per
+	// source.
+	scratch int
 }
 
 // layout is the bytes per vertex of each per-source buffer.
@@ -205,7 +214,34 @@ func (r *Runner) Delta() float64 { return r.delta }
 // so a budget read from the device's free memory after it
 // (FreeMemory) has them out already.
 func (r *Runner) BytesPerSource() int64 {
+	return r.bytesPerSource(false)
+}
+
+// StatsBytesPerSource is the device memory one more source in a block of
+// RunStats costs (graph.StatsSizer): as BytesPerSource, but under
+// plan.Config.OneSlotStats with one set of result rows and no narrowed
+// cells, since a stats block is reduced on the device as soon as its rows
+// are final and nothing copies rows out while the next one computes. For
+// the batched kernel's int32 rows that is 8 bytes per vertex instead of
+// 12.
+func (r *Runner) StatsBytesPerSource() int64 {
+	return r.bytesPerSource(r.statsSlotOnly())
+}
+
+// statsSlotOnly reports whether RunStats allocates one result slot's rows
+// only (plan.Config.OneSlotStats).
+func (r *Runner) statsSlotOnly() bool { return r.batched.OneSlotStats }
+
+// bytesPerSource is BytesPerSource, or with oneSlot the per-source
+// buffers of the first result slot alone, without narrowed cells.
+func (r *Runner) bytesPerSource(oneSlot bool) int64 {
 	l := layoutOf(r.req.Algorithm, r.distType, r.req.WithPredecessors)
+	if oneSlot {
+		if r.scratchPossible() {
+			l.aux = 0 // a fixed scratch (StatsFixedBytes)
+		}
+		return int64(r.n)*int64(l.dist+l.pred+l.aux+l.flags) + perSourceBytes
+	}
 	gathered, selected := r.narrowBytesPerSource()
 	return int64(r.n)*int64(resultSlots*(l.dist+l.pred)+l.aux+l.flags) + perSourceBytes + resultSlots*(gathered+selected)
 }
@@ -291,13 +327,18 @@ func (r *Runner) releaseBlock() error {
 		errs = append(errs, dv.free(b))
 	}
 	r.dist, r.pred = devBuf{}, devBuf{}
-	r.capacity = 0
+	r.capacity, r.oneSlot = 0, false
+	r.hubs, r.scratch = hubState{}, 0
 	return errors.Join(errs...)
 }
 
-// ensureCapacity sizes the per-source buffers for k sources.
-func (r *Runner) ensureCapacity(k int) error {
-	if k <= r.capacity {
+// ensureCapacity sizes the per-source buffers for k sources: with oneSlot
+// (a stats block under plan.Config.OneSlotStats) only the first result
+// slot's rows, else every slot's rows and narrowed cells. Buffers that
+// already hold k sources stay, unless they hold one slot and every slot
+// is asked for.
+func (r *Runner) ensureCapacity(k int, oneSlot bool) error {
+	if k <= r.capacity && (oneSlot || !r.oneSlot) {
 		return nil
 	}
 	if err := r.releaseBlock(); err != nil {
@@ -310,29 +351,46 @@ func (r *Runner) ensureCapacity(k int) error {
 		buf  *devBuf
 		size int64
 	}
+	auxBytes, scratch := cells*int64(l.aux), 0
+	if oneSlot && r.scratchPossible() {
+		scratch = min(k, r.scratchSources())
+		auxBytes = r.scratchBytesFor(scratch)
+	}
 	bufs := []sized{
 		{&r.sources, 4 * int64(k)},
 		{&r.status, 4 * int64(k)},
-		{&r.aux, cells * int64(l.aux)},
+		{&r.aux, auxBytes},
 		{&r.flags, cells * int64(l.flags)},
 		{&r.stats, 8 * statsWords * int64(k)},
 	}
 	gathered, selected := r.narrowBytesPerSource()
+	hubRows := 0
+	if oneSlot {
+		hubRows = r.hubRowsFor(k)
+	}
 	for i := range r.slots {
 		s := &r.slots[i]
-		bufs = append(bufs, sized{&s.dist, cells * int64(l.dist)}, sized{&s.pred, cells * int64(l.pred)},
-			sized{&s.gathered, gathered * int64(k)}, sized{&s.selected, selected * int64(k)})
+		switch {
+		case !oneSlot:
+			bufs = append(bufs, sized{&s.dist, cells * int64(l.dist)}, sized{&s.pred, cells * int64(l.pred)},
+				sized{&s.gathered, gathered * int64(k)}, sized{&s.selected, selected * int64(k)})
+		case i == 0:
+			// The hub rows (hubs.go) follow the block's rows.
+			rows := cells + int64(hubRows)*int64(r.n)
+			bufs = append(bufs, sized{&s.dist, rows * int64(l.dist)}, sized{&s.pred, cells * int64(l.pred)})
+		}
 	}
 	for _, b := range bufs {
 		var err error
 		if *b.buf, err = dv.alloc(b.size); err != nil {
 			if isOutOfMemory(err) {
-				err = r.outOfMemory(k, err)
+				err = r.outOfMemory(k, r.bytesPerSource(oneSlot), err)
 			}
 			return errors.Join(err, r.releaseBlock())
 		}
 	}
-	r.capacity = k
+	r.capacity, r.oneSlot, r.scratch = k, oneSlot, scratch
+	r.allocHubRows(k, hubRows)
 	return nil
 }
 
@@ -415,7 +473,9 @@ const statsWords = 4
 // are those of Run. A narrowed runner (Narrowed) reduces on the device
 // too, over the targets' columns within the cutoff, as graph.ComputeStats
 // does a narrowed block (gather.go); one that selects the k nearest
-// refuses it.
+// refuses it. Under plan.Config.OneSlotStats its blocks allocate one
+// result slot's rows (StatsBytesPerSource), and under plan.Config.HubRows
+// small blocks keep the hubs' rows beside them (hubs.go).
 func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph.Stats, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -445,7 +505,7 @@ func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph
 			return err
 		}
 		return r.runChunks(len(sources), func(lo, hi int) error {
-			c, err := r.compute(sources[lo:hi], r.takeSlot())
+			c, err := r.compute(sources[lo:hi], r.statsSlot(), r.statsSlotOnly())
 			if err != nil {
 				return err
 			}
@@ -504,20 +564,30 @@ func fillStats(st *graph.Stats, words []uint64, n int) {
 	}
 }
 
+// statsSlot is the result slot RunStats computes into: the first, once no
+// copy of an earlier Start reads it (with one slot allocated it is the
+// only one with rows).
+func (r *Runner) statsSlot() *resultSlot {
+	s := &r.slots[0]
+	s.settle()
+	return s
+}
+
 // compute runs the algorithm for sources on the device goroutine, leaving
 // the distances (and predecessors) in the rows of slot s, which must be
-// idle, and in r.dist (and r.pred), their views. It returns the first
-// source that reaches a negative cycle, or -1.
-func (r *Runner) compute(sources []graph.VertexID, s *resultSlot) (graph.VertexID, error) {
+// idle, and in r.dist (and r.pred), their views; oneSlot allocates the
+// first slot's rows only (ensureCapacity), and then s must be the first.
+// It returns the first source that reaches a negative cycle, or -1.
+func (r *Runner) compute(sources []graph.VertexID, s *resultSlot, oneSlot bool) (graph.VertexID, error) {
 	dv := r.e.dev
 	k := len(sources)
 	began := time.Now()
-	err := r.ensureCapacity(k)
+	err := r.ensureCapacity(k, oneSlot)
 	r.host.alloc += time.Since(began)
 	if err != nil {
 		return -1, err
 	}
-	r.dist, r.pred = s.dist, s.pred
+	r.dist, r.pred = r.blockRows(s), s.pred
 	r.blockSources = sources
 	defer func() { r.blockSources = nil }()
 	if err := dv.d.cuMemcpyHtoD_v2(r.sources.ptr, ptrOf(sources), uint64(4*k)).Err("cuMemcpyHtoD_v2"); err != nil {

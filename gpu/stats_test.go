@@ -36,10 +36,18 @@ func cpuStats(t *testing.T, g *graph.CSR, req graph.Request, sources []graph.Ver
 	if err := r.Run(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
+	return blockStats(b)
+}
+
+// blockStats reduces b with graph.ComputeStats and returns, per source,
+// the sums of |d| and |1/d| over the reached vertices, the scales of the
+// float tolerances (compareStats).
+func blockStats(b *graph.Block) (*graph.Stats, []float64, []float64) {
+	sources := b.Sources
 	absSum := make([]float64, len(sources))
 	absHarm := make([]float64, len(sources))
 	for i, s := range sources {
-		for v := range g.NumVertices {
+		for v := range b.NumVertices {
 			d := distAtRow(b, i, v)
 			if math.IsInf(d, 1) || v == int(s) {
 				continue

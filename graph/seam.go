@@ -17,6 +17,7 @@ package graph
 //	Describer      cpu and gpu runners               the summary and --verbose: what auto chose
 //	Budgeter       gpu engine (adapted)              block sizes when no budget is given
 //	StatsRunner    gpu runner                        the stats layout, reduced on the device
+//	StatsSizer     gpu runner                        the size of those stats blocks
 //	AsyncRunner    gpu runner (adapted)              starting block i+1 before block i lands
 //	ResidentRunner gpu runner (adapted)              device blocks larger than the host's blocks
 //	HostPinner     gpu runner                        page-locking the blocks the pool recycles
@@ -94,6 +95,21 @@ type Budgeter interface {
 // block at a time, and sizes those blocks by DeviceBudget.
 type StatsRunner interface {
 	RunStats(ctx context.Context, sources []VertexID) (*Stats, error)
+}
+
+// StatsSizer is implemented by StatsRunners whose RunStats needs another
+// memory than a block of Run (the GPU runner keeps one set of result rows
+// for a stats block instead of two, and may keep hub rows beside it). The
+// pipeline sizes the blocks of RunStats by it: the budget less
+// StatsFixedBytes (at most half of it) over StatsBytesPerSource; without
+// it, the budget over BytesPerSource.
+type StatsSizer interface {
+	// StatsBytesPerSource is the working memory one more source in a
+	// block of RunStats costs.
+	StatsBytesPerSource() int64
+	// StatsFixedBytes is the working memory a block of RunStats may take
+	// whatever its size.
+	StatsFixedBytes() int64
 }
 
 // AsyncRunner is implemented by runners whose next block can start before

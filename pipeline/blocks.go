@@ -20,7 +20,7 @@ func planRun(opt Options, eng graph.Engine, runner graph.Runner, nv, n int, narr
 	if narrowBytes > 0 && opt.Layout != arrowio.LayoutStats {
 		return planNarrowed(opt, eng, runner, n, narrowBytes), sched
 	}
-	blocks := PlanBlocksInFlight(n, runner.BytesPerSource(), budget(opt, eng, runner), maxBlock(opt, n, runner), blocksInFlight(runner, opt))
+	blocks := PlanBlocksInFlight(n, bytesPerSource(runner, opt), lessFixed(budget(opt, eng, runner), runner, opt), maxBlock(opt, n, runner), blocksInFlight(runner, opt))
 	if _, ok := runner.(graph.ResidentRunner); ok && opt.Layout != arrowio.LayoutStats {
 		sched.residentMax = residentMax(opt, eng, runner, n)
 	}
@@ -163,6 +163,26 @@ func maxBlock(opt Options, n int, runner graph.Runner) int {
 		return max(256, n)
 	}
 	return max(256, n/16)
+}
+
+// bytesPerSource is the memory one more source in a block of opt's run
+// costs: graph.StatsSizer's figure where the runner reduces the stats on
+// the device (one set of result rows on the GPU), else BytesPerSource.
+func bytesPerSource(runner graph.Runner, opt Options) int64 {
+	if s, ok := runner.(graph.StatsSizer); ok && statsOnDevice(runner, opt) {
+		return s.StatsBytesPerSource()
+	}
+	return runner.BytesPerSource()
+}
+
+// lessFixed is budget less what a block of opt's run takes whatever its
+// size (graph.StatsSizer's StatsFixedBytes, for stats on the device), at
+// most half of it.
+func lessFixed(budget int64, runner graph.Runner, opt Options) int64 {
+	if s, ok := runner.(graph.StatsSizer); ok && statsOnDevice(runner, opt) && budget > 0 {
+		return max(budget-s.StatsFixedBytes(), budget/2)
+	}
+	return budget
 }
 
 // statsOnDevice reports whether the runner reduces opt's stats layout

@@ -61,3 +61,69 @@ func TestPlanRun(t *testing.T) {
 		}
 	}
 }
+
+// statsSized is a StatsRunner whose stats blocks cost a third less a
+// source than its blocks of rows (graph.StatsSizer), as the GPU runner's
+// one result slot does.
+type statsSized struct {
+	statsAsync
+	fixed int64
+}
+
+func (s statsSized) StatsBytesPerSource() int64 { return s.BytesPerSource() / 3 * 2 }
+func (s statsSized) StatsFixedBytes() int64     { return s.fixed }
+
+var _ graph.StatsSizer = statsSized{}
+
+// TestPlanRunStatsSizer checks that the stats layout of a StatsSizer is
+// planned by its StatsBytesPerSource, in one block in flight under the
+// device budget, and that other layouts, a runner without it and a
+// multi-device chunk keep to their own figures.
+func TestPlanRunStatsSizer(t *testing.T) {
+	const nv, sources = 1000, 100
+	sized := statsSized{statsAsync{newFakeAsync(nv, 0)}, 0}
+	per, statsPer := sized.BytesPerSource(), sized.StatsBytesPerSource()
+	if statsPer >= per {
+		t.Fatalf("the fake's stats blocks cost %d a source, its rows %d", statsPer, per)
+	}
+	eng := budgetEngine{host: 1 << 40, device: 30 * per}
+	for _, c := range []struct {
+		name   string
+		runner graph.Runner
+		opt    Options
+		want   int
+	}{
+		{"stats, sized", sized, Options{Layout: arrowio.LayoutStats}, int(30 * per / statsPer)},
+		{"stats, not sized", statsAsync{newFakeAsync(nv, 0)}, Options{Layout: arrowio.LayoutStats}, 30},
+		{"stats, sized, budget", sized, Options{Layout: arrowio.LayoutStats, MemBudget: 10 * per}, int(10 * per / statsPer)},
+		{"pairs, sized", sized, Options{Layout: arrowio.LayoutPairs, MemBudget: 30 * per}, 10},
+	} {
+		blocks, _ := planRun(c.opt, eng, c.runner, nv, sources, 0)
+		if got := blockMax(blocks); got != c.want {
+			t.Errorf("%s: blocks of up to %d sources, want %d", c.name, got, c.want)
+		}
+		if got := bytesPerSource(c.runner, c.opt); c.runner == graph.Runner(sized) && c.opt.Layout == arrowio.LayoutStats && got != statsPer {
+			t.Errorf("%s: bytesPerSource %d, want %d", c.name, got, statsPer)
+		}
+	}
+	m := &multiEngine{layout: arrowio.LayoutStats, memBudget: 12 * per}
+	if got, want := m.chunkMax(eng, sized), int(12*per/statsPer)/8*8; got != want {
+		t.Errorf("stats chunk of %d sources on a device, want %d", got, want)
+	}
+	m.layout = arrowio.LayoutPairs
+	if got := m.chunkMax(eng, sized); got != 4 {
+		t.Errorf("pairs chunk of %d sources on a device, want 4", got)
+	}
+	// Fixed bytes come off the budget, at most half of it.
+	for _, c := range []struct{ fixed, want int64 }{{6 * per, 24 * per / statsPer}, {40 * per, 15 * per / statsPer}} {
+		fixedSized := statsSized{sized.statsAsync, c.fixed}
+		blocks, _ := planRun(Options{Layout: arrowio.LayoutStats}, eng, fixedSized, nv, sources, 0)
+		if got := blockMax(blocks); got != int(c.want) {
+			t.Errorf("%d fixed bytes: blocks of up to %d sources, want %d", c.fixed, got, c.want)
+		}
+		m.layout = arrowio.LayoutStats
+		if got, want := m.chunkMax(eng, fixedSized), int(max(12*per-c.fixed, 6*per)/statsPer)/8*8; got != want {
+			t.Errorf("%d fixed bytes: stats chunk of %d sources on a device, want %d", c.fixed, got, want)
+		}
+	}
+}

@@ -324,6 +324,10 @@ func (m *multiEngine) chunkMax(eng graph.Engine, r graph.Runner) int {
 		}
 	}
 	per := r.BytesPerSource()
+	if sz, ok := r.(graph.StatsSizer); ok && stats {
+		per = sz.StatsBytesPerSource()
+		budget = max(budget-sz.StatsFixedBytes(), budget/2)
+	}
 	if per <= 0 {
 		return 1 << 30
 	}

@@ -31,6 +31,7 @@ var (
 	_ graph.Runner       = (*devicesRunner)(nil)
 	_ graph.AsyncRunner  = (*devicesRunner)(nil)
 	_ graph.StatsRunner  = (*devicesRunner)(nil)
+	_ graph.StatsSizer   = (*devicesRunner)(nil)
 	_ graph.Describer    = (*devicesRunner)(nil)
 	_ graph.NarrowRunner = (*devicesRunner)(nil)
 )
@@ -68,6 +69,33 @@ func (r *devicesRunner) BytesPerSource() int64 {
 	var b int64
 	for _, w := range r.workers {
 		b = max(b, w.runner.BytesPerSource())
+	}
+	return b
+}
+
+// StatsBytesPerSource is the largest of the devices' bytes per source of
+// a stats block (graph.StatsSizer where a device's runner has it, else its
+// BytesPerSource).
+func (r *devicesRunner) StatsBytesPerSource() int64 {
+	var b int64
+	for _, w := range r.workers {
+		per := w.runner.BytesPerSource()
+		if s, ok := w.runner.(graph.StatsSizer); ok {
+			per = s.StatsBytesPerSource()
+		}
+		b = max(b, per)
+	}
+	return b
+}
+
+// StatsFixedBytes is the largest of the devices' fixed bytes of a stats
+// block (graph.StatsSizer where a device's runner has it, else 0).
+func (r *devicesRunner) StatsFixedBytes() int64 {
+	var b int64
+	for _, w := range r.workers {
+		if s, ok := w.runner.(graph.StatsSizer); ok {
+			b = max(b, s.StatsFixedBytes())
+		}
 	}
 	return b
 }

@@ -58,6 +58,7 @@ var (
 	_ io.Closer            = gpuEngine{}
 	_ graph.Describer      = gpuRunner{}
 	_ graph.StatsRunner    = gpuRunner{}
+	_ graph.StatsSizer     = gpuRunner{}
 	_ graph.AsyncRunner    = gpuRunner{}
 	_ graph.ResidentRunner = gpuRunner{}
 	_ graph.HostPinner     = gpuRunner{}

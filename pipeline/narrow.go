@@ -306,6 +306,23 @@ func (e *engineNarrowedAhead) RunStats(ctx context.Context, sources []graph.Vert
 	return e.stats.RunStats(ctx, sources)
 }
 
+// StatsBytesPerSource is the inner runner's (graph.StatsSizer), or its
+// BytesPerSource where it has none.
+func (e *engineNarrowedAhead) StatsBytesPerSource() int64 {
+	if s, ok := e.stats.(graph.StatsSizer); ok {
+		return s.StatsBytesPerSource()
+	}
+	return e.BytesPerSource()
+}
+
+// StatsFixedBytes is the inner runner's (graph.StatsSizer), or 0.
+func (e *engineNarrowedAhead) StatsFixedBytes() int64 {
+	if s, ok := e.stats.(graph.StatsSizer); ok {
+		return s.StatsFixedBytes()
+	}
+	return 0
+}
+
 // hostNarrowed runs full rows on its inner runner and keeps the request's
 // targets' columns and the distances within its cutoff. It hides the inner
 // runner's optional interfaces (the GPU's stats on the device, its blocks

@@ -139,8 +139,8 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 		sum.Rows += r.NumRows()
 		return emit(r)
 	}
-	if opt.MemBudget > 0 && opt.MemBudget < runner.BytesPerSource() {
-		return nil, fmt.Errorf("%w: memory budget of %d bytes is below the %d bytes one source needs", ErrInvalid, opt.MemBudget, runner.BytesPerSource())
+	if per := bytesPerSource(runner, opt); opt.MemBudget > 0 && opt.MemBudget < per {
+		return nil, fmt.Errorf("%w: memory budget of %d bytes is below the %d bytes one source needs", ErrInvalid, opt.MemBudget, per)
 	}
 	blocks, sched := planRun(planOptions(opt, eng), eng, runner, csr.NumVertices, len(sources), narrowedRowBytes(runner, targets, opt.K, selected))
 	fmt.Fprintf(opt.Log, "pathctl: %d sources in %d blocks of up to %d\n", len(sources), len(blocks), blockMax(blocks))

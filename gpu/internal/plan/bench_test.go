@@ -1,8 +1,12 @@
 package plan
 
 import (
+	"fmt"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -77,6 +81,70 @@ func BenchmarkRelabel(b *testing.B) {
 					Permute(g, Relabelling(g, kind, nil))
 				}
 				b.ReportMetric(float64(g.NumEdges()), "arcs")
+			})
+		}
+	}
+}
+
+// BenchmarkPlanResident plans a block of a random share of the vertices
+// (PATHCTL_BENCH_SHARE, default 0.02: R-MAT 20's stats blocks on an 80 GB
+// device) beside the rows of 0 to 4,096 hubs (StartResident, as the GPU
+// runner's Config.HubRows keeps them), on the graphs of BenchmarkPlan, and
+// reports what the kernel is left with: its sources, the minimums and
+// leaves derived, the kernel sources started from resident rows and the
+// seed arcs they read.
+func BenchmarkPlanResident(b *testing.B) {
+	share := 0.02
+	if s := os.Getenv("PATHCTL_BENCH_SHARE"); s != "" {
+		var err error
+		if share, err = strconv.ParseFloat(s, 64); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for name, g := range benchGraphs(b) {
+		n := g.NumVertices
+		k := max(1, int(share*float64(n)))
+		rng := rand.New(rand.NewPCG(1, 2))
+		src := make([]int32, k)
+		for i, v := range rng.Perm(n)[:k] {
+			src[i] = int32(v)
+		}
+		pg := NewGraph(g)
+		pg.Shape()
+		last := -1
+		for _, h := range []int{0, 256, 1024, 4096} {
+			res := Resident{Vertices: pg.Hubs(min(h, k/8)), FirstRow: int32(k)}
+			if len(res.Vertices) == last {
+				continue
+			}
+			last = len(res.Vertices)
+			b.Run(fmt.Sprintf("%s/k=%d/hubs=%d", name, k, len(res.Vertices)), func(b *testing.B) {
+				var p *Block
+				for b.Loop() {
+					var finish func()
+					var err error
+					if p, finish, err = pg.StartResident(src, DefaultConfig(), math.Inf(1), res); err != nil {
+						b.Fatal(err)
+					}
+					if finish != nil {
+						finish()
+					}
+				}
+				seeded, arcs := 0, 0
+				if p.SeedFirst {
+					for _, s := range p.Seeds {
+						if s.Count > 0 {
+							seeded++
+						}
+						arcs += int(s.Count)
+					}
+				}
+				b.ReportMetric(float64(len(p.Sources)), "kernel-sources")
+				b.ReportMetric(float64(len(p.Mins)), "minimums")
+				b.ReportMetric(float64(len(p.Derive)), "leaves")
+				b.ReportMetric(float64(seeded), "seeded")
+				b.ReportMetric(float64(arcs), "seed-arcs")
+				b.ReportMetric(float64(len(p.Cuts)+1), "phases")
 			})
 		}
 	}

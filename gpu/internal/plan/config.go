@@ -134,6 +134,41 @@ type Config struct {
 	// kernel's cutoff count as small (cutoff.go): a block under such a
 	// cutoff runs without minimums and in one phase. 0 never.
 	CutoffReach float64
+	// OneSlotStats makes the GPU runner's stats blocks (RunStats) hold
+	// one set of result rows instead of the two that Start alternates
+	// between: the stats are reduced on the device as soon as a block's
+	// rows are final, and nothing copies rows out while the next block
+	// computes, so the second set only takes room. Blocks then hold 1.5×
+	// the sources for the batched kernel's int32 rows (8 bytes per source
+	// and vertex instead of 12), and the reductions that need large
+	// blocks (leaves, minimums, phases) apply to more graphs. Off, the
+	// stats blocks are sized and allocated as Start's. The plan does not
+	// read it: the runner sizes and allocates its buffers by it.
+	OneSlotStats bool
+	// HubRows, when positive, makes the GPU runner's stats blocks that
+	// hold less than half the vertices keep the rows of the graph's
+	// HubRows vertices of highest out-degree on the device (at most a
+	// quarter of the block's sources), computed once beside the first
+	// such block and read by every block's plan as resident rows
+	// (StartResident): leaves of a hub and minimums over hubs are derived,
+	// and blocks of one phase start their sources from the hubs' rows.
+	// Not with relabelling, predecessors or a cutoff in the kernel; 0 keeps
+	// no rows. Not measured yet (issue 18; BenchmarkPlanResident counts
+	// what it leaves the kernel). The plan does not read it: the runner
+	// does.
+	HubRows int
+	// ScratchBytes, when positive, gives the GPU runner's stats blocks
+	// (OneSlotStats) working distances of at most this many bytes instead
+	// of a row per source: a phase runs its sources in slices that fit
+	// (at least one group each), each slice's rounds to convergence and
+	// its transpose into the result rows before the next, its frontier
+	// beside it. A source then costs its result row alone (4 bytes per
+	// vertex for int32 instead of 8), and blocks hold twice the sources,
+	// less the scratch. Not with relabelling or predecessors; 0 keeps a
+	// working row per source. SliceBytes is not read where it applies.
+	// Not measured yet (issue 18). The plan does not read it: the runner
+	// does.
+	ScratchBytes int64
 }
 
 // DefaultConfig is what the GPU engine runs.
@@ -182,6 +217,9 @@ func DefaultConfig() Config {
 		// BENCHMARKS.md, session 5, "The kernel: expansions of few
 		// sources spread over the arcs": R-MAT 16 288.7 → 168.5 ms.
 		Sparse: 16,
+		// Not measured yet (issue 18): R-MAT 18's stats blocks on an
+		// 80 GB device hold 1.5× the sources (TestStatsBlockGrowth).
+		OneSlotStats: true,
 	}
 }
 
@@ -234,6 +272,12 @@ func (c Config) Check() error {
 	}
 	if c.RelabelMinSources < 0 {
 		return fmt.Errorf("plan: relabelling from %d sources, want at least 0", c.RelabelMinSources)
+	}
+	if c.ScratchBytes < 0 {
+		return fmt.Errorf("plan: scratch of %d bytes, want at least 0", c.ScratchBytes)
+	}
+	if c.HubRows < 0 {
+		return fmt.Errorf("plan: %d hub rows, want at least 0", c.HubRows)
 	}
 	if c.Sparse < 0 || c.Sparse > BatchWidth {
 		return fmt.Errorf("plan: sparse expansions of up to %d sources, want 0 .. %d", c.Sparse, BatchWidth)

@@ -140,7 +140,7 @@ func TestStartWithinCutoff(t *testing.T) {
 			if c.cut < float64(cut) {
 				cut = int32(c.cut)
 			}
-			rows := applyPlanWithin(t, g, n, p, cut)
+			rows := applyPlanWithin(t, g, n, p, cut, Resident{})
 			for i, s := range all {
 				want, err := ref.Dijkstra[int32](g, s)
 				if err != nil {

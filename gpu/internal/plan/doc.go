@@ -21,6 +21,11 @@
 //   - Order: inside each phase the sources are grouped into warps of
 //     BatchWidth by breadth-first clusters, so that a group's sources share
 //     most of their shortest-path trees.
+//   - Resident rows: rows kept on the device past the block's own
+//     (Graph.StartResident, Resident; the GPU runner's hub rows,
+//     Config.HubRows) serve the leaves, minimums and seeds as the kernel's
+//     rows do, and a block of one phase starts every kernel source from
+//     them (Block.SeedFirst).
 //   - Cutoff: a kernel that relaxes nothing past a cutoff (Graph.StartWithin)
 //     plans without minimums and phases where the cutoff's balls are small,
 //     and RoundsWithin bounds its rounds (cutoff.go).

@@ -21,8 +21,9 @@ const minsMaxDegree = 64
 // src is the block in row order. Only sources the kernel computes in their
 // own row can serve as heads: leaves and the parents computed in a leaf's
 // row (outside the block) cannot, and the parents leaves read must stay
-// in the kernel.
-func planMins(g *graph.CSR, src []int32, plan *Block) {
+// in the kernel. Vertices with a resident row (resRow: 1 + the row; nil
+// for none) serve as heads too, whatever the block does with them.
+func planMins(g *graph.CSR, src []int32, plan *Block, resRow []int32) {
 	const (
 		free = iota
 		kept // a derived source or a leaf reads its row
@@ -49,7 +50,7 @@ func planMins(g *graph.CSR, src []int32, plan *Block) {
 		state[s] = kept
 	}
 	for _, d := range plan.Derive {
-		if d.Dst != d.Src {
+		if d.Dst != d.Src && int(d.Src) < len(src) { // not a resident row
 			state[src[d.Src]] = kept
 		}
 	}
@@ -72,7 +73,7 @@ func planMins(g *graph.CSR, src []int32, plan *Block) {
 		lo, hi := g.Offsets[s], g.Offsets[s+1]
 		ok := true
 		for _, p := range g.Targets[lo:hi] {
-			if rowOf[p] == 0 || state[p] == left {
+			if (rowOf[p] == 0 || state[p] == left) && (resRow == nil || resRow[p] == 0) {
 				ok = false
 				break
 			}
@@ -84,6 +85,10 @@ func planMins(g *graph.CSR, src []int32, plan *Block) {
 		first := int32(len(plan.MinArcs))
 		for e := lo; e < hi; e++ {
 			p := g.Targets[e]
+			if resRow != nil && resRow[p] != 0 {
+				plan.MinArcs = append(plan.MinArcs, MinArc{resRow[p] - 1, int64(e)})
+				continue
+			}
 			state[p] = kept
 			plan.MinArcs = append(plan.MinArcs, MinArc{rowOf[p] - 1, int64(e)})
 		}

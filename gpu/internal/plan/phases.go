@@ -74,11 +74,14 @@ func splitSeeded(g *graph.CSR, plan *Block, shares []float64) []int {
 
 // planSeeds lists, for every source after the first phase
 // (plan.Sources[plan.Cuts[0]:]), its arcs into sources that earlier phases
-// compute in their own row, as plan.Seeds over plan.MinArcs. Each phase's
-// sources are cut into chunks listed on every core, then joined in order.
-func planSeeds(g *graph.CSR, plan *Block) {
+// compute in their own row, and into vertices with a resident row
+// (resRow: 1 + the row; nil for none), as plan.Seeds over plan.MinArcs.
+// Each phase's sources are cut into chunks listed on every core, then
+// joined in order.
+func planSeeds(g *graph.CSR, plan *Block, resRow []int32) {
 	bounds := append(slices.Clone(plan.Cuts), len(plan.Sources))
-	rowOf := make([]int32, g.NumVertices) // 1 + the row of a source of an earlier phase
+	rowOf := make([]int32, g.NumVertices) // 1 + the row of a source of an earlier phase, or a resident row
+	copy(rowOf, resRow)
 	for i, s := range plan.Sources[:bounds[0]] {
 		rowOf[s] = plan.Rows[i] + 1
 	}

@@ -28,6 +28,37 @@ type Block struct {
 	// Seeds[i], the arcs of Sources[Cuts[0]+i] in MinArcs.
 	Cuts  []int
 	Seeds []MinDerivation
+	// SeedFirst, set only in a block of one phase planned with resident
+	// rows (StartResident), starts every kernel source from the resident
+	// rows its arcs reach: Seeds[i] is then Sources[i]'s.
+	SeedFirst bool
+}
+
+// Resident are rows kept on the device beside a block's own, which the
+// block's plan may read as it reads the rows the kernel computes: the row
+// of vertex Vertices[i] (its distances to every vertex, final) is block
+// row FirstRow+i, past the block's own rows. The GPU runner keeps the
+// rows of the graph's hubs so (Config.HubRows), so that blocks too small
+// to hold many of their sources' neighbours still derive the leaves and
+// minimums next to a hub, and start their sources from the hubs' rows.
+type Resident struct {
+	Vertices []int32
+	FirstRow int32
+}
+
+// rowIndex returns, per vertex of a graph of n, 1 + its resident row (0
+// where it has none), or nil when r holds no row.
+func (r Resident) rowIndex(n int) []int32 {
+	if len(r.Vertices) == 0 {
+		return nil
+	}
+	at := make([]int32, n)
+	for i, v := range r.Vertices {
+		if at[v] == 0 {
+			at[v] = r.FirstRow + int32(i) + 1
+		}
+	}
+	return at
 }
 
 // MinDerivation makes block row Dst the row of vertex Source from the rows
@@ -108,6 +139,19 @@ func (pg *Graph) Renumbered(g *graph.CSR, perm []int32) *Graph {
 	return out
 }
 
+// Hubs returns the h vertices of highest out-degree (all of them when h
+// is larger), by falling degree, equal degrees by vertex id: the vertices
+// whose rows a runner keeps resident (Config.HubRows, Resident).
+func (pg *Graph) Hubs(h int) []int32 {
+	n := pg.g.NumVertices
+	all := make([]int32, n)
+	for v := range all {
+		all[v] = int32(v)
+	}
+	idx := byDegree(pg.g, all, true)
+	return idx[:min(max(h, 0), n)]
+}
+
 // CSR is the graph the plans read.
 func (pg *Graph) CSR() *graph.CSR { return pg.g }
 
@@ -175,6 +219,18 @@ func (pg *Graph) Start(sources []int32, cfg Config) (*Block, func(), error) {
 // and in one phase. The first plan of a Graph under a cutoff adds a
 // bounded search from each of a few vertices.
 func (pg *Graph) StartWithin(sources []int32, cfg Config, cut float64) (*Block, func(), error) {
+	return pg.StartResident(sources, cfg, cut, Resident{})
+}
+
+// StartResident is StartWithin for a block beside resident rows (rows
+// past the block's own, final before its kernels run): where rows derived
+// from others are exact (integer weights, or ExactFloats), a leaf whose
+// parent has a resident row is derived from it, a minimum may read
+// resident rows for any of its arcs, the seeds of later phases read them
+// too, and a block of one phase starts every kernel source from the
+// resident rows its arcs reach (Block.SeedFirst). Every resident vertex
+// must lie in the graph and every row past the block's.
+func (pg *Graph) StartResident(sources []int32, cfg Config, cut float64, res Resident) (*Block, func(), error) {
 	if err := cfg.Check(); err != nil {
 		return nil, nil, err
 	}
@@ -188,16 +244,36 @@ func (pg *Graph) StartWithin(sources []int32, cfg Config, cut float64) (*Block, 
 		}
 	}
 	k := len(sources)
+	if len(res.Vertices) > 0 && (res.FirstRow < int32(k) || int64(res.FirstRow)+int64(len(res.Vertices)) > math.MaxInt32) {
+		return nil, nil, fmt.Errorf("plan: %d resident rows from row %d beside a block of %d", len(res.Vertices), res.FirstRow, k)
+	}
+	for _, v := range res.Vertices {
+		if v < 0 || int(v) >= g.NumVertices {
+			return nil, nil, fmt.Errorf("plan: resident row of vertex %d outside [0, %d)", v, g.NumVertices)
+		}
+	}
 	cfg = pg.withinCutoff(cfg, cut)
 	plan := Block{Sources: sources}
 	exact := pg.exactSums(&cfg, k)
+	var resRow []int32 // 1 + the resident row of a vertex
+	if exact {
+		resRow = res.rowIndex(g.NumVertices)
+	}
 	if cfg.Leaves && g.Undirected && exact && k > 1 {
-		planLeaves(g, sources, &plan)
+		planLeaves(g, sources, &plan, resRow)
 	}
 	if cfg.Mins && exact && k > 1 {
-		planMins(g, sources, &plan)
+		planMins(g, sources, &plan, resRow)
 	}
 	if plan.Rows == nil && (cfg.Order == OrderBlock || len(plan.Sources) <= BatchWidth) {
+		if resRow != nil && len(plan.Sources) > 0 {
+			plan.Sources = slices.Clone(plan.Sources)
+			plan.Rows = make([]int32, len(plan.Sources))
+			for i := range plan.Rows {
+				plan.Rows[i] = int32(i)
+			}
+			seedFirst(g, &plan, resRow)
+		}
 		return &plan, nil, nil
 	}
 	shape, rank := pg.Shape(), pg.Rank()
@@ -227,6 +303,9 @@ func (pg *Graph) StartWithin(sources []int32, cfg Config, cut float64) (*Block, 
 	}
 	order(0)
 	if len(cuts) == 0 {
+		if resRow != nil {
+			seedFirst(g, &plan, resRow)
+		}
 		return &plan, nil, nil
 	}
 	return &plan, func() {
@@ -239,8 +318,35 @@ func (pg *Graph) StartWithin(sources []int32, cfg Config, cut float64) (*Block, 
 			}()
 		}
 		wg.Wait()
-		planSeeds(g, &plan)
+		planSeeds(g, &plan, resRow)
 	}, nil
+}
+
+// seedFirstMaxArcs bounds the resident rows one source of a first phase
+// starts from: batched_seedfill reads a row of n distances per arc, and
+// a hub's few dozen hub neighbours already give most of its seeds. Not
+// measured; the cap of the minimums' arcs (minsMaxDegree).
+const seedFirstMaxArcs = minsMaxDegree
+
+// seedFirst starts every kernel source of plan, a block of one phase, from
+// the resident rows its arcs reach (resRow: 1 + a vertex's resident row):
+// plan.Seeds lists each source's arcs into resident rows, the first
+// seedFirstMaxArcs of them (none leaves it unreached but for itself, as
+// without seeds), and plan.SeedFirst is set. The seeds are real path
+// lengths, and each resident row obeys the triangle inequality along
+// every arc, so the minimum over any of them does too: the kernel then
+// starts from the source alone, as a later phase does.
+func seedFirst(g *graph.CSR, plan *Block, resRow []int32) {
+	for i, s := range plan.Sources {
+		first := int32(len(plan.MinArcs))
+		for e := g.Offsets[s]; e < g.Offsets[s+1] && int32(len(plan.MinArcs))-first < seedFirstMaxArcs; e++ {
+			if row := resRow[g.Targets[e]]; row != 0 {
+				plan.MinArcs = append(plan.MinArcs, MinArc{row - 1, int64(e)})
+			}
+		}
+		plan.Seeds = append(plan.Seeds, MinDerivation{plan.Rows[i], s, first, int32(len(plan.MinArcs)) - first})
+	}
+	plan.SeedFirst = true
 }
 
 // exactSums reports whether rows derived from others (leaves, minimums,
@@ -262,12 +368,13 @@ func (pg *Graph) ExactSums() bool {
 }
 
 // planLeaves leaves the leaves among src (the block in row order) out of
-// plan's kernel sources: a leaf whose parent is a source of the block, or
-// whose parent another leaf already brought into the kernel, is derived
-// from that row in the first pass; the first leaf of a parent outside the
-// block lends its row to the parent, computed by the kernel, and is
+// plan's kernel sources: a leaf whose parent is a source of the block,
+// has a resident row (resRow: 1 + a vertex's resident row; nil for none),
+// or was already brought into the kernel by another leaf, is derived from
+// that row in the first pass; the first leaf of another parent outside
+// the block lends its row to the parent, computed by the kernel, and is
 // derived from it in place in the second pass.
-func planLeaves(g *graph.CSR, src []int32, plan *Block) {
+func planLeaves(g *graph.CSR, src []int32, plan *Block, resRow []int32) {
 	k := len(src)
 	row := make([]int32, g.NumVertices) // 1 + the block row of a source vertex
 	for i, s := range src {
@@ -286,6 +393,8 @@ func planLeaves(g *graph.CSR, src []int32, plan *Block) {
 		}
 		if pr := row[p]; pr != 0 {
 			plan.Derive = append(plan.Derive, Derivation{int32(i), pr - 1, s, arc})
+		} else if resRow != nil && resRow[p] != 0 {
+			plan.Derive = append(plan.Derive, Derivation{int32(i), resRow[p] - 1, s, arc})
 		} else if hr := host[p]; hr != 0 {
 			plan.Derive = append(plan.Derive, Derivation{int32(i), hr - 1, s, arc})
 		} else {

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -161,7 +162,7 @@ func TestPlanWithinCutoff(t *testing.T) {
 						if k == n && name != "grid" && len(plan.Cuts) != 1+len(phases) {
 							t.Fatalf("phase ends %v, want %d phases", plan.Cuts, 2+len(phases))
 						}
-						rows := applyPlanWithin(t, g, k, plan, cut)
+						rows := applyPlanWithin(t, g, k, plan, cut, Resident{})
 						for i, s := range src {
 							want, err := ref.Dijkstra[int32](g, s)
 							if err != nil {
@@ -324,14 +325,14 @@ func TestPlanRefuses(t *testing.T) {
 // kernel, failing where the plan computes a row twice, leaves one out, or
 // reads a row before it is final.
 func applyPlan(t *testing.T, g *graph.CSR, k int, plan *Block) [][]int32 {
-	return applyPlanWithin(t, g, k, plan, graph.Infinity[int32]())
+	return applyPlanWithin(t, g, k, plan, graph.Infinity[int32](), Resident{})
 }
 
 // applyPlanWithin is applyPlan with a cutoff as the kernels apply it: the
 // first phase's rows clipped at cut (the kernel never relaxes past it),
 // later phases seeded with the seeds above cut unreachable and corrected
 // without relaxing past cut, and every minimum and derivation clipped.
-func applyPlanWithin(t *testing.T, g *graph.CSR, k int, plan *Block, cut int32) [][]int32 {
+func applyPlanWithin(t *testing.T, g *graph.CSR, k int, plan *Block, cut int32, res Resident) [][]int32 {
 	t.Helper()
 	n := g.NumVertices
 	weights := graph.WeightsOf[int32](g)
@@ -342,7 +343,22 @@ func applyPlanWithin(t *testing.T, g *graph.CSR, k int, plan *Block, cut int32) 
 		}
 		return int32(d)
 	}
-	rows := make([][]int32, k)
+	dijkstra := func(s int32) []int32 {
+		d, err := ref.Dijkstra[int32](g, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for v := range d {
+			d[v] = clip(int64(d[v]))
+		}
+		return d
+	}
+	// The block's k rows, then the resident rows (the kernel's rows
+	// clipped at the cutoff, as the runner computes them).
+	rows := make([][]int32, max(k, int(res.FirstRow)+len(res.Vertices)))
+	for i, v := range res.Vertices {
+		rows[int(res.FirstRow)+i] = dijkstra(v)
+	}
 	phase1 := len(plan.Sources)
 	bounds := append(slices.Clone(plan.Cuts), len(plan.Sources))
 	if len(plan.Cuts) > 0 {
@@ -354,31 +370,36 @@ func applyPlanWithin(t *testing.T, g *graph.CSR, k int, plan *Block, cut int32) 
 			t.Fatalf("phase ends %v over %d sources", bounds, len(plan.Sources))
 		}
 	}
+	if plan.SeedFirst {
+		if len(plan.Cuts) > 0 || len(plan.Seeds) != len(plan.Sources) {
+			t.Fatalf("first phase seeded in %d phases, %d seeds for %d sources", len(plan.Cuts)+1, len(plan.Seeds), len(plan.Sources))
+		}
+		phase1 = 0
+	}
 	phaseOf := func(i int) int { // the phase of kernel source i
 		p, _ := slices.BinarySearch(bounds, i+1)
 		return p
 	}
+	seeded := phase1 // the index in Seeds of the first seeded source
 	for i, s := range plan.Sources {
 		var d []int32
 		if i < phase1 {
-			var err error
-			if d, err = ref.Dijkstra[int32](g, s); err != nil {
-				t.Fatal(err)
-			}
-			for v := range d {
-				d[v] = clip(int64(d[v]))
-			}
+			d = dijkstra(s)
 		} else {
-			seed := plan.Seeds[i-phase1]
+			seed := plan.Seeds[i-seeded]
 			if seed.Source != s || seed.Dst != plan.Rows[i] {
-				t.Fatalf("seed %d is for source %d row %d, want %d row %d", i-phase1, seed.Source, seed.Dst, s, plan.Rows[i])
+				t.Fatalf("seed %d is for source %d row %d, want %d row %d", i-seeded, seed.Source, seed.Dst, s, plan.Rows[i])
 			}
 			d = make([]int32, n)
 			for v := range d {
 				best := int64(inf)
 				for _, a := range plan.MinArcs[seed.First : seed.First+seed.Count] {
 					from := rows[a.Row]
-					if j := slices.Index(plan.Rows, a.Row); from == nil || j < 0 || phaseOf(j) >= phaseOf(i) {
+					if a.Row >= int32(k) {
+						if from == nil {
+							t.Fatalf("seed of source %d reads row %d past the block, which is not resident", s, a.Row)
+						}
+					} else if j := slices.Index(plan.Rows, a.Row); from == nil || j < 0 || phaseOf(j) >= phaseOf(i) {
 						t.Fatalf("seed of source %d reads row %d, which no earlier phase computes", s, a.Row)
 					}
 					if from[v] != inf {
@@ -435,10 +456,13 @@ func applyPlanWithin(t *testing.T, g *graph.CSR, k int, plan *Block, cut int32) 
 			if pass == 1 && d.Dst != d.Src {
 				t.Fatalf("a second-pass derivation not in place")
 			}
+			if d.Dst >= int32(k) {
+				t.Fatalf("a derivation writes row %d, past the block", d.Dst)
+			}
 			rows[d.Dst] = out
 		}
 	}
-	return rows
+	return rows[:k]
 }
 
 // correctWithin is a later phase of the batched kernel on the host: label
@@ -456,6 +480,126 @@ func correctWithin(g *graph.CSR, s int32, d []int32, cut int32) {
 				d[v] = d[u] + weights[e]
 				queue = append(queue, v)
 			}
+		}
+	}
+}
+
+// TestPlanResidentRows checks plans beside resident rows (StartResident)
+// as TestPlanDerivesEveryRow checks plans: every block row must equal its
+// source's Dijkstra row, clipped at the cutoff where there is one, with
+// the hubs' rows resident past a gap after the block's rows, in blocks of
+// one phase (every source seeded from the hubs) and of several, scattered
+// over the graph or holding hubs themselves. On the undirected R-MAT graph
+// the resident rows must leave more sources out of the kernel than the
+// same block without them.
+func TestPlanResidentRows(t *testing.T) {
+	t.Parallel()
+	for name, g := range planGraphs(t) {
+		n := g.NumVertices
+		pg := NewGraph(g)
+		hubs := pg.Hubs(n / 16)
+		for i := 1; i < len(hubs); i++ {
+			if g.OutDegree(graph.VertexID(hubs[i])) > g.OutDegree(graph.VertexID(hubs[i-1])) {
+				t.Fatalf("%s: hub %d of degree above its predecessor's", name, i)
+			}
+		}
+		phases := DefaultConfig()
+		phases.Seeds, phases.SeedsOnMeshes, phases.SeedsMinShare, phases.Phases, phases.PhasesWeighted = 0.2, true, 0, []float64{0.6}, []float64{0.6}
+		rng := rand.New(rand.NewPCG(5, 6))
+		for _, k := range []int{n / 8, 200, 40} {
+			src := make([]int32, k)
+			for i, v := range rng.Perm(n)[:k] {
+				src[i] = int32(v)
+			}
+			src[0] = hubs[0] // a hub in the block: computed again
+			for cname, cfg := range map[string]Config{"default": DefaultConfig(), "phases": phases} {
+				for _, cut := range []int32{graph.Infinity[int32](), 12} {
+					res := Resident{Vertices: hubs, FirstRow: int32(k) + 3}
+					plan, finish, err := pg.StartResident(src, cfg, float64(cut), res)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if finish != nil {
+						finish()
+					}
+					if len(plan.Cuts) == 0 && !plan.SeedFirst {
+						t.Errorf("%s/%s k=%d: a block of one phase beside resident rows is not seeded", name, cname, k)
+					}
+					rows := applyPlanWithin(t, g, k, plan, cut, res)
+					for i, s := range src {
+						want, err := ref.Dijkstra[int32](g, s)
+						if err != nil {
+							t.Fatal(err)
+						}
+						for v := range want {
+							if want[v] > cut {
+								want[v] = graph.Infinity[int32]()
+							}
+						}
+						if !slices.Equal(rows[i], want) {
+							t.Fatalf("%s/%s k=%d cut=%d: row %d (source %d) differs from Dijkstra", name, cname, k, cut, i, s)
+						}
+					}
+					if name != "rmat" || cut != graph.Infinity[int32]() {
+						continue
+					}
+					alone, err := pg.Plan(src, cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if kernel := func(b *Block) int { return len(b.Sources) }; kernel(plan) >= kernel(alone) {
+						t.Errorf("%s k=%d: %d kernel sources beside resident rows, %d without", cname, k, kernel(plan), kernel(alone))
+					}
+				}
+			}
+		}
+	}
+	if _, _, err := NewGraph(planGraphs(t)["rmat"]).StartResident([]int32{1, 2}, DefaultConfig(), math.Inf(1), Resident{Vertices: []int32{0}, FirstRow: 1}); err == nil ||
+		!strings.Contains(err.Error(), "resident rows from row 1") {
+		t.Errorf("resident rows over the block's: err = %v", err)
+	}
+}
+
+// TestSeedFirstCapsArcs checks that a source of a first phase starts from
+// at most seedFirstMaxArcs resident rows, and that the rows stay exact: a
+// wheel whose centre reaches 100 resident spokes, the spokes joined in a
+// ring, every block of one phase.
+func TestSeedFirstCapsArcs(t *testing.T) {
+	t.Parallel()
+	const spokes = 100
+	e := &graph.Edges{NumVertices: spokes + 2}
+	for i := 1; i <= spokes; i++ {
+		e.Src = append(e.Src, 0, graph.VertexID(i))
+		e.Dst = append(e.Dst, graph.VertexID(i), graph.VertexID(i%spokes+1))
+		e.IntWeights = append(e.IntWeights, int64(1+i%7), 3)
+	}
+	e.Src, e.Dst, e.IntWeights = append(e.Src, spokes), append(e.Dst, spokes+1), append(e.IntWeights, 2)
+	g, err := graph.Build(e, graph.BuildOptions{Undirected: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := Resident{FirstRow: 40}
+	for v := int32(1); v <= spokes; v++ {
+		res.Vertices = append(res.Vertices, v)
+	}
+	cfg := DefaultConfig()
+	cfg.Order, cfg.Leaves, cfg.Mins = OrderBlock, false, false
+	src := []int32{0, spokes + 1, 7, 50}
+	plan, finish, err := NewGraph(g).StartResident(src, cfg, math.Inf(1), res)
+	if err != nil || finish != nil {
+		t.Fatalf("plan: %v, finish %v", err, finish != nil)
+	}
+	if !plan.SeedFirst || plan.Seeds[0].Source != 0 || plan.Seeds[0].Count != seedFirstMaxArcs {
+		t.Fatalf("seeds %+v, want the centre's first %d arcs", plan.Seeds, seedFirstMaxArcs)
+	}
+	rows := applyPlanWithin(t, g, len(src), plan, graph.Infinity[int32](), res)
+	for i, s := range src {
+		want, err := ref.Dijkstra[int32](g, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(rows[i], want) {
+			t.Fatalf("row %d (source %d) differs from Dijkstra", i, s)
 		}
 	}
 }

@@ -237,13 +237,14 @@ func TestExactFloatsPlanAsIntegers(t *testing.T) {
 func TestApply(t *testing.T) {
 	t.Parallel()
 	c := DefaultConfig()
-	if err := c.Apply("relabel=hubs,relabelmin=7, order=id,leaves=0,mins=false,exactfloats=0,seeds=0.2,seedsmin=0.1,phases=0.5/0.8,sparse=8,slicemb=1.5,step=0.25"); err != nil {
+	if err := c.Apply("relabel=hubs,relabelmin=7, order=id,leaves=0,mins=false,exactfloats=0,seeds=0.2,seedsmin=0.1,phases=0.5/0.8,sparse=8,slicemb=1.5,step=0.25,oneslot=0,hubrows=64,scratchmb=2"); err != nil {
 		t.Fatal(err)
 	}
 	want := DefaultConfig()
 	want.Relabel, want.RelabelMinSources, want.Order, want.Leaves, want.Mins, want.ExactFloats = RelabelHubs, 7, OrderID, false, false, false
 	want.Seeds, want.SeedsOnMeshes, want.SeedsMinShare, want.Phases, want.PhasesWeighted = 0.2, true, 0.1, []float64{0.5, 0.8}, []float64{0.5, 0.8}
-	want.Sparse, want.SliceBytes, want.DeltaScale, want.StepMeshesOnly = 8, 3<<19, 0.25, false
+	want.Sparse, want.SliceBytes, want.DeltaScale, want.StepMeshesOnly, want.OneSlotStats, want.HubRows = 8, 3<<19, 0.25, false, false, 64
+	want.ScratchBytes = 2 << 20
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Apply: %+v, want %+v", c, want)
 	}
@@ -256,6 +257,9 @@ func TestApply(t *testing.T) {
 		"seedsmin=2":     "seeds minimum share 2",
 		"slicemb=-1":     "slices of -1048576 bytes",
 		"order=block,x=": `unknown key "x"`,
+		"oneslot=maybe":  `setting "oneslot=maybe"`,
+		"hubrows=-2":     "-2 hub rows",
+		"scratchmb=-1":   "scratch of -1048576 bytes",
 	} {
 		c := DefaultConfig()
 		if err := c.Apply(spec); err == nil || !strings.Contains(err.Error(), msg) || !strings.HasPrefix(err.Error(), "plan: ") {

@@ -21,6 +21,9 @@ import (
 //	sparse=N                           Sparse
 //	slicemb=X                          SliceBytes in MiB (0: no slices)
 //	step=X                             DeltaScale, on every graph
+//	oneslot=0|1                        OneSlotStats
+//	hubrows=N                          HubRows
+//	scratchmb=X                        ScratchBytes in MiB (0: a working row per source)
 //
 // An empty spec changes nothing. The result is checked (Check); an unknown
 // key or a value that does not parse is an error naming it.
@@ -85,6 +88,14 @@ func (c *Config) set(key, val string) error {
 		c.SliceBytes = int64(mb * (1 << 20))
 	case "sparse":
 		c.Sparse, err = strconv.Atoi(val)
+	case "scratchmb":
+		var mb float64
+		mb, err = strconv.ParseFloat(val, 64)
+		c.ScratchBytes = int64(mb * (1 << 20))
+	case "hubrows":
+		c.HubRows, err = strconv.Atoi(val)
+	case "oneslot":
+		c.OneSlotStats, err = strconv.ParseBool(val)
 	case "step":
 		c.DeltaScale, err = strconv.ParseFloat(val, 64)
 		c.StepMeshesOnly = false

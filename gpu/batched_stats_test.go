@@ -1,0 +1,546 @@
+package gpu
+
+import (
+	"context"
+	"testing"
+
+	"github.com/pathctl/pathctl/gen"
+	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/ref"
+	"github.com/pathctl/pathctl/internal/testgraphs"
+)
+
+// refStats is the stats layout of the rows internal/ref computes from
+// sources (ref.Distances, the oracle that fits g's weights), reduced by
+// graph.ComputeStats, with the float tolerances' scales (blockStats).
+func refStats(t *testing.T, g *graph.CSR, sources []graph.VertexID) (*graph.Stats, []float64, []float64) {
+	t.Helper()
+	b := graph.NewBlock(sources, g.NumVertices, g.Type, false)
+	switch g.Type {
+	case graph.DistInt32:
+		fillRefRows[int32](t, g, b)
+	case graph.DistInt64:
+		fillRefRows[int64](t, g, b)
+	case graph.DistFloat32:
+		fillRefRows[float32](t, g, b)
+	default:
+		fillRefRows[float64](t, g, b)
+	}
+	return blockStats(b)
+}
+
+func fillRefRows[D graph.Number](t *testing.T, g *graph.CSR, b *graph.Block) {
+	t.Helper()
+	for i, s := range b.Sources {
+		row, err := ref.Distances[D](g, s)
+		if err != nil {
+			t.Fatalf("oracle from %d: %v", s, err)
+		}
+		copy(graph.Row[D](b, i), row)
+	}
+}
+
+// subStats is the stats of st's sources [lo, hi).
+func subStats(st *graph.Stats, lo, hi int) *graph.Stats {
+	out := *st
+	out.Sources = st.Sources[lo:hi]
+	out.Reachable, out.Eccentricity, out.Closeness, out.Harmonic = st.Reachable[lo:hi], st.Eccentricity[lo:hi], st.Closeness[lo:hi], st.Harmonic[lo:hi]
+	if st.SumInt != nil {
+		out.SumInt = st.SumInt[lo:hi]
+	}
+	if st.SumFloat != nil {
+		out.SumFloat = st.SumFloat[lo:hi]
+	}
+	return &out
+}
+
+// statsSlotGraphs are the graphs of the one-slot stats tests: an
+// undirected R-MAT graph (leaves, minimums and phases in large blocks),
+// the same with float weights whose sums are exact (the integer path's
+// reductions) and with fractional ones (every source in the kernel), and
+// random directed graphs of int64 and uniform float32 weights whose
+// vertex counts are no multiple of 32.
+func statsSlotGraphs(t *testing.T) map[string]*graph.CSR {
+	t.Helper()
+	rng := newSeed(t)
+	out := map[string]*graph.CSR{}
+	for name, opt := range map[string]gen.Option{
+		"rmat11-int":          gen.WithWeights(1, 100),
+		"rmat11-float-uneven": gen.WithFloatWeights(0.1, 10),
+	} {
+		el, err := gen.RMAT(11, 8, 5, opt)
+		out[name] = undirectedGraph(t, el, err)
+	}
+	// The integer weights as float32: every sum exact (plan.ExactSumsOf).
+	exact := *out["rmat11-int"]
+	w := make([]float32, len(exact.Targets))
+	for i, x := range exact.Weights.([]int32) {
+		w[i] = float32(x)
+	}
+	exact.Weights, exact.Type = w, graph.DistFloat32
+	out["rmat11-float-exact"] = &exact
+	for _, dk := range []distKind{distKinds[1], distKinds[5]} {
+		o := testgraphs.RandomOptions{N: 777, M: 4 * 777, Kind: dk.kind, MinWeight: 0, MaxWeight: 20, Dyadic: !dk.uniform, Duplicates: 70}
+		edges, _ := testgraphs.Random(rng, o)
+		g, err := graph.Build(edges, graph.BuildOptions{DistType: dk.typ})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out["random-"+dk.name] = g
+	}
+	return out
+}
+
+// statsSlotConfigs are the configurations the one-slot tests compare: the
+// default (one slot), two slots (oneslot=0), one slot with the graph
+// relabelled (the result slot and the working distances swap buffers at
+// the end of every block), one slot with phases forced in every block
+// (the later phases' frontiers behind the working distances), and a
+// scratch of working distances (plan.Config.ScratchBytes) of a few groups,
+// alone and with phases forced.
+func statsSlotConfigs(t *testing.T) map[string]batchedConfig {
+	t.Helper()
+	out := map[string]batchedConfig{}
+	for name, spec := range map[string]string{
+		"oneslot":         "",
+		"twoslots":        "oneslot=0",
+		"oneslot-relabel": "relabel=bfs,relabelmin=0",
+		"oneslot-phases":  "seeds=0.2,seedsmin=0,phases=0.5",
+		"scratch":         "scratchmb=0.5",
+		"scratch-phases":  "scratchmb=0.3,seeds=0.2,seedsmin=0,phases=0.5",
+	} {
+		c := defaultBatchedConfig()
+		if err := c.Config.Apply(spec); err != nil {
+			t.Fatal(err)
+		}
+		out[name] = c
+	}
+	return out
+}
+
+// TestOneSlotStatsAgainstOracle runs RunStats of the batched kernel over
+// every source of each graph, under one and two result slots
+// (plan.Config.OneSlotStats), in one block and in blocks of a third and
+// of 97 (partial groups), and checks every source's stats against internal/ref's
+// rows reduced by graph.ComputeStats. It also checks that a one-slot
+// runner allocated the first slot's rows alone and counts one slot in
+// StatsBytesPerSource, and a two-slot runner both.
+func TestOneSlotStatsAgainstOracle(t *testing.T) {
+	e := openEngine(t)
+	for gname, g := range statsSlotGraphs(t) {
+		sources := allVertices(g.NumVertices)
+		want, absSum, absHarm := refStats(t, g, sources)
+		for cname, cfg := range statsSlotConfigs(t) {
+			t.Run(gname+"/"+cname, func(t *testing.T) {
+				r, err := e.prepare(context.Background(), g, graph.Request{Algorithm: Batched}, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer r.Close()
+				if got, full := r.StatsBytesPerSource(), r.BytesPerSource(); (got < full) != cfg.OneSlotStats {
+					t.Errorf("StatsBytesPerSource %d, BytesPerSource %d, one slot %v", got, full, cfg.OneSlotStats)
+				}
+				if (r.scratchSources() > 0) != (cfg.ScratchBytes > 0) {
+					t.Errorf("scratch slices of %d sources under %d bytes", r.scratchSources(), cfg.ScratchBytes)
+				}
+				for _, size := range []int{len(sources), (len(sources) + 2) / 3, 97} {
+					if testing.Short() && size == 97 {
+						continue
+					}
+					for lo := 0; lo < len(sources); lo += size {
+						hi := min(lo+size, len(sources))
+						got, err := r.RunStats(context.Background(), sources[lo:hi])
+						if err != nil {
+							t.Fatalf("blocks of %d, sources %d..%d: %v", size, lo, hi, err)
+						}
+						compareStats(t, got, subStats(want, lo, hi), absSum[lo:hi], absHarm[lo:hi])
+					}
+					if want := min(r.capacity, r.scratchSources()); r.scratch != want {
+						t.Errorf("blocks of %d: scratch slices of %d sources, want %d", size, r.scratch, want)
+					}
+					second := r.slots[1].dist.ptr != 0
+					if r.oneSlot != cfg.OneSlotStats || second == cfg.OneSlotStats {
+						t.Errorf("blocks of %d: one slot allocated %v, second slot's rows %v; want one slot %v",
+							size, r.oneSlot, second, cfg.OneSlotStats)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestOneSlotStatsBesideStart mixes, on one runner under one result slot,
+// stats blocks with blocks of rows: RunStats (one slot allocated), then
+// Start, which needs both slots and reallocates, then RunStats again
+// while that block's copy may still be in flight (the first slot settles
+// first), then RunStats of a block larger than the buffers, then Run and
+// ComputeResident. Every row and every source's stats are checked
+// against internal/ref.
+func TestOneSlotStatsBesideStart(t *testing.T) {
+	e := openEngine(t)
+	el, err := gen.RMAT(11, 8, 5, gen.WithWeights(1, 100))
+	g := undirectedGraph(t, el, err)
+	n := g.NumVertices
+	sources := allVertices(n)
+	want, absSum, absHarm := refStats(t, g, sources)
+	rows := oracle(t, g, sources, ref.Dijkstra[int32])
+	cfg := defaultBatchedConfig()
+	if !cfg.OneSlotStats {
+		t.Fatal("the default configuration should run stats in one slot")
+	}
+	r, err := e.prepare(context.Background(), g, graph.Request{Algorithm: Batched}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx := context.Background()
+	stats := func(lo, hi int) {
+		t.Helper()
+		got, err := r.RunStats(ctx, sources[lo:hi])
+		if err != nil {
+			t.Fatalf("RunStats %d..%d: %v", lo, hi, err)
+		}
+		compareStats(t, got, subStats(want, lo, hi), absSum[lo:hi], absHarm[lo:hi])
+	}
+	checkBlock := func(b *graph.Block, lo int) {
+		t.Helper()
+		checkRows(t, g, b, rows[lo:lo+len(b.Sources)], nil)
+	}
+	third := n / 3
+	stats(0, third)
+	if !r.oneSlot {
+		t.Fatal("RunStats left both slots allocated")
+	}
+	b := graph.NewBlock(sources[third:2*third], n, r.DistType(), false)
+	poison(b)
+	p, err := r.Start(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.oneSlot {
+		t.Fatal("Start ran on one slot")
+	}
+	stats(third+third/2, n) // larger than the buffers: one slot again, once the copy landed
+	if !r.oneSlot {
+		t.Error("RunStats past the buffers of both slots reallocated both")
+	}
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	checkBlock(b, third)
+	b2 := graph.NewBlock(sources[:third], n, r.DistType(), false)
+	poison(b2)
+	p2, err := r.Start(ctx, b2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats(third, 2*third) // within the buffers of both slots: kept, the first slot settled
+	if r.oneSlot {
+		t.Error("RunStats within two slots' buffers reallocated them")
+	}
+	if err := p2.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	checkBlock(b2, 0)
+	stats(0, n)
+	b3 := graph.NewBlock(sources[:third], n, r.DistType(), false)
+	poison(b3)
+	if err := r.Run(ctx, b3); err != nil {
+		t.Fatal(err)
+	}
+	checkBlock(b3, 0)
+	stats(0, n)
+	res, err := r.ComputeResident(ctx, sources[third:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b4 := graph.NewBlock(sources[third:2*third], n, r.DistType(), false)
+	poison(b4)
+	p4, err := res.Start(ctx, 0, third, b4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p4.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	checkBlock(b4, third)
+}
+
+// TestStatsBytesPerSource checks, without a device, the device memory a
+// source of a stats block costs: one result slot's rows under
+// plan.Config.OneSlotStats (the batched kernel's int32 rows: 8 bytes per
+// vertex instead of 12; no narrowed cells), BytesPerSource without it.
+func TestStatsBytesPerSource(t *testing.T) {
+	const n = 1000
+	g := &graph.CSR{NumVertices: n, Offsets: make([]int64, n+1), Targets: []int32{}, Weights: []int32{}, Weighted: true, Type: graph.DistInt32}
+	one, two := defaultBatchedConfig(), defaultBatchedConfig()
+	two.OneSlotStats = false
+	for _, c := range []struct {
+		name            string
+		req             graph.Request
+		cfg             batchedConfig
+		stats, perBlock int64
+	}{
+		{"batched, one slot", graph.Request{Algorithm: Batched}, one, 8*n + perSourceBytes, 12*n + perSourceBytes},
+		{"batched, two slots", graph.Request{Algorithm: Batched}, two, 12*n + perSourceBytes, 12*n + perSourceBytes},
+		{"batched, targets, one slot", graph.Request{Algorithm: Batched, Targets: []graph.VertexID{1, 2, 3}}, one,
+			8*n + perSourceBytes, 12*n + perSourceBytes + 2*3*4},
+	} {
+		r := newRunner(nil, g, c.req, c.cfg)
+		if got := r.StatsBytesPerSource(); got != c.stats {
+			t.Errorf("%s: StatsBytesPerSource %d, want %d", c.name, got, c.stats)
+		}
+		if got := r.BytesPerSource(); got != c.perBlock {
+			t.Errorf("%s: BytesPerSource %d, want %d", c.name, got, c.perBlock)
+		}
+	}
+	// Every other algorithm: one distance row fewer.
+	for alg := range plans {
+		l := layoutOf(alg, graph.DistInt32, false)
+		r := newRunner(nil, g, graph.Request{Algorithm: alg}, one)
+		if got, want := r.BytesPerSource()-r.StatsBytesPerSource(), int64(n*l.dist); got != want {
+			t.Errorf("%s: one slot saves %d bytes a source, want %d", alg, got, want)
+		}
+	}
+}
+
+// TestStatsBlockGrowth prints, without a device, the stats blocks of the
+// benchmark suite's R-MAT 18 and R-MAT 20 (`pathctl bench`, seed 1: the
+// vertices that appear in an edge) on an 80 GB device, two result slots
+// against one: the pipeline gives a stats block DeviceBudget (80 % of the
+// free memory) over StatsBytesPerSource sources (pipeline/blocks.go,
+// planRun, one block in flight), and with 1,024 hub rows
+// (plan.Config.HubRows). It checks that one slot holds 1.5× the sources,
+// give or take the per-source words, and that hub rows are kept.
+func TestStatsBlockGrowth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates R-MAT 18 and 20")
+	}
+	const free = 80_000_000_000 // bytes free on the device, all of an "80 GB" H100 (it has 85.5 GB, less the context and graph)
+	budget := int64(free / 5 * 4)
+	for _, scale := range []int{18, 20} {
+		el, err := gen.RMAT(scale, 16, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := make([]bool, el.NumVertices)
+		n := 0
+		for i := range el.Src {
+			for _, v := range []int64{el.Src[i], el.Dst[i]} {
+				if !seen[v] {
+					seen[v], n = true, n+1
+				}
+			}
+		}
+		g := &graph.CSR{NumVertices: n, Offsets: make([]int64, n+1), Targets: []int32{}, Weights: []int32{}, Weighted: true, Type: graph.DistInt32}
+		sizes := map[bool]int64{}
+		for _, oneSlot := range []bool{false, true} {
+			cfg := defaultBatchedConfig()
+			cfg.OneSlotStats = oneSlot
+			r := newRunner(nil, g, graph.Request{Algorithm: Batched}, cfg)
+			per := r.StatsBytesPerSource()
+			size := min(int64(n), budget/per)
+			sizes[oneSlot] = size
+			t.Logf("R-MAT %d (%d vertices), one slot %v: %d bytes a source, blocks of %d sources (%.1f %% of the vertices), %d blocks",
+				scale, n, oneSlot, per, size, 100*float64(size)/float64(n), (int64(n)+size-1)/size)
+		}
+		if ratio := float64(sizes[true]) / float64(sizes[false]); ratio < 1.49 || ratio > 1.51 {
+			t.Errorf("R-MAT %d: one slot's blocks %.3f× two slots'", scale, ratio)
+		}
+		scratch := defaultBatchedConfig()
+		scratch.ScratchBytes = 8 << 30
+		r := newRunner(nil, g, graph.Request{Algorithm: Batched}, scratch)
+		per, fixed := r.StatsBytesPerSource(), r.StatsFixedBytes()
+		size := min(int64(n), (budget-fixed)/per)
+		t.Logf("R-MAT %d, one slot, scratchmb=8192: %d bytes a source and %d of scratch (slices of %d sources), blocks of %d sources (%.1f %%)",
+			scale, per, fixed, r.scratchSources(), size, 100*float64(size)/float64(n))
+		if size <= sizes[true] {
+			t.Errorf("R-MAT %d: a scratch leaves blocks of %d (%d without)", scale, size, sizes[true])
+		}
+		cfg := defaultBatchedConfig()
+		cfg.HubRows = 1024
+		r = newRunner(nil, g, graph.Request{Algorithm: Batched}, cfg)
+		per = r.StatsBytesPerSource()
+		size = min(int64(n), (budget-r.StatsFixedBytes())/per)
+		t.Logf("R-MAT %d, one slot, hubrows=1024: %d bytes a source and %d for the hub rows, blocks of %d sources (%.1f %%) beside %d hub rows",
+			scale, per, r.StatsFixedBytes(), size, 100*float64(size)/float64(n), r.hubRowsFor(int(size)))
+		if size >= sizes[true] || r.hubRowsFor(int(size)) == 0 {
+			t.Errorf("R-MAT %d: hub rows leave blocks of %d (%d without) and keep %d rows", scale, size, sizes[true], r.hubRowsFor(int(size)))
+		}
+	}
+}
+
+// TestHubRowsStatsAgainstOracle runs RunStats of the batched kernel with
+// hub rows kept on the device (plan.Config.HubRows) over every source of
+// each graph in blocks of an eighth of the vertices (the hub rows derive
+// and seed there) and of 97, one phase and phases forced, and checks every
+// source's stats against internal/ref. Where the rows may be kept (not
+// for fractional float weights) the first block must have computed them,
+// and a Start in between, which reallocates both slots, must leave the
+// next stats blocks to compute them again.
+func TestHubRowsStatsAgainstOracle(t *testing.T) {
+	e := openEngine(t)
+	configs := map[string]string{
+		"hubs":         "hubrows=64",
+		"hubs-phases":  "hubrows=64,seeds=0.2,seedsmin=0,phases=0.5",
+		"hubs-scratch": "hubrows=64,scratchmb=0.5",
+	}
+	for gname, g := range statsSlotGraphs(t) {
+		n := g.NumVertices
+		sources := allVertices(n)
+		want, absSum, absHarm := refStats(t, g, sources)
+		for cname, spec := range configs {
+			cfg := defaultBatchedConfig()
+			if err := cfg.Config.Apply(spec); err != nil {
+				t.Fatal(err)
+			}
+			t.Run(gname+"/"+cname, func(t *testing.T) {
+				r, err := e.prepare(context.Background(), g, graph.Request{Algorithm: Batched}, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer r.Close()
+				kept := r.hubRowsPossible()
+				if (gname == "rmat11-int" || gname == "rmat11-float-exact") && !kept {
+					t.Fatal("hub rows not kept on a graph of exact sums")
+				}
+				for _, size := range []int{(n + 7) / 8, 97} {
+					if testing.Short() && size == 97 {
+						continue
+					}
+					for lo := 0; lo < n; lo += size {
+						hi := min(lo+size, n)
+						got, err := r.RunStats(context.Background(), sources[lo:hi])
+						if err != nil {
+							t.Fatalf("blocks of %d, sources %d..%d: %v", size, lo, hi, err)
+						}
+						compareStats(t, got, subStats(want, lo, hi), absSum[lo:hi], absHarm[lo:hi])
+						if wantRows := r.hubRowsFor(r.capacity); r.hubs.ready != (wantRows > 0) || len(r.hubs.vertices) != wantRows {
+							t.Fatalf("blocks of %d: %d hub rows, ready %v; want %d", size, len(r.hubs.vertices), r.hubs.ready, wantRows)
+						}
+					}
+					if size == 97 || !kept {
+						continue
+					}
+					// A Start drops the hub rows; the next stats block
+					// computes them again.
+					b := graph.NewBlock(sources[:40], n, r.DistType(), false)
+					if err := r.Run(context.Background(), b); err != nil {
+						t.Fatal(err)
+					}
+					if len(r.hubs.vertices) != 0 {
+						t.Fatal("hub rows kept through a block of rows")
+					}
+					got, err := r.RunStats(context.Background(), sources[n-size:])
+					if err != nil {
+						t.Fatal(err)
+					}
+					compareStats(t, got, subStats(want, n-size, n), absSum[n-size:], absHarm[n-size:])
+					if !r.hubs.ready {
+						t.Fatal("hub rows not computed again after a block of rows")
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestHubRowsFor checks, without a device, when a stats block keeps hub
+// rows (plan.Config.HubRows) and how many: blocks of less than half the
+// vertices, at most one per hubRowsShare sources, only for the batched
+// kernel with exact sums and no relabelling, cutoff in the kernel or
+// predecessors; and that StatsFixedBytes reserves their rows.
+func TestHubRowsFor(t *testing.T) {
+	const n = 4096
+	csr := func(w any, typ graph.DistType) *graph.CSR {
+		return &graph.CSR{NumVertices: n, Offsets: make([]int64, n+1), Targets: []int32{0}, Weights: w, Weighted: true, Type: typ}
+	}
+	ints := csr([]int32{3}, graph.DistInt32)
+	fractional := csr([]float32{0.1}, graph.DistFloat32)
+	hubs := defaultBatchedConfig()
+	hubs.HubRows = 64
+	relabelled := hubs
+	relabelled.Relabel = "bfs"
+	twoSlots := hubs
+	twoSlots.OneSlotStats = false
+	for _, c := range []struct {
+		name string
+		g    *graph.CSR
+		req  graph.Request
+		cfg  batchedConfig
+		k    int
+		want int
+	}{
+		{"an eighth", ints, graph.Request{Algorithm: Batched}, hubs, n / 8, 64},
+		{"small block", ints, graph.Request{Algorithm: Batched}, hubs, 100, 100 / hubRowsShare},
+		{"half", ints, graph.Request{Algorithm: Batched}, hubs, n / 2, 0},
+		{"off", ints, graph.Request{Algorithm: Batched}, defaultBatchedConfig(), n / 8, 0},
+		{"two slots", ints, graph.Request{Algorithm: Batched}, twoSlots, n / 8, 0},
+		{"relabelled", ints, graph.Request{Algorithm: Batched}, relabelled, n / 8, 0},
+		{"predecessors", ints, graph.Request{Algorithm: Batched, WithPredecessors: true}, hubs, n / 8, 0},
+		{"cutoff", ints, graph.Request{Algorithm: Batched, HasCutoff: true, Cutoff: 5}, hubs, n / 8, 0},
+		{"dijkstra", ints, graph.Request{Algorithm: graph.Dijkstra}, hubs, n / 8, 0},
+		{"fractional floats", fractional, graph.Request{Algorithm: Batched}, hubs, n / 8, 0},
+	} {
+		r := newRunner(nil, c.g, c.req, c.cfg)
+		if got := r.hubRowsFor(c.k); got != c.want {
+			t.Errorf("%s: %d hub rows for a block of %d, want %d", c.name, got, c.k, c.want)
+		}
+		base := c.cfg
+		base.HubRows = 0
+		if extra := r.StatsBytesPerSource() - newRunner(nil, c.g, c.req, base).StatsBytesPerSource(); extra != 0 {
+			t.Errorf("%s: hub rows add %d bytes a source", c.name, extra)
+		}
+		want := int64(0)
+		if r.hubRowsPossible() {
+			want = 64 * n * 4
+		}
+		if got := r.StatsFixedBytes(); got != want {
+			t.Errorf("%s: hub rows reserve %d bytes, want %d", c.name, got, want)
+		}
+	}
+}
+
+// TestScratchBytes checks, without a device, the memory of a stats block
+// with a scratch of working distances (plan.Config.ScratchBytes): a source
+// costs its result row alone, the scratch is fixed (slices of whole
+// groups, their frontier beside them), and only the batched kernel's
+// stats blocks without relabelling or predecessors run with one.
+func TestScratchBytes(t *testing.T) {
+	const n = 1000
+	g := &graph.CSR{NumVertices: n, Offsets: make([]int64, n+1), Targets: []int32{}, Weights: []int32{}, Weighted: true, Type: graph.DistInt32}
+	cfg := defaultBatchedConfig()
+	cfg.ScratchBytes = 100 * n * 4 // 100 rows: slices of 96 sources
+	r := newRunner(nil, g, graph.Request{Algorithm: Batched}, cfg)
+	if got := r.scratchSources(); got != 96 {
+		t.Errorf("slices of %d sources, want 96", got)
+	}
+	if got, want := r.StatsBytesPerSource(), int64(4*n+perSourceBytes); got != want {
+		t.Errorf("StatsBytesPerSource %d, want %d", got, want)
+	}
+	if got, want := r.StatsFixedBytes(), scratchDistBytes(n, 96, 4)+batchedFrontierBytes(n, 96); got != want || want < 96*n*4 {
+		t.Errorf("StatsFixedBytes %d, want %d", got, want)
+	}
+	if got := r.BytesPerSource(); got != 12*n+perSourceBytes {
+		t.Errorf("BytesPerSource %d: a Start keeps its working rows", got)
+	}
+	small := cfg
+	small.ScratchBytes = 1
+	if got := newRunner(nil, g, graph.Request{Algorithm: Batched}, small).scratchSources(); got != BatchWidth {
+		t.Errorf("a scratch below one group's rows: slices of %d sources, want %d", got, BatchWidth)
+	}
+	relabelled := cfg
+	relabelled.Relabel = "bfs"
+	twoSlots := cfg
+	twoSlots.OneSlotStats = false
+	for name, r := range map[string]*Runner{
+		"relabelled":   newRunner(nil, g, graph.Request{Algorithm: Batched}, relabelled),
+		"two slots":    newRunner(nil, g, graph.Request{Algorithm: Batched}, twoSlots),
+		"predecessors": newRunner(nil, g, graph.Request{Algorithm: Batched, WithPredecessors: true}, cfg),
+		"dijkstra":     newRunner(nil, g, graph.Request{Algorithm: graph.Dijkstra}, cfg),
+	} {
+		if r.scratchSources() != 0 || r.StatsFixedBytes() != 0 {
+			t.Errorf("%s: slices of %d sources, %d fixed bytes; want no scratch", name, r.scratchSources(), r.StatsFixedBytes())
+		}
+	}
+}

@@ -1,0 +1,138 @@
+package gpu
+
+// Hub rows (plan.Config.HubRows, issue 18): a stats block that holds a
+// small share of the vertices (R-MAT 20's blocks hold 1.9 % on an 80 GB
+// device) has few of its sources' neighbours among its own sources, so the
+// plan's leaves, minimums and phases, which read rows of the block, find
+// little to derive. The runner keeps the rows of the graph's hubs (the
+// vertices of highest out-degree, whose rows most shortest paths pass
+// through) on the device past the block's rows, computed once by the
+// batched kernel beside the first such block, and every block's plan
+// reads them as resident rows (plan.Graph.StartResident): a leaf of a hub
+// and a minimum over hubs are derived, and a block of one phase starts its
+// sources from the hubs' rows.
+//
+// Choices: the hub rows live in the first result slot's distance buffer,
+// past its capacity's rows, so that the derivation, minimum and seed
+// kernels, which address rows by index in that buffer, read them with no
+// change; the view r.dist that the block's kernels see (and whose start
+// holds the first phase's frontier) stops at the capacity's rows. They are
+// kept for stats blocks only (RunStats under plan.Config.OneSlotStats): a
+// Start reallocates both slots, and the rows are computed again by the
+// next stats block. Not with relabelling (the mapping back swaps the
+// result buffer), predecessors, a cutoff in the kernel, or float weights
+// whose sums are not exact (nothing would read them). At most
+// plan.Config.HubRows rows, which StatsFixedBytes reserves, and at most a
+// hubRowsShare-th of the block's sources.
+
+import (
+	"time"
+
+	"github.com/pathctl/pathctl/gpu/internal/plan"
+)
+
+// hubRowsShare bounds the hub rows to one per this many sources of the
+// block, so that they take at most that share of its memory. Not measured.
+const hubRowsShare = 8
+
+// hubState is the runner's hub rows: the hubs (in the graph's numbering),
+// the block row of the first hub's row in the first result slot (its
+// capacity), and whether the rows are computed.
+type hubState struct {
+	vertices []int32
+	firstRow int
+	ready    bool
+}
+
+// hubRowsPossible reports whether the runner may keep hub rows for its
+// stats blocks: plan.Config.HubRows and OneSlotStats set, the batched
+// kernel without predecessors, relabelling or a cutoff in the kernel, and
+// rows derived from others exact (integer weights, or floats whose sums
+// are exact under ExactFloats).
+func (r *Runner) hubRowsPossible() bool {
+	c := r.batched.Config
+	if c.HubRows <= 0 || !c.OneSlotStats || r.req.Algorithm != Batched || r.req.WithPredecessors ||
+		c.Relabel != plan.RelabelNone || r.kernelCuts() || r.n < 2 {
+		return false
+	}
+	return !r.distType.IsFloat() || (c.ExactFloats && r.planGraph.ExactSums())
+}
+
+// hubRowsFor is the number of hub rows a stats block of k sources keeps:
+// none where hubRowsPossible is false or the block holds half the
+// vertices or more (its own rows then serve), else plan.Config.HubRows,
+// at most k/hubRowsShare.
+func (r *Runner) hubRowsFor(k int) int {
+	if !r.hubRowsPossible() || 2*k >= r.n {
+		return 0
+	}
+	return min(r.batched.HubRows, k/hubRowsShare, r.n)
+}
+
+// StatsFixedBytes is the device memory a stats block takes whatever its
+// size (graph.StatsSizer): the scratch working distances where
+// scratchPossible (scratch.go), and the plan.Config.HubRows distance rows
+// the block may keep where hubRowsPossible.
+func (r *Runner) StatsFixedBytes() int64 {
+	var b int64
+	if r.scratchPossible() {
+		b = r.scratchBytesFor(r.scratchSources())
+	}
+	if r.hubRowsPossible() {
+		b += int64(min(r.batched.HubRows, r.n)) * int64(r.n) * int64(r.distType.Size())
+	}
+	return b
+}
+
+// residentRows are the hub rows the block's plan may read: none until
+// they are computed.
+func (r *Runner) residentRows() plan.Resident {
+	if !r.hubs.ready {
+		return plan.Resident{}
+	}
+	return plan.Resident{Vertices: r.hubs.vertices, FirstRow: int32(r.hubs.firstRow)}
+}
+
+// ensureHubRows computes the hub rows where the buffers hold room for them
+// and they are not yet computed (on the device goroutine, before the
+// block's plan): the batched kernel over the hubs, one phase, nothing
+// derived, transposed into rows firstRow, firstRow+1, ... of the first
+// slot. Its device time adds to the runner's kernel time.
+func (r *Runner) ensureHubRows() error {
+	h := &r.hubs
+	if h.ready || len(h.vertices) == 0 {
+		return nil
+	}
+	rows := make([]int32, len(h.vertices))
+	for i := range rows {
+		rows[i] = int32(h.firstRow + i)
+	}
+	began := time.Now()
+	if err := r.runPlan(&plan.Block{Sources: h.vertices, Rows: rows}, nil, nil, began); err != nil {
+		return err
+	}
+	r.kernelTime += r.e.dev.lastKernel
+	h.ready = true
+	return nil
+}
+
+// allocHubRows records, for buffers of capacity k just allocated for a
+// stats block, the hubs whose rows the first slot holds past its
+// capacity's (hubRows of them); their rows are computed by the next
+// batched launch.
+func (r *Runner) allocHubRows(k, hubRows int) {
+	r.hubs = hubState{}
+	if hubRows > 0 {
+		r.hubs = hubState{vertices: r.planGraph.Hubs(hubRows), firstRow: k}
+	}
+}
+
+// blockRows is the view of slot s's distance rows that a block's kernels
+// see: the rows of the buffers' capacity, without the hub rows past them.
+func (r *Runner) blockRows(s *resultSlot) devBuf {
+	d := s.dist
+	if len(r.hubs.vertices) > 0 && s == &r.slots[0] {
+		d.size = int64(r.capacity) * int64(r.n) * int64(r.distType.Size())
+	}
+	return d
+}

@@ -1,0 +1,130 @@
+package gpu
+
+// Scratch working distances (plan.Config.ScratchBytes, issue 18): the
+// batched kernel keeps its working distances group-major in r.aux, a row
+// per source beside the result row, so a stats block costs 8 bytes per
+// source and vertex for int32 distances (one result slot, OneSlotStats).
+// With a scratch, r.aux is a fixed buffer of at most ScratchBytes: a phase
+// runs its sources in slices that fit it, each slice filled (or seeded),
+// relaxed to convergence and transposed into its result rows before the
+// next, with its frontier masks in the scratch past its working
+// distances. A source then costs its result row alone, and the blocks the
+// pipeline plans (StatsBytesPerSource, less StatsFixedBytes) hold about
+// twice the sources, so that more of the plan's leaves, minimums and
+// phases apply.
+//
+// Choices: the slices run one after the other, each to convergence (the
+// rounds of one slice read its own working distances only, as
+// plan.Config.SliceBytes's slices do), and a later phase's seeds read the
+// rows of the earlier phases, final in the result rows before it starts.
+// Stats blocks only (RunStats under OneSlotStats): a Start reallocates a
+// working row per source. Not with relabelling (its mapping back writes
+// into r.aux) or predecessors (their pass borrows r.aux).
+
+// scratchPossible reports whether the runner's stats blocks run with a
+// scratch: plan.Config.ScratchBytes and OneSlotStats set, the batched
+// kernel, no predecessors, no relabelling.
+func (r *Runner) scratchPossible() bool {
+	c := r.batched.Config
+	return c.ScratchBytes > 0 && c.OneSlotStats && r.req.Algorithm == Batched && !r.req.WithPredecessors && c.Relabel == "" && r.n > 0
+}
+
+// scratchSources is the most sources one slice of the scratch holds: the
+// working distances of ScratchBytes, rounded down to whole groups, at
+// least one group; 0 without a scratch.
+func (r *Runner) scratchSources() int {
+	if !r.scratchPossible() {
+		return 0
+	}
+	row := int64(r.n) * int64(r.distType.Size())
+	s := int(min(r.batched.ScratchBytes/row, int64(r.n)+BatchWidth))
+	return max(BatchWidth, s/BatchWidth*BatchWidth)
+}
+
+// scratchBytesFor is the device memory of a scratch for slices of s
+// sources: their working distances, aligned to 256 bytes, then their
+// frontier (batchedFrontierBytes).
+func (r *Runner) scratchBytesFor(s int) int64 {
+	return scratchDistBytes(r.n, s, r.distType.Size()) + batchedFrontierBytes(r.n, s)
+}
+
+// scratchDistBytes is the bytes of the working distances of s sources over
+// n vertices, rounded up to 256: where a slice's frontier starts.
+func scratchDistBytes(n, s, size int) int64 {
+	return (int64(s)*int64(n)*int64(size) + 255) &^ 255
+}
+
+// runPhaseScratch is runPhase with the scratch (r.scratch sources a
+// slice, r.aux the scratch): for every slice of the phase's k sources
+// (device int32 arrays sources and rows, rows 0 for the identity; seeds,
+// when not 0, four words per source), clear its frontier, fill or seed its
+// working distances, put its sources at 0, launch rounds until one changes
+// nothing, and transpose it into its rows of r.dist.
+func runPhaseScratch(dv *device, r *Runner, name string, k int, sources, rows, seeds, arcs uint64) error {
+	n := r.n
+	size := r.distType.Size()
+	bits := "b32"
+	if size == 8 {
+		bits = "b64"
+	}
+	step := r.batched.Step(r.planGraph.Shape(), r.req.Delta)
+	cut := r.batchedCut()
+	var counters devBuf
+	if r.batched.trace != nil {
+		var err error
+		if counters, err = dv.alloc(8 * 8 * batchedTraceRounds); err != nil {
+			return err
+		}
+		defer dv.free(&counters)
+		if err := dv.launchAsync("batched_fill_b64", batchedGrid(8*batchedTraceRounds), counters.ptr, int64(8*batchedTraceRounds), uint64(0)); err != nil {
+			return err
+		}
+	}
+	grid := batchedBlocksPerSM * max(r.e.info.Multiprocessors, 1)
+	last := make([]int32, 1)
+	vm := r.aux.ptr
+	frontier := vm + uint64(scratchDistBytes(n, r.scratch, size))
+	for lo := 0; lo < k; lo += r.scratch {
+		sk := min(r.scratch, k-lo)
+		groups := int64((sk + BatchWidth - 1) / BatchWidth)
+		maskWords := groups * int64(n)
+		sumWords := groups * batchedSummaryWords(n)
+		lastChange := frontier
+		cur := frontier + batchedHeader
+		next := cur + uint64(4*maskWords)
+		curSum, nextSum := next+uint64(4*maskWords), next+uint64(4*maskWords+4*sumWords)
+		words := 2*maskWords + 2*sumWords
+		cells := int64(sk) * int64(n)
+		tiles := int64((n+31)/32) * groups
+		if err := dv.launchAsync("batched_fill_b32", batchedGrid(words+batchedHeader/4), frontier, words+batchedHeader/4, uint64(0)); err != nil {
+			return err
+		}
+		if seeds != 0 {
+			if err := dv.launchAsync("batched_seedfill_"+typeSuffix(r.distType), int(min(tiles, batchedTransposeGrid)), r.dist.ptr, int32(n), int32(sk),
+				seeds+uint64(8*4*lo), arcs, r.weights.ptr, vm, cut); err != nil {
+				return err
+			}
+		} else if err := dv.launchAsync("batched_fill_"+bits, batchedGrid(cells), vm, cells, infinityBits(r.distType)); err != nil {
+			return err
+		}
+		if err := dv.launchAsync("batched_seed_"+bits, (sk+threadsPerBlock-1)/threadsPerBlock, sources+uint64(4*lo), int32(sk), int32(n),
+			vm, cur, curSum); err != nil {
+			return err
+		}
+		if err := runRounds(dv, r, name, grid, sk, vm, cur, next, curSum, nextSum, lastChange, step, counters.ptr, last); err != nil {
+			return err
+		}
+		// Rows 0 is the identity from the slice's first source on.
+		sliceRows, dist := rows, r.dist.ptr
+		if rows != 0 {
+			sliceRows += uint64(4 * lo)
+		} else {
+			dist += uint64(lo) * uint64(n) * uint64(size)
+		}
+		if err := dv.launchAsync("batched_transpose_"+bits, int(min(tiles, batchedTransposeGrid)), vm, int32(n), int32(sk),
+			sliceRows, dist); err != nil {
+			return err
+		}
+	}
+	return nil
+}
