@@ -103,6 +103,9 @@ type mappedMatrix struct {
 	// positional writes the values with WriteAt instead of copying them
 	// into the mapping (WriteOptions.MatrixWrites).
 	positional bool
+	// offered: ResultWriter.MatrixValues hands the mapped values to the
+	// producer (MatrixWritesInPlace).
+	offered bool
 	// prefill, when running, populates the values' pages ahead of the
 	// copies; copied is how far the copies have come (bytes of values).
 	prefill struct {
