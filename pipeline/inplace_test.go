@@ -180,7 +180,7 @@ func writeInPlaceMatrix(t *testing.T, dev *inPlaceDevice, n, total, chunk int, b
 		t.Fatal(err)
 	}
 	var log strings.Builder
-	opt := Options{Layout: arrowio.LayoutMatrix, Log: &log, MatrixValues: w.MatrixValues()}
+	opt := Options{Layout: arrowio.LayoutMatrix, Log: &log, MatrixValues: w.MatrixValues(), inPlaceChunk: chunk}
 	if (opt.MatrixValues != nil) != (writes == arrowio.MatrixWritesInPlace) {
 		t.Fatalf("matrix writes %s: MatrixValues offered = %v", writes, opt.MatrixValues != nil)
 	}
@@ -188,7 +188,7 @@ func writeInPlaceMatrix(t *testing.T, dev *inPlaceDevice, n, total, chunk int, b
 	if len(dev.values) > 0 {
 		dev.rangePinner.base = uintptr(unsafe.Pointer(&dev.values[0]))
 	}
-	sched := schedule{residentMax: total, computeMax: total, inPlaceChunk: chunk}
+	sched := schedule{residentMax: total, computeMax: total}
 	sched.buildRecords = func(blk *graph.Block) ([]arrow.RecordBatch, error) {
 		var out []arrow.RecordBatch
 		err := builder.Block(blk, func(r arrow.RecordBatch) error { r.Retain(); out = append(out, r); return nil })

@@ -95,6 +95,9 @@ type Options struct {
 	// and runners ignore it.
 	MatrixValues []byte
 
+	// inPlaceChunk, when above 0, replaces the bytes of MatrixValues
+	// registered at a time, inPlaceChunk (tests).
+	inPlaceChunk int
 	// devices, when set, replaces the GPU driver's devices (tests).
 	devices *deviceHooks
 }

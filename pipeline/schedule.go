@@ -40,8 +40,6 @@ type schedule struct {
 	// selected: the runner selects the k nearest itself (engineSelects);
 	// its blocks are k columns named by CellTargets.
 	selected bool
-	// inPlaceChunk, when above 0, replaces inPlaceChunk (tests).
-	inPlaceChunk int
 }
 
 type blockResult struct {
@@ -113,7 +111,7 @@ func runBlocks(ctx context.Context, g *Graph, runner graph.Runner, opt Options, 
 		// The pool's blocks are full rows (a cutoff alone keeps them).
 		p.pool = &blockPool{}
 		p.pool.pin, _ = runner.(graph.HostPinner)
-		p.inPlace = inPlaceFor(opt, sched, p.pool.pin, len(sources), g.NumVertices(), runner.DistType())
+		p.inPlace = inPlaceFor(opt, p.pool.pin, len(sources), g.NumVertices(), runner.DistType())
 	}
 	errc := make(chan error, 1)
 	go func() {
@@ -179,7 +177,7 @@ type producer struct {
 // inPlaceFor starts registering opt.MatrixValues with pin for a matrix of
 // rows rows over n vertices of type t, where both are given and the
 // memory has the matrix's size; else nil.
-func inPlaceFor(opt Options, sched schedule, pin graph.HostPinner, rows, n int, t graph.DistType) *inPlaceRows {
+func inPlaceFor(opt Options, pin graph.HostPinner, rows, n int, t graph.DistType) *inPlaceRows {
 	if pin == nil || opt.MatrixValues == nil {
 		return nil
 	}
@@ -192,8 +190,8 @@ func inPlaceFor(opt Options, sched schedule, pin graph.HostPinner, rows, n int, 
 		return nil
 	}
 	chunk := inPlaceChunk
-	if sched.inPlaceChunk > 0 {
-		chunk = sched.inPlaceChunk
+	if opt.inPlaceChunk > 0 {
+		chunk = opt.inPlaceChunk
 	}
 	return newInPlaceRows(opt.MatrixValues, rowBytes, chunk, pin, opt.Log)
 }
