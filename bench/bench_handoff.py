@@ -208,9 +208,11 @@ def main(argv=None) -> int:
             sink = re.search(r"in the sink ([0-9.]+(?:ms|µs|us|s))", proc.stderr)
             memfd_info.setdefault("sink", []).append(duration_seconds(sink.group(1)) if sink else float("nan"))
             placed = re.search(r"in place: (\d+) blocks copied by the device straight into the output's rows, "
-                               r"(\d+) through memory of their own; registering (\d+) chunks .*? took (\S+)", proc.stderr)
-            memfd_info["inplace"] = (f"; in place {placed.group(1)} blocks, copied {placed.group(2)}, "
-                                     f"registering {placed.group(3)} chunks {placed.group(4)}") if placed else ""
+                               r"(\d+) through memory of their own; registering (\d+) chunks .*? took (\S+) .*?"
+                               r"the last done (\S+) after the first began; the blocks waited (\S+)", proc.stderr)
+            memfd_info["inplace"] = (f"; in place {placed.group(1)} blocks, copied {placed.group(2)}; "
+                                     f"registering {placed.group(3)} chunks {placed.group(4)} in all, done at "
+                                     f"{placed.group(5)}, blocks waited {placed.group(6)}") if placed else ""
             return wall, engine_seconds(proc.stderr)
         finally:
             os.close(fd)

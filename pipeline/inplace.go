@@ -63,6 +63,10 @@ type inPlaceRows struct {
 	registrar sync.WaitGroup
 	unpinning sync.WaitGroup
 	pinTime   atomic.Int64 // nanoseconds spent in PinHost, over every registrar
+	began     time.Time
+	ended     atomic.Int64 // chunks whose registration has ended
+	lastEnd   atomic.Int64 // nanoseconds from began to the last registration's end
+	waited    atomic.Int64 // nanoseconds blocks waited for their chunks
 
 	mu       sync.Mutex
 	placed   int // blocks handed out in place
@@ -87,7 +91,7 @@ type pinChunk struct {
 // bytes each, with pin, chunk bytes at a time (a multiple of the page
 // size where values starts a page).
 func newInPlaceRows(values []byte, rowBytes, chunk int, pin graph.HostPinner, log io.Writer) *inPlaceRows {
-	r := &inPlaceRows{values: values, rowBytes: rowBytes, chunk: chunk, pin: pin, log: log}
+	r := &inPlaceRows{values: values, rowBytes: rowBytes, chunk: chunk, pin: pin, log: log, began: time.Now()}
 	for lo := 0; lo < len(values); lo += chunk {
 		hi := min(len(values), lo+chunk)
 		r.chunks = append(r.chunks, pinChunk{lo: lo, hi: hi, done: make(chan struct{}), left: hi - lo})
@@ -123,6 +127,9 @@ func (r *inPlaceRows) register() {
 			}
 			c.pinned = err == nil
 		}
+		if r.ended.Add(1) == int64(len(r.chunks)) {
+			r.lastEnd.Store(int64(time.Since(r.began)))
+		}
 		close(c.done)
 	}
 }
@@ -135,10 +142,12 @@ func (r *inPlaceRows) register() {
 func (r *inPlaceRows) block(b SourceBlock, sources []graph.VertexID, n int, t graph.DistType) *graph.Block {
 	lo, hi := b.Start*r.rowBytes, b.End*r.rowBytes
 	ok := !r.failed.Load() && hi <= len(r.values) && lo < hi
+	t0 := time.Now()
 	for i := lo / r.chunk; ok && i < len(r.chunks) && r.chunks[i].lo < hi; i++ {
 		<-r.chunks[i].done
 		ok = r.chunks[i].pinned
 	}
+	r.waited.Add(int64(time.Since(t0)))
 	r.mu.Lock()
 	if !ok {
 		r.fellBack++
@@ -205,8 +214,9 @@ func (r *inPlaceRows) close() {
 	r.unpinning.Wait()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	fmt.Fprintf(r.log, "pathctl: in place: %d blocks copied by the device straight into the output's rows, %d through memory of their own; registering %d chunks of up to %d MiB took %s on %d goroutines\n",
-		r.placed, r.fellBack, len(r.chunks), r.chunk>>20, time.Duration(r.pinTime.Load()).Round(time.Millisecond), min(inPlaceRegistrars, len(r.chunks)))
+	fmt.Fprintf(r.log, "pathctl: in place: %d blocks copied by the device straight into the output's rows, %d through memory of their own; registering %d chunks of up to %d MiB took %s on %d goroutines, the last done %s after the first began; the blocks waited %s for them\n",
+		r.placed, r.fellBack, len(r.chunks), r.chunk>>20, time.Duration(r.pinTime.Load()).Round(time.Millisecond), min(inPlaceRegistrars, len(r.chunks)),
+		time.Duration(r.lastEnd.Load()).Round(time.Millisecond), time.Duration(r.waited.Load()).Round(time.Millisecond))
 	if r.failure != nil {
 		fmt.Fprintf(r.log, "pathctl: in place: the output's rows could not be page-locked (%v); the writer copied the rows of the blocks after\n", r.failure)
 	}
