@@ -178,11 +178,15 @@ type producer struct {
 // rows rows over n vertices of type t, where both are given and the
 // memory has the matrix's size; else nil.
 func inPlaceFor(opt Options, pin graph.HostPinner, rows, n int, t graph.DistType) *inPlaceRows {
-	if pin == nil || opt.MatrixValues == nil {
+	if opt.MatrixValues == nil {
 		return nil
 	}
 	if opt.Log == nil {
 		opt.Log = io.Discard
+	}
+	if pin == nil {
+		fmt.Fprintf(opt.Log, "pathctl: in place: the engine does not page-lock host memory (several devices, or the CPU); the writer copies the rows\n")
+		return nil
 	}
 	rowBytes := n * t.Size()
 	if rows <= 0 || rowBytes <= 0 || len(opt.MatrixValues) != rows*rowBytes {
