@@ -552,3 +552,121 @@ func TestMappedFaultIsAnError(t *testing.T) {
 	}
 	t.Logf("write: %v", err)
 }
+
+// TestMatrixValuesInPlace checks ResultWriter.MatrixValues: nil unless a
+// one-batch matrix is written into memory with MatrixWritesInPlace, and
+// nil again once the writer is closed; and that blocks whose distances
+// were computed at their place in it (as the device copies them there)
+// make a file of the same bytes as blocks copied in by the writer, with
+// unreachable pairs in a later block and for every distance type.
+func TestMatrixValuesInPlace(t *testing.T) {
+	const n = 13
+	rows := []int{3, 4, 1, 5}
+	nulls := []bool{false, false, true, false}
+	v := &Vertices{Type: arrow.PrimitiveTypes.Int64, Ints: make([]int64, n)}
+	for i := range v.Ints {
+		v.Ints[i] = int64(100 + i)
+	}
+	for _, writes := range []string{"", MatrixWritesMapped, MatrixWritesPrefill, MatrixWritesPositional} {
+		path, _ := newMemfd(t)
+		rb := NewResultBuilder(LayoutMatrix, v, graph.DistInt32, false, nil)
+		w, err := CreateResult(path, rb.Schema(), WriteOptions{Format: "arrow", MatrixRows: 13, MatrixWrites: writes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.MatrixValues() != nil {
+			t.Errorf("matrix writes %q: MatrixValues offered", writes)
+		}
+		w.Abort()
+	}
+	if dir := t.TempDir(); !isTmpfs(dir) {
+		rb := NewResultBuilder(LayoutMatrix, v, graph.DistInt32, false, nil)
+		w, err := CreateResult(filepath.Join(dir, "m.arrow"), rb.Schema(), WriteOptions{MatrixRows: 13, MatrixWrites: MatrixWritesInPlace})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.MatrixValues() != nil {
+			t.Error("MatrixValues offered for a file on disk")
+		}
+		w.Abort()
+	}
+	for i, dt := range []graph.DistType{graph.DistInt32, graph.DistInt64, graph.DistFloat32, graph.DistFloat64} {
+		t.Run(dt.String(), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			blocks := mappedTestBlocks(uint64(40+i), n, dt, rows, nulls)
+			copiedPath, _ := newMemfd(t)
+			writeMatrix(t, copiedPath, v, dt, blocks, WriteOptions{Allocator: mem, Format: "arrow", MatrixRows: 13, MatrixWrites: MatrixWritesPrefill})
+
+			path, _ := newMemfd(t)
+			rb := NewResultBuilder(LayoutMatrix, v, dt, false, mem)
+			rb.SetMetadata(MetaAlgorithm, "test")
+			w, err := CreateResult(path, rb.Schema(), WriteOptions{Allocator: mem, Format: "arrow", MatrixRows: 13, MatrixWrites: MatrixWritesInPlace})
+			if err != nil {
+				t.Fatal(err)
+			}
+			values := w.MatrixValues()
+			if len(values) != 13*n*dt.Size() {
+				t.Fatalf("MatrixValues of %d bytes, want %d", len(values), 13*n*dt.Size())
+			}
+			at := 0
+			for _, blk := range blocks {
+				src := blockBytes(blk)
+				placed := values[at : at+len(src)]
+				copy(placed, src) // the device's copy
+				in := *blk
+				in.Dist = bytesAsDist(placed, dt)
+				if err := rb.Block(&in, w.Write); err != nil {
+					w.Abort()
+					t.Fatal(err)
+				}
+				at += len(src)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if w.MatrixValues() != nil {
+				t.Error("MatrixValues offered after Close")
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := os.ReadFile(copiedPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("in place: %d bytes differing from the copied file's %d", len(got), len(want))
+			}
+		})
+	}
+}
+
+// blockBytes is the memory of blk's distances.
+func blockBytes(blk *graph.Block) []byte {
+	switch d := blk.Dist.(type) {
+	case []int32:
+		return arrow.GetBytes(d)
+	case []int64:
+		return arrow.GetBytes(d)
+	case []float32:
+		return arrow.GetBytes(d)
+	case []float64:
+		return arrow.GetBytes(d)
+	}
+	return nil
+}
+
+// bytesAsDist is b as a distance slice of type t.
+func bytesAsDist(b []byte, t graph.DistType) any {
+	switch t {
+	case graph.DistInt64:
+		return arrow.Int64Traits.CastFromBytes(b)
+	case graph.DistFloat32:
+		return arrow.Float32Traits.CastFromBytes(b)
+	case graph.DistFloat64:
+		return arrow.Float64Traits.CastFromBytes(b)
+	}
+	return arrow.Int32Traits.CastFromBytes(b)
+}

@@ -38,7 +38,13 @@ PATHCTL_MATRIX_WRITES in the environment chooses how the binary writes a
 one-batch matrix: ``mapped`` (copies into its mapping on every core),
 ``prefill`` (the same, its pages populated ahead meanwhile; the default
 where the graph is on the GPU) or ``pwrite`` (positioned writes, one
-stream; the default on the CPU); the header line says which was asked for.
+stream; the default on the CPU) or ``inplace`` (prefill, with the device's
+copies landing straight in the file's pages, registered with the driver; the
+default where the graph is on the GPU); the header line says which was asked
+for. --compare-writes (default ``prefill`` when PATHCTL_MATRIX_WRITES is
+unset) times the memfd CLI row and ``distance_matrix`` again under each
+value it lists, in the same run; the memfd rows' notes carry the binary's
+``in place:`` counts where it wrote in place.
 
 Needs python3 with pyarrow and numpy, and the package importable (installed,
 or PYTHONPATH=python from the repository root); the binary is PATHCTL_BIN,
@@ -142,7 +148,14 @@ def main(argv=None) -> int:
     ap.add_argument("--compare-pipe", action="store_true", help="also time distance_matrix through pipes")
     ap.add_argument("--input-only", action="store_true",
                     help="time only the edges' handoff: one-source stats from the file and from the Table")
+    ap.add_argument("--compare-writes", default=None,
+                    help="comma-separated PATHCTL_MATRIX_WRITES values under which the memfd CLI row and "
+                         "distance_matrix are timed again (default: prefill when PATHCTL_MATRIX_WRITES is unset; "
+                         "'' for none)")
     args = ap.parse_args(argv)
+    if args.compare_writes is None:
+        args.compare_writes = "" if os.environ.get("PATHCTL_MATRIX_WRITES") else "prefill"
+    compare_writes = [w for w in args.compare_writes.split(",") if w]
 
     import pathctl
     from pathctl import _local
@@ -194,6 +207,12 @@ def main(argv=None) -> int:
             memfd_info["size"] = size
             sink = re.search(r"in the sink ([0-9.]+(?:ms|µs|us|s))", proc.stderr)
             memfd_info.setdefault("sink", []).append(duration_seconds(sink.group(1)) if sink else float("nan"))
+            placed = re.search(r"in place: (\d+) blocks copied by the device straight into the output's rows, "
+                               r"(\d+) through memory of their own; registering (\d+) chunks .*? took (\S+) .*?"
+                               r"the last done (\S+) after the first began; the blocks waited (\S+)", proc.stderr)
+            memfd_info["inplace"] = (f"; in place {placed.group(1)} blocks, copied {placed.group(2)}; "
+                                     f"registering {placed.group(3)} chunks {placed.group(4)} in all, done at "
+                                     f"{placed.group(5)}, blocks waited {placed.group(6)}") if placed else ""
             return wall, engine_seconds(proc.stderr)
         finally:
             os.close(fd)
@@ -271,7 +290,7 @@ def main(argv=None) -> int:
             wall, eng = median_of(args.repeat, cli_memfd)
             rows.append(("`pathctl run --layout matrix -o /dev/fd/N` (memfd, CLI wall)", wall, eng,
                          f"{memfd_info['batches']} record batches, {memfd_info['size'] / 2**30:.2f} GiB; "
-                         f"in the writer {statistics.median(memfd_info['sink']):.3f} s"))
+                         f"in the writer {statistics.median(memfd_info['sink']):.3f} s{memfd_info['inplace']}"))
         wall, _ = median_of(args.repeat, lambda: read_file(False))
         joined = batches.get("file", 1) > 1
         rows.append(("tmpfs file → numpy (memory_map + matrix_from_table)", wall, None,
@@ -286,6 +305,22 @@ def main(argv=None) -> int:
                      "pyarrow Table → numpy" + ("; batches joined with one copy" if joined else ", a view")))
         wall, eng = median_of(args.repeat, lambda: dmatrix(True))
         rows.append((f"`distance_matrix(table)` via {_local.handoff_mode()} + one full pass", wall, eng, ""))
+        asked = os.environ.get("PATHCTL_MATRIX_WRITES")
+        for writes in compare_writes:
+            os.environ["PATHCTL_MATRIX_WRITES"] = writes
+            try:
+                memfd_info["sink"] = []
+                if hasattr(os, "memfd_create"):
+                    wall, eng = median_of(args.repeat, cli_memfd)
+                    rows.append((f"`pathctl run --layout matrix -o /dev/fd/N`, matrix writes {writes}", wall, eng,
+                                 f"in the writer {statistics.median(memfd_info['sink']):.3f} s{memfd_info['inplace']}"))
+                wall, eng = median_of(args.repeat, lambda: dmatrix(False))
+                rows.append((f"`distance_matrix(table)` via {_local.handoff_mode()}, matrix writes {writes}", wall, eng, ""))
+            finally:
+                if asked is None:
+                    os.environ.pop("PATHCTL_MATRIX_WRITES", None)
+                else:
+                    os.environ["PATHCTL_MATRIX_WRITES"] = asked
         if args.compare_pipe:
             wall, eng = median_of(args.repeat, lambda: dmatrix(False, "pipe"))
             rows.append(("`distance_matrix(table)` via pipe (before)", wall, eng, "PATHCTL_HANDOFF=pipe"))

@@ -81,9 +81,11 @@ type device struct {
 	copies     chan *copyJob
 	copierDone chan struct{}
 	// pins are the ranges of host memory PinHost registered (hostpin.go),
-	// guarded by pinMu.
-	pins  []hostPin
-	pinMu sync.Mutex
+	// pinning those being registered or unregistered (outside the lock),
+	// both guarded by pinMu.
+	pins    []hostPin
+	pinning []hostPin
+	pinMu   sync.Mutex
 	// ctxMu is held for reading by driver calls made off the device
 	// goroutine (onContext) and for writing by close, so that the context
 	// outlives them.

@@ -35,17 +35,44 @@ func (p hostPin) contains(b []byte) bool {
 	return lo >= p.base() && lo+uintptr(len(b)) <= p.base()+uintptr(len(p.keep))
 }
 
+// overlaps reports whether p and b share a byte.
+func (p hostPin) overlaps(b []byte) bool {
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return len(b) > 0 && lo < p.base()+uintptr(len(p.keep)) && p.base() < lo+uintptr(len(b))
+}
+
 // pinnedHost reports whether b lies wholly in memory registered by
-// PinHost.
-func (dv *device) pinnedHost(b []byte) bool {
+// PinHost (in one range or in several that adjoin).
+func (dv *device) pinnedHost(b []byte) bool { return dv.pinnedPieces(b) != nil }
+
+// pinnedPieces cuts b, where it lies wholly in memory registered by
+// PinHost, into pieces that each lie in one registered range, in order;
+// nil where some byte of b is not pinned. A copy is queued per piece: a
+// copy's destination must be one registration.
+func (dv *device) pinnedPieces(b []byte) [][]byte {
+	if len(b) == 0 {
+		return nil
+	}
 	dv.pinMu.Lock()
 	defer dv.pinMu.Unlock()
-	for _, p := range dv.pins {
-		if p.contains(b) {
-			return true
+	var pieces [][]byte
+	for rest := b; len(rest) > 0; {
+		lo := uintptr(unsafe.Pointer(unsafe.SliceData(rest)))
+		found := false
+		for _, p := range dv.pins {
+			if p.contains(rest[:1]) {
+				n := min(len(rest), int(p.base()+uintptr(len(p.keep))-lo))
+				pieces = append(pieces, rest[:n])
+				rest = rest[n:]
+				found = true
+				break
+			}
+		}
+		if !found {
+			return nil
 		}
 	}
-	return false
+	return pieces
 }
 
 // onContext runs f on a goroutine of its own, locked to an OS thread with
@@ -76,12 +103,16 @@ func (dv *device) onContext(f func() error) error {
 	return <-errc
 }
 
-// PinHost page-locks b, Go memory, for the device's copies: a result copy
-// whose destination lies wholly in pinned memory lands there directly. b
-// stays allocated, and pinned, until UnpinHost or the engine's Close. The
-// memory must not be pinned already. Pinning touches every page of b, so
-// it pays off for memory that several blocks reuse; it runs beside the
-// device goroutine, so it may overlap a block's kernels.
+// PinHost page-locks b, host memory (Go memory, or a shared mapping of a
+// file in memory), for the device's copies: a result copy whose
+// destination lies wholly in pinned memory (in one range, or in ranges
+// pinned side by side) lands there directly. b stays allocated, and
+// pinned, until UnpinHost or the engine's Close. The memory must not be
+// pinned already. Pinning touches every page of b, so it pays off for
+// memory that several blocks reuse or that is the result's final place;
+// it runs beside the device goroutine, so it may overlap a block's
+// kernels, and several PinHost calls may run at once (the driver's call
+// is made outside the lock that copies consult).
 func (r *Runner) PinHost(b []byte) error {
 	if len(b) == 0 {
 		return nil
@@ -89,23 +120,42 @@ func (r *Runner) PinHost(b []byte) error {
 	dv := r.e.dev
 	return dv.onContext(func() error {
 		dv.pinMu.Lock()
-		defer dv.pinMu.Unlock()
-		for _, p := range dv.pins {
-			if p.contains(b[:1]) || p.contains(b[len(b)-1:]) {
+		for _, p := range append(dv.pins, dv.pinning...) {
+			if p.overlaps(b) {
+				dv.pinMu.Unlock()
 				return fmt.Errorf("gpu: PinHost: %d bytes overlap memory already pinned", len(b))
 			}
 		}
-		if err := dv.d.cuMemHostRegister_v2(unsafe.Pointer(unsafe.SliceData(b)), uint64(len(b)), 0).Err("cuMemHostRegister_v2"); err != nil {
+		me := hostPin{keep: b}
+		dv.pinning = append(dv.pinning, me)
+		dv.pinMu.Unlock()
+		err := dv.d.cuMemHostRegister_v2(unsafe.Pointer(unsafe.SliceData(b)), uint64(len(b)), 0).Err("cuMemHostRegister_v2")
+		dv.pinMu.Lock()
+		defer dv.pinMu.Unlock()
+		dv.pinning = dropPin(dv.pinning, me)
+		if err != nil {
 			return fmt.Errorf("%w (%d bytes)", err, len(b))
 		}
-		dv.pins = append(dv.pins, hostPin{keep: b})
+		dv.pins = append(dv.pins, me)
 		return nil
 	})
 }
 
+// dropPin removes p from pins.
+func dropPin(pins []hostPin, p hostPin) []hostPin {
+	for i, q := range pins {
+		if q.base() == p.base() && len(q.keep) == len(p.keep) {
+			return append(pins[:i], pins[i+1:]...)
+		}
+	}
+	return pins
+}
+
 // UnpinHost unlocks memory PinHost pinned, once no copy writes into it any
 // more; b must be the slice given to PinHost. Unpinning what is not
-// pinned, or after the engine closed, does nothing.
+// pinned, or after the engine closed, does nothing. The range stops
+// counting as pinned for new copies at once; the copies already queued
+// land before the driver unlocks it.
 func (r *Runner) UnpinHost(b []byte) error {
 	if len(b) == 0 {
 		return nil
@@ -113,17 +163,24 @@ func (r *Runner) UnpinHost(b []byte) error {
 	dv := r.e.dev
 	err := dv.onContext(func() error {
 		dv.pinMu.Lock()
-		defer dv.pinMu.Unlock()
-		for i, p := range dv.pins {
-			if p.base() == uintptr(unsafe.Pointer(unsafe.SliceData(b))) && len(p.keep) == len(b) {
-				dv.pins = append(dv.pins[:i], dv.pins[i+1:]...)
-				if err := dv.d.cuStreamSynchronize(dv.copyStream).Err("cuStreamSynchronize (copy stream)"); err != nil {
-					return err
-				}
-				return dv.d.cuMemHostUnregister(unsafe.Pointer(unsafe.SliceData(b))).Err("cuMemHostUnregister")
-			}
+		me := hostPin{keep: b}
+		n := len(dv.pins)
+		dv.pins = dropPin(dv.pins, me)
+		if len(dv.pins) == n {
+			dv.pinMu.Unlock()
+			return nil
 		}
-		return nil
+		// Still registered: no PinHost may take it until unregistered.
+		dv.pinning = append(dv.pinning, me)
+		dv.pinMu.Unlock()
+		err := dv.d.cuStreamSynchronize(dv.copyStream).Err("cuStreamSynchronize (copy stream)")
+		if err == nil {
+			err = dv.d.cuMemHostUnregister(unsafe.Pointer(unsafe.SliceData(b))).Err("cuMemHostUnregister")
+		}
+		dv.pinMu.Lock()
+		dv.pinning = dropPin(dv.pinning, me)
+		dv.pinMu.Unlock()
+		return err
 	})
 	if errors.Is(err, errClosed) {
 		return nil

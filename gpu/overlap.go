@@ -303,7 +303,14 @@ func (r *Runner) queueCopyFrom(s *resultSlot, fromDist, fromPred uint64, out cop
 	if grid > 0 {
 		parts = append(parts, part{out.valid, s.valid.ptr})
 	}
-	direct := dv.pinnedHost(out.dist) && (len(out.pred) == 0 || dv.pinnedHost(out.pred))
+	// Pinned destinations are copied into piece by piece, one piece per
+	// registered range they cross (pinnedPieces).
+	distPieces := dv.pinnedPieces(out.dist)
+	var predPieces [][]byte
+	if len(out.pred) > 0 {
+		predPieces = dv.pinnedPieces(out.pred)
+	}
+	direct := distPieces != nil && (len(out.pred) == 0 || predPieces != nil)
 	var moves []stageMove
 	size := 0
 	for i, p := range parts {
@@ -344,7 +351,15 @@ func (r *Runner) queueCopyFrom(s *resultSlot, fromDist, fromPred uint64, out cop
 			continue
 		}
 		if direct && i < 2 {
-			copyTo(unsafe.Pointer(unsafe.SliceData(p.to)), p.from, len(p.to))
+			pieces := distPieces
+			if i == 1 {
+				pieces = predPieces
+			}
+			from := p.from
+			for _, piece := range pieces {
+				copyTo(unsafe.Pointer(unsafe.SliceData(piece)), from, len(piece))
+				from += uint64(len(piece))
+			}
 			continue
 		}
 		copyTo(unsafe.Add(s.stage.p, moves[m].at), p.from, len(p.to))

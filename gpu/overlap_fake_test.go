@@ -279,3 +279,119 @@ func TestPinnedCopyGoesDirect(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCopyAcrossAdjoiningPins pins a block's distances as two ranges side
+// by side, cut inside a row (as the pipeline pins the pages of an output
+// mapping), and checks that the copy still goes direct, as one device
+// copy per range, each wholly inside one registration, and lands whole;
+// and that a block reaching past the pinned ranges goes through the stage.
+func TestCopyAcrossAdjoiningPins(t *testing.T) {
+	dv, f := newFakeCopyDevice()
+	defer dv.stopCopier()
+	dv.work = make(chan func())
+	go func() {
+		for w := range dv.work {
+			w()
+		}
+	}()
+	defer close(dv.work)
+	type span struct{ lo, hi uintptr }
+	var mu sync.Mutex
+	var registered []span
+	var direct []span // destinations of device copies outside any stage
+	d := dv.d
+	d.cuMemHostRegister_v2 = func(p unsafe.Pointer, size uint64, _ uint32) Result {
+		mu.Lock()
+		registered = append(registered, span{uintptr(p), uintptr(p) + uintptr(size)})
+		mu.Unlock()
+		return f.call("cuMemHostRegister_v2")
+	}
+	copyDtoH := d.cuMemcpyDtoHAsync_v2
+	d.cuMemcpyDtoHAsync_v2 = func(dst unsafe.Pointer, src uint64, size uint64, s uintptr) Result {
+		inStage := false
+		f.mu.Lock()
+		for p, b := range f.host {
+			if uintptr(dst) >= uintptr(p) && uintptr(dst)+uintptr(size) <= uintptr(p)+uintptr(len(b)) {
+				inStage = true
+			}
+		}
+		f.mu.Unlock()
+		if !inStage {
+			mu.Lock()
+			direct = append(direct, span{uintptr(dst), uintptr(dst) + uintptr(size)})
+			mu.Unlock()
+		}
+		return copyDtoH(dst, src, size, s)
+	}
+	const n, k = 7, 3
+	r := &Runner{e: &Engine{dev: dv}, n: n, distType: graph.DistInt32}
+	for i := range r.slots {
+		r.slots[i].dist = f.devAlloc(make([]byte, k*n*4))
+	}
+	dev := unsafe.Slice((*int32)(unsafe.Pointer(&f.dev[r.slots[0].dist.ptr][0])), k*n)
+	for c := range dev {
+		dev[c] = int32(5*c + 2)
+	}
+	blk := graph.NewBlock(make([]graph.VertexID, k), n, graph.DistInt32, false)
+	dist, _ := sliceBytes(blk.Dist)
+	const cut = 4*n + 12 // inside the second row
+	for _, b := range [][]byte{dist[cut:], dist[:cut]} {
+		if err := r.PinHost(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.PinHost(dist[cut-4 : cut+4]); err == nil {
+		t.Error("PinHost of a range across two pinned ones succeeded")
+	}
+	copyOnce := func(out []byte) *copyJob {
+		t.Helper()
+		s := &r.slots[0]
+		s.settle()
+		j, err := r.queueCopy(s, copyOut{dist: out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := (&Pending{jobs: []*copyJob{j}}).Wait(); err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	j := copyOnce(dist)
+	if len(j.moves) != 0 || len(j.stage) != 0 {
+		t.Errorf("a block in two adjoining pinned ranges went through the stage (moves %d, stage %d bytes)", len(j.moves), len(j.stage))
+	}
+	if !slices.Equal(blk.Dist.([]int32), dev) {
+		t.Errorf("got %v, want %v", blk.Dist, dev)
+	}
+	if len(direct) != 2 {
+		t.Errorf("%d direct device copies, want one per pinned range (2)", len(direct))
+	}
+	for _, c := range direct {
+		inOne := false
+		for _, reg := range registered {
+			inOne = inOne || (c.lo >= reg.lo && c.hi <= reg.hi)
+		}
+		if !inOne {
+			t.Errorf("a device copy into [%#x, %#x) is not inside one registration %v", c.lo, c.hi, registered)
+		}
+	}
+	if err := r.UnpinHost(dist[cut:]); err != nil {
+		t.Fatal(err)
+	}
+	clear(blk.Dist.([]int32))
+	if j := copyOnce(dist); len(j.moves) == 0 {
+		t.Error("a block half in unpinned memory went direct")
+	}
+	if !slices.Equal(blk.Dist.([]int32), dev) {
+		t.Errorf("through the stage: got %v, want %v", blk.Dist, dev)
+	}
+	if err := r.UnpinHost(dist[:cut]); err != nil {
+		t.Fatal(err)
+	}
+	if len(dv.pins) != 0 || len(dv.pinning) != 0 {
+		t.Errorf("%d pins and %d in flight left", len(dv.pins), len(dv.pinning))
+	}
+	if err := r.releaseSlots(); err != nil {
+		t.Fatal(err)
+	}
+}

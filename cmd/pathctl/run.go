@@ -144,7 +144,7 @@ func outputFlags() []cli.Flag {
 		// hidden, and read from the environment so that the Python
 		// package's runs can be switched too.
 		&cli.StringFlag{Name: "matrix-writes", EnvVars: []string{"PATHCTL_MATRIX_WRITES"}, Hidden: true,
-			Usage: "mapped, prefill or pwrite: how a matrix in a memfd or on tmpfs is written (default: prefill when the graph is on the GPU, else pwrite)"},
+			Usage: "mapped, prefill, inplace or pwrite: how a matrix in a memfd or on tmpfs is written (default: inplace, the device copying into the file, when the graph is on the GPU, else pwrite)"},
 	}
 }
 
@@ -438,10 +438,10 @@ func execute(e *env, c *cli.Context, sources []string) error {
 		return usagef("--layout: %v", err)
 	}
 	switch w := c.String("matrix-writes"); w {
-	case "", arrowio.MatrixWritesMapped, arrowio.MatrixWritesPrefill, arrowio.MatrixWritesPositional:
+	case "", arrowio.MatrixWritesMapped, arrowio.MatrixWritesPrefill, arrowio.MatrixWritesPositional, arrowio.MatrixWritesInPlace:
 	default:
-		return usagef("--matrix-writes %q (or PATHCTL_MATRIX_WRITES): want %s, %s or %s", w,
-			arrowio.MatrixWritesMapped, arrowio.MatrixWritesPrefill, arrowio.MatrixWritesPositional)
+		return usagef("--matrix-writes %q (or PATHCTL_MATRIX_WRITES): want %s, %s, %s or %s", w,
+			arrowio.MatrixWritesMapped, arrowio.MatrixWritesPrefill, arrowio.MatrixWritesInPlace, arrowio.MatrixWritesPositional)
 	}
 	out := c.String("output")
 	format := c.String("format")
@@ -522,10 +522,13 @@ func execute(e *env, c *cli.Context, sources []string) error {
 		// for the engine: the kernel's own copy costs the least of them
 		// (1.9 GB/s a core against 1.1 GB/s copying into the mapping, on
 		// a 2-core machine).
+		// On the GPU the device copies the rows into the file's own pages
+		// (arrowio.MatrixWritesInPlace; PATHCTL_MATRIX_WRITES=prefill
+		// turns that off).
 		if wopt.MatrixWrites == "" {
 			wopt.MatrixWrites = arrowio.MatrixWritesPositional
 			if g.BuiltOn() == "gpu" {
-				wopt.MatrixWrites = arrowio.MatrixWritesPrefill
+				wopt.MatrixWrites = arrowio.MatrixWritesInPlace
 			}
 		}
 	}
@@ -533,6 +536,7 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	if err != nil {
 		return usageError{err}
 	}
+	opt.MatrixValues = w.MatrixValues() // nil unless the matrix is written in place
 	bar := newProgress(e, quiet, g.NumVertices())
 	opt.Progress = bar.update
 	runStart := time.Now()

@@ -1,0 +1,182 @@
+//go:build linux
+
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"golang.org/x/sys/unix"
+
+	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/ref"
+	"github.com/pathctl/pathctl/internal/testgraphs"
+)
+
+// inPlaceCounts reads the blocks placed and not placed from the run's log.
+var inPlaceCounts = regexp.MustCompile(`in place: (\d+) blocks copied by the device straight into the output's rows, (\d+) through memory of their own`)
+
+// runMatrixToMemfd runs the matrix layout of g with opt into a new memfd
+// written with writes (the output's rows offered to the run where writes
+// is MatrixWritesInPlace, as `pathctl run` does), and returns the file's
+// bytes and the run's log.
+func runMatrixToMemfd(t *testing.T, g *Graph, opt Options, writes string) ([]byte, string) {
+	t.Helper()
+	fd, err := unix.MemfdCreate("pathctl-inplace-gpu", unix.MFD_CLOEXEC)
+	if err != nil {
+		t.Skipf("no memfd here: %v", err)
+	}
+	f := os.NewFile(uintptr(fd), "memfd")
+	defer f.Close()
+	opt.Layout = arrowio.LayoutMatrix
+	schema, err := Schema(g, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := g.NumSources(opt.Sources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := arrowio.CreateResult(fmt.Sprintf("/proc/self/fd/%d", fd), schema,
+		arrowio.WriteOptions{Format: "arrow", MatrixRows: rows, MatrixWrites: writes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	opt.Log = &log
+	opt.MatrixValues = w.MatrixValues()
+	if _, err := Run(context.Background(), g, opt, w.Write); err != nil {
+		w.Abort()
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/self/fd/%d", fd))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, log.String()
+}
+
+// TestGPUMatrixInPlace runs the matrix layout on the GPU into a memfd with
+// the device copying every block's rows straight into the file's pages
+// (MatrixWritesInPlace, registered in chunks of 1 MiB cut inside rows, so
+// that copies cross registrations), on random directed graphs with
+// unreachable pairs, with several block sizes, and checks: the log says
+// every block went in place; the file is the same bytes as the GPU's
+// without it (MatrixWritesPrefill) and as the CPU engine's; and sampled
+// rows equal the oracle's distances (internal/ref).
+func TestGPUMatrixInPlace(t *testing.T) {
+	if st := GPUStatus(); !st.Available {
+		t.Skip("no GPU: " + st.Reason)
+	}
+	seed := testgraphs.Seed(t)
+	rng := rand.New(rand.NewPCG(seed, 16))
+	for trial := range 4 {
+		n := 1500 + rng.IntN(2500)
+		e := graph.Edges{NumVertices: n}
+		for range n * 2 {
+			e.Src = append(e.Src, int32(rng.IntN(n)))
+			e.Dst = append(e.Dst, int32(rng.IntN(n)))
+			e.IntWeights = append(e.IntWeights, int64(1+rng.IntN(100)))
+		}
+		v := &arrowio.Vertices{Type: arrow.PrimitiveTypes.Int64}
+		for i := range n {
+			v.Ints = append(v.Ints, int64(i))
+		}
+		g, err := LoadGraph(&arrowio.EdgeTable{Edges: e, Vertices: v, Name: "random"}, LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		maxBlock := []int{0, 1 + rng.IntN(n/3)}[trial%2]
+		gpu := Options{Engine: "gpu", MaxBlock: maxBlock, inPlaceChunk: 1 << 20}
+		got, log := runMatrixToMemfd(t, g, gpu, arrowio.MatrixWritesInPlace)
+		m := inPlaceCounts.FindStringSubmatch(log)
+		if m == nil || m[1] == "0" || m[2] != "0" {
+			t.Errorf("seed %d trial %d (n %d, max block %d): not every block went in place:\n%s", seed, trial, n, maxBlock, log)
+		}
+		copied, _ := runMatrixToMemfd(t, g, gpu, arrowio.MatrixWritesPrefill)
+		if !bytes.Equal(got, copied) {
+			t.Fatalf("seed %d trial %d (n %d, max block %d): in place, %d bytes differ from the copied GPU file's %d", seed, trial, n, maxBlock, len(got), len(copied))
+		}
+		cpu, _ := runMatrixToMemfd(t, g, Options{Engine: "cpu"}, arrowio.MatrixWritesPrefill)
+		if !bytes.Equal(got, cpu) {
+			t.Fatalf("seed %d trial %d (n %d, max block %d): in place, the GPU's %d bytes differ from the CPU engine's %d", seed, trial, n, maxBlock, len(got), len(cpu))
+		}
+		checkMatrixRowsAgainstOracle(t, g, got, rng, fmt.Sprintf("seed %d trial %d", seed, trial))
+	}
+}
+
+// checkMatrixRowsAgainstOracle reads the matrix file data (every vertex a
+// source, in vertex order) and compares 20 random rows with the oracle.
+func checkMatrixRowsAgainstOracle(t *testing.T, g *Graph, data []byte, rng *rand.Rand, what string) {
+	t.Helper()
+	r, err := ipc.NewFileReader(bytes.NewReader(data), ipc.WithAllocator(memory.DefaultAllocator), ipc.WithBodySizeLimit(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.NumRecords() != 1 {
+		t.Fatalf("%s: %d record batches, want one", what, r.NumRecords())
+	}
+	rec, err := r.RecordBatch(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := rec.Column(1).(*array.FixedSizeList).ListValues()
+	n := g.NumVertices()
+	for range 20 {
+		s := rng.IntN(n)
+		var want []int64
+		switch g.CSR.Type {
+		case graph.DistInt32:
+			d, err := ref.Distances[int32](g.CSR, graph.VertexID(s))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range d {
+				want = append(want, int64(x))
+			}
+		case graph.DistInt64:
+			d, err := ref.Distances[int64](g.CSR, graph.VertexID(s))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, d...)
+		default:
+			t.Fatalf("%s: distances of %s", what, g.CSR.Type)
+		}
+		for v := range n {
+			i := s*n + v
+			unreachable := want[v] == int64(graph.Infinity[int32]()) || want[v] == graph.Infinity[int64]()
+			if values.IsNull(i) != unreachable {
+				t.Fatalf("%s: row %d column %d: null %v, oracle %d", what, s, v, values.IsNull(i), want[v])
+			}
+			if unreachable {
+				continue
+			}
+			var got int64
+			switch a := values.(type) {
+			case *array.Int32:
+				got = int64(a.Value(i))
+			case *array.Int64:
+				got = a.Value(i)
+			}
+			if got != want[v] {
+				t.Fatalf("%s: row %d column %d: %d, oracle %d", what, s, v, got, want[v])
+			}
+		}
+	}
+}
