@@ -182,14 +182,26 @@ func TestBatchedFrontierBytes(t *testing.T) {
 	for _, n := range []int{31, 1023, 1025, 65536, 1 << 20} {
 		for _, k := range []int{3, 31, 32, 33, 64, 1000, 4096} {
 			for _, size := range []int{4, 8} {
-				if got, have := batchedFrontierBytes(n, k), int64(k)*int64(n)*int64(size); got > have {
+				if got, have := batchedFrontierBytes(n, k, false), int64(k)*int64(n)*int64(size); got > have {
 					t.Errorf("n=%d k=%d: frontier %d bytes > result buffer %d", n, k, got, have)
 				}
 			}
 		}
 	}
-	if got, want := batchedFrontierBytes(100, 33), int64(batchedHeader+4*2*(2*100+2*1)); got != want {
+	if got, want := batchedFrontierBytes(100, 33, false), int64(batchedHeader+4*2*(2*100+2*1)); got != want {
 		t.Errorf("batchedFrontierBytes(100, 33) = %d, want %d", got, want)
+	}
+	// Near-far rounds: four mask arrays and four summaries, which fit in
+	// the result rows of every group but a lone partial one.
+	if got, want := batchedFrontierBytes(100, 33, true), int64(nearFarHeader+4*2*(4*100+4*1)); got != want {
+		t.Errorf("batchedFrontierBytes(100, 33, near-far) = %d, want %d", got, want)
+	}
+	for _, n := range []int{1023, 1 << 20} {
+		for _, k := range []int{32, 33, 4096} {
+			if got, have := batchedFrontierBytes(n, k, true), int64(k)*int64(n)*4; got > have {
+				t.Errorf("near-far n=%d k=%d: frontier %d bytes > result buffer %d", n, k, got, have)
+			}
+		}
 	}
 }
 

@@ -21,6 +21,9 @@ import (
 //	sparse=N                           Sparse
 //	slicemb=X                          SliceBytes in MiB (0: no slices)
 //	step=X                             DeltaScale, on every graph
+//	nearfar=auto|on|off                NearFarMode
+//	nearfarmin=N                       NearFarMinVertices
+//	nearfarscale=X                     NearFarScale
 //
 // An empty spec changes nothing. The result is checked (Check); an unknown
 // key or a value that does not parse is an error naming it.
@@ -88,6 +91,15 @@ func (c *Config) set(key, val string) error {
 	case "step":
 		c.DeltaScale, err = strconv.ParseFloat(val, 64)
 		c.StepMeshesOnly = false
+	case "nearfar":
+		if val == "auto" {
+			val = ""
+		}
+		c.NearFarMode = NearFarMode(val)
+	case "nearfarmin":
+		c.NearFarMinVertices, err = strconv.Atoi(val)
+	case "nearfarscale":
+		c.NearFarScale, err = strconv.ParseFloat(val, 64)
 	default:
 		return fmt.Errorf("unknown key %q", key)
 	}
