@@ -637,7 +637,7 @@ func runNearFarRounds(dv *device, r *Runner, name string, grid, k int, aux, mask
 		for range batch {
 			began := time.Now()
 			if err := dv.launchAsync(name, grid, r.offsets.ptr, arcTargets, arcWeights, int32(n), int32(k), aux, masks, sums,
-				maskStride, sumStride, control, int32(r.batched.Sparse), counters, cut); err != nil {
+				maskStride, sumStride, control, int32(r.batched.Sparse), int32(r.batched.NearFarOwn), counters, cut); err != nil {
 				return err
 			}
 			if err := dv.launchAsync("batched_nfadvance", 1, control, delta); err != nil {

@@ -17,10 +17,12 @@ import (
 
 // nearFarConfigs are the batched configurations that run near-far rounds
 // (plan.Config.NearFarMode on): the default's plan; every source in the
-// kernel with one lane per source on every arc (relaxArcs: the warp's
-// marks); every expansion sparse (relaxSparse: each lane's marks) under
-// buckets an eighth of the mean weight wide (many splits, lanes waiting in
-// the pile); three phases, the later ones seeded from the first; buckets
+// kernel with every word expanded by the warp, one lane per source on
+// every arc (relaxArcs: the warp's marks); every word by the warp, every
+// expansion sparse (relaxSparse: each lane's marks) under buckets an
+// eighth of the mean weight wide (many splits, lanes waiting in the pile);
+// every word expanded by its own lane (expandOwn), buckets of half the
+// mean weight; three phases, the later ones seeded from the first; buckets
 // of +Inf width (scale 0: no pile, plain label correcting over the four
 // arrays); and the groups run in slices of 1 KiB of working distances
 // (each slice from its own control words).
@@ -32,9 +34,11 @@ func nearFarConfigs() map[string]batchedConfig {
 	}
 	def := on()
 	arcs := on()
-	arcs.Leaves, arcs.Mins, arcs.Seeds, arcs.Sparse = false, false, 0, 0
+	arcs.Leaves, arcs.Mins, arcs.Seeds, arcs.Sparse, arcs.NearFarOwn = false, false, 0, 0, 0
 	sparse := on()
-	sparse.Sparse, sparse.NearFarScale = 32, 0.125
+	sparse.Sparse, sparse.NearFarScale, sparse.NearFarOwn = 32, 0.125, 0
+	own := on()
+	own.NearFarOwn, own.NearFarScale = 1<<20, 0.5
 	phases := on()
 	phases.Seeds, phases.SeedsOnMeshes, phases.SeedsMinShare = 0.2, true, 0
 	phases.Phases, phases.PhasesWeighted = []float64{0.5}, []float64{0.5}
@@ -42,7 +46,8 @@ func nearFarConfigs() map[string]batchedConfig {
 	plain.NearFarScale = 0
 	slices := on()
 	slices.SliceBytes = 1 << 10
-	return map[string]batchedConfig{"nearfar": def, "arcs": arcs, "sparse": sparse, "phases": phases, "plain": plain, "slices": slices}
+	return map[string]batchedConfig{"nearfar": def, "arcs": arcs, "sparse": sparse, "own": own, "phases": phases,
+		"plain": plain, "slices": slices}
 }
 
 // droppedGrid is a rows×cols grid (gen.Grid, integer weights lo..hi, or
@@ -179,8 +184,8 @@ func checkNearFar[D graph.Number](t *testing.T, e *Engine, rng *rand.Rand, ng ne
 	configs := nearFarConfigs()
 	configs["default"] = defaultBatchedConfig()
 	for name, cfg := range configs {
-		if testing.Short() && name != "nearfar" && name != "sparse" {
-			continue // -test.short (gpu/sanitize.sh): both marks, one block
+		if testing.Short() && name != "nearfar" && name != "sparse" && name != "own" {
+			continue // -test.short (gpu/sanitize.sh): every kind of expansion, one block
 		}
 		if name != "default" {
 			r, err := e.prepare(context.Background(), g, graph.Request{Algorithm: Batched, WithPredecessors: true}, cfg)
@@ -277,5 +282,26 @@ func TestBatchedNearFarRounds(t *testing.T) {
 	}
 	if float64(nf) > 1.5*float64(reached) {
 		t.Errorf("near-far rounds expanded %d lanes for %d pairs: over 1.5 per pair", nf, reached)
+	}
+}
+
+// TestSuiteVariantNearFar checks BenchmarkBatchedSuite's near-far words:
+// nearfar and nonearfar force the rounds on and off, nfscale and nfown set
+// the bucket scale and the lane's own expansions; without them auto stays.
+func TestSuiteVariantNearFar(t *testing.T) {
+	cfg, err := suiteVariant("cluster-nearfar-nfscale=0.5-nfown=4")
+	if err != nil || cfg.NearFarMode != plan.NearFarOn || cfg.NearFarScale != 0.5 || cfg.NearFarOwn != 4 {
+		t.Errorf("nearfar words: %v, mode %q, scale %v, own %d", err, cfg.NearFarMode, cfg.NearFarScale, cfg.NearFarOwn)
+	}
+	if cfg, err := suiteVariant("nonearfar"); err != nil || cfg.NearFarMode != plan.NearFarOff {
+		t.Errorf("nonearfar: %v, mode %q", err, cfg.NearFarMode)
+	}
+	if cfg, err := suiteVariant("cluster"); err != nil || cfg.NearFarMode != plan.NearFarAuto {
+		t.Errorf("cluster: %v, mode %q", err, cfg.NearFarMode)
+	}
+	for _, v := range []string{"nfscale=x", "nfown=-1"} {
+		if _, err := suiteVariant(v); err == nil {
+			t.Errorf("%s: no error", v)
+		}
 	}
 }

@@ -36,6 +36,12 @@
 //   the search and its cost end at the cutoff's radius; the rows derived
 //   after the kernel clip at D too (batchedRound says why the result is
 //   the full run's clipped at D).
+// - Near-far rounds (batched_nf*, plan.Config.NearFarMode; auto on large
+//   weighted meshes): instead of the threshold that rises every round, one
+//   bound for every group that moves by a bucket width only when nothing
+//   at most it is left, with the lanes past it in a far pile that no round
+//   reads, and lanes of light words expanded by their own thread
+//   (nearFarRound).
 #include "common.cuh"
 
 #define PATHCTL_WARPS (PATHCTL_THREADS / 32)
@@ -83,9 +89,10 @@ struct NextMarks {
 // relaxArcs relaxes the arcs of u for the lanes set in m, 4 arcs at a time
 // so that a warp has 4 independent loads in flight. vm is the group's
 // distances (row width w); marks puts the improved lanes into the
-// frontier (NextMarks, NearFarMarks). Distances are read through L2 (__ldcg): a stale value is never
-// smaller than the current one, so it can only cost an atomic, never miss an
-// improvement, and an improvement made during the round sets a bit of next.
+// frontier (NextMarks, NearFarMarks). Distances are read through L2
+// (__ldcg): a stale value is never smaller than the current one, so it can
+// only cost an atomic, never miss an improvement, and an improvement made
+// during the round is marked.
 // With Cut, a relaxation to a distance above cut (the cutoff) is not made,
 // nor is the head's distance read for it, and the arcs of u, which then
 // come in rising weight, are walked only while the lightest lane's
@@ -156,8 +163,8 @@ __device__ __forceinline__ bool relaxArcs(const Graph<T>& g, int u, u32 m, int w
 // correct; past 16 a step covers one arc), so each lane does
 // useful work where relaxArcs would leave 32 − k lanes idle on every arc.
 // Arcs are read by k lanes at once (one broadcast load); a lane that
-// improves a distance marks its own bit (marks.lane). Two steps are in flight at
-// a time. Returns, warp-uniform, whether anything improved. With Cut, as
+// improves a distance marks its own bit (marks.lane). Two steps are in
+// flight at a time. Returns, warp-uniform, whether anything improved. With Cut, as
 // in relaxArcs, nothing is relaxed past cut and the walk of the arcs, in
 // rising weight, ends at the first step whose lightest arc takes the
 // lightest lane past cut.
@@ -214,36 +221,6 @@ __device__ __forceinline__ bool relaxSparse(const Graph<T>& g, int u, u32 m, int
   return __any_sync(0xffffffffu, any);
 }
 
-// batched_round_T is one round over every group of the block: the warps of
-// the grid share out the 32-vertex chunks of all groups (chunk c of the
-// block is group c / chunksPerGroup), lane j of a warp checking the summary
-// bit of chunk base + j·warps + warp so that neighbouring chunks, which tend
-// to be busy together, go to different warps. A warp consumes the cur words
-// of its chunks (clearing them and the chunk's summary bit) and relaxes the
-// arcs of every vertex with a non-zero word; every improvement sets a bit in
-// next. A lane's vertex whose distance is above the round's threshold is
-// not expanded yet but waits in the frontier (its bits go to next). The
-// host raises the threshold by a fixed step every round (step·round), a
-// soft version of delta-stepping's buckets: on high-diameter graphs,
-// expanding vertices roughly in order of distance saves many of the
-// re-expansions of plain label correcting (gpu/batched.go says when the Go
-// side uses it; the threshold is +Inf otherwise). An expansion of at most
-// sparse lanes goes through relaxSparse, a wider one through relaxArcs.
-// *lastChange becomes round when anything improved or waited: the host
-// stops once a round changed nothing.
-//
-// With a cutoff (Cut: the batched_cut* kernels; cut, passed as the bits
-// of a distance of type T) no relaxation past it is made, so every
-// distance above it stays unreachable and the frontier dies out at the
-// cutoff's radius. The distances at most cut are exact all the same: with
-// non-negative weights every vertex on a shortest path to such a vertex is
-// itself within the cutoff. The arcs of every vertex must then come in
-// rising weight (the Go side uploads such a copy of the arcs, gpu/
-// batched.go's arcsByWeight), so that an expansion stops walking them at
-// the first arc that leads past the cutoff. The rows derived from these
-// (batched_derive, batched_mins, batched_seedfill) clip at the same
-// cutoff, so a block holds exactly what a full run clipped at the cutoff
-// holds. Without Cut, cut is not read.
 // forBusyWords is the scan every round shares: the warps of the grid
 // share out the 32-vertex chunks of all groups (chunk c of the block is
 // group c / chunksPerGroup), lane j of a warp checking the summary bit of
@@ -253,10 +230,14 @@ __device__ __forceinline__ bool relaxSparse(const Graph<T>& g, int u, u32 m, int
 // chunk, at inSum + grp·⌈n/1024⌉), clearing them and the chunk's summary
 // bit, and calls body(grp, u, m, w), warp-uniform, for every vertex u with
 // a non-zero word m (w: the group's width); chunk() once per busy chunk.
+// Before that each lane offers its own vertex's non-zero word to own(grp,
+// u, m, w) (divergent: no warp collectives), which either expands it on
+// the lane alone and returns true, or returns false and leaves it to body.
 // No other thread may write in or inSum during the launch: the words are
 // cleared with plain stores.
-template <class Chunk, class Body>
-__device__ __forceinline__ void forBusyWords(int n, int numSources, u32* in, u32* inSum, Chunk chunk, Body body) {
+template <class Chunk, class Own, class Body>
+__device__ __forceinline__ void forBusyWords(int n, int numSources, u32* in, u32* inSum, Chunk chunk, Own own,
+                                             Body body) {
   const int sumWords = (n + 1023) >> 10;
   const int chunksPerGroup = (n + 31) >> 5;
   const int groups = (numSources + 31) >> 5;
@@ -287,7 +268,8 @@ __device__ __forceinline__ void forBusyWords(int n, int numSources, u32* in, u32
         m = __ldcg(gin + v);
         if (m != 0u) gin[v] = 0u;
       }
-      u32 verts = __ballot_sync(0xffffffffu, m != 0u);
+      const bool mine = m != 0u && own(grp, v, m, w);
+      u32 verts = __ballot_sync(0xffffffffu, m != 0u && !mine);
       while (verts != 0u) {
         const int k = __ffs(verts) - 1;
         verts &= verts - 1;
@@ -322,6 +304,36 @@ __device__ __forceinline__ void addTally(u64* counters, long long round, const u
     if (tally[i] != 0) atomicAdd(c + i, tally[i]);
 }
 
+// batched_round_T is one round over every group of the block: the warps of
+// the grid share out the 32-vertex chunks of all groups (chunk c of the
+// block is group c / chunksPerGroup), lane j of a warp checking the summary
+// bit of chunk base + j·warps + warp so that neighbouring chunks, which tend
+// to be busy together, go to different warps. A warp consumes the cur words
+// of its chunks (clearing them and the chunk's summary bit) and relaxes the
+// arcs of every vertex with a non-zero word; every improvement sets a bit in
+// next. A lane's vertex whose distance is above the round's threshold is
+// not expanded yet but waits in the frontier (its bits go to next). The
+// host raises the threshold by a fixed step every round (step·round), a
+// soft version of delta-stepping's buckets: on high-diameter graphs,
+// expanding vertices roughly in order of distance saves many of the
+// re-expansions of plain label correcting (gpu/batched.go says when the Go
+// side uses it; the threshold is +Inf otherwise). An expansion of at most
+// sparse lanes goes through relaxSparse, a wider one through relaxArcs.
+// *lastChange becomes round when anything improved or waited: the host
+// stops once a round changed nothing.
+//
+// With a cutoff (Cut: the batched_cut* kernels; cut, passed as the bits
+// of a distance of type T) no relaxation past it is made, so every
+// distance above it stays unreachable and the frontier dies out at the
+// cutoff's radius. The distances at most cut are exact all the same: with
+// non-negative weights every vertex on a shortest path to such a vertex is
+// itself within the cutoff. The arcs of every vertex must then come in
+// rising weight (the Go side uploads such a copy of the arcs, gpu/
+// batched.go's arcsByWeight), so that an expansion stops walking them at
+// the first arc that leads past the cutoff. The rows derived from these
+// (batched_derive, batched_mins, batched_seedfill) clip at the same
+// cutoff, so a block holds exactly what a full run clipped at the cutoff
+// holds. Without Cut, cut is not read.
 template <typename T, bool Count, int ILP, bool Cut>
 __device__ void batchedRound(const Graph<T>& g, int numSources, T* vm, u32* cur, u32* next, u32* curSum,
                              u32* nextSum, int* lastChange, int round, double threshold, int sparse,
@@ -336,7 +348,7 @@ __device__ void batchedRound(const Graph<T>& g, int numSources, T* vm, u32* cur,
   // the counting variant (batched_count_*, the benchmarks' instrumentation).
   u64 tally[6] = {0, 0, 0, 0, 0, 0};
   forBusyWords(
-      n, numSources, cur, curSum, [&] { if (Count) tally[5]++; },
+      n, numSources, cur, curSum, [&] { if (Count) tally[5]++; }, [](int, int, u32, int) { return false; },
       [&](int grp, int u, u32 mk, int w) {
         T* gvm = vm + (size_t)(grp << 5) * n;
         NextMarks<T> marks{next + (size_t)grp * n, nextSum + (size_t)grp * sumWords};
@@ -386,6 +398,11 @@ __device__ void batchedRound(const Graph<T>& g, int numSources, T* vm, u32* cur,
 //   when a round leaves both the near frontier and the pile empty: the
 //   label-correcting fixpoint, exact as batchedRound's. Launches after done
 //   return at once, so the host queues them in batches.
+// - A round's lane expands its own vertex alone (expandOwn) where the
+//   word's lanes times the vertex's arcs are at most own: on a grid most
+//   words hold one or two sources and four arcs, which a warp's expansion
+//   would serve with a few of its 32 lanes, one vertex after another; the
+//   other words go to the warp (expand). own 0: every word to the warp.
 // - Cut: as batchedRound's.
 struct NearFarControl {
   double bound;  // lanes at most bound expand
@@ -430,9 +447,40 @@ struct NearFarMarks {
   }
 };
 
+// expandOwn relaxes, on this lane alone, the arcs of u for the sources set
+// in m (of a group of width w whose distances are gvm), marking each
+// improvement through marks.lane; with Cut, over arcs in rising weight,
+// up to the first that leads past cut.
+template <typename T, bool Count, bool Cut, class Marks>
+__device__ __forceinline__ void expandOwn(const Graph<T>& g, int u, u32 m, int w, T* gvm, Marks& marks, T cut,
+                                          u64* tally) {
+  const long long lo = g.offsets[u], hi = g.offsets[u + 1];
+  if (Count) {
+    tally[3]++;
+    tally[4] += __popc(m);
+  }
+  for (u32 rest = m; rest != 0u; rest &= rest - 1) {
+    const int s = __ffs(rest) - 1;
+    const T du = __ldcg(gvm + (size_t)u * w + s);
+    for (long long e = lo; e < hi; e++) {
+      const T nd = du + g.weights[e];
+      if (Cut && nd > cut) break;
+      const int v = g.targets[e];
+      T* cell = gvm + (size_t)v * w + s;
+      if (Count) tally[0]++;
+      if (!(nd < __ldcg(cell))) continue;
+      if (Count) tally[1]++;
+      if (atomicMinNonNegative(cell, nd)) {
+        if (Count) tally[2]++;
+        marks.lane(v, 1u << s, nd);
+      }
+    }
+  }
+}
+
 template <typename T, bool Count, int ILP, bool Cut>
 __device__ void nearFarRound(const Graph<T>& g, int numSources, T* vm, u32* masks, u32* sums, long long maskStride,
-                             long long sumStride, NearFarControl* ctl, int sparse, u64* counters, T cut) {
+                             long long sumStride, NearFarControl* ctl, int sparse, int own, u64* counters, T cut) {
   if (loadVolatile(&ctl->done)) return;  // the same for every thread of the launch
   const int n = g.n;
   const int sumWords = (n + 1023) >> 10;
@@ -446,13 +494,23 @@ __device__ void nearFarRound(const Graph<T>& g, int numSources, T* vm, u32* mask
   auto sumsOf = [&](int i) { return sums + (size_t)i * sumStride; };
   const int in = split ? 2 + f : p, near = 1 - p, far = split ? 3 - f : 2 + f;
   NearFarFlags flags;
-  u64 tally[6] = {0, 0, 0, 0, 0, 0};  // batchedRound's
+  u64 tally[6] = {0, 0, 0, 0, 0, 0};     // batchedRound's, warp-uniform
+  u64 ownTally[6] = {0, 0, 0, 0, 0, 0};  // the same of this lane's expandOwn
+  auto marksOf = [&](int grp) {
+    return NearFarMarks<T>{words(near) + (size_t)grp * n, sumsOf(near) + (size_t)grp * sumWords,
+                           words(far) + (size_t)grp * n, sumsOf(far) + (size_t)grp * sumWords, bound, &flags};
+  };
   forBusyWords(
       n, numSources, words(in), sumsOf(in), [&] { if (Count) tally[5]++; },
+      [&](int grp, int u, u32 m, int w) {
+        if (split || (long long)__popc(m) * (g.offsets[u + 1] - g.offsets[u]) > own) return false;
+        NearFarMarks<T> marks = marksOf(grp);
+        expandOwn<T, Count, Cut>(g, u, m, w, vm + (size_t)(grp << 5) * n, marks, cut, ownTally);
+        return true;
+      },
       [&](int grp, int u, u32 mk, int w) {
         T* gvm = vm + (size_t)(grp << 5) * n;
-        NearFarMarks<T> marks{words(near) + (size_t)grp * n, sumsOf(near) + (size_t)grp * sumWords,
-                              words(far) + (size_t)grp * n, sumsOf(far) + (size_t)grp * sumWords, bound, &flags};
+        NearFarMarks<T> marks = marksOf(grp);
         if (!split) {
           expand<T, Count, ILP, Cut>(g, u, mk, w, gvm, marks, lane, sparse, cut, tally);
           return;
@@ -469,7 +527,15 @@ __device__ void nearFarRound(const Graph<T>& g, int numSources, T* vm, u32* mask
         if (toFar) flags.far(d);
       });
   flags.report(ctl);
-  if (Count) addTally(counters, round, tally);
+  if (Count) {
+#pragma unroll
+    for (int i = 0; i < 6; i++) {
+      u64 x = ownTally[i];
+      for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+      tally[i] += x;
+    }
+    addTally(counters, round, tally);
+  }
 }
 
 }  // namespace batched
@@ -532,37 +598,37 @@ PATHCTL_BATCHED(f64, double)
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_nfround_##SUFFIX(          \
       const long long* offsets, const int* targets, const T* weights, int n, int numSources, T* vm, \
       u32* masks, u32* sums, long long maskStride, long long sumStride, u64* control, int sparse,   \
-      u64* counters, u64 cutBits) {                                                                \
+      int own, u64* counters, u64 cutBits) {                                                       \
     pathctl::Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                              \
     pathctl::batched::nearFarRound<T, false, 4, false>(g, numSources, vm, masks, sums, maskStride, \
-        sumStride, (pathctl::batched::NearFarControl*)control, sparse, counters,                   \
+        sumStride, (pathctl::batched::NearFarControl*)control, sparse, own, counters,              \
         pathctl::distFromBits<T>(cutBits));                                                        \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_nfcount_##SUFFIX(          \
       const long long* offsets, const int* targets, const T* weights, int n, int numSources, T* vm, \
       u32* masks, u32* sums, long long maskStride, long long sumStride, u64* control, int sparse,   \
-      u64* counters, u64 cutBits) {                                                                \
+      int own, u64* counters, u64 cutBits) {                                                       \
     pathctl::Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                              \
     pathctl::batched::nearFarRound<T, true, 4, false>(g, numSources, vm, masks, sums, maskStride,  \
-        sumStride, (pathctl::batched::NearFarControl*)control, sparse, counters,                   \
+        sumStride, (pathctl::batched::NearFarControl*)control, sparse, own, counters,              \
         pathctl::distFromBits<T>(cutBits));                                                        \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_nfcutround_##SUFFIX(       \
       const long long* offsets, const int* targets, const T* weights, int n, int numSources, T* vm, \
       u32* masks, u32* sums, long long maskStride, long long sumStride, u64* control, int sparse,   \
-      u64* counters, u64 cutBits) {                                                                \
+      int own, u64* counters, u64 cutBits) {                                                       \
     pathctl::Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                              \
     pathctl::batched::nearFarRound<T, false, 4, true>(g, numSources, vm, masks, sums, maskStride,  \
-        sumStride, (pathctl::batched::NearFarControl*)control, sparse, counters,                   \
+        sumStride, (pathctl::batched::NearFarControl*)control, sparse, own, counters,              \
         pathctl::distFromBits<T>(cutBits));                                                        \
   }                                                                                                \
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_nfcutcount_##SUFFIX(       \
       const long long* offsets, const int* targets, const T* weights, int n, int numSources, T* vm, \
       u32* masks, u32* sums, long long maskStride, long long sumStride, u64* control, int sparse,   \
-      u64* counters, u64 cutBits) {                                                                \
+      int own, u64* counters, u64 cutBits) {                                                       \
     pathctl::Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                              \
     pathctl::batched::nearFarRound<T, true, 4, true>(g, numSources, vm, masks, sums, maskStride,   \
-        sumStride, (pathctl::batched::NearFarControl*)control, sparse, counters,                   \
+        sumStride, (pathctl::batched::NearFarControl*)control, sparse, own, counters,              \
         pathctl::distFromBits<T>(cutBits));                                                        \
   }
 

@@ -157,6 +157,11 @@ type Config struct {
 	// NearFarScale times the mean weight is the bucket width of near-far
 	// rounds when the request names none.
 	NearFarScale float64
+	// NearFarOwn is the most relaxations (sources of a frontier word times
+	// the vertex's arcs) that one thread of a near-far round makes alone
+	// for its vertex; larger words go to the whole warp (Sparse says how).
+	// 0: every word to the warp. The plan does not read it.
+	NearFarOwn int
 	// CutoffReach is the share of the vertices under which the balls of a
 	// kernel's cutoff count as small (cutoff.go): a block under such a
 	// cutoff runs without minimums and in one phase. 0 never.
@@ -217,6 +222,9 @@ func DefaultConfig() Config {
 		// 15 % of Dijkstra's relaxations on the same grid).
 		NearFarMinVertices: 1 << 18,
 		NearFarScale:       2,
+		// Not measured: a grid vertex's word holds one or two sources of
+		// its group and four arcs.
+		NearFarOwn: 8,
 	}
 }
 
@@ -277,6 +285,9 @@ func (c Config) Check() error {
 	}
 	if c.NearFarMinVertices < 0 {
 		return fmt.Errorf("plan: near-far rounds from %d vertices, want at least 0", c.NearFarMinVertices)
+	}
+	if c.NearFarOwn < 0 {
+		return fmt.Errorf("plan: near-far expansions of up to %d relaxations a thread, want at least 0", c.NearFarOwn)
 	}
 	if !(c.NearFarScale >= 0) || math.IsInf(c.NearFarScale, 0) {
 		return fmt.Errorf("plan: near-far bucket scale %v, want a finite value ≥ 0", c.NearFarScale)

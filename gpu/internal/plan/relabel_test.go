@@ -237,14 +237,14 @@ func TestExactFloatsPlanAsIntegers(t *testing.T) {
 func TestApply(t *testing.T) {
 	t.Parallel()
 	c := DefaultConfig()
-	if err := c.Apply("relabel=hubs,relabelmin=7, order=id,leaves=0,mins=false,exactfloats=0,seeds=0.2,seedsmin=0.1,phases=0.5/0.8,sparse=8,slicemb=1.5,step=0.25,nearfar=on,nearfarmin=99,nearfarscale=1.5"); err != nil {
+	if err := c.Apply("relabel=hubs,relabelmin=7, order=id,leaves=0,mins=false,exactfloats=0,seeds=0.2,seedsmin=0.1,phases=0.5/0.8,sparse=8,slicemb=1.5,step=0.25,nearfar=on,nearfarmin=99,nearfarscale=1.5,nearfarown=3"); err != nil {
 		t.Fatal(err)
 	}
 	want := DefaultConfig()
 	want.Relabel, want.RelabelMinSources, want.Order, want.Leaves, want.Mins, want.ExactFloats = RelabelHubs, 7, OrderID, false, false, false
 	want.Seeds, want.SeedsOnMeshes, want.SeedsMinShare, want.Phases, want.PhasesWeighted = 0.2, true, 0.1, []float64{0.5, 0.8}, []float64{0.5, 0.8}
 	want.Sparse, want.SliceBytes, want.DeltaScale, want.StepMeshesOnly = 8, 3<<19, 0.25, false
-	want.NearFarMode, want.NearFarMinVertices, want.NearFarScale = NearFarOn, 99, 1.5
+	want.NearFarMode, want.NearFarMinVertices, want.NearFarScale, want.NearFarOwn = NearFarOn, 99, 1.5, 3
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Apply: %+v, want %+v", c, want)
 	}
@@ -261,6 +261,7 @@ func TestApply(t *testing.T) {
 		"nearfarmin=-2":   "near-far rounds from -2 vertices",
 		"nearfarscale=-1": "near-far bucket scale -1",
 		"nearfarscale=x":  `setting "nearfarscale=x"`,
+		"nearfarown=-1":   "near-far expansions of up to -1 relaxations",
 	} {
 		c := DefaultConfig()
 		if err := c.Apply(spec); err == nil || !strings.Contains(err.Error(), msg) || !strings.HasPrefix(err.Error(), "plan: ") {

@@ -24,6 +24,7 @@ import (
 //	nearfar=auto|on|off                NearFarMode
 //	nearfarmin=N                       NearFarMinVertices
 //	nearfarscale=X                     NearFarScale
+//	nearfarown=N                       NearFarOwn
 //
 // An empty spec changes nothing. The result is checked (Check); an unknown
 // key or a value that does not parse is an error naming it.
@@ -100,6 +101,8 @@ func (c *Config) set(key, val string) error {
 		c.NearFarMinVertices, err = strconv.Atoi(val)
 	case "nearfarscale":
 		c.NearFarScale, err = strconv.ParseFloat(val, 64)
+	case "nearfarown":
+		c.NearFarOwn, err = strconv.Atoi(val)
 	default:
 		return fmt.Errorf("unknown key %q", key)
 	}
