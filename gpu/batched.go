@@ -631,7 +631,7 @@ func runNearFarRounds(dv *device, r *Runner, name string, grid, k int, aux, mask
 	if err := dv.launchAsync("batched_nfstart", 1, control, delta); err != nil {
 		return err
 	}
-	var state [2]uint64 // done, rounds
+	state := make([]uint64, 2) // done, rounds (on the heap, as runRounds' last)
 	launches := 0
 	for batch := batchedFirstRounds; ; batch = min(2*batch, batchedMaxRounds) {
 		for range batch {
