@@ -230,14 +230,23 @@ __device__ __forceinline__ bool relaxSparse(const Graph<T>& g, int u, u32 m, int
 // chunk, at inSum + grp·⌈n/1024⌉), clearing them and the chunk's summary
 // bit, and calls body(grp, u, m, w), warp-uniform, for every vertex u with
 // a non-zero word m (w: the group's width); chunk() once per busy chunk.
-// Before that each lane offers its own vertex's non-zero word to own(grp,
-// u, m, w) (divergent: no warp collectives), which either expands it on
-// the lane alone and returns true, or returns false and leaves it to body.
+// Before that each lane asks takes(grp, u, m) for its own vertex's
+// non-zero word; a word it takes goes to the warp's 32 slots of owned
+// (OwnItem, in shared memory; null where takes never does), and whenever
+// the slots fill, and at the end, each lane expands one of them alone:
+// ownExpand(grp, u, m, w), divergent (no warp collectives). The slots
+// gather the light words of many chunks and groups, so that every lane
+// of the warp has one, where a chunk of a thin frontier has a few.
 // No other thread may write in or inSum during the launch: the words are
 // cleared with plain stores.
-template <class Chunk, class Own, class Body>
-__device__ __forceinline__ void forBusyWords(int n, int numSources, u32* in, u32* inSum, Chunk chunk, Own own,
-                                             Body body) {
+struct OwnItem {
+  int grp, u;
+  u32 m;
+};
+
+template <class Chunk, class Takes, class OwnExpand, class Body>
+__device__ __forceinline__ void forBusyWords(int n, int numSources, u32* in, u32* inSum, Chunk chunk, Takes takes,
+                                             OwnExpand ownExpand, OwnItem* owned, Body body) {
   const int sumWords = (n + 1023) >> 10;
   const int chunksPerGroup = (n + 31) >> 5;
   const int groups = (numSources + 31) >> 5;
@@ -245,6 +254,16 @@ __device__ __forceinline__ void forBusyWords(int n, int numSources, u32* in, u32
   const int lane = threadIdx.x & 31;
   const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
   const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+  int held = 0;  // slots of owned in use (warp-uniform)
+  auto drain = [&] {
+    __syncwarp();
+    if (lane < held) {
+      const OwnItem it = owned[lane];
+      ownExpand(it.grp, it.u, it.m, min(32, numSources - (it.grp << 5)));
+    }
+    __syncwarp();
+    held = 0;
+  };
   for (long long base = 0; base < total; base += 32 * warps) {
     const long long c = base + lane * warps + warp;
     bool busy = false;
@@ -268,7 +287,13 @@ __device__ __forceinline__ void forBusyWords(int n, int numSources, u32* in, u32
         m = __ldcg(gin + v);
         if (m != 0u) gin[v] = 0u;
       }
-      const bool mine = m != 0u && own(grp, v, m, w);
+      const bool mine = m != 0u && takes(grp, v, m);
+      const u32 mineLanes = __ballot_sync(0xffffffffu, mine);
+      if (mineLanes != 0u) {
+        if (held + __popc(mineLanes) > 32) drain();
+        if (mine) owned[held + __popc(mineLanes & ((1u << lane) - 1u))] = OwnItem{grp, v, m};
+        held += __popc(mineLanes);
+      }
       u32 verts = __ballot_sync(0xffffffffu, m != 0u && !mine);
       while (verts != 0u) {
         const int k = __ffs(verts) - 1;
@@ -277,6 +302,7 @@ __device__ __forceinline__ void forBusyWords(int n, int numSources, u32* in, u32
       }
     }
   }
+  if (held > 0) drain();
 }
 
 // expand relaxes the arcs of u for the lanes set in mk (≠ 0) of a group
@@ -348,8 +374,8 @@ __device__ void batchedRound(const Graph<T>& g, int numSources, T* vm, u32* cur,
   // the counting variant (batched_count_*, the benchmarks' instrumentation).
   u64 tally[6] = {0, 0, 0, 0, 0, 0};
   forBusyWords(
-      n, numSources, cur, curSum, [&] { if (Count) tally[5]++; }, [](int, int, u32, int) { return false; },
-      [&](int grp, int u, u32 mk, int w) {
+      n, numSources, cur, curSum, [&] { if (Count) tally[5]++; }, [](int, int, u32) { return false; },
+      [](int, int, u32, int) {}, nullptr, [&](int grp, int u, u32 mk, int w) {
         T* gvm = vm + (size_t)(grp << 5) * n;
         NextMarks<T> marks{next + (size_t)grp * n, nextSum + (size_t)grp * sumWords};
         // Lanes whose distance to u is past the threshold wait: their bits
@@ -398,11 +424,12 @@ __device__ void batchedRound(const Graph<T>& g, int numSources, T* vm, u32* cur,
 //   when a round leaves both the near frontier and the pile empty: the
 //   label-correcting fixpoint, exact as batchedRound's. Launches after done
 //   return at once, so the host queues them in batches.
-// - A round's lane expands its own vertex alone (expandOwn) where the
-//   word's lanes times the vertex's arcs are at most own: on a grid most
-//   words hold one or two sources and four arcs, which a warp's expansion
-//   would serve with a few of its 32 lanes, one vertex after another; the
-//   other words go to the warp (expand). own 0: every word to the warp.
+// - A round's light words, whose lanes times the vertex's arcs are at
+//   most own, are gathered 32 at a time from the warp's chunks and each
+//   expanded by one lane alone (expandOwn): on a grid most words hold one
+//   or two sources and four arcs, which a warp's expansion would serve
+//   with a few of its 32 lanes, one vertex after another. The other words
+//   go to the warp (expand). own 0: every word to the warp.
 // - Cut: as batchedRound's.
 struct NearFarControl {
   double bound;  // lanes at most bound expand
@@ -500,15 +527,17 @@ __device__ void nearFarRound(const Graph<T>& g, int numSources, T* vm, u32* mask
     return NearFarMarks<T>{words(near) + (size_t)grp * n, sumsOf(near) + (size_t)grp * sumWords,
                            words(far) + (size_t)grp * n, sumsOf(far) + (size_t)grp * sumWords, bound, &flags};
   };
+  __shared__ OwnItem owned[PATHCTL_WARPS][32];
   forBusyWords(
       n, numSources, words(in), sumsOf(in), [&] { if (Count) tally[5]++; },
+      [&](int, int u, u32 m) {
+        return !split && own > 0 && (long long)__popc(m) * (g.offsets[u + 1] - g.offsets[u]) <= own;
+      },
       [&](int grp, int u, u32 m, int w) {
-        if (split || (long long)__popc(m) * (g.offsets[u + 1] - g.offsets[u]) > own) return false;
         NearFarMarks<T> marks = marksOf(grp);
         expandOwn<T, Count, Cut>(g, u, m, w, vm + (size_t)(grp << 5) * n, marks, cut, ownTally);
-        return true;
       },
-      [&](int grp, int u, u32 mk, int w) {
+      owned[threadIdx.x >> 5], [&](int grp, int u, u32 mk, int w) {
         T* gvm = vm + (size_t)(grp << 5) * n;
         NearFarMarks<T> marks = marksOf(grp);
         if (!split) {

@@ -159,8 +159,9 @@ type Config struct {
 	NearFarScale float64
 	// NearFarOwn is the most relaxations (sources of a frontier word times
 	// the vertex's arcs) that one thread of a near-far round makes alone
-	// for its vertex; larger words go to the whole warp (Sparse says how).
-	// 0: every word to the warp. The plan does not read it.
+	// for a word: such light words are gathered 32 at a time, one per lane
+	// of a warp; larger words go to the whole warp (Sparse says how). 0:
+	// every word to the warp. The plan does not read it.
 	NearFarOwn int
 	// CutoffReach is the share of the vertices under which the balls of a
 	// kernel's cutoff count as small (cutoff.go): a block under such a
