@@ -46,14 +46,29 @@ var batchedPlan = kernelPlan{
 // batchedFrontierBytes is the size of the frontier storage for k sources
 // over n vertices (see kernels/batched.cu): a header of batchedHeader bytes
 // (the word that records the last round that changed anything), then the
-// cur and next mask words and the cur and next summaries of every group.
-func batchedFrontierBytes(n, k int) int64 {
+// cur and next mask words and the cur and next summaries of every group;
+// for near-far rounds (nearFar) a header of nearFarHeader bytes (the
+// control words), then four mask arrays (two near frontiers, two far
+// piles) and their four summaries.
+func batchedFrontierBytes(n, k int, nearFar bool) int64 {
 	groups := int64((k + BatchWidth - 1) / BatchWidth)
+	if nearFar {
+		return nearFarHeader + 4*groups*(4*int64(n)+4*batchedSummaryWords(n))
+	}
 	return batchedHeader + 4*groups*(2*int64(n)+2*batchedSummaryWords(n))
 }
 
-// batchedHeader is the bytes of the frontier storage before the masks.
-const batchedHeader = 8
+const (
+	// batchedHeader is the bytes of the frontier storage before the masks.
+	batchedHeader = 8
+	// nearFarHeader is the same for near-far rounds: the control words
+	// (kernels/batched.cu, NearFarControl: 11 words), rounded up so that
+	// the masks start 128-byte aligned.
+	nearFarHeader = 128
+	// nearFarDoneWord is the index of the control word done (then rounds,
+	// the launches run) among the control words.
+	nearFarDoneWord = 9
+)
 
 func batchedSummaryWords(n int) int64 { return int64((n + 1023) >> 10) }
 
@@ -162,6 +177,9 @@ func (r *Runner) runPlan(bp *plan.Block, finish func(), packed *plan.Packed, beg
 		}
 	}
 	run := batchedRun{seedFirst: bp.SeedFirst}
+	if r.scratch == 0 { // a scratch's slices run the threshold rounds (scratch.go)
+		run.nearFar, run.delta = r.batched.NearFar(r.planGraph.Shape(), r.req.Delta)
+	}
 	for i := range bp.NumPhases() {
 		run.phases = append(run.phases, bp.PhaseStart(i+1)-bp.PhaseStart(i))
 	}
@@ -188,7 +206,7 @@ func (r *Runner) runPlan(bp *plan.Block, finish func(), packed *plan.Packed, beg
 		}
 		tempAt := int64(0)
 		for i, c := range run.phases {
-			need[i] = batchedFrontierBytes(n, c)
+			need[i] = batchedFrontierBytes(n, c, run.nearFar)
 			if where[i].size < need[i] {
 				tempAt = max(tempAt, need[i])
 			}
@@ -268,6 +286,10 @@ func (r *Runner) runPlan(bp *plan.Block, finish func(), packed *plan.Packed, beg
 // (4 words per source, in phase order) and the arcs (2 words each) of seeds
 // and minimums, and the derivations after the kernel.
 type batchedRun struct {
+	// nearFar runs near-far rounds with buckets of width delta
+	// (plan.Config.NearFar).
+	nearFar       bool
+	delta         float64
 	phases        []int
 	sources, rows []uint64 // per phase; rows 0 for the block's own order
 	frontiers     []uint64
@@ -306,14 +328,18 @@ func runBatched(dv *device, r *Runner, run *batchedRun) error {
 		return err
 	}
 	suffix := typeSuffix(r.distType)
-	name := "batched_round_" + suffix
+	prefix := "batched_"
+	if run.nearFar {
+		prefix = "batched_nf"
+	}
+	name := prefix + "round_" + suffix
 	switch cuts := r.kernelCuts(); {
 	case cuts && r.batched.trace != nil:
-		name = "batched_cutcount_" + suffix
+		name = prefix + "cutcount_" + suffix
 	case cuts:
-		name = "batched_cutround_" + suffix
+		name = prefix + "cutround_" + suffix
 	case r.batched.trace != nil:
-		name = "batched_count_" + suffix
+		name = prefix + "count_" + suffix
 	}
 	off := 0
 	for i, k := range run.phases {
@@ -329,7 +355,7 @@ func runBatched(dv *device, r *Runner, run *batchedRun) error {
 		case i > 0:
 			seeds = run.seeds + uint64(8*4*(off-run.phases[0]))
 		}
-		if err := runPhase(dv, r, name, k, run.frontiers[i], run.sources[i], run.rows[i], seeds, run.arcs); err != nil {
+		if err := runPhase(dv, r, run, name, k, run.frontiers[i], run.sources[i], run.rows[i], seeds, run.arcs); err != nil {
 			return err
 		}
 		off += k
@@ -480,10 +506,11 @@ func batchedGrid(count int64) int {
 // phase's rows through batched_seedfill), put the sources at 0, and launch
 // rounds back to back until one changes nothing: over every group at once,
 // or with plan.Config.SliceBytes over one slice of groups after another
-// (the groups are independent: each slice converges on its own). With a
-// scratch (r.scratch, scratch.go) runPhaseScratch runs it instead, and
-// frontier is not read.
-func runPhase(dv *device, r *Runner, name string, k int, frontier, sources, rows, seeds, arcs uint64) error {
+// (the groups are independent: each slice converges on its own). Near-far
+// rounds (run.nearFar) lay the frontier out as batchedFrontierBytes says
+// and run through runNearFarRounds. With a scratch (r.scratch, scratch.go)
+// runPhaseScratch runs it instead, and frontier is not read.
+func runPhase(dv *device, r *Runner, run *batchedRun, name string, k int, frontier, sources, rows, seeds, arcs uint64) error {
 	if r.scratch > 0 {
 		return runPhaseScratch(dv, r, name, k, sources, rows, seeds, arcs)
 	}
@@ -492,10 +519,17 @@ func runPhase(dv *device, r *Runner, name string, k int, frontier, sources, rows
 	maskWords := groups * int64(n)
 	sumWords := groups * batchedSummaryWords(n)
 	lastChange := frontier
-	cur := frontier + batchedHeader
+	header, arrays := int64(batchedHeader), int64(2)
+	if run.nearFar {
+		header, arrays = nearFarHeader, 4
+	}
+	// cur and next are the first two mask arrays, curSum and nextSum the
+	// first two summaries (near-far: M0, M1 and their summaries).
+	cur := frontier + uint64(header)
 	next := cur + uint64(4*maskWords)
-	curSum, nextSum := next+uint64(4*maskWords), next+uint64(4*maskWords+4*sumWords)
-	words := 2*maskWords + 2*sumWords
+	sums := cur + uint64(4*arrays*maskWords)
+	curSum, nextSum := sums, sums+uint64(4*sumWords)
+	words := arrays*maskWords + arrays*sumWords + header/4
 	cells := int64(k) * int64(n)
 	bits := "b32"
 	if r.distType.Size() == 8 {
@@ -504,7 +538,7 @@ func runPhase(dv *device, r *Runner, name string, k int, frontier, sources, rows
 	step := r.batched.Step(r.planGraph.Shape(), r.req.Delta)
 	cut := r.batchedCut()
 	tiles := int64((n+31)/32) * groups
-	if err := dv.launchAsync("batched_fill_b32", batchedGrid(words+batchedHeader/4), frontier, words+batchedHeader/4, uint64(0)); err != nil {
+	if err := dv.launchAsync("batched_fill_b32", batchedGrid(words), frontier, words, uint64(0)); err != nil {
 		return err
 	}
 	if seeds != 0 {
@@ -546,6 +580,15 @@ func runPhase(dv *device, r *Runner, name string, k int, frontier, sources, rows
 		aux := r.aux.ptr + uint64(BatchWidth*g0)*uint64(n)*uint64(r.distType.Size())
 		cur, next := first[0]+uint64(4*int64(g0)*int64(n)), first[1]+uint64(4*int64(g0)*int64(n))
 		curSum, nextSum := first[2]+uint64(4*int64(g0)*batchedSummaryWords(n)), first[3]+uint64(4*int64(g0)*batchedSummaryWords(n))
+		if run.nearFar {
+			masks := first[0] + uint64(4*int64(g0)*int64(n))
+			sums := first[2] + uint64(4*int64(g0)*batchedSummaryWords(n))
+			if err := runNearFarRounds(dv, r, name, grid, k, aux, masks, sums, maskWords, sumWords, frontier, run.delta,
+				counters.ptr); err != nil {
+				return err
+			}
+			continue
+		}
 		if g0 > 0 {
 			if err := dv.launchAsync("batched_fill_b32", 1, lastChange, int64(batchedHeader/4), uint64(0)); err != nil {
 				return err
@@ -600,6 +643,56 @@ func runRounds(dv *device, r *Runner, name string, grid, k int, aux, cur, next, 
 		batch = min(2*batch, batchedMaxRounds)
 	}
 	return nil
+}
+
+// runNearFarRounds runs near-far rounds of the kernel name over k sources
+// (working distances at aux; the four mask arrays from masks and their
+// summaries from sums, maskStride and sumStride words apart; the control
+// words at control) until the control words say done: it resets the
+// control words with the bound at delta (batched_nfstart), then queues
+// launches of the round kernel, each followed by batched_nfadvance, in
+// batches that double from batchedFirstRounds to batchedMaxRounds, and
+// reads the done word between batches (launches after done return at
+// once). With a trace it reads the counters after every launch.
+func runNearFarRounds(dv *device, r *Runner, name string, grid, k int, aux, masks, sums uint64, maskStride, sumStride int64,
+	control uint64, delta float64, counters uint64) error {
+	n := r.n
+	arcTargets, arcWeights := r.roundArcs()
+	cut := r.batchedCut()
+	if err := dv.launchAsync("batched_nfstart", 1, control, delta); err != nil {
+		return err
+	}
+	state := make([]uint64, 2) // done, rounds (on the heap, as runRounds' last)
+	launches := 0
+	for batch := batchedFirstRounds; ; batch = min(2*batch, batchedMaxRounds) {
+		for range batch {
+			began := time.Now()
+			if err := dv.launchAsync(name, grid, r.offsets.ptr, arcTargets, arcWeights, int32(n), int32(k), aux, masks, sums,
+				maskStride, sumStride, control, int32(r.batched.Sparse), int32(r.batched.NearFarOwn), counters, cut); err != nil {
+				return err
+			}
+			if err := dv.launchAsync("batched_nfadvance", 1, control, delta); err != nil {
+				return err
+			}
+			launches++
+			if r.batched.trace != nil && launches < batchedTraceRounds {
+				var c [8]uint64
+				if err := dv.d.cuMemcpyDtoH_v2(unsafe.Pointer(&c[0]), counters+uint64(64*launches), 64).Err("cuMemcpyDtoH_v2"); err != nil {
+					return err
+				}
+				r.batched.trace(launches, [6]uint64(c[:6]), time.Since(began))
+			}
+		}
+		if err := dv.d.cuMemcpyDtoH_v2(unsafe.Pointer(&state[0]), control+8*nearFarDoneWord, 16).Err("cuMemcpyDtoH_v2"); err != nil {
+			return err
+		}
+		if state[0] != 0 {
+			return nil
+		}
+		if launches > math.MaxInt32/2 {
+			return errors.New("gpu: batched near-far rounds did not converge")
+		}
+	}
 }
 
 // batchedThreshold is the distance up to which round expands vertices:

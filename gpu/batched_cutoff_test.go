@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pathctl/pathctl/gen"
+	"github.com/pathctl/pathctl/gpu/internal/plan"
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/internal/ref"
 	"github.com/pathctl/pathctl/internal/testgraphs"
@@ -20,8 +21,10 @@ import (
 // vertices, but neither minimums nor phases under a cutoff of small
 // balls), the default's reductions under every cutoff (CutoffReach 0),
 // forced phases (three, on every graph shape, under every cutoff), every
-// source in the kernel, and the in-kernel cutoff switched off (the gather
-// alone clips), which must give the same rows.
+// source in the kernel, the in-kernel cutoff switched off (the gather
+// alone clips), which must give the same rows, and the default's
+// reductions under every cutoff through near-far rounds
+// (plan.Config.NearFarMode on).
 func cutoffConfigs() map[string]batchedConfig {
 	def := defaultBatchedConfig()
 	reductions := defaultBatchedConfig()
@@ -33,7 +36,10 @@ func cutoffConfigs() map[string]batchedConfig {
 	plain.Leaves, plain.Mins, plain.Seeds, plain.Sparse = false, false, 0, 0
 	off := defaultBatchedConfig()
 	off.KernelCutoff = false
-	return map[string]batchedConfig{"default": def, "reductions": reductions, "phases": phases, "plain": plain, "off": off}
+	nearFar := reductions
+	nearFar.NearFarMode = plan.NearFarOn
+	return map[string]batchedConfig{"default": def, "reductions": reductions, "phases": phases, "plain": plain, "off": off,
+		"nearfar": nearFar}
 }
 
 // cutoffsOf are the cutoffs a test draws for rows of finite distances
@@ -114,7 +120,7 @@ func checkBatchedCutoff[D graph.Number](t *testing.T, e *Engine, rng *rand.Rand,
 		}
 	}()
 	for name, cfg := range cutoffConfigs() {
-		if testing.Short() && (name == "plain" || name == "off") {
+		if testing.Short() && (name == "plain" || name == "off" || name == "nearfar") {
 			continue // -test.short (gpu/sanitize.sh): the configurations of the cutoff kernels' reductions only
 		}
 		for _, cut := range cuts {

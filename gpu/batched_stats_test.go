@@ -518,7 +518,7 @@ func TestScratchBytes(t *testing.T) {
 	if got, want := r.StatsBytesPerSource(), int64(4*n+perSourceBytes); got != want {
 		t.Errorf("StatsBytesPerSource %d, want %d", got, want)
 	}
-	if got, want := r.StatsFixedBytes(), scratchDistBytes(n, 96, 4)+batchedFrontierBytes(n, 96); got != want || want < 96*n*4 {
+	if got, want := r.StatsFixedBytes(), scratchDistBytes(n, 96, 4)+batchedFrontierBytes(n, 96, false); got != want || want < 96*n*4 {
 		t.Errorf("StatsFixedBytes %d, want %d", got, want)
 	}
 	if got := r.BytesPerSource(); got != 12*n+perSourceBytes {

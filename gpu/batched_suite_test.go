@@ -143,7 +143,9 @@ func BenchmarkBatchedSuite(b *testing.B) {
 // seeds=X (the first phase's share, also on meshes), sparse=X, step=X (the
 // threshold's scale, also on graphs that do not look like meshes),
 // relabel=KIND (plan.Relabel), id (the sources by vertex id), noexact (no
-// float reductions).
+// float reductions), nearfar and nonearfar (near-far rounds forced on or
+// off: plan.Config.NearFarMode), nfscale=X (NearFarScale), nfown=N
+// (NearFarOwn).
 func suiteVariant(variant string) (batchedConfig, error) {
 	cfg := defaultBatchedConfig()
 	cfg.Order = plan.OrderBlock
@@ -198,6 +200,18 @@ func suiteVariant(variant string) (batchedConfig, error) {
 				return cfg, err
 			}
 			cfg.StepMeshesOnly = false
+		case word == "nearfar":
+			cfg.NearFarMode = plan.NearFarOn
+		case word == "nonearfar":
+			cfg.NearFarMode = plan.NearFarOff
+		case strings.HasPrefix(word, "nfscale="):
+			if cfg.NearFarScale, err = strconv.ParseFloat(word[8:], 64); err != nil {
+				return cfg, err
+			}
+		case strings.HasPrefix(word, "nfown="):
+			if cfg.NearFarOwn, err = strconv.Atoi(word[6:]); err != nil {
+				return cfg, err
+			}
 		}
 	}
 	return cfg, cfg.Check()

@@ -76,20 +76,26 @@ func checkBatched[D graph.Number](t *testing.T, e *Engine, g *graph.CSR, sources
 		seeds    float64    // Seeds, also on graphs that look like meshes
 		phases   []float64  // Phases and PhasesWeighted
 		sparse   int        // Sparse: expansions of at most this many lanes spread over arcs
+		nearFar  bool       // NearFarMode on (the request's step is then the bucket width)
 	}{
-		{false, 0, 0.5, "cluster", true, true, 0, nil, 8}, {true, 0, 0.5, "cluster", true, true, 0, nil, 8}, // the default but for seeds: a threshold on mesh-like graphs only
-		{false, 0.25, 0.5, "cluster", true, true, 0, nil, 32},              // a step below most weights: many rounds only wait; every expansion sparse
-		{false, 0, 0, "cluster", true, false, 0, nil, 0},                   // no threshold: plain label correcting, no minimums, one lane per source
-		{false, 0, 0, "", false, false, 0, nil, 8},                         // the block's order, every source in the kernel
-		{true, 0, 0, "bfs", true, true, 0.15, nil, 32},                     // breadth-first rank order, two phases, every expansion sparse
-		{false, 0, 0, "", false, true, 0, nil, 3},                          // minimums alone
-		{false, 0, 0.5, "cluster", true, true, 0.15, nil, 8},               // two phases with a threshold
-		{false, 0, 0, "", false, false, 0.3, nil, 0},                       // two phases alone, one lane per source
-		{false, 0, 0, "cluster", true, true, 0.2, []float64{0.5, 0.8}, 16}, // four phases
+		{false, 0, 0.5, "cluster", true, true, 0, nil, 8, false}, {true, 0, 0.5, "cluster", true, true, 0, nil, 8, false}, // the default but for seeds: a threshold on mesh-like graphs only
+		{false, 0.25, 0.5, "cluster", true, true, 0, nil, 32, false},              // a step below most weights: many rounds only wait; every expansion sparse
+		{false, 0, 0, "cluster", true, false, 0, nil, 0, false},                   // no threshold: plain label correcting, no minimums, one lane per source
+		{false, 0, 0, "", false, false, 0, nil, 8, false},                         // the block's order, every source in the kernel
+		{true, 0, 0, "bfs", true, true, 0.15, nil, 32, false},                     // breadth-first rank order, two phases, every expansion sparse
+		{false, 0, 0, "", false, true, 0, nil, 3, false},                          // minimums alone
+		{false, 0, 0.5, "cluster", true, true, 0.15, nil, 8, false},               // two phases with a threshold
+		{false, 0, 0, "", false, false, 0.3, nil, 0, false},                       // two phases alone, one lane per source
+		{false, 0, 0, "cluster", true, true, 0.2, []float64{0.5, 0.8}, 16, false}, // four phases
+		{true, 0, 0.5, "cluster", true, true, 0, nil, 8, true},                    // near-far rounds, buckets of twice the mean weight
+		{false, 0.25, 0, "", false, false, 0.15, nil, 16, true},                   // near-far buckets of 0.25: many splits; two phases
 	} {
 		cfg := defaultBatchedConfig()
 		cfg.DeltaScale, cfg.Order, cfg.Leaves, cfg.Mins, cfg.Sparse = c.scale, c.order, c.leaves, c.mins, c.sparse
 		cfg.Seeds, cfg.SeedsOnMeshes, cfg.Phases, cfg.PhasesWeighted = c.seeds, c.seeds > 0, c.phases, c.phases
+		if c.nearFar {
+			cfg.NearFarMode = plan.NearFarOn
+		}
 		r, err := e.prepare(context.Background(), g, graph.Request{Algorithm: Batched, WithPredecessors: c.withPred, Delta: c.step}, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -182,14 +188,26 @@ func TestBatchedFrontierBytes(t *testing.T) {
 	for _, n := range []int{31, 1023, 1025, 65536, 1 << 20} {
 		for _, k := range []int{3, 31, 32, 33, 64, 1000, 4096} {
 			for _, size := range []int{4, 8} {
-				if got, have := batchedFrontierBytes(n, k), int64(k)*int64(n)*int64(size); got > have {
+				if got, have := batchedFrontierBytes(n, k, false), int64(k)*int64(n)*int64(size); got > have {
 					t.Errorf("n=%d k=%d: frontier %d bytes > result buffer %d", n, k, got, have)
 				}
 			}
 		}
 	}
-	if got, want := batchedFrontierBytes(100, 33), int64(batchedHeader+4*2*(2*100+2*1)); got != want {
+	if got, want := batchedFrontierBytes(100, 33, false), int64(batchedHeader+4*2*(2*100+2*1)); got != want {
 		t.Errorf("batchedFrontierBytes(100, 33) = %d, want %d", got, want)
+	}
+	// Near-far rounds: four mask arrays and four summaries, which fit in
+	// the result rows of every group but a lone partial one.
+	if got, want := batchedFrontierBytes(100, 33, true), int64(nearFarHeader+4*2*(4*100+4*1)); got != want {
+		t.Errorf("batchedFrontierBytes(100, 33, near-far) = %d, want %d", got, want)
+	}
+	for _, n := range []int{1023, 1 << 20} {
+		for _, k := range []int{32, 33, 4096} {
+			if got, have := batchedFrontierBytes(n, k, true), int64(k)*int64(n)*4; got > have {
+				t.Errorf("near-far n=%d k=%d: frontier %d bytes > result buffer %d", n, k, got, have)
+			}
+		}
 	}
 }
 

@@ -29,6 +29,7 @@ declare -A sets=(
 	[relabel]='TestBatchedRelabelled/bfs/float32/undirected=true'
 	[nearest]='TestNearestSmallCases|TestNearestDeltas|TestNearestResident|TestNearestErrors'
 	[statsslot]='TestOneSlotStatsBesideStart|TestHubRowsStatsAgainstOracle/rmat11-int/|TestOneSlotStatsAgainstOracle/rmat11-int/scratch-phases'
+	[nearfar]='TestBatchedNearFar$'
 )
 for tool in memcheck racecheck; do
 	for k in "${!sets[@]}"; do

@@ -45,7 +45,7 @@ func (r *Runner) scratchSources() int {
 // sources: their working distances, aligned to 256 bytes, then their
 // frontier (batchedFrontierBytes).
 func (r *Runner) scratchBytesFor(s int) int64 {
-	return scratchDistBytes(r.n, s, r.distType.Size()) + batchedFrontierBytes(r.n, s)
+	return scratchDistBytes(r.n, s, r.distType.Size()) + batchedFrontierBytes(r.n, s, false)
 }
 
 // scratchDistBytes is the bytes of the working distances of s sources over

@@ -184,4 +184,36 @@ __device__ __forceinline__ void forEachSource(int numSources, PerSource perSourc
   }
 }
 
+// NearFarFlags gathers what a thread saw in one round of a near-far
+// schedule (nearest.cu, and batched.cu's near-far rounds): whether a label
+// at most the bound changed (nearWork), whether something waits (pending),
+// and the smallest waiting distance (minFar, as a double: scheduling only,
+// never a distance). report votes them once per warp into the control
+// words of Ctl (fields nearWork, pending, minFar: u64; minFar the bits of a
+// non-negative double, which orders like its bits, so that the minimum is
+// an integer atomicMin). Every lane of the warp must reach report.
+struct NearFarFlags {
+  bool nearWork = false;
+  bool pending = false;
+  double minFar = __longlong_as_double(0x7ff0000000000000LL);  // +Inf
+
+  __device__ __forceinline__ void far(double d) {
+    pending = true;
+    minFar = fmin(minFar, d);
+  }
+  template <class Ctl>
+  __device__ __forceinline__ void report(Ctl* ctl) {
+    const unsigned all = 0xffffffffu;
+    const bool nearAny = __any_sync(all, nearWork);
+    const bool pendAny = __any_sync(all, pending);
+    double m = minFar;
+    for (int o = 16; o > 0; o >>= 1) m = fmin(m, __shfl_xor_sync(all, m, o));
+    if ((threadIdx.x & 31) != 0) return;
+    if (nearAny) ctl->nearWork = 1;
+    if (pendAny) ctl->pending = 1;
+    const u64 bits = (u64)__double_as_longlong(m);
+    if (bits < loadVolatile(&ctl->minFar)) atomicMin(&ctl->minFar, bits);
+  }
+};
+
 }  // namespace pathctl

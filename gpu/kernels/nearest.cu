@@ -131,31 +131,6 @@ struct PlainCells {
   }
 };
 
-// RoundFlags gathers what a thread saw in a round; report votes them into
-// the control words once per warp.
-struct RoundFlags {
-  bool nearWork = false;
-  bool pending = false;
-  double minFar = __longlong_as_double(0x7ff0000000000000LL);  // +Inf
-
-  __device__ __forceinline__ void far(double d) {
-    pending = true;
-    minFar = fmin(minFar, d);
-  }
-  __device__ __forceinline__ void report(Control* ctl) {
-    const unsigned all = 0xffffffffu;
-    const bool nearAny = __any_sync(all, nearWork);
-    const bool pendAny = __any_sync(all, pending);
-    double m = minFar;
-    for (int o = 16; o > 0; o >>= 1) m = fmin(m, __shfl_xor_sync(all, m, o));
-    if ((threadIdx.x & 31) != 0) return;
-    if (nearAny) ctl->nearWork = 1;
-    if (pendAny) ctl->pending = 1;
-    const u64 bits = (u64)__double_as_longlong(m);
-    if (bits < loadVolatile(&ctl->minFar)) atomicMin(&ctl->minFar, bits);
-  }
-};
-
 // ownVertex is the vertex of this thread in a round: the rounds launch one
 // thread per vertex, so that every thread of a warp reaches the vote. The
 // other kernels stride over their items from it by gridStride, in 64 bits
@@ -168,7 +143,7 @@ template <typename T, class Cells>
 __device__ __forceinline__ void relaxRound(const Graph<T>& g, T cut, Cells cells, u8* cur, u8* next, Control* ctl) {
   if (loadVolatile(&ctl->done)) return;  // the same for every thread of the launch
   const double bound = ctl->bound;
-  RoundFlags f;
+  NearFarFlags f;
   const long long u = ownVertex();
   if (u < g.n && cur[u]) {
     cur[u] = 0;
@@ -202,7 +177,7 @@ template <typename T>
 __device__ __forceinline__ void sourceRound(const Graph<T>& g, const T* dist, int* src, u8* cur, u8* next,
                                             Control* ctl) {
   if (loadVolatile(&ctl->done)) return;
-  RoundFlags f;
+  NearFarFlags f;
   const long long u = ownVertex();
   if (u < g.n && cur[u]) {
     cur[u] = 0;

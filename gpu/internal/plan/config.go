@@ -57,6 +57,20 @@ const (
 	RelabelRCM Relabel = "rcm"
 )
 
+// NearFarMode is when the batched kernel runs near-far rounds
+// (Config.NearFar).
+type NearFarMode string
+
+const (
+	// NearFarAuto runs them on large weighted graphs that look like
+	// meshes (Config.NearFar says which).
+	NearFarAuto NearFarMode = ""
+	// NearFarOn runs them on every graph.
+	NearFarOn NearFarMode = "on"
+	// NearFarOff never runs them: the threshold rounds (Step).
+	NearFarOff NearFarMode = "off"
+)
+
 // Config is every tuning choice of the batched kernel's plan and of its
 // rounds. The zero value turns every reduction off and is not valid
 // (ClusterChunk is 0); start from DefaultConfig.
@@ -130,6 +144,25 @@ type Config struct {
 	// it: the runner plans with the cutoff (Graph.StartWithin) only when
 	// the kernel applies it.
 	KernelCutoff bool
+	// NearFarMode is when the rounds are near-far rounds
+	// (kernels/batched.cu, nearFarRound): a bound shared by every group
+	// that moves by a bucket width only once nothing at most it is left to
+	// expand, with the lanes past it waiting in a pile that no round reads,
+	// instead of the threshold that rises by Step every round. Step and
+	// DeltaScale do not apply to near-far rounds.
+	NearFarMode NearFarMode
+	// NearFarMinVertices is the fewest vertices of a graph on which
+	// NearFarAuto runs near-far rounds.
+	NearFarMinVertices int
+	// NearFarScale times the mean weight is the bucket width of near-far
+	// rounds when the request names none.
+	NearFarScale float64
+	// NearFarOwn is the most relaxations (sources of a frontier word times
+	// the vertex's arcs) that one thread of a near-far round makes alone
+	// for a word: such light words are gathered 32 at a time, one per lane
+	// of a warp; larger words go to the whole warp (Sparse says how). 0:
+	// every word to the warp. The plan does not read it.
+	NearFarOwn int
 	// CutoffReach is the share of the vertices under which the balls of a
 	// kernel's cutoff count as small (cutoff.go): a block under such a
 	// cutoff runs without minimums and in one phase. 0 never.
@@ -220,6 +253,17 @@ func DefaultConfig() Config {
 		// Not measured yet (issue 18): R-MAT 18's stats blocks on an
 		// 80 GB device hold 1.5× the sources (TestStatsBlockGrowth).
 		OneSlotStats: true,
+		// Not measured on the batched kernel yet: the million-vertex grid
+		// of issue 17's OD row (999,887 vertices) takes near-far rounds,
+		// the 256² grid (65,536) keeps the threshold rounds of
+		// BENCHMARKS.md's figures. Twice the mean weight is the nearest
+		// layout's bucket width (gpu/nearest.go, nearestDeltaScale: within
+		// 15 % of Dijkstra's relaxations on the same grid).
+		NearFarMinVertices: 1 << 18,
+		NearFarScale:       2,
+		// Not measured: a grid vertex's word holds one or two sources of
+		// its group and four arcs.
+		NearFarOwn: 8,
 	}
 }
 
@@ -278,6 +322,20 @@ func (c Config) Check() error {
 	}
 	if c.HubRows < 0 {
 		return fmt.Errorf("plan: %d hub rows, want at least 0", c.HubRows)
+	}
+	switch c.NearFarMode {
+	case NearFarAuto, NearFarOn, NearFarOff:
+	default:
+		return fmt.Errorf("plan: unknown near-far mode %q", c.NearFarMode)
+	}
+	if c.NearFarMinVertices < 0 {
+		return fmt.Errorf("plan: near-far rounds from %d vertices, want at least 0", c.NearFarMinVertices)
+	}
+	if c.NearFarOwn < 0 {
+		return fmt.Errorf("plan: near-far expansions of up to %d relaxations a thread, want at least 0", c.NearFarOwn)
+	}
+	if !(c.NearFarScale >= 0) || math.IsInf(c.NearFarScale, 0) {
+		return fmt.Errorf("plan: near-far bucket scale %v, want a finite value ≥ 0", c.NearFarScale)
 	}
 	if c.Sparse < 0 || c.Sparse > BatchWidth {
 		return fmt.Errorf("plan: sparse expansions of up to %d sources, want 0 .. %d", c.Sparse, BatchWidth)

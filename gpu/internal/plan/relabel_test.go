@@ -237,7 +237,7 @@ func TestExactFloatsPlanAsIntegers(t *testing.T) {
 func TestApply(t *testing.T) {
 	t.Parallel()
 	c := DefaultConfig()
-	if err := c.Apply("relabel=hubs,relabelmin=7, order=id,leaves=0,mins=false,exactfloats=0,seeds=0.2,seedsmin=0.1,phases=0.5/0.8,sparse=8,slicemb=1.5,step=0.25,oneslot=0,hubrows=64,scratchmb=2"); err != nil {
+	if err := c.Apply("relabel=hubs,relabelmin=7, order=id,leaves=0,mins=false,exactfloats=0,seeds=0.2,seedsmin=0.1,phases=0.5/0.8,sparse=8,slicemb=1.5,step=0.25,oneslot=0,hubrows=64,scratchmb=2,nearfar=on,nearfarmin=99,nearfarscale=1.5,nearfarown=3"); err != nil {
 		t.Fatal(err)
 	}
 	want := DefaultConfig()
@@ -245,21 +245,27 @@ func TestApply(t *testing.T) {
 	want.Seeds, want.SeedsOnMeshes, want.SeedsMinShare, want.Phases, want.PhasesWeighted = 0.2, true, 0.1, []float64{0.5, 0.8}, []float64{0.5, 0.8}
 	want.Sparse, want.SliceBytes, want.DeltaScale, want.StepMeshesOnly, want.OneSlotStats, want.HubRows = 8, 3<<19, 0.25, false, false, 64
 	want.ScratchBytes = 2 << 20
+	want.NearFarMode, want.NearFarMinVertices, want.NearFarScale, want.NearFarOwn = NearFarOn, 99, 1.5, 3
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Apply: %+v, want %+v", c, want)
 	}
 	for spec, msg := range map[string]string{
-		"relabel=random": `unknown relabelling "random"`,
-		"colour=red":     `unknown key "colour"`,
-		"sparse=x":       `setting "sparse=x"`,
-		"relabel":        "not key=value",
-		"relabelmin=-1":  "relabelling from -1 sources",
-		"seedsmin=2":     "seeds minimum share 2",
-		"slicemb=-1":     "slices of -1048576 bytes",
-		"order=block,x=": `unknown key "x"`,
-		"oneslot=maybe":  `setting "oneslot=maybe"`,
-		"hubrows=-2":     "-2 hub rows",
-		"scratchmb=-1":   "scratch of -1048576 bytes",
+		"relabel=random":  `unknown relabelling "random"`,
+		"colour=red":      `unknown key "colour"`,
+		"sparse=x":        `setting "sparse=x"`,
+		"relabel":         "not key=value",
+		"relabelmin=-1":   "relabelling from -1 sources",
+		"seedsmin=2":      "seeds minimum share 2",
+		"slicemb=-1":      "slices of -1048576 bytes",
+		"order=block,x=":  `unknown key "x"`,
+		"oneslot=maybe":   `setting "oneslot=maybe"`,
+		"hubrows=-2":      "-2 hub rows",
+		"scratchmb=-1":    "scratch of -1048576 bytes",
+		"nearfar=maybe":   `unknown near-far mode "maybe"`,
+		"nearfarmin=-2":   "near-far rounds from -2 vertices",
+		"nearfarscale=-1": "near-far bucket scale -1",
+		"nearfarscale=x":  `setting "nearfarscale=x"`,
+		"nearfarown=-1":   "near-far expansions of up to -1 relaxations",
 	} {
 		c := DefaultConfig()
 		if err := c.Apply(spec); err == nil || !strings.Contains(err.Error(), msg) || !strings.HasPrefix(err.Error(), "plan: ") {
@@ -273,6 +279,12 @@ func TestApply(t *testing.T) {
 	c = DefaultConfig()
 	if err := c.Apply("relabel=none,order=block"); err != nil || c.Relabel != RelabelNone || c.Order != OrderBlock {
 		t.Errorf("none and block: %v, %+v", err, c)
+	}
+	for spec, mode := range map[string]NearFarMode{"nearfar=auto": NearFarAuto, "nearfar=off": NearFarOff, "nearfar=on": NearFarOn} {
+		c = DefaultConfig()
+		if err := c.Apply(spec); err != nil || c.NearFarMode != mode {
+			t.Errorf("%s: %v, mode %q", spec, err, c.NearFarMode)
+		}
 	}
 }
 

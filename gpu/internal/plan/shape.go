@@ -8,9 +8,12 @@ import (
 )
 
 // Shape is what the batched kernel's choices read of a graph: whether it
-// has arcs, looks like a mesh, and its mean weight.
+// has arcs, looks like a mesh, its vertices, whether its weights differ
+// (Weighted: not every arc of the same weight), and its mean weight.
 type Shape struct {
 	Arcs, MeshLike bool
+	Vertices       int
+	Weighted       bool
 	MeanWeight     float64
 }
 
@@ -21,7 +24,7 @@ type Shape struct {
 func ShapeOf(g *graph.CSR) Shape {
 	n, m := g.NumVertices, g.NumEdges()
 	if m == 0 {
-		return Shape{}
+		return Shape{Vertices: n}
 	}
 	mean := float64(m) / float64(n)
 	maxDeg := 0
@@ -29,10 +32,14 @@ func ShapeOf(g *graph.CSR) Shape {
 		maxDeg = max(maxDeg, g.OutDegree(graph.VertexID(u)))
 	}
 	var sum float64
+	first, weighted := g.WeightAt(0), false
 	for k := int64(0); k < m; k++ {
-		sum += g.WeightAt(k)
+		w := g.WeightAt(k)
+		sum += w
+		weighted = weighted || w != first
 	}
-	return Shape{Arcs: true, MeshLike: mean < 6 && float64(maxDeg) < 4*mean, MeanWeight: sum / float64(m)}
+	return Shape{Arcs: true, MeshLike: mean < 6 && float64(maxDeg) < 4*mean, Vertices: n, Weighted: weighted,
+		MeanWeight: sum / float64(m)}
 }
 
 // ExactSumsOf reports whether g has float weights that are all multiples
@@ -114,4 +121,32 @@ func (cfg Config) Step(shape Shape, asked float64) float64 {
 		return 0
 	}
 	return cfg.DeltaScale * shape.MeanWeight
+}
+
+// NearFar reports whether the batched kernel runs near-far rounds on a
+// graph of this shape (Config.NearFar: always when on, never when off; in
+// auto on weighted graphs that look like meshes with at least
+// NearFarMinVertices vertices: a large diameter and few arcs per vertex,
+// where the threshold rounds run thousands of rounds and re-expand many
+// pairs), and the bucket width delta of its bound: asked when positive,
+// else NearFarScale times the mean weight, +Inf where that is not
+// positive (the bound then never holds a lane back: plain label
+// correcting over the same frontiers).
+func (cfg Config) NearFar(shape Shape, asked float64) (on bool, delta float64) {
+	switch cfg.NearFarMode {
+	case NearFarOff:
+		return false, 0
+	case NearFarAuto:
+		if !shape.Arcs || !shape.MeshLike || !shape.Weighted || shape.Vertices < cfg.NearFarMinVertices {
+			return false, 0
+		}
+	}
+	delta = asked
+	if !(delta > 0) {
+		delta = cfg.NearFarScale * shape.MeanWeight
+	}
+	if !(delta > 0) || math.IsNaN(delta) {
+		delta = math.Inf(1)
+	}
+	return true, delta
 }

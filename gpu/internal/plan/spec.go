@@ -24,6 +24,10 @@ import (
 //	oneslot=0|1                        OneSlotStats
 //	hubrows=N                          HubRows
 //	scratchmb=X                        ScratchBytes in MiB (0: a working row per source)
+//	nearfar=auto|on|off                NearFarMode
+//	nearfarmin=N                       NearFarMinVertices
+//	nearfarscale=X                     NearFarScale
+//	nearfarown=N                       NearFarOwn
 //
 // An empty spec changes nothing. The result is checked (Check); an unknown
 // key or a value that does not parse is an error naming it.
@@ -99,6 +103,17 @@ func (c *Config) set(key, val string) error {
 	case "step":
 		c.DeltaScale, err = strconv.ParseFloat(val, 64)
 		c.StepMeshesOnly = false
+	case "nearfar":
+		if val == "auto" {
+			val = ""
+		}
+		c.NearFarMode = NearFarMode(val)
+	case "nearfarmin":
+		c.NearFarMinVertices, err = strconv.Atoi(val)
+	case "nearfarscale":
+		c.NearFarScale, err = strconv.ParseFloat(val, 64)
+	case "nearfarown":
+		c.NearFarOwn, err = strconv.Atoi(val)
 	default:
 		return fmt.Errorf("unknown key %q", key)
 	}
