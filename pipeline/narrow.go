@@ -90,13 +90,9 @@ func (g *Graph) resolveTargets(ids []string) ([]graph.VertexID, error) {
 	if ids == nil {
 		return nil, nil
 	}
-	out := make([]graph.VertexID, 0, len(ids))
-	for _, id := range ids {
-		v, err := g.Table.Vertices.Lookup(id)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w %q: %v", ErrInvalid, ErrUnknownTarget, id, err)
-		}
-		out = append(out, v)
+	out, at, err := g.lookupAll(ids)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w %q: %v", ErrInvalid, ErrUnknownTarget, ids[at], err)
 	}
 	return out, nil
 }
