@@ -77,6 +77,12 @@ const nearestControlWords = 6
 // GPU). Either way the copies out of the stage run on every core.
 const nearestHostOverlap = true
 
+// nearestStageMax is the largest pinned stage that holds both columns of
+// the result at once: past it (some 20 million vertices of int32
+// distances) the columns share a stage of the larger one, one after the
+// other, as page-locked memory is taken from the whole machine.
+const nearestStageMax = 256 << 20
+
 // nearestCopyChunk is the fewest bytes one goroutine copies out of the
 // pinned stage: the result's columns are a few MiB for a million vertices,
 // which one core copies (and faults in) in about a millisecond each.
@@ -113,6 +119,12 @@ func (e *Engine) Nearest(ctx context.Context, g *graph.CSR, sources []graph.Vert
 
 // NearestInfo is Nearest that also says how the run went.
 func (e *Engine) NearestInfo(ctx context.Context, g *graph.CSR, sources []graph.VertexID, req graph.Request) (*graph.Nearest, NearestInfo, error) {
+	return e.nearestInfo(ctx, g, sources, req, nearestStageMax)
+}
+
+// nearestInfo is NearestInfo with the largest stage that holds both
+// columns (tests lower it to take the one-column path on small graphs).
+func (e *Engine) nearestInfo(ctx context.Context, g *graph.CSR, sources []graph.VertexID, req graph.Request, stageMax int64) (*graph.Nearest, NearestInfo, error) {
 	var info NearestInfo
 	if err := ctx.Err(); err != nil {
 		return nil, info, err
@@ -127,7 +139,7 @@ func (e *Engine) NearestInfo(ctx context.Context, g *graph.CSR, sources []graph.
 		return nil, info, errClosed
 	}
 	run := &nearestRun{dv: e.dev, g: g, n: g.NumVertices, sources: sources, cut: cutBitsOf(g.Type, req),
-		delta: nearestDelta(g, req.Delta)}
+		delta: nearestDelta(g, req.Delta), stageMax: stageMax}
 	info.Delta = run.delta
 	// The result's columns are allocated while the device runs (or
 	// before it, without the overlap).
@@ -264,6 +276,9 @@ type nearestRun struct {
 	sources []graph.VertexID
 	cut     uint64
 	delta   float64
+	// stageMax is the largest stage that holds both columns of the
+	// result (nearestStageMax).
+	stageMax int64
 
 	offsets, targets, weights devBuf
 	// borrowed marks offsets, targets and weights as the resident copy's,
@@ -403,9 +418,14 @@ func (r *nearestRun) run(ctx context.Context, dc *deviceCSR, result func() *grap
 		return dv.launchAsync("nearest_round_"+sfx, grid, r.offsets.ptr, r.targets.ptr, r.weights.ptr, n32, r.cut,
 			r.labels.ptr, cur, next, r.control.ptr)
 	}
-	// The stage holds both columns; with the overlap it is pinned while
-	// a batch of rounds runs (untilDone).
-	stageBytes := (int64(r.g.Type.Size()) + 4) * int64(r.n)
+	// The stage holds both columns (one column at a time past
+	// nearestStageMax); with the overlap it is pinned while a batch of
+	// rounds runs (untilDone).
+	distSize := int64(r.g.Type.Size()) * int64(r.n)
+	stageBytes := distSize + 4*int64(r.n)
+	if stageBytes > r.stageMax {
+		stageBytes = max(distSize, 4*int64(r.n))
+	}
 	pinStage := func() error { return dv.ensurePinned(&r.stage, stageBytes) }
 	meanwhile := pinStage
 	if !nearestHostOverlap {
@@ -456,15 +476,28 @@ func (r *nearestRun) run(ctx context.Context, dc *deviceCSR, result func() *grap
 	if err := pinStage(); err != nil {
 		return err
 	}
+	stage := unsafe.Slice((*byte)(r.stage.p), r.stage.size)
+	if int64(len(distBytes)+len(sourceBytes)) > r.stage.size {
+		// One column at a time through a stage of the larger one.
+		for _, c := range []struct {
+			dst []byte
+			src uint64
+		}{{distBytes, r.dist.ptr}, {sourceBytes, r.owner.ptr}} {
+			if err := dv.d.cuMemcpyDtoH_v2(unsafe.Pointer(&stage[0]), c.src, uint64(len(c.dst))).Err("cuMemcpyDtoH_v2 of a nearest column"); err != nil {
+				return err
+			}
+			nearestCopyOut([][]byte{c.dst}, [][]byte{stage[:len(c.dst)]})
+		}
+		return nil
+	}
 	// Both columns into the stage, then out of it on every core.
-	stage := unsafe.Slice((*byte)(r.stage.p), len(distBytes)+len(sourceBytes))
 	if err := dv.d.cuMemcpyDtoH_v2(unsafe.Pointer(&stage[0]), r.dist.ptr, uint64(len(distBytes))).Err("cuMemcpyDtoH_v2 of the nearest distances"); err != nil {
 		return err
 	}
 	if err := dv.d.cuMemcpyDtoH_v2(unsafe.Pointer(&stage[len(distBytes)]), r.owner.ptr, uint64(len(sourceBytes))).Err("cuMemcpyDtoH_v2 of the nearest sources"); err != nil {
 		return err
 	}
-	nearestCopyOut([][]byte{distBytes, sourceBytes}, [][]byte{stage[:len(distBytes)], stage[len(distBytes):]})
+	nearestCopyOut([][]byte{distBytes, sourceBytes}, [][]byte{stage[:len(distBytes)], stage[len(distBytes) : len(distBytes)+len(sourceBytes)]})
 	return nil
 }
 

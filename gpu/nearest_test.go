@@ -369,7 +369,9 @@ func TestNearestGrid(t *testing.T) {
 // result leaves the pinned stage in several pieces on several goroutines
 // (nearestCopyOut), in int32 (packed cells) and int64 (two passes, the
 // stage twice as wide for the distances), with unreached corners (a tenth
-// of the edges dropped) and a cutoff, against the CPU engine.
+// of the edges dropped) and a cutoff, and through a stage too small for
+// both columns (one column at a time, as past nearestStageMax), against
+// the CPU engine.
 func TestNearestGridCopiedOnEveryCore(t *testing.T) {
 	e := openEngine(t)
 	rng := newSeed(t)
@@ -392,8 +394,12 @@ func TestNearestGridCopiedOnEveryCore(t *testing.T) {
 		for _, p := range rng.Perm(n)[:n/100] {
 			sources = append(sources, graph.VertexID(p))
 		}
-		for _, req := range []graph.Request{{}, {Cutoff: 3000, HasCutoff: true}} {
-			res, err := e.Nearest(context.Background(), g, sources, req)
+		for _, c := range []struct {
+			req      graph.Request
+			stageMax int64 // below both columns: one column at a time
+		}{{graph.Request{}, nearestStageMax}, {graph.Request{Cutoff: 3000, HasCutoff: true}, nearestStageMax}, {graph.Request{}, int64(n)}} {
+			req := c.req
+			res, _, err := e.nearestInfo(context.Background(), g, sources, req, c.stageMax)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -402,7 +408,7 @@ func TestNearestGridCopiedOnEveryCore(t *testing.T) {
 				t.Fatal(err)
 			}
 			if d := sameNearest(t, res, onCPU, n, true); d != "" {
-				t.Fatalf("%s, cutoff %v: gpu and cpu engines differ at %s", typ, req.HasCutoff, d)
+				t.Fatalf("%s, cutoff %v, stage of at most %d bytes: gpu and cpu engines differ at %s", typ, req.HasCutoff, c.stageMax, d)
 			}
 		}
 	}
