@@ -69,12 +69,13 @@ const nearestMeanwhileBatch = 16
 const nearestControlWords = 6
 
 // nearestHostOverlap lets the host prepare the result while the rounds run
-// on the device: the result's columns are allocated on a goroutine of
-// their own, and the pinned stage they are copied through is allocated
-// once a batch of nearestMeanwhileBatch rounds is queued, not after the
-// last round finishes. With false the run allocates both after the rounds, as it
-// first did (the switch to turn the overlap off should it misbehave on a
-// GPU). Either way the copies out of the stage run on every core.
+// on the device: the result's columns are allocated (and their pages
+// faulted in) on a goroutine of their own, and the pinned stage they are
+// copied through is allocated once a batch of nearestMeanwhileBatch rounds
+// is queued, not after the last round finishes. With false the columns are
+// allocated before the run and the stage after the rounds, as at first
+// (the switch to turn the overlap off should it misbehave on a GPU).
+// Either way the copies out of the stage run on every core.
 const nearestHostOverlap = true
 
 // nearestStageMax is the largest pinned stage that holds both columns of
@@ -145,7 +146,15 @@ func (e *Engine) nearestInfo(ctx context.Context, g *graph.CSR, sources []graph.
 	// before it, without the overlap).
 	columns := make(chan *graph.Nearest, 1)
 	if nearestHostOverlap {
-		go func() { columns <- newNearestResult(g.Type, g.NumVertices) }()
+		go func() {
+			res := newNearestResult(g.Type, g.NumVertices)
+			// Fault the pages in now, while the device works, rather
+			// than in the copy out of the stage.
+			dist, _ := sliceBytes(res.Dist)
+			touchPages(dist)
+			touchPages(asBytes(res.Source))
+			columns <- res
+		}()
 	} else {
 		columns <- newNearestResult(g.Type, g.NumVertices)
 	}
@@ -172,6 +181,16 @@ func (e *Engine) nearestInfo(ctx context.Context, g *graph.CSR, sources []graph.
 		return nil, info, err
 	}
 	return result(), info, nil
+}
+
+// touchPages writes a zero byte into every page of b, which is zero: the
+// operating system maps the pages of a fresh allocation on their first
+// write.
+func touchPages(b []byte) {
+	const page = 4096
+	for i := 0; i < len(b); i += page {
+		b[i] = 0
+	}
 }
 
 // newNearestResult allocates the columns of a nearest result of n vertices
