@@ -435,8 +435,10 @@ func newFixed[T graph.Number](dt arrow.DataType, xs []T, mem memory.Allocator) a
 }
 
 // Nearest emits the records of the nearest layout: one row per vertex a
-// source reaches, in vertex order, in records of at most 2^20 rows. It
-// fails on a builder of another layout.
+// source reaches, in vertex order, in records of at most 2^18 rows (one
+// per window of 2^18 vertices, built one ahead of emit on every core;
+// emit is called on the caller's goroutine). It fails on a builder of
+// another layout.
 func (b *ResultBuilder) Nearest(res *graph.Nearest, emit func(arrow.RecordBatch) error) error {
 	if b.layout != LayoutNearest || res.Type != b.distType || len(res.Source) != b.vertices.Len() {
 		return fmt.Errorf("arrowio: a nearest result of %d %s distances for a %s result of %d %s distances",

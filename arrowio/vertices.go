@@ -78,7 +78,8 @@ func isStringType(t arrow.DataType) bool {
 // Lookup returns the dense id of an external id given as text (CLI sources,
 // Flight requests). Integer ids are parsed in the id type (uint64 ids as
 // unsigned); the error names the id when it does not parse or is not a
-// vertex. It runs in O(log n).
+// vertex. It runs in O(log n), in a few steps for ids numbered nearly
+// 0..n-1 (searchIDs).
 func (v *Vertices) Lookup(id string) (int32, error) {
 	if v.IsString() {
 		i, found := slices.BinarySearch(v.Strings, id)
@@ -107,9 +108,59 @@ func (v *Vertices) Lookup(id string) (int32, error) {
 		}
 		return -1, fmt.Errorf("arrowio: vertex %q is not a valid %s id", id, typ)
 	}
-	i, found := slices.BinarySearch(v.Ints, x)
+	i, found := searchIDs(v.Ints, x)
 	if !found {
 		return -1, fmt.Errorf("arrowio: vertex %q is not in the graph", id)
 	}
 	return int32(i), nil
 }
+
+// searchIDs returns the index of x in ids, which are sorted and distinct,
+// and whether it is there. It probes where x would sit if the ids between
+// the bounds were evenly spaced (interpolation), at most searchProbes
+// times, then searches the bounds left in halves. After each probe at g,
+// distinct integers climbing by at least one an index bound x's place to
+// within |ids[g] - x| places of g: for ids numbered nearly 0..n-1 (a few
+// gaps, the usual numbering) the first probe lands within a cache line of
+// x, where a plain binary search takes 20 mostly cache-missing steps over
+// a million ids. The halving keeps the worst case at O(log n).
+func searchIDs(ids []int64, x int64) (int, bool) {
+	lo, hi := 0, len(ids)-1 // x's index, if any, is in [lo, hi]
+	for range searchProbes {
+		if lo > hi || x < ids[lo] || x > ids[hi] {
+			return 0, false
+		}
+		span := float64(ids[hi]) - float64(ids[lo])
+		g := lo
+		if span > 0 {
+			g += int(float64(hi-lo) * ((float64(x) - float64(ids[lo])) / span))
+		}
+		g = min(max(g, lo), hi)
+		y := ids[g]
+		switch {
+		case y == x:
+			return g, true
+		case y > x:
+			hi = g - 1
+			// Differences in uint64: y - x may not fit in an int64.
+			if d := uint64(y) - uint64(x); d < uint64(g-lo) {
+				lo = g - int(d)
+			}
+		default:
+			lo = g + 1
+			if d := uint64(x) - uint64(y); d < uint64(hi-g) {
+				hi = g + int(d)
+			}
+		}
+	}
+	if lo > hi {
+		return 0, false
+	}
+	i, found := slices.BinarySearch(ids[lo:hi+1], x)
+	return lo + i, found
+}
+
+// searchProbes is how many interpolation probes searchIDs makes before it
+// searches in halves: enough for nearly consecutive ids, few enough that
+// ids spaced nothing like evenly cost little more than the halving.
+const searchProbes = 3

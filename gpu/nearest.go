@@ -15,6 +15,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -56,8 +58,36 @@ const (
 	nearestMaxBatch   = 64
 )
 
+// nearestMeanwhileBatch is the smallest batch of rounds during which the
+// host does its own part of the run (untilDone's meanwhile): the device
+// waits for the host's next batch once it is through the queued one, and
+// 16 rounds of issue 17's grid (about 2.5 ms on an H100) cover pinning the
+// stage of a million vertices.
+const nearestMeanwhileBatch = 16
+
 // nearestControlWords is the size of kernels/nearest.cu's Control, in u64.
 const nearestControlWords = 6
+
+// nearestHostOverlap lets the host prepare the result while the rounds run
+// on the device: the result's columns are allocated (and their pages
+// faulted in) on a goroutine of their own, and the pinned stage they are
+// copied through is allocated once a batch of nearestMeanwhileBatch rounds
+// is queued, not after the last round finishes. With false the columns are
+// allocated before the run and the stage after the rounds, as at first
+// (the switch to turn the overlap off should it misbehave on a GPU).
+// Either way the copies out of the stage run on every core.
+const nearestHostOverlap = true
+
+// nearestStageMax is the largest pinned stage that holds both columns of
+// the result at once: past it (some 20 million vertices of int32
+// distances) the columns share a stage of the larger one, one after the
+// other, as page-locked memory is taken from the whole machine.
+const nearestStageMax = 256 << 20
+
+// nearestCopyChunk is the fewest bytes one goroutine copies out of the
+// pinned stage: the result's columns are a few MiB for a million vertices,
+// which one core copies (and faults in) in about a millisecond each.
+const nearestCopyChunk = 512 << 10
 
 // NearestInfo describes one run of Nearest on the device.
 type NearestInfo struct {
@@ -90,6 +120,12 @@ func (e *Engine) Nearest(ctx context.Context, g *graph.CSR, sources []graph.Vert
 
 // NearestInfo is Nearest that also says how the run went.
 func (e *Engine) NearestInfo(ctx context.Context, g *graph.CSR, sources []graph.VertexID, req graph.Request) (*graph.Nearest, NearestInfo, error) {
+	return e.nearestInfo(ctx, g, sources, req, nearestStageMax)
+}
+
+// nearestInfo is NearestInfo with the largest stage that holds both
+// columns (tests lower it to take the one-column path on small graphs).
+func (e *Engine) nearestInfo(ctx context.Context, g *graph.CSR, sources []graph.VertexID, req graph.Request, stageMax int64) (*graph.Nearest, NearestInfo, error) {
 	var info NearestInfo
 	if err := ctx.Err(); err != nil {
 		return nil, info, err
@@ -104,18 +140,30 @@ func (e *Engine) NearestInfo(ctx context.Context, g *graph.CSR, sources []graph.
 		return nil, info, errClosed
 	}
 	run := &nearestRun{dv: e.dev, g: g, n: g.NumVertices, sources: sources, cut: cutBitsOf(g.Type, req),
-		delta: nearestDelta(g, req.Delta)}
+		delta: nearestDelta(g, req.Delta), stageMax: stageMax}
 	info.Delta = run.delta
-	res := &graph.Nearest{Type: g.Type, Source: make([]graph.VertexID, g.NumVertices)}
-	switch g.Type {
-	case graph.DistInt32:
-		res.Dist = make([]int32, g.NumVertices)
-	case graph.DistInt64:
-		res.Dist = make([]int64, g.NumVertices)
-	case graph.DistFloat32:
-		res.Dist = make([]float32, g.NumVertices)
-	default:
-		res.Dist = make([]float64, g.NumVertices)
+	// The result's columns are allocated while the device runs (or
+	// before it, without the overlap).
+	columns := make(chan *graph.Nearest, 1)
+	if nearestHostOverlap {
+		go func() {
+			res := newNearestResult(g.Type, g.NumVertices)
+			// Fault the pages in now, while the device works, rather
+			// than in the copy out of the stage.
+			dist, _ := sliceBytes(res.Dist)
+			touchPages(dist)
+			touchPages(asBytes(res.Source))
+			columns <- res
+		}()
+	} else {
+		columns <- newNearestResult(g.Type, g.NumVertices)
+	}
+	var res *graph.Nearest
+	result := func() *graph.Nearest {
+		if res == nil {
+			res = <-columns
+		}
+		return res
 	}
 	err := e.dev.do(func() error {
 		// Looked up on the device goroutine: a Prepare may take the copy
@@ -125,14 +173,41 @@ func (e *Engine) NearestInfo(ctx context.Context, g *graph.CSR, sources []graph.
 		if dc == nil {
 			e.graphUploads.Add(1)
 		}
-		err := run.run(ctx, dc, res)
+		err := run.run(ctx, dc, result)
 		return errors.Join(err, run.release())
 	})
 	info.Rounds, info.Kernel = run.rounds, run.kernel
 	if err != nil {
 		return nil, info, err
 	}
-	return res, info, nil
+	return result(), info, nil
+}
+
+// touchPages writes a zero byte into every page of b, which is zero: the
+// operating system maps the pages of a fresh allocation on their first
+// write.
+func touchPages(b []byte) {
+	const page = 4096
+	for i := 0; i < len(b); i += page {
+		b[i] = 0
+	}
+}
+
+// newNearestResult allocates the columns of a nearest result of n vertices
+// with distances of type t.
+func newNearestResult(t graph.DistType, n int) *graph.Nearest {
+	res := &graph.Nearest{Type: t, Source: make([]graph.VertexID, n)}
+	switch t {
+	case graph.DistInt32:
+		res.Dist = make([]int32, n)
+	case graph.DistInt64:
+		res.Dist = make([]int64, n)
+	case graph.DistFloat32:
+		res.Dist = make([]float32, n)
+	default:
+		res.Dist = make([]float64, n)
+	}
+	return res
 }
 
 // checkNearest checks what Nearest is given, as the CPU engine does.
@@ -220,6 +295,9 @@ type nearestRun struct {
 	sources []graph.VertexID
 	cut     uint64
 	delta   float64
+	// stageMax is the largest stage that holds both columns of the
+	// result (nearestStageMax).
+	stageMax int64
 
 	offsets, targets, weights devBuf
 	// borrowed marks offsets, targets and weights as the resident copy's,
@@ -318,8 +396,9 @@ func (r *nearestRun) resetControl() error {
 	return r.dv.d.cuMemcpyHtoD_v2(r.control.ptr, unsafe.Pointer(&words[0]), 8*nearestControlWords).Err("cuMemcpyHtoD_v2")
 }
 
-// run computes res on the device goroutine.
-func (r *nearestRun) run(ctx context.Context, dc *deviceCSR, res *graph.Nearest) error {
+// run computes the result on the device goroutine into the columns
+// result returns (which it asks for once the rounds are done).
+func (r *nearestRun) run(ctx context.Context, dc *deviceCSR, result func() *graph.Nearest) error {
 	dv := r.dv
 	if err := r.upload(dc); err != nil {
 		return err
@@ -358,7 +437,20 @@ func (r *nearestRun) run(ctx context.Context, dc *deviceCSR, res *graph.Nearest)
 		return dv.launchAsync("nearest_round_"+sfx, grid, r.offsets.ptr, r.targets.ptr, r.weights.ptr, n32, r.cut,
 			r.labels.ptr, cur, next, r.control.ptr)
 	}
-	if err := r.untilDone(ctx, &cur, &next, round); err != nil {
+	// The stage holds both columns (one column at a time past
+	// nearestStageMax); with the overlap it is pinned while a batch of
+	// rounds runs (untilDone).
+	distSize := int64(r.g.Type.Size()) * int64(r.n)
+	stageBytes := distSize + 4*int64(r.n)
+	if stageBytes > r.stageMax {
+		stageBytes = max(distSize, 4*int64(r.n))
+	}
+	pinStage := func() error { return dv.ensurePinned(&r.stage, stageBytes) }
+	meanwhile := pinStage
+	if !nearestHostOverlap {
+		meanwhile = nil
+	}
+	if err := r.untilDone(ctx, &cur, &next, round, meanwhile); err != nil {
 		return err
 	}
 	if wide {
@@ -375,7 +467,7 @@ func (r *nearestRun) run(ctx context.Context, dc *deviceCSR, res *graph.Nearest)
 			return dv.launchAsync("nearest_source_round_"+sfx, grid, r.offsets.ptr, r.targets.ptr, r.weights.ptr, n32,
 				r.labels.ptr, r.owner.ptr, cur, next, r.control.ptr)
 		}
-		if err := r.untilDone(ctx, &cur, &next, sourceRound); err != nil {
+		if err := r.untilDone(ctx, &cur, &next, sourceRound, nil); err != nil {
 			return err
 		}
 		err = dv.launchAsync("nearest_sources_finish", grid, n32, r.owner.ptr)
@@ -394,20 +486,74 @@ func (r *nearestRun) run(ctx context.Context, dc *deviceCSR, res *graph.Nearest)
 		return err
 	}
 	r.kernel += dv.lastKernel
+	res := result()
 	distBytes, err := sliceBytes(res.Dist)
 	if err != nil {
 		return err
 	}
-	if err := dv.download(distBytes, r.dist.ptr, &r.stage); err != nil {
+	sourceBytes := asBytes(res.Source)
+	if err := pinStage(); err != nil {
 		return err
 	}
-	return dv.download(asBytes(res.Source), r.owner.ptr, &r.stage)
+	stage := unsafe.Slice((*byte)(r.stage.p), r.stage.size)
+	if int64(len(distBytes)+len(sourceBytes)) > r.stage.size {
+		// One column at a time through a stage of the larger one.
+		for _, c := range []struct {
+			dst []byte
+			src uint64
+		}{{distBytes, r.dist.ptr}, {sourceBytes, r.owner.ptr}} {
+			if err := dv.d.cuMemcpyDtoH_v2(unsafe.Pointer(&stage[0]), c.src, uint64(len(c.dst))).Err("cuMemcpyDtoH_v2 of a nearest column"); err != nil {
+				return err
+			}
+			nearestCopyOut([][]byte{c.dst}, [][]byte{stage[:len(c.dst)]})
+		}
+		return nil
+	}
+	// Both columns into the stage, then out of it on every core.
+	if err := dv.d.cuMemcpyDtoH_v2(unsafe.Pointer(&stage[0]), r.dist.ptr, uint64(len(distBytes))).Err("cuMemcpyDtoH_v2 of the nearest distances"); err != nil {
+		return err
+	}
+	if err := dv.d.cuMemcpyDtoH_v2(unsafe.Pointer(&stage[len(distBytes)]), r.owner.ptr, uint64(len(sourceBytes))).Err("cuMemcpyDtoH_v2 of the nearest sources"); err != nil {
+		return err
+	}
+	nearestCopyOut([][]byte{distBytes, sourceBytes}, [][]byte{stage[:len(distBytes)], stage[len(distBytes) : len(distBytes)+len(sourceBytes)]})
+	return nil
+}
+
+// nearestCopyOut copies src[i] into dst[i] for every i, in pieces of at least
+// nearestCopyChunk bytes spread over GOMAXPROCS goroutines.
+func nearestCopyOut(dst, src [][]byte) {
+	total := 0
+	for _, b := range src {
+		total += len(b)
+	}
+	workers := max(1, min(runtime.GOMAXPROCS(0), total/nearestCopyChunk))
+	per := (total + workers - 1) / workers
+	type piece struct{ dst, src []byte }
+	var pieces []piece
+	for i := range src {
+		for lo := 0; lo < len(src[i]); lo += per {
+			hi := min(lo+per, len(src[i]))
+			pieces = append(pieces, piece{dst[i][lo:hi], src[i][lo:hi]})
+		}
+	}
+	var wg sync.WaitGroup
+	for _, p := range pieces {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			copy(p.dst, p.src)
+		}()
+	}
+	wg.Wait()
 }
 
 // untilDone queues round (each followed by the advance kernel) in batches,
 // swapping the frontiers after each, until the control words say done or
-// ctx is cancelled.
-func (r *nearestRun) untilDone(ctx context.Context, cur, next *uint64, round func(cur, next uint64) error) error {
+// ctx is cancelled. meanwhile, when not nil, runs once on the host after
+// the first batch of at least nearestMeanwhileBatch rounds is queued, while
+// the device works through it (a run done sooner never calls it).
+func (r *nearestRun) untilDone(ctx context.Context, cur, next *uint64, round func(cur, next uint64) error, meanwhile func() error) error {
 	dv := r.dv
 	var words [nearestControlWords]uint64
 	for batch := nearestFirstBatch; ; batch = min(2*batch, nearestMaxBatch) {
@@ -422,6 +568,12 @@ func (r *nearestRun) untilDone(ctx context.Context, cur, next *uint64, round fun
 				return err
 			}
 			*cur, *next = *next, *cur
+		}
+		if meanwhile != nil && batch >= nearestMeanwhileBatch {
+			if err := meanwhile(); err != nil {
+				return err
+			}
+			meanwhile = nil
 		}
 		// A synchronous copy on the default stream: it waits for the batch.
 		err := dv.d.cuMemcpyDtoH_v2(unsafe.Pointer(&words[0]), r.control.ptr, 8*nearestControlWords).Err("cuMemcpyDtoH_v2 after nearest_round")

@@ -1,11 +1,13 @@
 package gpu
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -361,6 +363,85 @@ func TestNearestGrid(t *testing.T) {
 	}
 	checkNearestResult(t, "one source", res, g, one, want, true)
 	t.Logf("%d vertices, one source: %d rounds, %v", n, info.Rounds, info.Kernel)
+}
+
+// TestNearestGridCopiedOnEveryCore runs a grid large enough that the
+// result leaves the pinned stage in several pieces on several goroutines
+// (nearestCopyOut), in int32 (packed cells) and int64 (two passes, the
+// stage twice as wide for the distances), with unreached corners (a tenth
+// of the edges dropped) and a cutoff, and through a stage too small for
+// both columns (one column at a time, as past nearestStageMax), against
+// the CPU engine.
+func TestNearestGridCopiedOnEveryCore(t *testing.T) {
+	e := openEngine(t)
+	rng := newSeed(t)
+	side := 400
+	if testing.Short() {
+		side = 200
+	}
+	edges := roadGrid(rng, side, 0.1)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), 4)))
+	for _, typ := range []graph.DistType{graph.DistInt32, graph.DistInt64} {
+		g, err := graph.Build(edges, graph.BuildOptions{Undirected: true, DistType: typ})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := g.NumVertices
+		if stage := (typ.Size() + 4) * n; stage < 2*nearestCopyChunk {
+			t.Fatalf("a stage of %d bytes leaves in one piece", stage)
+		}
+		var sources []graph.VertexID
+		for _, p := range rng.Perm(n)[:n/100] {
+			sources = append(sources, graph.VertexID(p))
+		}
+		for _, c := range []struct {
+			req      graph.Request
+			stageMax int64 // below both columns: one column at a time
+		}{{graph.Request{}, nearestStageMax}, {graph.Request{Cutoff: 3000, HasCutoff: true}, nearestStageMax}, {graph.Request{}, int64(n)}} {
+			req := c.req
+			res, _, err := e.nearestInfo(context.Background(), g, sources, req, c.stageMax)
+			if err != nil {
+				t.Fatal(err)
+			}
+			onCPU, err := cpu.New().Nearest(context.Background(), g, sources, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := sameNearest(t, res, onCPU, n, true); d != "" {
+				t.Fatalf("%s, cutoff %v, stage of at most %d bytes: gpu and cpu engines differ at %s", typ, req.HasCutoff, c.stageMax, d)
+			}
+		}
+	}
+	if live := e.LiveBytes(); live != 0 {
+		t.Errorf("%d device bytes live after the runs", live)
+	}
+}
+
+// TestNearestCopyOut checks the copy out of the stage (host only): every
+// column equal to its source, whatever the sizes and core counts, with
+// pieces that split columns unevenly.
+func TestNearestCopyOut(t *testing.T) {
+	rng := newSeed(t)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, cores := range []int{1, 3, 16} {
+		runtime.GOMAXPROCS(cores)
+		for _, sizes := range [][]int{{0, 0}, {1, 5}, {3 * nearestCopyChunk, 7}, {nearestCopyChunk + 1, 5*nearestCopyChunk - 3}} {
+			var dst, src [][]byte
+			for _, size := range sizes {
+				b := make([]byte, size)
+				for i := range b {
+					b[i] = byte(rng.IntN(256))
+				}
+				src, dst = append(src, b), append(dst, make([]byte, size))
+			}
+			nearestCopyOut(dst, src)
+			for i := range src {
+				if !bytes.Equal(dst[i], src[i]) {
+					t.Fatalf("%d cores, sizes %v: column %d differs after the copy", cores, sizes, i)
+				}
+			}
+		}
+	}
 }
 
 // roadGrid is issue 17's road-like grid, side × side vertices joined to

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/cpu"
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/internal/testgraphs"
 )
@@ -108,35 +110,8 @@ func BenchmarkNearestLayout(b *testing.B) {
 	if testing.Short() {
 		side, k = 300, 900
 	}
-	rng := rand.New(rand.NewPCG(17, 4))
+	e, ids, sources := nearestBenchGrid(side, k)
 	n := side * side
-	e := graph.Edges{NumVertices: n}
-	add := func(u, v int) {
-		if rng.Float64() < 0.1 {
-			return
-		}
-		e.Src = append(e.Src, int32(u))
-		e.Dst = append(e.Dst, int32(v))
-		e.IntWeights = append(e.IntWeights, int64(1+rng.IntN(1000)))
-	}
-	for r := range side {
-		for c := range side {
-			if c+1 < side {
-				add(r*side+c, r*side+c+1)
-			}
-			if r+1 < side {
-				add(r*side+c, (r+1)*side+c)
-			}
-		}
-	}
-	ids := &arrowio.Vertices{Type: arrow.PrimitiveTypes.Int64, Ints: make([]int64, n)}
-	for i := range ids.Ints {
-		ids.Ints[i] = int64(i)
-	}
-	var sources []string
-	for _, p := range rng.Perm(n)[:k] {
-		sources = append(sources, fmt.Sprint(p))
-	}
 	for _, engine := range []string{"gpu", "cpu"} {
 		b.Run(fmt.Sprintf("grid%d/sources=%d/%s", side, k, engine), func(b *testing.B) {
 			if st := GPUStatus(); engine == "gpu" && !st.Available {
@@ -169,4 +144,88 @@ func BenchmarkNearestLayout(b *testing.B) {
 			b.Logf("%s: %s", engine, sum.Algorithm)
 		})
 	}
+}
+
+// nearestBenchGrid is issue 17's road-like grid of side × side vertices (a
+// tenth of the edges dropped, weights 1..1000, int64 ids 0..n-1) and k
+// random sources among them, the same on every call.
+func nearestBenchGrid(side, k int) (graph.Edges, *arrowio.Vertices, []string) {
+	rng := rand.New(rand.NewPCG(17, 4))
+	n := side * side
+	e := graph.Edges{NumVertices: n}
+	add := func(u, v int) {
+		if rng.Float64() < 0.1 {
+			return
+		}
+		e.Src = append(e.Src, int32(u))
+		e.Dst = append(e.Dst, int32(v))
+		e.IntWeights = append(e.IntWeights, int64(1+rng.IntN(1000)))
+	}
+	for r := range side {
+		for c := range side {
+			if c+1 < side {
+				add(r*side+c, r*side+c+1)
+			}
+			if r+1 < side {
+				add(r*side+c, (r+1)*side+c)
+			}
+		}
+	}
+	ids := &arrowio.Vertices{Type: arrow.PrimitiveTypes.Int64, Ints: make([]int64, n)}
+	for i := range ids.Ints {
+		ids.Ints[i] = int64(i)
+	}
+	var sources []string
+	for _, p := range rng.Perm(n)[:k] {
+		sources = append(sources, fmt.Sprint(p))
+	}
+	return e, ids, sources
+}
+
+// BenchmarkNearestHost times the host's part of the nearest layout on
+// issue 17's grid, the engine's result computed once beforehand: the
+// sources resolved, the records built and written to an IPC file as
+// `pathctl run --nearest -o out.arrow` does (the pipeline time the bench
+// reports, less the engine's run and the output's close).
+func BenchmarkNearestHost(b *testing.B) {
+	side, k := 1000, 10000
+	if testing.Short() {
+		side, k = 300, 900
+	}
+	e, ids, sources := nearestBenchGrid(side, k)
+	table := &arrowio.EdgeTable{Edges: e, Vertices: ids, Name: "grid"}
+	g, err := LoadGraph(table, LoadOptions{Undirected: true, Engine: "cpu"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	dense, err := g.resolveSources(sources)
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := cpu.New().Nearest(context.Background(), g.CSR, dense, graph.Request{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := filepath.Join(b.TempDir(), "nearest.arrow")
+	b.Run(fmt.Sprintf("grid%d/sources=%d", side, k), func(b *testing.B) {
+		for b.Loop() {
+			if _, err := g.resolveSources(sources); err != nil {
+				b.Fatal(err)
+			}
+			builder := arrowio.NewResultBuilder(arrowio.LayoutNearest, g.Table.Vertices, res.Type, false, nil)
+			w, err := arrowio.CreateResult(out, builder.Schema(), arrowio.WriteOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := builder.Nearest(res, w.Write); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			if err := w.Close(); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+	})
 }
