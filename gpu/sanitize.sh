@@ -7,6 +7,7 @@
 # checks then run fewer block sizes). Needs bin/gpu.test (make gpu-test).
 #
 #   bash gpu/sanitize.sh [seconds per run, default 520] [log directory, default sanitize-logs]
+#   SANITIZE_SETS="nearfar statsslot" bash gpu/sanitize.sh   # only those sets
 #
 # Exits non-zero when a run fails, reports an error or hazard, or does not
 # finish in time; the logs name the test and the kernel.
@@ -31,6 +32,12 @@ declare -A sets=(
 	[statsslot]='TestOneSlotStatsBesideStart|TestHubRowsStatsAgainstOracle/rmat11-int/|TestOneSlotStatsAgainstOracle/rmat11-int/scratch-phases'
 	[nearfar]='TestBatchedNearFar$'
 )
+if [ -n "${SANITIZE_SETS:-}" ]; then
+	for k in "${!sets[@]}"; do
+		[[ " $SANITIZE_SETS " == *" $k "* ]] || unset "sets[$k]"
+	done
+	[ "${#sets[@]}" -gt 0 ] || { echo "sanitize.sh: no set named in SANITIZE_SETS=$SANITIZE_SETS" >&2; exit 2; }
+fi
 for tool in memcheck racecheck; do
 	for k in "${!sets[@]}"; do
 		extra=()
