@@ -142,7 +142,11 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 	if opt.MemBudget > 0 && opt.MemBudget < runner.BytesPerSource() {
 		return nil, fmt.Errorf("%w: memory budget of %d bytes is below the %d bytes one source needs", ErrInvalid, opt.MemBudget, runner.BytesPerSource())
 	}
-	blocks, sched := planRun(planOptions(opt, eng), eng, runner, csr.NumVertices, len(sources), narrowedRowBytes(runner, targets, opt.K, selected))
+	blocks, sched := planRun(planOptions(opt, eng), eng, planRunner(runner), csr.NumVertices, len(sources), narrowedRowBytes(runner, targets, opt.K, selected))
+	if _, ok := runner.(*devicesRunner); ok {
+		// The devices compute the host blocks themselves (devices.go).
+		sched.residentMax, sched.computeMax = 0, 0
+	}
 	fmt.Fprintf(opt.Log, "pathctl: %d sources in %d blocks of up to %d\n", len(sources), len(blocks), blockMax(blocks))
 	if sched.residentMax > blockMax(blocks) {
 		fmt.Fprintf(opt.Log, "pathctl: computed on the device in blocks of up to %d sources\n", sched.residentMax)
