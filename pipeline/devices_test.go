@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,11 +29,14 @@ type fakeDevice struct {
 	eng    graph.Engine
 	budget int64 // 0: DefaultMemBudget
 	async  bool  // its runners are AsyncRunners
+	stats  bool  // its runners are StatsRunners (reduce on the device)
 
 	// gate, when set, holds the device's first chunk until every device
 	// of the gate has one (or a second has passed), so that each takes
 	// part however fast the first is.
 	gate *startGate
+
+	vertices atomic.Int64 // of the graph prepared
 
 	mu        sync.Mutex
 	chunks    []int // rows of every chunk run, failed ones included
@@ -60,9 +64,15 @@ func (f *fakeDevice) Prepare(ctx context.Context, g *graph.CSR, req graph.Reques
 	if err != nil {
 		return nil, err
 	}
+	f.vertices.Store(int64(g.NumVertices))
 	fr := &fakeDeviceRunner{Runner: r, dev: f}
-	if f.async {
+	switch {
+	case f.async && f.stats:
+		return &fakeAsyncStatsDeviceRunner{&fakeAsyncDeviceRunner{fr}}, nil
+	case f.async:
 		return &fakeAsyncDeviceRunner{fr}, nil
+	case f.stats:
+		return &fakeStatsDeviceRunner{fr}, nil
 	}
 	return fr, nil
 }
@@ -111,6 +121,28 @@ func (r *fakeDeviceRunner) Narrowed() bool {
 
 // fakeAsyncDeviceRunner computes a started block on a goroutine.
 type fakeAsyncDeviceRunner struct{ *fakeDeviceRunner }
+
+// fakeStatsDeviceRunner reduces the stats of its blocks itself, as the GPU's
+// runner does on the device.
+type fakeStatsDeviceRunner struct{ *fakeDeviceRunner }
+
+func (r *fakeStatsDeviceRunner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph.Stats, error) {
+	return r.fakeDeviceRunner.runStats(ctx, sources)
+}
+
+type fakeAsyncStatsDeviceRunner struct{ *fakeAsyncDeviceRunner }
+
+func (r *fakeAsyncStatsDeviceRunner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph.Stats, error) {
+	return r.fakeDeviceRunner.runStats(ctx, sources)
+}
+
+func (r *fakeDeviceRunner) runStats(ctx context.Context, sources []graph.VertexID) (*graph.Stats, error) {
+	blk := graph.NewBlock(sources, int(r.dev.vertices.Load()), r.DistType(), false)
+	if err := r.Run(ctx, blk); err != nil {
+		return nil, err
+	}
+	return graph.ComputeStatsThreads(blk, 1), nil
+}
 
 type doneWaiter struct {
 	done chan struct{}
