@@ -109,6 +109,9 @@ func runBlocks(ctx context.Context, g *Graph, runner graph.Runner, opt Options, 
 		// The pool's blocks are full rows (a cutoff alone keeps them).
 		p.pool = &blockPool{}
 		p.pool.pin, _ = runner.(graph.HostPinner)
+		if d, ok := runner.(*devicesRunner); ok {
+			p.pool.keep = d.depth(false) + 2 // started, at the sink, in its records
+		}
 	}
 	errc := make(chan error, 1)
 	go func() {
@@ -266,8 +269,11 @@ func (p *producer) startAhead(ctx context.Context, async graph.AsyncRunner) erro
 	if devices != nil {
 		ahead = devices.depth(false) - 1
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var started []*startedBlock
 	waitAll := func() { // nothing may write to a block after runBlocks returns
+		cancel() // the blocks left stop where they can
 		for _, s := range started {
 			_ = s.w.Wait()
 		}
@@ -321,8 +327,10 @@ func (p *producer) statsAhead(ctx context.Context, d *devicesRunner) error {
 		j *deviceJob
 	}
 	ahead := d.depth(true) - 1
+	ctx, cancel := context.WithCancel(ctx)
 	var queued []submitted
 	defer func() { // nothing may write to a block after runBlocks returns
+		cancel() // the blocks left (after a failure) stop where they can
 		for _, s := range queued {
 			_ = s.j.Wait()
 		}
