@@ -2,10 +2,12 @@ package pipeline
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pathctl/pathctl/arrowio"
@@ -206,5 +208,59 @@ func TestBudgetOfFree(t *testing.T) {
 	}
 	if got := budgetOfFree(gib / 2); got != gib/2/5*4 {
 		t.Errorf("budget of 512 MiB free = %d, want 80 %%", got)
+	}
+}
+
+// TestDevicesResidentBlocks runs the matrix and pairs layouts on fake
+// devices that compute device blocks (graph.ResidentRunner, as the GPU's
+// runner): each device computes a part of every device block as large as
+// one device alone computes (rounded down to a multiple of 8), the files
+// have one device's bytes, and a device that fails computing its part is
+// left out, named, while the others finish the run.
+func TestDevicesResidentBlocks(t *testing.T) {
+	g := devicesTestGraph(t, 9, 400, 2400)
+	defer g.Close()
+	budget := 3 * 45 * perSource(t, g, Options{}) // host blocks of 45, device blocks of 135
+	resident := func(n int) []*fakeDevice {
+		devs := fakeDevicesOf(n, true, false, budget)
+		for _, d := range devs {
+			d.resident = true
+		}
+		return devs
+	}
+	for _, layout := range []arrowio.Layout{arrowio.LayoutMatrix, arrowio.LayoutPairs} {
+		t.Run(string(layout), func(t *testing.T) {
+			one := resident(1)[0]
+			want := writeRun(t, g, oneFakeDevice(Options{Layout: layout}, one), "one")
+			if seen := one.seen(); !slices.Equal(seen, []int{135, 135, 130}) {
+				t.Fatalf("one device computed device blocks %v, want [135 135 130]", seen)
+			}
+			devs := resident(2)
+			opt := Options{Layout: layout, Engine: "gpu", Devices: []int{0, 1}, devices: fakeDevices(devs...)}
+			if got := writeRun(t, g, opt, "two"); !bytes.Equal(got, want) {
+				t.Errorf("two devices wrote %d bytes that differ from one device's %d", len(got), len(want))
+			}
+			// Device blocks of whole host blocks, up to 2 × 128 sources:
+			// 225 (parts of 120 and 105), then 175 (88 and 87).
+			for i, want := range [][]int{{120, 88}, {105, 87}} {
+				if seen := devs[i].seen(); !slices.Equal(seen, want) {
+					t.Errorf("device %d computed parts %v, want %v", i, seen, want)
+				}
+			}
+
+			devs = resident(3)
+			devs[1].failAfter, devs[1].failWith = 0, errors.New("fake: CUDA_ERROR_ECC_UNCORRECTABLE")
+			var notice bytes.Buffer
+			opt = Options{Layout: layout, Engine: "gpu", Devices: []int{0, 1, 2}, devices: fakeDevices(devs...), Notice: &notice}
+			if got := writeRun(t, g, opt, "three"); !bytes.Equal(got, want) {
+				t.Errorf("three devices, one failing, wrote %d bytes that differ from one device's %d", len(got), len(want))
+			}
+			if n := len(devs[1].seen()); n != 1 {
+				t.Errorf("failed device ran %d blocks, want 1 (failed, none after)", n)
+			}
+			if !strings.Contains(notice.String(), "device gpu 1") || !strings.Contains(notice.String(), "ECC") {
+				t.Errorf("notice %q does not name the device and its error", notice.String())
+			}
+		})
 	}
 }

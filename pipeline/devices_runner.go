@@ -447,16 +447,18 @@ type blockQueue struct {
 	// those not yet in take.
 	idle   int
 	isIdle []bool
-	faults []error
-	closed bool
-	notice io.Writer
+	// retired marks the workers that failed (giveBack, retire).
+	retired []bool
+	faults  []error
+	closed  bool
+	notice  io.Writer
 }
 
 func newBlockQueue(workers int, notice io.Writer) *blockQueue {
 	if notice == nil {
 		notice = io.Discard
 	}
-	q := &blockQueue{alive: workers, idle: workers, isIdle: make([]bool, workers), notice: notice}
+	q := &blockQueue{alive: workers, idle: workers, isIdle: make([]bool, workers), retired: make([]bool, workers), notice: notice}
 	for i := range q.isIdle {
 		q.isIdle[i] = true
 	}
@@ -499,11 +501,17 @@ func (q *blockQueue) push(j *deviceJob, rows int, share bool) error {
 func (q *blockQueue) take(worker, maxRows int, wait bool) (c chunk, got, open bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.retired[worker] {
+		return chunk{}, false, false
+	}
 	if wait && !q.isIdle[worker] {
 		q.isIdle[worker] = true
 		q.idle++
 	}
 	for {
+		if q.retired[worker] { // left out while it waited (retire)
+			return chunk{}, false, false
+		}
 		others := q.idle
 		if q.isIdle[worker] {
 			others--
@@ -565,12 +573,49 @@ func (q *blockQueue) giveBack(worker int, c chunk, err error) {
 		q.isIdle[worker] = false
 		q.idle--
 	}
+	q.retired[worker] = true
 	q.alive--
 	q.faults = append(q.faults, err)
 	if q.alive > 0 {
 		fmt.Fprintf(q.notice, "pathctl: %v; its blocks go to the other devices\n", err)
 	}
 	q.requeueLocked(c)
+}
+
+// retire leaves out a worker that failed with err outside the queue (a
+// device block): it takes no more chunks. It reports whether a device is
+// left; after the last, every chunk left fails with the errors of all.
+func (q *blockQueue) retire(worker int, err error) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.retired[worker] {
+		return q.alive > 0
+	}
+	q.retired[worker] = true
+	if q.isIdle[worker] {
+		q.isIdle[worker] = false
+		q.idle--
+	}
+	q.alive--
+	q.faults = append(q.faults, err)
+	q.cond.Broadcast()
+	if q.alive > 0 {
+		fmt.Fprintf(q.notice, "pathctl: %v; its blocks go to the other devices\n", err)
+		return true
+	}
+	all := errors.Join(q.faults...)
+	for _, c := range q.chunks {
+		c.job.finish(all, 0, 0)
+	}
+	q.chunks = nil
+	return false
+}
+
+// retiredOrFailed reports whether a worker takes no more chunks.
+func (q *blockQueue) retiredOrFailed(worker int) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.retired[worker]
 }
 
 // requeue returns to the front of the queue a chunk that a device which

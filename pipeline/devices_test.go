@@ -30,6 +30,9 @@ type fakeDevice struct {
 	budget int64 // 0: DefaultMemBudget
 	async  bool  // its runners are AsyncRunners
 	stats  bool  // its runners are StatsRunners (reduce on the device)
+	// resident: its runners are AsyncRunners and ResidentRunners, whose
+	// device blocks count as chunks.
+	resident bool
 
 	// gate, when set, holds the device's first chunk until every device
 	// of the gate has one (or a second has passed), so that each takes
@@ -67,6 +70,8 @@ func (f *fakeDevice) Prepare(ctx context.Context, g *graph.CSR, req graph.Reques
 	f.vertices.Store(int64(g.NumVertices))
 	fr := &fakeDeviceRunner{Runner: r, dev: f}
 	switch {
+	case f.resident:
+		return &fakeResidentDeviceRunner{&fakeAsyncDeviceRunner{fr}}, nil
 	case f.async && f.stats:
 		return &fakeAsyncStatsDeviceRunner{&fakeAsyncDeviceRunner{fr}}, nil
 	case f.async:
@@ -142,6 +147,35 @@ func (r *fakeDeviceRunner) runStats(ctx context.Context, sources []graph.VertexI
 		return nil, err
 	}
 	return graph.ComputeStatsThreads(blk, 1), nil
+}
+
+// fakeResidentDeviceRunner computes device blocks (graph.ResidentRunner)
+// into host memory, whose rows its blocks' Start copies out.
+type fakeResidentDeviceRunner struct{ *fakeAsyncDeviceRunner }
+
+func (r *fakeResidentDeviceRunner) ComputeResident(ctx context.Context, sources []graph.VertexID) (graph.ResidentBlock, error) {
+	blk := graph.NewBlock(sources, int(r.dev.vertices.Load()), r.DistType(), false)
+	if err := r.Run(ctx, blk); err != nil {
+		return nil, err
+	}
+	return fakeDeviceResident{blk}, nil
+}
+
+type fakeDeviceResident struct{ blk *graph.Block }
+
+func (f fakeDeviceResident) Start(ctx context.Context, lo, hi int, out *graph.Block) (graph.Waiter, error) {
+	w := f.blk.Width()
+	switch d := f.blk.Dist.(type) {
+	case []int32:
+		copy(out.Dist.([]int32), d[lo*w:hi*w])
+	case []float64:
+		copy(out.Dist.([]float64), d[lo*w:hi*w])
+	default:
+		return nil, fmt.Errorf("fake: %T distances", d)
+	}
+	done := make(chan struct{})
+	close(done)
+	return &doneWaiter{done: done}, nil
 }
 
 type doneWaiter struct {

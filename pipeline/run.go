@@ -143,9 +143,10 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 		return nil, fmt.Errorf("%w: memory budget of %d bytes is below the %d bytes one source needs", ErrInvalid, opt.MemBudget, runner.BytesPerSource())
 	}
 	blocks, sched := planRun(planOptions(opt, eng), eng, planRunner(runner), csr.NumVertices, len(sources), narrowedRowBytes(runner, targets, opt.K, selected))
-	if _, ok := runner.(*devicesRunner); ok {
-		// The devices compute the host blocks themselves (devices.go).
-		sched.residentMax, sched.computeMax = 0, 0
+	if d, ok := runner.(*devicesRunner); ok {
+		// A device block holds one device's on each device
+		// (devices_resident.go).
+		sched.residentMax = d.residentSources(sched.residentMax)
 	}
 	fmt.Fprintf(opt.Log, "pathctl: %d sources in %d blocks of up to %d\n", len(sources), len(blocks), blockMax(blocks))
 	if sched.residentMax > blockMax(blocks) {
