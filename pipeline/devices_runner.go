@@ -13,10 +13,14 @@ import (
 	"github.com/pathctl/pathctl/graph"
 )
 
-// devicesRunner runs every block on several devices: it implements the
-// runner interfaces the producer drives (Run, and AsyncRunner's Start and
-// StatsRunner's RunStats) by cutting the block into chunks that the
-// devices' workers take from one queue.
+// devicesRunner runs blocks on several devices: it implements the runner
+// interfaces the producer drives (Run, AsyncRunner's Start, StatsRunner's
+// RunStats, and ResidentRunner's device blocks, devices_resident.go)
+// through one queue of blocks that the devices' workers take whole, each
+// the next as it becomes idle; the producer keeps depth blocks queued
+// (startAhead, statsAhead). A block larger than a device's budget is cut
+// to it, and a block that nothing else overlaps (Run, RunStats, the last)
+// is shared among the devices idle when it is taken.
 type devicesRunner struct {
 	workers []*deviceWorker
 	n       int // vertices
