@@ -138,9 +138,10 @@ func TestDevicesFilesMatchOneDevice(t *testing.T) {
 
 // TestDevicesComputeWholeBlocks checks, on two equal fake devices, that
 // every block a device computes has the size one device alone computes
-// (the host block), but for the last block of the run, which the idle
-// devices may share: a device that got a cut of a block would lose the
-// batched kernel's block size (and with it its phases) on the GPU.
+// (the host block), but for the last block of the run (nine blocks on two
+// devices: the last round's one block, cut into a part per device): a
+// device that got a cut of every block would lose the batched kernel's
+// block size (and with it its phases) on the GPU.
 func TestDevicesComputeWholeBlocks(t *testing.T) {
 	g := devicesTestGraph(t, 8, 400, 2400)
 	defer g.Close()
@@ -184,7 +185,7 @@ func TestDevicesComputeWholeBlocks(t *testing.T) {
 						}
 					}
 				}
-				// The last block is whole, or shared: its parts add up to it.
+				// The last block is whole, or cut: its parts add up to it.
 				if whole == len(blocks) && last == size {
 					return
 				}

@@ -20,7 +20,9 @@ import (
 // the next as it becomes idle; the producer keeps depth blocks queued
 // (startAhead, statsAhead). A block larger than a device's budget is cut
 // to it, and a block that nothing else overlaps (Run, RunStats, the last)
-// is shared among the devices idle when it is taken.
+// is shared among the devices idle when it is taken; the blocks of the
+// last round, fewer than the devices, are cut into a part per device
+// (tailParts).
 type devicesRunner struct {
 	workers []*deviceWorker
 	n       int // vertices
@@ -102,7 +104,7 @@ func (r *devicesRunner) Narrowed() bool {
 // Nothing else is queued meanwhile (the producer runs such blocks one at a
 // time), so the devices idle when out is taken share it.
 func (r *devicesRunner) Run(ctx context.Context, out *graph.Block) error {
-	j, err := r.submit(&deviceJob{ctx: ctx, kind: jobRun, out: out}, len(out.Sources), true)
+	j, err := r.submit(&deviceJob{ctx: ctx, kind: jobRun, out: out}, len(out.Sources), true, 1)
 	if err != nil {
 		return err
 	}
@@ -112,20 +114,20 @@ func (r *devicesRunner) Run(ctx context.Context, out *graph.Block) error {
 // Start queues out, which one device computes whole (where its budget
 // holds it), and returns; out may be read once Wait has returned nil.
 func (r *devicesRunner) Start(ctx context.Context, out *graph.Block) (graph.Waiter, error) {
-	return r.startBlock(ctx, out, false)
+	return r.startBlock(ctx, out, 1)
 }
 
-// startBlock is Start, where last says that no block follows out: the
-// devices idle when it is taken share it.
-func (r *devicesRunner) startBlock(ctx context.Context, out *graph.Block, last bool) (graph.Waiter, error) {
-	return r.submit(&deviceJob{ctx: ctx, kind: jobStart, out: out}, len(out.Sources), last)
+// startBlock is Start, with out cut into parts parts (tailParts), each
+// computed whole by one device.
+func (r *devicesRunner) startBlock(ctx context.Context, out *graph.Block, parts int) (graph.Waiter, error) {
+	return r.submit(&deviceJob{ctx: ctx, kind: jobStart, out: out}, len(out.Sources), false, parts)
 }
 
 // RunStats reduces the sources' rows on the devices (each device's
 // StatsRunner, or its rows reduced on the host), shared among the devices
 // idle when they are taken.
 func (r *devicesRunner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph.Stats, error) {
-	j, err := r.startStats(ctx, sources, true)
+	j, err := r.submit(&deviceJob{ctx: ctx, kind: jobStats, sources: sources, stats: graph.NewStats(sources, r.DistType())}, len(sources), true, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -135,12 +137,27 @@ func (r *devicesRunner) RunStats(ctx context.Context, sources []graph.VertexID) 
 	return j.stats, nil
 }
 
-// startStats queues the stats of sources, which one device reduces whole
-// (where its budget holds them), and returns; where last is set, no block
-// follows and the devices idle when it is taken share it. The job's stats
-// may be read once Wait has returned nil.
-func (r *devicesRunner) startStats(ctx context.Context, sources []graph.VertexID, last bool) (*deviceJob, error) {
-	return r.submit(&deviceJob{ctx: ctx, kind: jobStats, sources: sources, stats: graph.NewStats(sources, r.DistType())}, len(sources), last)
+// startStats queues the stats of sources, cut into parts parts
+// (tailParts), each reduced whole by one device (where its budget holds
+// it), and returns. The job's stats may be read once Wait has returned
+// nil.
+func (r *devicesRunner) startStats(ctx context.Context, sources []graph.VertexID, parts int) (*deviceJob, error) {
+	return r.submit(&deviceJob{ctx: ctx, kind: jobStats, sources: sources, stats: graph.NewStats(sources, r.DistType())}, len(sources), false, parts)
+}
+
+// tailParts is the number of parts block i of blocks is cut into on the
+// devices: one, but for the blocks of the last round where fewer are left
+// than devices (blocks mod devices), which are cut into a part per device,
+// so that each device has its share of them instead of some idling while
+// others compute the last whole blocks. (Three equal blocks on two devices
+// take two blocks' time whole, one and a half cut.) The record batches
+// stay the host blocks'.
+func (r *devicesRunner) tailParts(i, blocks int) int {
+	n := len(r.workers)
+	if last := blocks % n; last != 0 && i >= blocks-last {
+		return n
+	}
+	return 1
 }
 
 // depth is the number of blocks the producer keeps submitted so that no
@@ -170,9 +187,9 @@ func (r *devicesRunner) Close() error {
 
 var errDevicesClosed = errors.New("pipeline: the multi-device runner is closed")
 
-// submit queues job j of rows rows as one piece; share lets the devices
-// idle when it is taken cut it among them.
-func (r *devicesRunner) submit(j *deviceJob, rows int, share bool) (*deviceJob, error) {
+// submit queues job j of rows rows in parts pieces (multiples of 8 rows);
+// share lets the devices idle when a piece is taken cut it among them.
+func (r *devicesRunner) submit(j *deviceJob, rows int, share bool, parts int) (*deviceJob, error) {
 	if err := j.ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -183,7 +200,7 @@ func (r *devicesRunner) submit(j *deviceJob, rows int, share bool) (*deviceJob, 
 	if j.out != nil {
 		j.out.ValidSet, j.out.Nulls = false, 0
 	}
-	if err := r.queue.push(j, rows, share); err != nil {
+	if err := r.queue.push(j, rows, share, parts); err != nil {
 		return nil, err
 	}
 	return j, nil
@@ -470,9 +487,11 @@ func newBlockQueue(workers int, notice io.Writer) *blockQueue {
 	return q
 }
 
-// push queues j's rows rows as one chunk, shared where share is set. Once
-// every device has failed it refuses, with their errors.
-func (q *blockQueue) push(j *deviceJob, rows int, share bool) error {
+// push queues j's rows rows as parts chunks (at least one; multiples of 8
+// rows, so that each chunk's validity bitmap starts on a byte), shared
+// where share is set. Once every device has failed it refuses, with their
+// errors.
+func (q *blockQueue) push(j *deviceJob, rows int, share bool, parts int) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	switch {
@@ -485,10 +504,13 @@ func (q *blockQueue) push(j *deviceJob, rows int, share bool) error {
 		close(j.done)
 		return nil
 	}
+	size := roundUp8((rows + max(parts, 1) - 1) / max(parts, 1))
 	j.mu.Lock()
-	j.pending++
+	for lo := 0; lo < rows; lo += size {
+		q.chunks = append(q.chunks, chunk{job: j, lo: lo, hi: min(lo+size, rows), share: share})
+		j.pending++
+	}
 	j.mu.Unlock()
-	q.chunks = append(q.chunks, chunk{job: j, lo: 0, hi: rows, share: share})
 	q.cond.Broadcast()
 	return nil
 }

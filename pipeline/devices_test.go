@@ -483,7 +483,7 @@ func TestBlockQueue(t *testing.T) {
 	newJob := func() *deviceJob { return &deviceJob{ctx: context.Background(), done: make(chan struct{})} }
 	q := newBlockQueue(2, nil)
 	j := newJob()
-	if err := q.push(j, 100, false); err != nil {
+	if err := q.push(j, 100, false, 1); err != nil {
 		t.Fatal(err)
 	}
 	// A device whose budget holds 20 rows cuts 16 (a multiple of 8).
@@ -510,10 +510,10 @@ func TestBlockQueue(t *testing.T) {
 	// even one not yet waiting; once none is, it takes it.
 	q2 := newBlockQueue(3, nil)
 	j2, j3 := newJob(), newJob()
-	if err := q2.push(j2, 64, false); err != nil {
+	if err := q2.push(j2, 64, false, 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := q2.push(j3, 64, false); err != nil {
+	if err := q2.push(j3, 64, false, 1); err != nil {
 		t.Fatal(err)
 	}
 	if c, _, _ := q2.take(0, 0, true); c.job != j2 || c.hi-c.lo != 64 {
@@ -526,7 +526,7 @@ func TestBlockQueue(t *testing.T) {
 		t.Fatal("second device did not take the second job")
 	}
 	j4 := newJob()
-	if err := q2.push(j4, 64, false); err != nil {
+	if err := q2.push(j4, 64, false, 1); err != nil {
 		t.Fatal(err)
 	}
 	if _, got, _ := q2.take(0, 0, false); got {
@@ -536,7 +536,7 @@ func TestBlockQueue(t *testing.T) {
 		t.Fatal("third device did not take the third job")
 	}
 	j5 := newJob()
-	if err := q2.push(j5, 64, false); err != nil {
+	if err := q2.push(j5, 64, false, 1); err != nil {
 		t.Fatal(err)
 	}
 	if c, got, _ := q2.take(0, 0, false); !got || c.job != j5 {
@@ -547,7 +547,7 @@ func TestBlockQueue(t *testing.T) {
 	// takes its part (rounded up to a multiple of 8), the last the rest.
 	q3 := newBlockQueue(3, nil)
 	j6 := newJob()
-	if err := q3.push(j6, 100, true); err != nil {
+	if err := q3.push(j6, 100, true, 1); err != nil {
 		t.Fatal(err)
 	}
 	var rows []int
@@ -563,9 +563,27 @@ func TestBlockQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A job queued in parts: multiples of 8 rows, each taken whole.
+	j8 := newJob()
+	if err := q3.push(j8, 100, false, 3); err != nil {
+		t.Fatal(err)
+	}
+	rows = rows[:0]
+	for w := range 3 {
+		c, _, _ := q3.take(w, 0, true)
+		rows = append(rows, c.hi-c.lo)
+		j8.finish(nil, 0, 0)
+	}
+	if !slices.Equal(rows, []int{40, 40, 20}) {
+		t.Errorf("a job of 100 rows in three parts gave %v, want [40 40 20]", rows)
+	}
+	if err := j8.Wait(); err != nil {
+		t.Fatal(err)
+	}
+
 	// The last device to fail fails what is left, with every error.
 	j7 := newJob()
-	if err := q.push(j7, 40, false); err != nil {
+	if err := q.push(j7, 40, false, 1); err != nil {
 		t.Fatal(err)
 	}
 	c7, _, _ := q.take(1, 100, true)
@@ -573,7 +591,7 @@ func TestBlockQueue(t *testing.T) {
 	if err := j7.Wait(); err == nil || !strings.Contains(err.Error(), "A broke") || !strings.Contains(err.Error(), "B broke") {
 		t.Errorf("job after every device failed: %v", err)
 	}
-	if err := q.push(newJob(), 4, false); err == nil {
+	if err := q.push(newJob(), 4, false, 1); err == nil {
 		t.Error("a queue without devices took a job")
 	}
 	q.close()
@@ -582,4 +600,28 @@ func TestBlockQueue(t *testing.T) {
 	}
 	q2.close()
 	q3.close()
+}
+
+// TestTailParts checks which blocks are cut among the devices: those of
+// the last round, where fewer blocks are left than devices.
+func TestTailParts(t *testing.T) {
+	r := &devicesRunner{}
+	for _, c := range []struct {
+		blocks, devices int
+		want            []int
+	}{
+		{3, 2, []int{1, 1, 2}},
+		{4, 2, []int{1, 1, 1, 1}},
+		{1, 3, []int{3}},
+		{5, 3, []int{1, 1, 1, 3, 3}},
+	} {
+		r.workers = make([]*deviceWorker, c.devices)
+		var got []int
+		for i := range c.blocks {
+			got = append(got, r.tailParts(i, c.blocks))
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%d blocks on %d devices: parts %v, want %v", c.blocks, c.devices, got, c.want)
+		}
+	}
 }

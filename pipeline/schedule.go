@@ -261,8 +261,8 @@ func (p *producer) runInTurn(ctx context.Context) error {
 
 // startAhead starts block i+1 before it waits for block i and sends it on.
 // On several devices (a devicesRunner) it keeps as many blocks started as
-// keep every device busy (devicesRunner.depth), and says which block is
-// the last.
+// keep every device busy (devicesRunner.depth), and cuts the blocks of the
+// last round among them (tailParts).
 func (p *producer) startAhead(ctx context.Context, async graph.AsyncRunner) error {
 	ahead := 1
 	devices, _ := async.(*devicesRunner)
@@ -293,7 +293,7 @@ func (p *producer) startAhead(ctx context.Context, async graph.AsyncRunner) erro
 		var w graph.Waiter
 		var err error
 		if devices != nil {
-			w, err = devices.startBlock(ctx, blk, i == len(p.blocks)-1)
+			w, err = devices.startBlock(ctx, blk, devices.tailParts(i, len(p.blocks)))
 		} else {
 			w, err = async.Start(ctx, blk)
 		}
@@ -319,8 +319,8 @@ func (p *producer) startAhead(ctx context.Context, async graph.AsyncRunner) erro
 
 // statsAhead reduces the stats of the blocks on several devices: it keeps
 // as many blocks submitted as keep every device busy
-// (devicesRunner.depth), sends each block's stats on in order, and says
-// which block is the last.
+// (devicesRunner.depth), sends each block's stats on in order, and cuts
+// the blocks of the last round among them (tailParts).
 func (p *producer) statsAhead(ctx context.Context, d *devicesRunner) error {
 	type submitted struct {
 		b SourceBlock
@@ -347,7 +347,7 @@ func (p *producer) statsAhead(ctx context.Context, d *devicesRunner) error {
 		return p.send(blockResult{end: s.b.End, stats: s.j.stats})
 	}
 	for i, b := range p.blocks {
-		j, err := d.startStats(ctx, p.sources[b.Start:b.End], i == len(p.blocks)-1)
+		j, err := d.startStats(ctx, p.sources[b.Start:b.End], d.tailParts(i, len(p.blocks)))
 		if err != nil {
 			return err
 		}
