@@ -139,7 +139,8 @@ func TestDevicesFilesMatchOneDevice(t *testing.T) {
 // TestDevicesComputeWholeBlocks checks, on two equal fake devices, that
 // every block a device computes has the size one device alone computes
 // (the host block), but for the last block of the run (nine blocks on two
-// devices: the last round's one block, cut into a part per device): a
+// devices: the last round's one block, cut into a range per device,
+// tailCuts): a
 // device that got a cut of every block would lose the batched kernel's
 // block size (and with it its phases) on the GPU.
 func TestDevicesComputeWholeBlocks(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -22,7 +23,7 @@ import (
 // to it, and a block that nothing else overlaps (Run, RunStats, the last)
 // is shared among the devices idle when it is taken; the blocks of the
 // last round, fewer than the devices, are cut into a part per device
-// (tailParts).
+// (tailCuts).
 type devicesRunner struct {
 	workers []*deviceWorker
 	n       int // vertices
@@ -104,7 +105,7 @@ func (r *devicesRunner) Narrowed() bool {
 // Nothing else is queued meanwhile (the producer runs such blocks one at a
 // time), so the devices idle when out is taken share it.
 func (r *devicesRunner) Run(ctx context.Context, out *graph.Block) error {
-	j, err := r.submit(&deviceJob{ctx: ctx, kind: jobRun, out: out}, len(out.Sources), true, 1)
+	j, err := r.submit(&deviceJob{ctx: ctx, kind: jobRun, out: out}, len(out.Sources), true, nil)
 	if err != nil {
 		return err
 	}
@@ -114,20 +115,20 @@ func (r *devicesRunner) Run(ctx context.Context, out *graph.Block) error {
 // Start queues out, which one device computes whole (where its budget
 // holds it), and returns; out may be read once Wait has returned nil.
 func (r *devicesRunner) Start(ctx context.Context, out *graph.Block) (graph.Waiter, error) {
-	return r.startBlock(ctx, out, 1)
+	return r.startBlock(ctx, out, nil)
 }
 
-// startBlock is Start, with out cut into parts parts (tailParts), each
+// startBlock is Start, with out cut at cuts (tailCuts), each part
 // computed whole by one device.
-func (r *devicesRunner) startBlock(ctx context.Context, out *graph.Block, parts int) (graph.Waiter, error) {
-	return r.submit(&deviceJob{ctx: ctx, kind: jobStart, out: out}, len(out.Sources), false, parts)
+func (r *devicesRunner) startBlock(ctx context.Context, out *graph.Block, cuts []int) (graph.Waiter, error) {
+	return r.submit(&deviceJob{ctx: ctx, kind: jobStart, out: out}, len(out.Sources), false, cuts)
 }
 
 // RunStats reduces the sources' rows on the devices (each device's
 // StatsRunner, or its rows reduced on the host), shared among the devices
 // idle when they are taken.
 func (r *devicesRunner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph.Stats, error) {
-	j, err := r.submit(&deviceJob{ctx: ctx, kind: jobStats, sources: sources, stats: graph.NewStats(sources, r.DistType())}, len(sources), true, 1)
+	j, err := r.submit(&deviceJob{ctx: ctx, kind: jobStats, sources: sources, stats: graph.NewStats(sources, r.DistType())}, len(sources), true, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -137,27 +138,49 @@ func (r *devicesRunner) RunStats(ctx context.Context, sources []graph.VertexID) 
 	return j.stats, nil
 }
 
-// startStats queues the stats of sources, cut into parts parts
-// (tailParts), each reduced whole by one device (where its budget holds
-// it), and returns. The job's stats may be read once Wait has returned
+// startStats queues the stats of sources, cut at cuts (tailCuts), each
+// part reduced whole by one device (where its budget holds it), and
+// returns. The job's stats may be read once Wait has returned
 // nil.
-func (r *devicesRunner) startStats(ctx context.Context, sources []graph.VertexID, parts int) (*deviceJob, error) {
-	return r.submit(&deviceJob{ctx: ctx, kind: jobStats, sources: sources, stats: graph.NewStats(sources, r.DistType())}, len(sources), false, parts)
+func (r *devicesRunner) startStats(ctx context.Context, sources []graph.VertexID, cuts []int) (*deviceJob, error) {
+	return r.submit(&deviceJob{ctx: ctx, kind: jobStats, sources: sources, stats: graph.NewStats(sources, r.DistType())}, len(sources), false, cuts)
 }
 
-// tailParts is the number of parts block i of blocks is cut into on the
-// devices: one, but for the blocks of the last round where fewer are left
-// than devices (blocks mod devices), which are cut into a part per device,
-// so that each device has its share of them instead of some idling while
-// others compute the last whole blocks. (Three equal blocks on two devices
-// take two blocks' time whole, one and a half cut.) The record batches
-// stay the host blocks'.
-func (r *devicesRunner) tailParts(i, blocks int) int {
-	n := len(r.workers)
-	if last := blocks % n; last != 0 && i >= blocks-last {
-		return n
+// tailCuts is where block i of blocks is cut on the devices (offsets in
+// the block, multiples of 8): nowhere, but in the last round. The last
+// round is the blocks left once every device has had its last whole
+// block: the last (blocks mod devices) blocks, or the last devices blocks
+// where that is 0. Its rows are cut into a range per device, of equal
+// rows, so that no device idles while others compute the last whole
+// blocks: three equal blocks on two devices take two blocks' time whole,
+// one and a half cut; four, the last a remainder, take the time of two
+// blocks whole, and of half the four cut. Where the last round's blocks
+// are equal and as many as the devices, the ranges are the blocks, which
+// stay whole. The record batches stay the host blocks'.
+func (r *devicesRunner) tailCuts(i int, blocks []SourceBlock) []int {
+	n, k := len(r.workers), len(blocks)
+	round := k % n
+	if round == 0 {
+		round = min(n, k)
 	}
-	return 1
+	first := k - round
+	if i < first || n < 2 {
+		return nil
+	}
+	start, rows := blocks[first].Start, blocks[k-1].End-blocks[first].Start
+	b := blocks[i]
+	var cuts []int
+	for m := 1; m < n; m++ {
+		at := start + (rows*m+n/2)/n - b.Start
+		if at <= 0 || at >= b.End-b.Start {
+			continue // on a block's boundary, or in another block
+		}
+		at -= at % 8
+		if at > 0 && b.End-b.Start-at >= 8 && (len(cuts) == 0 || cuts[len(cuts)-1] < at) {
+			cuts = append(cuts, at)
+		}
+	}
+	return cuts
 }
 
 // depth is the number of blocks the producer keeps submitted so that no
@@ -187,9 +210,10 @@ func (r *devicesRunner) Close() error {
 
 var errDevicesClosed = errors.New("pipeline: the multi-device runner is closed")
 
-// submit queues job j of rows rows in parts pieces (multiples of 8 rows);
-// share lets the devices idle when a piece is taken cut it among them.
-func (r *devicesRunner) submit(j *deviceJob, rows int, share bool, parts int) (*deviceJob, error) {
+// submit queues job j of rows rows, cut at cuts (increasing offsets,
+// multiples of 8); share lets the devices idle when a piece is taken cut
+// it among them.
+func (r *devicesRunner) submit(j *deviceJob, rows int, share bool, cuts []int) (*deviceJob, error) {
 	if err := j.ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -200,7 +224,7 @@ func (r *devicesRunner) submit(j *deviceJob, rows int, share bool, parts int) (*
 	if j.out != nil {
 		j.out.ValidSet, j.out.Nulls = false, 0
 	}
-	if err := r.queue.push(j, rows, share, parts); err != nil {
+	if err := r.queue.push(j, rows, share, cuts); err != nil {
 		return nil, err
 	}
 	return j, nil
@@ -487,11 +511,11 @@ func newBlockQueue(workers int, notice io.Writer) *blockQueue {
 	return q
 }
 
-// push queues j's rows rows as parts chunks (at least one; multiples of 8
-// rows, so that each chunk's validity bitmap starts on a byte), shared
-// where share is set. Once every device has failed it refuses, with their
-// errors.
-func (q *blockQueue) push(j *deviceJob, rows int, share bool, parts int) error {
+// push queues j's rows rows as chunks cut at cuts (increasing offsets
+// within the rows, multiples of 8, so that each chunk's validity bitmap
+// starts on a byte), shared where share is set. Once every device has
+// failed it refuses, with their errors.
+func (q *blockQueue) push(j *deviceJob, rows int, share bool, cuts []int) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	switch {
@@ -504,11 +528,15 @@ func (q *blockQueue) push(j *deviceJob, rows int, share bool, parts int) error {
 		close(j.done)
 		return nil
 	}
-	size := roundUp8((rows + max(parts, 1) - 1) / max(parts, 1))
 	j.mu.Lock()
-	for lo := 0; lo < rows; lo += size {
-		q.chunks = append(q.chunks, chunk{job: j, lo: lo, hi: min(lo+size, rows), share: share})
+	lo := 0
+	for _, hi := range append(slices.Clip(cuts), rows) {
+		if hi <= lo || hi > rows {
+			continue
+		}
+		q.chunks = append(q.chunks, chunk{job: j, lo: lo, hi: hi, share: share})
 		j.pending++
+		lo = hi
 	}
 	j.mu.Unlock()
 	q.cond.Broadcast()

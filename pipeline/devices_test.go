@@ -483,7 +483,7 @@ func TestBlockQueue(t *testing.T) {
 	newJob := func() *deviceJob { return &deviceJob{ctx: context.Background(), done: make(chan struct{})} }
 	q := newBlockQueue(2, nil)
 	j := newJob()
-	if err := q.push(j, 100, false, 1); err != nil {
+	if err := q.push(j, 100, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	// A device whose budget holds 20 rows cuts 16 (a multiple of 8).
@@ -510,10 +510,10 @@ func TestBlockQueue(t *testing.T) {
 	// even one not yet waiting; once none is, it takes it.
 	q2 := newBlockQueue(3, nil)
 	j2, j3 := newJob(), newJob()
-	if err := q2.push(j2, 64, false, 1); err != nil {
+	if err := q2.push(j2, 64, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := q2.push(j3, 64, false, 1); err != nil {
+	if err := q2.push(j3, 64, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	if c, _, _ := q2.take(0, 0, true); c.job != j2 || c.hi-c.lo != 64 {
@@ -526,7 +526,7 @@ func TestBlockQueue(t *testing.T) {
 		t.Fatal("second device did not take the second job")
 	}
 	j4 := newJob()
-	if err := q2.push(j4, 64, false, 1); err != nil {
+	if err := q2.push(j4, 64, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, got, _ := q2.take(0, 0, false); got {
@@ -536,7 +536,7 @@ func TestBlockQueue(t *testing.T) {
 		t.Fatal("third device did not take the third job")
 	}
 	j5 := newJob()
-	if err := q2.push(j5, 64, false, 1); err != nil {
+	if err := q2.push(j5, 64, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	if c, got, _ := q2.take(0, 0, false); !got || c.job != j5 {
@@ -547,7 +547,7 @@ func TestBlockQueue(t *testing.T) {
 	// takes its part (rounded up to a multiple of 8), the last the rest.
 	q3 := newBlockQueue(3, nil)
 	j6 := newJob()
-	if err := q3.push(j6, 100, true, 1); err != nil {
+	if err := q3.push(j6, 100, true, nil); err != nil {
 		t.Fatal(err)
 	}
 	var rows []int
@@ -563,9 +563,9 @@ func TestBlockQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A job queued in parts: multiples of 8 rows, each taken whole.
+	// A job queued in parts (cut at multiples of 8), each taken whole.
 	j8 := newJob()
-	if err := q3.push(j8, 100, false, 3); err != nil {
+	if err := q3.push(j8, 100, false, []int{40, 80}); err != nil {
 		t.Fatal(err)
 	}
 	rows = rows[:0]
@@ -583,7 +583,7 @@ func TestBlockQueue(t *testing.T) {
 
 	// The last device to fail fails what is left, with every error.
 	j7 := newJob()
-	if err := q.push(j7, 40, false, 1); err != nil {
+	if err := q.push(j7, 40, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	c7, _, _ := q.take(1, 100, true)
@@ -591,7 +591,7 @@ func TestBlockQueue(t *testing.T) {
 	if err := j7.Wait(); err == nil || !strings.Contains(err.Error(), "A broke") || !strings.Contains(err.Error(), "B broke") {
 		t.Errorf("job after every device failed: %v", err)
 	}
-	if err := q.push(newJob(), 4, false, 1); err == nil {
+	if err := q.push(newJob(), 4, false, nil); err == nil {
 		t.Error("a queue without devices took a job")
 	}
 	q.close()
@@ -602,26 +602,36 @@ func TestBlockQueue(t *testing.T) {
 	q3.close()
 }
 
-// TestTailParts checks which blocks are cut among the devices: those of
-// the last round, where fewer blocks are left than devices.
-func TestTailParts(t *testing.T) {
-	r := &devicesRunner{}
-	for _, c := range []struct {
-		blocks, devices int
-		want            []int
-	}{
-		{3, 2, []int{1, 1, 2}},
-		{4, 2, []int{1, 1, 1, 1}},
-		{1, 3, []int{3}},
-		{5, 3, []int{1, 1, 1, 3, 3}},
-	} {
-		r.workers = make([]*deviceWorker, c.devices)
-		var got []int
-		for i := range c.blocks {
-			got = append(got, r.tailParts(i, c.blocks))
+// TestTailCuts checks where blocks are cut among the devices: in the last
+// round only, into ranges of equal rows per device, at multiples of 8.
+func TestTailCuts(t *testing.T) {
+	blocksOf := func(sizes ...int) []SourceBlock {
+		var out []SourceBlock
+		start := 0
+		for _, s := range sizes {
+			out = append(out, SourceBlock{start, start + s})
+			start += s
 		}
-		if !slices.Equal(got, c.want) {
-			t.Errorf("%d blocks on %d devices: parts %v, want %v", c.blocks, c.devices, got, c.want)
+		return out
+	}
+	for _, c := range []struct {
+		name    string
+		blocks  []SourceBlock
+		devices int
+		want    [][]int
+	}{
+		{"three equal on two", blocksOf(80, 80, 80), 2, [][]int{nil, nil, {40}}},
+		{"four equal on two", blocksOf(100, 100, 100, 100), 2, [][]int{nil, nil, nil, nil}},
+		{"four, the last a remainder, on two", blocksOf(57142, 57142, 57142, 38600), 2, [][]int{nil, nil, {47864}, nil}},
+		{"one on three", blocksOf(100), 3, [][]int{{32, 64}}},
+		{"nine on two", blocksOf(45, 45, 45, 45, 45, 45, 45, 45, 40), 2, [][]int{nil, nil, nil, nil, nil, nil, nil, nil, {16}}},
+		{"five on one", blocksOf(10, 10, 10, 10, 10), 1, [][]int{nil, nil, nil, nil, nil}},
+	} {
+		r := &devicesRunner{workers: make([]*deviceWorker, c.devices)}
+		for i := range c.blocks {
+			if got := r.tailCuts(i, c.blocks); !slices.Equal(got, c.want[i]) {
+				t.Errorf("%s: block %d cut at %v, want %v", c.name, i, got, c.want[i])
+			}
 		}
 	}
 }

@@ -262,7 +262,7 @@ func (p *producer) runInTurn(ctx context.Context) error {
 // startAhead starts block i+1 before it waits for block i and sends it on.
 // On several devices (a devicesRunner) it keeps as many blocks started as
 // keep every device busy (devicesRunner.depth), and cuts the blocks of the
-// last round among them (tailParts).
+// last round among them (tailCuts).
 func (p *producer) startAhead(ctx context.Context, async graph.AsyncRunner) error {
 	ahead := 1
 	devices, _ := async.(*devicesRunner)
@@ -293,7 +293,7 @@ func (p *producer) startAhead(ctx context.Context, async graph.AsyncRunner) erro
 		var w graph.Waiter
 		var err error
 		if devices != nil {
-			w, err = devices.startBlock(ctx, blk, devices.tailParts(i, len(p.blocks)))
+			w, err = devices.startBlock(ctx, blk, devices.tailCuts(i, p.blocks))
 		} else {
 			w, err = async.Start(ctx, blk)
 		}
@@ -320,7 +320,7 @@ func (p *producer) startAhead(ctx context.Context, async graph.AsyncRunner) erro
 // statsAhead reduces the stats of the blocks on several devices: it keeps
 // as many blocks submitted as keep every device busy
 // (devicesRunner.depth), sends each block's stats on in order, and cuts
-// the blocks of the last round among them (tailParts).
+// the blocks of the last round among them (tailCuts).
 func (p *producer) statsAhead(ctx context.Context, d *devicesRunner) error {
 	type submitted struct {
 		b SourceBlock
@@ -347,7 +347,7 @@ func (p *producer) statsAhead(ctx context.Context, d *devicesRunner) error {
 		return p.send(blockResult{end: s.b.End, stats: s.j.stats})
 	}
 	for i, b := range p.blocks {
-		j, err := d.startStats(ctx, p.sources[b.Start:b.End], d.tailParts(i, len(p.blocks)))
+		j, err := d.startStats(ctx, p.sources[b.Start:b.End], d.tailCuts(i, p.blocks))
 		if err != nil {
 			return err
 		}
