@@ -146,6 +146,13 @@ func (r *devicesRunner) startStats(ctx context.Context, sources []graph.VertexID
 	return r.submit(&deviceJob{ctx: ctx, kind: jobStats, sources: sources, stats: graph.NewStats(sources, r.DistType())}, len(sources), false, cuts)
 }
 
+// cutLastRound switches tailCuts on. Off, every block is computed whole,
+// the last round included: a cut can leave a part too small for the
+// batched kernel's phases (under plan.Config's SeedsMinShare of the
+// vertices), which costs it more per source than the idle time it saves
+// where the blocks are few and alike.
+const cutLastRound = true
+
 // tailCuts is where block i of blocks is cut on the devices (offsets in
 // the block, multiples of 8): nowhere, but in the last round. The last
 // round is the blocks left once every device has had its last whole
@@ -158,6 +165,9 @@ func (r *devicesRunner) startStats(ctx context.Context, sources []graph.VertexID
 // are equal and as many as the devices, the ranges are the blocks, which
 // stay whole. The record batches stay the host blocks'.
 func (r *devicesRunner) tailCuts(i int, blocks []SourceBlock) []int {
+	if !cutLastRound {
+		return nil
+	}
 	n, k := len(r.workers), len(blocks)
 	round := k % n
 	if round == 0 {
