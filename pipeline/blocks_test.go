@@ -106,12 +106,12 @@ func TestPlanRunStatsSizer(t *testing.T) {
 			t.Errorf("%s: bytesPerSource %d, want %d", c.name, got, statsPer)
 		}
 	}
-	m := &multiEngine{layout: arrowio.LayoutStats, memBudget: 12 * per}
-	if got, want := m.chunkMax(eng, sized), int(12*per/statsPer)/8*8; got != want {
+	m := &multiEngine{devices: []deviceSlot{{label: "gpu 0", eng: eng}}, layout: arrowio.LayoutStats, memBudget: 12 * per}
+	if got, want := m.chunkMax(0, sized), int(12*per/statsPer); got != want {
 		t.Errorf("stats chunk of %d sources on a device, want %d", got, want)
 	}
 	m.layout = arrowio.LayoutPairs
-	if got := m.chunkMax(eng, sized); got != 4 {
+	if got := m.chunkMax(0, sized); got != 4 {
 		t.Errorf("pairs chunk of %d sources on a device, want 4", got)
 	}
 	// Fixed bytes come off the budget, at most half of it.
@@ -122,7 +122,7 @@ func TestPlanRunStatsSizer(t *testing.T) {
 			t.Errorf("%d fixed bytes: blocks of up to %d sources, want %d", c.fixed, got, c.want)
 		}
 		m.layout = arrowio.LayoutStats
-		if got, want := m.chunkMax(eng, fixedSized), int(max(12*per-c.fixed, 6*per)/statsPer)/8*8; got != want {
+		if got, want := m.chunkMax(0, fixedSized), int(max(12*per-c.fixed, 6*per)/statsPer); got != want {
 			t.Errorf("%d fixed bytes: stats chunk of %d sources on a device, want %d", c.fixed, got, want)
 		}
 	}

@@ -2,15 +2,25 @@ package pipeline
 
 // Every GPU of the machine in one run (--devices). One engine per device
 // prepares the graph; a shared queue of source blocks feeds them. The
-// multi-device runner is a runner like any other (graph/seam.go): the
-// producer (schedule.go) hands it one host block at a time, and the runner
-// cuts each block into chunks of consecutive rows that the devices take
-// from the queue as they become idle. Each chunk's rows are views of the
-// host block's rows, so the output keeps the order of one device whatever
-// device computed a row.
+// multi-device runner is a runner like any other (graph/seam.go), except
+// that the producer (schedule.go) keeps several of its blocks submitted
+// at once, enough for every device to be busy. The host blocks are
+// planned as for one device alone (the first: planRunner), and each
+// device computes whole host blocks, one after the other, as that device
+// alone would: the batched kernel keeps its block size, and with it its
+// phases and derived rows (a block cut among N devices would hold 1/N of
+// the sources). The results go to the writer in the order of the blocks,
+// and each block's records are those of one device: the output of N
+// devices is the output of one, byte for byte, whichever device computed
+// a block. Only blocks nothing else can overlap are cut among the devices
+// idle when they are taken: the last block of a run, and the blocks of
+// producers that run one at a time (narrowed runs, Run); each still goes
+// to the writer whole.
 //
 // A device's chunks are bounded by its own memory budget (--gpu-mem is per
-// device; without it, each engine's Budgeter). A device that fails with an
+// device; without it, each engine's Budgeter), as its blocks would be
+// were it alone: on equal devices this is the host block, which is then
+// never cut; a device whose budget holds less cuts the blocks it takes. A device that fails with an
 // error of the device (out of memory, a driver error: anything that is not
 // a cancellation, a negative cycle or an invalid request) puts its chunk
 // back at the front of the queue, says so on the notice writer naming the
@@ -211,37 +221,61 @@ func (m *multiEngine) Close() error {
 	return errors.Join(errs...)
 }
 
-// DefaultBudget is the sum of the devices' budgets: the host holds the
-// blocks that feed all of them.
+// DefaultBudget is the first device's, the one whose blocks the run
+// plans (planRunner); the other devices compute those blocks, each within
+// its own budget (chunkMax).
 func (m *multiEngine) DefaultBudget() int64 {
-	return m.sumBudgets(func(b graph.Budgeter) int64 { return b.DefaultBudget() })
+	return m.deviceBudget(0, false)
 }
 
-// DeviceBudget is the sum of the devices' device budgets.
+// DeviceBudget is the first device's device budget (see DefaultBudget).
 func (m *multiEngine) DeviceBudget() int64 {
-	return m.sumBudgets(func(b graph.Budgeter) int64 { return b.DeviceBudget() })
+	return m.deviceBudget(0, true)
 }
 
-func (m *multiEngine) sumBudgets(of func(graph.Budgeter) int64) int64 {
-	var sum int64
-	for _, d := range m.devices {
-		if b, ok := d.eng.(graph.Budgeter); ok {
-			sum += of(b)
-		} else {
-			sum += DefaultMemBudget
+// deviceBudget is device i's budget as one device alone would plan with
+// it (its engine's, graph.Budgeter, else DefaultMemBudget), split among
+// the engines that share its device (--devices 0,0).
+func (m *multiEngine) deviceBudget(i int, device bool) int64 {
+	budget := int64(DefaultMemBudget)
+	if b, ok := m.devices[i].eng.(graph.Budgeter); ok {
+		budget = b.DefaultBudget()
+		if device {
+			budget = b.DeviceBudget()
 		}
 	}
-	return sum
+	return budget / int64(m.sharing(i))
+}
+
+// sharing is the number of engines on device i's device.
+func (m *multiEngine) sharing(i int) int {
+	n := 0
+	for _, d := range m.devices {
+		if d.label == m.devices[i].label {
+			n++
+		}
+	}
+	return n
 }
 
 // planOptions is opt as the block planner of a run on eng sees it: with
-// several devices, a --gpu-mem budget (per device) counts once per device,
-// since the host blocks are shared among them.
+// several devices, a --gpu-mem budget (per device) is the first device's,
+// split among the engines that share its device.
 func planOptions(opt Options, eng graph.Engine) Options {
 	if m, ok := eng.(*multiEngine); ok && opt.MemBudget > 0 {
-		opt.MemBudget *= int64(len(m.devices))
+		opt.MemBudget /= int64(m.sharing(0))
 	}
 	return opt
+}
+
+// planRunner is the runner whose blocks a run on runner plans: of a
+// multi-device run, the first device's, so that the blocks (and the
+// output's record batches) are those of one device alone.
+func planRunner(runner graph.Runner) graph.Runner {
+	if d, ok := runner.(*devicesRunner); ok {
+		return d.workers[0].runner
+	}
+	return runner
 }
 
 // csrCopier is implemented by engines that can take the graph from a
@@ -290,38 +324,28 @@ func (m *multiEngine) Prepare(ctx context.Context, csr *graph.CSR, req graph.Req
 			fmt.Fprintf(m.notice, "pathctl: device %s: %v; running on the other devices\n", m.devices[i].label, errs[i])
 			continue
 		}
-		workers = append(workers, &deviceWorker{label: m.devices[i].label, runner: r, maxChunk: m.chunkMax(m.devices[i].eng, r)})
+		workers = append(workers, &deviceWorker{label: m.devices[i].label, runner: r, maxChunk: m.chunkMax(i, r)})
 	}
 	fmt.Fprintf(m.log, "pathctl: %d devices:", len(workers))
 	for _, w := range workers {
-		fmt.Fprintf(m.log, " %s (chunks of up to %d sources)", w.label, w.maxChunk)
+		fmt.Fprintf(m.log, " %s (blocks of up to %d sources)", w.label, w.maxChunk)
 	}
 	fmt.Fprintln(m.log)
 	return newDevicesRunner(workers, csr.NumVertices, m.threads, m.notice), nil
 }
 
-// chunkMax is the most sources of one chunk on a device: its budget (the
-// run's per-device budget, or its engine's) over its bytes per source and
-// the blocks it holds at once, as the planner sizes one device's blocks
-// (planRun): one where the runner reduces stats on the device, three
-// otherwise. Above 8 it is a multiple of 8, so that the chunks' validity
-// bitmaps start on a byte.
-func (m *multiEngine) chunkMax(eng graph.Engine, r graph.Runner) int {
-	inFlight := int64(3)
-	_, stats := r.(graph.StatsRunner)
-	stats = stats && m.layout == arrowio.LayoutStats
-	if stats {
-		inFlight = 1
-	}
-	budget := m.memBudget
-	if budget <= 0 {
-		budget = DefaultMemBudget
-		if b, ok := eng.(graph.Budgeter); ok {
-			budget = b.DefaultBudget()
-			if stats {
-				budget = b.DeviceBudget()
-			}
-		}
+// chunkMax is the most sources device i computes at once: its budget
+// (the run's per-device budget, or its engine's) over its bytes per source
+// and the blocks in flight, as the planner sizes one device's blocks
+// (planRun, blocksInFlight): one where the runner reduces stats on the
+// device, three for an AsyncRunner (which the device's worker keeps two
+// of), two otherwise. On equal devices it is the size of the host blocks,
+// which are then never cut.
+func (m *multiEngine) chunkMax(i int, r graph.Runner) int {
+	stats := statsOnDevice(r, Options{Layout: m.layout})
+	budget := m.memBudget / int64(m.sharing(i))
+	if m.memBudget <= 0 {
+		budget = m.deviceBudget(i, stats)
 	}
 	per := r.BytesPerSource()
 	if sz, ok := r.(graph.StatsSizer); ok && stats {
@@ -331,11 +355,7 @@ func (m *multiEngine) chunkMax(eng graph.Engine, r graph.Runner) int {
 	if per <= 0 {
 		return 1 << 30
 	}
-	n := int(max(1, budget/(inFlight*per)))
-	if n > 8 {
-		n -= n % 8
-	}
-	return n
+	return int(max(1, budget/(int64(blocksInFlight(r, Options{Layout: m.layout}))*per)))
 }
 
 // isRequestError reports whether err is the request's, the same on every

@@ -101,3 +101,42 @@ func TestGraphBuiltOnFirstDevice(t *testing.T) {
 		t.Errorf("build on device %d of %d: %v, want ErrUnavailable naming the device", n, n, err)
 	}
 }
+
+// TestTwoEnginesOneGPUFiles writes the stats, matrix and pairs layouts
+// through the writer of pathctl run from one engine on device 0 and from
+// two (--devices 0,0, fed from one queue; the matrix and pairs in device
+// blocks over both), with the blocks' size fixed, and checks that the
+// files have the same bytes: the record batches are one device's host
+// blocks whichever engine computed them.
+func TestTwoEnginesOneGPUFiles(t *testing.T) {
+	if s := GPUStatus(); !s.Available {
+		t.Skip("no usable GPU: " + s.Reason)
+	}
+	rng := rand.New(rand.NewPCG(19, 3))
+	g, err := LoadGraph(randomTable(rng, 1500, 9000, testgraphs.Int), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	for _, base := range []Options{
+		{Layout: arrowio.LayoutStats},
+		{Layout: arrowio.LayoutMatrix},
+		{Layout: arrowio.LayoutPairs},
+	} {
+		t.Run(string(base.Layout), func(t *testing.T) {
+			one := base
+			one.Engine, one.Devices, one.MaxBlock = "gpu", []int{0}, 200
+			want := writeRun(t, g, one, "one")
+			var log bytes.Buffer
+			two := base
+			two.Engine, two.Devices, two.MaxBlock, two.Log = "gpu", []int{0, 0}, 200, &log
+			got := writeRun(t, g, two, "two")
+			if !bytes.Equal(got, want) {
+				t.Errorf("two engines wrote %d bytes that differ from one engine's %d", len(got), len(want))
+			}
+			if !strings.Contains(log.String(), "2 devices") {
+				t.Errorf("log does not show two devices:\n%s", log.String())
+			}
+		})
+	}
+}

@@ -7,16 +7,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/pathctl/pathctl/graph"
 )
 
-// devicesRunner runs every block on several devices: it implements the
-// runner interfaces the producer drives (Run, and AsyncRunner's Start and
-// StatsRunner's RunStats) by cutting the block into chunks that the
-// devices' workers take from one queue.
+// devicesRunner runs blocks on several devices: it implements the runner
+// interfaces the producer drives (Run, AsyncRunner's Start, StatsRunner's
+// RunStats, and ResidentRunner's device blocks, devices_resident.go)
+// through one queue of blocks that the devices' workers take whole, each
+// the next as it becomes idle; the producer keeps depth blocks queued
+// (startAhead, statsAhead). A block larger than a device's budget is cut
+// to it, and a block that nothing else overlaps (Run, RunStats, the last)
+// is shared among the devices idle when it is taken; the blocks of the
+// last round, fewer than the devices, are cut into a part per device
+// (tailCuts).
 type devicesRunner struct {
 	workers []*deviceWorker
 	n       int // vertices
@@ -38,6 +45,7 @@ var (
 
 // deviceWorker is one device's runner and what it did.
 type deviceWorker struct {
+	index  int // in the runner's workers, and the queue's
 	label  string
 	runner graph.Runner
 	// maxChunk is the most sources of one chunk (multiEngine.chunkMax).
@@ -50,7 +58,8 @@ type deviceWorker struct {
 // and closes the runners.
 func newDevicesRunner(workers []*deviceWorker, n, threads int, notice io.Writer) *devicesRunner {
 	r := &devicesRunner{workers: workers, n: n, threads: threads, queue: newBlockQueue(len(workers), notice)}
-	for _, w := range workers {
+	for i, w := range workers {
+		w.index = i
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
@@ -121,31 +130,106 @@ func (r *devicesRunner) Narrowed() bool {
 }
 
 // Run computes out on the devices and returns when every row is in place.
+// Nothing else is queued meanwhile (the producer runs such blocks one at a
+// time), so the devices idle when out is taken share it.
 func (r *devicesRunner) Run(ctx context.Context, out *graph.Block) error {
-	j, err := r.submit(&deviceJob{ctx: ctx, kind: jobRun, out: out}, len(out.Sources))
+	j, err := r.submit(&deviceJob{ctx: ctx, kind: jobRun, out: out}, len(out.Sources), true, nil)
 	if err != nil {
 		return err
 	}
 	return j.Wait()
 }
 
-// Start queues out's chunks and returns; out may be read once Wait has
-// returned nil.
+// Start queues out, which one device computes whole (where its budget
+// holds it), and returns; out may be read once Wait has returned nil.
 func (r *devicesRunner) Start(ctx context.Context, out *graph.Block) (graph.Waiter, error) {
-	return r.submit(&deviceJob{ctx: ctx, kind: jobStart, out: out}, len(out.Sources))
+	return r.startBlock(ctx, out, nil)
+}
+
+// startBlock is Start, with out cut at cuts (tailCuts), each part
+// computed whole by one device.
+func (r *devicesRunner) startBlock(ctx context.Context, out *graph.Block, cuts []int) (graph.Waiter, error) {
+	return r.submit(&deviceJob{ctx: ctx, kind: jobStart, out: out}, len(out.Sources), false, cuts)
 }
 
 // RunStats reduces the sources' rows on the devices (each device's
-// StatsRunner, or its rows reduced on the host).
+// StatsRunner, or its rows reduced on the host), shared among the devices
+// idle when they are taken.
 func (r *devicesRunner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph.Stats, error) {
-	j := &deviceJob{ctx: ctx, kind: jobStats, sources: sources, stats: graph.NewStats(sources, r.DistType())}
-	if _, err := r.submit(j, len(sources)); err != nil {
+	j, err := r.submit(&deviceJob{ctx: ctx, kind: jobStats, sources: sources, stats: graph.NewStats(sources, r.DistType())}, len(sources), true, nil)
+	if err != nil {
 		return nil, err
 	}
 	if err := j.Wait(); err != nil {
 		return nil, err
 	}
 	return j.stats, nil
+}
+
+// startStats queues the stats of sources, cut at cuts (tailCuts), each
+// part reduced whole by one device (where its budget holds it), and
+// returns. The job's stats may be read once Wait has returned
+// nil.
+func (r *devicesRunner) startStats(ctx context.Context, sources []graph.VertexID, cuts []int) (*deviceJob, error) {
+	return r.submit(&deviceJob{ctx: ctx, kind: jobStats, sources: sources, stats: graph.NewStats(sources, r.DistType())}, len(sources), false, cuts)
+}
+
+// cutLastRound switches tailCuts on. Off, every block is computed whole,
+// the last round included: a cut can leave a part too small for the
+// batched kernel's phases (under plan.Config's SeedsMinShare of the
+// vertices), which costs it more per source than the idle time it saves
+// where the blocks are few and alike.
+const cutLastRound = true
+
+// tailCuts is where block i of blocks is cut on the devices (offsets in
+// the block, multiples of 8): nowhere, but in the last round. The last
+// round is the blocks left once every device has had its last whole
+// block: the last (blocks mod devices) blocks, or the last devices blocks
+// where that is 0. Its rows are cut into a range per device, of equal
+// rows, so that no device idles while others compute the last whole
+// blocks: three equal blocks on two devices take two blocks' time whole,
+// one and a half cut; four, the last a remainder, take the time of two
+// blocks whole, and of half the four cut. Where the last round's blocks
+// are equal and as many as the devices, the ranges are the blocks, which
+// stay whole. The record batches stay the host blocks'.
+func (r *devicesRunner) tailCuts(i int, blocks []SourceBlock) []int {
+	if !cutLastRound {
+		return nil
+	}
+	n, k := len(r.workers), len(blocks)
+	round := k % n
+	if round == 0 {
+		round = min(n, k)
+	}
+	first := k - round
+	if i < first || n < 2 {
+		return nil
+	}
+	start, rows := blocks[first].Start, blocks[k-1].End-blocks[first].Start
+	b := blocks[i]
+	var cuts []int
+	for m := 1; m < n; m++ {
+		at := start + (rows*m+n/2)/n - b.Start
+		if at <= 0 || at >= b.End-b.Start {
+			continue // on a block's boundary, or in another block
+		}
+		at -= at % 8
+		if at > 0 && b.End-b.Start-at >= 8 && (len(cuts) == 0 || cuts[len(cuts)-1] < at) {
+			cuts = append(cuts, at)
+		}
+	}
+	return cuts
+}
+
+// depth is the number of blocks the producer keeps submitted so that no
+// device waits for one: with stats, one computing per device and one
+// queued; with blocks started ahead, each device also starts its next
+// block before its results land (the one-device overlap, schedule.go).
+func (r *devicesRunner) depth(stats bool) int {
+	if stats {
+		return len(r.workers) + 1
+	}
+	return 2 * len(r.workers)
 }
 
 // Close stops the workers and closes the devices' runners.
@@ -164,11 +248,10 @@ func (r *devicesRunner) Close() error {
 
 var errDevicesClosed = errors.New("pipeline: the multi-device runner is closed")
 
-// submit queues the chunks of a job of rows rows: sharesPerDevice shares
-// per device still working, each a multiple of 8 rows (the validity bitmap
-// of a chunk then starts on a byte); a device cuts a share larger than its
-// chunks.
-func (r *devicesRunner) submit(j *deviceJob, rows int) (*deviceJob, error) {
+// submit queues job j of rows rows, cut at cuts (increasing offsets,
+// multiples of 8); share lets the devices idle when a piece is taken cut
+// it among them.
+func (r *devicesRunner) submit(j *deviceJob, rows int, share bool, cuts []int) (*deviceJob, error) {
 	if err := j.ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -179,34 +262,120 @@ func (r *devicesRunner) submit(j *deviceJob, rows int) (*deviceJob, error) {
 	if j.out != nil {
 		j.out.ValidSet, j.out.Nulls = false, 0
 	}
-	if err := r.queue.push(j, rows); err != nil {
+	if err := r.queue.push(j, rows, share, cuts); err != nil {
 		return nil, err
 	}
 	return j, nil
 }
 
-// work takes chunks until the queue closes or the device fails.
+// startedChunk is a chunk whose rows are on their way from w's device.
+type startedChunk struct {
+	c   chunk
+	sub *graph.Block
+	w   graph.Waiter
+}
+
+// work takes chunks until the queue closes or the device fails. A device
+// whose runner is an AsyncRunner starts its next block before the
+// previous one's results have landed, as one device alone does
+// (startAhead): it takes that block only where no other device is idle.
 func (r *devicesRunner) work(w *deviceWorker) {
+	async, _ := w.runner.(graph.AsyncRunner)
+	var pending *startedChunk
 	for {
-		c, ok := r.queue.take(w.maxChunk)
-		if !ok {
-			return
+		c, got, open := r.queue.take(w.index, w.maxChunk, pending == nil)
+		if !got {
+			if pending == nil {
+				return // closed
+			}
+			if !r.land(w, pending) {
+				return
+			}
+			pending = nil
+			if !open {
+				return
+			}
+			continue
+		}
+		if async != nil && c.job.kind == jobStart {
+			s, err := r.start(async, c)
+			if pending != nil {
+				if !r.land(w, pending) {
+					// The device failed: nothing may write to c's rows
+					// once they are handed over.
+					if s != nil {
+						_ = s.w.Wait()
+					}
+					r.queue.requeue(c)
+					return
+				}
+				pending = nil
+			}
+			if err != nil {
+				if !isRequestError(err) {
+					r.queue.giveBack(w.index, c, fmt.Errorf("pipeline: device %s: %w", w.label, err))
+					return
+				}
+				c.job.finish(err, 0, 0)
+				continue
+			}
+			pending = s
+			continue
+		}
+		if pending != nil {
+			if !r.land(w, pending) {
+				r.queue.requeue(c)
+				return
+			}
+			pending = nil
 		}
 		valid, nulls, err := r.compute(w, c)
 		if err != nil && !isRequestError(err) {
-			r.queue.giveBack(c, fmt.Errorf("pipeline: device %s: %w", w.label, err))
+			r.queue.giveBack(w.index, c, fmt.Errorf("pipeline: device %s: %w", w.label, err))
 			return
 		}
-		if err == nil {
-			w.chunks.Add(1)
-			w.sources.Add(int64(c.hi - c.lo))
-		}
-		c.job.finish(err, valid, nulls)
+		r.done(w, c, err, valid, nulls)
 	}
 }
 
-// compute runs chunk c on w's device. It returns the rows whose validity
-// bits the device set, and their nulls.
+// done counts chunk c computed on w (or failed with a request error).
+func (r *devicesRunner) done(w *deviceWorker, c chunk, err error, valid, nulls int) {
+	if err == nil {
+		w.chunks.Add(1)
+		w.sources.Add(int64(c.hi - c.lo))
+	}
+	c.job.finish(err, valid, nulls)
+}
+
+// start starts chunk c (of a jobStart job) on an AsyncRunner.
+func (r *devicesRunner) start(async graph.AsyncRunner, c chunk) (*startedChunk, error) {
+	sub := subBlock(c.job.out, c.lo, c.hi)
+	wt, err := async.Start(c.job.ctx, sub)
+	if err != nil {
+		return nil, err
+	}
+	return &startedChunk{c: c, sub: sub, w: wt}, nil
+}
+
+// land waits for a started chunk's results and finishes it. It reports
+// false where the device failed: the chunk went back to the queue, and the
+// device takes no more.
+func (r *devicesRunner) land(w *deviceWorker, s *startedChunk) bool {
+	err := s.w.Wait()
+	if err != nil && !isRequestError(err) {
+		r.queue.giveBack(w.index, s.c, fmt.Errorf("pipeline: device %s: %w", w.label, err))
+		return false
+	}
+	valid, nulls := 0, 0
+	if err == nil && s.sub.ValidSet {
+		valid, nulls = s.c.hi-s.c.lo, s.sub.Nulls
+	}
+	r.done(w, s.c, err, valid, nulls)
+	return true
+}
+
+// compute runs chunk c on w's device to the end. It returns the rows whose
+// validity bits the device set, and their nulls.
 func (r *devicesRunner) compute(w *deviceWorker, c chunk) (validRows, nulls int, err error) {
 	j := c.job
 	if j.kind == jobStats {
@@ -343,10 +512,12 @@ func (j *deviceJob) finish(err error, validRows, nulls int) {
 	close(j.done)
 }
 
-// chunk is rows [lo, hi) of a job.
+// chunk is rows [lo, hi) of a job. A shared chunk may be cut among the
+// devices idle when it is taken.
 type chunk struct {
 	job    *deviceJob
 	lo, hi int
+	share  bool
 }
 
 // blockQueue is the queue of chunks the devices share, oldest first.
@@ -355,29 +526,34 @@ type blockQueue struct {
 	cond   *sync.Cond
 	chunks []chunk
 	alive  int // workers that have not failed
-	faults []error
-	closed bool
-	notice io.Writer
+	// idle counts the workers that hold no chunk (isIdle), including
+	// those not yet in take.
+	idle   int
+	isIdle []bool
+	// retired marks the workers that failed (giveBack, retire).
+	retired []bool
+	faults  []error
+	closed  bool
+	notice  io.Writer
 }
 
 func newBlockQueue(workers int, notice io.Writer) *blockQueue {
 	if notice == nil {
 		notice = io.Discard
 	}
-	q := &blockQueue{alive: workers, notice: notice}
+	q := &blockQueue{alive: workers, idle: workers, isIdle: make([]bool, workers), retired: make([]bool, workers), notice: notice}
+	for i := range q.isIdle {
+		q.isIdle[i] = true
+	}
 	q.cond = sync.NewCond(&q.mu)
 	return q
 }
 
-// sharesPerDevice is the number of chunks a block is cut into per device:
-// more than one, so that a device that finishes its first early takes
-// part of a slower device's share instead of waiting for it (the sources
-// of a block differ in cost: R-MAT hubs against leaves).
-const sharesPerDevice = 2
-
-// push queues the chunks of j's rows rows, sharesPerDevice per device
-// alive. Once every device has failed it refuses, with their errors.
-func (q *blockQueue) push(j *deviceJob, rows int) error {
+// push queues j's rows rows as chunks cut at cuts (increasing offsets
+// within the rows, multiples of 8, so that each chunk's validity bitmap
+// starts on a byte), shared where share is set. Once every device has
+// failed it refuses, with their errors.
+func (q *blockQueue) push(j *deviceJob, rows int, share bool, cuts []int) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	switch {
@@ -390,26 +566,51 @@ func (q *blockQueue) push(j *deviceJob, rows int) error {
 		close(j.done)
 		return nil
 	}
-	parts := sharesPerDevice * q.alive
-	share := (rows + parts - 1) / parts
-	share = (share + 7) / 8 * 8
 	j.mu.Lock()
-	for lo := 0; lo < rows; lo += share {
-		q.chunks = append(q.chunks, chunk{job: j, lo: lo, hi: min(lo+share, rows)})
+	lo := 0
+	for _, hi := range append(slices.Clip(cuts), rows) {
+		if hi <= lo || hi > rows {
+			continue
+		}
+		q.chunks = append(q.chunks, chunk{job: j, lo: lo, hi: hi, share: share})
 		j.pending++
+		lo = hi
 	}
 	j.mu.Unlock()
 	q.cond.Broadcast()
 	return nil
 }
 
-// take waits for the oldest chunk and returns at most maxRows rows of it,
-// leaving the rest at the front; chunks of a job that failed are dropped.
-// It returns false once the queue is closed.
-func (q *blockQueue) take(maxRows int) (chunk, bool) {
+// take returns the oldest chunk, or its first rows, leaving the rest at
+// the front: at most maxRows rows (where above 0; a multiple of 8 where
+// above 8, so that the rest's validity bitmap starts on a byte), and of a
+// shared chunk an equal part for this device and each idle one. Chunks of
+// a job that failed are dropped. worker is the taker's index. Where wait
+// is set the worker holds no chunk (it counts as idle) and waits for one;
+// otherwise it returns none at once where the queue is empty or another
+// worker is idle, and that one should take it. got is false when no chunk
+// is returned; open is false once the queue is closed.
+func (q *blockQueue) take(worker, maxRows int, wait bool) (c chunk, got, open bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.retired[worker] {
+		return chunk{}, false, false
+	}
+	if wait && !q.isIdle[worker] {
+		q.isIdle[worker] = true
+		q.idle++
+	}
 	for {
+		if q.retired[worker] { // left out while it waited (retire)
+			return chunk{}, false, false
+		}
+		others := q.idle
+		if q.isIdle[worker] {
+			others--
+		}
+		if !wait && others > 0 {
+			return chunk{}, false, !q.closed
+		}
 		for len(q.chunks) > 0 && !q.closed {
 			c := q.chunks[0]
 			if c.job.failed() {
@@ -417,9 +618,20 @@ func (q *blockQueue) take(maxRows int) (chunk, bool) {
 				c.job.finish(nil, 0, 0)
 				continue
 			}
-			if maxRows > 0 && c.hi-c.lo > maxRows {
+			rows := c.hi - c.lo
+			cut := rows
+			if c.share && others > 0 {
+				cut = roundUp8((rows + others) / (others + 1))
+			}
+			if maxRows > 0 && cut > maxRows {
+				cut = maxRows
+				if cut > 8 {
+					cut -= cut % 8
+				}
+			}
+			if cut < rows {
 				rest := c
-				rest.lo = c.lo + maxRows
+				rest.lo = c.lo + cut
 				c.hi = rest.lo
 				q.chunks[0] = rest
 				c.job.mu.Lock()
@@ -428,30 +640,94 @@ func (q *blockQueue) take(maxRows int) (chunk, bool) {
 			} else {
 				q.chunks = q.chunks[1:]
 			}
-			return c, true
+			if q.isIdle[worker] {
+				q.isIdle[worker] = false
+				q.idle--
+			}
+			return c, true, true
 		}
-		if q.closed {
-			return chunk{}, false
+		if q.closed || !wait {
+			return chunk{}, false, !q.closed
 		}
 		q.cond.Wait()
 	}
 }
 
+func roundUp8(n int) int { return (n + 7) / 8 * 8 }
+
 // giveBack returns the chunk of a device that failed with err to the
 // front of the queue; the device takes no more. The last device to fail
 // fails every chunk left with the errors of all.
-func (q *blockQueue) giveBack(c chunk, err error) {
+func (q *blockQueue) giveBack(worker int, c chunk, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.isIdle[worker] { // cannot be: a failing worker holds c
+		q.isIdle[worker] = false
+		q.idle--
+	}
+	q.retired[worker] = true
 	q.alive--
 	q.faults = append(q.faults, err)
 	if q.alive > 0 {
 		fmt.Fprintf(q.notice, "pathctl: %v; its blocks go to the other devices\n", err)
+	}
+	q.requeueLocked(c)
+}
+
+// retire leaves out a worker that failed with err outside the queue (a
+// device block): it takes no more chunks. It reports whether a device is
+// left; after the last, every chunk left fails with the errors of all.
+func (q *blockQueue) retire(worker int, err error) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.retired[worker] {
+		return q.alive > 0
+	}
+	q.retired[worker] = true
+	if q.isIdle[worker] {
+		q.isIdle[worker] = false
+		q.idle--
+	}
+	q.alive--
+	q.faults = append(q.faults, err)
+	q.cond.Broadcast()
+	if q.alive > 0 {
+		fmt.Fprintf(q.notice, "pathctl: %v; its blocks go to the other devices\n", err)
+		return true
+	}
+	all := errors.Join(q.faults...)
+	for _, c := range q.chunks {
+		c.job.finish(all, 0, 0)
+	}
+	q.chunks = nil
+	return false
+}
+
+// retiredOrFailed reports whether a worker takes no more chunks.
+func (q *blockQueue) retiredOrFailed(worker int) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.retired[worker]
+}
+
+// requeue returns to the front of the queue a chunk that a device which
+// has already failed (giveBack) had started.
+func (q *blockQueue) requeue(c chunk) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.requeueLocked(c)
+}
+
+func (q *blockQueue) requeueLocked(c chunk) {
+	if q.alive > 0 && !q.closed {
 		q.chunks = append([]chunk{c}, q.chunks...)
 		q.cond.Broadcast()
 		return
 	}
-	all := errors.Join(q.faults...)
+	all := errDevicesClosed
+	if !q.closed {
+		all = errors.Join(q.faults...)
+	}
 	c.job.finish(all, 0, 0)
 	for _, c := range q.chunks {
 		c.job.finish(all, 0, 0)

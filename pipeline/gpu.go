@@ -76,26 +76,44 @@ func (g gpuEngine) Prepare(ctx context.Context, csr *graph.CSR, req graph.Reques
 	return gpuRunner{r}, nil
 }
 
-// DefaultBudget is 80 % of the device's free memory, and at most
-// maxHostBudget: every block in flight is also held in host memory.
+// DefaultBudget is 80 % of the device's free memory (budgetOfFree), and
+// at most maxHostBudget: every block in flight is also held in host
+// memory.
 func (g gpuEngine) DefaultBudget() int64 {
 	free, err := g.FreeMemory()
 	if err != nil || free <= 0 {
 		return DefaultMemBudget
 	}
-	return min(free/5*4, maxHostBudget)
+	return min(budgetOfFree(free), maxHostBudget)
 }
 
-// DeviceBudget is 80 % of the device's free memory: the budget of runs
-// that keep their blocks on the device (the stats layout). The planner
-// reads it after Prepare, whose graph buffers (the CSR, and the arcs in
-// rising weight of a cutoff in the batched kernel) are then out of it.
+// DeviceBudget is 80 % of the device's free memory (budgetOfFree): the
+// budget of runs that keep their blocks on the device (the stats layout).
+// The planner reads it after Prepare, whose graph buffers (the CSR, and the
+// arcs in rising weight of a cutoff in the batched kernel) are then out of
+// it.
 func (g gpuEngine) DeviceBudget() int64 {
 	free, err := g.FreeMemory()
 	if err != nil || free <= 0 {
 		return DefaultMemBudget
 	}
-	return free / 5 * 4
+	return budgetOfFree(free)
+}
+
+// budgetGranule is the step of the budgets taken from a device's free
+// memory: devices alike, or one device in two runs, whose free memory
+// differs by a few megabytes (a peer mapping, another context), then plan
+// the same blocks, and write files with the same record batches.
+const budgetGranule = 256 << 20
+
+// budgetOfFree is 80 % of free bytes, rounded down to a budgetGranule
+// where that leaves at least four.
+func budgetOfFree(free int64) int64 {
+	b := free / 5 * 4
+	if b >= 4*budgetGranule {
+		b -= b % budgetGranule
+	}
+	return b
 }
 
 // maxHostBudget bounds the host memory of the blocks in flight on a GPU run.

@@ -28,6 +28,9 @@ type blockPool struct {
 	pin    graph.HostPinner
 	pinned [][]byte
 	closed bool
+	// keep, when above blockPoolMax, bounds the arrays the pool keeps
+	// (not those it pins): the blocks in flight of several devices.
+	keep int
 	// filling is the prefill in progress, which block waits for.
 	filling sync.WaitGroup
 }
@@ -116,7 +119,7 @@ func (p *blockPool) prefill(count, size int, t graph.DistType) {
 
 func (p *blockPool) put(f pooled) {
 	p.mu.Lock()
-	if !p.closed && len(p.free) < blockPoolMax {
+	if !p.closed && len(p.free) < max(blockPoolMax, p.keep) {
 		p.free = append(p.free, f)
 		p.mu.Unlock()
 		return

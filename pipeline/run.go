@@ -142,7 +142,12 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 	if per := bytesPerSource(runner, opt); opt.MemBudget > 0 && opt.MemBudget < per {
 		return nil, fmt.Errorf("%w: memory budget of %d bytes is below the %d bytes one source needs", ErrInvalid, opt.MemBudget, per)
 	}
-	blocks, sched := planRun(planOptions(opt, eng), eng, runner, csr.NumVertices, len(sources), narrowedRowBytes(runner, targets, opt.K, selected))
+	blocks, sched := planRun(planOptions(opt, eng), eng, planRunner(runner), csr.NumVertices, len(sources), narrowedRowBytes(runner, targets, opt.K, selected))
+	if d, ok := runner.(*devicesRunner); ok {
+		// A device block holds one device's on each device
+		// (devices_resident.go).
+		sched.residentMax = d.residentSources(sched.residentMax)
+	}
 	fmt.Fprintf(opt.Log, "pathctl: %d sources in %d blocks of up to %d\n", len(sources), len(blocks), blockMax(blocks))
 	if sched.residentMax > blockMax(blocks) {
 		fmt.Fprintf(opt.Log, "pathctl: computed on the device in blocks of up to %d sources\n", sched.residentMax)

@@ -112,6 +112,9 @@ func runBlocks(ctx context.Context, g *Graph, runner graph.Runner, opt Options, 
 		p.pool = &blockPool{}
 		p.pool.pin, _ = runner.(graph.HostPinner)
 		p.inPlace = inPlaceFor(opt, p.pool.pin, len(sources), g.NumVertices(), runner.DistType())
+		if d, ok := runner.(*devicesRunner); ok {
+			p.pool.keep = d.depth(false) + 2 // started, at the sink, in its records
+		}
 	}
 	errc := make(chan error, 1)
 	go func() {
@@ -260,9 +263,13 @@ func (p *producer) sendResult(b SourceBlock, blk *graph.Block) error {
 	return nil
 }
 
-// runInTurn runs each block to the end before the next.
+// runInTurn runs each block to the end before the next; the stats of
+// several devices go through statsAhead.
 func (p *producer) runInTurn(ctx context.Context) error {
 	statsRunner, _ := p.runner.(graph.StatsRunner)
+	if d, ok := p.runner.(*devicesRunner); ok && p.opt.Layout == arrowio.LayoutStats {
+		return p.statsAhead(ctx, d)
+	}
 	for _, b := range p.blocks {
 		var res blockResult
 		if p.opt.Layout == arrowio.LayoutStats && statsRunner != nil {
@@ -293,30 +300,108 @@ func (p *producer) runInTurn(ctx context.Context) error {
 }
 
 // startAhead starts block i+1 before it waits for block i and sends it on.
+// On several devices (a devicesRunner) it keeps as many blocks started as
+// keep every device busy (devicesRunner.depth), and cuts the blocks of the
+// last round among them (tailCuts).
 func (p *producer) startAhead(ctx context.Context, async graph.AsyncRunner) error {
-	var prev *startedBlock
-	for _, b := range p.blocks {
-		blk := p.newBlock(b)
-		t0 := time.Now()
-		w, err := async.Start(ctx, blk)
-		p.tally(t0, nil)
-		if err != nil {
-			if prev != nil {
-				_ = prev.w.Wait() // nothing may write to a block after runBlocks returns
-			}
+	ahead := 1
+	devices, _ := async.(*devicesRunner)
+	if devices != nil {
+		ahead = devices.depth(false) - 1
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var started []*startedBlock
+	waitAll := func() { // nothing may write to a block after runBlocks returns
+		cancel() // the blocks left stop where they can
+		for _, s := range started {
+			_ = s.w.Wait()
+		}
+	}
+	finishOldest := func() error {
+		s := started[0]
+		started = started[1:]
+		if err := p.finish(s); err != nil {
+			waitAll()
 			return err
 		}
-		cur := &startedBlock{b: b, blk: blk, w: w}
-		if prev != nil {
-			if err := p.finish(prev); err != nil {
-				_ = cur.w.Wait()
+		return nil
+	}
+	for i, b := range p.blocks {
+		blk := p.newBlock(b)
+		t0 := time.Now()
+		var w graph.Waiter
+		var err error
+		if devices != nil {
+			w, err = devices.startBlock(ctx, blk, devices.tailCuts(i, p.blocks))
+		} else {
+			w, err = async.Start(ctx, blk)
+		}
+		p.tally(t0, nil)
+		if err != nil {
+			waitAll()
+			return err
+		}
+		started = append(started, &startedBlock{b: b, blk: blk, w: w})
+		if len(started) > ahead {
+			if err := finishOldest(); err != nil {
 				return err
 			}
 		}
-		prev = cur
 	}
-	if prev != nil {
-		return p.finish(prev)
+	for len(started) > 0 {
+		if err := finishOldest(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// statsAhead reduces the stats of the blocks on several devices: it keeps
+// as many blocks submitted as keep every device busy
+// (devicesRunner.depth), sends each block's stats on in order, and cuts
+// the blocks of the last round among them (tailCuts).
+func (p *producer) statsAhead(ctx context.Context, d *devicesRunner) error {
+	type submitted struct {
+		b SourceBlock
+		j *deviceJob
+	}
+	ahead := d.depth(true) - 1
+	ctx, cancel := context.WithCancel(ctx)
+	var queued []submitted
+	defer func() { // nothing may write to a block after runBlocks returns
+		cancel() // the blocks left (after a failure) stop where they can
+		for _, s := range queued {
+			_ = s.j.Wait()
+		}
+	}()
+	t0 := time.Now()
+	sendOldest := func() error {
+		s := queued[0]
+		queued = queued[1:]
+		if err := s.j.Wait(); err != nil {
+			return err
+		}
+		p.tally(t0, nil)
+		t0 = time.Now()
+		return p.send(blockResult{end: s.b.End, stats: s.j.stats})
+	}
+	for i, b := range p.blocks {
+		j, err := d.startStats(ctx, p.sources[b.Start:b.End], d.tailCuts(i, p.blocks))
+		if err != nil {
+			return err
+		}
+		queued = append(queued, submitted{b, j})
+		if len(queued) > ahead {
+			if err := sendOldest(); err != nil {
+				return err
+			}
+		}
+	}
+	for len(queued) > 0 {
+		if err := sendOldest(); err != nil {
+			return err
+		}
 	}
 	return nil
 }
