@@ -39,9 +39,9 @@ one-batch matrix: ``mapped`` (copies into its mapping on every core),
 ``prefill`` (the same, its pages populated ahead meanwhile; the default
 where the graph is on the GPU) or ``pwrite`` (positioned writes, one
 stream; the default on the CPU) or ``inplace`` (prefill, with the device's
-copies landing straight in the file's pages, registered with the driver; the
-default where the graph is on the GPU); the header line says which was asked
-for. --compare-writes (default ``prefill`` when PATHCTL_MATRIX_WRITES is
+copies landing straight in the file's pages, registered with the driver;
+opt-in); the header line says which was asked
+for. --compare-writes (default ``inplace`` when PATHCTL_MATRIX_WRITES is
 unset) times the memfd CLI row and ``distance_matrix`` again under each
 value it lists, in the same run; the memfd rows' notes carry the binary's
 ``in place:`` counts where it wrote in place.
@@ -150,11 +150,11 @@ def main(argv=None) -> int:
                     help="time only the edges' handoff: one-source stats from the file and from the Table")
     ap.add_argument("--compare-writes", default=None,
                     help="comma-separated PATHCTL_MATRIX_WRITES values under which the memfd CLI row and "
-                         "distance_matrix are timed again (default: prefill when PATHCTL_MATRIX_WRITES is unset; "
+                         "distance_matrix are timed again (default: inplace when PATHCTL_MATRIX_WRITES is unset; "
                          "'' for none)")
     args = ap.parse_args(argv)
     if args.compare_writes is None:
-        args.compare_writes = "" if os.environ.get("PATHCTL_MATRIX_WRITES") else "prefill"
+        args.compare_writes = "" if os.environ.get("PATHCTL_MATRIX_WRITES") else "inplace"
     compare_writes = [w for w in args.compare_writes.split(",") if w]
 
     import pathctl

@@ -144,7 +144,7 @@ func outputFlags() []cli.Flag {
 		// hidden, and read from the environment so that the Python
 		// package's runs can be switched too.
 		&cli.StringFlag{Name: "matrix-writes", EnvVars: []string{"PATHCTL_MATRIX_WRITES"}, Hidden: true,
-			Usage: "mapped, prefill, inplace or pwrite: how a matrix in a memfd or on tmpfs is written (default: inplace, the device copying into the file, when the graph is on the GPU, else pwrite)"},
+			Usage: "mapped, prefill, inplace or pwrite: how a matrix in a memfd or on tmpfs is written (default: prefill when the graph is on the GPU, else pwrite; inplace lets the device copy into the file's pages, registered with the driver first)"},
 	}
 }
 
@@ -522,13 +522,15 @@ func execute(e *env, c *cli.Context, sources []string) error {
 		// for the engine: the kernel's own copy costs the least of them
 		// (1.9 GB/s a core against 1.1 GB/s copying into the mapping, on
 		// a 2-core machine).
-		// On the GPU the device copies the rows into the file's own pages
-		// (arrowio.MatrixWritesInPlace; PATHCTL_MATRIX_WRITES=prefill
-		// turns that off).
+		// Letting the device copy the rows into the file's own pages
+		// (arrowio.MatrixWritesInPlace, opt-in) registers every page
+		// with the driver first, which cost more than the copies it saves
+		// (BENCHMARKS.md, session 8: R-MAT 16 memfd 5.44 s in place
+		// against 2.89 s prefilled, H100).
 		if wopt.MatrixWrites == "" {
 			wopt.MatrixWrites = arrowio.MatrixWritesPositional
 			if g.BuiltOn() == "gpu" {
-				wopt.MatrixWrites = arrowio.MatrixWritesInPlace
+				wopt.MatrixWrites = arrowio.MatrixWritesPrefill
 			}
 		}
 	}
