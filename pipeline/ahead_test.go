@@ -135,7 +135,7 @@ func TestPlanBesideTheOpeningOnGPU(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := collectText(t, g, Options{Engine: "auto", Layout: c.layout})
+			got, err := collectText(t, g, Options{Engine: "auto", Layout: c.layout, Devices: []int{0}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -101,7 +101,7 @@ func TestGPUMatrixInPlace(t *testing.T) {
 			t.Fatal(err)
 		}
 		maxBlock := []int{0, 1 + rng.IntN(n/3)}[trial%2]
-		gpu := Options{Engine: "gpu", MaxBlock: maxBlock, inPlaceChunk: 1 << 20}
+		gpu := Options{Engine: "gpu", MaxBlock: maxBlock, inPlaceChunk: 1 << 20, Devices: []int{0}}
 		got, log := runMatrixToMemfd(t, g, gpu, arrowio.MatrixWritesInPlace)
 		m := inPlaceCounts.FindStringSubmatch(log)
 		if m == nil || m[1] == "0" || m[2] != "0" {

@@ -49,6 +49,12 @@ func (g *Graph) nearest(ctx context.Context, opt Options, csr *graph.CSR, source
 		return nil, "", "", err
 	}
 	defer release()
+	if m, ok := eng.(*multiEngine); ok {
+		// One multi-source run does not split over devices: the first
+		// answers it.
+		eng = m.devices[0].eng
+		fmt.Fprintf(opt.Log, "pathctl: the nearest layout is one run: %s answers it\n", m.devices[0].label)
+	}
 	ge, ok := eng.(gpuEngine)
 	if !ok {
 		return onCPU() // auto fell back: no usable GPU

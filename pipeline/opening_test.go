@@ -249,7 +249,7 @@ func TestDeviceOpenedEarlyOnGPU(t *testing.T) {
 		if g.BuiltOn() != wantOn || times.BesideOpen == waitOpen || !times.Early || times.DeviceOpen <= 0 || g.DeviceOpenTimes().Context <= 0 {
 			t.Errorf("open waited for %v: built on %s, times %+v; want built on the %s, opened early, the engine kept", waitOpen, g.BuiltOn(), times, wantOn)
 		}
-		got, err := collectText(t, g, Options{Engine: "auto"})
+		got, err := collectText(t, g, Options{Engine: "auto", Devices: []int{0}})
 		if err != nil {
 			t.Fatal(err)
 		}
