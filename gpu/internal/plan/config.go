@@ -202,6 +202,12 @@ type Config struct {
 	// Not measured yet (issue 18). The plan does not read it: the runner
 	// does.
 	ScratchBytes int64
+	// ScratchMinShare is the share of the vertices the stats blocks must
+	// hold with the scratch for the GPU runner to take it (and the blocks
+	// without it must not already hold every source); 0 takes it wherever
+	// ScratchBytes allows. The runner decides once, when it is prepared,
+	// from the device's free memory.
+	ScratchMinShare float64
 }
 
 // DefaultConfig is what the GPU engine runs.
@@ -253,14 +259,20 @@ func DefaultConfig() Config {
 		// Not measured yet (issue 18): R-MAT 18's stats blocks on an
 		// 80 GB device hold 1.5× the sources (TestStatsBlockGrowth).
 		OneSlotStats: true,
-		// Not measured on the batched kernel yet: the million-vertex grid
-		// of issue 17's OD row (999,887 vertices) takes near-far rounds,
-		// the 256² grid (65,536) keeps the threshold rounds of
-		// BENCHMARKS.md's figures. Twice the mean weight is the nearest
-		// layout's bucket width (gpu/nearest.go, nearestDeltaScale: within
-		// 15 % of Dijkstra's relaxations on the same grid).
+		// BENCHMARKS.md, session 8, "Issue 18" (one H200, every source):
+		// R-MAT 18 5.67 → 3.83 s with a scratch of 8 GiB, its blocks 45 %
+		// of the vertices instead of 26 %; R-MAT 20, whose blocks stay
+		// at 3.3 %, 156 → 166 s, so below a quarter it is declined.
+		ScratchBytes:    8 << 30,
+		ScratchMinShare: 0.25,
+		// The million-vertex grid of issue 17's OD row (999,887 vertices)
+		// takes near-far rounds, the 256² grid (65,536) keeps the
+		// threshold rounds of BENCHMARKS.md's figures. Buckets of four
+		// times the mean weight: OD 4,096 × 4,096 kernels 3.02 s against
+		// 4.55 s at 1× and 3.67 s at 2× (BENCHMARKS.md, session 8, one
+		// H200; threshold rounds 8.04 s).
 		NearFarMinVertices: 1 << 18,
-		NearFarScale:       2,
+		NearFarScale:       4,
 		// Not measured: a grid vertex's word holds one or two sources of
 		// its group and four arcs.
 		NearFarOwn: 8,
@@ -316,6 +328,9 @@ func (c Config) Check() error {
 	}
 	if c.RelabelMinSources < 0 {
 		return fmt.Errorf("plan: relabelling from %d sources, want at least 0", c.RelabelMinSources)
+	}
+	if !(c.ScratchMinShare >= 0 && c.ScratchMinShare <= 1) {
+		return fmt.Errorf("plan: scratch minimum share %v, want 0 .. 1", c.ScratchMinShare)
 	}
 	if c.ScratchBytes < 0 {
 		return fmt.Errorf("plan: scratch of %d bytes, want at least 0", c.ScratchBytes)
