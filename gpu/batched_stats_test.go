@@ -106,8 +106,8 @@ func statsSlotConfigs(t *testing.T) map[string]batchedConfig {
 		"twoslots":        "oneslot=0",
 		"oneslot-relabel": "relabel=bfs,relabelmin=0",
 		"oneslot-phases":  "seeds=0.2,seedsmin=0,phases=0.5",
-		"scratch":         "scratchmb=0.5",
-		"scratch-phases":  "scratchmb=0.3,seeds=0.2,seedsmin=0,phases=0.5",
+		"scratch":         "scratchmb=0.5,scratchmin=0",
+		"scratch-phases":  "scratchmb=0.3,scratchmin=0,seeds=0.2,seedsmin=0,phases=0.5",
 	} {
 		c := defaultBatchedConfig()
 		if err := c.Config.Apply(spec); err != nil {
@@ -273,7 +273,7 @@ func TestOneSlotStatsBesideStart(t *testing.T) {
 func TestStatsBytesPerSource(t *testing.T) {
 	const n = 1000
 	g := &graph.CSR{NumVertices: n, Offsets: make([]int64, n+1), Targets: []int32{}, Weights: []int32{}, Weighted: true, Type: graph.DistInt32}
-	one, two := defaultBatchedConfig(), defaultBatchedConfig()
+	one, two := rowsConfig(), rowsConfig()
 	two.OneSlotStats = false
 	for _, c := range []struct {
 		name            string
@@ -335,7 +335,7 @@ func TestStatsBlockGrowth(t *testing.T) {
 		g := &graph.CSR{NumVertices: n, Offsets: make([]int64, n+1), Targets: []int32{}, Weights: []int32{}, Weighted: true, Type: graph.DistInt32}
 		sizes := map[bool]int64{}
 		for _, oneSlot := range []bool{false, true} {
-			cfg := defaultBatchedConfig()
+			cfg := rowsConfig()
 			cfg.OneSlotStats = oneSlot
 			r := newRunner(nil, g, graph.Request{Algorithm: Batched}, cfg)
 			per := r.StatsBytesPerSource()
@@ -357,7 +357,7 @@ func TestStatsBlockGrowth(t *testing.T) {
 		if size <= sizes[true] {
 			t.Errorf("R-MAT %d: a scratch leaves blocks of %d (%d without)", scale, size, sizes[true])
 		}
-		cfg := defaultBatchedConfig()
+		cfg := rowsConfig()
 		cfg.HubRows = 1024
 		r = newRunner(nil, g, graph.Request{Algorithm: Batched}, cfg)
 		per = r.StatsBytesPerSource()
@@ -383,7 +383,7 @@ func TestHubRowsStatsAgainstOracle(t *testing.T) {
 	configs := map[string]string{
 		"hubs":         "hubrows=64",
 		"hubs-phases":  "hubrows=64,seeds=0.2,seedsmin=0,phases=0.5",
-		"hubs-scratch": "hubrows=64,scratchmb=0.5",
+		"hubs-scratch": "hubrows=64,scratchmb=0.5,scratchmin=0",
 	}
 	for gname, g := range statsSlotGraphs(t) {
 		n := g.NumVertices
@@ -457,7 +457,7 @@ func TestHubRowsFor(t *testing.T) {
 	}
 	ints := csr([]int32{3}, graph.DistInt32)
 	fractional := csr([]float32{0.1}, graph.DistFloat32)
-	hubs := defaultBatchedConfig()
+	hubs := rowsConfig()
 	hubs.HubRows = 64
 	relabelled := hubs
 	relabelled.Relabel = "bfs"
@@ -474,7 +474,7 @@ func TestHubRowsFor(t *testing.T) {
 		{"an eighth", ints, graph.Request{Algorithm: Batched}, hubs, n / 8, 64},
 		{"small block", ints, graph.Request{Algorithm: Batched}, hubs, 100, 100 / hubRowsShare},
 		{"half", ints, graph.Request{Algorithm: Batched}, hubs, n / 2, 0},
-		{"off", ints, graph.Request{Algorithm: Batched}, defaultBatchedConfig(), n / 8, 0},
+		{"off", ints, graph.Request{Algorithm: Batched}, rowsConfig(), n / 8, 0},
 		{"two slots", ints, graph.Request{Algorithm: Batched}, twoSlots, n / 8, 0},
 		{"relabelled", ints, graph.Request{Algorithm: Batched}, relabelled, n / 8, 0},
 		{"predecessors", ints, graph.Request{Algorithm: Batched, WithPredecessors: true}, hubs, n / 8, 0},
@@ -541,6 +541,50 @@ func TestScratchBytes(t *testing.T) {
 	} {
 		if r.scratchSources() != 0 || r.StatsFixedBytes() != 0 {
 			t.Errorf("%s: slices of %d sources, %d fixed bytes; want no scratch", name, r.scratchSources(), r.StatsFixedBytes())
+		}
+	}
+}
+
+// rowsConfig is the default configuration with a working row per source
+// (no scratch), whose sizes the tests above compare.
+func rowsConfig() batchedConfig {
+	c := defaultBatchedConfig()
+	c.ScratchBytes = 0
+	return c
+}
+
+// TestScratchPays checks the rule that declines the scratch
+// (plan.Config.ScratchMinShare) on an 80 GB device's free memory: taken
+// for R-MAT 18's vertex count (blocks of 45 % of the vertices), declined
+// for R-MAT 20's (3.3 %) and for a graph whose every source fits one
+// block without it, and always taken under a share of 0.
+func TestScratchPays(t *testing.T) {
+	const free = 80 << 30
+	for _, c := range []struct {
+		name  string
+		n     int
+		share float64
+		want  bool
+	}{
+		{"R-MAT 18", 174403, 0.25, true},
+		{"R-MAT 20", 646621, 0.25, false},
+		{"one block without it", 46841, 0.25, false},
+		{"share 0", 646621, 0, true},
+		{"share 0.5", 174403, 0.5, false},
+	} {
+		g := &graph.CSR{NumVertices: c.n, Offsets: make([]int64, c.n+1), Targets: []int32{}, Weights: []int32{}, Weighted: true, Type: graph.DistInt32}
+		cfg := defaultBatchedConfig()
+		cfg.ScratchMinShare = c.share
+		r := newRunner(nil, g, graph.Request{Algorithm: Batched}, cfg)
+		if got := r.scratchPays(free); got != c.want {
+			t.Errorf("%s: scratch pays %v, want %v", c.name, got, c.want)
+		}
+		if r.scratchDeclined || r.scratchSources() == 0 {
+			t.Errorf("%s: scratchPays changed the runner (declined %v, slices of %d)", c.name, r.scratchDeclined, r.scratchSources())
+		}
+		r.scratchDeclined = true
+		if r.scratchSources() != 0 || r.StatsFixedBytes() != 0 || r.StatsBytesPerSource() != int64(c.n)*8+perSourceBytes {
+			t.Errorf("%s: a declined scratch still sizes slices of %d, %d fixed bytes, %d a source", c.name, r.scratchSources(), r.StatsFixedBytes(), r.StatsBytesPerSource())
 		}
 	}
 }

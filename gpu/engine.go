@@ -223,6 +223,16 @@ func (e *Engine) prepare(ctx context.Context, g *graph.CSR, req graph.Request, b
 	if uploads {
 		e.graphUploads.Add(1)
 	}
+	if r.scratchPossible() && r.batched.ScratchMinShare > 0 {
+		err := e.dev.do(func() error {
+			free, _, err := e.dev.memInfo()
+			r.scratchDeclined = err != nil || !r.scratchPays(free)
+			return nil
+		})
+		if err != nil {
+			return nil, errors.Join(err, e.dev.do(r.release))
+		}
+	}
 	e.mu.Lock()
 	e.runners[r] = struct{}{}
 	e.mu.Unlock()

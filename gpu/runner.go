@@ -94,6 +94,10 @@ type Runner struct {
 	// working distances in r.aux (scratch.go); 0 for a working row per
 	// source.
 	scratch int
+	// scratchDeclined is set by Prepare where the scratch would not pay on
+	// this device (scratchPays): the stats blocks keep a working row per
+	// source.
+	scratchDeclined bool
 }
 
 // layout is the bytes per vertex of each per-source buffer.

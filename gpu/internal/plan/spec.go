@@ -24,6 +24,7 @@ import (
 //	oneslot=0|1                        OneSlotStats
 //	hubrows=N                          HubRows
 //	scratchmb=X                        ScratchBytes in MiB (0: a working row per source)
+//	scratchmin=X                       ScratchMinShare (0: a scratch wherever scratchmb allows)
 //	nearfar=auto|on|off                NearFarMode
 //	nearfarmin=N                       NearFarMinVertices
 //	nearfarscale=X                     NearFarScale
@@ -96,6 +97,8 @@ func (c *Config) set(key, val string) error {
 		var mb float64
 		mb, err = strconv.ParseFloat(val, 64)
 		c.ScratchBytes = int64(mb * (1 << 20))
+	case "scratchmin":
+		c.ScratchMinShare, err = strconv.ParseFloat(val, 64)
 	case "hubrows":
 		c.HubRows, err = strconv.Atoi(val)
 	case "oneslot":
