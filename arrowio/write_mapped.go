@@ -628,11 +628,12 @@ const mappedPrefillChunk = 32 << 20
 const mappedAllocatePiece = 8 * mappedPrefillChunk
 
 // prefillAllocates lets startPrefill allocate the values' pages with
-// fallocate ahead of the populating workers. PATHCTL_PREFILL_FALLOCATE=off
-// turns it off. On a host of 32 cores, 4 GiB of a memfd took 0.42 s
-// allocated and then populated against 0.75 s populated alone
-// (BenchmarkPopulateShmem, BENCHMARKS.md session 8).
-var prefillAllocates = os.Getenv("PATHCTL_PREFILL_FALLOCATE") != "off"
+// fallocate ahead of the populating workers (PATHCTL_PREFILL_FALLOCATE=on).
+// On a host of 32 cores, 4 GiB of a memfd took 0.42 s allocated and then
+// populated against 0.75 s populated alone (BenchmarkPopulateShmem), but
+// the R-MAT 16 matrix into a memfd took 8.24 s with it against 5.10 s
+// without on one H100 host (BENCHMARKS.md, session 8), so it is opt-in.
+var prefillAllocates = os.Getenv("PATHCTL_PREFILL_FALLOCATE") == "on"
 
 // startPrefill starts workers that populate the pages of the values in
 // order, ahead of the copies, skipping what the copies have passed: on a
