@@ -553,18 +553,11 @@ func runPhase(dv *device, r *Runner, run *batchedRun, name string, k int, fronti
 		r.aux.ptr, cur, curSum); err != nil {
 		return err
 	}
-	// counters: per round, 8 words of work the counting variant counts.
-	var counters devBuf
-	if r.batched.trace != nil {
-		var err error
-		if counters, err = dv.alloc(8 * 8 * batchedTraceRounds); err != nil {
-			return err
-		}
-		defer dv.free(&counters)
-		if err := dv.launchAsync("batched_fill_b64", batchedGrid(8*batchedTraceRounds), counters.ptr, int64(8*batchedTraceRounds), uint64(0)); err != nil {
-			return err
-		}
+	counters, err := traceCounters(dv, r)
+	if err != nil {
+		return err
 	}
+	defer dv.free(&counters)
 	grid := batchedBlocksPerSM * max(r.e.info.Multiprocessors, 1)
 	last := make([]int32, 1)
 	per := int(groups) // groups per slice (plan.Config.SliceBytes)
@@ -715,4 +708,22 @@ func infinityBits(t graph.DistType) uint64 {
 		return uint64(math.Float32bits(float32(math.Inf(1))))
 	}
 	return math.Float64bits(math.Inf(1))
+}
+
+// traceCounters is the zeroed buffer of a traced run's counters (per
+// round, 8 words of work the counting variant counts), or none without a
+// trace; the caller frees it.
+func traceCounters(dv *device, r *Runner) (devBuf, error) {
+	var counters devBuf
+	if r.batched.trace == nil {
+		return counters, nil
+	}
+	counters, err := dv.alloc(8 * 8 * batchedTraceRounds)
+	if err != nil {
+		return counters, err
+	}
+	if err := dv.launchAsync("batched_fill_b64", batchedGrid(8*batchedTraceRounds), counters.ptr, int64(8*batchedTraceRounds), uint64(0)); err != nil {
+		return counters, errors.Join(err, dv.free(&counters))
+	}
+	return counters, nil
 }

@@ -97,17 +97,11 @@ func runPhaseScratch(dv *device, r *Runner, name string, k int, sources, rows, s
 	}
 	step := r.batched.Step(r.planGraph.Shape(), r.req.Delta)
 	cut := r.batchedCut()
-	var counters devBuf
-	if r.batched.trace != nil {
-		var err error
-		if counters, err = dv.alloc(8 * 8 * batchedTraceRounds); err != nil {
-			return err
-		}
-		defer dv.free(&counters)
-		if err := dv.launchAsync("batched_fill_b64", batchedGrid(8*batchedTraceRounds), counters.ptr, int64(8*batchedTraceRounds), uint64(0)); err != nil {
-			return err
-		}
+	counters, err := traceCounters(dv, r)
+	if err != nil {
+		return err
 	}
+	defer dv.free(&counters)
 	grid := batchedBlocksPerSM * max(r.e.info.Multiprocessors, 1)
 	last := make([]int32, 1)
 	vm := r.aux.ptr

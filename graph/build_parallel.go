@@ -126,10 +126,6 @@ func buildTypedParallel[D Number](g *CSR, e *Edges, undirected bool, workers int
 
 	// 3. Sort and dedupe every row in place, in chunks of vertices.
 	kept := make([]EdgeOffset, n)
-	type arc struct {
-		t VertexID
-		w D
-	}
 	type bounds struct {
 		lo, hi D
 		any    bool
@@ -137,7 +133,7 @@ func buildTypedParallel[D Number](g *CSR, e *Edges, undirected bool, workers int
 	found := make([]bounds, workers)
 	var taken atomic.Int64
 	each(func(w int) {
-		var row []arc
+		var row []rowArc[D]
 		b := bounds{}
 		for {
 			first := int(taken.Add(parallelRowChunk)) - parallelRowChunk
@@ -148,20 +144,9 @@ func buildTypedParallel[D Number](g *CSR, e *Edges, undirected bool, workers int
 				lo, hi := starts[u], starts[u+1]
 				row = row[:0]
 				for k := lo; k < hi; k++ {
-					row = append(row, arc{targets[k], weights[k]})
+					row = append(row, rowArc[D]{targets[k], weights[k]})
 				}
-				slices.SortFunc(row, func(a, b arc) int {
-					if a.t != b.t {
-						return int(a.t) - int(b.t)
-					}
-					switch {
-					case a.w < b.w:
-						return -1
-					case a.w > b.w:
-						return 1
-					}
-					return 0
-				})
+				sortRow(row)
 				out := lo
 				for k, a := range row {
 					if k > 0 && row[k-1].t == a.t {
@@ -211,3 +196,26 @@ func buildTypedParallel[D Number](g *CSR, e *Edges, undirected bool, workers int
 // buildWorkers is the workers Build uses for m rows over n vertices on
 // this process's cores.
 func buildWorkers(n, m int) int { return parallelWorkers(n, m, runtime.GOMAXPROCS(0)) }
+
+// rowArc is one arc of a row being sorted: its target and weight.
+type rowArc[D Number] struct {
+	t VertexID
+	w D
+}
+
+// sortRow orders a row's arcs by target, then by rising weight, so that
+// the first of each target is the one a build keeps.
+func sortRow[D Number](row []rowArc[D]) {
+	slices.SortFunc(row, func(a, b rowArc[D]) int {
+		if a.t != b.t {
+			return int(a.t) - int(b.t)
+		}
+		switch {
+		case a.w < b.w:
+			return -1
+		case a.w > b.w:
+			return 1
+		}
+		return 0
+	})
+}

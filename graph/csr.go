@@ -286,29 +286,14 @@ func buildTyped[D Number](g *CSR, e *Edges, undirected bool) {
 	// Sort every row by (target, weight) and keep the first of each target.
 	offsets := make([]EdgeOffset, n+1)
 	var out EdgeOffset
-	type arc struct {
-		t VertexID
-		w D
-	}
-	var row []arc
+	var row []rowArc[D]
 	for u := 0; u < n; u++ {
 		lo, hi := counts[u], counts[u+1]
 		row = row[:0]
 		for k := lo; k < hi; k++ {
-			row = append(row, arc{targets[k], weights[k]})
+			row = append(row, rowArc[D]{targets[k], weights[k]})
 		}
-		slices.SortFunc(row, func(a, b arc) int {
-			if a.t != b.t {
-				return int(a.t) - int(b.t)
-			}
-			switch {
-			case a.w < b.w:
-				return -1
-			case a.w > b.w:
-				return 1
-			}
-			return 0
-		})
+		sortRow(row)
 		offsets[u] = out
 		for k, a := range row {
 			if k > 0 && row[k-1].t == a.t {
