@@ -84,6 +84,24 @@ type WriteOptions struct {
 	// (ResultWriter.MatrixValues): rows it computes at their place there
 	// are not copied.
 	MatrixWrites string
+	// ResultPeer, when set, is a connected Unix socket to the process
+	// that will read the result (the Python package, which started this
+	// one and passed the socket in). A matrix that would be written as
+	// one batch into a file in memory (MatrixRows) is then written into
+	// that process's own memory instead, with process_vm_writev(2), which
+	// costs a fraction of populating a memfd's pages (R-MAT 16 on an
+	// H100 host: 9.7 GB in 0.5-0.7 s on 16 cores, against 4.2-5.9 s into
+	// a memfd). On the socket, lines of text: this process sends "size
+	// N"; the peer answers "addr PID BASE" (BASE in hex) for N bytes of
+	// its memory, zeroed, at BASE in process PID; the values go there as
+	// they come, at their offsets of the file's layout; where the file
+	// turns out longer than N, "grow M" asks for more, answered as size
+	// is (the bytes so far kept). At the end, "done SIZE": the first
+	// SIZE bytes are the Arrow IPC file. Where the peer cannot be
+	// written (no permission to, a refusal, no answer), "fallback
+	// REASON" says so and the file gets the result as without a peer.
+	// A run that fails closes the socket without "done".
+	ResultPeer *os.File
 }
 
 // The ways WriteOptions.MatrixWrites names.
@@ -279,6 +297,17 @@ func (w *ResultWriter) mapMatrix(schema *arrow.Schema, opt WriteOptions) {
 			return
 		}
 		f = rw
+	}
+	if opt.ResultPeer != nil {
+		if m, err := newPeerMatrix(f, opt.ResultPeer, schema, opt.MatrixRows, opt.allocator()); err == nil {
+			m.positional = opt.MatrixWrites == MatrixWritesPositional
+			if f != w.file {
+				w.file.Close()
+				w.file = f
+			}
+			w.rw = m
+			return
+		}
 	}
 	m, err := newMappedMatrix(f, schema, opt.MatrixRows, opt.allocator())
 	if err != nil {

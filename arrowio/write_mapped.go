@@ -120,6 +120,10 @@ type mappedMatrix struct {
 	nullable bool // integer distances: unreachable pairs are nulls
 
 	mapping   []byte
+	// peer, when set, holds the result (peer_linux.go): mapping is then a
+	// shadow in which the head and the bitmap are composed, and the
+	// values go straight to the peer.
+	peer      *peerMemory
 	valuesOff int64 // file offset of the first distance: the body's start
 	bitmapOff int64 // file offset of the validity bitmap (integer types)
 
@@ -150,6 +154,31 @@ func newMappedMatrix(f *os.File, schema *arrow.Schema, rows int, mem memory.Allo
 	adviseHugePages(w.mapping)
 	return w, nil
 }
+
+// newPeerMatrix is newMappedMatrix for a result written into the memory
+// of the process at the other end of conn (WriteOptions.ResultPeer); f,
+// the file it would go to otherwise, is left empty.
+func newPeerMatrix(f, conn *os.File, schema *arrow.Schema, rows int, mem memory.Allocator) (*mappedMatrix, error) {
+	w, err := planMappedMatrix(schema, rows, mem)
+	if err != nil {
+		return nil, err
+	}
+	w.file = f
+	total := w.bitmapOff + int64(roundUp(w.bitmapBytes(), 64))
+	if w.mapping, err = shadowMapping(total); err != nil {
+		return nil, fmt.Errorf("reserving the result's shadow: %w", err)
+	}
+	if w.peer, err = openPeerMemory(conn, total+peerTailRoom(rows)); err != nil {
+		_ = unmapFile(w.mapping)
+		return nil, err
+	}
+	return w, nil
+}
+
+// peerTailRoom is the room a peer is first asked for past the bitmap, for
+// the source column and the footer: enough for ids of up to 56 bytes; a
+// longer tail asks the peer to grow.
+func peerTailRoom(rows int) int64 { return int64(rows)*64 + 1<<20 }
 
 // planMappedMatrix checks schema and computes the file offsets of a
 // matrix of rows rows.
@@ -258,6 +287,14 @@ func (w *mappedMatrix) Write(rec arrow.RecordBatch) error {
 	at := w.valuesOff + int64(w.row*w.width*w.elem)
 	dst := w.mapping[at : at+int64(len(src))]
 	switch {
+	case w.peer != nil && w.positional:
+		if err := w.peer.writeAt(src, at); err != nil {
+			return err
+		}
+	case w.peer != nil:
+		if err := w.peer.parallelWriteAt(src, at, mappedCopyChunk); err != nil {
+			return err
+		}
 	case &src[0] == &dst[0]: // computed in place
 	case w.positional:
 		if _, err := w.file.WriteAt(src, at); err != nil {
@@ -425,16 +462,45 @@ func (w *mappedMatrix) finish() error {
 	binary.Write(&end, binary.LittleEndian, uint32(len(footer)))
 	end.Write(ipcMagic)
 
+	at := w.valuesOff + tail
+	if w.peer != nil {
+		return w.finishPeer(at, end.Bytes())
+	}
 	if err := unmapFile(w.mapping); err != nil {
 		return fmt.Errorf("unmapping the result: %w", err)
 	}
 	w.mapping = nil
-	at := w.valuesOff + tail
 	if _, err := w.file.WriteAt(end.Bytes(), at); err != nil {
 		return err
 	}
 	w.size = at + int64(end.Len())
 	return w.file.Truncate(w.size)
+}
+
+// finishPeer writes the head, the bitmap (where there are nulls) and end
+// (the source column, the footer) at offset at into the peer, and tells
+// it the result's size.
+func (w *mappedMatrix) finishPeer(at int64, end []byte) error {
+	size := at + int64(len(end))
+	if err := w.peer.grow(size); err != nil {
+		return err
+	}
+	if err := w.peer.writeAt(w.mapping[:w.valuesOff], 0); err != nil {
+		return err
+	}
+	if w.nulls > 0 {
+		bitmap := w.mapping[w.bitmapOff : w.bitmapOff+int64(w.bitmapBytes())]
+		if err := w.peer.parallelWriteAt(bitmap, w.bitmapOff, mappedCopyChunk); err != nil {
+			return err
+		}
+	}
+	if err := w.peer.writeAt(end, at); err != nil {
+		return err
+	}
+	_ = unmapFile(w.mapping)
+	w.mapping = nil
+	w.size = size
+	return w.peer.finish(size)
 }
 
 // sourceColumn is the source ids of every record, as one array.
@@ -613,6 +679,9 @@ func (w *mappedMatrix) abort() {
 	if w.mapping != nil {
 		_ = unmapFile(w.mapping)
 		w.mapping = nil
+	}
+	if w.peer != nil {
+		w.peer.close()
 	}
 	_ = w.file.Truncate(0)
 	w.releaseSources()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -94,5 +95,24 @@ func TestServeDevicesFlag(t *testing.T) {
 	var usage usageError
 	if _, err := parsedConfig(t, "--devices", "one"); !errors.As(err, &usage) || !strings.Contains(err.Error(), "--devices") {
 		t.Errorf("--devices one: %v; want a usage error naming the flag", err)
+	}
+}
+
+// TestResultPeerFlag checks --result-peer: a descriptor that is not a
+// socket is a usage error naming the flag, before anything is written;
+// the commands without the flag are not affected.
+func TestResultPeerFlag(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "g.csv", "src,dst,weight\n1,2,3\n2,3,4\n")
+	out := dir + "/m.arrow"
+	r := inProcess(t, "run", "--engine", "cpu", "--layout", "matrix", "--result-peer", "2", "-o", out, in)
+	if r.code != 2 || !strings.Contains(r.stderr, "--result-peer 2: not a socket") {
+		t.Errorf("--result-peer 2 (not a socket): exit %d, %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a result was written despite the bad flag")
+	}
+	if r := inProcess(t, "sssp", "--engine", "cpu", "--source", "1", "-o", dir+"/s.arrow", in); r.code != 0 {
+		t.Errorf("sssp without --result-peer: exit %d, %s", r.code, r.stderr)
 	}
 }

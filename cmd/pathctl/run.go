@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -154,6 +155,11 @@ func runCommand(e *env) *cli.Command {
 	flags = append(flags,
 		&cli.StringFlag{Name: "sources", Usage: "comma-separated source ids (default: every vertex); a repeated id runs once, at its first place, and its rows appear once"},
 		&cli.StringFlag{Name: "sources-file", Usage: "file of source ids, one per line (repeats run once, as with --sources)"},
+		// The Python package's handoff (arrowio.WriteOptions.ResultPeer):
+		// a socket to the process that reads the matrix, which is written
+		// into its memory.
+		&cli.IntFlag{Name: "result-peer", Value: -1, Hidden: true,
+			Usage: "file descriptor of a Unix socket to the process reading the result: a matrix bound for a memfd is written into its memory instead"},
 	)
 	flags = append(flags, queryFlags()...)
 	return &cli.Command{
@@ -494,6 +500,14 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	}
 	wopt := arrowio.WriteOptions{Format: format, Compression: c.String("compression"), Stdout: e.stdout, Vertices: columns,
 		MatrixWrites: c.String("matrix-writes")}
+	if fd := c.Int("result-peer"); c.IsSet("result-peer") && fd >= 0 {
+		peer, err := resultPeer(fd)
+		if err != nil {
+			return err
+		}
+		defer peer.Close()
+		wopt.ResultPeer = peer
+	}
 
 	// The matrix layout names its vertex order in a file beside it (not
 	// beside a stream: stdout, a device, a FIFO).
@@ -726,4 +740,17 @@ func humanCount(x float64) string {
 		return fmt.Sprintf("%.1fk", x/1e3)
 	}
 	return fmt.Sprintf("%.0f", x)
+}
+
+// resultPeer is the socket --result-peer names. The descriptor is checked
+// before an os.File takes it (whose finalizer would close it).
+func resultPeer(fd int) (*os.File, error) {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return nil, usagef("--result-peer %d: not an open file descriptor", fd)
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFSOCK {
+		return nil, usagef("--result-peer %d: not a socket", fd)
+	}
+	return os.NewFile(uintptr(fd), "result-peer"), nil
 }

@@ -71,9 +71,84 @@ def private_tmp(tmp_path, monkeypatch):
     return root
 
 
+@pytest.fixture
+def no_peer(monkeypatch):
+    """The matrix in the memfd, as where the binary may not write into
+    this process (the fallback of the result peer)."""
+    monkeypatch.setenv(_local.RESULT_PEER_ENV, "off")
+
+
+def anonymous_mapping_of(address):
+    """(start, end) of the anonymous mapping of this process holding
+    address, or None (not mapped, or a file's mapping)."""
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            fields = line.split()
+            lo, hi = (int(x, 16) for x in fields[0].split("-"))
+            if lo <= address < hi:
+                return (lo, hi) if len(fields) < 6 else None
+    return None
+
+
+peer_only = pytest.mark.skipif(not _local._result_peer_wanted() or _local.handoff_mode() != "memfd",
+                               reason="results are not written into this process here")
+
+
+@peer_only
+@pytest.mark.parametrize("weights", ["int", "float"])
+def test_matrix_is_written_into_this_process(weights):
+    """The binary writes the matrix into an anonymous mapping of this
+    process (process_vm_writev): no memfd holds it, the array is a
+    writable view on a page boundary, and it equals the oracle's."""
+    edges = random_edges(61, 80, 300, weights=weights)
+    want, _ = oracle(edges)
+    D, _ = pathctl.distance_matrix(edges, unreachable=-1)
+    start = D.__array_interface__["data"][0]
+    span = anonymous_mapping_of(start)
+    assert span is not None and span[1] >= start + D.nbytes, (hex(start), span)
+    assert not inside(start, memfd_mappings())
+    assert start % mmap.PAGESIZE == 0 and D.flags.writeable and not D.flags.owndata
+    np.testing.assert_allclose(D, np.where(np.isfinite(want), want, -1), rtol=1e-12)
+    del D
+    gc.collect()
+    assert anonymous_mapping_of(start) != span  # released with the array
+
+
+@peer_only
+def test_binary_killed_while_writing_into_this_process(monkeypatch):
+    """SIGKILL of the binary once this process has given it memory: a
+    clear error, and nothing of the run kept."""
+    granted = threading.Event()
+    grant = _local._ResultPeer._grant
+
+    def noting(self, verb, size, pid):
+        reply = grant(self, verb, size, pid)
+        granted.set()
+        return reply
+
+    monkeypatch.setattr(_local._ResultPeer, "_grant", noting)
+    caught = {}
+
+    def run():
+        try:
+            pathctl.distance_matrix(random_edges(68, 1500, 6000), threads=1, mem=1 << 16)
+        except BaseException as exc:  # noqa: BLE001 - examined below
+            caught["exc"] = exc
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    assert granted.wait(60), "the binary never asked for memory"
+    for pid in child_pids():
+        os.kill(pid, signal.SIGKILL)
+    worker.join(60)
+    exc = caught.get("exc")
+    assert isinstance(exc, pathctl.CancelledError), exc
+    assert "killed by signal 9" in exc.message
+
+
 @memfd_only
 @pytest.mark.parametrize("weights", ["int", "float"])
-def test_matrix_is_the_mapped_memfd(weights):
+def test_matrix_is_the_mapped_memfd(weights, no_peer):
     edges = random_edges(61, 80, 300, weights=weights)
     D, _ = pathctl.distance_matrix(edges)
     spans = memfd_mappings()
@@ -99,7 +174,7 @@ def test_tables_are_views_of_the_mapping():
 
 
 @memfd_only
-def test_memory_is_released_with_the_last_view(private_tmp):
+def test_memory_is_released_with_the_last_view(private_tmp, no_peer):
     gc.collect()
     assert memfd_mappings() == [] and memfd_descriptors() == []
     shm_before = shm_names()
@@ -160,13 +235,15 @@ def test_pipe_and_memfd_agree_with_scipy(weights, monkeypatch):
     edges = random_edges(66, 70, 200, weights=weights)
     want, vertices = oracle(edges, directed=False)
     got = {}
-    for mode in ("pipe", "auto"):
+    for mode, peer in (("pipe", "off"), ("auto", "off"), ("auto", "on")):
         monkeypatch.setenv(_local.HANDOFF_ENV, mode)
+        monkeypatch.setenv(_local.RESULT_PEER_ENV, peer)
         D, ids = pathctl.distance_matrix(edges, directed=False, unreachable=-1)
         assert ids.tolist() == vertices
         np.testing.assert_allclose(D, np.where(np.isfinite(want), want, -1), rtol=1e-12)
-        got[mode] = pathctl.apsp(edges, directed=False)
-    assert got["pipe"].equals(got["auto"])
+        got[mode, peer] = pathctl.apsp(edges, directed=False, layout="matrix")
+    assert got["pipe", "off"].combine_chunks().equals(got["auto", "off"])
+    assert got["auto", "on"].equals(got["auto", "off"])
 
 
 def test_unknown_handoff_setting(monkeypatch):
@@ -196,7 +273,7 @@ def child_pids_of(parent):
 
 
 @memfd_only
-def test_binary_killed_mid_result(private_tmp):
+def test_binary_killed_mid_result(private_tmp, no_peer):
     """SIGKILL of the binary while it writes the result: a clear error, no
     mapping, descriptor, temporary directory or /dev/shm file left."""
     gc.collect()
@@ -262,7 +339,7 @@ def test_stream_hands_over_batches_without_copying():
 
 
 @memfd_only
-def test_several_blocks_arrive_as_one_mapped_batch():
+def test_several_blocks_arrive_as_one_mapped_batch(no_peer):
     """A result computed in many blocks (a tiny memory budget) is written
     by the binary as one record batch into the memfd: the matrix is a view
     of the mapping, no join, its values on a page boundary; sentinels and
