@@ -119,7 +119,7 @@ type mappedMatrix struct {
 	elem     int  // bytes per distance
 	nullable bool // integer distances: unreachable pairs are nulls
 
-	mapping   []byte
+	mapping []byte
 	// peer, when set, holds the result (peer_linux.go): mapping is then a
 	// shadow in which the head and the bitmap are composed, and the
 	// values go straight to the peer.
