@@ -19,7 +19,10 @@ EDGES is a Parquet, Arrow IPC or CSV edge file (``pathctl gen rmat --scale 16
 - reading that file into numpy: ``pa.memory_map`` + ``matrix_from_table``
   (a view), then one full pass over it (``max``), which faults every page in;
 - ``pathctl.distance_matrix(table)``: from the pyarrow Table to the numpy
-  array, end to end, through memfds; and the same with one full pass;
+  array, end to end (the matrix written by the binary straight into this
+  process's memory, where it may; the note says where it landed); the
+  same with one full pass; and the same with ``PATHCTL_RESULT_PEER=off``,
+  the matrix through a memfd;
 - with --compare-pipe, ``distance_matrix`` through pipes
   (PATHCTL_HANDOFF=pipe), the handoff before memfds;
 - ``pathctl run --layout stats`` (CLI wall) and ``pathctl.apsp(table,
@@ -41,8 +44,7 @@ where the graph is on the GPU) or ``pwrite`` (positioned writes, one
 stream; the default on the CPU) or ``inplace`` (prefill, with the device's
 copies landing straight in the file's pages, registered with the driver;
 opt-in); the header line says which was asked
-for. --compare-writes (default ``inplace`` when PATHCTL_MATRIX_WRITES is
-unset) times the memfd CLI row and ``distance_matrix`` again under each
+for. --compare-writes (none by default) times the memfd CLI row and ``distance_matrix`` again under each
 value it lists, in the same run; the memfd rows' notes carry the binary's
 ``in place:`` counts where it wrote in place.
 
@@ -137,6 +139,24 @@ def median_of(repeat: int, fn: Callable[[], Tuple[float, Optional[float]]]) -> T
     return statistics.median(walls), (statistics.median(engines) if engines else None)
 
 
+def landed_in(address: int) -> str:
+    """What holds address in this process: "a memfd", "anonymous memory"
+    (written there by the binary) or "a file"."""
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                fields = line.split(maxsplit=5)
+                lo, hi = (int(x, 16) for x in fields[0].split("-"))
+                if lo <= address < hi:
+                    name = fields[5].strip() if len(fields) > 5 else ""
+                    if "memfd:" in name:
+                        return "a memfd"
+                    return "anonymous memory" if not name else "a file"
+    except OSError:
+        pass
+    return "unknown memory"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("edges")
@@ -150,11 +170,10 @@ def main(argv=None) -> int:
                     help="time only the edges' handoff: one-source stats from the file and from the Table")
     ap.add_argument("--compare-writes", default=None,
                     help="comma-separated PATHCTL_MATRIX_WRITES values under which the memfd CLI row and "
-                         "distance_matrix are timed again (default: inplace when PATHCTL_MATRIX_WRITES is unset; "
-                         "'' for none)")
+                         "distance_matrix are timed again (default: none)")
     args = ap.parse_args(argv)
     if args.compare_writes is None:
-        args.compare_writes = "" if os.environ.get("PATHCTL_MATRIX_WRITES") else "inplace"
+        args.compare_writes = ""
     compare_writes = [w for w in args.compare_writes.split(",") if w]
 
     import pathctl
@@ -232,14 +251,18 @@ def main(argv=None) -> int:
         del m
         return wall, None
 
-    def dmatrix(full_pass: bool, mode: str = "auto") -> Tuple[float, Optional[float]]:
+    landed = {}
+
+    def dmatrix(full_pass: bool, mode: str = "auto", peer: str = "auto") -> Tuple[float, Optional[float]]:
         os.environ[_local.HANDOFF_ENV] = mode
+        os.environ[_local.RESULT_PEER_ENV] = peer
         handler.take()
         t0 = time.perf_counter()
         D, _ = pathctl.distance_matrix(table, **opts)
         if full_pass:
             D.max()
         wall = time.perf_counter() - t0
+        landed[peer] = landed_in(D.__array_interface__["data"][0])
         del D
         return wall, engine_seconds(handler.take())
 
@@ -301,10 +324,14 @@ def main(argv=None) -> int:
             if os.path.exists(name):
                 os.remove(name)
         wall, eng = median_of(args.repeat, lambda: dmatrix(False))
-        rows.append((f"`distance_matrix(table)` via {_local.handoff_mode()}", wall, eng,
-                     "pyarrow Table → numpy" + ("; batches joined with one copy" if joined else ", a view")))
+        rows.append((f"`distance_matrix(table)`", wall, eng,
+                     f"pyarrow Table → numpy; the matrix in {landed['auto']}"))
         wall, eng = median_of(args.repeat, lambda: dmatrix(True))
-        rows.append((f"`distance_matrix(table)` via {_local.handoff_mode()} + one full pass", wall, eng, ""))
+        rows.append((f"`distance_matrix(table)` + one full pass", wall, eng, ""))
+        wall, eng = median_of(args.repeat, lambda: dmatrix(False, peer="off"))
+        rows.append((f"`distance_matrix(table)`, PATHCTL_RESULT_PEER=off", wall, eng,
+                     f"the matrix in {landed['off']}"))
+        os.environ.pop(_local.RESULT_PEER_ENV, None)
         asked = os.environ.get("PATHCTL_MATRIX_WRITES")
         for writes in compare_writes:
             os.environ["PATHCTL_MATRIX_WRITES"] = writes

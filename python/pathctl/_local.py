@@ -44,7 +44,7 @@ import threading
 import warnings
 import weakref
 from collections import deque
-from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import pyarrow as pa
 
@@ -615,6 +615,7 @@ def _result_peer_wanted() -> bool:
     want = os.environ.get(RESULT_PEER_ENV, "").strip().lower()
     if want not in ("", "auto", "on", "off"):
         raise _errors.UsageError(f"{RESULT_PEER_ENV}={want!r}: want auto, on or off")
+    _populate_workers()  # a bad setting is the caller's error, raised here
     return want != "off" and sys.platform.startswith("linux") and hasattr(socket, "socketpair")
 
 
@@ -640,6 +641,7 @@ class _ResultPeer:
         self._size: Optional[int] = None
         self._why: Optional[str] = None
         self._thread: Optional[threading.Thread] = None
+        self._stop_populating = lambda: None
 
     def start(self, pid: int) -> None:
         self._thread = threading.Thread(target=self._serve, args=(pid,), daemon=True)
@@ -672,13 +674,19 @@ class _ResultPeer:
                     except OSError:
                         pass
                 _allow_writes_from(pid)
+                workers = _populate_workers()
+                if workers > 0:
+                    view = ctypes.c_char.from_buffer(self._mapping)
+                    base = ctypes.addressof(view)
+                    del view
+                    self._stop_populating = _populate(base, size, workers)
             else:
                 self._mapping.resize(size)  # mremap: the bytes so far stay
             view = ctypes.c_char.from_buffer(self._mapping)
             address = ctypes.addressof(view)
             del view  # no export left: the mapping can still be resized
             return f"addr {os.getpid()} {address:x}\n"
-        except (OSError, ValueError, TypeError, SystemError) as exc:
+        except Exception as exc:  # noqa: BLE001 - the binary must get an answer
             self._why = str(exc)
             self._mapping = None
             return "no\n"
@@ -686,6 +694,7 @@ class _ResultPeer:
     def join(self) -> None:
         if self._thread is not None:
             self._thread.join()
+        self._stop_populating()  # before the mapping can go
 
     def result(self) -> Tuple[Optional[mmap.mmap], int]:
         """The mapping and the result's size, once the binary has exited 0
@@ -694,6 +703,68 @@ class _ResultPeer:
         if self._size is None or self._mapping is None:
             return None, 0
         return self._mapping, self._size
+
+
+# PATHCTL_PEER_POPULATE=N: threads that populate a granted mapping (0: none;
+# default half the cores, at most 8).
+POPULATE_ENV = "PATHCTL_PEER_POPULATE"
+_MADV_POPULATE_WRITE = 23  # Linux 5.14
+_POPULATE_CHUNK = 64 << 20
+
+
+def _populate_workers() -> int:
+    want = os.environ.get(POPULATE_ENV, "").strip()
+    if want:
+        try:
+            return max(0, int(want))
+        except ValueError:
+            raise _errors.UsageError(f"{POPULATE_ENV}={want!r}: want a number of threads") from None
+    return max(1, min(8, (os.cpu_count() or 2) // 2))
+
+
+def _populate(base: int, size: int, workers: int) -> Callable[[], None]:
+    """Give the pages of [base, base+size) their memory from the end
+    backwards, in threads of their own (madvise through ctypes releases
+    the GIL), while the binary writes from the start: the first touch of
+    fresh memory (allocating and zeroing a page) is most of what a write
+    into it costs, and here it runs beside the binary's reading of the
+    graph and its kernels. (H100 host, R-MAT 16: the binary's writes took
+    2.5 s with 8 threads populating against 4.0 s without, in one run.)
+    A kernel without MADV_POPULATE_WRITE refuses the call: nothing is
+    populated, and the binary's writes fault the pages in themselves.
+    Returns a function that stops the threads and waits for them."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        madvise = libc.madvise
+    except (OSError, AttributeError):
+        return lambda: None
+    madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    end = size - size % mmap.PAGESIZE
+    pieces = list(range(0, end, _POPULATE_CHUNK))
+    lock = threading.Lock()
+
+    def work() -> None:
+        while True:
+            with lock:
+                if not pieces:
+                    return
+                lo = pieces.pop()
+            if madvise(base + lo, min(_POPULATE_CHUNK, end - lo), _MADV_POPULATE_WRITE) != 0:
+                with lock:
+                    pieces.clear()  # refused (an old kernel, no memory): stop
+                return
+
+    threads = [threading.Thread(target=work, daemon=True, name="pathctl-populate") for _ in range(workers)]
+    for t in threads:
+        t.start()
+
+    def stop() -> None:
+        with lock:
+            pieces.clear()
+        for t in threads:
+            t.join()
+
+    return stop
 
 
 def _allow_writes_from(pid: int) -> None:

@@ -510,3 +510,50 @@ def test_one_batch_rows_follow_the_sources():
     np.testing.assert_array_equal(D, full[[5, 1, 9]])
     one = pathctl.apsp(edges, layout="matrix", sources=[ids[3]])
     assert one.num_rows == 1 and one.column("distance").num_chunks == 1
+
+
+def test_result_peer_settings(monkeypatch):
+    monkeypatch.setenv(_local.RESULT_PEER_ENV, "sometimes")
+    with pytest.raises(pathctl.UsageError, match="PATHCTL_RESULT_PEER"):
+        pathctl.distance_matrix(random_edges(73, 5, 5))
+    monkeypatch.setenv(_local.RESULT_PEER_ENV, "on")
+    monkeypatch.setenv(_local.POPULATE_ENV, "many")
+    with pytest.raises(pathctl.UsageError, match="PATHCTL_PEER_POPULATE"):
+        pathctl.distance_matrix(random_edges(73, 5, 5))
+
+
+@pytest.mark.skipif(not hasattr(mmap, "MAP_ANONYMOUS"), reason="no anonymous mappings")
+def test_populate_gives_pages_and_stops():
+    """The populating threads fault every page of a mapping in (without
+    changing its bytes) and stop when asked, before the mapping goes."""
+    import ctypes
+
+    size = 3 * _local._POPULATE_CHUNK + 5 * mmap.PAGESIZE + 123
+    m = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    m[size // 2] = 7
+    view = ctypes.c_char.from_buffer(m)
+    base = ctypes.addressof(view)
+    del view
+
+    def resident_kib():
+        with open("/proc/self/smaps") as smaps:
+            found = False
+            for line in smaps:
+                if line[0] in "0123456789abcdef" and "-" in line.split()[0]:
+                    found = int(line.split("-")[0], 16) == base
+                elif found and line.startswith("Rss:"):
+                    return int(line.split()[1])
+        return None
+
+    before = resident_kib()
+    _local._populate(base, size, 3)()  # start, then stop and wait: may stop early
+    stop = _local._populate(base, size, 2)
+    deadline = time.monotonic() + 30
+    while resident_kib() < (size // mmap.PAGESIZE) * mmap.PAGESIZE // 1024 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    stop()
+    after = resident_kib()
+    assert before is not None and before < size // 1024 // 2
+    assert after >= size // 1024 - 4, f"{after} KiB resident of {size // 1024}"
+    assert m[size // 2] == 7 and m[0] == 0 and m[size - 1] == 0
+    m.close()
