@@ -536,6 +536,13 @@ func (w *ResultWriter) discard() error {
 	return nil
 }
 
+// InPeer reports whether the result goes into the memory of the
+// WriteOptions.ResultPeer process rather than into the file.
+func (w *ResultWriter) InPeer() bool {
+	m, ok := w.rw.(*mappedMatrix)
+	return ok && m.peer != nil
+}
+
 // BytesWritten is the number of bytes written so far (buffered output
 // included); after Close, the size of the file.
 func (w *ResultWriter) BytesWritten() int64 {

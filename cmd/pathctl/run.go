@@ -591,7 +591,11 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	}
 	closingOutput, wall := time.Since(closeStart)-closingDevice, time.Since(started)
 	if !quiet {
-		printSummary(e, sum, g, out, w.BytesWritten())
+		dest := out
+		if w.InPeer() {
+			dest = "the memory of the process reading it (--result-peer)"
+		}
+		printSummary(e, sum, g, dest, w.BytesWritten())
 	}
 	if opt.Log != nil {
 		printWallTime(opt.Log, wallTimes{
