@@ -24,6 +24,12 @@ type peerMemory struct {
 	pid  int
 	base uintptr
 	size int64
+	// The values' bytes [valuesOff, valuesOff+valuesLen) of the file,
+	// told to the peer with the size; where the peer answers with an
+	// address of its own for them (an array it holds: Python's out=),
+	// valuesBase, they go there instead of to base+offset.
+	valuesOff, valuesLen int64
+	valuesBase           uintptr
 }
 
 // peerReplyTimeout bounds the wait for the reader's answer: it answers from
@@ -35,12 +41,12 @@ const peerReplyTimeout = 60 * time.Second
 // write there. A refusal, a bad answer or a write the kernel denies (no
 // ptrace permission, a seccomp filter) is an error, and the peer is told
 // to expect the result in the file instead.
-func openPeerMemory(f *os.File, size int64) (*peerMemory, error) {
+func openPeerMemory(f *os.File, size, valuesOff, valuesLen int64) (*peerMemory, error) {
 	conn, err := net.FileConn(f)
 	if err != nil {
 		return nil, fmt.Errorf("the result peer: %w", err)
 	}
-	p := &peerMemory{conn: conn, in: bufio.NewReader(conn)}
+	p := &peerMemory{conn: conn, in: bufio.NewReader(conn), valuesOff: valuesOff, valuesLen: valuesLen}
 	if err := p.ask("size", size); err != nil {
 		p.decline(err)
 		return nil, err
@@ -53,9 +59,10 @@ func openPeerMemory(f *os.File, size int64) (*peerMemory, error) {
 	return p, nil
 }
 
-// ask sends "VERB N" and reads the peer's "addr PID BASE" for n bytes.
+// ask sends "VERB N VALUES_OFF VALUES_LEN" and reads the peer's "addr PID
+// BASE [VALUES_BASE]" for n bytes.
 func (p *peerMemory) ask(verb string, n int64) error {
-	if _, err := fmt.Fprintf(p.conn, "%s %d\n", verb, n); err != nil {
+	if _, err := fmt.Fprintf(p.conn, "%s %d %d %d\n", verb, n, p.valuesOff, p.valuesLen); err != nil {
 		return fmt.Errorf("the result peer: %w", err)
 	}
 	_ = p.conn.SetReadDeadline(time.Now().Add(peerReplyTimeout))
@@ -65,15 +72,20 @@ func (p *peerMemory) ask(verb string, n int64) error {
 		return fmt.Errorf("the result peer did not answer: %w", err)
 	}
 	fields := strings.Fields(line)
-	if len(fields) != 3 || fields[0] != "addr" {
+	if (len(fields) != 3 && len(fields) != 4) || fields[0] != "addr" {
 		return fmt.Errorf("the result peer answered %q", strings.TrimSpace(line))
 	}
 	pid, err1 := strconv.Atoi(fields[1])
 	base, err2 := strconv.ParseUint(fields[2], 16, 64)
-	if err1 != nil || err2 != nil || pid <= 0 || base == 0 {
+	var values uint64
+	var err3 error
+	if len(fields) == 4 {
+		values, err3 = strconv.ParseUint(fields[3], 16, 64)
+	}
+	if err1 != nil || err2 != nil || err3 != nil || pid <= 0 || base == 0 || (len(fields) == 4 && values == 0) {
 		return fmt.Errorf("the result peer answered %q", strings.TrimSpace(line))
 	}
-	p.pid, p.base, p.size = pid, uintptr(base), n
+	p.pid, p.base, p.size, p.valuesBase = pid, uintptr(base), n, uintptr(values)
 	return nil
 }
 
@@ -86,15 +98,26 @@ func (p *peerMemory) grow(n int64) error {
 	return p.ask("grow", n)
 }
 
-// writeAt copies b to offset off of the peer's memory.
+// writeAt copies b to offset off of the file in the peer's memory. A
+// write within the values goes to the peer's array for them, where it
+// gave one; no write crosses the values' edges (the matrix writer writes
+// them apart).
 func (p *peerMemory) writeAt(b []byte, off int64) error {
-	if off < 0 || off+int64(len(b)) > p.size {
-		return fmt.Errorf("writing bytes [%d, %d) of a result peer of %d", off, off+int64(len(b)), p.size)
+	end := off + int64(len(b))
+	if off < 0 || end > p.size {
+		return fmt.Errorf("writing bytes [%d, %d) of a result peer of %d", off, end, p.size)
+	}
+	base := p.base + uintptr(off)
+	if p.valuesBase != 0 && off < p.valuesOff+p.valuesLen && end > p.valuesOff {
+		if off < p.valuesOff || end > p.valuesOff+p.valuesLen {
+			return fmt.Errorf("writing bytes [%d, %d) across the values [%d, %d)", off, end, p.valuesOff, p.valuesOff+p.valuesLen)
+		}
+		base = p.valuesBase + uintptr(off-p.valuesOff)
 	}
 	for len(b) > 0 {
 		local := []unix.Iovec{{Base: &b[0]}}
 		local[0].SetLen(len(b))
-		remote := []unix.RemoteIovec{{Base: p.base + uintptr(off), Len: len(b)}}
+		remote := []unix.RemoteIovec{{Base: base, Len: len(b)}}
 		n, err := unix.ProcessVMWritev(p.pid, local, remote, 0)
 		if err != nil {
 			if errors.Is(err, unix.ESRCH) {
@@ -105,7 +128,7 @@ func (p *peerMemory) writeAt(b []byte, off int64) error {
 		if n == 0 {
 			return errors.New("writing into the result reader's memory: no progress")
 		}
-		b, off = b[n:], off+int64(n)
+		b, base = b[n:], base+uintptr(n)
 	}
 	return nil
 }

@@ -26,7 +26,12 @@ type testPeer struct {
 	conn    *os.File // the writer's end, for WriteOptions.ResultPeer
 	lines   chan []string
 	mapping []byte
-	asked   []string // the requests, in order
+	// values, when apart is set, receives the values (the answer names
+	// it); valuesOff is where they lie in the file.
+	apart     bool
+	values    []byte
+	valuesOff int64
+	asked     []string // the requests, in order
 	done    int64    // the size "done" gave; -1 without one
 	why     string   // what "fallback" gave
 }
@@ -66,6 +71,14 @@ func newTestPeer(t *testing.T, answer func(i int, p *testPeer) string) *testPeer
 					p.mapping = grown
 				}
 				reply := fmt.Sprintf("addr %d %x", os.Getpid(), uintptr(unsafe.Pointer(&p.mapping[0])))
+				if p.apart && len(f) == 4 {
+					p.valuesOff, _ = strconv.ParseInt(f[2], 10, 64)
+					vlen, _ := strconv.Atoi(f[3])
+					if p.values == nil {
+						p.values = make([]byte, vlen)
+					}
+					reply += fmt.Sprintf(" %x", uintptr(unsafe.Pointer(&p.values[0])))
+				}
 				if err != nil {
 					reply = "no"
 				}
@@ -166,6 +179,38 @@ func TestPeerMatrixMatchesFile(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// TestPeerMatrixValuesApart has the peer name an array of its own for the
+// values (Python's out=): they land there, the rest of the file in the
+// mapping, whose values stay untouched; together they are the file.
+func TestPeerMatrixValuesApart(t *testing.T) {
+	const n = 11
+	v := &Vertices{Type: arrow.PrimitiveTypes.Int64, Ints: []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}}
+	for _, dt := range []graph.DistType{graph.DistInt32, graph.DistFloat64} {
+		blocks := mappedTestBlocks(9, n, dt, []int{4, 7}, []bool{false, true})
+		path, _ := newMemfd(t)
+		writeMatrix(t, path, v, dt, blocks, WriteOptions{MatrixRows: n, Format: "arrow"})
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := newTestPeer(t, nil)
+		p.apart = true
+		writeToPeer(t, p, v, dt, blocks, MatrixWritesPrefill)
+		if p.done != int64(len(want)) {
+			t.Fatalf("%s: done %d (%q), want %d", dt, p.done, p.asked, len(want))
+		}
+		got := p.mapping[:p.done]
+		values := got[p.valuesOff : p.valuesOff+int64(len(p.values))]
+		if !bytes.Equal(values, make([]byte, len(values))) {
+			t.Errorf("%s: values were written into the mapping too", dt)
+		}
+		copy(values, p.values)
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: the mapping and the values apart differ from the file", dt)
 		}
 	}
 }

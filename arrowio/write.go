@@ -91,16 +91,19 @@ type WriteOptions struct {
 	// that process's own memory instead, with process_vm_writev(2), which
 	// costs a fraction of populating a memfd's pages (R-MAT 16 on an
 	// H100 host: 9.7 GB in 0.5-0.7 s on 16 cores, against 4.2-5.9 s into
-	// a memfd). On the socket, lines of text: this process sends "size
-	// N"; the peer answers "addr PID BASE" (BASE in hex) for N bytes of
-	// its memory, zeroed, at BASE in process PID; the values go there as
-	// they come, at their offsets of the file's layout; where the file
-	// turns out longer than N, "grow M" asks for more, answered as size
-	// is (the bytes so far kept). At the end, "done SIZE": the first
-	// SIZE bytes are the Arrow IPC file. Where the peer cannot be
-	// written (no permission to, a refusal, no answer), "fallback
-	// REASON" says so and the file gets the result as without a peer.
-	// A run that fails closes the socket without "done".
+	// a memfd). On the socket, lines of text: this process sends "size N
+	// VOFF VLEN" (the file's bytes, and where its values lie in it); the
+	// peer answers "addr PID BASE [VBASE]" (hex addresses) for N bytes of
+	// its memory, zeroed, at BASE in process PID, and, where it holds an
+	// array of VLEN bytes for the values (Python's out=), VBASE: the
+	// values go there, the rest of the file to BASE+offset, the values'
+	// bytes there untouched. The rows go as they come; where the file
+	// turns out longer than N, "grow M VOFF VLEN" asks for more, answered
+	// as size is (the bytes so far kept, at the new BASE). At the end,
+	// "done SIZE": the first SIZE bytes are the Arrow IPC file. Where the
+	// peer cannot be written (no permission to, a refusal, no answer),
+	// "fallback REASON" says so and the file gets the result as without
+	// a peer. A run that fails closes the socket without "done".
 	ResultPeer *os.File
 }
 

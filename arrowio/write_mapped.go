@@ -168,7 +168,7 @@ func newPeerMatrix(f, conn *os.File, schema *arrow.Schema, rows int, mem memory.
 	if w.mapping, err = shadowMapping(total); err != nil {
 		return nil, fmt.Errorf("reserving the result's shadow: %w", err)
 	}
-	if w.peer, err = openPeerMemory(conn, total+peerTailRoom(rows)); err != nil {
+	if w.peer, err = openPeerMemory(conn, total+peerTailRoom(rows), w.valuesOff, int64(w.valuesBytes())); err != nil {
 		_ = unmapFile(w.mapping)
 		return nil, err
 	}

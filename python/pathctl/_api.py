@@ -126,6 +126,7 @@ UNREACHABLE_MASK = "mask"
 
 def distance_matrix(edges: Any, *, algorithm: str = "auto", sources: Optional[Iterable[Any]] = None,
                     directed: bool = True, engine: str = "auto", unreachable: Any = None,
+                    out: Optional[np.ndarray] = None,
                     **options: Any) -> Tuple[Union[np.ndarray, np.ma.MaskedArray], np.ndarray]:
     """The distances as a 2-D numpy array, and the vertex ids of its columns.
 
@@ -159,20 +160,56 @@ def distance_matrix(edges: Any, *, algorithm: str = "auto", sources: Optional[It
       The mask is an n-by-n bool array (a byte per pair, eight times
       Arrow's bitmap), built on request only.
 
+    ``out``, as in numpy: an array of the result's shape (sources × vertices)
+    and dtype to write the distances into, returned as ``D`` (a masked array
+    over it for ``unreachable="mask"``). Its memory is there already, so a
+    matrix computed again and again into one array skips what a new result
+    costs most: the first touch of fresh pages (on Linux the binary writes
+    the rows straight into ``out``; elsewhere they are copied in). A
+    shape or dtype that does not match raises ValueError, ``out`` left as
+    it was where the binary could tell in time, else partly written.
+
     ``vertex_ids`` is a numpy array of the ids (an object array of str for
     string ids). Options are those of :func:`apsp`.
     """
     _check_unreachable(unreachable)
+    direct = None
+    if out is not None:
+        if not isinstance(out, np.ndarray) or out.ndim != 2 or not out.flags.writeable:
+            raise ValueError("out must be a writable 2-D numpy array")
+        if out.flags.c_contiguous:
+            direct = out
     run = Run("run", edges, layout="matrix", algorithm=algorithm, sources=sources,
-              directed=directed, engine=engine, vertices_out=True, options=options)
+              directed=directed, engine=engine, vertices_out=True, options=options, out=direct)
     run.keep_tmp = True
     try:
         table = run_table(run)
         vertices = run.read_vertices()
     finally:
         run.cleanup()
-    D = _matrix(table, unreachable, private=True, mapping=run.mapping)
-    return D, vertices.to_numpy(zero_copy_only=False)
+    ids = vertices.to_numpy(zero_copy_only=False)
+    if out is None:
+        return _matrix(table, unreachable, private=True, mapping=run.mapping), ids
+    return _into(out, table, unreachable, run), ids
+
+
+def _into(out: np.ndarray, table: pa.Table, unreachable: Any, run: Any) -> Union[np.ndarray, np.ma.MaskedArray]:
+    """distance_matrix's result in out: the values are there already where
+    the binary wrote them into it (run.values_in_out); else copied in."""
+    column = table.column("distance")
+    value_type = column.type.value_type
+    shape = (table.num_rows, column.type.list_size)
+    dtype = np.dtype(value_type.to_pandas_dtype())
+    if out.shape != shape or out.dtype != dtype:
+        raise ValueError(f"out is {out.dtype} {out.shape}; the matrix is {dtype} {shape}")
+    if run.values_in_out:
+        D = _matrix(table, unreachable, private=True, mapping=run.mapping, values=out.reshape(-1))
+    else:
+        D = _matrix(table, unreachable, private=False)
+        np.copyto(out, D.data if isinstance(D, np.ma.MaskedArray) else D)
+    if isinstance(D, np.ma.MaskedArray):
+        return np.ma.MaskedArray(out, mask=D.mask, copy=False, fill_value=D.fill_value)
+    return out
 
 
 def path(edges: Any, source: Any, target: Any, *, algorithm: str = "auto", directed: bool = True,
@@ -210,7 +247,8 @@ def _check_unreachable(unreachable: Any) -> None:
 
 
 def _matrix(table: pa.Table, unreachable: Any, private: bool,
-            mapping: Optional[mmap.mmap] = None) -> Union[np.ndarray, np.ma.MaskedArray]:
+            mapping: Optional[mmap.mmap] = None,
+            values: Optional[np.ndarray] = None) -> Union[np.ndarray, np.ma.MaskedArray]:
     from ._errors import UsageError
 
     column = table.column("distance")
@@ -241,6 +279,12 @@ def _matrix(table: pa.Table, unreachable: Any, private: bool,
             fill = dtype.type(unreachable)
     chunks = [c for c in column.chunks if len(c)]
     parts = [_values_part(c.values.slice(c.offset * n, len(c) * n), dtype) for c in chunks]
+    if values is not None:
+        # The values lie in this array (distance_matrix's out=), not in the
+        # table, which holds their validity.
+        if len(parts) != 1 or len(parts[0][0]) != len(values):
+            raise ValueError(f"a matrix of {sum(len(p[0]) for p in parts)} values in {len(parts)} batches for an array of {len(values)}")
+        parts = [(values, parts[0][1], parts[0][2])]
     if not parts:
         data = np.empty((0,), dtype=dtype)
     elif len(parts) == 1:

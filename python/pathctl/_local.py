@@ -202,7 +202,7 @@ class Run:
                  algorithm: Optional[str] = None, sources: Optional[Iterable[Any]] = None,
                  source: Any = None, directed: bool = True, with_predecessors: bool = False,
                  engine: str = "auto", vertices_out: bool = False, options: Mapping[str, Any] = (),
-                 output: str = "auto"):
+                 output: str = "auto", out: Optional[Any] = None):
         options = dict(options)
         mode = handoff_mode()
         # "memfd": the result is an IPC file in a memfd; "pipe": an IPC
@@ -237,6 +237,9 @@ class Run:
         self.vertices_path: Optional[str] = None
         # The mapping read_mapped() opened the result in (while this run lives).
         self.mapping: Optional[mmap.mmap] = None
+        # Whether the binary wrote a matrix's values into out (the table's
+        # values are then zeros: the out array holds them).
+        self.values_in_out = False
         # Flags first: the CLI stops reading flags at the positional EDGES.
         args: List[str] = [binary, command]
         if isinstance(self._input, PathInput):
@@ -271,7 +274,7 @@ class Run:
             self._names[out_path] = "the result"
             args += ["--format", "arrow", "-o", out_path]
             if layout == "matrix" and _result_peer_wanted():
-                self._peer = _ResultPeer()
+                self._peer = _ResultPeer(out)
                 self._fds.append(self._peer.child_fd)
                 args += ["--result-peer", str(self._peer.child_fd)]
         else:
@@ -592,6 +595,7 @@ class Run:
         if mapped is None:
             return None
         self.mapping = mapped
+        self.values_in_out = peer.values_in_out
         try:
             return pa.ipc.open_file(pa.py_buffer(mapped).slice(0, size)).read_all()
         except pa.ArrowException as exc:
@@ -631,7 +635,11 @@ class _ResultPeer:
     arrowio.WriteOptions.ResultPeer for the exchange) and keeps the result
     once the binary says it is done."""
 
-    def __init__(self) -> None:
+    def __init__(self, out: Optional[Any] = None) -> None:
+        # out: a C-contiguous, writable numpy array the values may go into
+        # (distance_matrix's out=); values_in_out says whether they did.
+        self._out = out
+        self.values_in_out = False
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self._sock = ours
         # The binary's end, a plain descriptor that the Run passes (and
@@ -653,19 +661,26 @@ class _ResultPeer:
                 for raw in conn:
                     verb, _, arg = raw.decode("ascii", "replace").strip().partition(" ")
                     if verb in ("size", "grow"):
-                        conn.write(self._grant(verb, int(arg), pid).encode("ascii"))
+                        size, _, values = arg.partition(" ")
+                        conn.write(self._grant(verb, int(size), pid, values).encode("ascii"))
                     elif verb == "done":
                         self._size = int(arg)
                     elif verb == "fallback":
                         self._why = arg
                         self._mapping = None
                         log.debug("pathctl: the matrix comes through the memfd: %s", arg)
-        except (OSError, ValueError) as exc:
+        except Exception as exc:  # noqa: BLE001 - closing the socket tells the binary
             self._why = str(exc)
             self._size = None
 
-    def _grant(self, verb: str, size: int, pid: int) -> str:
+    def _grant(self, verb: str, size: int, pid: int, values: str = "") -> str:
+        """The answer to "size N VOFF VLEN" or "grow N VOFF VLEN": a new
+        mapping of N bytes (or this one grown), and the out array for the
+        VLEN bytes of values where it has exactly that many."""
         try:
+            fields = values.split()
+            values_len = int(fields[1]) if len(fields) == 2 else -1
+            into_out = self._out is not None and self._out.nbytes == values_len
             if verb == "size" or self._mapping is None:
                 self._mapping = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE)
                 if hasattr(mmap, "MADV_HUGEPAGE"):
@@ -675,16 +690,20 @@ class _ResultPeer:
                         pass
                 _allow_writes_from(pid)
                 workers = _populate_workers()
-                if workers > 0:
+                if workers > 0 and not into_out:  # out's pages are there already
                     view = ctypes.c_char.from_buffer(self._mapping)
                     base = ctypes.addressof(view)
                     del view
                     self._stop_populating = _populate(base, size, workers)
             else:
+                self._stop_populating()  # its addresses are about to move
                 self._mapping.resize(size)  # mremap: the bytes so far stay
             view = ctypes.c_char.from_buffer(self._mapping)
             address = ctypes.addressof(view)
             del view  # no export left: the mapping can still be resized
+            if into_out:
+                self.values_in_out = True
+                return f"addr {os.getpid()} {address:x} {self._out.ctypes.data:x}\n"
             return f"addr {os.getpid()} {address:x}\n"
         except Exception as exc:  # noqa: BLE001 - the binary must get an answer
             self._why = str(exc)

@@ -121,8 +121,8 @@ def test_binary_killed_while_writing_into_this_process(monkeypatch):
     granted = threading.Event()
     grant = _local._ResultPeer._grant
 
-    def noting(self, verb, size, pid):
-        reply = grant(self, verb, size, pid)
+    def noting(self, *args):
+        reply = grant(self, *args)
         granted.set()
         return reply
 
@@ -557,3 +557,52 @@ def test_populate_gives_pages_and_stops():
     assert after >= size // 1024 - 4, f"{after} KiB resident of {size // 1024}"
     assert m[size // 2] == 7 and m[0] == 0 and m[size - 1] == 0
     m.close()
+
+
+@pytest.mark.parametrize("peer", ["on", "off"])
+@pytest.mark.parametrize("weights", ["int", "float"])
+def test_distance_matrix_into_out(monkeypatch, peer, weights):
+    """out=: the distances land in the caller's array, which is returned
+    (written by the binary straight into it where the result peer works,
+    copied in elsewhere); sentinels and masks as without out; an array of
+    another shape raises ValueError and is left as it was."""
+    monkeypatch.setenv(_local.RESULT_PEER_ENV, peer)
+    seen = []
+    result = _local._ResultPeer.result
+
+    def noting(self):
+        got = result(self)
+        seen.append(self.values_in_out)
+        return got
+
+    monkeypatch.setattr(_local._ResultPeer, "result", noting)
+    edges = random_edges(74, 70, 160, weights=weights)
+    want, vertices = oracle(edges)
+    D0, _ = pathctl.distance_matrix(edges, unreachable=-1)
+    out = np.full(D0.shape, 7, dtype=D0.dtype)
+    seen.clear()
+    D, ids = pathctl.distance_matrix(edges, unreachable=-1, out=out)
+    assert D is out and ids.tolist() == vertices
+    np.testing.assert_allclose(out, np.where(np.isfinite(want), want, -1), rtol=1e-12)
+    direct = peer == "on" and _local._result_peer_wanted() and _local.handoff_mode() == "memfd"
+    assert seen == ([True] if direct else [])
+    M, _ = pathctl.distance_matrix(edges, unreachable="mask", out=out)
+    assert np.shares_memory(M.data, out) and (M.mask == ~np.isfinite(want)).all()
+    transposed = np.zeros(D0.shape[::-1], dtype=D0.dtype).T  # not C-contiguous: copied in
+    assert pathctl.distance_matrix(edges, unreachable=-1, out=transposed)[0] is transposed
+    np.testing.assert_array_equal(transposed, D0)
+    wrong = np.full((3, D0.shape[1]), 9, dtype=D0.dtype)
+    with pytest.raises(ValueError, match="out is"):
+        pathctl.distance_matrix(edges, out=wrong)
+    assert (wrong == 9).all()
+    with pytest.raises(ValueError, match="writable 2-D"):
+        pathctl.distance_matrix(edges, out=np.zeros(5))
+
+
+def test_distance_matrix_into_out_through_a_pipe(monkeypatch):
+    monkeypatch.setenv(_local.HANDOFF_ENV, "pipe")
+    edges = random_edges(75, 40, 90)
+    want, _ = oracle(edges)
+    out = np.empty((len(want), len(want)), dtype=np.int32)
+    assert pathctl.distance_matrix(edges, unreachable=-1, out=out)[0] is out
+    np.testing.assert_array_equal(out, np.where(np.isfinite(want), want, -1))
