@@ -88,10 +88,11 @@ type WriteOptions struct {
 	// that will read the result (the Python package, which started this
 	// one and passed the socket in). A matrix that would be written as
 	// one batch into a file in memory (MatrixRows) is then written into
-	// that process's own memory instead, with process_vm_writev(2), which
-	// costs a fraction of populating a memfd's pages (R-MAT 16 on an
-	// H100 host: 9.7 GB in 0.5-0.7 s on 16 cores, against 4.2-5.9 s into
-	// a memfd). On the socket, lines of text: this process sends "size N
+	// that process's own memory instead, with process_vm_writev(2): a
+	// memfd's pages cost more to populate than anonymous memory (on an
+	// H100 host, 9.7 GB from 16 threads in 0.5-0.7 s against 4.2-5.9 s
+	// into a memfd; R-MAT 16's distance_matrix 2.8 s against 3.8 s end to
+	// end). On the socket, lines of text: this process sends "size N
 	// VOFF VLEN" (the file's bytes, and where its values lie in it); the
 	// peer answers "addr PID BASE [VBASE]" (hex addresses) for N bytes of
 	// its memory, zeroed, at BASE in process PID, and, where it holds an
