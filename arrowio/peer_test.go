@@ -32,8 +32,8 @@ type testPeer struct {
 	values    []byte
 	valuesOff int64
 	asked     []string // the requests, in order
-	done    int64    // the size "done" gave; -1 without one
-	why     string   // what "fallback" gave
+	done      int64    // the size "done" gave; -1 without one
+	why       string   // what "fallback" gave
 }
 
 // newTestPeer starts a peer; answer, when not nil, replaces the answer to
