@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/pathctl/pathctl/arrowio"
@@ -80,6 +81,10 @@ var _ graph.StatsSizer = statsSized{}
 // device budget, and that other layouts, a runner without it and a
 // multi-device chunk keep to their own figures.
 func TestPlanRunStatsSizer(t *testing.T) {
+	// The largest block the budget allows (evenBlocks, tested on its own,
+	// would spread the sources over the same count).
+	defer func(was bool) { equalStatsBlocks = was }(equalStatsBlocks)
+	equalStatsBlocks = false
 	const nv, sources = 1000, 100
 	sized := statsSized{statsAsync{newFakeAsync(nv, 0)}, 0}
 	per, statsPer := sized.BytesPerSource(), sized.StatsBytesPerSource()
@@ -125,5 +130,76 @@ func TestPlanRunStatsSizer(t *testing.T) {
 		if got, want := m.chunkMax(0, fixedSized), int(max(12*per-c.fixed, 6*per)/statsPer); got != want {
 			t.Errorf("%d fixed bytes: stats chunk of %d sources on a device, want %d", c.fixed, got, want)
 		}
+	}
+}
+
+// TestEvenBlocks checks the spreading of sources over the budget's block
+// count: every source once, in order, the count kept, sizes multiples of
+// 8 but the last and never above the budget's largest block.
+func TestEvenBlocks(t *testing.T) {
+	for _, c := range []struct {
+		n, size int
+		want    []int
+	}{
+		{174403, 147000, []int{87208, 87195}},
+		{100, 45, []int{40, 40, 20}},
+		{100, 50, []int{50, 50}},
+		{100, 100, []int{100}},
+		{17, 16, []int{16, 1}}, // 9 rounds up to the budget's 16
+		{1000, 7, nil},
+	} {
+		budget := PlanBlocksInFlight(c.n, 1, int64(c.size), 0, 1)
+		got := evenBlocks(c.n, budget)
+		if len(got) != len(budget) {
+			t.Errorf("n=%d size=%d: %d blocks, the budget's %d", c.n, c.size, len(got), len(budget))
+		}
+		next := 0
+		for i, b := range got {
+			if b.Start != next || b.End <= b.Start || b.End-b.Start > blockMax(budget) {
+				t.Fatalf("n=%d size=%d: block %d is %v after %d (largest allowed %d)", c.n, c.size, i, b, next, blockMax(budget))
+			}
+			if i < len(got)-1 && (b.End-b.Start)%8 != 0 && b.End-b.Start != blockMax(budget) {
+				t.Errorf("n=%d size=%d: block %d of %d sources", c.n, c.size, i, b.End-b.Start)
+			}
+			next = b.End
+		}
+		if next != c.n {
+			t.Errorf("n=%d size=%d: blocks end at %d", c.n, c.size, next)
+		}
+		if c.want != nil {
+			var sizes []int
+			for _, b := range got {
+				sizes = append(sizes, b.End-b.Start)
+			}
+			if !slices.Equal(sizes, c.want) {
+				t.Errorf("n=%d size=%d: sizes %v, want %v", c.n, c.size, sizes, c.want)
+			}
+		}
+	}
+}
+
+// TestPlanRunEvenStatsBlocks: stats on the device are planned in even
+// blocks, which two devices then take whole (no tail cut); other layouts
+// keep the budget's blocks, and PATHCTL_EQUAL_BLOCKS=off (the variable)
+// the budget's sizes.
+func TestPlanRunEvenStatsBlocks(t *testing.T) {
+	const nv, sources = 1000, 1000
+	sized := statsSized{statsAsync{newFakeAsync(nv, 0)}, 0}
+	eng := budgetEngine{host: 1 << 40, device: 700 * sized.StatsBytesPerSource()}
+	blocks, _ := planRun(Options{Layout: arrowio.LayoutStats}, eng, sized, nv, sources, 0)
+	if !slices.Equal(blocks, []SourceBlock{{0, 504}, {504, 1000}}) {
+		t.Errorf("stats blocks %v, want two of about 500", blocks)
+	}
+	r := &devicesRunner{workers: make([]*deviceWorker, 2)}
+	for i := range blocks {
+		if cuts := r.tailCuts(i, blocks); cuts != nil {
+			t.Errorf("block %d cut at %v on two devices", i, cuts)
+		}
+	}
+	defer func(was bool) { equalStatsBlocks = was }(equalStatsBlocks)
+	equalStatsBlocks = false
+	blocks, _ = planRun(Options{Layout: arrowio.LayoutStats}, eng, sized, nv, sources, 0)
+	if !slices.Equal(blocks, []SourceBlock{{0, 700}, {700, 1000}}) {
+		t.Errorf("stats blocks without evening %v, want 700 and 300", blocks)
 	}
 }

@@ -191,7 +191,9 @@ const cutLastRound = true
 // one and a half cut; four, the last a remainder, take the time of two
 // blocks whole, and of half the four cut. Where the last round's blocks
 // are equal and as many as the devices, the ranges are the blocks, which
-// stay whole. The record batches stay the host blocks'.
+// stay whole, and so does a block a cut would leave a piece of under a
+// sixteenth of a device's share (equal blocks that differ by a few rows,
+// evenBlocks). The record batches stay the host blocks'.
 func (r *devicesRunner) tailCuts(i int, blocks []SourceBlock) []int {
 	if !cutLastRound {
 		return nil
@@ -207,6 +209,7 @@ func (r *devicesRunner) tailCuts(i int, blocks []SourceBlock) []int {
 	}
 	start, rows := blocks[first].Start, blocks[k-1].End-blocks[first].Start
 	b := blocks[i]
+	slack := max(8, rows/(16*n))
 	var cuts []int
 	for m := 1; m < n; m++ {
 		at := start + (rows*m+n/2)/n - b.Start
@@ -214,7 +217,7 @@ func (r *devicesRunner) tailCuts(i int, blocks []SourceBlock) []int {
 			continue // on a block's boundary, or in another block
 		}
 		at -= at % 8
-		if at > 0 && b.End-b.Start-at >= 8 && (len(cuts) == 0 || cuts[len(cuts)-1] < at) {
+		if at >= slack && b.End-b.Start-at >= slack && (len(cuts) == 0 || cuts[len(cuts)-1] < at) {
 			cuts = append(cuts, at)
 		}
 	}

@@ -625,6 +625,9 @@ func TestTailCuts(t *testing.T) {
 		{"four, the last a remainder, on two", blocksOf(57142, 57142, 57142, 38600), 2, [][]int{nil, nil, {47864}, nil}},
 		{"one on three", blocksOf(100), 3, [][]int{{32, 64}}},
 		{"nine on two", blocksOf(45, 45, 45, 45, 45, 45, 45, 45, 40), 2, [][]int{nil, nil, nil, nil, nil, nil, nil, nil, {16}}},
+		{"two even on two", blocksOf(87208, 87195), 2, [][]int{nil, nil}},
+		{"two nearly even on two", blocksOf(90000, 84403), 2, [][]int{nil, nil}},
+		{"two uneven on two", blocksOf(147000, 27403), 2, [][]int{{87200}, nil}},
 		{"five on one", blocksOf(10, 10, 10, 10, 10), 1, [][]int{nil, nil, nil, nil, nil}},
 	} {
 		r := &devicesRunner{workers: make([]*deviceWorker, c.devices)}
