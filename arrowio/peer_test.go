@@ -38,7 +38,7 @@ type testPeer struct {
 
 // newTestPeer starts a peer; answer, when not nil, replaces the answer to
 // request i (the reply line without its newline).
-func newTestPeer(t *testing.T, answer func(i int, p *testPeer) string) *testPeer {
+func newTestPeer(t testing.TB, answer func(i int, p *testPeer) string) *testPeer {
 	t.Helper()
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {

@@ -23,7 +23,7 @@ import (
 )
 
 // newMemfd returns the /proc path of a new memfd, closed at the test's end.
-func newMemfd(t *testing.T) (string, *os.File) {
+func newMemfd(t testing.TB) (string, *os.File) {
 	t.Helper()
 	fd, err := unix.MemfdCreate("pathctl-test", unix.MFD_CLOEXEC)
 	if err != nil {

@@ -178,14 +178,17 @@ func TestEvenBlocks(t *testing.T) {
 	}
 }
 
-// TestPlanRunEvenStatsBlocks: stats on the device are planned in even
-// blocks, which two devices then take whole (no tail cut); other layouts
-// keep the budget's blocks, and PATHCTL_EQUAL_BLOCKS=off (the variable)
-// the budget's sizes.
+// TestPlanRunEvenStatsBlocks: stats on several devices are planned in
+// even blocks, which two devices then take whole (no tail cut); one device,
+// and PATHCTL_EQUAL_BLOCKS=off (the variable), keep the budget's sizes.
 func TestPlanRunEvenStatsBlocks(t *testing.T) {
 	const nv, sources = 1000, 1000
 	sized := statsSized{statsAsync{newFakeAsync(nv, 0)}, 0}
-	eng := budgetEngine{host: 1 << 40, device: 700 * sized.StatsBytesPerSource()}
+	one := budgetEngine{host: 1 << 40, device: 700 * sized.StatsBytesPerSource()}
+	if blocks, _ := planRun(Options{Layout: arrowio.LayoutStats}, one, sized, nv, sources, 0); !slices.Equal(blocks, []SourceBlock{{0, 700}, {700, 1000}}) {
+		t.Errorf("one device's stats blocks %v, want 700 and 300", blocks)
+	}
+	eng := &multiEngine{devices: []deviceSlot{{label: "gpu 0", eng: one}, {label: "gpu 1", eng: one}}, layout: arrowio.LayoutStats}
 	blocks, _ := planRun(Options{Layout: arrowio.LayoutStats}, eng, sized, nv, sources, 0)
 	if !slices.Equal(blocks, []SourceBlock{{0, 504}, {504, 1000}}) {
 		t.Errorf("stats blocks %v, want two of about 500", blocks)
