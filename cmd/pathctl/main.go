@@ -5,8 +5,11 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 )
 
@@ -20,7 +23,35 @@ func main() {
 		os.Setenv("CUDA_MODULE_LOADING", "LAZY")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	stopProfile := startCPUProfile(os.Getenv("PATHCTL_CPUPROFILE"), os.Stderr)
 	code := mainWith(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr, startOptions{exits: true})
+	stopProfile()
 	stop()
 	os.Exit(code)
+}
+
+// startCPUProfile writes a CPU profile of the whole process to path (the
+// environment variable PATHCTL_CPUPROFILE, for finding where a run's time
+// goes on a machine without other tools; `go tool pprof -top FILE` reads
+// it). An empty path, or one that cannot be created, profiles nothing;
+// the latter says so.
+func startCPUProfile(path string, stderr io.Writer) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "pathctl: note: PATHCTL_CPUPROFILE: %v; not profiling\n", err)
+		if f != nil {
+			f.Close()
+		}
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }
