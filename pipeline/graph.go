@@ -263,6 +263,15 @@ func (g *Graph) BuiltOn() string {
 	return g.builtOn
 }
 
+// HoldsDevice reports whether g keeps an opened GPU engine for its runs:
+// a graph built on the GPU, or on the CPU while the device opened beside
+// the read (BuiltOn says "cpu" then, and the runs are the GPU's).
+func (g *Graph) HoldsDevice() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.device != nil
+}
+
 // Close releases the GPU engine a graph built on the GPU keeps, with the
 // device copy of its CSR if no run adopted it. Table, CSR and Undirected
 // stay valid; later runs open an engine of their own. Closing twice, or a

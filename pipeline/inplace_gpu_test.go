@@ -180,3 +180,28 @@ func checkMatrixRowsAgainstOracle(t *testing.T, g *Graph, data []byte, rng *rand
 		}
 	}
 }
+
+// TestGraphHoldsDevice: a graph loaded for the GPU keeps its device (the
+// CLI then writes a matrix in memory on every core), one for the CPU none.
+func TestGraphHoldsDevice(t *testing.T) {
+	e := graph.Edges{NumVertices: 3, Src: []int32{0, 1}, Dst: []int32{1, 2}, IntWeights: []int64{1, 2}}
+	v := &arrowio.Vertices{Type: arrow.PrimitiveTypes.Int64, Ints: []int64{0, 1, 2}}
+	cpu, err := LoadGraph(&arrowio.EdgeTable{Edges: e, Vertices: v, Name: "path"}, LoadOptions{Engine: "cpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cpu.HoldsDevice() {
+		t.Error("a graph loaded for the CPU holds a device")
+	}
+	if st := GPUStatus(); !st.Available {
+		t.Skip("no GPU: " + st.Reason)
+	}
+	g, err := LoadGraph(&arrowio.EdgeTable{Edges: e, Vertices: v, Name: "path"}, LoadOptions{Engine: "gpu", Devices: []int{0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if !g.HoldsDevice() {
+		t.Errorf("a graph loaded for the GPU (built on %s) holds no device", g.BuiltOn())
+	}
+}

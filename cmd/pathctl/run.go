@@ -541,9 +541,12 @@ func execute(e *env, c *cli.Context, sources []string) error {
 		// with the driver first, which cost more than the copies it saves
 		// (BENCHMARKS.md, session 8: R-MAT 16 memfd 5.44 s in place
 		// against 2.89 s prefilled, H100).
+		// Where the CSR was built does not say: a GPU run's CSR is built
+		// on the CPU while the device opens (a one-stream writer there
+		// held R-MAT 16's distance_matrix at 2.5 s of writes on an H100).
 		if wopt.MatrixWrites == "" {
 			wopt.MatrixWrites = arrowio.MatrixWritesPositional
-			if g.BuiltOn() == "gpu" {
+			if g.BuiltOn() == "gpu" || g.HoldsDevice() {
 				wopt.MatrixWrites = arrowio.MatrixWritesPrefill
 			}
 		}
