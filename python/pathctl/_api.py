@@ -134,10 +134,12 @@ def distance_matrix(edges: Any, *, algorithm: str = "auto", sources: Optional[It
     order, or ``sources`` in the order given), column j the distance to
     ``vertex_ids[j]``. Vertex order is the ascending order of the ids.
 
-    No copy: on Linux the binary writes the matrix into a memfd that is
-    mapped here, as one record batch whatever the number of blocks it
-    computed, and the array is a (writable) view of that mapping; it is
-    released when the array is. Where there are no memfds the result comes
+    No copy: on Linux the binary writes the matrix straight into this
+    process's memory (an anonymous mapping made here at its request; a
+    memfd mapped here where the system does not allow that write, or with
+    ``PATHCTL_RESULT_PEER=off``), as one record batch whatever the number
+    of blocks it computed, and the array is a (writable) view of that
+    memory; it is released when the array is. Where there are no memfds the result comes
     through a pipe, one record batch per block: several are joined with
     one copy, and a single one is a read-only view of the buffer it was
     read into.
