@@ -23,7 +23,7 @@ func planRun(opt Options, eng graph.Engine, runner graph.Runner, nv, n int, narr
 		return planNarrowed(opt, eng, runner, n, narrowBytes), sched
 	}
 	blocks := PlanBlocksInFlight(n, bytesPerSource(runner, opt), lessFixed(budget(opt, eng, runner), runner, opt), maxBlock(opt, n, runner), blocksInFlight(runner, opt))
-	if m, ok := eng.(*multiEngine); ok && len(m.devices) > 1 && statsOnDevice(runner, opt) && equalStatsBlocks {
+	if m, ok := eng.(*multiEngine); ok && len(m.devices) > 1 && statsOnDevice(runner, opt) && equalStatsBlocks && opt.MaxBlock == 0 {
 		blocks = evenBlocks(n, blocks)
 	}
 	if _, ok := runner.(graph.ResidentRunner); ok && opt.Layout != arrowio.LayoutStats {
@@ -75,7 +75,8 @@ func planNarrowed(opt Options, eng graph.Engine, runner graph.Runner, n int, nar
 // large block and a small one beat two even ones there (R-MAT 18 on one
 // H200: 147k + 27k sources 3.87 s, 87k + 87k 5.6 s; on two, the even
 // blocks 3.0 s against 3.73 s). The stats files of one and several
-// devices then hold the same rows in other record batches.
+// devices then hold the same rows in other record batches; a block size
+// the caller fixed (Options.MaxBlock) is kept, and the files with it.
 var equalStatsBlocks = func() bool {
 	switch os.Getenv("PATHCTL_EQUAL_BLOCKS") {
 	case "0", "off", "false", "no":

@@ -180,7 +180,8 @@ func TestEvenBlocks(t *testing.T) {
 
 // TestPlanRunEvenStatsBlocks: stats on several devices are planned in
 // even blocks, which two devices then take whole (no tail cut); one device,
-// and PATHCTL_EQUAL_BLOCKS=off (the variable), keep the budget's sizes.
+// a block size the caller fixed and PATHCTL_EQUAL_BLOCKS=off (the
+// variable) keep the budget's sizes.
 func TestPlanRunEvenStatsBlocks(t *testing.T) {
 	const nv, sources = 1000, 1000
 	sized := statsSized{statsAsync{newFakeAsync(nv, 0)}, 0}
@@ -198,6 +199,9 @@ func TestPlanRunEvenStatsBlocks(t *testing.T) {
 		if cuts := r.tailCuts(i, blocks); cuts != nil {
 			t.Errorf("block %d cut at %v on two devices", i, cuts)
 		}
+	}
+	if fixed, _ := planRun(Options{Layout: arrowio.LayoutStats, MaxBlock: 700}, eng, sized, nv, sources, 0); !slices.Equal(fixed, []SourceBlock{{0, 700}, {700, 1000}}) {
+		t.Errorf("stats blocks of a fixed size %v, want 700 and 300", fixed)
 	}
 	defer func(was bool) { equalStatsBlocks = was }(equalStatsBlocks)
 	equalStatsBlocks = false
