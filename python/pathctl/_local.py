@@ -62,6 +62,12 @@ LAYOUTS = ("pairs", "matrix", "stats", "nearest")
 HANDOFF_ENV = "PATHCTL_HANDOFF"
 
 
+# The line a run prints last on stderr when PATHCTL_DONE_LINE=1 and it
+# succeeded: its results are complete; the exit (a device's teardown) may
+# still take a while.
+DONE_LINE_ENV = "PATHCTL_DONE_LINE"
+DONE_LINE = "pathctl: done"
+
 # PATHCTL_RESULT_PEER=off keeps a matrix in the memfd instead of having the
 # binary write it into this process's memory.
 RESULT_PEER_ENV = "PATHCTL_RESULT_PEER"
@@ -306,9 +312,11 @@ class Run:
         args.append(edges_arg)
         self.args = args
         log.debug("pathctl: running %s", " ".join(args))
-        full_env = None
+        # A run that succeeds says so on stderr before its exit, whose
+        # device teardown need not be waited for (DONE_LINE).
+        full_env = dict(os.environ)
+        full_env[DONE_LINE_ENV] = "1"
         if env:
-            full_env = dict(os.environ)
             full_env.update({str(k): str(v) for k, v in env.items()})
         feeding = not isinstance(self._input, PathInput) and mode == "pipe"
         try:
@@ -332,6 +340,9 @@ class Run:
         self._stderr_lines: deque = deque(maxlen=200)
         self._notes: deque = deque()  # "pathctl: warning: ..." lines not yet warned about
         self._feed_error: Optional[BaseException] = None
+        # Set when the binary said it is done (DONE_LINE) or has exited.
+        self._settled = threading.Event()
+        self._exited = False
         self._stderr_thread = threading.Thread(target=self._drain_stderr, daemon=True)
         self._stderr_thread.start()
         self._feed_thread: Optional[threading.Thread] = None
@@ -420,6 +431,9 @@ class Run:
     def _drain_stderr(self) -> None:
         for raw in self.proc.stderr:
             line = raw.decode("utf-8", "replace").rstrip("\n")
+            if line == DONE_LINE:
+                self._settled.set()  # every line before it has been read
+                continue
             self._stderr_lines.append(line)
             if _errors.NOTE.match(line):
                 self._notes.append(line)
@@ -491,8 +505,13 @@ class Run:
                         pass
                 except (OSError, ValueError):
                     pass
-            code = self.proc.wait()
-            self._join()
+            if self.output == "memfd" and read_error is None:
+                code = self._wait_settled()
+            else:
+                code = self.proc.wait()
+                self._exited = True
+            if self._exited:
+                self._join()
             if code == 0:
                 self.warn_notes()
             if self._feed_error is not None:
@@ -511,6 +530,22 @@ class Run:
         finally:
             if not (ok and self.keep_tmp):
                 self.cleanup()
+
+    def _wait_settled(self) -> int:
+        """The binary's exit status, or 0 as soon as it has said it is done
+        (its result written and closed, every message before the line read);
+        it is then reaped in the background while its exit tears the device
+        down."""
+        def reap() -> None:
+            self.proc.wait()
+            self._settled.set()
+
+        threading.Thread(target=reap, daemon=True, name="pathctl-reap").start()
+        self._settled.wait()
+        if self.proc.poll() is not None:
+            self._exited = True
+            return self.proc.returncode
+        return 0
 
     def abort(self) -> None:
         """Kill the process (if it still runs) and reap it."""
@@ -665,6 +700,7 @@ class _ResultPeer:
                         conn.write(self._grant(verb, int(size), pid, values).encode("ascii"))
                     elif verb == "done":
                         self._size = int(arg)
+                        break  # nothing follows; the binary may still be exiting
                     elif verb == "fallback":
                         self._why = arg
                         self._mapping = None

@@ -606,3 +606,28 @@ def test_distance_matrix_into_out_through_a_pipe(monkeypatch):
     out = np.empty((len(want), len(want)), dtype=np.int32)
     assert pathctl.distance_matrix(edges, unreachable=-1, out=out)[0] is out
     np.testing.assert_array_equal(out, np.where(np.isfinite(want), want, -1))
+
+
+@memfd_only
+def test_result_read_before_the_exit(tmp_path):
+    """A run that says it is done (its last stderr line, before the exit
+    where a device is torn down) hands its result over at once: a binary
+    whose exit takes seconds does not hold the call; one that fails is
+    still waited for and its error raised."""
+    wrapper = tmp_path / "pathctl"
+    wrapper.write_text(f'#!/bin/sh\n"{_binary()}" "$@"\ncode=$?\nsleep 4\nexit $code\n')
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
+    edges = random_edges(76, 40, 100)
+    want, _ = oracle(edges)
+    for call in (lambda: pathctl.distance_matrix(edges, unreachable=-1, binary=str(wrapper))[0],
+                 lambda: pathctl.apsp(edges, layout="stats", binary=str(wrapper))):
+        t0 = time.monotonic()
+        got = call()
+        assert time.monotonic() - t0 < 3, "the call waited for the exit"
+        assert got is not None
+    np.testing.assert_array_equal(pathctl.distance_matrix(edges, unreachable=-1, binary=str(wrapper))[0],
+                                  np.where(np.isfinite(want), want, -1))
+    t0 = time.monotonic()
+    with pytest.raises(pathctl.PathctlError):
+        pathctl.apsp(edges, algorithm="no-such-algorithm", binary=str(wrapper))
+    assert time.monotonic() - t0 >= 3  # no done line: the exit status decides
