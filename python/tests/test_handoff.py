@@ -631,3 +631,19 @@ def test_result_read_before_the_exit(tmp_path):
     with pytest.raises(pathctl.PathctlError):
         pathctl.apsp(edges, algorithm="no-such-algorithm", binary=str(wrapper))
     assert time.monotonic() - t0 >= 3  # no done line: the exit status decides
+
+
+@peer_only
+@pytest.mark.parametrize("answer", ["refused", "unmapped"])
+def test_matrix_falls_back_to_the_memfd(monkeypatch, answer):
+    """Where this process refuses memory, or names memory the binary cannot
+    write (here: a page below the lowest address anything maps), the
+    binary says so and writes the memfd: the same matrix, from a memfd
+    mapping."""
+    reply = "no\n" if answer == "refused" else f"addr {os.getpid()} 1000\n"
+    monkeypatch.setattr(_local._ResultPeer, "_grant", lambda self, *args: reply)
+    edges = random_edges(77, 50, 130)
+    want, _ = oracle(edges)
+    D, _ = pathctl.distance_matrix(edges, unreachable=-1)
+    np.testing.assert_array_equal(D, np.where(np.isfinite(want), want, -1))
+    assert inside(D.__array_interface__["data"][0], memfd_mappings())
