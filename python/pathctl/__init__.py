@@ -3,8 +3,9 @@ for Arrow data.
 
 Locally, every function runs the ``pathctl`` binary (the one a wheel
 bundles, else ``$PATHCTL_BIN``, else ``pathctl`` on PATH) and hands Arrow
-IPC to it and back through memfds that both processes map (pipes where
-there are none, and for :func:`stream`)::
+IPC to it and back through memfds that both processes map; a matrix the
+binary writes straight into this process's memory (pipes where there are
+no memfds, and for :func:`stream`)::
 
     import pathctl
     table = pathctl.apsp("edges.parquet")                 # pyarrow.Table
