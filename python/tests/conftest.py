@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
@@ -166,6 +167,16 @@ def child_pids() -> List[int]:
         if fields[0] == "Z" or "pathctl" in os.path.basename(argv0):
             out.append(int(entry))
     return out
+
+
+def wait_no_children(timeout: float = 10.0) -> None:
+    """Assert that no pathctl child is left. A call returns as soon as the
+    binary says it is done and reaps it in the background, so a child may
+    still be tearing its device down for a moment after the call."""
+    deadline = time.monotonic() + timeout
+    while child_pids() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert child_pids() == []
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 import pathctl
-from conftest import child_pids
+from conftest import wait_no_children
 
 
 @pytest.fixture(autouse=True)
@@ -21,7 +21,7 @@ def no_leftovers():
     yield
     after = set(glob.glob(os.path.join(tempfile.gettempdir(), "pathctl-*")))
     assert after <= before, f"temporary files left: {sorted(after - before)}"
-    assert child_pids() == []
+    wait_no_children()
 
 
 def edges(**columns):

@@ -12,14 +12,7 @@ import pyarrow as pa
 import pytest
 
 import pathctl
-from conftest import assert_tables_equal, child_pids, cli_result, random_edges, write_arrow
-
-
-def wait_no_children(timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while child_pids() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert child_pids() == []
+from conftest import assert_tables_equal, child_pids, cli_result, random_edges, wait_no_children, write_arrow
 
 
 @pytest.mark.parametrize("layout", ["pairs", "stats"])
