@@ -302,32 +302,28 @@ func (w *ResultWriter) mapMatrix(schema *arrow.Schema, opt WriteOptions) {
 		}
 		f = rw
 	}
+	var m *mappedMatrix
 	if opt.ResultPeer != nil {
-		if m, err := newPeerMatrix(f, opt.ResultPeer, schema, opt.MatrixRows, opt.allocator()); err == nil {
-			m.positional = opt.MatrixWrites == MatrixWritesPositional
+		// Where the peer cannot be written, the file is mapped as without one.
+		m, _ = newPeerMatrix(f, opt.ResultPeer, schema, opt.MatrixRows, opt.allocator())
+	}
+	if m == nil {
+		var err error
+		if m, err = newMappedMatrix(f, schema, opt.MatrixRows, opt.allocator()); err != nil {
+			// No room to size or map the file (a tmpfs quota, an address
+			// space limit): the streaming writer needs neither.
+			_ = f.Truncate(0)
 			if f != w.file {
-				w.file.Close()
-				w.file = f
+				f.Close()
 			}
-			w.rw = m
 			return
 		}
-	}
-	m, err := newMappedMatrix(f, schema, opt.MatrixRows, opt.allocator())
-	if err != nil {
-		// No room to size or map the file (a tmpfs quota, an address
-		// space limit): the streaming writer needs neither.
-		_ = f.Truncate(0)
-		if f != w.file {
-			f.Close()
+		m.offered = opt.MatrixWrites == MatrixWritesInPlace
+		if opt.MatrixWrites == MatrixWritesPrefill || m.offered {
+			m.startPrefill(max(1, runtime.GOMAXPROCS(0)/2))
 		}
-		return
 	}
 	m.positional = opt.MatrixWrites == MatrixWritesPositional
-	m.offered = opt.MatrixWrites == MatrixWritesInPlace
-	if opt.MatrixWrites == MatrixWritesPrefill || m.offered {
-		m.startPrefill(max(1, runtime.GOMAXPROCS(0)/2))
-	}
 	if f != w.file {
 		w.file.Close()
 		w.file = f

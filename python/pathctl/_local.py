@@ -727,16 +727,11 @@ class _ResultPeer:
                 _allow_writes_from(pid)
                 workers = _populate_workers()
                 if workers > 0 and not into_out:  # out's pages are there already
-                    view = ctypes.c_char.from_buffer(self._mapping)
-                    base = ctypes.addressof(view)
-                    del view
-                    self._stop_populating = _populate(base, size, workers)
+                    self._stop_populating = _populate(_address_of(self._mapping), size, workers)
             else:
                 self._stop_populating()  # its addresses are about to move
                 self._mapping.resize(size)  # mremap: the bytes so far stay
-            view = ctypes.c_char.from_buffer(self._mapping)
-            address = ctypes.addressof(view)
-            del view  # no export left: the mapping can still be resized
+            address = _address_of(self._mapping)
             if into_out:
                 self.values_in_out = True
                 return f"addr {os.getpid()} {address:x} {self._out.ctypes.data:x}\n"
@@ -820,6 +815,15 @@ def _populate(base: int, size: int, workers: int) -> Callable[[], None]:
             t.join()
 
     return stop
+
+
+def _address_of(mapping: mmap.mmap) -> int:
+    """The address of mapping's first byte, leaving no buffer exported
+    (an export would keep the mapping from being resized or closed)."""
+    view = ctypes.c_char.from_buffer(mapping)
+    address = ctypes.addressof(view)
+    del view
+    return address
 
 
 def _allow_writes_from(pid: int) -> None:
