@@ -27,6 +27,8 @@ package graph
 //	NearestFinder  cpu engine, gpu engine            the nearest layout (one multi-source run)
 //	NarrowRunner   cpu runners, gpu runner           targets and cutoff (Request.Targets,
 //	               (without predecessors)            Request.Cutoff) honoured by the engine
+//	SourceOrderer  gpu runner, several devices'      the stats layout's sources run in the
+//	               runner                            order whose blocks derive the most rows
 //
 // An engine that holds a device also implements io.Closer; the pipeline
 // closes an engine it opened for one run when the run is done.
@@ -207,4 +209,17 @@ type NarrowRunner interface {
 // large enough to pay for the device's rounds.
 type NearestFinder interface {
 	Nearest(ctx context.Context, g *CSR, sources []VertexID, req Request) (*Nearest, error)
+}
+
+// SourceOrderer is implemented by runners whose blocks compute fewer rows
+// when the sources that share a block lie close in the graph (the GPU
+// runner's batched kernel derives a leaf's row from its neighbour's, and
+// a row from all its neighbours' rows, only inside one block). The
+// pipeline runs the sources of a stats run, whose rows are few enough to
+// hold, in BlockOrder's order, and writes the rows in the caller's.
+type SourceOrderer interface {
+	// BlockOrder returns the order in which to run sources cut into
+	// blocks of block sources, as positions in sources, or nil where
+	// their own order is as good.
+	BlockOrder(sources []VertexID, block int) []int32
 }

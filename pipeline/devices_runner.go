@@ -35,12 +35,13 @@ type devicesRunner struct {
 
 // The multi-device runner's part of the seam.
 var (
-	_ graph.Runner       = (*devicesRunner)(nil)
-	_ graph.AsyncRunner  = (*devicesRunner)(nil)
-	_ graph.StatsRunner  = (*devicesRunner)(nil)
-	_ graph.StatsSizer   = (*devicesRunner)(nil)
-	_ graph.Describer    = (*devicesRunner)(nil)
-	_ graph.NarrowRunner = (*devicesRunner)(nil)
+	_ graph.Runner        = (*devicesRunner)(nil)
+	_ graph.AsyncRunner   = (*devicesRunner)(nil)
+	_ graph.StatsRunner   = (*devicesRunner)(nil)
+	_ graph.StatsSizer    = (*devicesRunner)(nil)
+	_ graph.Describer     = (*devicesRunner)(nil)
+	_ graph.NarrowRunner  = (*devicesRunner)(nil)
+	_ graph.SourceOrderer = (*devicesRunner)(nil)
 )
 
 // deviceWorker is one device's runner and what it did.
@@ -748,4 +749,13 @@ func (q *blockQueue) close() {
 	}
 	q.chunks = nil
 	q.cond.Broadcast()
+}
+
+// BlockOrder is the first device's order (graph.SourceOrderer): every
+// device runs the same graph and kernel.
+func (d *devicesRunner) BlockOrder(sources []graph.VertexID, block int) []int32 {
+	if o, ok := d.workers[0].runner.(graph.SourceOrderer); ok {
+		return o.BlockOrder(sources, block)
+	}
+	return nil
 }

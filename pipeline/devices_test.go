@@ -41,6 +41,12 @@ type fakeDevice struct {
 
 	vertices atomic.Int64 // of the graph prepared
 
+	// scramble, when not 0, makes its runners graph.SourceOrderers that
+	// order the sources by a permutation drawn from this seed; unsorted
+	// is set once a chunk's sources are not in rising order.
+	scramble uint64
+	unsorted atomic.Bool
+
 	mu        sync.Mutex
 	chunks    []int // rows of every chunk run, failed ones included
 	failAfter int   // chunks run before every later one fails; -1: never
@@ -111,11 +117,26 @@ type fakeDeviceRunner struct {
 }
 
 func (r *fakeDeviceRunner) Run(ctx context.Context, out *graph.Block) error {
+	if !slices.IsSorted(out.Sources) {
+		r.dev.unsorted.Store(true)
+	}
 	if err := r.dev.chunk(len(out.Sources)); err != nil {
 		poison(out) // a failed device may leave anything behind
 		return err
 	}
 	return r.Runner.Run(ctx, out)
+}
+
+// BlockOrder is a random order under the device's scramble seed, else nil.
+func (r *fakeDeviceRunner) BlockOrder(sources []graph.VertexID, block int) []int32 {
+	if r.dev.scramble == 0 {
+		return nil
+	}
+	out := make([]int32, len(sources))
+	for i, p := range rand.New(rand.NewPCG(r.dev.scramble, uint64(block))).Perm(len(sources)) {
+		out[i] = int32(p)
+	}
+	return out
 }
 
 // Narrowed passes the CPU runner's on.

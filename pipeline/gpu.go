@@ -64,6 +64,7 @@ var (
 	_ graph.HostPinner     = gpuRunner{}
 	_ graph.DeviceTimer    = gpuRunner{}
 	_ graph.NarrowRunner   = gpuRunner{}
+	_ graph.SourceOrderer  = gpuRunner{}
 	_ graph.ResidentBlock  = residentBlock{}
 	_ graph.DeviceTimer    = residentBlock{}
 )

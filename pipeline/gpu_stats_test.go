@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -11,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/gen"
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/internal/testgraphs"
 )
@@ -104,6 +106,57 @@ func TestGPUStatsLayout(t *testing.T) {
 					if !same {
 						t.Fatalf("seed %d: trial %d: %s: row %d column %d: gpu %v, cpu %v", seed, trial, algo, i, c, a, b)
 					}
+				}
+			}
+		}
+	}
+}
+
+// TestGPUStatsInBlockOrder checks a stats run of several blocks on the
+// GPU's batched kernel, whose runner orders the sources by the graph
+// (plan.Graph.BlockOrder): on an undirected R-MAT graph with many leaves,
+// in blocks of a tenth and of two thirds of the vertices, the log says the
+// order was taken and every row equals the CPU engine's, in the caller's
+// order (the harmonic sums within a relative 1e-12).
+func TestGPUStatsInBlockOrder(t *testing.T) {
+	if st := GPUStatus(); !st.Available {
+		t.Skip("no GPU: " + st.Reason)
+	}
+	el, err := gen.RMAT(11, 8, 3, gen.WithWeights(1, 100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := el.GraphEdges()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &arrowio.Vertices{Type: arrow.PrimitiveTypes.Int64}
+	for i := 0; i < e.NumVertices; i++ {
+		v.Ints = append(v.Ints, int64(i))
+	}
+	g, err := LoadGraph(&arrowio.EdgeTable{Edges: *e, Vertices: v, Name: "rmat"}, LoadOptions{Undirected: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	n := g.NumVertices()
+	want := collectStats(t, g, Options{Engine: "cpu"})
+	for _, block := range []int{n / 10, 2 * n / 3} {
+		var log strings.Builder
+		got := collectStats(t, g, Options{Engine: "gpu", MaxBlock: block, Log: &log})
+		if !strings.Contains(log.String(), "block order") {
+			t.Errorf("blocks of %d of %d: the log does not say the sources ran in block order:\n%s", block, n, log.String())
+		}
+		harmonic := len(want) - 1
+		for c := range want {
+			for i := range want[c] {
+				a, b := got[c][i], want[c][i]
+				same := a == b || (math.IsNaN(a) && math.IsNaN(b))
+				if c == harmonic {
+					same = math.Abs(a-b) <= 1e-12*math.Abs(b)
+				}
+				if !same {
+					t.Fatalf("blocks of %d: row %d column %d: gpu %v, cpu %v", block, i, c, a, b)
 				}
 			}
 		}

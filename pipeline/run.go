@@ -175,7 +175,12 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 	sched.targets, sched.nearest, sched.selected = targets, opt.K, selected
 	var tm timings
 	sched.timings = &tm
-	err = runBlocks(ctx, g, runner, opt, sched, sources, blocks, func(res blockResult) error {
+	run, held := sources, (*statsInOrder)(nil)
+	if order := runOrder(runner, opt, sources, blocks); order != nil {
+		run, held = inOrder(sources, order), newStatsInOrder(sources, order, runner.DistType())
+		fmt.Fprintf(opt.Log, "pathctl: sources run in the engine's block order, rows written in yours\n")
+	}
+	err = runBlocks(ctx, g, runner, opt, sched, run, blocks, func(res blockResult) error {
 		began := time.Now()
 		defer func() {
 			tm.sink += time.Since(began)
@@ -184,6 +189,12 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 				opt.Progress(int64(res.end), int64(len(sources)))
 			}
 		}()
+		if held != nil {
+			if res.stats == nil {
+				return fmt.Errorf("pipeline: a stats run in block order got rows, not stats")
+			}
+			return held.add(res.end, res.stats)
+		}
 		if res.stats != nil {
 			return builder.Stats(res.stats, counted)
 		}
@@ -198,6 +209,11 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 		}
 		return builder.Block(res.block, counted)
 	})
+	if err == nil && held != nil {
+		began := time.Now()
+		err = held.emit(blocks, func(s *graph.Stats) error { return builder.Stats(s, counted) })
+		tm.sink += time.Since(began)
+	}
 	if err != nil {
 		return nil, g.explain(err)
 	}

@@ -1,0 +1,109 @@
+package pipeline
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/graph"
+)
+
+// blockOrderOn is false under PATHCTL_BLOCK_ORDER=off: stats runs compute
+// their sources in the caller's order, as before session 10 (for
+// measuring the order's gain).
+var blockOrderOn = func() bool {
+	switch os.Getenv("PATHCTL_BLOCK_ORDER") {
+	case "0", "off", "false", "no":
+		return false
+	}
+	return true
+}()
+
+// runOrder is the order in which a stats run of several blocks computes
+// its sources, as positions in sources, where the runner chooses one
+// (graph.SourceOrderer: the GPU's batched kernel derives more rows from
+// blocks whose sources lie close in the graph); nil to run them as given.
+// Only the stats layout is reordered: its rows, a few numbers per source,
+// are held until the last block and written in the caller's order
+// (statsInOrder), where a pairs or matrix result could not be.
+func runOrder(runner graph.Runner, opt Options, sources []graph.VertexID, blocks []SourceBlock) []int32 {
+	if opt.Layout != arrowio.LayoutStats || len(blocks) < 2 || !blockOrderOn {
+		return nil
+	}
+	o, ok := runner.(graph.SourceOrderer)
+	if !ok {
+		return nil
+	}
+	order := o.BlockOrder(sources, blockMax(blocks))
+	if len(order) != len(sources) {
+		return nil
+	}
+	return order
+}
+
+// inOrder returns sources in order.
+func inOrder(sources []graph.VertexID, order []int32) []graph.VertexID {
+	out := make([]graph.VertexID, len(order))
+	for i, p := range order {
+		out[i] = sources[p]
+	}
+	return out
+}
+
+// statsInOrder gathers the stats of sources computed in another order
+// (order[i] is the caller's position of the i-th source run) into the
+// caller's order.
+type statsInOrder struct {
+	order []int32
+	all   *graph.Stats
+}
+
+func newStatsInOrder(sources []graph.VertexID, order []int32, t graph.DistType) *statsInOrder {
+	return &statsInOrder{order: order, all: graph.NewStats(sources, t)}
+}
+
+// add places the stats of the run's sources [end-len(st.Sources), end).
+func (s *statsInOrder) add(end int, st *graph.Stats) error {
+	lo := end - len(st.Sources)
+	if lo < 0 || end > len(s.order) || st.Type != s.all.Type {
+		return fmt.Errorf("pipeline: stats of %d sources ending at %d of %d run in another order", len(st.Sources), end, len(s.order))
+	}
+	a := s.all
+	for i, src := range st.Sources {
+		j := s.order[lo+i]
+		if a.Sources[j] != src {
+			return fmt.Errorf("pipeline: stats of source %d where source %d was run", src, a.Sources[j])
+		}
+		a.Reachable[j], a.Eccentricity[j] = st.Reachable[i], st.Eccentricity[i]
+		a.Closeness[j], a.Harmonic[j] = st.Closeness[i], st.Harmonic[i]
+		if a.Type.IsFloat() {
+			a.SumFloat[j] = st.SumFloat[i]
+		} else {
+			a.SumInt[j] = st.SumInt[i]
+		}
+	}
+	return nil
+}
+
+// emit hands the stats over in the caller's order, a record per block.
+func (s *statsInOrder) emit(blocks []SourceBlock, emit func(*graph.Stats) error) error {
+	for _, b := range blocks {
+		if err := emit(sliceStats(s.all, b.Start, b.End)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sliceStats is the stats of s's sources [lo, hi), sharing s's memory.
+func sliceStats(s *graph.Stats, lo, hi int) *graph.Stats {
+	out := &graph.Stats{Sources: s.Sources[lo:hi], Type: s.Type,
+		Reachable: s.Reachable[lo:hi], Eccentricity: s.Eccentricity[lo:hi],
+		Closeness: s.Closeness[lo:hi], Harmonic: s.Harmonic[lo:hi]}
+	if s.Type.IsFloat() {
+		out.SumFloat = s.SumFloat[lo:hi]
+	} else {
+		out.SumInt = s.SumInt[lo:hi]
+	}
+	return out
+}

@@ -1,0 +1,95 @@
+package pipeline
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/graph"
+)
+
+// TestStatsInBlockOrder runs stats on two fake devices whose runners order
+// the sources at random (graph.SourceOrderer, as the GPU runner does by
+// the graph): the devices see the sources out of order, and the rows come
+// out as the CPU engine's, in the caller's order, with and without chosen
+// sources, on devices that reduce the stats themselves or not. A pairs
+// run is never reordered.
+func TestStatsInBlockOrder(t *testing.T) {
+	was := blockOrderOn
+	blockOrderOn = true // whatever PATHCTL_BLOCK_ORDER says
+	defer func() { blockOrderOn = was }()
+	g := devicesTestGraph(t, 7, 150, 600)
+	defer g.Close()
+	some := []string{"149", "3", "77", "12", "140", "5", "6", "90", "100", "31", "32", "33"}
+	for _, c := range []struct {
+		name    string
+		layout  arrowio.Layout
+		sources []string
+	}{
+		{"stats/every", arrowio.LayoutStats, nil},
+		{"stats/some", arrowio.LayoutStats, some},
+		{"pairs/every", arrowio.LayoutPairs, nil},
+	} {
+		for _, stats := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/stats-on-device=%v", c.name, stats), func(t *testing.T) {
+				want, err := collectText(t, g, Options{Engine: "cpu", Layout: c.layout, Sources: c.sources})
+				if err != nil {
+					t.Fatal(err)
+				}
+				devs := []*fakeDevice{newFakeDevice(), newFakeDevice()}
+				for i, d := range devs {
+					d.stats, d.scramble = stats, uint64(11+i)
+				}
+				opt := Options{Engine: "gpu", Layout: c.layout, Sources: c.sources, Devices: []int{0, 1}, devices: fakeDevices(devs...), MaxBlock: 5}
+				got, err := collectText(t, g, opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != want {
+					t.Fatalf("stats run in block order differ from the CPU engine's:\n%s", firstDiff(got, want))
+				}
+				reordered := devs[0].unsorted.Load() || devs[1].unsorted.Load()
+				if reordered != (c.layout == arrowio.LayoutStats) {
+					t.Errorf("%s run: devices saw sources out of order: %v", c.layout, reordered)
+				}
+			})
+		}
+	}
+}
+
+// TestStatsInOrderChecksItsRows checks that statsInOrder refuses stats of
+// other sources than the run's, and gives the rows back in the caller's
+// order, a record per block.
+func TestStatsInOrderChecksItsRows(t *testing.T) {
+	sources := []graph.VertexID{10, 11, 12, 13}
+	order := []int32{2, 0, 3, 1}
+	held := newStatsInOrder(sources, order, graph.DistInt32)
+	first := graph.NewStats([]graph.VertexID{12, 10}, graph.DistInt32)
+	first.SumInt[0], first.SumInt[1] = 120, 100
+	if err := held.add(2, first); err != nil {
+		t.Fatal(err)
+	}
+	wrong := graph.NewStats([]graph.VertexID{11, 13}, graph.DistInt32)
+	if err := held.add(4, wrong); err == nil {
+		t.Fatal("stats of sources 11, 13 where 13, 11 were run were taken")
+	}
+	second := graph.NewStats([]graph.VertexID{13, 11}, graph.DistInt32)
+	second.SumInt[0], second.SumInt[1] = 130, 110
+	if err := held.add(4, second); err != nil {
+		t.Fatal(err)
+	}
+	var ids []graph.VertexID
+	var sums []int64
+	blocks := 0
+	err := held.emit([]SourceBlock{{0, 3}, {3, 4}}, func(s *graph.Stats) error {
+		blocks++
+		ids, sums = append(ids, s.Sources...), append(sums, s.SumInt...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(ids, sums, blocks) != "[10 11 12 13] [100 110 120 130] 2" {
+		t.Fatalf("emitted %v %v in %d records", ids, sums, blocks)
+	}
+}
