@@ -8,12 +8,12 @@ import (
 	"github.com/pathctl/pathctl/graph"
 )
 
-// TestStatsInBlockOrder runs stats on two fake devices whose runners order
+// TestStatsInBlockOrder runs stats on a fake device whose runner orders
 // the sources at random (graph.SourceOrderer, as the GPU runner does by
-// the graph): the devices see the sources out of order, and the rows come
+// the graph): the device sees the sources out of order, and the rows come
 // out as the CPU engine's, in the caller's order, with and without chosen
-// sources, on devices that reduce the stats themselves or not. A pairs
-// run is never reordered.
+// sources, on a device that reduces the stats itself or not. A pairs run
+// is never reordered, nor a run on two devices.
 func TestStatsInBlockOrder(t *testing.T) {
 	was := blockOrderOn
 	blockOrderOn = true // whatever PATHCTL_BLOCK_ORDER says
@@ -25,10 +25,12 @@ func TestStatsInBlockOrder(t *testing.T) {
 		name    string
 		layout  arrowio.Layout
 		sources []string
+		devices []int
 	}{
-		{"stats/every", arrowio.LayoutStats, nil},
-		{"stats/some", arrowio.LayoutStats, some},
-		{"pairs/every", arrowio.LayoutPairs, nil},
+		{"stats/every", arrowio.LayoutStats, nil, []int{1}},
+		{"stats/some", arrowio.LayoutStats, some, []int{1}},
+		{"pairs/every", arrowio.LayoutPairs, nil, []int{1}},
+		{"stats/two-devices", arrowio.LayoutStats, nil, []int{0, 1}},
 	} {
 		for _, stats := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/stats-on-device=%v", c.name, stats), func(t *testing.T) {
@@ -40,7 +42,7 @@ func TestStatsInBlockOrder(t *testing.T) {
 				for i, d := range devs {
 					d.stats, d.scramble = stats, uint64(11+i)
 				}
-				opt := Options{Engine: "gpu", Layout: c.layout, Sources: c.sources, Devices: []int{0, 1}, devices: fakeDevices(devs...), MaxBlock: 5}
+				opt := Options{Engine: "gpu", Layout: c.layout, Sources: c.sources, Devices: c.devices, devices: fakeDevices(devs...), MaxBlock: 5}
 				got, err := collectText(t, g, opt)
 				if err != nil {
 					t.Fatal(err)
@@ -48,9 +50,15 @@ func TestStatsInBlockOrder(t *testing.T) {
 				if got != want {
 					t.Fatalf("stats run in block order differ from the CPU engine's:\n%s", firstDiff(got, want))
 				}
+				if len(devs[1].seen()) == 0 {
+					t.Fatal("the fake device computed nothing")
+				}
+				if c.sources != nil {
+					return // chosen sources come out of order as given
+				}
 				reordered := devs[0].unsorted.Load() || devs[1].unsorted.Load()
-				if reordered != (c.layout == arrowio.LayoutStats) {
-					t.Errorf("%s run: devices saw sources out of order: %v", c.layout, reordered)
+				if want := c.layout == arrowio.LayoutStats && len(c.devices) == 1; reordered != want {
+					t.Errorf("%s run on %d devices: the devices saw sources out of order: %v, want %v", c.layout, len(c.devices), reordered, want)
 				}
 			})
 		}

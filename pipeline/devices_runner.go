@@ -751,9 +751,15 @@ func (q *blockQueue) close() {
 	q.cond.Broadcast()
 }
 
-// BlockOrder is the first device's order (graph.SourceOrderer): every
-// device runs the same graph and kernel.
+// BlockOrder is the device's order on one device (graph.SourceOrderer),
+// and none on several: cut from the breadth-first order, one device's
+// blocks held the hubs and their neighbourhoods and the other's the
+// periphery, and the two finished apart (R-MAT 18 stats on two H200s,
+// BENCHMARKS.md session 10: 2.96 s as given, 3.11 s in that order).
 func (d *devicesRunner) BlockOrder(sources []graph.VertexID, block int) []int32 {
+	if len(d.workers) != 1 {
+		return nil
+	}
 	if o, ok := d.workers[0].runner.(graph.SourceOrderer); ok {
 		return o.BlockOrder(sources, block)
 	}
