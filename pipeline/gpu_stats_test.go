@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -59,6 +60,33 @@ func collectStats(t *testing.T, g *Graph, opt Options) [][]float64 {
 	return cols
 }
 
+// sameStats fails unless the GPU's stats columns got equal the CPU's
+// want, but for the float64 harmonic sums (the last column), which the
+// device adds in another order: within a relative 1e-12, every term being
+// positive.
+func sameStats(t *testing.T, got, want [][]float64, what string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d columns, want %d", what, len(got), len(want))
+	}
+	harmonic := len(want) - 1
+	for c := range want {
+		if len(got[c]) != len(want[c]) {
+			t.Fatalf("%s: column %d has %d rows, want %d", what, c, len(got[c]), len(want[c]))
+		}
+		for i := range want[c] {
+			a, b := got[c][i], want[c][i]
+			same := a == b || (math.IsNaN(a) && math.IsNaN(b))
+			if c == harmonic {
+				same = math.Abs(a-b) <= 1e-12*math.Abs(b)
+			}
+			if !same {
+				t.Fatalf("%s: row %d column %d: gpu %v, cpu %v", what, i, c, a, b)
+			}
+		}
+	}
+}
+
 // TestGPUStatsLayout checks the stats layout computed on the GPU (RunStats)
 // against the CPU engine's, through the whole pipeline, on random integer
 // graphs: every column equal, except the float64 harmonic sums, which the
@@ -89,25 +117,7 @@ func TestGPUStatsLayout(t *testing.T) {
 		for _, algo := range []graph.Algorithm{graph.Auto, graph.Dijkstra, graph.BFS} {
 			want := collectStats(t, g, Options{Algorithm: algo, Engine: "cpu"})
 			got := collectStats(t, g, Options{Algorithm: algo, Engine: "gpu", MaxBlock: 1 + rng.IntN(300)})
-			if len(got) != len(want) {
-				t.Fatalf("seed %d: %d columns, want %d", seed, len(got), len(want))
-			}
-			harmonic := len(want) - 1
-			for c := range want {
-				if len(got[c]) != len(want[c]) {
-					t.Fatalf("seed %d: column %d has %d rows, want %d", seed, c, len(got[c]), len(want[c]))
-				}
-				for i := range want[c] {
-					a, b := got[c][i], want[c][i]
-					same := a == b || (math.IsNaN(a) && math.IsNaN(b))
-					if c == harmonic {
-						same = math.Abs(a-b) <= 1e-12*math.Abs(b)
-					}
-					if !same {
-						t.Fatalf("seed %d: trial %d: %s: row %d column %d: gpu %v, cpu %v", seed, trial, algo, i, c, a, b)
-					}
-				}
-			}
+			sameStats(t, got, want, fmt.Sprintf("seed %d: trial %d: %s", seed, trial, algo))
 		}
 	}
 }
@@ -147,18 +157,6 @@ func TestGPUStatsInBlockOrder(t *testing.T) {
 		if !strings.Contains(log.String(), "block order") {
 			t.Errorf("blocks of %d of %d: the log does not say the sources ran in block order:\n%s", block, n, log.String())
 		}
-		harmonic := len(want) - 1
-		for c := range want {
-			for i := range want[c] {
-				a, b := got[c][i], want[c][i]
-				same := a == b || (math.IsNaN(a) && math.IsNaN(b))
-				if c == harmonic {
-					same = math.Abs(a-b) <= 1e-12*math.Abs(b)
-				}
-				if !same {
-					t.Fatalf("blocks of %d: row %d column %d: gpu %v, cpu %v", block, i, c, a, b)
-				}
-			}
-		}
+		sameStats(t, got, want, fmt.Sprintf("blocks of %d", block))
 	}
 }
