@@ -49,6 +49,18 @@ def to_arrow(df) -> pa.Table:
     return df.toArrow()
 
 
+def test_spark_default_blocks_one_per_task_slot(spark, graph):
+    """Without block_size, the sources go in one block per task slot
+    (defaultParallelism, 2 here), and the result is still the CLI's."""
+    edges, path, d = graph
+    result = pathctl.spark.apsp(spark.createDataFrame(edges), layout="stats")
+    assert result.rdd.getNumPartitions() == spark.sparkContext.defaultParallelism == 2
+    want = cli_result(path, d, "--layout", "stats").sort_by("source")
+    got = to_arrow(result).sort_by("source")
+    assert_tables_equal(got.cast(want.schema.remove_metadata()), want.replace_schema_metadata(None),
+                        pairs=False)
+
+
 @pytest.mark.parametrize("layout", ["pairs", "stats"])
 def test_spark_apsp_equals_cli(spark, graph, layout):
     edges, path, d = graph
