@@ -2,6 +2,9 @@ package pipeline
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/pathctl/pathctl/arrowio"
@@ -99,5 +102,37 @@ func TestStatsInOrderChecksItsRows(t *testing.T) {
 	}
 	if fmt.Sprint(ids, sums, blocks) != "[10 11 12 13] [100 110 120 130] 2" {
 		t.Fatalf("emitted %v %v in %d records", ids, sums, blocks)
+	}
+}
+
+// TestDevicesShareLine checks the --verbose line of a run on several
+// devices: each device named, with the sources it computed (adding up to
+// every source) and when its last chunk was done.
+func TestDevicesShareLine(t *testing.T) {
+	g := devicesTestGraph(t, 9, 120, 500)
+	defer g.Close()
+	for _, layout := range []arrowio.Layout{arrowio.LayoutStats, arrowio.LayoutPairs} {
+		devs := gateAll(newFakeDevice(), newFakeDevice())
+		var log strings.Builder
+		opt := Options{Engine: "gpu", Layout: layout, Devices: []int{0, 1}, devices: fakeDevices(devs...), MaxBlock: 16, Log: &log}
+		if _, err := collectText(t, g, opt); err != nil {
+			t.Fatal(err)
+		}
+		re := regexp.MustCompile(`device gpu (\d): (\d+) sources in (\d+) chunks, the last done at [0-9.]+[mµn]?s`)
+		found := re.FindAllStringSubmatch(log.String(), -1)
+		if len(found) != 2 {
+			t.Fatalf("%s: %d device shares in the log, want 2:\n%s", layout, len(found), log.String())
+		}
+		total := 0
+		for i, m := range found {
+			k, _ := strconv.Atoi(m[2])
+			if m[1] != strconv.Itoa(i) || k == 0 {
+				t.Errorf("%s: share %q: want device %d with some sources", layout, m[0], i)
+			}
+			total += k
+		}
+		if total != g.NumVertices() {
+			t.Errorf("%s: the devices computed %d sources, want %d", layout, total, g.NumVertices())
+		}
 	}
 }

@@ -79,8 +79,7 @@ func (r *devicesRunner) ComputeResident(ctx context.Context, sources []graph.Ver
 	for i, err := range errs {
 		switch {
 		case err == nil:
-			parts[i].w.chunks.Add(1)
-			parts[i].w.sources.Add(int64(parts[i].hi - parts[i].lo))
+			parts[i].w.computed(parts[i].hi - parts[i].lo)
 		case errors.Is(err, graph.ErrResidentTooLarge):
 			tooLarge = err
 		case isRequestError(err):

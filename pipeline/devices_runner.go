@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/pathctl/pathctl/graph"
 )
@@ -51,8 +53,16 @@ type deviceWorker struct {
 	runner graph.Runner
 	// maxChunk is the most sources of one chunk (multiEngine.chunkMax).
 	maxChunk int
-	// chunks and sources count what the device computed.
-	chunks, sources atomic.Int64
+	// chunks and sources count what the device computed, and lastDone is
+	// when its last chunk was (Unix nanoseconds; 0 before the first).
+	chunks, sources, lastDone atomic.Int64
+}
+
+// computed counts a chunk of k sources computed on w, now.
+func (w *deviceWorker) computed(k int) {
+	w.chunks.Add(1)
+	w.sources.Add(int64(k))
+	w.lastDone.Store(time.Now().UnixNano())
 }
 
 // newDevicesRunner starts a worker per device runner; Close stops them
@@ -108,6 +118,23 @@ func (r *devicesRunner) StatsFixedBytes() int64 {
 		}
 	}
 	return b
+}
+
+// Shares says what each device computed since start, for --verbose: its
+// chunks and sources, and when its last chunk was done. Devices that
+// finish far apart say that the work was not shared evenly.
+func (r *devicesRunner) Shares(start time.Time) string {
+	var b strings.Builder
+	for i, w := range r.workers {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "device %s: %d sources in %d chunks", w.label, w.sources.Load(), w.chunks.Load())
+		if t := w.lastDone.Load(); t != 0 {
+			fmt.Fprintf(&b, ", the last done at %s", time.Unix(0, t).Sub(start).Round(time.Millisecond))
+		}
+	}
+	return b.String()
 }
 
 // Describe is the first device's description and the device count.
@@ -345,8 +372,7 @@ func (r *devicesRunner) work(w *deviceWorker) {
 // done counts chunk c computed on w (or failed with a request error).
 func (r *devicesRunner) done(w *deviceWorker, c chunk, err error, valid, nulls int) {
 	if err == nil {
-		w.chunks.Add(1)
-		w.sources.Add(int64(c.hi - c.lo))
+		w.computed(c.hi - c.lo)
 	}
 	c.job.finish(err, valid, nulls)
 }

@@ -223,6 +223,9 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 	}
 	sum.Elapsed = time.Since(start)
 	fmt.Fprintf(opt.Log, "pathctl: time %s\n", tm)
+	if d, ok := runner.(*devicesRunner); ok {
+		fmt.Fprintf(opt.Log, "pathctl: %s\n", d.Shares(start))
+	}
 	if d, ok := prepared.(interface{ DownloadedBytes() int64 }); ok {
 		fmt.Fprintf(opt.Log, "pathctl: device-to-host: %d bytes of results\n", d.DownloadedBytes())
 	}
