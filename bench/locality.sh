@@ -24,7 +24,9 @@
 #             vertices instead of 26.3 %); hubrows=N keeps the rows of the
 #             N vertices of highest degree on the device for blocks of
 #             less than half the vertices (plan.Config.HubRows, off by
-#             default; try 256 to 4096 on R-MAT 18 and 20); scratchmb=X
+#             default; try 256 to 4096 on R-MAT 18 and 20); blockorder=0
+#             runs a stats run's sources as given, not in breadth-first
+#             order (plan.Config.BlockOrder); scratchmb=X
 #             gives the stats blocks X MiB of working distances instead of
 #             a row per source, run in slices (plan.Config.ScratchBytes,
 #             off by default): blocks about twice as large (R-MAT 18 with

@@ -12,7 +12,8 @@ import (
 // stats run's sources (graph.SourceOrderer): for the batched kernel on
 // integer weights and on floats whose sums are exact, as the plan orders
 // them; never for another kernel, with predecessors, without leaves and
-// minimums, on fractional float weights, or for one block.
+// minimums, on fractional float weights, under blockorder=0, or for one
+// block.
 func TestRunnerBlockOrder(t *testing.T) {
 	g := aheadGraph(t, 10, 3)
 	n := g.NumVertices
@@ -27,6 +28,8 @@ func TestRunnerBlockOrder(t *testing.T) {
 	whole.Weights, whole.Type = w, graph.DistFloat32
 	noDerive := defaultBatchedConfig()
 	noDerive.Leaves, noDerive.Mins = false, false
+	off := defaultBatchedConfig()
+	off.BlockOrder = false
 	for _, c := range []struct {
 		name    string
 		g       *graph.CSR
@@ -40,6 +43,7 @@ func TestRunnerBlockOrder(t *testing.T) {
 		{"dijkstra", g, graph.Request{Algorithm: graph.Dijkstra}, defaultBatchedConfig(), n / 3, false},
 		{"batched with predecessors", g, graph.Request{Algorithm: Batched, WithPredecessors: true}, defaultBatchedConfig(), n / 3, false},
 		{"batched deriving nothing", g, graph.Request{Algorithm: Batched}, noDerive, n / 3, false},
+		{"batched, blockorder=0", g, graph.Request{Algorithm: Batched}, off, n / 3, false},
 		{"batched, fractional floats", fractional, graph.Request{Algorithm: Batched}, defaultBatchedConfig(), n / 3, false},
 		{"batched, whole floats", &whole, graph.Request{Algorithm: Batched}, defaultBatchedConfig(), n / 3, true},
 	} {

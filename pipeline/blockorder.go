@@ -2,22 +2,10 @@ package pipeline
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/graph"
 )
-
-// blockOrderOn is false under PATHCTL_BLOCK_ORDER=off: stats runs compute
-// their sources in the caller's order, as before session 10 (for
-// measuring the order's gain).
-var blockOrderOn = func() bool {
-	switch os.Getenv("PATHCTL_BLOCK_ORDER") {
-	case "0", "off", "false", "no":
-		return false
-	}
-	return true
-}()
 
 // runOrder is the order in which a stats run of several blocks computes
 // its sources, as positions in sources, where the runner chooses one
@@ -27,7 +15,7 @@ var blockOrderOn = func() bool {
 // are held until the last block and written in the caller's order
 // (statsInOrder), where a pairs or matrix result could not be.
 func runOrder(runner graph.Runner, opt Options, sources []graph.VertexID, blocks []SourceBlock) []int32 {
-	if opt.Layout != arrowio.LayoutStats || len(blocks) < 2 || !blockOrderOn {
+	if opt.Layout != arrowio.LayoutStats || len(blocks) < 2 {
 		return nil
 	}
 	o, ok := runner.(graph.SourceOrderer)

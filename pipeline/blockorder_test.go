@@ -18,9 +18,6 @@ import (
 // sources, on a device that reduces the stats itself or not. A pairs run
 // is never reordered, nor a run on two devices.
 func TestStatsInBlockOrder(t *testing.T) {
-	was := blockOrderOn
-	blockOrderOn = true // whatever PATHCTL_BLOCK_ORDER says
-	defer func() { blockOrderOn = was }()
 	g := devicesTestGraph(t, 7, 150, 600)
 	defer g.Close()
 	some := []string{"149", "3", "77", "12", "140", "5", "6", "90", "100", "31", "32", "33"}

@@ -190,6 +190,12 @@ type Config struct {
 	// what it leaves the kernel). The plan does not read it: the runner
 	// does.
 	HubRows int
+	// BlockOrder makes the GPU runner order the sources of a stats run of
+	// several blocks by their breadth-first rank (Graph.BlockOrder), so
+	// that each block holds neighbourhoods whose rows derive from each
+	// other; the pipeline writes the rows in the caller's order. The plan
+	// does not read it: the runner does.
+	BlockOrder bool
 	// ScratchBytes, when positive, gives the GPU runner's stats blocks
 	// (OneSlotStats) working distances of at most this many bytes instead
 	// of a row per source: a phase runs its sources in slices that fit
@@ -250,6 +256,9 @@ func DefaultConfig() Config {
 		// the integer path's reductions, which the kernel's results cannot
 		// tell apart from its own.
 		ExactFloats: true,
+		// BENCHMARKS.md, session 10, "Issues 18 and 19": R-MAT 18 stats in
+		// 3 blocks on an H100 6.58 → 6.05 s, in 2 on an H200 3.83 → 3.19 s.
+		BlockOrder: true,
 		// Not measured: 8 groups' kernels cost far more than a pass over
 		// the arcs.
 		RelabelMinSources: 8 * BatchWidth,

@@ -23,6 +23,7 @@ import (
 //	step=X                             DeltaScale, on every graph
 //	oneslot=0|1                        OneSlotStats
 //	hubrows=N                          HubRows
+//	blockorder=0|1                     BlockOrder
 //	scratchmb=X                        ScratchBytes in MiB (0: a working row per source)
 //	scratchmin=X                       ScratchMinShare (0: a scratch wherever scratchmb allows)
 //	nearfar=auto|on|off                NearFarMode
@@ -101,6 +102,8 @@ func (c *Config) set(key, val string) error {
 		c.ScratchMinShare, err = strconv.ParseFloat(val, 64)
 	case "hubrows":
 		c.HubRows, err = strconv.Atoi(val)
+	case "blockorder":
+		c.BlockOrder, err = strconv.ParseBool(val)
 	case "oneslot":
 		c.OneSlotStats, err = strconv.ParseBool(val)
 	case "step":
