@@ -71,14 +71,7 @@ func statsSlotGraphs(t *testing.T) map[string]*graph.CSR {
 		el, err := gen.RMAT(11, 8, 5, opt)
 		out[name] = undirectedGraph(t, el, err)
 	}
-	// The integer weights as float32: every sum exact (plan.ExactSumsOf).
-	exact := *out["rmat11-int"]
-	w := make([]float32, len(exact.Targets))
-	for i, x := range exact.Weights.([]int32) {
-		w[i] = float32(x)
-	}
-	exact.Weights, exact.Type = w, graph.DistFloat32
-	out["rmat11-float-exact"] = &exact
+	out["rmat11-float-exact"] = asFloat32(out["rmat11-int"])
 	for _, dk := range []distKind{distKinds[1], distKinds[5]} {
 		o := testgraphs.RandomOptions{N: 777, M: 4 * 777, Kind: dk.kind, MinWeight: 0, MaxWeight: 20, Dyadic: !dk.uniform, Duplicates: 70}
 		edges, _ := testgraphs.Random(rng, o)
@@ -591,4 +584,16 @@ func TestScratchPays(t *testing.T) {
 			t.Errorf("%s: a declined scratch still sizes slices of %d, %d fixed bytes, %d a source", c.name, r.scratchSources(), r.StatsFixedBytes(), r.StatsBytesPerSource())
 		}
 	}
+}
+
+// asFloat32 is g, of int32 weights, with those weights as float32: every
+// sum exact (plan.ExactSumsOf).
+func asFloat32(g *graph.CSR) *graph.CSR {
+	exact := *g
+	w := make([]float32, len(exact.Targets))
+	for i, x := range exact.Weights.([]int32) {
+		w[i] = float32(x)
+	}
+	exact.Weights, exact.Type = w, graph.DistFloat32
+	return &exact
 }

@@ -10,10 +10,7 @@ import "github.com/pathctl/pathctl/graph"
 // exact) and under plan.Config.BlockOrder off (PATHCTL_BATCHED=blockorder=0).
 func (r *Runner) BlockOrder(sources []graph.VertexID, block int) []int32 {
 	c := r.batched.Config
-	if !c.BlockOrder || r.req.Algorithm != Batched || r.req.WithPredecessors || !(c.Leaves || c.Mins) {
-		return nil
-	}
-	if r.distType.IsFloat() && !(c.ExactFloats && r.planGraph.ExactSums()) {
+	if !c.BlockOrder || r.req.Algorithm != Batched || r.req.WithPredecessors || !(c.Leaves || c.Mins) || !r.derivesExactly() {
 		return nil
 	}
 	return r.planGraph.BlockOrder(sources, block)

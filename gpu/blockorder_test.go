@@ -19,13 +19,7 @@ func TestRunnerBlockOrder(t *testing.T) {
 	n := g.NumVertices
 	el, err := gen.RMAT(10, 8, 3, gen.WithFloatWeights(0.1, 10))
 	fractional := undirectedGraph(t, el, err)
-	// The integer weights as float32: every sum exact (plan.ExactSumsOf).
-	whole := *g
-	w := make([]float32, len(whole.Targets))
-	for i, x := range whole.Weights.([]int32) {
-		w[i] = float32(x)
-	}
-	whole.Weights, whole.Type = w, graph.DistFloat32
+	whole := asFloat32(g)
 	noDerive := defaultBatchedConfig()
 	noDerive.Leaves, noDerive.Mins = false, false
 	off := defaultBatchedConfig()
@@ -45,7 +39,7 @@ func TestRunnerBlockOrder(t *testing.T) {
 		{"batched deriving nothing", g, graph.Request{Algorithm: Batched}, noDerive, n / 3, false},
 		{"batched, blockorder=0", g, graph.Request{Algorithm: Batched}, off, n / 3, false},
 		{"batched, fractional floats", fractional, graph.Request{Algorithm: Batched}, defaultBatchedConfig(), n / 3, false},
-		{"batched, whole floats", &whole, graph.Request{Algorithm: Batched}, defaultBatchedConfig(), n / 3, true},
+		{"batched, whole floats", whole, graph.Request{Algorithm: Batched}, defaultBatchedConfig(), n / 3, true},
 	} {
 		r := newRunner(nil, c.g, c.req, c.cfg)
 		sources := allVertices(c.g.NumVertices)

@@ -55,7 +55,14 @@ func (r *Runner) hubRowsPossible() bool {
 		c.Relabel != plan.RelabelNone || r.kernelCuts() || r.n < 2 {
 		return false
 	}
-	return !r.distType.IsFloat() || (c.ExactFloats && r.planGraph.ExactSums())
+	return r.derivesExactly()
+}
+
+// derivesExactly reports whether rows the batched kernel's plan derives
+// from others equal the kernel's own: integer distances, or floats whose
+// sums are exact under plan.Config.ExactFloats.
+func (r *Runner) derivesExactly() bool {
+	return !r.distType.IsFloat() || (r.batched.ExactFloats && r.planGraph.ExactSums())
 }
 
 // hubRowsFor is the number of hub rows a stats block of k sources keeps:

@@ -38,6 +38,30 @@ func NewStats(sources []VertexID, t DistType) *Stats {
 	return s
 }
 
+// Slice is the stats of s's sources [lo, hi), sharing s's memory.
+func (s *Stats) Slice(lo, hi int) *Stats {
+	out := &Stats{Sources: s.Sources[lo:hi], Type: s.Type,
+		Reachable: s.Reachable[lo:hi], Eccentricity: s.Eccentricity[lo:hi],
+		Closeness: s.Closeness[lo:hi], Harmonic: s.Harmonic[lo:hi]}
+	if s.Type.IsFloat() {
+		out.SumFloat = s.SumFloat[lo:hi]
+	} else {
+		out.SumInt = s.SumInt[lo:hi]
+	}
+	return out
+}
+
+// SetRow sets row j of s to row i of from, of the same distance type.
+func (s *Stats) SetRow(j int, from *Stats, i int) {
+	s.Reachable[j], s.Eccentricity[j] = from.Reachable[i], from.Eccentricity[i]
+	s.Closeness[j], s.Harmonic[j] = from.Closeness[i], from.Harmonic[i]
+	if s.Type.IsFloat() {
+		s.SumFloat[j] = from.SumFloat[i]
+	} else {
+		s.SumInt[j] = from.SumInt[i]
+	}
+}
+
 // ComputeStats reduces every row of b into a new Stats, rows spread over
 // every core (ComputeStatsThreads with threads 0). A block of some
 // targets' columns (Block.Targets) is reduced over the targets other than

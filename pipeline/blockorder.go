@@ -62,13 +62,7 @@ func (s *statsInOrder) add(end int, st *graph.Stats) error {
 		if a.Sources[j] != src {
 			return fmt.Errorf("pipeline: stats of source %d where source %d was run", src, a.Sources[j])
 		}
-		a.Reachable[j], a.Eccentricity[j] = st.Reachable[i], st.Eccentricity[i]
-		a.Closeness[j], a.Harmonic[j] = st.Closeness[i], st.Harmonic[i]
-		if a.Type.IsFloat() {
-			a.SumFloat[j] = st.SumFloat[i]
-		} else {
-			a.SumInt[j] = st.SumInt[i]
-		}
+		a.SetRow(int(j), st, i)
 	}
 	return nil
 }
@@ -76,22 +70,9 @@ func (s *statsInOrder) add(end int, st *graph.Stats) error {
 // emit hands the stats over in the caller's order, a record per block.
 func (s *statsInOrder) emit(blocks []SourceBlock, emit func(*graph.Stats) error) error {
 	for _, b := range blocks {
-		if err := emit(sliceStats(s.all, b.Start, b.End)); err != nil {
+		if err := emit(s.all.Slice(b.Start, b.End)); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// sliceStats is the stats of s's sources [lo, hi), sharing s's memory.
-func sliceStats(s *graph.Stats, lo, hi int) *graph.Stats {
-	out := &graph.Stats{Sources: s.Sources[lo:hi], Type: s.Type,
-		Reachable: s.Reachable[lo:hi], Eccentricity: s.Eccentricity[lo:hi],
-		Closeness: s.Closeness[lo:hi], Harmonic: s.Harmonic[lo:hi]}
-	if s.Type.IsFloat() {
-		out.SumFloat = s.SumFloat[lo:hi]
-	} else {
-		out.SumInt = s.SumInt[lo:hi]
-	}
-	return out
 }
