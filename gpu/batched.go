@@ -176,7 +176,7 @@ func (r *Runner) runPlan(bp *plan.Block, finish func(), packed *plan.Packed, beg
 			bp.Rows[i] = int32(i)
 		}
 	}
-	run := batchedRun{seedFirst: bp.SeedFirst}
+	run := batchedRun{seedFirst: bp.SeedFirst, copies: bp.Copies}
 	if r.scratch == 0 { // a scratch's slices run the threshold rounds (scratch.go)
 		run.nearFar, run.delta = r.batched.NearFar(r.planGraph.Shape(), r.req.Delta)
 	}
@@ -298,6 +298,9 @@ type batchedRun struct {
 	// (plan.Block.SeedFirst), else with the second's.
 	seedFirst bool
 	after     derivations
+	// copies are the rows copied from resident rows after the phases
+	// (plan.Block.Copies).
+	copies []plan.Copy
 	// later, when set, completes the plan on the device (its later
 	// phases' sources, rows and seeds, the derivations) before the second
 	// phase.
@@ -355,10 +358,16 @@ func runBatched(dv *device, r *Runner, run *batchedRun) error {
 		case i > 0:
 			seeds = run.seeds + uint64(8*4*(off-run.phases[0]))
 		}
+		if k == 0 { // every source of the block copied or derived
+			continue
+		}
 		if err := runPhase(dv, r, run, name, k, run.frontiers[i], run.sources[i], run.rows[i], seeds, run.arcs); err != nil {
 			return err
 		}
 		off += k
+	}
+	if err := copyResidentRows(dv, r.dist.ptr, int64(n)*int64(r.distType.Size()), run.copies); err != nil {
+		return err
 	}
 	after := run.after
 	cut := r.batchedCut()
@@ -391,6 +400,26 @@ func runBatched(dv *device, r *Runner, run *batchedRun) error {
 		return err
 	}
 	return r.finishMapBack(k)
+}
+
+// copyResidentRows queues the copies of rows of rowBytes in the buffer at base,
+// one device-to-device copy per run of rows consecutive on both sides
+// (Runner.BlockOrder puts a block's hubs in the hub rows' order, so that
+// it copies them in one piece). The copies are ordered with the kernels
+// before and after them on the same stream.
+func copyResidentRows(dv *device, base uint64, rowBytes int64, copies []plan.Copy) error {
+	for i := 0; i < len(copies); {
+		j := i + 1
+		for j < len(copies) && copies[j].Dst == copies[j-1].Dst+1 && copies[j].Src == copies[j-1].Src+1 {
+			j++
+		}
+		dst, src := base+uint64(int64(copies[i].Dst)*rowBytes), base+uint64(int64(copies[i].Src)*rowBytes)
+		if err := dv.d.cuMemcpyDtoD_v2(dst, src, uint64(int64(j-i)*rowBytes)).Err("cuMemcpyDtoD_v2"); err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
 }
 
 // batchedCut is the cutoff the batched kernels stop at, as the bits of a

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/pathctl/pathctl/gen"
@@ -381,12 +382,32 @@ func TestHubRowsStatsAgainstOracle(t *testing.T) {
 		"hubs":         "hubrows=64",
 		"hubs-phases":  "hubrows=64,seeds=0.2,seedsmin=0,phases=0.5",
 		"hubs-scratch": "hubrows=64,scratchmb=0.5,scratchmin=0",
+		// As many hub rows as a block holds: the hubs among a block's
+		// sources are copied from them, in the runner's order
+		// (BlockOrder) in one piece.
+		"hubs-block":         "hubrows=100000,hubshare=0",
+		"hubs-block-scratch": "hubrows=100000,hubshare=0,scratchmb=0.5,scratchmin=0",
+		"hubs-block-core":    "hubrows=100000,hubshare=0,hubcore=1",
 	}
 	for gname, g := range statsSlotGraphs(t) {
 		n := g.NumVertices
-		sources := allVertices(n)
-		want, absSum, absHarm := refStats(t, g, sources)
 		for cname, spec := range configs {
+			sources := allVertices(n)
+			if strings.HasPrefix(cname, "hubs-block") {
+				cfg := defaultBatchedConfig()
+				if err := cfg.Config.Apply(spec); err != nil {
+					t.Fatal(err)
+				}
+				r := newRunner(nil, g, graph.Request{Algorithm: Batched}, cfg)
+				if order := r.BlockOrder(sources, (n+7)/8); order != nil {
+					ordered := make([]graph.VertexID, n)
+					for i, p := range order {
+						ordered[i] = sources[p]
+					}
+					sources = ordered
+				}
+			}
+			want, absSum, absHarm := refStats(t, g, sources)
 			cfg := defaultBatchedConfig()
 			if err := cfg.Config.Apply(spec); err != nil {
 				t.Fatal(err)
@@ -443,8 +464,9 @@ func TestHubRowsStatsAgainstOracle(t *testing.T) {
 }
 
 // TestHubRowsFor checks, without a device, when a stats block keeps hub
-// rows (plan.Config.HubRows) and how many: blocks of less than half the
-// vertices, at most one per hubRowsShare sources, only for the batched
+// rows (plan.Config.HubRows) and how many: blocks of fewer sources than
+// vertices, at most one per plan.Config.HubShare sources (none with 0) and
+// at most the block's, only for the batched
 // kernel with exact sums and no relabelling, cutoff in the kernel or
 // predecessors; and that StatsFixedBytes reserves their rows.
 func TestHubRowsFor(t *testing.T) {
@@ -458,6 +480,8 @@ func TestHubRowsFor(t *testing.T) {
 	hubs.HubRows = 64
 	relabelled := hubs
 	relabelled.Relabel = "bfs"
+	unbounded := hubs
+	unbounded.HubShare = 0
 	twoSlots := hubs
 	twoSlots.OneSlotStats = false
 	for _, c := range []struct {
@@ -469,8 +493,10 @@ func TestHubRowsFor(t *testing.T) {
 		want int
 	}{
 		{"an eighth", ints, graph.Request{Algorithm: Batched}, hubs, n / 8, 64},
-		{"small block", ints, graph.Request{Algorithm: Batched}, hubs, 100, 100 / hubRowsShare},
-		{"half", ints, graph.Request{Algorithm: Batched}, hubs, n / 2, 0},
+		{"small block", ints, graph.Request{Algorithm: Batched}, hubs, 100, 100 / hubs.HubShare},
+		{"small block, no share", ints, graph.Request{Algorithm: Batched}, unbounded, 40, 40},
+		{"half", ints, graph.Request{Algorithm: Batched}, hubs, n / 2, 64},
+		{"every vertex", ints, graph.Request{Algorithm: Batched}, hubs, n, 0},
 		{"off", ints, graph.Request{Algorithm: Batched}, rowsConfig(), n / 8, 0},
 		{"two slots", ints, graph.Request{Algorithm: Batched}, twoSlots, n / 8, 0},
 		{"relabelled", ints, graph.Request{Algorithm: Batched}, relabelled, n / 8, 0},

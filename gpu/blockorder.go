@@ -1,6 +1,9 @@
 package gpu
 
-import "github.com/pathctl/pathctl/graph"
+import (
+	"github.com/pathctl/pathctl/gpu/internal/plan"
+	"github.com/pathctl/pathctl/graph"
+)
 
 // BlockOrder makes the runner a graph.SourceOrderer: the batched kernel's
 // blocks derive rows only from rows of the same block, and
@@ -8,10 +11,18 @@ import "github.com/pathctl/pathctl/graph"
 // the runner derives no row (another kernel than the batched one,
 // predecessors, or float distances whose derived rows would not be
 // exact) and under plan.Config.BlockOrder off (PATHCTL_BATCHED=blockorder=0).
+// Where the blocks keep hub rows (hubs.go), the hubs among the sources
+// come first, in the hub rows' order (plan.HubsFirst).
 func (r *Runner) BlockOrder(sources []graph.VertexID, block int) []int32 {
 	c := r.batched.Config
 	if !c.BlockOrder || r.req.Algorithm != Batched || r.req.WithPredecessors || !(c.Leaves || c.Mins) || !r.derivesExactly() {
 		return nil
 	}
-	return r.planGraph.BlockOrder(sources, block)
+	order := r.planGraph.BlockOrder(sources, block)
+	if h := r.hubRowsFor(block); h > 0 && order != nil {
+		if hubs, err := r.hubVertices(h); err == nil { // else the block's plan says why
+			order = plan.HubsFirst(order, sources, hubs)
+		}
+	}
+	return order
 }

@@ -9,8 +9,11 @@ package gpu
 // through) on the device past the block's rows, computed once by the
 // batched kernel beside the first such block, and every block's plan
 // reads them as resident rows (plan.Graph.StartResident): a leaf of a hub
-// and a minimum over hubs are derived, and a block of one phase starts its
-// sources from the hubs' rows.
+// and a minimum over hubs are derived, a hub among the block's sources is
+// copied from its row, and a block of one phase starts its sources from
+// the hubs' rows. Where the run's sources are cut into blocks in the
+// runner's order (Runner.BlockOrder), the hubs come first and in the hub
+// rows' order, so that a block copies them in one piece.
 //
 // Choices: the hub rows live in the first result slot's distance buffer,
 // past its capacity's rows, so that the derivation, minimum and seed
@@ -22,18 +25,15 @@ package gpu
 // next stats block. Not with relabelling (the mapping back swaps the
 // result buffer), predecessors, a cutoff in the kernel, or float weights
 // whose sums are not exact (nothing would read them). At most
-// plan.Config.HubRows rows, which StatsFixedBytes reserves, and at most a
-// hubRowsShare-th of the block's sources.
+// plan.Config.HubRows rows, which StatsFixedBytes reserves, and at most
+// one per plan.Config.HubShare of the block's sources.
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/pathctl/pathctl/gpu/internal/plan"
 )
-
-// hubRowsShare bounds the hub rows to one per this many sources of the
-// block, so that they take at most that share of its memory. Not measured.
-const hubRowsShare = 8
 
 // hubState is the runner's hub rows: the hubs (in the graph's numbering),
 // the block row of the first hub's row in the first result slot (its
@@ -66,14 +66,19 @@ func (r *Runner) derivesExactly() bool {
 }
 
 // hubRowsFor is the number of hub rows a stats block of k sources keeps:
-// none where hubRowsPossible is false or the block holds half the
-// vertices or more (its own rows then serve), else plan.Config.HubRows,
-// at most k/hubRowsShare.
+// none where hubRowsPossible is false or the block holds every vertex,
+// else plan.Config.HubRows, at most k (the hubs' own block has the
+// block's buffers) and, under plan.Config.HubShare, at most one per
+// HubShare of the block's sources.
 func (r *Runner) hubRowsFor(k int) int {
-	if !r.hubRowsPossible() || 2*k >= r.n {
+	if !r.hubRowsPossible() || k >= r.n {
 		return 0
 	}
-	return min(r.batched.HubRows, k/hubRowsShare, r.n)
+	h := min(r.batched.HubRows, k)
+	if s := r.batched.HubShare; s > 0 {
+		h = min(h, k/s)
+	}
+	return h
 }
 
 // StatsFixedBytes is the device memory a stats block takes whatever its
@@ -102,20 +107,22 @@ func (r *Runner) residentRows() plan.Resident {
 
 // ensureHubRows computes the hub rows where the buffers hold room for them
 // and they are not yet computed (on the device goroutine, before the
-// block's plan): the batched kernel over the hubs, one phase, nothing
-// derived, transposed into rows firstRow, firstRow+1, ... of the first
-// slot. Its device time adds to the runner's kernel time.
+// block's plan): the batched kernel over the hubs, planned as a block of
+// their own (its phases seeded from earlier ones, nothing read from the
+// block's rows) and shifted to rows firstRow, firstRow+1, ... of the
+// first slot. Its device time adds to the runner's kernel time.
 func (r *Runner) ensureHubRows() error {
 	h := &r.hubs
 	if h.ready || len(h.vertices) == 0 {
 		return nil
 	}
-	rows := make([]int32, len(h.vertices))
-	for i := range rows {
-		rows[i] = int32(h.firstRow + i)
-	}
 	began := time.Now()
-	if err := r.runPlan(&plan.Block{Sources: h.vertices, Rows: rows}, nil, nil, began); err != nil {
+	bp, err := r.planGraph.Plan(h.vertices, r.batched.Config)
+	if err != nil {
+		return err
+	}
+	bp.Shift(int32(h.firstRow))
+	if err := r.runPlan(bp, nil, nil, began); err != nil {
 		return err
 	}
 	r.kernelTime += r.e.dev.lastKernel
@@ -123,15 +130,30 @@ func (r *Runner) ensureHubRows() error {
 	return nil
 }
 
+// hubVertices are the h vertices whose rows the runner keeps as hub rows:
+// the graph's core (plan.Graph.Core) under plan.Config.HubCore, else its
+// hubs (plan.Graph.Hubs); fewer where the core is smaller.
+func (r *Runner) hubVertices(h int) ([]int32, error) {
+	if r.batched.HubCore {
+		return r.planGraph.Core(h, r.batched.Config)
+	}
+	return r.planGraph.Hubs(h), nil
+}
+
 // allocHubRows records, for buffers of capacity k just allocated for a
 // stats block, the hubs whose rows the first slot holds past its
 // capacity's (hubRows of them); their rows are computed by the next
 // batched launch.
-func (r *Runner) allocHubRows(k, hubRows int) {
+func (r *Runner) allocHubRows(k, hubRows int) error {
 	r.hubs = hubState{}
 	if hubRows > 0 {
-		r.hubs = hubState{vertices: r.planGraph.Hubs(hubRows), firstRow: k}
+		v, err := r.hubVertices(hubRows)
+		if err != nil {
+			return fmt.Errorf("gpu: hub rows: %w", err)
+		}
+		r.hubs = hubState{vertices: v, firstRow: k}
 	}
+	return nil
 }
 
 // blockRows is the view of slot s's distance rows that a block's kernels

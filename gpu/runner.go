@@ -394,7 +394,9 @@ func (r *Runner) ensureCapacity(k int, oneSlot bool) error {
 		}
 	}
 	r.capacity, r.oneSlot, r.scratch = k, oneSlot, scratch
-	r.allocHubRows(k, hubRows)
+	if err := r.allocHubRows(k, hubRows); err != nil {
+		return errors.Join(err, r.releaseBlock())
+	}
 	return nil
 }
 

@@ -37,3 +37,33 @@ func (pg *Graph) BlockOrder(sources []int32, block int) []int32 {
 	}
 	return byRank(pg.Rank(), sources)
 }
+
+// HubsFirst moves the sources that are hubs (positions in sources, as
+// order holds them) to the front of order, in the order of hubs, the
+// others following in order's: the GPU runner's blocks then copy the hubs'
+// resident rows in one piece (Block.Copies) and leave the kernel the rest.
+func HubsFirst(order, sources, hubs []int32) []int32 {
+	at := make(map[int32]int32, len(hubs)) // hub → its position in sources
+	for _, h := range hubs {
+		at[h] = -1
+	}
+	for _, p := range order {
+		if _, ok := at[sources[p]]; ok {
+			at[sources[p]] = p
+		}
+	}
+	out := make([]int32, 0, len(order))
+	moved := make(map[int32]bool, len(hubs))
+	for _, h := range hubs {
+		if p := at[h]; p >= 0 && !moved[p] {
+			out = append(out, p)
+			moved[p] = true
+		}
+	}
+	for _, p := range order {
+		if !moved[p] {
+			out = append(out, p)
+		}
+	}
+	return out
+}

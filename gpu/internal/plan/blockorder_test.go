@@ -2,13 +2,17 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/pathctl/pathctl/gen"
+	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/ref"
 )
 
 // TestBlockOrderIsAPermutation checks BlockOrder on the test graphs, on
@@ -145,4 +149,112 @@ func blockKernelRows(t testing.TB, pg *Graph, src []int32, block int) int {
 		rows += len(p.Sources)
 	}
 	return rows
+}
+
+// TestHubsFirst checks that HubsFirst keeps a permutation of the order,
+// brings the hubs among the sources to its front in the hubs' order, and
+// keeps the others in the order's.
+func TestHubsFirst(t *testing.T) {
+	sources := []int32{9, 4, 7, 1, 3, 8}
+	order := []int32{5, 2, 0, 4, 1, 3} // 8 7 9 3 4 1
+	hubs := []int32{3, 6, 9}           // 6 is not a source
+	got := HubsFirst(order, sources, hubs)
+	want := []int32{4, 0, 5, 2, 1, 3} // 3 9 | 8 7 4 1
+	if !slices.Equal(got, want) {
+		t.Fatalf("HubsFirst = %v, want %v", got, want)
+	}
+}
+
+// TestShiftedPlanComputesItsRowsPastOthers plans blocks alone, shifts
+// them past other rows (Block.Shift, as the GPU runner's hub rows lie
+// past its block's), and checks that the shifted plan, run on the host,
+// leaves Dijkstra's rows there and writes nothing before them.
+func TestShiftedPlanComputesItsRowsPastOthers(t *testing.T) {
+	t.Parallel()
+	phases := DefaultConfig()
+	phases.Seeds, phases.SeedsOnMeshes, phases.SeedsMinShare, phases.Phases, phases.PhasesWeighted = 0.2, true, 0, []float64{0.6}, []float64{0.6}
+	for name, g := range planGraphs(t) {
+		pg := NewGraph(g)
+		src := pg.Hubs(g.NumVertices / 4)
+		for cname, cfg := range map[string]Config{"default": DefaultConfig(), "phases": phases} {
+			b, err := pg.Plan(src, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const off = 37
+			b.Shift(off)
+			rows := applyPlanWithin(t, g, off+len(src), b, graph.Infinity[int32](), Resident{})
+			for i := range off {
+				if rows[i] != nil {
+					t.Fatalf("%s/%s: the shifted plan writes row %d", name, cname, i)
+				}
+			}
+			for i, s := range src {
+				want, err := ref.Dijkstra[int32](g, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(rows[off+i], want) {
+					t.Fatalf("%s/%s: row %d (source %d) differs from Dijkstra", name, cname, off+i, s)
+				}
+			}
+		}
+	}
+}
+
+// TestCoreDerivesTheRest checks Graph.Core: its vertices come by falling
+// out-degree, and a block of other vertices beside the core's rows
+// derives every row (no kernel source), each equal to Dijkstra's.
+func TestCoreDerivesTheRest(t *testing.T) {
+	t.Parallel()
+	for name, g := range planGraphs(t) {
+		n := g.NumVertices
+		pg := NewGraph(g)
+		core, err := pg.Core(n, DefaultConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(core) == 0 || len(core) == n {
+			t.Fatalf("%s: a core of %d of %d vertices", name, len(core), n)
+		}
+		in := make([]bool, n)
+		for i, v := range core {
+			in[v] = true
+			if i > 0 && g.OutDegree(v) > g.OutDegree(core[i-1]) {
+				t.Fatalf("%s: core vertex %d of degree above its predecessor's", name, i)
+			}
+		}
+		var rest []int32
+		for v := range int32(n) {
+			if !in[v] && v%2 == 0 {
+				rest = append(rest, v)
+			}
+		}
+		res := Resident{Vertices: core, FirstRow: int32(len(rest))}
+		b, err := pg.Plan(rest, DefaultConfig()) // beside nothing: the kernel computes rows
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone := len(b.Sources)
+		b, finish, err := pg.StartResident(rest, DefaultConfig(), math.Inf(1), res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if finish != nil {
+			finish()
+		}
+		if g.Undirected && len(b.Sources) != 0 {
+			t.Errorf("%s: %d kernel sources of %d beside the core (%d alone)", name, len(b.Sources), len(rest), alone)
+		}
+		rows := applyPlanWithin(t, g, len(rest), b, graph.Infinity[int32](), res)
+		for i, s := range rest {
+			want, err := ref.Dijkstra[int32](g, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(rows[i], want) {
+				t.Fatalf("%s: row %d (source %d) differs from Dijkstra", name, i, s)
+			}
+		}
+	}
 }

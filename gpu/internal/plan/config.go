@@ -179,17 +179,29 @@ type Config struct {
 	// read it: the runner sizes and allocates its buffers by it.
 	OneSlotStats bool
 	// HubRows, when positive, makes the GPU runner's stats blocks that
-	// hold less than half the vertices keep the rows of the graph's
-	// HubRows vertices of highest out-degree on the device (at most a
-	// quarter of the block's sources), computed once beside the first
-	// such block and read by every block's plan as resident rows
-	// (StartResident): leaves of a hub and minimums over hubs are derived,
-	// and blocks of one phase start their sources from the hubs' rows.
+	// hold fewer sources than the graph has vertices keep the rows of the
+	// graph's HubRows vertices of highest out-degree on the device
+	// (bounded by HubShare), computed once beside the first such block and
+	// read by every block's plan as resident rows (StartResident): hubs
+	// among the block's sources are copied, leaves of a hub and minimums
+	// over hubs are derived, and blocks of one phase start their sources
+	// from the hubs' rows.
 	// Not with relabelling, predecessors or a cutoff in the kernel; 0 keeps
 	// no rows. Not measured yet (issue 18; BenchmarkPlanResident counts
 	// what it leaves the kernel). The plan does not read it: the runner
 	// does.
 	HubRows int
+	// HubShare bounds the hub rows of a block to one per HubShare of its
+	// sources, so that a run of few sources does not compute many rows it
+	// does not write; 0 bounds them by the block's capacity alone. The
+	// plan does not read it: the runner does.
+	HubShare int
+	// HubCore chooses the hub rows among the vertices whose rows a block
+	// of every vertex computes in the kernel (Graph.Core) instead of among
+	// every vertex (Graph.Hubs), both by falling out-degree: the rows a
+	// block cannot derive when every other row is at hand. The plan does
+	// not read it: the runner does.
+	HubCore bool
 	// BlockOrder makes the GPU runner order the sources of a stats run of
 	// several blocks by their breadth-first rank (Graph.BlockOrder), so
 	// that each block holds neighbourhoods whose rows derive from each
@@ -259,6 +271,8 @@ func DefaultConfig() Config {
 		// BENCHMARKS.md, session 10, "Issues 18 and 19": R-MAT 18 stats in
 		// 3 blocks on an H100 6.58 → 6.05 s, in 2 on an H200 3.83 → 3.19 s.
 		BlockOrder: true,
+		// Not measured: hub rows take at most an eighth of a block's rows.
+		HubShare: 8,
 		// Not measured: 8 groups' kernels cost far more than a pass over
 		// the arcs.
 		RelabelMinSources: 8 * BatchWidth,
@@ -346,6 +360,9 @@ func (c Config) Check() error {
 	}
 	if c.HubRows < 0 {
 		return fmt.Errorf("plan: %d hub rows, want at least 0", c.HubRows)
+	}
+	if c.HubShare < 0 {
+		return fmt.Errorf("plan: hub share %d, want at least 0", c.HubShare)
 	}
 	switch c.NearFarMode {
 	case NearFarAuto, NearFarOn, NearFarOff:

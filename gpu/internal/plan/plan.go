@@ -32,6 +32,47 @@ type Block struct {
 	// rows (StartResident), starts every kernel source from the resident
 	// rows its arcs reach: Seeds[i] is then Sources[i]'s.
 	SeedFirst bool
+	// Copies are the block's sources that have a resident row
+	// (StartResident): left out of the kernel, their rows are copied from
+	// the resident ones after its phases and before the leaves and
+	// minimums, which may read them.
+	Copies []Copy
+}
+
+// Copy makes block row Dst a copy of the resident row Src.
+type Copy struct{ Dst, Src int32 }
+
+// Shift moves every row b writes or reads by off: a block planned alone
+// then computes its rows past another's (the GPU runner's hub rows, past
+// its block's rows). Rows, when nil (the sources' own order), becomes
+// explicit.
+func (b *Block) Shift(off int32) {
+	if b.Rows == nil {
+		b.Rows = make([]int32, len(b.Sources))
+		for i := range b.Rows {
+			b.Rows[i] = int32(i)
+		}
+	}
+	for i := range b.Rows {
+		b.Rows[i] += off
+	}
+	for i := range b.Derive {
+		b.Derive[i].Dst += off
+		b.Derive[i].Src += off
+	}
+	for i := range b.Mins {
+		b.Mins[i].Dst += off
+	}
+	for i := range b.Seeds {
+		b.Seeds[i].Dst += off
+	}
+	for i := range b.MinArcs {
+		b.MinArcs[i].Row += off
+	}
+	for i := range b.Copies {
+		b.Copies[i].Dst += off
+		b.Copies[i].Src += off
+	}
 }
 
 // Resident are rows kept on the device beside a block's own, which the
@@ -119,6 +160,10 @@ type Graph struct {
 	once  sync.Once
 	shape Shape
 	rank  []int32
+	// core is Core's list, planned once.
+	coreOnce sync.Once
+	core     []int32
+	coreErr  error
 }
 
 // NewGraph prepares plans over g; it measures nothing yet.
@@ -150,6 +195,39 @@ func (pg *Graph) Hubs(h int) []int32 {
 	}
 	idx := byDegree(pg.g, all, true)
 	return idx[:min(max(h, 0), n)]
+}
+
+// Core returns up to h vertices whose rows a block of every vertex
+// computes in the kernel under cfg (its sources: the rows of every other
+// vertex derive from theirs), by falling out-degree. Kept as hub rows
+// (Config.HubCore), they let blocks of any size derive what one block of
+// every vertex would. The block is planned once, under the first
+// caller's cfg.
+func (pg *Graph) Core(h int, cfg Config) ([]int32, error) {
+	pg.coreOnce.Do(func() {
+		n := pg.g.NumVertices
+		all := make([]int32, n)
+		for v := range all {
+			all[v] = int32(v)
+		}
+		b, err := pg.Plan(all, cfg)
+		if err != nil {
+			pg.coreErr = err
+			return
+		}
+		kernel := slices.Clone(b.Sources)
+		slices.Sort(kernel)
+		kernel = slices.Compact(kernel)
+		idx := byDegree(pg.g, kernel, true)
+		pg.core = make([]int32, len(idx))
+		for i, j := range idx {
+			pg.core[i] = kernel[j]
+		}
+	})
+	if pg.coreErr != nil {
+		return nil, pg.coreErr
+	}
+	return pg.core[:min(max(h, 0), len(pg.core))], nil
 }
 
 // CSR is the graph the plans read.
@@ -224,7 +302,8 @@ func (pg *Graph) StartWithin(sources []int32, cfg Config, cut float64) (*Block, 
 
 // StartResident is StartWithin for a block beside resident rows (rows
 // past the block's own, final before its kernels run): where rows derived
-// from others are exact (integer weights, or ExactFloats), a leaf whose
+// from others are exact (integer weights, or ExactFloats), a source with a
+// resident row is copied from it (Block.Copies), a leaf whose
 // parent has a resident row is derived from it, a minimum may read
 // resident rows for any of its arcs, the seeds of later phases read them
 // too, and a block of one phase starts every kernel source from the
@@ -258,6 +337,9 @@ func (pg *Graph) StartResident(sources []int32, cfg Config, cut float64, res Res
 	var resRow []int32 // 1 + the resident row of a vertex
 	if exact {
 		resRow = res.rowIndex(g.NumVertices)
+	}
+	if resRow != nil {
+		planCopies(sources, &plan, resRow)
 	}
 	if cfg.Leaves && g.Undirected && exact && k > 1 {
 		planLeaves(g, sources, &plan, resRow)
@@ -367,6 +449,25 @@ func (pg *Graph) ExactSums() bool {
 	return pg.exact
 }
 
+// planCopies leaves the sources of src (the block in row order) that have
+// a resident row (resRow: 1 + a vertex's resident row) out of plan's
+// kernel sources, as copies of those rows. One source stays in the kernel
+// where every one has a resident row: a kernel launch needs one.
+func planCopies(src []int32, plan *Block, resRow []int32) {
+	var kernel, rows []int32
+	for i, s := range src {
+		if r := resRow[s]; r != 0 && (len(kernel) > 0 || i+1 < len(src)) {
+			plan.Copies = append(plan.Copies, Copy{int32(i), r - 1})
+			continue
+		}
+		kernel = append(kernel, s)
+		rows = append(rows, int32(i))
+	}
+	if len(plan.Copies) > 0 {
+		plan.Sources, plan.Rows = kernel, rows
+	}
+}
+
 // planLeaves leaves the leaves among src (the block in row order) out of
 // plan's kernel sources: a leaf whose parent is a source of the block,
 // has a resident row (resRow: 1 + a vertex's resident row; nil for none),
@@ -384,24 +485,28 @@ func planLeaves(g *graph.CSR, src []int32, plan *Block, resRow []int32) {
 	kernel := make([]int32, 0, k)
 	kernelRows := make([]int32, 0, k)
 	var later []Derivation
-	for i, s := range src {
+	for j, s := range plan.Sources { // the copies (planCopies) are not among them
+		i := int32(j)
+		if plan.Rows != nil {
+			i = plan.Rows[j]
+		}
 		p, arc, ok := leafParent(g, s)
 		if !ok {
 			kernel = append(kernel, s)
-			kernelRows = append(kernelRows, int32(i))
+			kernelRows = append(kernelRows, i)
 			continue
 		}
 		if pr := row[p]; pr != 0 {
-			plan.Derive = append(plan.Derive, Derivation{int32(i), pr - 1, s, arc})
+			plan.Derive = append(plan.Derive, Derivation{i, pr - 1, s, arc})
 		} else if resRow != nil && resRow[p] != 0 {
-			plan.Derive = append(plan.Derive, Derivation{int32(i), resRow[p] - 1, s, arc})
+			plan.Derive = append(plan.Derive, Derivation{i, resRow[p] - 1, s, arc})
 		} else if hr := host[p]; hr != 0 {
-			plan.Derive = append(plan.Derive, Derivation{int32(i), hr - 1, s, arc})
+			plan.Derive = append(plan.Derive, Derivation{i, hr - 1, s, arc})
 		} else {
-			host[p] = int32(i) + 1
+			host[p] = i + 1
 			kernel = append(kernel, p)
-			kernelRows = append(kernelRows, int32(i))
-			later = append(later, Derivation{int32(i), int32(i), s, arc})
+			kernelRows = append(kernelRows, i)
+			later = append(later, Derivation{i, i, s, arc})
 		}
 	}
 	if len(plan.Derive)+len(later) > 0 {

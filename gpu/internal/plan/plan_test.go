@@ -415,6 +415,15 @@ func applyPlanWithin(t *testing.T, g *graph.CSR, k int, plan *Block, cut int32, 
 		}
 		rows[plan.Rows[i]] = d
 	}
+	for _, c := range plan.Copies {
+		if c.Src < int32(k) || rows[c.Src] == nil {
+			t.Fatalf("row %d copies row %d, which is not resident", c.Dst, c.Src)
+		}
+		if c.Dst >= int32(k) || rows[c.Dst] != nil {
+			t.Fatalf("a copy writes row %d, past the block or computed", c.Dst)
+		}
+		rows[c.Dst] = slices.Clone(rows[c.Src])
+	}
 	computed := slices.Clone(rows) // what the minimums may read
 	for _, m := range plan.Mins {
 		out := make([]int32, n)
@@ -511,7 +520,7 @@ func TestPlanResidentRows(t *testing.T) {
 			for i, v := range rng.Perm(n)[:k] {
 				src[i] = int32(v)
 			}
-			src[0] = hubs[0] // a hub in the block: computed again
+			src[0] = hubs[0] // a hub in the block: its row copied
 			for cname, cfg := range map[string]Config{"default": DefaultConfig(), "phases": phases} {
 				for _, cut := range []int32{graph.Infinity[int32](), 12} {
 					res := Resident{Vertices: hubs, FirstRow: int32(k) + 3}
@@ -524,6 +533,9 @@ func TestPlanResidentRows(t *testing.T) {
 					}
 					if len(plan.Cuts) == 0 && !plan.SeedFirst {
 						t.Errorf("%s/%s k=%d: a block of one phase beside resident rows is not seeded", name, cname, k)
+					}
+					if !slices.Contains(plan.Copies, Copy{0, res.FirstRow}) || slices.Contains(plan.Sources, hubs[0]) {
+						t.Errorf("%s/%s k=%d: the hub in the block is not copied from its resident row: copies %v", name, cname, k, plan.Copies)
 					}
 					rows := applyPlanWithin(t, g, k, plan, cut, res)
 					for i, s := range src {
@@ -600,6 +612,40 @@ func TestSeedFirstCapsArcs(t *testing.T) {
 		}
 		if !slices.Equal(rows[i], want) {
 			t.Fatalf("row %d (source %d) differs from Dijkstra", i, s)
+		}
+	}
+}
+
+// TestPlanResidentOnly plans blocks whose every source has a resident row:
+// all but one are copied, the one left is the kernel's (a launch needs a
+// source), and every row equals Dijkstra's.
+func TestPlanResidentOnly(t *testing.T) {
+	t.Parallel()
+	for name, g := range planGraphs(t) {
+		pg := NewGraph(g)
+		hubs := pg.Hubs(64)
+		src := slices.Clone(hubs[10:40])
+		slices.Reverse(src)
+		res := Resident{Vertices: hubs, FirstRow: int32(len(src))}
+		plan, finish, err := pg.StartResident(src, DefaultConfig(), math.Inf(1), res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if finish != nil {
+			finish()
+		}
+		if len(plan.Copies) != len(src)-1 || len(plan.Sources) != 1 {
+			t.Fatalf("%s: %d copies and %d kernel sources of %d resident sources, want %d and 1", name, len(plan.Copies), len(plan.Sources), len(src), len(src)-1)
+		}
+		rows := applyPlanWithin(t, g, len(src), plan, graph.Infinity[int32](), res)
+		for i, s := range src {
+			want, err := ref.Dijkstra[int32](g, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(rows[i], want) {
+				t.Fatalf("%s: row %d (source %d) differs from Dijkstra", name, i, s)
+			}
 		}
 	}
 }

@@ -23,6 +23,8 @@ import (
 //	step=X                             DeltaScale, on every graph
 //	oneslot=0|1                        OneSlotStats
 //	hubrows=N                          HubRows
+//	hubshare=N                         HubShare (0: no bound but the block's)
+//	hubcore=0|1                        HubCore
 //	blockorder=0|1                     BlockOrder
 //	scratchmb=X                        ScratchBytes in MiB (0: a working row per source)
 //	scratchmin=X                       ScratchMinShare (0: a scratch wherever scratchmb allows)
@@ -102,6 +104,10 @@ func (c *Config) set(key, val string) error {
 		c.ScratchMinShare, err = strconv.ParseFloat(val, 64)
 	case "hubrows":
 		c.HubRows, err = strconv.Atoi(val)
+	case "hubshare":
+		c.HubShare, err = strconv.Atoi(val)
+	case "hubcore":
+		c.HubCore, err = strconv.ParseBool(val)
 	case "blockorder":
 		c.BlockOrder, err = strconv.ParseBool(val)
 	case "oneslot":
