@@ -26,3 +26,24 @@ func (r *Runner) BlockOrder(sources []graph.VertexID, block int) []int32 {
 	}
 	return order
 }
+
+// HubOrder is the sources' own order with the hubs among them first, in
+// the hub rows' order (plan.HubsFirst), where blocks of block sources
+// keep hub rows (hubs.go); nil otherwise. On several devices, whose
+// blocks keep the given order, the first block then copies the hubs' rows
+// in one piece.
+func (r *Runner) HubOrder(sources []graph.VertexID, block int) []int32 {
+	h := r.hubRowsFor(block)
+	if h == 0 || block >= len(sources) {
+		return nil
+	}
+	hubs, err := r.hubVertices(h)
+	if err != nil {
+		return nil
+	}
+	given := make([]int32, len(sources))
+	for i := range given {
+		given[i] = int32(i)
+	}
+	return plan.HubsFirst(given, sources, hubs)
+}

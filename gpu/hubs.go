@@ -107,26 +107,45 @@ func (r *Runner) residentRows() plan.Resident {
 
 // ensureHubRows computes the hub rows where the buffers hold room for them
 // and they are not yet computed (on the device goroutine, before the
-// block's plan): the batched kernel over the hubs, planned as a block of
-// their own (its phases seeded from earlier ones, nothing read from the
-// block's rows) and shifted to rows firstRow, firstRow+1, ... of the
-// first slot. Its device time adds to the runner's kernel time.
+// block's plan): from the runners sharing them (hubshare.go) where r has
+// a group, else here (computeHubRows).
 func (r *Runner) ensureHubRows() error {
 	h := &r.hubs
 	if h.ready || len(h.vertices) == 0 {
 		return nil
 	}
+	shared := false
+	if g := r.hubGroup; g != nil {
+		var err error
+		if shared, err = g.ensureShared(r); err != nil {
+			return err
+		}
+	}
+	if !shared {
+		if err := r.computeHubRows(0, len(h.vertices)); err != nil {
+			return err
+		}
+	}
+	h.ready = true
+	return nil
+}
+
+// computeHubRows computes the rows of hubs lo to hi: the batched kernel
+// over them, planned as a block of their own (its phases seeded from
+// earlier ones, nothing read from the block's rows) and shifted to rows
+// firstRow+lo, firstRow+lo+1, ... of the first slot. Its device time adds
+// to the runner's kernel time.
+func (r *Runner) computeHubRows(lo, hi int) error {
 	began := time.Now()
-	bp, err := r.planGraph.Plan(h.vertices, r.batched.Config)
+	bp, err := r.planGraph.Plan(r.hubs.vertices[lo:hi], r.batched.Config)
 	if err != nil {
 		return err
 	}
-	bp.Shift(int32(h.firstRow))
+	bp.Shift(int32(r.hubs.firstRow + lo))
 	if err := r.runPlan(bp, nil, nil, began); err != nil {
 		return err
 	}
 	r.kernelTime += r.e.dev.lastKernel
-	h.ready = true
 	return nil
 }
 
@@ -145,6 +164,7 @@ func (r *Runner) hubVertices(h int) ([]int32, error) {
 // capacity's (hubRows of them); their rows are computed by the next
 // batched launch.
 func (r *Runner) allocHubRows(k, hubRows int) error {
+	r.leaveHubGroup()
 	r.hubs = hubState{}
 	if hubRows > 0 {
 		v, err := r.hubVertices(hubRows)

@@ -156,17 +156,8 @@ func (dc *deviceCSR) copyFrom(dst *device, from *Runner) (bool, error) {
 	d := dst.d
 	sameContext := src.ctx == dst.ctx
 	if !sameContext {
-		var can int32
-		if err := d.cuDeviceCanAccessPeer(&can, dst.handle, src.handle).Err("cuDeviceCanAccessPeer"); err != nil {
+		if can, err := enablePeer(dst, src); !can || err != nil {
 			return false, err
-		}
-		if can == 0 {
-			return false, nil
-		}
-		if r := d.cuCtxEnablePeerAccess(src.ctx, 0); r != resultPeerAlreadyEnabled {
-			if err := r.Err("cuCtxEnablePeerAccess"); err != nil {
-				return false, err
-			}
 		}
 	}
 	for _, b := range []struct{ dst, src *devBuf }{

@@ -90,6 +90,9 @@ type Runner struct {
 	relabel relabelState
 	// hubs are the hub rows kept past a stats block's rows (hubs.go).
 	hubs hubState
+	// hubGroup, when set, shares the hub rows with runners of the graph
+	// on other devices (hubshare.go).
+	hubGroup *hubGroup
 	// scratch is the sources of one slice of the batched kernel's scratch
 	// working distances in r.aux (scratch.go); 0 for a working row per
 	// source.
@@ -320,6 +323,7 @@ func (r *Runner) release() error {
 // have landed (on the device goroutine).
 func (r *Runner) releaseBlock() error {
 	dv := r.e.dev
+	r.leaveHubGroup()
 	r.settleSlots()
 	bufs := []*devBuf{&r.sources, &r.status, &r.aux, &r.flags, &r.stats}
 	for i := range r.slots {

@@ -16,7 +16,8 @@ import (
 // the graph): the device sees the sources out of order, and the rows come
 // out as the CPU engine's, in the caller's order, with and without chosen
 // sources, on a device that reduces the stats itself or not. A pairs run
-// is never reordered, nor a run on two devices.
+// is never reordered, nor a run on two devices but to put their hubs
+// first (hubOrderer).
 func TestStatsInBlockOrder(t *testing.T) {
 	g := devicesTestGraph(t, 7, 150, 600)
 	defer g.Close()
@@ -26,11 +27,14 @@ func TestStatsInBlockOrder(t *testing.T) {
 		layout  arrowio.Layout
 		sources []string
 		devices []int
+		hubs    bool
 	}{
-		{"stats/every", arrowio.LayoutStats, nil, []int{1}},
-		{"stats/some", arrowio.LayoutStats, some, []int{1}},
-		{"pairs/every", arrowio.LayoutPairs, nil, []int{1}},
-		{"stats/two-devices", arrowio.LayoutStats, nil, []int{0, 1}},
+		{"stats/every", arrowio.LayoutStats, nil, []int{1}, false},
+		{"stats/some", arrowio.LayoutStats, some, []int{1}, false},
+		{"pairs/every", arrowio.LayoutPairs, nil, []int{1}, false},
+		{"stats/two-devices", arrowio.LayoutStats, nil, []int{0, 1}, false},
+		{"stats/two-devices-hubs", arrowio.LayoutStats, nil, []int{0, 1}, true},
+		{"pairs/two-devices-hubs", arrowio.LayoutPairs, nil, []int{0, 1}, true},
 	} {
 		for _, stats := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/stats-on-device=%v", c.name, stats), func(t *testing.T) {
@@ -40,7 +44,7 @@ func TestStatsInBlockOrder(t *testing.T) {
 				}
 				devs := []*fakeDevice{newFakeDevice(), newFakeDevice()}
 				for i, d := range devs {
-					d.stats, d.scramble = stats, uint64(11+i)
+					d.stats, d.scramble, d.hubsFirst = stats, uint64(11+i), c.hubs
 				}
 				opt := Options{Engine: "gpu", Layout: c.layout, Sources: c.sources, Devices: c.devices, devices: fakeDevices(devs...), MaxBlock: 5}
 				got, err := collectText(t, g, opt)
@@ -57,7 +61,7 @@ func TestStatsInBlockOrder(t *testing.T) {
 					return // chosen sources come out of order as given
 				}
 				reordered := devs[0].unsorted.Load() || devs[1].unsorted.Load()
-				if want := c.layout == arrowio.LayoutStats && len(c.devices) == 1; reordered != want {
+				if want := c.layout == arrowio.LayoutStats && (len(c.devices) == 1 || c.hubs); reordered != want {
 					t.Errorf("%s run on %d devices: the devices saw sources out of order: %v, want %v", c.layout, len(c.devices), reordered, want)
 				}
 			})

@@ -326,6 +326,7 @@ func (m *multiEngine) Prepare(ctx context.Context, csr *graph.CSR, req graph.Req
 		}
 		workers = append(workers, &deviceWorker{label: m.devices[i].label, runner: r, maxChunk: m.chunkMax(i, r)})
 	}
+	shareHubRows(workers)
 	fmt.Fprintf(m.log, "pathctl: %d devices:", len(workers))
 	for _, w := range workers {
 		fmt.Fprintf(m.log, " %s (blocks of up to %d sources)", w.label, w.maxChunk)

@@ -75,3 +75,16 @@ func GPUDevices() []DeviceStatus {
 	}
 	return out
 }
+
+// shareHubRows lets the GPU runners among the workers, one graph on
+// several devices, compute each a part of their hub rows and copy the
+// others' (gpu.ShareHubRows).
+func shareHubRows(workers []*deviceWorker) {
+	var rs []*gpu.Runner
+	for _, w := range workers {
+		if g, ok := w.runner.(gpuRunner); ok {
+			rs = append(rs, g.Runner)
+		}
+	}
+	gpu.ShareHubRows(rs)
+}

@@ -778,16 +778,29 @@ func (q *blockQueue) close() {
 }
 
 // BlockOrder is the device's order on one device (graph.SourceOrderer),
-// and none on several: cut from the breadth-first order, one device's
-// blocks held the hubs and their neighbourhoods and the other's the
-// periphery, and the two finished apart (R-MAT 18 stats on two H200s,
-// BENCHMARKS.md session 10: 2.96 s as given, 3.11 s in that order).
+// and on several the given order with the hubs first where the devices
+// keep hub rows (hubOrderer), else none: cut from the breadth-first
+// order, one device's blocks held the hubs and their neighbourhoods and
+// the other's the periphery, and the two finished apart (R-MAT 18 stats
+// on two H200s, BENCHMARKS.md session 10: 2.96 s as given, 3.11 s in that
+// order).
 func (d *devicesRunner) BlockOrder(sources []graph.VertexID, block int) []int32 {
 	if len(d.workers) != 1 {
+		if o, ok := d.workers[0].runner.(hubOrderer); ok {
+			return o.HubOrder(sources, block)
+		}
 		return nil
 	}
 	if o, ok := d.workers[0].runner.(graph.SourceOrderer); ok {
 		return o.BlockOrder(sources, block)
 	}
 	return nil
+}
+
+// hubOrderer is a device runner that keeps hub rows beside its stats
+// blocks (the GPU's, gpu.Runner.HubOrder): the given order with the hubs
+// among the sources first, whose rows a block then copies in one piece;
+// nil where blocks of block sources keep none.
+type hubOrderer interface {
+	HubOrder(sources []graph.VertexID, block int) []int32
 }

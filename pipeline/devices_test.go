@@ -46,6 +46,9 @@ type fakeDevice struct {
 	// is set once a chunk's sources are not in rising order.
 	scramble uint64
 	unsorted atomic.Bool
+	// hubsFirst makes its runners hubOrderers that move the last source
+	// to the front, as the GPU runner moves the hubs among the sources.
+	hubsFirst bool
 
 	mu        sync.Mutex
 	chunks    []int // rows of every chunk run, failed ones included
@@ -135,6 +138,19 @@ func (r *fakeDeviceRunner) BlockOrder(sources []graph.VertexID, block int) []int
 	out := make([]int32, len(sources))
 	for i, p := range rand.New(rand.NewPCG(r.dev.scramble, uint64(block))).Perm(len(sources)) {
 		out[i] = int32(p)
+	}
+	return out
+}
+
+// HubOrder moves the last source to the front under hubsFirst, else is
+// nil.
+func (r *fakeDeviceRunner) HubOrder(sources []graph.VertexID, block int) []int32 {
+	if !r.dev.hubsFirst || block >= len(sources) {
+		return nil
+	}
+	out := []int32{int32(len(sources) - 1)}
+	for i := range len(sources) - 1 {
+		out = append(out, int32(i))
 	}
 	return out
 }

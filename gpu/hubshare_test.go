@@ -1,0 +1,82 @@
+package gpu
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/pathctl/pathctl/graph"
+)
+
+// TestHubRowsSharedAmongEngines runs the stats of every source of each
+// graph on two engines of one device whose runners share their hub rows
+// (ShareHubRows), as two devices do: each engine takes half the sources
+// in blocks of an eighth of the vertices, both at once. Every source's
+// stats must equal internal/ref's, each runner must hold every hub row,
+// and where hub rows are kept the group must have copied a part from one
+// engine to the other.
+func TestHubRowsSharedAmongEngines(t *testing.T) {
+	engines := []*Engine{openEngine(t), openEngine(t)}
+	cfg := defaultBatchedConfig()
+	if err := cfg.Config.Apply("hubrows=100000,hubshare=0,hubcore=1"); err != nil {
+		t.Fatal(err)
+	}
+	for gname, g := range statsSlotGraphs(t) {
+		t.Run(gname, func(t *testing.T) {
+			n := g.NumVertices
+			sources := allVertices(n)
+			want, absSum, absHarm := refStats(t, g, sources)
+			runners := make([]*Runner, len(engines))
+			for i, e := range engines {
+				r, err := e.prepare(context.Background(), g, graph.Request{Algorithm: Batched}, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer r.Close()
+				runners[i] = r
+			}
+			ShareHubRows(runners)
+			size := (n + 7) / 8
+			bounds := []int{0, n / 2, n} // engine i takes bounds[i] to bounds[i+1]
+			got := make([]*graph.Stats, n)
+			errs := make([]error, len(runners))
+			var wg sync.WaitGroup
+			for i, r := range runners {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					lo, hi := bounds[i], bounds[i+1]
+					for s := lo; s < hi; s += size {
+						st, err := r.RunStats(context.Background(), sources[s:min(s+size, hi)])
+						if err != nil {
+							errs[i] = err
+							return
+						}
+						got[s] = st
+					}
+				}()
+			}
+			wg.Wait()
+			for i, err := range errs {
+				if err != nil {
+					t.Fatalf("engine %d: %v", i, err)
+				}
+			}
+			for s, st := range got {
+				if st != nil {
+					e := s + len(st.Sources)
+					compareStats(t, st, subStats(want, s, e), absSum[s:e], absHarm[s:e])
+				}
+			}
+			kept := runners[0].hubRowsPossible()
+			for i, r := range runners {
+				if wantRows := r.hubRowsFor(r.capacity); r.hubs.ready != (wantRows > 0) || len(r.hubs.vertices) != wantRows {
+					t.Fatalf("engine %d: %d hub rows, ready %v; want %d", i, len(r.hubs.vertices), r.hubs.ready, wantRows)
+				}
+			}
+			if copied := runners[0].HubRowsCopied(); kept && copied == 0 {
+				t.Error("no part of the hub rows was copied between the engines")
+			}
+		})
+	}
+}
