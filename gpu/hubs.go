@@ -42,6 +42,9 @@ type hubState struct {
 	vertices []int32
 	firstRow int
 	ready    bool
+	// took is how long filling them took (computed, waited for or
+	// copied), for --verbose.
+	took time.Duration
 }
 
 // hubRowsPossible reports whether the runner may keep hub rows for its
@@ -114,6 +117,8 @@ func (r *Runner) ensureHubRows() error {
 	if h.ready || len(h.vertices) == 0 {
 		return nil
 	}
+	began := time.Now()
+	defer func() { h.took = time.Since(began) }()
 	shared := false
 	if g := r.hubGroup; g != nil {
 		var err error

@@ -19,7 +19,12 @@ package gpu
 // memory. Runners whose hub lists differ in length (other capacities)
 // compute their rows alone.
 
-import "sync"
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
 
 // hubGroup is the hub rows shared among runners of one graph.
 type hubGroup struct {
@@ -29,8 +34,13 @@ type hubGroup struct {
 	// to compute rows); parts are its pieces.
 	h     int
 	parts []hubPart
-	// copies counts the parts taken from another device.
-	copies int
+	// copies counts the parts taken from another device, copied their
+	// bytes, copying the time the copies took and peer whether every
+	// copy went peer to peer.
+	copies  int
+	copied  int64
+	copying time.Duration
+	peer    bool
 }
 
 // hubPart is a piece [lo, hi) of the hub list: free, being computed by
@@ -42,6 +52,10 @@ type hubPart struct {
 	// at is the device address of the part's first row in owner's
 	// buffer (valid while ready).
 	at uint64
+	// took is how long its computing took, on device (the owner's
+	// ordinal) once ready.
+	took   time.Duration
+	device int
 }
 
 // The states of a hubPart.
@@ -59,7 +73,7 @@ func ShareHubRows(runners []*Runner) {
 	if len(runners) < 2 {
 		return
 	}
-	g := &hubGroup{parts: make([]hubPart, len(runners))}
+	g := &hubGroup{parts: make([]hubPart, len(runners)), peer: true}
 	g.cond = sync.NewCond(&g.mu)
 	for _, r := range runners {
 		r.mu.Lock()
@@ -111,8 +125,10 @@ func (g *hubGroup) ensureShared(r *Runner) (bool, error) {
 			case p.state == partFree:
 				p.state, p.owner = partComputing, r
 				g.mu.Unlock()
+				began := time.Now()
 				err := r.computeHubRows(p.lo, p.hi)
 				g.mu.Lock()
+				p.took, p.device = time.Since(began), r.e.dev.ordinal
 				if err != nil {
 					p.state, p.owner = partFree, nil
 					g.cond.Broadcast()
@@ -122,10 +138,15 @@ func (g *hubGroup) ensureShared(r *Runner) (bool, error) {
 				g.cond.Broadcast()
 			case p.state == partReady && p.owner == r:
 			case p.state == partReady:
-				if err := r.copyHubPart(p); err != nil {
+				began := time.Now()
+				peer, err := r.copyHubPart(p)
+				if err != nil {
 					return true, err
 				}
 				g.copies++
+				g.copied += int64(p.hi-p.lo) * r.rowBytes()
+				g.copying += time.Since(began)
+				g.peer = g.peer && peer
 			default: // another runner computes it
 				continue
 			}
@@ -142,25 +163,65 @@ func (g *hubGroup) ensureShared(r *Runner) (bool, error) {
 
 // copyHubPart copies part p's rows from its owner's device into r's hub
 // rows, and waits for the copy (with the group's lock held, so that the
-// owner cannot free them meanwhile).
-func (r *Runner) copyHubPart(p *hubPart) error {
+// owner cannot free them meanwhile). It reports whether the copy went
+// device to device (one context, or peer to peer) rather than through
+// the driver's staging in host memory.
+func (r *Runner) copyHubPart(p *hubPart) (bool, error) {
 	dst, src := r.e.dev, p.owner.e.dev
 	to := r.dist.ptr + uint64(int64(r.hubs.firstRow+p.lo)*r.rowBytes())
 	size := uint64(int64(p.hi-p.lo) * r.rowBytes())
 	d := dst.d
+	peer := true
 	if dst.ctx == src.ctx {
 		if err := d.cuMemcpyDtoD_v2(to, p.at, size).Err("cuMemcpyDtoD_v2"); err != nil {
-			return err
+			return false, err
 		}
 	} else {
-		if _, err := enablePeer(dst, src); err != nil {
-			return err
+		var err error
+		if peer, err = enablePeer(dst, src); err != nil {
+			return false, err
 		}
 		if err := d.cuMemcpyPeer(to, dst.ctx, p.at, src.ctx, size).Err("cuMemcpyPeer"); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return d.cuCtxSynchronize().Err("cuCtxSynchronize")
+	return peer, d.cuCtxSynchronize().Err("cuCtxSynchronize")
+}
+
+// HubRowsReport says, for --verbose, what the runner's hub rows (hubs.go)
+// cost: how many, where each part was computed and in how long, and what
+// was copied between devices; empty where the runner keeps none.
+func (r *Runner) HubRowsReport() string {
+	r.mu.Lock()
+	h, took := len(r.hubs.vertices), r.hubs.took
+	g := r.hubGroup
+	r.mu.Unlock()
+	if h == 0 {
+		return ""
+	}
+	if g == nil || g.h != h {
+		return fmt.Sprintf("%d hub rows computed in %s", h, took.Round(time.Millisecond))
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d hub rows in %d parts:", h, len(g.parts))
+	for i, p := range g.parts {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		if p.state == partReady {
+			fmt.Fprintf(&b, " %d computed on device %d in %s", p.hi-p.lo, p.device, p.took.Round(time.Millisecond))
+		} else {
+			fmt.Fprintf(&b, " %d not kept", p.hi-p.lo)
+		}
+	}
+	how := "peer to peer"
+	if !g.peer {
+		how = "through host memory"
+	}
+	fmt.Fprintf(&b, "; %d parts copied between devices (%.1f GiB in %s, %s)", g.copies, float64(g.copied)/(1<<30), g.copying.Round(time.Millisecond), how)
+	return b.String()
 }
 
 // leaveHubGroup withdraws the parts r computed, before its buffers are

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 
@@ -36,7 +37,14 @@ func TestHubRowsSharedAmongEngines(t *testing.T) {
 				runners[i] = r
 			}
 			ShareHubRows(runners)
-			size := (n + 7) / 8
+			// Blocks that hold the whole core as hub rows: every other
+			// source of an undirected graph is then copied or derived,
+			// and blocks without a kernel source run.
+			core, err := runners[0].planGraph.Core(n, cfg.Config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			size := min(max((n+7)/8, len(core)), n/2)
 			bounds := []int{0, n / 2, n} // engine i takes bounds[i] to bounds[i+1]
 			got := make([]*graph.Stats, n)
 			errs := make([]error, len(runners))
@@ -76,6 +84,9 @@ func TestHubRowsSharedAmongEngines(t *testing.T) {
 			}
 			if copied := runners[0].HubRowsCopied(); kept && copied == 0 {
 				t.Error("no part of the hub rows was copied between the engines")
+			}
+			if rep := runners[1].HubRowsReport(); kept && !strings.Contains(rep, "parts copied between devices") {
+				t.Errorf("the hub rows' report says nothing of the copies: %q", rep)
 			}
 		})
 	}

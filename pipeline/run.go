@@ -226,6 +226,11 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 	if d, ok := runner.(*devicesRunner); ok {
 		fmt.Fprintf(opt.Log, "pathctl: %s\n", d.Shares(start))
 	}
+	if h, ok := planRunner(runner).(interface{ HubRowsReport() string }); ok {
+		if rep := h.HubRowsReport(); rep != "" {
+			fmt.Fprintf(opt.Log, "pathctl: %s\n", rep)
+		}
+	}
 	if d, ok := prepared.(interface{ DownloadedBytes() int64 }); ok {
 		fmt.Fprintf(opt.Log, "pathctl: device-to-host: %d bytes of results\n", d.DownloadedBytes())
 	}

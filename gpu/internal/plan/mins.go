@@ -97,7 +97,9 @@ func planMins(g *graph.CSR, src []int32, plan *Block, resRow []int32) {
 	if len(plan.Mins) == 0 {
 		return
 	}
-	var sources, rows []int32
+	// Not nil even where every source is derived: nil Rows would mean the
+	// sources' own rows, nothing derived.
+	sources, rows := []int32{}, []int32{}
 	for i, s := range plan.Sources {
 		if state[s] == left && rowOf[s] != 0 {
 			continue

@@ -359,6 +359,9 @@ func applyPlanWithin(t *testing.T, g *graph.CSR, k int, plan *Block, cut int32, 
 	for i, v := range res.Vertices {
 		rows[int(res.FirstRow)+i] = dijkstra(v)
 	}
+	if plan.Rows == nil && len(plan.Derive)+len(plan.Mins)+len(plan.Copies) > 0 {
+		t.Fatal("a plan that derives or copies rows leaves Rows nil (the sources' own rows)")
+	}
 	phase1 := len(plan.Sources)
 	bounds := append(slices.Clone(plan.Cuts), len(plan.Sources))
 	if len(plan.Cuts) > 0 {
