@@ -158,10 +158,32 @@ func (r *Runner) computeHubRows(lo, hi int) error {
 // the graph's core (plan.Graph.Core) under plan.Config.HubCore, else its
 // hubs (plan.Graph.Hubs); fewer where the core is smaller.
 func (r *Runner) hubVertices(h int) ([]int32, error) {
+	v := r.planGraph.Hubs(h)
 	if r.batched.HubCore {
-		return r.planGraph.Core(h, r.batched.Config)
+		var err error
+		if v, err = r.planGraph.Core(h, r.batched.Config); err != nil {
+			return nil, err
+		}
 	}
-	return r.planGraph.Hubs(h), nil
+	if g := r.hubGroup; g != nil {
+		v = dealt(v, len(g.parts))
+	}
+	return v, nil
+}
+
+// dealt deals v into m hands in turn and returns the hands one after the
+// other: the group's parts (hubshare.go), consecutive pieces of the list,
+// then each hold hubs of every degree, and take about as long to compute
+// (R-MAT 18's core cut in halves by degree: 1.3 s for the first on an
+// H200, 1.9 s for the second).
+func dealt(v []int32, m int) []int32 {
+	out := make([]int32, 0, len(v))
+	for hand := range m {
+		for i := hand; i < len(v); i += m {
+			out = append(out, v[i])
+		}
+	}
+	return out
 }
 
 // allocHubRows records, for buffers of capacity k just allocated for a

@@ -105,9 +105,8 @@ func (g *hubGroup) ensureShared(r *Runner) (bool, error) {
 	defer g.mu.Unlock()
 	if g.h == 0 {
 		g.h = h
-		m := len(g.parts)
-		for i := range g.parts {
-			g.parts[i] = hubPart{lo: i * h / m, hi: (i + 1) * h / m}
+		for i, b := range handBounds(h, len(g.parts)) {
+			g.parts[i] = hubPart{lo: b[0], hi: b[1]}
 		}
 	}
 	if g.h != h {
@@ -119,6 +118,10 @@ func (g *hubGroup) ensureShared(r *Runner) (bool, error) {
 		for i := range g.parts {
 			p := &g.parts[i]
 			if have[i] {
+				continue
+			}
+			if p.lo == p.hi { // fewer hubs than runners
+				have[i], left, progressed = true, left-1, true
 				continue
 			}
 			switch {
@@ -239,6 +242,19 @@ func (r *Runner) leaveHubGroup() {
 		}
 	}
 	g.cond.Broadcast()
+}
+
+// handBounds are where the m hands of a list of h dealt (hubs.go) lie in
+// it: [lo, hi) each.
+func handBounds(h, m int) [][2]int {
+	out := make([][2]int, m)
+	lo := 0
+	for i := range out {
+		hi := lo + (h-i+m-1)/m
+		out[i] = [2]int{lo, hi}
+		lo = hi
+	}
+	return out
 }
 
 // rowBytes is the size of one distance row.

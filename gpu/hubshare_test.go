@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -89,5 +90,23 @@ func TestHubRowsSharedAmongEngines(t *testing.T) {
 				t.Errorf("the hub rows' report says nothing of the copies: %q", rep)
 			}
 		})
+	}
+}
+
+// TestDealtHands checks that dealt deals a list into hands in turn, and
+// that handBounds, the group's parts, are those hands.
+func TestDealtHands(t *testing.T) {
+	v := []int32{10, 11, 12, 13, 14, 15, 16}
+	got := dealt(v, 3)
+	want := []int32{10, 13, 16, 11, 14, 12, 15}
+	if !slices.Equal(got, want) {
+		t.Fatalf("dealt = %v, want %v", got, want)
+	}
+	bounds := handBounds(len(v), 3)
+	if want := [][2]int{{0, 3}, {3, 5}, {5, 7}}; !slices.Equal(bounds, want) {
+		t.Fatalf("handBounds = %v, want %v", bounds, want)
+	}
+	if b := handBounds(2, 3); b[2][0] != 2 || b[2][1] != 2 {
+		t.Fatalf("handBounds(2, 3) = %v: the last hand is not empty", b)
 	}
 }
