@@ -464,9 +464,10 @@ func TestHubRowsStatsAgainstOracle(t *testing.T) {
 }
 
 // TestHubRowsFor checks, without a device, when a stats block keeps hub
-// rows (plan.Config.HubRows) and how many: blocks of fewer sources than
-// vertices, at most one per plan.Config.HubShare sources (none with 0) and
-// at most the block's, only for the batched
+// rows (plan.Config.HubRows) and how many, where no run sized them
+// (SizeStatsRun): blocks of fewer sources than vertices, at most one per
+// plan.Config.HubShare sources (none with 0) and at most the block's,
+// none under plan.HubRowsAuto, only for the batched
 // kernel with exact sums and no relabelling, cutoff in the kernel or
 // predecessors; and that StatsFixedBytes reserves their rows.
 func TestHubRowsFor(t *testing.T) {
@@ -477,7 +478,9 @@ func TestHubRowsFor(t *testing.T) {
 	ints := csr([]int32{3}, graph.DistInt32)
 	fractional := csr([]float32{0.1}, graph.DistFloat32)
 	hubs := rowsConfig()
-	hubs.HubRows = 64
+	hubs.HubRows, hubs.HubShare = 64, 8
+	off := rowsConfig()
+	off.HubRows = 0
 	relabelled := hubs
 	relabelled.Relabel = "bfs"
 	unbounded := hubs
@@ -497,7 +500,8 @@ func TestHubRowsFor(t *testing.T) {
 		{"small block, no share", ints, graph.Request{Algorithm: Batched}, unbounded, 40, 40},
 		{"half", ints, graph.Request{Algorithm: Batched}, hubs, n / 2, 64},
 		{"every vertex", ints, graph.Request{Algorithm: Batched}, hubs, n, 0},
-		{"off", ints, graph.Request{Algorithm: Batched}, rowsConfig(), n / 8, 0},
+		{"off", ints, graph.Request{Algorithm: Batched}, off, n / 8, 0},
+		{"auto, not sized for a run", ints, graph.Request{Algorithm: Batched}, rowsConfig(), n / 8, 0},
 		{"two slots", ints, graph.Request{Algorithm: Batched}, twoSlots, n / 8, 0},
 		{"relabelled", ints, graph.Request{Algorithm: Batched}, relabelled, n / 8, 0},
 		{"predecessors", ints, graph.Request{Algorithm: Batched, WithPredecessors: true}, hubs, n / 8, 0},
@@ -515,7 +519,7 @@ func TestHubRowsFor(t *testing.T) {
 			t.Errorf("%s: hub rows add %d bytes a source", c.name, extra)
 		}
 		want := int64(0)
-		if r.hubRowsPossible() {
+		if r.hubRowsPossible() && c.cfg.HubRows > 0 {
 			want = 64 * n * 4
 		}
 		if got := r.StatsFixedBytes(); got != want {
@@ -622,4 +626,50 @@ func asFloat32(g *graph.CSR) *graph.CSR {
 	}
 	exact.Weights, exact.Type = w, graph.DistFloat32
 	return &exact
+}
+
+// TestSizeStatsRun checks, without a device, the hub rows a stats run is
+// given (SizeStatsRun, plan.HubRowsAuto): none where one block of the
+// budget holds every source, else at most the core's vertices, half the
+// rows the budget holds and what leaves the blocks half the budget;
+// StatsFixedBytes reserves them and a block keeps at most its own size.
+func TestSizeStatsRun(t *testing.T) {
+	for gname, g := range statsSlotGraphs(t) {
+		n := g.NumVertices
+		cfg := rowsConfig()
+		r := newRunner(nil, g, graph.Request{Algorithm: Batched}, cfg)
+		if !r.hubRowsPossible() {
+			continue
+		}
+		per, row := r.StatsBytesPerSource(), r.rowBytes()
+		core, err := r.planGraph.Core(n, cfg.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.SizeStatsRun(n, per*int64(n))
+		if got := r.StatsFixedBytes(); got != 0 || r.hubRowsFor(n/2) != 0 {
+			t.Errorf("%s: a run one block holds keeps %d hub rows (%d bytes)", gname, r.hubRowsFor(n/2), got)
+		}
+		budget := per * int64(n/4)
+		r.SizeStatsRun(n, budget)
+		want := min(len(core), n/8, int(budget/2/row))
+		if want == 0 {
+			t.Fatalf("%s: the test's budget leaves no hub rows", gname)
+		}
+		if got := r.hubRowsFor(n / 4); got != want {
+			t.Errorf("%s: %d hub rows beside blocks of %d, want %d (core %d)", gname, got, n/4, want, len(core))
+		}
+		if got := r.hubRowsFor(want / 2); got != want/2 {
+			t.Errorf("%s: a block of %d keeps %d hub rows, want its size", gname, want/2, got)
+		}
+		if got := r.StatsFixedBytes(); got != int64(want)*row {
+			t.Errorf("%s: %d bytes reserved for %d hub rows, want %d", gname, got, want, int64(want)*row)
+		}
+		cfg.HubRows = 0
+		off := newRunner(nil, g, graph.Request{Algorithm: Batched}, cfg)
+		off.SizeStatsRun(n, budget)
+		if off.hubRowsFor(n/4) != 0 || off.StatsFixedBytes() != 0 {
+			t.Errorf("%s: hub rows kept with HubRows 0", gname)
+		}
+	}
 }

@@ -54,7 +54,7 @@ type hubState struct {
 // are exact under ExactFloats).
 func (r *Runner) hubRowsPossible() bool {
 	c := r.batched.Config
-	if c.HubRows <= 0 || !c.OneSlotStats || r.req.Algorithm != Batched || r.req.WithPredecessors ||
+	if c.HubRows == 0 || !c.OneSlotStats || r.req.Algorithm != Batched || r.req.WithPredecessors ||
 		c.Relabel != plan.RelabelNone || r.kernelCuts() || r.n < 2 {
 		return false
 	}
@@ -69,12 +69,19 @@ func (r *Runner) derivesExactly() bool {
 }
 
 // hubRowsFor is the number of hub rows a stats block of k sources keeps:
-// none where hubRowsPossible is false or the block holds every vertex,
-// else plan.Config.HubRows, at most k (the hubs' own block has the
-// block's buffers) and, under plan.Config.HubShare, at most one per
-// HubShare of the block's sources.
+// none where hubRowsPossible is false or the block holds every vertex;
+// else, once the run is sized (SizeStatsRun), its hub rows, at most k
+// (the hubs' own block has the block's buffers); before, or without the
+// call, plan.Config.HubRows, at most k and, under plan.Config.HubShare,
+// at most one per HubShare of the block's sources.
 func (r *Runner) hubRowsFor(k int) int {
 	if !r.hubRowsPossible() || k >= r.n {
+		return 0
+	}
+	if r.hubRun.sized {
+		return min(r.hubRun.rows, k)
+	}
+	if r.batched.HubRows < 0 { // plan.HubRowsAuto: sized by the run alone
 		return 0
 	}
 	h := min(r.batched.HubRows, k)
@@ -82,6 +89,57 @@ func (r *Runner) hubRowsFor(k int) int {
 		h = min(h, k/s)
 	}
 	return h
+}
+
+// hubRunSize is what SizeStatsRun chose: sized, the hub rows of the run's
+// blocks.
+type hubRunSize struct {
+	sized bool
+	rows  int
+}
+
+// SizeStatsRun sizes the hub rows of a stats run of sources sources whose
+// blocks have budget bytes of device memory (graph.StatsRunSizer): none
+// where one block holds them all, else at most plan.Config.HubRows (where
+// not plan.HubRowsAuto), the
+// core's vertices under plan.Config.HubCore, a HubShare-th of the rows the
+// budget holds, and what leaves the blocks half the budget (the pipeline
+// gives fixed bytes at most half). Measured on R-MAT 18, every source
+// (BENCHMARKS.md, session 11): on an H100, blocks of 83,521 sources without
+// hub rows, 6.1 s; with 20,000, 30,000 and 40,000 hub rows, 4.5, 3.8 and
+// 3.6 s; on an H200, 3.2 s without, 2.5-2.8 s with the 56,278 of the core.
+func (r *Runner) SizeStatsRun(sources int, budget int64) {
+	r.hubRun = hubRunSize{sized: true}
+	if !r.hubRowsPossible() || budget <= 0 {
+		return
+	}
+	var scratch int64
+	if r.scratchPossible() {
+		scratch = r.scratchBytesFor(r.scratchSources())
+	}
+	per, row := r.StatsBytesPerSource(), r.rowBytes()
+	if per <= 0 || row <= 0 {
+		return
+	}
+	rows := (budget - scratch) / per // sources a block of the whole budget holds
+	if rows >= int64(sources) || rows <= 0 {
+		return
+	}
+	h := (budget/2 - scratch) / row
+	if r.batched.HubRows > 0 {
+		h = min(h, int64(r.batched.HubRows))
+	}
+	if s := r.batched.HubShare; s > 0 {
+		h = min(h, rows/int64(s))
+	}
+	if r.batched.HubCore {
+		core, err := r.planGraph.Core(r.n, r.batched.Config)
+		if err != nil {
+			return // no hub rows: the block's plan does without
+		}
+		h = min(h, int64(len(core)))
+	}
+	r.hubRun.rows = int(max(h, 0))
 }
 
 // StatsFixedBytes is the device memory a stats block takes whatever its
@@ -93,8 +151,11 @@ func (r *Runner) StatsFixedBytes() int64 {
 	if r.scratchPossible() {
 		b = r.scratchBytesFor(r.scratchSources())
 	}
-	if r.hubRowsPossible() {
-		b += int64(min(r.batched.HubRows, r.n)) * int64(r.n) * int64(r.distType.Size())
+	switch {
+	case r.hubRun.sized:
+		b += int64(r.hubRun.rows) * r.rowBytes()
+	case r.hubRowsPossible() && r.batched.HubRows > 0:
+		b += int64(min(r.batched.HubRows, r.n)) * r.rowBytes()
 	}
 	return b
 }

@@ -88,8 +88,10 @@ type Runner struct {
 	blockSources []graph.VertexID
 	// relabel is the batched kernel's renumbering of the graph (relabel.go).
 	relabel relabelState
-	// hubs are the hub rows kept past a stats block's rows (hubs.go).
-	hubs hubState
+	// hubs are the hub rows kept past a stats block's rows (hubs.go), and
+	// hubRun their count SizeStatsRun chose for the run.
+	hubs   hubState
+	hubRun hubRunSize
 	// hubGroup, when set, shares the hub rows with runners of the graph
 	// on other devices (hubshare.go).
 	hubGroup *hubGroup
@@ -344,9 +346,10 @@ func (r *Runner) releaseBlock() error {
 // (a stats block under plan.Config.OneSlotStats) only the first result
 // slot's rows, else every slot's rows and narrowed cells. Buffers that
 // already hold k sources stay, unless they hold one slot and every slot
-// is asked for.
+// is asked for, or more hub rows than a run sized since allows
+// (SizeStatsRun: they would take memory its blocks were planned in).
 func (r *Runner) ensureCapacity(k int, oneSlot bool) error {
-	if k <= r.capacity && (oneSlot || !r.oneSlot) {
+	if k <= r.capacity && (oneSlot || !r.oneSlot) && len(r.hubs.vertices) <= r.hubRowsFor(r.capacity) {
 		return nil
 	}
 	if err := r.releaseBlock(); err != nil {

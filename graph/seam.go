@@ -29,6 +29,8 @@ package graph
 //	               (without predecessors)            Request.Cutoff) honoured by the engine
 //	SourceOrderer  gpu runner, several devices'      the stats layout's sources run in the
 //	               runner                            order whose blocks derive the most rows
+//	StatsRunSizer  gpu runner, several devices'      rows kept beside a stats run's blocks
+//	               runner                            (hub rows), sized for the run
 //
 // An engine that holds a device also implements io.Closer; the pipeline
 // closes an engine it opened for one run when the run is done.
@@ -222,4 +224,14 @@ type SourceOrderer interface {
 	// blocks of block sources, as positions in sources, or nil where
 	// their own order is as good.
 	BlockOrder(sources []VertexID, block int) []int32
+}
+
+// StatsRunSizer is implemented by StatsSizers that may keep rows beside
+// the blocks of a stats run which no one block holds (the GPU runner's hub
+// rows, whose rows the blocks copy and derive from). The pipeline calls
+// SizeStatsRun with the run's source count and its memory budget before
+// it sizes the blocks; StatsFixedBytes then counts those rows. Without
+// the call, a runner keeps what its configuration alone says.
+type StatsRunSizer interface {
+	SizeStatsRun(sources int, budget int64)
 }

@@ -229,6 +229,26 @@ func lessFixed(budget int64, runner graph.Runner, opt Options) int64 {
 	return budget
 }
 
+// sizeStatsRun lets a runner that keeps rows beside a stats run's blocks
+// (graph.StatsRunSizer: the GPU's hub rows; on several devices, each
+// device's) size them for the run of n sources before its blocks are
+// planned (planRun, on planRunner(runner)): on the memory of one device's
+// block, or where the caller bounds the blocks (Options.MaxBlock) on the
+// bytes of two such blocks, so that a run the caller cuts small keeps
+// rows in proportion.
+func sizeStatsRun(opt Options, eng graph.Engine, runner graph.Runner, n int) {
+	s, ok := runner.(graph.StatsRunSizer)
+	if !ok || !statsOnDevice(runner, opt) {
+		return
+	}
+	plan := planRunner(runner)
+	b := budget(opt, eng, plan)
+	if opt.MaxBlock > 0 && opt.MaxBlock < n {
+		b = min(b, 2*int64(opt.MaxBlock)*bytesPerSource(plan, opt))
+	}
+	s.SizeStatsRun(n, b)
+}
+
 // statsOnDevice reports whether the runner reduces opt's stats layout
 // itself, so that no distance block reaches the host.
 func statsOnDevice(runner graph.Runner, opt Options) bool {

@@ -44,6 +44,7 @@ var (
 	_ graph.Describer     = (*devicesRunner)(nil)
 	_ graph.NarrowRunner  = (*devicesRunner)(nil)
 	_ graph.SourceOrderer = (*devicesRunner)(nil)
+	_ graph.StatsRunSizer = (*devicesRunner)(nil)
 )
 
 // deviceWorker is one device's runner and what it did.
@@ -118,6 +119,17 @@ func (r *devicesRunner) StatsFixedBytes() int64 {
 		}
 	}
 	return b
+}
+
+// SizeStatsRun sizes the rows each device keeps beside the run's stats
+// blocks (graph.StatsRunSizer, where its runner has it), on each device's
+// budget.
+func (r *devicesRunner) SizeStatsRun(sources int, budget int64) {
+	for _, w := range r.workers {
+		if s, ok := w.runner.(graph.StatsRunSizer); ok {
+			s.SizeStatsRun(sources, budget)
+		}
+	}
 }
 
 // Shares says what each device computed since start, for --verbose: its

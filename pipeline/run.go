@@ -142,6 +142,7 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 	if per := bytesPerSource(runner, opt); opt.MemBudget > 0 && opt.MemBudget < per {
 		return nil, fmt.Errorf("%w: memory budget of %d bytes is below the %d bytes one source needs", ErrInvalid, opt.MemBudget, per)
 	}
+	sizeStatsRun(planOptions(opt, eng), eng, runner, len(sources))
 	blocks, sched := planRun(planOptions(opt, eng), eng, planRunner(runner), csr.NumVertices, len(sources), narrowedRowBytes(runner, targets, opt.K, selected))
 	if d, ok := runner.(*devicesRunner); ok {
 		// A device block holds one device's on each device

@@ -187,14 +187,14 @@ type Config struct {
 	// over hubs are derived, and blocks of one phase start their sources
 	// from the hubs' rows.
 	// Not with relabelling, predecessors or a cutoff in the kernel; 0 keeps
-	// no rows. Not measured yet (issue 18; BenchmarkPlanResident counts
-	// what it leaves the kernel). The plan does not read it: the runner
-	// does.
-	HubRows int
-	// HubShare bounds the hub rows of a block to one per HubShare of its
-	// sources, so that a run of few sources does not compute many rows it
-	// does not write; 0 bounds them by the block's capacity alone. The
+	// no rows; HubRowsAuto as many as the runner's SizeStatsRun gives a
+	// run that no one block holds (none for a block run without it). The
 	// plan does not read it: the runner does.
+	HubRows int
+	// HubShare bounds the hub rows to a HubShare-th of the rows the
+	// budget holds, where the runner sizes them for a run, else to one
+	// per HubShare of a block's sources; 0 bounds them by the block's
+	// capacity alone. The plan does not read it: the runner does.
 	HubShare int
 	// HubCore chooses the hub rows among the vertices whose rows a block
 	// of every vertex computes in the kernel (Graph.Core) instead of among
@@ -227,6 +227,10 @@ type Config struct {
 	// from the device's free memory.
 	ScratchMinShare float64
 }
+
+// HubRowsAuto is the Config.HubRows that lets the runner size the hub
+// rows for each stats run.
+const HubRowsAuto = -1
 
 // DefaultConfig is what the GPU engine runs.
 func DefaultConfig() Config {
@@ -271,8 +275,13 @@ func DefaultConfig() Config {
 		// BENCHMARKS.md, session 10, "Issues 18 and 19": R-MAT 18 stats in
 		// 3 blocks on an H100 6.58 → 6.05 s, in 2 on an H200 3.83 → 3.19 s.
 		BlockOrder: true,
-		// Not measured: hub rows take at most an eighth of a block's rows.
-		HubShare: 8,
+		// BENCHMARKS.md, session 11, "Hub rows": R-MAT 18 every source on
+		// an H100 6.1 → 3.6 s with 40,000 hub rows beside blocks of
+		// 43,521 (half the rows the budget holds), on an H200 3.2 → 2.5-2.8
+		// s with the core's 56,278; on two H200s 2.95 → 2.1-2.4 s.
+		HubRows:  HubRowsAuto,
+		HubShare: 2,
+		HubCore:  true,
 		// Not measured: 8 groups' kernels cost far more than a pass over
 		// the arcs.
 		RelabelMinSources: 8 * BatchWidth,
@@ -358,8 +367,8 @@ func (c Config) Check() error {
 	if c.ScratchBytes < 0 {
 		return fmt.Errorf("plan: scratch of %d bytes, want at least 0", c.ScratchBytes)
 	}
-	if c.HubRows < 0 {
-		return fmt.Errorf("plan: %d hub rows, want at least 0", c.HubRows)
+	if c.HubRows < HubRowsAuto {
+		return fmt.Errorf("plan: %d hub rows, want at least 0 (or HubRowsAuto)", c.HubRows)
 	}
 	if c.HubShare < 0 {
 		return fmt.Errorf("plan: hub share %d, want at least 0", c.HubShare)

@@ -22,7 +22,7 @@ import (
 //	slicemb=X                          SliceBytes in MiB (0: no slices)
 //	step=X                             DeltaScale, on every graph
 //	oneslot=0|1                        OneSlotStats
-//	hubrows=N                          HubRows
+//	hubrows=auto|N                     HubRows (auto: HubRowsAuto; 0: none)
 //	hubshare=N                         HubShare (0: no bound but the block's)
 //	hubcore=0|1                        HubCore
 //	blockorder=0|1                     BlockOrder
@@ -103,7 +103,11 @@ func (c *Config) set(key, val string) error {
 	case "scratchmin":
 		c.ScratchMinShare, err = strconv.ParseFloat(val, 64)
 	case "hubrows":
-		c.HubRows, err = strconv.Atoi(val)
+		if val == "auto" {
+			c.HubRows = HubRowsAuto
+		} else {
+			c.HubRows, err = strconv.Atoi(val)
+		}
 	case "hubshare":
 		c.HubShare, err = strconv.Atoi(val)
 	case "hubcore":
