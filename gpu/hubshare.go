@@ -4,32 +4,49 @@ package gpu
 // runner of one graph keeps the same hub rows (hubs.go), and computing
 // them all on every device repeats work that one device's blocks alone
 // would not (R-MAT 18 on two H200s: 2.93 s with every device computing
-// its rows itself). ShareHubRows groups the runners: the hub list is cut
-// into a part per runner, each runner computes the parts no other has
-// claimed, and copies the others' parts from their devices (peer to peer
-// where cuDeviceCanAccessPeer allows it, through the driver's staging
-// otherwise) once they are final.
+// its rows itself). ShareHubRows groups the runners, and the hub list is
+// dealt into a part per runner. When every runner has asked for the rows
+// (they start their first stats blocks together), they share one plan of
+// the whole list (phasedRound): each phase's sources are cut by part, and
+// between phases every runner copies the others' new rows, so that later
+// phases seed from all earlier rows as on one device. A runner that comes
+// alone (hubArrivalWait) settles the group for parts: each part is
+// computed whole by the runner that claims it first and copied by the
+// others. Copies go peer to peer where cuDeviceCanAccessPeer allows it,
+// through the driver's staging otherwise.
 //
-// Choices: a runner waits for a part another runner is computing rather
-// than computing it again; no wait is unbounded, since a part is claimed
-// only by a runner that is computing it, on its own device goroutine,
-// and a claim that fails is released for the others to take. A runner
-// whose buffers are released (a reallocation, Close) withdraws its parts
-// under the group's lock, which every copy holds, so no copy reads freed
-// memory. Runners whose hub lists differ in length (other capacities)
-// compute their rows alone.
+// Choices: no wait is unbounded: a phase waits only for runners that
+// have arrived, a part only for the runner computing it, and a runner
+// that fails marks the round failed (the others then compute every row
+// alone) or releases its claim. A runner whose buffers are released (a
+// reallocation, Close) withdraws its parts, and waits for the others to
+// copy a phased round's last phase, under the group's lock, which every
+// copy holds, so no copy reads freed memory. Runners whose hub lists
+// differ in length (other capacities) compute their rows alone.
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pathctl/pathctl/gpu/internal/plan"
 )
 
 // hubGroup is the hub rows shared among runners of one graph.
 type hubGroup struct {
-	mu   sync.Mutex
-	cond *sync.Cond
+	mu      sync.Mutex
+	cond    *sync.Cond
+	runners []*Runner
+	// mode is how the runners share the rows: decided once, when every
+	// runner has asked for them (modePhases) or hubArrivalWait after the
+	// first did (modeParts); arrived counts them, and base holds each
+	// one's first hub row's address.
+	mode    int
+	arrived int
+	base    map[*Runner]uint64
+	phased  *phasedRound
 	// h is the length of the hub list the parts cut (the first runner's
 	// to compute rows); parts are its pieces.
 	h     int
@@ -65,6 +82,41 @@ const (
 	partReady
 )
 
+// The modes of a hubGroup.
+const (
+	modeUndecided = iota
+	modeParts     // each part computed whole by one runner, copied by the others
+	modePhases    // each phase of one plan cut among the runners (phasedRound)
+)
+
+// hubArrivalWait is how long the first runner to need the hub rows waits
+// for the others before the group settles for parts: the devices of one
+// run start their first stats blocks within milliseconds, and a runner
+// that comes later (or never) must not hold them longer. Not measured.
+const hubArrivalWait = 2 * time.Second
+
+// phasedRound is the hub rows computed from one plan of the whole hub
+// list (the core's phases seed later rows from earlier ones, which halves
+// planned alone lose: R-MAT 18's core on an H200, 2.1 s whole, a dealt
+// half alone 1.58 s): each phase's sources are cut among the runners by
+// the part their row lies in, every runner waits for the phase's other
+// parts and copies them (each part's rows of one phase are one span, as
+// the hub list is dealt and its phases follow falling degree), and each
+// derives the plan's minimums and leaves itself at the end.
+type phasedRound struct {
+	plan  *plan.Block
+	share [][][]int    // [phase][runner]: positions in plan.Sources
+	span  [][][2]int32 // [phase][runner]: the rows [lo, hi) of its share
+	done  []int        // per phase, the runners that computed their share
+	// copied counts the runners done copying the last phase; failed is
+	// set when one fails, and the others then compute every row alone.
+	copied int
+	failed bool
+	took   []time.Duration // per runner, computing its shares
+	rows   []int           // per runner, the rows it computed
+	joined map[*Runner]bool
+}
+
 // ShareHubRows makes runners, of one graph on several devices (or several
 // engines of one device), share their hub rows: each computes a part of
 // them and copies the rest from the others. One runner alone needs no
@@ -73,7 +125,7 @@ func ShareHubRows(runners []*Runner) {
 	if len(runners) < 2 {
 		return
 	}
-	g := &hubGroup{parts: make([]hubPart, len(runners)), peer: true}
+	g := &hubGroup{parts: make([]hubPart, len(runners)), peer: true, runners: runners, base: map[*Runner]uint64{}}
 	g.cond = sync.NewCond(&g.mu)
 	for _, r := range runners {
 		r.mu.Lock()
@@ -112,6 +164,36 @@ func (g *hubGroup) ensureShared(r *Runner) (bool, error) {
 	if g.h != h {
 		return false, nil
 	}
+	if g.mode == modeUndecided {
+		g.base[r] = r.dist.ptr + uint64(int64(r.hubs.firstRow)*r.rowBytes())
+		g.arrived++
+		switch {
+		case g.arrived == len(g.runners):
+			g.mode = modePhases
+			g.cond.Broadcast()
+		case g.arrived == 1:
+			time.AfterFunc(hubArrivalWait, func() {
+				g.mu.Lock()
+				defer g.mu.Unlock()
+				if g.mode == modeUndecided {
+					g.mode = modeParts
+				}
+				g.cond.Broadcast()
+			})
+		}
+		for g.mode == modeUndecided {
+			g.cond.Wait()
+		}
+	}
+	if g.mode == modePhases && (g.phased == nil || !g.phased.joined[r]) {
+		return true, g.ensurePhased(r)
+	}
+	return true, g.ensureParts(r)
+}
+
+// ensureParts is ensureShared by parts (modeParts, or a runner that needs
+// the rows again after its phased round), with g.mu held.
+func (g *hubGroup) ensureParts(r *Runner) error {
 	have := make([]bool, len(g.parts))
 	for left := len(g.parts); left > 0; {
 		progressed := false
@@ -135,7 +217,7 @@ func (g *hubGroup) ensureShared(r *Runner) (bool, error) {
 				if err != nil {
 					p.state, p.owner = partFree, nil
 					g.cond.Broadcast()
-					return true, err
+					return err
 				}
 				p.state, p.at = partReady, r.dist.ptr+uint64(int64(r.hubs.firstRow+p.lo)*r.rowBytes())
 				g.cond.Broadcast()
@@ -144,7 +226,7 @@ func (g *hubGroup) ensureShared(r *Runner) (bool, error) {
 				began := time.Now()
 				peer, err := r.copyHubPart(p)
 				if err != nil {
-					return true, err
+					return err
 				}
 				g.copies++
 				g.copied += int64(p.hi-p.lo) * r.rowBytes()
@@ -161,7 +243,137 @@ func (g *hubGroup) ensureShared(r *Runner) (bool, error) {
 			g.cond.Wait()
 		}
 	}
-	return true, nil
+	return nil
+}
+
+// ensurePhased is ensureShared in a phased round (modePhases), with g.mu
+// held: the first runner plans the hub list; every runner computes its
+// share of each phase, waits for the others' and copies them, then
+// derives the plan's minimums and leaves. Where a runner fails, the
+// others compute every row alone.
+func (g *hubGroup) ensurePhased(r *Runner) error {
+	j := slices.Index(g.runners, r)
+	if g.phased == nil {
+		bp, err := r.planGraph.Plan(r.hubs.vertices, r.batched.Config)
+		if err != nil {
+			g.phased = &phasedRound{failed: true, joined: map[*Runner]bool{}}
+			g.cond.Broadcast()
+			return err
+		}
+		g.phased = newPhasedRound(bp, g.parts, len(g.runners))
+	}
+	ph := g.phased
+	ph.joined[r] = true
+	alone := func() error {
+		g.mu.Unlock()
+		defer g.mu.Lock()
+		return r.computeHubRows(0, len(r.hubs.vertices))
+	}
+	if ph.failed {
+		return alone()
+	}
+	shift := int32(r.hubs.firstRow)
+	for i := range len(ph.done) {
+		if ph.failed {
+			return alone()
+		}
+		if len(ph.share[i][j]) > 0 {
+			part := ph.plan.PhasePart(i, ph.share[i][j])
+			part.Shift(shift)
+			g.mu.Unlock()
+			began := time.Now()
+			err := r.runHubPlan(part)
+			g.mu.Lock()
+			ph.took[j] += time.Since(began)
+			ph.rows[j] += len(part.Sources)
+			if err != nil {
+				ph.failed = true
+				g.cond.Broadcast()
+				return err
+			}
+		}
+		ph.done[i]++
+		g.cond.Broadcast()
+		for ph.done[i] < len(g.runners) && !ph.failed {
+			g.cond.Wait()
+		}
+		if ph.failed {
+			return alone()
+		}
+		for o, other := range g.runners {
+			if sp := ph.span[i][o]; o != j && sp[1] > sp[0] {
+				if err := g.copySpan(r, other, sp); err != nil {
+					ph.failed = true
+					g.cond.Broadcast()
+					return err
+				}
+			}
+		}
+	}
+	ph.copied++
+	g.cond.Broadcast()
+	d := ph.plan.Derivations()
+	d.Shift(shift)
+	g.mu.Unlock()
+	defer g.mu.Lock()
+	return r.runHubPlan(d)
+}
+
+// newPhasedRound cuts each phase of bp, the plan of the hub list, among m
+// runners: a source goes to the part (of parts) its row lies in.
+func newPhasedRound(bp *plan.Block, parts []hubPart, m int) *phasedRound {
+	phases := bp.NumPhases()
+	ph := &phasedRound{plan: bp, done: make([]int, phases), took: make([]time.Duration, m), rows: make([]int, m), joined: map[*Runner]bool{}}
+	for i := range phases {
+		share := make([][]int, m)
+		span := make([][2]int32, m)
+		for at := bp.PhaseStart(i); at < bp.PhaseStart(i+1); at++ {
+			row := int32(at)
+			if bp.Rows != nil {
+				row = bp.Rows[at]
+			}
+			o := 0
+			for o+1 < len(parts) && int(row) >= parts[o].hi {
+				o++
+			}
+			if len(share[o]) == 0 || row < span[o][0] {
+				span[o][0] = row
+			}
+			span[o][1] = max(span[o][1], row+1)
+			share[o] = append(share[o], at)
+		}
+		ph.share = append(ph.share, share)
+		ph.span = append(ph.span, span)
+	}
+	return ph
+}
+
+// copySpan copies the hub rows [sp[0], sp[1]) of runner from into r's,
+// and waits for the copy (with g.mu held, so that from cannot free them
+// meanwhile).
+func (g *hubGroup) copySpan(r, from *Runner, sp [2]int32) error {
+	began := time.Now()
+	at := uint64(int64(sp[0]) * r.rowBytes())
+	size := int64(sp[1]-sp[0]) * r.rowBytes()
+	peer, err := copyDevice(r.e.dev, from.e.dev, g.base[r]+at, g.base[from]+at, uint64(size))
+	if err != nil {
+		return err
+	}
+	g.copies++
+	g.copied += size
+	g.copying += time.Since(began)
+	g.peer = g.peer && peer
+	return nil
+}
+
+// runHubPlan runs a plan of hub rows (its rows shifted past the block's),
+// adding its device time to the runner's kernel time.
+func (r *Runner) runHubPlan(bp *plan.Block) error {
+	if err := r.runPlan(bp, nil, nil, time.Now()); err != nil {
+		return err
+	}
+	r.kernelTime += r.e.dev.lastKernel
+	return nil
 }
 
 // copyHubPart copies part p's rows from its owner's device into r's hub
@@ -170,21 +382,27 @@ func (g *hubGroup) ensureShared(r *Runner) (bool, error) {
 // device to device (one context, or peer to peer) rather than through
 // the driver's staging in host memory.
 func (r *Runner) copyHubPart(p *hubPart) (bool, error) {
-	dst, src := r.e.dev, p.owner.e.dev
 	to := r.dist.ptr + uint64(int64(r.hubs.firstRow+p.lo)*r.rowBytes())
-	size := uint64(int64(p.hi-p.lo) * r.rowBytes())
-	d := dst.d
+	return copyDevice(r.e.dev, p.owner.e.dev, to, p.at, uint64(int64(p.hi-p.lo)*r.rowBytes()))
+}
+
+// copyDevice copies size bytes at src on device from to dst on device to,
+// and waits for the copy. It reports whether the copy went device to
+// device (one context, or peer to peer) rather than through the driver's
+// staging in host memory.
+func copyDevice(to, from *device, dst, src, size uint64) (bool, error) {
+	d := to.d
 	peer := true
-	if dst.ctx == src.ctx {
-		if err := d.cuMemcpyDtoD_v2(to, p.at, size).Err("cuMemcpyDtoD_v2"); err != nil {
+	if to.ctx == from.ctx {
+		if err := d.cuMemcpyDtoD_v2(dst, src, size).Err("cuMemcpyDtoD_v2"); err != nil {
 			return false, err
 		}
 	} else {
 		var err error
-		if peer, err = enablePeer(dst, src); err != nil {
+		if peer, err = enablePeer(to, from); err != nil {
 			return false, err
 		}
-		if err := d.cuMemcpyPeer(to, dst.ctx, p.at, src.ctx, size).Err("cuMemcpyPeer"); err != nil {
+		if err := d.cuMemcpyPeer(dst, to.ctx, src, from.ctx, size).Err("cuMemcpyPeer"); err != nil {
 			return false, err
 		}
 	}
@@ -208,6 +426,21 @@ func (r *Runner) HubRowsReport() string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var b strings.Builder
+	how := "peer to peer"
+	if !g.peer {
+		how = "through host memory"
+	}
+	if ph := g.phased; ph != nil && !ph.failed {
+		fmt.Fprintf(&b, "%d hub rows in %d phases shared by %d devices:", h, len(ph.done), len(g.runners))
+		for j, o := range g.runners {
+			if j > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, " %d computed on device %d in %s", ph.rows[j], o.e.dev.ordinal, ph.took[j].Round(time.Millisecond))
+		}
+		fmt.Fprintf(&b, "; %d spans copied between devices (%.1f GiB in %s, %s)", g.copies, float64(g.copied)/(1<<30), g.copying.Round(time.Millisecond), how)
+		return b.String()
+	}
 	fmt.Fprintf(&b, "%d hub rows in %d parts:", h, len(g.parts))
 	for i, p := range g.parts {
 		if i > 0 {
@@ -218,10 +451,6 @@ func (r *Runner) HubRowsReport() string {
 		} else {
 			fmt.Fprintf(&b, " %d not kept", p.hi-p.lo)
 		}
-	}
-	how := "peer to peer"
-	if !g.peer {
-		how = "through host memory"
 	}
 	fmt.Fprintf(&b, "; %d parts copied between devices (%.1f GiB in %s, %s)", g.copies, float64(g.copied)/(1<<30), g.copying.Round(time.Millisecond), how)
 	return b.String()
@@ -236,6 +465,11 @@ func (r *Runner) leaveHubGroup() {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	// A phased round's rows are read by the others until each has copied
+	// the last phase.
+	for ph := g.phased; ph != nil && ph.joined[r] && !ph.failed && ph.copied < len(g.runners); {
+		g.cond.Wait()
+	}
 	for i := range g.parts {
 		if p := &g.parts[i]; p.owner == r && p.state == partReady {
 			p.state, p.owner, p.at = partFree, nil, 0

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -12,11 +13,15 @@ import (
 
 // TestHubRowsSharedAmongEngines runs the stats of every source of each
 // graph on two engines of one device whose runners share their hub rows
-// (ShareHubRows), as two devices do: each engine takes half the sources
-// in blocks of an eighth of the vertices, both at once. Every source's
-// stats must equal internal/ref's, each runner must hold every hub row,
-// and where hub rows are kept the group must have copied a part from one
-// engine to the other.
+// (ShareHubRows), as two devices do: each engine takes half the sources,
+// in blocks that hold the whole core as hub rows where it fits (every
+// other source then copied or derived, so that blocks without a kernel
+// source run). Both at once, the engines cut each phase of the hub rows'
+// plan between them; one after the other (the second past
+// hubArrivalWait), the first computes every part and the second copies
+// them. Every source's stats must equal internal/ref's, each runner must
+// hold every hub row, and the group must have copied rows from one
+// engine to the other, as --verbose says.
 func TestHubRowsSharedAmongEngines(t *testing.T) {
 	engines := []*Engine{openEngine(t), openEngine(t)}
 	cfg := defaultBatchedConfig()
@@ -24,36 +29,34 @@ func TestHubRowsSharedAmongEngines(t *testing.T) {
 		t.Fatal(err)
 	}
 	for gname, g := range statsSlotGraphs(t) {
-		t.Run(gname, func(t *testing.T) {
-			n := g.NumVertices
-			sources := allVertices(n)
-			want, absSum, absHarm := refStats(t, g, sources)
-			runners := make([]*Runner, len(engines))
-			for i, e := range engines {
-				r, err := e.prepare(context.Background(), g, graph.Request{Algorithm: Batched}, cfg)
+		for _, together := range []bool{true, false} {
+			if testing.Short() && !together {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s/together=%v", gname, together), func(t *testing.T) {
+				n := g.NumVertices
+				sources := allVertices(n)
+				want, absSum, absHarm := refStats(t, g, sources)
+				runners := make([]*Runner, len(engines))
+				for i, e := range engines {
+					r, err := e.prepare(context.Background(), g, graph.Request{Algorithm: Batched}, cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer r.Close()
+					runners[i] = r
+				}
+				ShareHubRows(runners)
+				core, err := runners[0].planGraph.Core(n, cfg.Config)
 				if err != nil {
 					t.Fatal(err)
 				}
-				defer r.Close()
-				runners[i] = r
-			}
-			ShareHubRows(runners)
-			// Blocks that hold the whole core as hub rows: every other
-			// source of an undirected graph is then copied or derived,
-			// and blocks without a kernel source run.
-			core, err := runners[0].planGraph.Core(n, cfg.Config)
-			if err != nil {
-				t.Fatal(err)
-			}
-			size := min(max((n+7)/8, len(core)), n/2)
-			bounds := []int{0, n / 2, n} // engine i takes bounds[i] to bounds[i+1]
-			got := make([]*graph.Stats, n)
-			errs := make([]error, len(runners))
-			var wg sync.WaitGroup
-			for i, r := range runners {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				size := min(max((n+7)/8, len(core)), n/2)
+				bounds := []int{0, n / 2, n} // engine i takes bounds[i] to bounds[i+1]
+				got := make([]*graph.Stats, n)
+				errs := make([]error, len(runners))
+				run := func(i int) {
+					r := runners[i]
 					lo, hi := bounds[i], bounds[i+1]
 					for s := lo; s < hi; s += size {
 						st, err := r.RunStats(context.Background(), sources[s:min(s+size, hi)])
@@ -63,33 +66,52 @@ func TestHubRowsSharedAmongEngines(t *testing.T) {
 						}
 						got[s] = st
 					}
-				}()
-			}
-			wg.Wait()
-			for i, err := range errs {
-				if err != nil {
-					t.Fatalf("engine %d: %v", i, err)
 				}
-			}
-			for s, st := range got {
-				if st != nil {
-					e := s + len(st.Sources)
-					compareStats(t, st, subStats(want, s, e), absSum[s:e], absHarm[s:e])
+				if together {
+					var wg sync.WaitGroup
+					for i := range runners {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							run(i)
+						}()
+					}
+					wg.Wait()
+				} else {
+					for i := range runners {
+						run(i)
+					}
 				}
-			}
-			kept := runners[0].hubRowsPossible()
-			for i, r := range runners {
-				if wantRows := r.hubRowsFor(r.capacity); r.hubs.ready != (wantRows > 0) || len(r.hubs.vertices) != wantRows {
-					t.Fatalf("engine %d: %d hub rows, ready %v; want %d", i, len(r.hubs.vertices), r.hubs.ready, wantRows)
+				for i, err := range errs {
+					if err != nil {
+						t.Fatalf("engine %d: %v", i, err)
+					}
 				}
-			}
-			if copied := runners[0].HubRowsCopied(); kept && copied == 0 {
-				t.Error("no part of the hub rows was copied between the engines")
-			}
-			if rep := runners[1].HubRowsReport(); kept && !strings.Contains(rep, "parts copied between devices") {
-				t.Errorf("the hub rows' report says nothing of the copies: %q", rep)
-			}
-		})
+				for s, st := range got {
+					if st != nil {
+						e := s + len(st.Sources)
+						compareStats(t, st, subStats(want, s, e), absSum[s:e], absHarm[s:e])
+					}
+				}
+				kept := runners[0].hubRowsPossible()
+				for i, r := range runners {
+					if wantRows := r.hubRowsFor(r.capacity); r.hubs.ready != (wantRows > 0) || len(r.hubs.vertices) != wantRows {
+						t.Fatalf("engine %d: %d hub rows, ready %v; want %d", i, len(r.hubs.vertices), r.hubs.ready, wantRows)
+					}
+				}
+				if !kept {
+					return
+				}
+				if runners[0].HubRowsCopied() == 0 {
+					t.Error("no hub row was copied between the engines")
+				}
+				rep := runners[1].HubRowsReport()
+				mode := map[bool]string{true: "spans copied between devices", false: "parts copied between devices"}[together]
+				if !strings.Contains(rep, mode) {
+					t.Errorf("the hub rows' report does not say %q: %q", mode, rep)
+				}
+			})
+		}
 	}
 }
 
