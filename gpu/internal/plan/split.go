@@ -1,12 +1,15 @@
 package plan
 
+import "slices"
+
 // Parts of one block's plan run on several devices (the GPU runner's
 // shared hub rows): each phase's sources cut among the devices, the rows of
 // earlier phases copied to every device between phases, and the
 // minimums and leaves derived on each device at the end.
 
 // PhasePart returns the block of phase i's kernel sources at positions pos
-// of Sources (each within the phase), in one phase: their rows as b's;
+// of Sources (each within the phase), in one phase (its own slices, which
+// Shift may move without moving b's): their rows as b's;
 // past the first phase, each source starts from its seeds over the rows of
 // b's earlier phases (SeedFirst, Seeds and their MinArcs), which must be
 // final before it runs. Nothing is derived.
@@ -36,11 +39,12 @@ func (b *Block) PhasePart(i int, pos []int) *Block {
 }
 
 // Derivations returns the block of b's minimums and leaves alone, with
-// no kernel source: run once every phase's rows are final.
+// no kernel source: run once every phase's rows are final. It holds
+// copies, so that shifting it (Shift) leaves b as it is.
 func (b *Block) Derivations() *Block {
 	return &Block{
 		Sources: []int32{}, Rows: []int32{},
-		Derive: b.Derive, Passes: b.Passes,
-		Mins: b.Mins, MinArcs: b.MinArcs,
+		Derive: slices.Clone(b.Derive), Passes: b.Passes,
+		Mins: slices.Clone(b.Mins), MinArcs: slices.Clone(b.MinArcs),
 	}
 }

@@ -50,5 +50,15 @@ func TestPhaseParts(t *testing.T) {
 		if len(d.Sources) != 0 || d.Rows == nil || !slices.Equal(d.Mins, b.Mins) || !slices.Equal(d.Derive, b.Derive) || d.Passes != b.Passes {
 			t.Fatalf("%s: Derivations does not keep the block's minimums and leaves alone", name)
 		}
+		// Each device shifts its own copy: b must not move with it.
+		mins, arcs, derive := slices.Clone(b.Mins), slices.Clone(b.MinArcs), slices.Clone(b.Derive)
+		d.Shift(1000)
+		b.PhasePart(b.NumPhases()-1, []int{b.PhaseStart(b.NumPhases() - 1)}).Shift(1000)
+		if !slices.Equal(b.Mins, mins) || !slices.Equal(b.MinArcs, arcs) || !slices.Equal(b.Derive, derive) {
+			t.Fatalf("%s: shifting a part moved the block's own rows", name)
+		}
+		if len(b.Mins)+len(b.Derive) == 0 {
+			t.Logf("%s: nothing derived", name)
+		}
 	}
 }
