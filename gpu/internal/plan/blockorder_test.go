@@ -12,7 +12,6 @@ import (
 
 	"github.com/pathctl/pathctl/gen"
 	"github.com/pathctl/pathctl/graph"
-	"github.com/pathctl/pathctl/internal/ref"
 )
 
 // TestBlockOrderIsAPermutation checks BlockOrder on the test graphs, on
@@ -189,15 +188,7 @@ func TestShiftedPlanComputesItsRowsPastOthers(t *testing.T) {
 					t.Fatalf("%s/%s: the shifted plan writes row %d", name, cname, i)
 				}
 			}
-			for i, s := range src {
-				want, err := ref.Dijkstra[int32](g, s)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !slices.Equal(rows[off+i], want) {
-					t.Fatalf("%s/%s: row %d (source %d) differs from Dijkstra", name, cname, off+i, s)
-				}
-			}
+			sameAsDijkstra(t, g, rows[off:], src, name+"/"+cname+", shifted")
 		}
 	}
 }
@@ -246,15 +237,6 @@ func TestCoreDerivesTheRest(t *testing.T) {
 		if g.Undirected && len(b.Sources) != 0 {
 			t.Errorf("%s: %d kernel sources of %d beside the core (%d alone)", name, len(b.Sources), len(rest), alone)
 		}
-		rows := applyPlanWithin(t, g, len(rest), b, graph.Infinity[int32](), res)
-		for i, s := range rest {
-			want, err := ref.Dijkstra[int32](g, s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(rows[i], want) {
-				t.Fatalf("%s: row %d (source %d) differs from Dijkstra", name, i, s)
-			}
-		}
+		sameAsDijkstra(t, g, applyPlanWithin(t, g, len(rest), b, graph.Infinity[int32](), res), rest, name)
 	}
 }

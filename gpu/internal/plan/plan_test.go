@@ -607,16 +607,7 @@ func TestSeedFirstCapsArcs(t *testing.T) {
 	if !plan.SeedFirst || plan.Seeds[0].Source != 0 || plan.Seeds[0].Count != seedFirstMaxArcs {
 		t.Fatalf("seeds %+v, want the centre's first %d arcs", plan.Seeds, seedFirstMaxArcs)
 	}
-	rows := applyPlanWithin(t, g, len(src), plan, graph.Infinity[int32](), res)
-	for i, s := range src {
-		want, err := ref.Dijkstra[int32](g, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(rows[i], want) {
-			t.Fatalf("row %d (source %d) differs from Dijkstra", i, s)
-		}
-	}
+	sameAsDijkstra(t, g, applyPlanWithin(t, g, len(src), plan, graph.Infinity[int32](), res), src, "seed first")
 }
 
 // TestPlanResidentOnly plans blocks whose every source has a resident row:
@@ -640,15 +631,20 @@ func TestPlanResidentOnly(t *testing.T) {
 		if len(plan.Copies) != len(src)-1 || len(plan.Sources) != 1 {
 			t.Fatalf("%s: %d copies and %d kernel sources of %d resident sources, want %d and 1", name, len(plan.Copies), len(plan.Sources), len(src), len(src)-1)
 		}
-		rows := applyPlanWithin(t, g, len(src), plan, graph.Infinity[int32](), res)
-		for i, s := range src {
-			want, err := ref.Dijkstra[int32](g, s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(rows[i], want) {
-				t.Fatalf("%s: row %d (source %d) differs from Dijkstra", name, i, s)
-			}
+		sameAsDijkstra(t, g, applyPlanWithin(t, g, len(src), plan, graph.Infinity[int32](), res), src, name)
+	}
+}
+
+// sameAsDijkstra fails t where rows[i] is not Dijkstra's row of src[i].
+func sameAsDijkstra(t *testing.T, g *graph.CSR, rows [][]int32, src []int32, what string) {
+	t.Helper()
+	for i, s := range src {
+		want, err := ref.Dijkstra[int32](g, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(rows[i], want) {
+			t.Fatalf("%s: row %d (source %d) differs from Dijkstra", what, i, s)
 		}
 	}
 }
