@@ -137,3 +137,52 @@ func TestDevicesShareLine(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsRunSized checks that a stats run on device runners that keep
+// rows beside their blocks (graph.StatsRunSizer) tells every device the
+// run's source count and its budget before the blocks: the device's own,
+// or where the caller bounds the blocks (MaxBlock), less. Other layouts
+// tell nothing.
+func TestStatsRunSized(t *testing.T) {
+	g := devicesTestGraph(t, 9, 150, 600)
+	defer g.Close()
+	n := int64(g.NumVertices())
+	const budget = 1 << 30
+	for _, c := range []struct {
+		name     string
+		layout   arrowio.Layout
+		devices  []int
+		maxBlock int
+	}{
+		{"stats/one", arrowio.LayoutStats, []int{1}, 0},
+		{"stats/two", arrowio.LayoutStats, []int{0, 1}, 0},
+		{"stats/two-small-blocks", arrowio.LayoutStats, []int{0, 1}, 5},
+		{"pairs/two", arrowio.LayoutPairs, []int{0, 1}, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			devs := []*fakeDevice{newFakeDevice(), newFakeDevice()}
+			for _, d := range devs {
+				d.stats, d.budget = true, budget
+			}
+			opt := Options{Engine: "gpu", Layout: c.layout, Devices: c.devices, devices: fakeDevices(devs...), MaxBlock: c.maxBlock}
+			if _, err := collectText(t, g, opt); err != nil {
+				t.Fatal(err)
+			}
+			for _, i := range c.devices {
+				sized := devs[i].sized
+				if c.layout != arrowio.LayoutStats {
+					if len(sized) != 0 {
+						t.Errorf("device %d sized for a %s run: %v", i, c.layout, sized)
+					}
+					continue
+				}
+				if len(sized) != 1 || sized[0][0] != n {
+					t.Fatalf("device %d sized %v, want once for %d sources", i, sized, n)
+				}
+				if b := sized[0][1]; b <= 0 || b > budget || (c.maxBlock > 0) != (b < budget) {
+					t.Errorf("device %d sized for a budget of %d (device's %d, blocks of at most %d)", i, b, int64(budget), c.maxBlock)
+				}
+			}
+		})
+	}
+}

@@ -49,6 +49,10 @@ type fakeDevice struct {
 	// hubsFirst makes its runners hubOrderers that move the last source
 	// to the front, as the GPU runner moves the hubs among the sources.
 	hubsFirst bool
+	// sized records what its stats runners were told of their runs
+	// (graph.StatsRunSizer): sources and budget, per call.
+	sizedMu sync.Mutex
+	sized   [][2]int64
 
 	mu        sync.Mutex
 	chunks    []int // rows of every chunk run, failed ones included
@@ -170,6 +174,13 @@ type fakeStatsDeviceRunner struct{ *fakeDeviceRunner }
 
 func (r *fakeStatsDeviceRunner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph.Stats, error) {
 	return r.fakeDeviceRunner.runStats(ctx, sources)
+}
+
+// SizeStatsRun records the run's sources and budget (graph.StatsRunSizer).
+func (r *fakeStatsDeviceRunner) SizeStatsRun(sources int, budget int64) {
+	r.dev.sizedMu.Lock()
+	defer r.dev.sizedMu.Unlock()
+	r.dev.sized = append(r.dev.sized, [2]int64{int64(sources), budget})
 }
 
 type fakeAsyncStatsDeviceRunner struct{ *fakeAsyncDeviceRunner }
