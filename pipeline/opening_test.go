@@ -103,7 +103,12 @@ func TestDeviceOpensBesideTheRead(t *testing.T) {
 				t.Fatal(err)
 			}
 			times := g.Times()
-			if !times.Early || times.DeviceWait < rest/2 || times.DeviceOpen < times.DeviceWait || g.BuiltOn() != "cpu" {
+			// The wait ends when LoadGraph sees the opening's end, a
+			// handoff later than the opening's own clock stops (37.55 ms
+			// against 37.36 ms under the race detector): a few
+			// milliseconds of that are no wait longer than the opening.
+			const handoff = 5 * time.Millisecond
+			if !times.Early || times.DeviceWait < rest/2 || times.DeviceOpen+handoff < times.DeviceWait || g.BuiltOn() != "cpu" {
 				t.Errorf("auto: times %+v, built on %s; want an early opening waited for about %s, the CSR on the CPU", times, g.BuiltOn(), rest)
 			}
 			if !errors.Is(g.gpuErr, noGPU) {
