@@ -193,8 +193,9 @@ func TestShiftedPlanComputesItsRowsPastOthers(t *testing.T) {
 	}
 }
 
-// TestCoreDerivesTheRest checks Graph.Core: its vertices come by falling
-// out-degree, and a block of other vertices beside the core's rows
+// TestCoreDerivesTheRest checks Graph.Core: its vertices are those the
+// kernel computes in a block of every vertex, by falling out-degree, and a
+// block of other vertices beside the core's rows
 // derives every row (no kernel source), each equal to Dijkstra's.
 func TestCoreDerivesTheRest(t *testing.T) {
 	t.Parallel()
@@ -207,6 +208,13 @@ func TestCoreDerivesTheRest(t *testing.T) {
 		}
 		if len(core) == 0 || len(core) == n {
 			t.Fatalf("%s: a core of %d of %d vertices", name, len(core), n)
+		}
+		whole, err := pg.Plan(identity(n), DefaultConfig()) // the core is its kernel's sources
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := slices.Sorted(slices.Values(core)), slices.Sorted(slices.Values(whole.Sources)); !slices.Equal(got, want) {
+			t.Fatalf("%s: a core of %d vertices, the whole block's kernel computes %d", name, len(got), len(want))
 		}
 		in := make([]bool, n)
 		for i, v := range core {

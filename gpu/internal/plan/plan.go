@@ -202,7 +202,7 @@ func (pg *Graph) Hubs(h int) []int32 {
 // vertex derive from theirs), by falling out-degree. Kept as hub rows
 // (Config.HubCore), they let blocks of any size derive what one block of
 // every vertex would. The block is planned once, under the first
-// caller's cfg.
+// caller's cfg, without cutoff.
 func (pg *Graph) Core(h int, cfg Config) ([]int32, error) {
 	pg.coreOnce.Do(func() {
 		n := pg.g.NumVertices
@@ -210,11 +210,13 @@ func (pg *Graph) Core(h int, cfg Config) ([]int32, error) {
 		for v := range all {
 			all[v] = int32(v)
 		}
-		b, err := pg.Plan(all, cfg)
-		if err != nil {
+		if err := cfg.Check(); err != nil {
 			pg.coreErr = err
 			return
 		}
+		// The kernel's sources only: their order, phases and seeds,
+		// which a whole plan adds, do not change which they are.
+		b, _, _ := pg.derive(all, cfg, Resident{})
 		kernel := slices.Clone(b.Sources)
 		slices.Sort(kernel)
 		kernel = slices.Compact(kernel)
@@ -332,21 +334,7 @@ func (pg *Graph) StartResident(sources []int32, cfg Config, cut float64, res Res
 		}
 	}
 	cfg = pg.withinCutoff(cfg, cut)
-	plan := Block{Sources: sources}
-	exact := pg.exactSums(&cfg, k)
-	var resRow []int32 // 1 + the resident row of a vertex
-	if exact {
-		resRow = res.rowIndex(g.NumVertices)
-	}
-	if resRow != nil {
-		planCopies(sources, &plan, resRow)
-	}
-	if cfg.Leaves && g.Undirected && exact && k > 1 {
-		planLeaves(g, sources, &plan, resRow)
-	}
-	if cfg.Mins && exact && k > 1 {
-		planMins(g, sources, &plan, resRow)
-	}
+	plan, exact, resRow := pg.derive(sources, cfg, res)
 	if plan.Rows == nil && (cfg.Order == OrderBlock || len(plan.Sources) <= BatchWidth) {
 		if resRow != nil && len(plan.Sources) > 0 {
 			plan.Sources = slices.Clone(plan.Sources)
@@ -402,6 +390,30 @@ func (pg *Graph) StartResident(sources []int32, cfg Config, cut float64, res Res
 		wg.Wait()
 		planSeeds(g, &plan, resRow)
 	}, nil
+}
+
+// derive is the first part of a block's plan: the sources copied from
+// resident rows, the leaves and the minimums left out of the kernel (its
+// sources are then plan's Sources, in no particular order); exact says
+// whether rows derived from others are exact, and resRow is 1 + a
+// vertex's resident row (nil for none, or where not exact).
+func (pg *Graph) derive(sources []int32, cfg Config, res Resident) (plan Block, exact bool, resRow []int32) {
+	g, k := pg.g, len(sources)
+	plan = Block{Sources: sources}
+	exact = pg.exactSums(&cfg, k)
+	if exact {
+		resRow = res.rowIndex(g.NumVertices)
+	}
+	if resRow != nil {
+		planCopies(sources, &plan, resRow)
+	}
+	if cfg.Leaves && g.Undirected && exact && k > 1 {
+		planLeaves(g, sources, &plan, resRow)
+	}
+	if cfg.Mins && exact && k > 1 {
+		planMins(g, sources, &plan, resRow)
+	}
+	return plan, exact, resRow
 }
 
 // seedFirstMaxArcs bounds the resident rows one source of a first phase
