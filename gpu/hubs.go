@@ -113,10 +113,7 @@ func (r *Runner) SizeStatsRun(sources int, budget int64) {
 	if !r.hubRowsPossible() || budget <= 0 {
 		return
 	}
-	var scratch int64
-	if r.scratchPossible() {
-		scratch = r.scratchBytesFor(r.scratchSources())
-	}
+	scratch := r.scratchFixedBytes()
 	per, row := r.StatsBytesPerSource(), r.rowBytes()
 	if per <= 0 || row <= 0 {
 		return
@@ -147,10 +144,7 @@ func (r *Runner) SizeStatsRun(sources int, budget int64) {
 // scratchPossible (scratch.go), and the plan.Config.HubRows distance rows
 // the block may keep where hubRowsPossible.
 func (r *Runner) StatsFixedBytes() int64 {
-	var b int64
-	if r.scratchPossible() {
-		b = r.scratchBytesFor(r.scratchSources())
-	}
+	b := r.scratchFixedBytes()
 	switch {
 	case r.hubRun.sized:
 		b += int64(r.hubRun.rows) * r.rowBytes()
@@ -202,29 +196,26 @@ func (r *Runner) ensureHubRows() error {
 // firstRow+lo, firstRow+lo+1, ... of the first slot. Its device time adds
 // to the runner's kernel time.
 func (r *Runner) computeHubRows(lo, hi int) error {
-	began := time.Now()
 	bp, err := r.planGraph.Plan(r.hubs.vertices[lo:hi], r.batched.Config)
 	if err != nil {
 		return err
 	}
 	bp.Shift(int32(r.hubs.firstRow + lo))
-	if err := r.runPlan(bp, nil, nil, began); err != nil {
-		return err
-	}
-	r.kernelTime += r.e.dev.lastKernel
-	return nil
+	return r.runHubPlan(bp)
 }
 
 // hubVertices are the h vertices whose rows the runner keeps as hub rows:
 // the graph's core (plan.Graph.Core) under plan.Config.HubCore, else its
 // hubs (plan.Graph.Hubs); fewer where the core is smaller.
 func (r *Runner) hubVertices(h int) ([]int32, error) {
-	v := r.planGraph.Hubs(h)
+	var v []int32
 	if r.batched.HubCore {
 		var err error
 		if v, err = r.planGraph.Core(h, r.batched.Config); err != nil {
 			return nil, err
 		}
+	} else {
+		v = r.planGraph.Hubs(h)
 	}
 	if g := r.hubGroup; g != nil {
 		v = dealt(v, len(g.parts))

@@ -57,6 +57,15 @@ func (r *Runner) scratchPays(free int64) bool {
 	return with > 0 && float64((budget-fixed)/with) >= share*float64(n)
 }
 
+// scratchFixedBytes is the device memory of a stats block's scratch
+// (scratchBytesFor its slices), 0 where scratchPossible is false.
+func (r *Runner) scratchFixedBytes() int64 {
+	if !r.scratchPossible() {
+		return 0
+	}
+	return r.scratchBytesFor(r.scratchSources())
+}
+
 // scratchSources is the most sources one slice of the scratch holds: the
 // working distances of ScratchBytes, rounded down to whole groups, at
 // least one group; 0 without a scratch.
