@@ -196,12 +196,13 @@ func (r *Runner) ensureHubRows() error {
 // firstRow+lo, firstRow+lo+1, ... of the first slot. Its device time adds
 // to the runner's kernel time.
 func (r *Runner) computeHubRows(lo, hi int) error {
+	began := time.Now()
 	bp, err := r.planGraph.Plan(r.hubs.vertices[lo:hi], r.batched.Config)
 	if err != nil {
 		return err
 	}
 	bp.Shift(int32(r.hubs.firstRow + lo))
-	return r.runHubPlan(bp)
+	return r.runHubPlan(bp, began)
 }
 
 // hubVertices are the h vertices whose rows the runner keeps as hub rows:

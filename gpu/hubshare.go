@@ -284,7 +284,7 @@ func (g *hubGroup) ensurePhased(r *Runner) error {
 			part.Shift(shift)
 			g.mu.Unlock()
 			began := time.Now()
-			err := r.runHubPlan(part)
+			err := r.runHubPlan(part, time.Now())
 			g.mu.Lock()
 			ph.took[j] += time.Since(began)
 			ph.rows[j] += len(part.Sources)
@@ -318,7 +318,7 @@ func (g *hubGroup) ensurePhased(r *Runner) error {
 	d.Shift(shift)
 	g.mu.Unlock()
 	defer g.mu.Lock()
-	return r.runHubPlan(d)
+	return r.runHubPlan(d, time.Now())
 }
 
 // newPhasedRound cuts each phase of bp, the plan of the hub list, among m
@@ -368,10 +368,11 @@ func (g *hubGroup) copySpan(r, from *Runner, sp [2]int32) error {
 	return nil
 }
 
-// runHubPlan runs a plan of hub rows (its rows shifted past the block's),
-// adding its device time to the runner's kernel time.
-func (r *Runner) runHubPlan(bp *plan.Block) error {
-	if err := r.runPlan(bp, nil, nil, time.Now()); err != nil {
+// runHubPlan runs a plan of hub rows (its rows shifted past the block's)
+// whose planning began at began, adding its device time to the runner's
+// kernel time.
+func (r *Runner) runHubPlan(bp *plan.Block, began time.Time) error {
+	if err := r.runPlan(bp, nil, nil, began); err != nil {
 		return err
 	}
 	r.kernelTime += r.e.dev.lastKernel
