@@ -149,15 +149,70 @@ func launchBatched(r *Runner, k int) error {
 	if err := r.ensureRelabelled(); err != nil {
 		return fmt.Errorf("gpu: batched: relabelling: %w", err)
 	}
+	early := r.planBesideHubRows()
 	if err := r.ensureHubRows(); err != nil {
+		if early != nil {
+			<-early // the plan's goroutine reads the runner's sources
+		}
 		return fmt.Errorf("gpu: batched: hub rows: %w", err)
 	}
 	began := time.Now()
-	bp, finish, packed, err := r.startPlan(r.relabelledSources(), r.kernelCutoff(), r.residentRows())
+	var (
+		bp     *plan.Block
+		finish func()
+		packed *plan.Packed
+		err    error
+	)
+	if early != nil {
+		tracef(r.e.dev.ordinal, "waiting for the plan made beside the hub rows")
+		p := <-early
+		tracef(r.e.dev.ordinal, "plan taken")
+		bp, packed, err = p.block, p.packed, p.err
+	} else {
+		bp, finish, packed, err = r.startPlan(r.relabelledSources(), r.kernelCutoff(), r.residentRows())
+	}
 	if err != nil {
 		return fmt.Errorf("gpu: batched: %w", err)
 	}
 	return r.runPlan(bp, finish, packed, began)
+}
+
+// earlyPlan is a block's plan made while its hub rows are computed.
+type earlyPlan struct {
+	block  *plan.Block
+	packed *plan.Packed
+	err    error
+}
+
+// planBesideHubRows starts, where the block's hub rows are still to be
+// computed (hubs.go), its plan on the host in a goroutine of its own: the
+// plan reads which vertices the hub rows hold and where, not their
+// distances, so it is made, finished and packed while the device (or the
+// devices sharing them, hubshare.go) computes them, instead of after.
+// R-MAT 18 on two H200s: each device's block after the hub rows waited
+// 50-75 ms for its plan (BENCHMARKS.md, session 12). nil where there is
+// nothing to wait for.
+func (r *Runner) planBesideHubRows() chan earlyPlan {
+	if r.hubs.ready || len(r.hubs.vertices) == 0 || r.relabel.perm != nil {
+		return nil
+	}
+	res := plan.Resident{Vertices: r.hubs.vertices, FirstRow: int32(r.hubs.firstRow)}
+	sources, cut := r.relabelledSources(), r.kernelCutoff()
+	out := make(chan earlyPlan, 1)
+	go func() {
+		tracef(r.e.dev.ordinal, "plan of %d sources beside the hub rows", len(sources))
+		bp, finish, packed, err := r.startPlan(sources, cut, res)
+		defer tracef(r.e.dev.ordinal, "plan beside the hub rows made")
+		if err == nil && packed == nil && bp.Rows != nil {
+			if finish != nil {
+				finish()
+			}
+			p := bp.Pack(0, bp.NumPhases(), true)
+			packed = &p
+		}
+		out <- earlyPlan{block: bp, packed: packed, err: err}
+	}()
+	return out
 }
 
 // runPlan uploads the plan bp of the block in r.sources (its later part

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -671,5 +672,66 @@ func TestSizeStatsRun(t *testing.T) {
 		if off.hubRowsFor(n/4) != 0 || off.StatsFixedBytes() != 0 {
 			t.Errorf("%s: hub rows kept with HubRows 0", gname)
 		}
+	}
+}
+
+// TestHubPlanAhead checks, without a device, that sizing a run with hub
+// rows begins the plan of its hub list (hubPlanAhead), that hubPlan hands
+// it over once, equal to the plan made then, and plans a part of the
+// list or a second request anew; and that runners of one group share one
+// plan made ahead.
+func TestHubPlanAhead(t *testing.T) {
+	checked := 0
+	for gname, g := range statsSlotGraphs(t) {
+		n := g.NumVertices
+		cfg := rowsConfig()
+		r := newRunner(nil, g, graph.Request{Algorithm: Batched}, cfg)
+		if !r.hubRowsPossible() {
+			continue
+		}
+		r.SizeStatsRun(n, r.StatsBytesPerSource()*int64(n/4))
+		h := r.hubRowsFor(n / 4)
+		a := r.hubRun.ahead
+		if h == 0 || a == nil {
+			t.Fatalf("%s: %d hub rows, plan ahead %v", gname, h, a != nil)
+		}
+		v, err := r.hubVertices(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.hubs = hubState{vertices: v, firstRow: n / 4}
+		want, err := r.planGraph.Plan(v, cfg.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.hubPlan(0, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != a.block || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: the hub rows' plan is not the one made ahead, or differs from the plan made now", gname)
+		}
+		again, err := r.hubPlan(0, h)
+		if err != nil || again == got || !reflect.DeepEqual(again, want) {
+			t.Errorf("%s: a second plan of the hub list: the one made ahead again (%v) or another plan (err %v)", gname, again == got, err)
+		}
+		if part, err := r.hubPlan(0, h/2); err != nil || len(part.Sources)+len(part.Mins)+len(part.Derive) == 0 {
+			t.Errorf("%s: a part of the hub list planned nothing (err %v)", gname, err)
+		}
+
+		// Two runners of one group: the second takes the first's plan ahead.
+		r0 := newRunner(nil, g, graph.Request{Algorithm: Batched}, cfg)
+		r1 := newRunner(nil, g, graph.Request{Algorithm: Batched}, cfg)
+		ShareHubRows([]*Runner{r0, r1})
+		r0.SizeStatsRun(n, r0.StatsBytesPerSource()*int64(n/4))
+		r1.SizeStatsRun(n, r1.StatsBytesPerSource()*int64(n/4))
+		if r0.hubRun.ahead == nil || r0.hubRun.ahead != r1.hubRun.ahead {
+			t.Errorf("%s: the runners of a group made %v and %v plans ahead, want one shared", gname, r0.hubRun.ahead, r1.hubRun.ahead)
+		}
+		<-r0.hubRun.ahead.done
+		checked++
+	}
+	if checked == 0 {
+		t.Fatal("no test graph keeps hub rows")
 	}
 }

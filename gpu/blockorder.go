@@ -27,11 +27,12 @@ func (r *Runner) BlockOrder(sources []graph.VertexID, block int) []int32 {
 	return order
 }
 
-// HubOrder is the sources' own order with the hubs among them first, in
-// the hub rows' order (plan.HubsFirst), where blocks of block sources
-// keep hub rows (hubs.go); nil otherwise. On several devices, whose
-// blocks keep the given order, the first block then copies the hubs' rows
-// in one piece.
+// HubOrder is the sources' own order with the hubs among them spread over
+// its blocks of block sources, each block's share first and in the hub
+// rows' order (plan.HubsSpread), where such blocks keep hub rows
+// (hubs.go); nil otherwise. On several devices, whose blocks keep the
+// given order, every block then copies its hubs' rows in one piece and
+// derives about as many rows as the others.
 func (r *Runner) HubOrder(sources []graph.VertexID, block int) []int32 {
 	h := r.hubRowsFor(block)
 	if h == 0 || block >= len(sources) {
@@ -45,5 +46,5 @@ func (r *Runner) HubOrder(sources []graph.VertexID, block int) []int32 {
 	for i := range given {
 		given[i] = int32(i)
 	}
-	return plan.HubsFirst(given, sources, hubs)
+	return plan.HubsSpread(given, sources, hubs, block)
 }

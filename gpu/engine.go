@@ -186,6 +186,8 @@ func (e *Engine) Prepare(ctx context.Context, g *graph.CSR, req graph.Request) (
 // prepare is Prepare with the batched kernel's configuration (tests and
 // benchmarks pass others than the default).
 func (e *Engine) prepare(ctx context.Context, g *graph.CSR, req graph.Request, batched batchedConfig) (*Runner, error) {
+	tracef(e.dev.ordinal, "prepare")
+	defer tracef(e.dev.ordinal, "prepare done")
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

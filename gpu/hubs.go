@@ -30,6 +30,8 @@ package gpu
 
 import (
 	"fmt"
+	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/pathctl/pathctl/gpu/internal/plan"
@@ -92,10 +94,74 @@ func (r *Runner) hubRowsFor(k int) int {
 }
 
 // hubRunSize is what SizeStatsRun chose: sized, the hub rows of the run's
-// blocks.
+// blocks, and their plan, begun then (hubPlanAhead).
 type hubRunSize struct {
 	sized bool
 	rows  int
+	ahead *hubPlanAhead
+}
+
+// hubPlanAhead is the plan of the whole hub list, made on the host in a
+// goroutine of its own from the moment the run is sized: the list is
+// known then, and its plan (a block of every hub, with phases) took 140
+// ms of R-MAT 18's run on two H200s when made once the devices asked for
+// the rows (BENCHMARKS.md, session 12). done is closed once block and err
+// are set.
+type hubPlanAhead struct {
+	vertices []int32
+	done     chan struct{}
+	block    *plan.Block
+	err      error
+	// taken is set by the one runner that takes the block (the runners
+	// of a group share one plan made ahead, hubshare.go).
+	taken atomic.Bool
+}
+
+// planHubRowsAhead begins the plan of the h hub rows a run keeps (on any
+// goroutine, before the run's first block).
+func (r *Runner) planHubRowsAhead(h int) {
+	if h <= 0 {
+		return
+	}
+	v, err := r.hubVertices(h)
+	if err != nil {
+		return // the block's own planning says why
+	}
+	g := r.hubGroup
+	if g != nil {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.ahead != nil && slices.Equal(g.ahead.vertices, v) {
+			r.hubRun.ahead = g.ahead // planned by another runner of the group
+			return
+		}
+	}
+	a := &hubPlanAhead{vertices: v, done: make(chan struct{})}
+	r.hubRun.ahead = a
+	if g != nil {
+		g.ahead = a
+	}
+	pg, cfg, ordinal := r.planGraph, r.batched.Config, r.ordinal()
+	go func() {
+		defer close(a.done)
+		tracef(ordinal, "plan of %d hub rows ahead", len(v))
+		a.block, a.err = pg.Plan(v, cfg)
+		tracef(ordinal, "plan of %d hub rows ahead made", len(v))
+	}()
+}
+
+// hubPlan is the plan of hub rows lo to hi, in the hubs' own block rows
+// (unshifted): the one begun when the run was sized where it is the whole
+// list (taken once: the caller shifts it), else made now.
+func (r *Runner) hubPlan(lo, hi int) (*plan.Block, error) {
+	if a := r.hubRun.ahead; a != nil && lo == 0 && hi == len(r.hubs.vertices) && slices.Equal(a.vertices, r.hubs.vertices) {
+		r.hubRun.ahead = nil
+		if a.taken.CompareAndSwap(false, true) {
+			<-a.done
+			return a.block, a.err
+		}
+	}
+	return r.planGraph.Plan(r.hubs.vertices[lo:hi], r.batched.Config)
 }
 
 // SizeStatsRun sizes the hub rows of a stats run of sources sources whose
@@ -137,6 +203,7 @@ func (r *Runner) SizeStatsRun(sources int, budget int64) {
 		h = min(h, int64(len(core)))
 	}
 	r.hubRun.rows = int(max(h, 0))
+	r.planHubRowsAhead(r.hubRun.rows)
 }
 
 // StatsFixedBytes is the device memory a stats block takes whatever its
@@ -173,7 +240,11 @@ func (r *Runner) ensureHubRows() error {
 		return nil
 	}
 	began := time.Now()
-	defer func() { h.took = time.Since(began) }()
+	tracef(r.e.dev.ordinal, "hub rows: %d", len(h.vertices))
+	defer func() {
+		h.took = time.Since(began)
+		tracef(r.e.dev.ordinal, "hub rows ready")
+	}()
 	shared := false
 	if g := r.hubGroup; g != nil {
 		var err error
@@ -197,7 +268,7 @@ func (r *Runner) ensureHubRows() error {
 // to the runner's kernel time.
 func (r *Runner) computeHubRows(lo, hi int) error {
 	began := time.Now()
-	bp, err := r.planGraph.Plan(r.hubs.vertices[lo:hi], r.batched.Config)
+	bp, err := r.hubPlan(lo, hi)
 	if err != nil {
 		return err
 	}

@@ -60,6 +60,10 @@ type hubGroup struct {
 	copied  int64
 	copying time.Duration
 	peer    bool
+	// ahead is the plan of the whole hub list begun when the first
+	// runner's run was sized (hubPlanAhead), for the runner that plans
+	// the phased round.
+	ahead *hubPlanAhead
 }
 
 // hubPart is a piece [lo, hi) of the hub list: free, being computed by
@@ -256,7 +260,7 @@ func (g *hubGroup) ensureParts(r *Runner) error {
 func (g *hubGroup) ensurePhased(r *Runner) error {
 	j := slices.Index(g.runners, r)
 	if g.phased == nil {
-		bp, err := r.planGraph.Plan(r.hubs.vertices, r.batched.Config)
+		bp, err := r.hubPlan(0, len(r.hubs.vertices))
 		if err != nil {
 			g.phased = &phasedRound{failed: true, joined: map[*Runner]bool{}}
 			g.cond.Broadcast()

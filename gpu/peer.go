@@ -102,6 +102,8 @@ func (e *Engine) CSRCopies() int64 { return e.csrCopies.Load() }
 // otherwise (also where from is nil or runs another graph). Errors are
 // Prepare's, and the copy's naming the driver call.
 func (e *Engine) PrepareFrom(ctx context.Context, g *graph.CSR, req graph.Request, from *Runner) (*Runner, error) {
+	tracef(e.dev.ordinal, "prepare from another device's CSR")
+	defer tracef(e.dev.ordinal, "prepare from done")
 	if from == nil || from.g != g || from.e == e || from.offsets.ptr == 0 || ctx.Err() != nil {
 		return e.Prepare(ctx, g, req)
 	}
@@ -144,7 +146,24 @@ func (e *Engine) PrepareFrom(ctx context.Context, g *graph.CSR, req graph.Reques
 	if err != nil {
 		return nil, errors.Join(err, e.ReleaseCSR(g))
 	}
+	r.sharePlanGraph(from)
 	return r, nil
+}
+
+// sharePlanGraph makes r's plans read from's measure of their graph (its
+// shape, rank and core, plan.Graph), where both plan the same CSR in its
+// own numbering: the runners of one run on several devices then measure
+// it once, not once each and one after the other as the pipeline sizes
+// the run (BENCHMARKS.md, session 12).
+func (r *Runner) sharePlanGraph(from *Runner) {
+	from.mu.Lock()
+	pg := from.planGraph
+	from.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if pg != nil && r.planGraph != nil && pg.CSR() == r.g && r.planGraph.CSR() == r.g {
+		r.planGraph = pg
+	}
 }
 
 // copyFrom fills dc with copies of the graph buffers of from, on dst's

@@ -512,6 +512,8 @@ func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph
 	}
 	words := make([]uint64, statsWords*len(sources))
 	cycleSource := graph.VertexID(-1)
+	tracef(r.e.dev.ordinal, "stats of %d sources", len(sources))
+	defer tracef(r.e.dev.ordinal, "stats of %d sources done", len(sources))
 	err := r.e.dev.do(func() error {
 		r.kernelTime, r.host = 0, hostTimes{}
 		if err := r.uploadTargets(); err != nil {
@@ -650,8 +652,10 @@ func (r *Runner) KernelTime() time.Duration {
 func (r *Runner) launch(k int) error {
 	dv := r.e.dev
 	p := plans[r.req.Algorithm]
+	tracef(dv.ordinal, "launch of %d sources", k)
 	err := p.launch(r, k)
 	r.kernelTime += dv.lastKernel
+	tracef(dv.ordinal, "launch of %d sources done (kernels %s)", k, dv.lastKernel.Round(time.Millisecond))
 	if err != nil || !r.req.WithPredecessors || !p.derivesPredecessors(r.distType) {
 		return err
 	}

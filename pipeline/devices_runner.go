@@ -55,8 +55,10 @@ type deviceWorker struct {
 	// maxChunk is the most sources of one chunk (multiEngine.chunkMax).
 	maxChunk int
 	// chunks and sources count what the device computed, and lastDone is
-	// when its last chunk was (Unix nanoseconds; 0 before the first).
-	chunks, sources, lastDone atomic.Int64
+	// when its last chunk was (Unix nanoseconds; 0 before the first);
+	// kernel and plan add up the device's kernel time and the host's
+	// planning of them over its chunks, where its runner reports them.
+	chunks, sources, lastDone, kernel, plan atomic.Int64
 }
 
 // computed counts a chunk of k sources computed on w, now.
@@ -64,6 +66,15 @@ func (w *deviceWorker) computed(k int) {
 	w.chunks.Add(1)
 	w.sources.Add(int64(k))
 	w.lastDone.Store(time.Now().UnixNano())
+	if t, ok := w.runner.(interface{ KernelTime() time.Duration }); ok {
+		w.kernel.Add(int64(t.KernelTime()))
+	}
+	if t, ok := w.runner.(interface {
+		HostTimes() (time.Duration, time.Duration)
+	}); ok {
+		plan, _ := t.HostTimes()
+		w.plan.Add(int64(plan))
+	}
 }
 
 // newDevicesRunner starts a worker per device runner; Close stops them
@@ -144,6 +155,9 @@ func (r *devicesRunner) Shares(start time.Time) string {
 		fmt.Fprintf(&b, "device %s: %d sources in %d chunks", w.label, w.sources.Load(), w.chunks.Load())
 		if t := w.lastDone.Load(); t != 0 {
 			fmt.Fprintf(&b, ", the last done at %s", time.Unix(0, t).Sub(start).Round(time.Millisecond))
+		}
+		if k, p := w.kernel.Load(), w.plan.Load(); k > 0 || p > 0 {
+			fmt.Fprintf(&b, " (kernels %s, planning them %s)", time.Duration(k).Round(time.Millisecond), time.Duration(p).Round(time.Millisecond))
 		}
 	}
 	return b.String()

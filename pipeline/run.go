@@ -12,6 +12,7 @@ import (
 
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/trace"
 )
 
 // normalize fills the defaults of opt and checks what can be checked
@@ -121,6 +122,7 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 	}
 	req := graph.Request{Algorithm: opt.Algorithm, WithPredecessors: opt.WithPredecessors || opt.WithPaths, Delta: opt.Delta, Threads: opt.Threads,
 		Targets: targets, Cutoff: opt.Cutoff, HasCutoff: opt.HasCutoff}
+	trace.Printf("pipeline", "preparing the engine")
 	prepared, err := eng.Prepare(ctx, csr, engineRequest(req, opt.WithPaths))
 	if err != nil {
 		return nil, g.explain(err)
@@ -142,7 +144,9 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 	if per := bytesPerSource(runner, opt); opt.MemBudget > 0 && opt.MemBudget < per {
 		return nil, fmt.Errorf("%w: memory budget of %d bytes is below the %d bytes one source needs", ErrInvalid, opt.MemBudget, per)
 	}
+	trace.Printf("pipeline", "sizing the run")
 	sizeStatsRun(planOptions(opt, eng), eng, runner, len(sources))
+	trace.Printf("pipeline", "planning the blocks")
 	blocks, sched := planRun(planOptions(opt, eng), eng, planRunner(runner), csr.NumVertices, len(sources), narrowedRowBytes(runner, targets, opt.K, selected))
 	if d, ok := runner.(*devicesRunner); ok {
 		// A device block holds one device's on each device
@@ -177,10 +181,12 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 	var tm timings
 	sched.timings = &tm
 	run, held := sources, (*statsInOrder)(nil)
+	trace.Printf("pipeline", "ordering the sources")
 	if order := runOrder(runner, opt, sources, blocks); order != nil {
 		run, held = inOrder(sources, order), newStatsInOrder(sources, order, runner.DistType())
 		fmt.Fprintf(opt.Log, "pathctl: sources run in the engine's block order, rows written in yours\n")
 	}
+	trace.Printf("pipeline", "running the blocks")
 	err = runBlocks(ctx, g, runner, opt, sched, run, blocks, func(res blockResult) error {
 		began := time.Now()
 		defer func() {

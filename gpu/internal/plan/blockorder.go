@@ -67,3 +67,45 @@ func HubsFirst(order, sources, hubs []int32) []int32 {
 	}
 	return out
 }
+
+// HubsSpread is HubsFirst for a run cut into blocks of block sources
+// (the last one shorter) that run on several devices at once: every block
+// of the result starts with its share of the hubs, in proportion to its
+// size and in the hubs' order, followed by the others in order's. Each
+// block then copies its hubs' resident rows in one piece, and no device
+// is left the blocks whose every row must be derived (R-MAT 18 on two
+// H200s with hubs first: the device of the hubs' block finished 0.15 s
+// before the other). block ≤ 0 or at least the sources: HubsFirst.
+func HubsSpread(order, sources, hubs []int32, block int) []int32 {
+	first := HubsFirst(order, sources, hubs)
+	k := len(first)
+	if block <= 0 || block >= k {
+		return first
+	}
+	h := 0 // the hubs among the sources: first's front
+	isHub := make(map[int32]bool, len(hubs))
+	for _, v := range hubs {
+		isHub[v] = true
+	}
+	for h < k && isHub[sources[first[h]]] {
+		h++
+	}
+	hubPart, rest := first[:h], first[h:]
+	out := make([]int32, 0, k)
+	taken := 0
+	for lo := 0; lo < k; lo += block {
+		hi := min(lo+block, k)
+		want := int(int64(h)*int64(hi)/int64(k)) - taken // the hubs' share up to hi
+		want = max(0, min(want, hi-lo, len(hubPart)))
+		if others := hi - lo - want; others > len(rest) {
+			want = hi - lo - len(rest) // the others run out: more hubs
+		}
+		out = append(out, hubPart[:want]...)
+		hubPart = hubPart[want:]
+		taken += want
+		others := hi - lo - want
+		out = append(out, rest[:others]...)
+		rest = rest[others:]
+	}
+	return out
+}

@@ -164,6 +164,38 @@ func TestHubsFirst(t *testing.T) {
 	}
 }
 
+// TestHubsSpread checks that HubsSpread keeps a permutation of the
+// order and gives each block of block sources its share of the hubs at
+// its front, in the hubs' order, the others following in order's.
+func TestHubsSpread(t *testing.T) {
+	sources := []int32{9, 4, 7, 1, 3, 8, 2, 5, 6, 0}
+	order := []int32{9, 8, 7, 6, 5, 4, 3, 2, 1, 0} // 0 6 5 2 8 3 1 7 4 9
+	hubs := []int32{3, 6, 9, 1}                    // 4 hubs, in this order
+	for _, c := range []struct {
+		block int
+		want  []int32
+	}{
+		// blocks of 5: two hubs each; 3 6 | 0 5 2, 9 1 | 8 7 4
+		{5, []int32{4, 8, 9, 7, 6, 0, 3, 5, 2, 1}},
+		// blocks of 4, 4, 2: 1, 2 and 1 hubs (4·4/10 → 1, 4·8/10 → 3, 4)
+		{4, []int32{4, 9, 7, 6, 8, 0, 5, 2, 3, 1}},
+		// one block: the hubs first
+		{10, []int32{4, 8, 0, 3, 9, 7, 6, 5, 2, 1}},
+	} {
+		got := HubsSpread(order, sources, hubs, c.block)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("block %d: HubsSpread = %v, want %v", c.block, got, c.want)
+		}
+		seen := make([]bool, len(sources))
+		for _, p := range got {
+			if seen[p] {
+				t.Fatalf("block %d: position %d twice in %v", c.block, p, got)
+			}
+			seen[p] = true
+		}
+	}
+}
+
 // TestShiftedPlanComputesItsRowsPastOthers plans blocks alone, shifts
 // them past other rows (Block.Shift, as the GPU runner's hub rows lie
 // past its block's), and checks that the shifted plan, run on the host,
