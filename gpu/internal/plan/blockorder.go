@@ -43,21 +43,28 @@ func (pg *Graph) BlockOrder(sources []int32, block int) []int32 {
 // others following in order's: the GPU runner's blocks then copy the hubs'
 // resident rows in one piece (Block.Copies) and leave the kernel the rest.
 func HubsFirst(order, sources, hubs []int32) []int32 {
-	at := make(map[int32]int32, len(hubs)) // hub → its position in sources
+	size := int32(0)
+	for _, v := range hubs {
+		size = max(size, v+1)
+	}
+	at := make([]int32, size) // 1 + a hub's position in sources (0: none, or not a hub)
+	isHub := make([]bool, size)
 	for _, h := range hubs {
-		at[h] = -1
+		if h >= 0 {
+			isHub[h] = true
+		}
 	}
 	for _, p := range order {
-		if _, ok := at[sources[p]]; ok {
-			at[sources[p]] = p
+		if v := sources[p]; v >= 0 && v < size && isHub[v] {
+			at[v] = p + 1
 		}
 	}
 	out := make([]int32, 0, len(order))
-	moved := make(map[int32]bool, len(hubs))
+	moved := make([]bool, len(sources))
 	for _, h := range hubs {
-		if p := at[h]; p >= 0 && !moved[p] {
-			out = append(out, p)
-			moved[p] = true
+		if h >= 0 && at[h] > 0 && !moved[at[h]-1] {
+			out = append(out, at[h]-1)
+			moved[at[h]-1] = true
 		}
 	}
 	for _, p := range order {
@@ -83,11 +90,21 @@ func HubsSpread(order, sources, hubs []int32, block int) []int32 {
 		return first
 	}
 	h := 0 // the hubs among the sources: first's front
-	isHub := make(map[int32]bool, len(hubs))
+	size := int32(0)
 	for _, v := range hubs {
-		isHub[v] = true
+		size = max(size, v+1)
 	}
-	for h < k && isHub[sources[first[h]]] {
+	isHub := make([]bool, size)
+	for _, v := range hubs {
+		if v >= 0 {
+			isHub[v] = true
+		}
+	}
+	for h < k {
+		v := sources[first[h]]
+		if v < 0 || v >= size || !isHub[v] {
+			break
+		}
 		h++
 	}
 	hubPart, rest := first[:h], first[h:]
