@@ -127,9 +127,22 @@ func (g *Graph) devicesEngine(opt Options, sources int) (eng graph.Engine, relea
 			return nil, nil, false, nil
 		}
 	}
+	openOne := hooks.open
+	if others := g.otherDevices(); others != nil && opt.devices == nil {
+		// The devices past the first began to open beside the read.
+		openOne = func(d int) (graph.Engine, error) {
+			if e, ok, err := others.take(d); ok {
+				if err != nil {
+					return nil, err
+				}
+				return gpuEngine{e}, nil
+			}
+			return hooks.open(d)
+		}
+	}
 	var multi *multiEngine
 	open := func() (graph.Engine, error) {
-		m, err := openDevices(ordinals, hooks.open, own, opt)
+		m, err := openDevices(ordinals, openOne, own, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -157,27 +170,41 @@ func openDevices(ordinals []int, open func(int) (graph.Engine, error), own *gpu.
 	if m.log == nil {
 		m.log = io.Discard
 	}
-	var errs []error
+	// The devices open side by side: a context takes 100-200 ms.
+	slots := make([]deviceSlot, len(ordinals))
+	errs := make([]error, len(ordinals))
 	ownTaken := false
-	for _, d := range ordinals {
-		slot := deviceSlot{label: "gpu " + strconv.Itoa(d)}
+	var wg sync.WaitGroup
+	for i, d := range ordinals {
+		slots[i].label = "gpu " + strconv.Itoa(d)
 		if own != nil && d == own.Ordinal() && !ownTaken {
-			slot.eng, ownTaken = gpuEngine{own}, true
-		} else {
+			slots[i].eng, ownTaken = gpuEngine{own}, true
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			e, err := open(d)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("pipeline: device %s: %w", slot.label, err))
-				continue
+				errs[i] = fmt.Errorf("pipeline: device %s: %w", slots[i].label, err)
+				return
 			}
-			slot.eng, slot.owned = e, true
+			slots[i].eng, slots[i].owned = e, true
+		}()
+	}
+	wg.Wait()
+	for _, s := range slots {
+		if s.eng != nil {
+			m.devices = append(m.devices, s)
 		}
-		m.devices = append(m.devices, slot)
 	}
 	if len(m.devices) == 0 {
 		return nil, errors.Join(errs...)
 	}
 	for _, err := range errs {
-		fmt.Fprintf(m.notice, "pathctl: %v; running on the other devices\n", err)
+		if err != nil {
+			fmt.Fprintf(m.notice, "pathctl: %v; running on the other devices\n", err)
+		}
 	}
 	return m, nil
 }

@@ -49,6 +49,13 @@ type LoadOptions struct {
 	// waiting (a goroutine closes it). The caller still Closes it, which
 	// does nothing once LoadGraph took it.
 	Device *DeviceOpening
+	// OtherDevices, when set, are the engines of the run's devices past
+	// the first, opening beside the read (OpenOtherDevicesEarly): where
+	// LoadGraph builds for the GPU the graph keeps them for its runs over
+	// several devices (and ends those no run took in Close or
+	// AbandonDevice); otherwise it gives them up. The caller still gives
+	// them up or closes them, which does nothing once the graph kept them.
+	OtherDevices *OtherDevices
 	// Devices are the GPUs the runs will use (Options.Devices): a CSR
 	// built on the GPU is built on the first of them. nil: device 0.
 	Devices []int
@@ -108,6 +115,10 @@ type Graph struct {
 	// ahead is the GPU kernel's plan made beside the opening, handed to
 	// device (planBesideOpening); nil where none was.
 	ahead *gpu.HostPlan
+	// others are the openings of the other devices of runs over several
+	// (LoadOptions.OtherDevices), kept where the graph was built for the
+	// GPU; nil otherwise and after Close.
+	others *OtherDevices
 }
 
 // LoadGraph builds the CSR of t, on the CPU or the GPU as opt.Engine says,
@@ -118,8 +129,10 @@ type Graph struct {
 // is that one (see LoadOptions.Device), and Times says how long the build
 // waited for it.
 func LoadGraph(t *arrowio.EdgeTable, opt LoadOptions) (*Graph, error) {
-	// An early opening the build does not take is given up on every path.
+	// An early opening the build does not take is given up on every path,
+	// and so are the other devices' where the graph does not keep them.
 	defer opt.Device.discard()
+	defer opt.OtherDevices.GiveUp()
 	if err := t.AddVertices(opt.Vertices); err != nil {
 		return nil, err
 	}
@@ -160,11 +173,13 @@ func LoadGraph(t *arrowio.EdgeTable, opt LoadOptions) (*Graph, error) {
 			if err != nil {
 				return nil, errors.Join(err, e.Close())
 			}
+			g.keepOthers(opt.OtherDevices)
 			break
 		}
 		if err := g.buildOnGPU(e, opt.Notice, bopt); err != nil {
 			return nil, errors.Join(err, e.Close())
 		}
+		g.keepOthers(opt.OtherDevices)
 	default:
 		return nil, fmt.Errorf("%w: unknown engine %q (want auto, cpu or gpu)", ErrInvalid, opt.Engine)
 	}
@@ -277,10 +292,39 @@ func (g *Graph) HoldsDevice() bool {
 // stay valid; later runs open an engine of their own. Closing twice, or a
 // graph built on the CPU, does nothing. Close no graph that a Run is using.
 func (g *Graph) Close() error {
+	err := g.takeOthers().close()
 	if e := g.takeDevice(); e != nil {
-		return e.Close()
+		return errors.Join(err, e.Close())
 	}
-	return nil
+	return err
+}
+
+// keepOthers keeps the other devices' openings with g for its runs.
+func (g *Graph) keepOthers(o *OtherDevices) {
+	if o == nil {
+		return
+	}
+	o.keep()
+	g.mu.Lock()
+	g.others = o
+	g.mu.Unlock()
+}
+
+// takeOthers hands over the other devices' openings g keeps, if any, and
+// forgets them.
+func (g *Graph) takeOthers() *OtherDevices {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	o := g.others
+	g.others = nil
+	return o
+}
+
+// otherDevices are the other devices' openings g keeps (nil: none).
+func (g *Graph) otherDevices() *OtherDevices {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.others
 }
 
 // takeDevice hands over the engine g keeps, if any, and forgets it.

@@ -367,6 +367,10 @@ func (o *DeviceOpening) Started() bool { return o != nil }
 // written; Close does nothing after it. A graph without a device, or one
 // closed, does nothing. Processes that go on (a server, tests) call Close.
 func (g *Graph) AbandonDevice() error {
+	if o := g.takeOthers(); o != nil {
+		o.LeaveToExit()
+		o.giveUp()
+	}
 	if e := g.takeDevice(); e != nil {
 		return e.Abandon()
 	}

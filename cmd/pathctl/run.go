@@ -362,6 +362,15 @@ func buildGraph(e *env, c *cli.Context, build pipeline.LoadOptions, stages *load
 			defer build.Device.Close()
 		}
 	}
+	// A run over several devices opens the others beside the read too;
+	// the graph keeps them for its runs (LoadGraph).
+	build.OtherDevices = pipeline.OpenOtherDevicesEarly(build, inputBytes(path))
+	if e.exits {
+		build.OtherDevices.LeaveToExit()
+		defer build.OtherDevices.GiveUp()
+	} else {
+		defer build.OtherDevices.Close()
+	}
 	readStart := time.Now()
 	stages.begin = readStart
 	if v := c.String("vertices"); v != "" {
