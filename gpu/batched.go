@@ -253,6 +253,9 @@ func (r *Runner) runPlan(bp *plan.Block, finish func(), packed *plan.Packed, beg
 		need := make([]int64, len(run.phases))
 		where := make([]devBuf, len(run.phases))
 		where[0] = r.dist
+		if r.frontierRows.ptr != 0 {
+			where[0] = r.frontierRows // hub rows: runHubPlan
+		}
 		for i := 1; i < len(run.phases); i++ {
 			at := (int64(run.phases[i])*int64(n)*int64(r.distType.Size()) + 255) &^ 255
 			if at < r.aux.size {

@@ -30,6 +30,7 @@ package gpu
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -105,13 +106,14 @@ type hubRunSize struct {
 // goroutine of its own from the moment the run is sized: the list is
 // known then, and its plan (a block of every hub, with phases) took 140
 // ms of R-MAT 18's run on two H200s when made once the devices asked for
-// the rows (BENCHMARKS.md, session 12). done is closed once block and err
-// are set.
+// the rows (BENCHMARKS.md, session 12). started is closed once Start
+// returned (block, finish and err set: the first phase final, the later
+// phases' order and seeds still to come), done once finish ran too.
 type hubPlanAhead struct {
-	vertices []int32
-	done     chan struct{}
-	block    *plan.Block
-	err      error
+	vertices      []int32
+	started, done chan struct{}
+	block         *plan.Block
+	err           error
 	// taken is set by the one runner that takes the block (the runners
 	// of a group share one plan made ahead, hubshare.go).
 	taken atomic.Bool
@@ -136,7 +138,7 @@ func (r *Runner) planHubRowsAhead(h int) {
 			return
 		}
 	}
-	a := &hubPlanAhead{vertices: v, done: make(chan struct{})}
+	a := &hubPlanAhead{vertices: v, started: make(chan struct{}), done: make(chan struct{})}
 	r.hubRun.ahead = a
 	if g != nil {
 		g.ahead = a
@@ -145,23 +147,35 @@ func (r *Runner) planHubRowsAhead(h int) {
 	go func() {
 		defer close(a.done)
 		tracef(ordinal, "plan of %d hub rows ahead", len(v))
-		a.block, a.err = pg.Plan(v, cfg)
+		var finish func()
+		a.block, finish, a.err = pg.StartResident(v, cfg, math.Inf(1), plan.Resident{})
+		close(a.started)
+		if finish != nil {
+			finish()
+		}
 		tracef(ordinal, "plan of %d hub rows ahead made", len(v))
 	}()
 }
 
-// hubPlan is the plan of hub rows lo to hi, in the hubs' own block rows
-// (unshifted): the one begun when the run was sized where it is the whole
-// list (taken once: the caller shifts it), else made now.
-func (r *Runner) hubPlan(lo, hi int) (*plan.Block, error) {
+// hubPlan is the plan of hub rows lo to hi, in rows of its own from 0
+// (runHubPlan places them): the one begun when the run was sized where
+// it is the whole list (taken once), else made now. Its first phase is
+// final; finish, when not nil, waits for the rest (the later phases'
+// order and seeds, the derivations' arcs), which the first phase's
+// kernels need not wait for.
+func (r *Runner) hubPlan(lo, hi int) (bp *plan.Block, finish func(), err error) {
 	if a := r.hubRun.ahead; a != nil && lo == 0 && hi == len(r.hubs.vertices) && slices.Equal(a.vertices, r.hubs.vertices) {
 		r.hubRun.ahead = nil
 		if a.taken.CompareAndSwap(false, true) {
-			<-a.done
-			return a.block, a.err
+			<-a.started
+			if a.err != nil || a.block.NumPhases() == 1 {
+				<-a.done
+				return a.block, nil, a.err
+			}
+			return a.block, func() { <-a.done }, nil
 		}
 	}
-	return r.planGraph.Plan(r.hubs.vertices[lo:hi], r.batched.Config)
+	return r.planGraph.StartResident(r.hubs.vertices[lo:hi], r.batched.Config, math.Inf(1), plan.Resident{})
 }
 
 // SizeStatsRun sizes the hub rows of a stats run of sources sources whose
@@ -263,17 +277,16 @@ func (r *Runner) ensureHubRows() error {
 
 // computeHubRows computes the rows of hubs lo to hi: the batched kernel
 // over them, planned as a block of their own (its phases seeded from
-// earlier ones, nothing read from the block's rows) and shifted to rows
-// firstRow+lo, firstRow+lo+1, ... of the first slot. Its device time adds
-// to the runner's kernel time.
+// earlier ones, nothing read from the block's rows) and run in rows
+// firstRow+lo, firstRow+lo+1, ... of the first slot (runHubPlan). Its
+// device time adds to the runner's kernel time.
 func (r *Runner) computeHubRows(lo, hi int) error {
 	began := time.Now()
-	bp, err := r.hubPlan(lo, hi)
+	bp, finish, err := r.hubPlan(lo, hi)
 	if err != nil {
 		return err
 	}
-	bp.Shift(int32(r.hubs.firstRow + lo))
-	return r.runHubPlan(bp, began)
+	return r.runHubPlan(bp, finish, lo, began)
 }
 
 // hubVertices are the h vertices whose rows the runner keeps as hub rows:

@@ -110,10 +110,14 @@ const hubArrivalWait = 2 * time.Second
 // the hub list is dealt and its phases follow falling degree), and each
 // derives the plan's minimums and leaves itself at the end.
 type phasedRound struct {
-	plan  *plan.Block
-	share [][][]int    // [phase][runner]: positions in plan.Sources
-	span  [][][2]int32 // [phase][runner]: the rows [lo, hi) of its share
-	done  []int        // per phase, the runners that computed their share
+	plan *plan.Block
+	// finish, until it ran, makes the plan's later phases (hubPlan);
+	// parts are the group's, which cut each phase.
+	finish func()
+	parts  []hubPart
+	share  [][][]int    // [phase][runner]: positions in plan.Sources
+	span   [][][2]int32 // [phase][runner]: the rows [lo, hi) of its share
+	done   []int        // per phase, the runners that computed their share
 	// copied counts the runners done copying the last phase; failed is
 	// set when one fails, and the others then compute every row alone.
 	copied int
@@ -260,13 +264,13 @@ func (g *hubGroup) ensureParts(r *Runner) error {
 func (g *hubGroup) ensurePhased(r *Runner) error {
 	j := slices.Index(g.runners, r)
 	if g.phased == nil {
-		bp, err := r.hubPlan(0, len(r.hubs.vertices))
+		bp, finish, err := r.hubPlan(0, len(r.hubs.vertices))
 		if err != nil {
 			g.phased = &phasedRound{failed: true, joined: map[*Runner]bool{}}
 			g.cond.Broadcast()
 			return err
 		}
-		g.phased = newPhasedRound(bp, g.parts, len(g.runners))
+		g.phased = newPhasedRound(bp, finish, g.parts, len(g.runners))
 	}
 	ph := g.phased
 	ph.joined[r] = true
@@ -278,17 +282,16 @@ func (g *hubGroup) ensurePhased(r *Runner) error {
 	if ph.failed {
 		return alone()
 	}
-	shift := int32(r.hubs.firstRow)
 	for i := range len(ph.done) {
 		if ph.failed {
 			return alone()
 		}
+		g.cutPhase(ph, i)
 		if len(ph.share[i][j]) > 0 {
 			part := ph.plan.PhasePart(i, ph.share[i][j])
-			part.Shift(shift)
 			g.mu.Unlock()
 			began := time.Now()
-			err := r.runHubPlan(part, time.Now())
+			err := r.runHubPlan(part, nil, 0, time.Now())
 			g.mu.Lock()
 			ph.took[j] += time.Since(began)
 			ph.rows[j] += len(part.Sources)
@@ -318,40 +321,70 @@ func (g *hubGroup) ensurePhased(r *Runner) error {
 	}
 	ph.copied++
 	g.cond.Broadcast()
+	g.finishPlan(ph) // (done already past a first phase)
 	d := ph.plan.Derivations()
-	d.Shift(shift)
 	g.mu.Unlock()
 	defer g.mu.Lock()
-	return r.runHubPlan(d, time.Now())
+	return r.runHubPlan(d, nil, 0, time.Now())
 }
 
-// newPhasedRound cuts each phase of bp, the plan of the hub list, among m
-// runners: a source goes to the part (of parts) its row lies in.
-func newPhasedRound(bp *plan.Block, parts []hubPart, m int) *phasedRound {
+// newPhasedRound is the phased round of bp, the plan of the hub list
+// among m runners, whose later phases finish completes (nil: complete);
+// cutPhase cuts each phase among them as it comes.
+func newPhasedRound(bp *plan.Block, finish func(), parts []hubPart, m int) *phasedRound {
 	phases := bp.NumPhases()
-	ph := &phasedRound{plan: bp, done: make([]int, phases), took: make([]time.Duration, m), rows: make([]int, m), joined: map[*Runner]bool{}}
-	for i := range phases {
-		share := make([][]int, m)
-		span := make([][2]int32, m)
-		for at := bp.PhaseStart(i); at < bp.PhaseStart(i+1); at++ {
-			row := int32(at)
-			if bp.Rows != nil {
-				row = bp.Rows[at]
-			}
-			o := 0
-			for o+1 < len(parts) && int(row) >= parts[o].hi {
-				o++
-			}
-			if len(share[o]) == 0 || row < span[o][0] {
-				span[o][0] = row
-			}
-			span[o][1] = max(span[o][1], row+1)
-			share[o] = append(share[o], at)
-		}
-		ph.share = append(ph.share, share)
-		ph.span = append(ph.span, span)
+	ph := &phasedRound{plan: bp, parts: parts, done: make([]int, phases), took: make([]time.Duration, m), rows: make([]int, m),
+		joined: map[*Runner]bool{}, share: make([][][]int, phases), span: make([][][2]int32, phases)}
+	if finish != nil {
+		ph.finish = sync.OnceFunc(finish)
 	}
 	return ph
+}
+
+// finishPlan waits, with g.mu released meanwhile, until the plan's later
+// phases are made (their order and seeds, which a phase past the first
+// and the derivations read); with g.mu held.
+func (g *hubGroup) finishPlan(ph *phasedRound) {
+	if ph.finish == nil {
+		return
+	}
+	fin := ph.finish
+	g.mu.Unlock()
+	fin()
+	g.mu.Lock()
+	ph.finish = nil
+}
+
+// cutPhase cuts phase i of the round's plan among its runners where it is
+// not cut yet (with g.mu held): a source goes to the runner of the part
+// (of ph.parts) its row lies in. A phase past the first waits for the
+// plan's finish first (finishPlan).
+func (g *hubGroup) cutPhase(ph *phasedRound, i int) {
+	if i > 0 {
+		g.finishPlan(ph)
+	}
+	if ph.share[i] != nil {
+		return
+	}
+	bp, m := ph.plan, len(ph.took)
+	share := make([][]int, m)
+	span := make([][2]int32, m)
+	for at := bp.PhaseStart(i); at < bp.PhaseStart(i+1); at++ {
+		row := int32(at)
+		if bp.Rows != nil {
+			row = bp.Rows[at]
+		}
+		o := 0
+		for o+1 < len(ph.parts) && int(row) >= ph.parts[o].hi {
+			o++
+		}
+		if len(share[o]) == 0 || row < span[o][0] {
+			span[o][0] = row
+		}
+		span[o][1] = max(span[o][1], row+1)
+		share[o] = append(share[o], at)
+	}
+	ph.share[i], ph.span[i] = share, span
 }
 
 // copySpan copies the hub rows [sp[0], sp[1]) of runner from into r's,
@@ -372,11 +405,31 @@ func (g *hubGroup) copySpan(r, from *Runner, sp [2]int32) error {
 	return nil
 }
 
-// runHubPlan runs a plan of hub rows (its rows shifted past the block's)
-// whose planning began at began, adding its device time to the runner's
-// kernel time.
-func (r *Runner) runHubPlan(bp *plan.Block, began time.Time) error {
-	if err := r.runPlan(bp, nil, nil, began); err != nil {
+// runHubPlan runs a plan of hub rows whose own rows start at 0 (its
+// later phases finished by finish, when not nil, while the first runs;
+// runPlan) in the hub rows from hub first on: the block's kernels, which
+// address rows from the start of r.dist, see a view of the first slot's
+// rows that starts there, so that the plan need not be shifted and its
+// first phase runs before the rest of it is made. Its device time adds
+// to the runner's kernel time; began is when its planning began.
+func (r *Runner) runHubPlan(bp *plan.Block, finish func(), first int, began time.Time) error {
+	if bp.Rows == nil {
+		// Rows nil would take the kernel's sources from the block's
+		// (r.sources): the hubs' come with their rows.
+		bp.Rows = make([]int32, len(bp.Sources))
+		for i := range bp.Rows {
+			bp.Rows[i] = int32(i)
+		}
+	}
+	view := r.dist
+	row := r.rowBytes()
+	r.dist = devBuf{ptr: r.slots[0].dist.ptr + uint64(int64(r.hubs.firstRow+first)*row), size: int64(len(r.hubs.vertices)-first) * row}
+	// The first phase's frontier lies where a block's would, in the
+	// block's rows: a part of a later phase (one phase of its own, a
+	// phased round) would otherwise lay it over the earlier phases' rows.
+	r.frontierRows = view
+	defer func() { r.dist, r.frontierRows = view, devBuf{} }()
+	if err := r.runPlan(bp, finish, nil, began); err != nil {
 		return err
 	}
 	r.kernelTime += r.e.dev.lastKernel

@@ -92,6 +92,10 @@ type Runner struct {
 	// hubRun their count SizeStatsRun chose for the run.
 	hubs   hubState
 	hubRun hubRunSize
+	// frontierRows, while runHubPlan runs hub rows, is where their first
+	// phase's frontier lies instead of the start of r.dist (the hub rows
+	// themselves then): the block's rows.
+	frontierRows devBuf
 	// hubGroup, when set, shares the hub rows with runners of the graph
 	// on other devices (hubshare.go).
 	hubGroup *hubGroup
