@@ -196,35 +196,6 @@ func TestHubsSpread(t *testing.T) {
 	}
 }
 
-// TestShiftedPlanComputesItsRowsPastOthers plans blocks alone, shifts
-// them past other rows (Block.Shift, as the GPU runner's hub rows lie
-// past its block's), and checks that the shifted plan, run on the host,
-// leaves Dijkstra's rows there and writes nothing before them.
-func TestShiftedPlanComputesItsRowsPastOthers(t *testing.T) {
-	t.Parallel()
-	phases := DefaultConfig()
-	phases.Seeds, phases.SeedsOnMeshes, phases.SeedsMinShare, phases.Phases, phases.PhasesWeighted = 0.2, true, 0, []float64{0.6}, []float64{0.6}
-	for name, g := range planGraphs(t) {
-		pg := NewGraph(g)
-		src := pg.Hubs(g.NumVertices / 4)
-		for cname, cfg := range map[string]Config{"default": DefaultConfig(), "phases": phases} {
-			b, err := pg.Plan(src, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			const off = 37
-			b.Shift(off)
-			rows := applyPlanWithin(t, g, off+len(src), b, graph.Infinity[int32](), Resident{})
-			for i := range off {
-				if rows[i] != nil {
-					t.Fatalf("%s/%s: the shifted plan writes row %d", name, cname, i)
-				}
-			}
-			sameAsDijkstra(t, g, rows[off:], src, name+"/"+cname+", shifted")
-		}
-	}
-}
-
 // TestCoreDerivesTheRest checks Graph.Core: its vertices are those the
 // kernel computes in a block of every vertex, by falling out-degree, and a
 // block of other vertices beside the core's rows

@@ -42,39 +42,6 @@ type Block struct {
 // Copy makes block row Dst a copy of the resident row Src.
 type Copy struct{ Dst, Src int32 }
 
-// Shift moves every row b writes or reads by off: a block planned alone
-// then computes its rows past another's (the GPU runner's hub rows, past
-// its block's rows). Rows, when nil (the sources' own order), becomes
-// explicit.
-func (b *Block) Shift(off int32) {
-	if b.Rows == nil {
-		b.Rows = make([]int32, len(b.Sources))
-		for i := range b.Rows {
-			b.Rows[i] = int32(i)
-		}
-	}
-	for i := range b.Rows {
-		b.Rows[i] += off
-	}
-	for i := range b.Derive {
-		b.Derive[i].Dst += off
-		b.Derive[i].Src += off
-	}
-	for i := range b.Mins {
-		b.Mins[i].Dst += off
-	}
-	for i := range b.Seeds {
-		b.Seeds[i].Dst += off
-	}
-	for i := range b.MinArcs {
-		b.MinArcs[i].Row += off
-	}
-	for i := range b.Copies {
-		b.Copies[i].Dst += off
-		b.Copies[i].Src += off
-	}
-}
-
 // Resident are rows kept on the device beside a block's own, which the
 // block's plan may read as it reads the rows the kernel computes: the row
 // of vertex Vertices[i] (its distances to every vertex, final) is block

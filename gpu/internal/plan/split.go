@@ -8,8 +8,8 @@ import "slices"
 // minimums and leaves derived on each device at the end.
 
 // PhasePart returns the block of phase i's kernel sources at positions pos
-// of Sources (each within the phase), in one phase (its own slices, which
-// Shift may move without moving b's): their rows as b's;
+// of Sources (each within the phase), in one phase (its own slices, so
+// that each device's part is its own): their rows as b's;
 // past the first phase, each source starts from its seeds over the rows of
 // b's earlier phases (SeedFirst, Seeds and their MinArcs), which must be
 // final before it runs. Nothing is derived.
@@ -40,7 +40,7 @@ func (b *Block) PhasePart(i int, pos []int) *Block {
 
 // Derivations returns the block of b's minimums and leaves alone, with
 // no kernel source: run once every phase's rows are final. It holds
-// copies, so that shifting it (Shift) leaves b as it is.
+// copies, so that each device's is its own.
 func (b *Block) Derivations() *Block {
 	return &Block{
 		Sources: []int32{}, Rows: []int32{},
