@@ -98,13 +98,21 @@ func (p *HostPlan) make() {
 	if p.err != nil {
 		return
 	}
-	if p.finish != nil {
-		p.finish()
+	p.packed = completePlan(p.block, p.finish)
+}
+
+// completePlan runs finish (when not nil) and packs the whole plan bp for
+// upload (plan.Block.Pack); nil for a block in its sources' own order
+// (Rows nil), which uploads nothing.
+func completePlan(bp *plan.Block, finish func()) *plan.Packed {
+	if finish != nil {
+		finish()
 	}
-	if p.block.Rows != nil {
-		packed := p.block.Pack(0, p.block.NumPhases(), true)
-		p.packed = &packed
+	if bp.Rows == nil {
+		return nil
 	}
+	packed := bp.Pack(0, bp.NumPhases(), true)
+	return &packed
 }
 
 // Took is how long the plan took, once made; 0 before.

@@ -164,9 +164,9 @@ func launchBatched(r *Runner, k int) error {
 		err    error
 	)
 	if early != nil {
-		tracef(r.e.dev.ordinal, "waiting for the plan made beside the hub rows")
+		tracef(r.ordinal(), "waiting for the plan made beside the hub rows")
 		p := <-early
-		tracef(r.e.dev.ordinal, "plan taken")
+		tracef(r.ordinal(), "plan taken")
 		bp, packed, err = p.block, p.packed, p.err
 	} else {
 		bp, finish, packed, err = r.startPlan(r.relabelledSources(), r.kernelCutoff(), r.residentRows())
@@ -175,6 +175,17 @@ func launchBatched(r *Runner, k int) error {
 		return fmt.Errorf("gpu: batched: %w", err)
 	}
 	return r.runPlan(bp, finish, packed, began)
+}
+
+// ownRows are the rows 0 .. k-1: a plan's sources in their own order,
+// made explicit so that runPlan uploads them (nil Rows take the block's
+// sources, r.sources).
+func ownRows(k int) []int32 {
+	rows := make([]int32, k)
+	for i := range rows {
+		rows[i] = int32(i)
+	}
+	return rows
 }
 
 // earlyPlan is a block's plan made while its hub rows are computed.
@@ -200,16 +211,12 @@ func (r *Runner) planBesideHubRows() chan earlyPlan {
 	sources, cut := r.relabelledSources(), r.kernelCutoff()
 	out := make(chan earlyPlan, 1)
 	go func() {
-		tracef(r.e.dev.ordinal, "plan of %d sources beside the hub rows", len(sources))
+		tracef(r.ordinal(), "plan of %d sources beside the hub rows", len(sources))
 		bp, finish, packed, err := r.startPlan(sources, cut, res)
-		defer tracef(r.e.dev.ordinal, "plan beside the hub rows made")
-		if err == nil && packed == nil && bp.Rows != nil {
-			if finish != nil {
-				finish()
-			}
-			p := bp.Pack(0, bp.NumPhases(), true)
-			packed = &p
+		if err == nil && packed == nil {
+			packed = completePlan(bp, finish)
 		}
+		tracef(r.ordinal(), "plan beside the hub rows made")
 		out <- earlyPlan{block: bp, packed: packed, err: err}
 	}()
 	return out
@@ -226,10 +233,7 @@ func (r *Runner) runPlan(bp *plan.Block, finish func(), packed *plan.Packed, beg
 	if r.relabel.perm != nil && bp.Rows == nil {
 		// r.sources holds the caller's numbering: the plan's sources, in
 		// the runner's, are uploaded with rows of the block's own order.
-		bp.Rows = make([]int32, len(bp.Sources))
-		for i := range bp.Rows {
-			bp.Rows[i] = int32(i)
-		}
+		bp.Rows = ownRows(len(bp.Sources))
 	}
 	run := batchedRun{seedFirst: bp.SeedFirst, copies: bp.Copies}
 	if r.scratch == 0 { // a scratch's slices run the threshold rounds (scratch.go)

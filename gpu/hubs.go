@@ -254,10 +254,10 @@ func (r *Runner) ensureHubRows() error {
 		return nil
 	}
 	began := time.Now()
-	tracef(r.e.dev.ordinal, "hub rows: %d", len(h.vertices))
+	tracef(r.ordinal(), "hub rows: %d", len(h.vertices))
 	defer func() {
 		h.took = time.Since(began)
-		tracef(r.e.dev.ordinal, "hub rows ready")
+		tracef(r.ordinal(), "hub rows ready")
 	}()
 	shared := false
 	if g := r.hubGroup; g != nil {

@@ -414,12 +414,7 @@ func (g *hubGroup) copySpan(r, from *Runner, sp [2]int32) error {
 // to the runner's kernel time; began is when its planning began.
 func (r *Runner) runHubPlan(bp *plan.Block, finish func(), first int, began time.Time) error {
 	if bp.Rows == nil {
-		// Rows nil would take the kernel's sources from the block's
-		// (r.sources): the hubs' come with their rows.
-		bp.Rows = make([]int32, len(bp.Sources))
-		for i := range bp.Rows {
-			bp.Rows[i] = int32(i)
-		}
+		bp.Rows = ownRows(len(bp.Sources)) // the hubs, not the block's sources
 	}
 	view := r.dist
 	row := r.rowBytes()

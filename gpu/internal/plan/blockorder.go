@@ -43,19 +43,25 @@ func (pg *Graph) BlockOrder(sources []int32, block int) []int32 {
 // others following in order's: the GPU runner's blocks then copy the hubs'
 // resident rows in one piece (Block.Copies) and leave the kernel the rest.
 func HubsFirst(order, sources, hubs []int32) []int32 {
+	out, _ := hubsFirst(order, sources, hubs)
+	return out
+}
+
+// hubsFirst is HubsFirst, and how many hubs it moved to the front.
+func hubsFirst(order, sources, hubs []int32) ([]int32, int) {
 	size := int32(0)
-	for _, v := range hubs {
-		size = max(size, v+1)
+	for _, h := range hubs {
+		size = max(size, h+1)
 	}
-	at := make([]int32, size) // 1 + a hub's position in sources (0: none, or not a hub)
 	isHub := make([]bool, size)
 	for _, h := range hubs {
 		if h >= 0 {
 			isHub[h] = true
 		}
 	}
+	at := make([]int32, len(isHub)) // 1 + a hub's position in sources (0: none)
 	for _, p := range order {
-		if v := sources[p]; v >= 0 && v < size && isHub[v] {
+		if v := sources[p]; v >= 0 && int(v) < len(isHub) && isHub[v] {
 			at[v] = p + 1
 		}
 	}
@@ -67,12 +73,13 @@ func HubsFirst(order, sources, hubs []int32) []int32 {
 			moved[at[h]-1] = true
 		}
 	}
+	front := len(out)
 	for _, p := range order {
 		if !moved[p] {
 			out = append(out, p)
 		}
 	}
-	return out
+	return out, front
 }
 
 // HubsSpread is HubsFirst for a run cut into blocks of block sources
@@ -84,28 +91,10 @@ func HubsFirst(order, sources, hubs []int32) []int32 {
 // H200s with hubs first: the device of the hubs' block finished 0.13 s
 // before the other). block ≤ 0 or at least the sources: HubsFirst.
 func HubsSpread(order, sources, hubs []int32, block int) []int32 {
-	first := HubsFirst(order, sources, hubs)
+	first, h := hubsFirst(order, sources, hubs) // h: the hubs at its front
 	k := len(first)
 	if block <= 0 || block >= k {
 		return first
-	}
-	h := 0 // the hubs among the sources: first's front
-	size := int32(0)
-	for _, v := range hubs {
-		size = max(size, v+1)
-	}
-	isHub := make([]bool, size)
-	for _, v := range hubs {
-		if v >= 0 {
-			isHub[v] = true
-		}
-	}
-	for h < k {
-		v := sources[first[h]]
-		if v < 0 || v >= size || !isHub[v] {
-			break
-		}
-		h++
 	}
 	hubPart, rest := first[:h], first[h:]
 	out := make([]int32, 0, k)
