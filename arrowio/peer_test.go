@@ -152,10 +152,10 @@ func TestPeerMatrixMatchesFile(t *testing.T) {
 	v := &Vertices{Type: arrow.PrimitiveTypes.Int64, Ints: []int64{5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29}}
 	seed := uint64(40)
 	for _, dt := range []graph.DistType{graph.DistInt32, graph.DistInt64, graph.DistFloat32, graph.DistFloat64} {
-		for _, nulls := range [][]bool{{false, false, false, false}, {false, true, false, true}} {
+		for _, nulls := range [][]bool{{false, false, false, false}, {false, true, false, true}, {true, false, false, true}} {
 			for _, writes := range []string{MatrixWritesPositional, MatrixWritesPrefill} {
 				seed++
-				t.Run(fmt.Sprintf("%s/nulls=%v/%s", dt, nulls[1], writes), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/nulls=%v/%s", dt, nulls, writes), func(t *testing.T) {
 					blocks := mappedTestBlocks(seed, n, dt, rows, nulls)
 					path, _ := newMemfd(t)
 					writeMatrix(t, path, v, dt, blocks, WriteOptions{MatrixRows: 13, Format: "arrow", MatrixWrites: writes})

@@ -66,6 +66,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/pathctl/pathctl/internal/trace"
 )
 
 // mappedValuesAlign is the alignment of the values in the file: a page, so
@@ -76,12 +78,15 @@ const mappedValuesAlign = 4096
 // placed in the mapping.
 const mappedCopyChunk = 4 << 20
 
+// peerCopyChunk is the bytes one core writes into a result peer at a time:
+// a 64 MiB record is 64 of them, so that 16 cores finish it together
+// (in 4 MiB chunks, one each, the record waited for the slowest).
+const peerCopyChunk = 1 << 20
+
 // mappedBitsPiece is the validity bits one core copies or sets at a time
 // (a multiple of 8): 256 KiB of bitmap, so that a GPU run's 64 MiB record
 // (R-MAT 16: 358 rows, 16.8 M bits) spreads over 8 cores. Its bits land at
-// offsets that are not whole bytes, which arrow-go copies at about 0.5
-// GB/s a core; in one piece a record's bits took 0.67 s of the writer's
-// time in all, on one core (H100 profile, PATHCTL_CPUPROFILE).
+// offsets that are not whole bytes (copyBits).
 const mappedBitsPiece = 8 * (256 << 10)
 
 // ipcMagic opens and closes an Arrow IPC file.
@@ -93,10 +98,12 @@ const (
 	fbMessageHeaderType = 1 // Message.header_type
 	fbMessageHeader     = 2 // Message.header
 	fbMessageBodyLength = 3 // Message.bodyLength
+	fbBatchNodes        = 1 // RecordBatch.nodes
 	fbBatchBuffers      = 2 // RecordBatch.buffers
 	fbFooterBatches     = 3 // Footer.recordBatches
 
 	fbBufferSize = 16 // struct Buffer { offset: long; length: long }
+	fbNodeSize   = 16 // struct FieldNode { length: long; null_count: long }
 	fbBlockSize  = 24 // struct Block { offset: long; metaDataLength: int; bodyLength: long }
 )
 
@@ -135,11 +142,13 @@ type mappedMatrix struct {
 	valuesOff int64 // file offset of the first distance: the body's start
 	bitmapOff int64 // file offset of the validity bitmap (integer types)
 
-	row     int   // rows written
-	nulls   int64 // null distances written
-	sources []arrow.Array
-	size    int64 // the file's size once closed
-	done    bool
+	row int // rows written
+	// bitsSent is the bytes of the bitmap written into the peer so far.
+	bitsSent int
+	nulls    int64 // null distances written
+	sources  []arrow.Array
+	size     int64 // the file's size once closed
+	done     bool
 }
 
 // newMappedMatrix sizes f for a matrix result of rows rows of schema and
@@ -176,7 +185,10 @@ func newPeerMatrix(f, conn *os.File, schema *arrow.Schema, rows int, mem memory.
 	if w.mapping, err = shadowMapping(total); err != nil {
 		return nil, fmt.Errorf("reserving the result's shadow: %w", err)
 	}
-	if w.peer, err = openPeerMemory(conn, total+peerTailRoom(rows), w.valuesOff, int64(w.valuesBytes())); err != nil {
+	trace.Printf("arrowio", "asking the result peer for %d bytes", total+peerTailRoom(rows))
+	w.peer, err = openPeerMemory(conn, total+peerTailRoom(rows), w.valuesOff, int64(w.valuesBytes()))
+	trace.Printf("arrowio", "the result peer answered (%v)", err == nil)
+	if err != nil {
 		_ = unmapFile(w.mapping)
 		return nil, err
 	}
@@ -294,31 +306,38 @@ func (w *mappedMatrix) Write(rec arrow.RecordBatch) error {
 	src := child.Data().Buffers()[1].Bytes()[first*w.elem : (first+count)*w.elem]
 	at := w.valuesOff + int64(w.row*w.width*w.elem)
 	dst := w.mapping[at : at+int64(len(src))]
+	// The validity bits go to their own bytes beside the values, so that
+	// no core waits at the end of one for the other to start.
+	var bits chan error
+	if w.nullable {
+		bits = make(chan error, 1)
+		go func() {
+			err := w.writeValidity(child, first, count)
+			if err == nil && w.peer != nil {
+				err = w.sendBits((w.row + k) * w.width / 8)
+			}
+			bits <- err
+		}()
+	}
+	var err error
 	switch {
 	case w.peer != nil && w.positional:
-		if err := w.peer.writeAt(src, at); err != nil {
-			return err
-		}
+		err = w.peer.writeAt(src, at)
 	case w.peer != nil:
-		if err := w.peer.parallelWriteAt(src, at, mappedCopyChunk); err != nil {
-			return err
-		}
+		err = w.peer.parallelWriteAt(src, at, peerCopyChunk)
 	case &src[0] == &dst[0]: // computed in place
 	case w.positional:
-		if _, err := w.file.WriteAt(src, at); err != nil {
-			return err
-		}
+		_, err = w.file.WriteAt(src, at)
 	default:
-		if err := parallelCopy(dst, src, mappedCopyChunk); err != nil {
-			return err
-		}
+		err = parallelCopy(dst, src, mappedCopyChunk)
+	}
+	if bits != nil {
+		err = errors.Join(err, <-bits)
+	}
+	if err != nil {
+		return err
 	}
 	w.copied.Store(at + int64(len(src)) - w.valuesOff)
-	if w.nullable {
-		if err := w.writeValidity(child, first, count); err != nil {
-			return err
-		}
-	}
 	src0 := rec.Column(0)
 	src0.Retain()
 	w.sources = append(w.sources, src0)
@@ -379,6 +398,7 @@ func (w *mappedMatrix) Close() error {
 }
 
 func (w *mappedMatrix) finish() error {
+	trace.Printf("arrowio", "closing the matrix")
 	sources, err := w.sourceColumn()
 	if err != nil {
 		return err
@@ -389,7 +409,11 @@ func (w *mappedMatrix) finish() error {
 	if w.nulls > 0 {
 		bitmap = w.mapping[w.bitmapOff : w.bitmapOff+int64(w.bitmapBytes())]
 	}
-	rec := mappedRecord(w.schema, sources, w.childType, w.rows, values, bitmap, w.nulls)
+	// The metadata is made from the record without its bitmap, and the
+	// bitmap's buffer and null count are set in it after (relocate):
+	// arrow-go would count the nulls again, on one core (R-MAT 16: 45 ms
+	// at the end of the run).
+	rec := mappedRecord(w.schema, sources, w.childType, w.rows, values, nil, 0)
 	defer rec.Release()
 
 	// The source column's buffers, as arrow-go lays them out in a body.
@@ -432,7 +456,7 @@ func (w *mappedMatrix) finish() error {
 	layout := batchLayout{
 		srcBuffers: srcBuffers, srcShift: tail,
 		valuesLen: int64(len(values)), bitmapLen: int64(len(bitmap)), bitmapRel: bitmapRel,
-		bodyLen: bodyLen,
+		nulls: w.nulls, bodyLen: bodyLen,
 	}
 	if err := layout.relocate(meta); err != nil {
 		return err
@@ -471,6 +495,7 @@ func (w *mappedMatrix) finish() error {
 	end.Write(ipcMagic)
 
 	at := w.valuesOff + tail
+	trace.Printf("arrowio", "the matrix's metadata made")
 	if w.peer != nil {
 		return w.finishPeer(at, end.Bytes())
 	}
@@ -496,11 +521,8 @@ func (w *mappedMatrix) finishPeer(at int64, end []byte) error {
 	if err := w.peer.writeAt(w.mapping[:w.valuesOff], 0); err != nil {
 		return err
 	}
-	if w.nulls > 0 {
-		bitmap := w.mapping[w.bitmapOff : w.bitmapOff+int64(w.bitmapBytes())]
-		if err := w.peer.parallelWriteAt(bitmap, w.bitmapOff, mappedCopyChunk); err != nil {
-			return err
-		}
+	if err := w.sendBits(w.bitmapBytes()); err != nil {
+		return err
 	}
 	if err := w.peer.writeAt(end, at); err != nil {
 		return err
@@ -509,6 +531,23 @@ func (w *mappedMatrix) finishPeer(at int64, end []byte) error {
 	w.mapping = nil
 	w.size = size
 	return w.peer.finish(size)
+}
+
+// sendBits writes the bitmap's bytes from the last sent up to end into the
+// peer, once the bitmap is written at all (a null seen): the rows written
+// so far fix every byte below end = their bits / 8, so that they go with
+// the rows, beside their values, rather than all at the close (R-MAT 16:
+// 274 MB, about 80 ms at the end of the run).
+func (w *mappedMatrix) sendBits(end int) error {
+	if w.nulls == 0 || end <= w.bitsSent {
+		return nil
+	}
+	at := w.bitmapOff + int64(w.bitsSent)
+	if err := w.peer.parallelWriteAt(w.mapping[at:w.bitmapOff+int64(end)], at, peerCopyChunk); err != nil {
+		return err
+	}
+	w.bitsSent = end
+	return nil
 }
 
 // sourceColumn is the source ids of every record, as one array.
@@ -613,6 +652,7 @@ type batchLayout struct {
 	srcShift             int64
 	valuesLen, bitmapLen int64
 	bitmapRel            int64
+	nulls                int64 // the distances' null count
 	bodyLen              int64
 }
 
@@ -620,6 +660,14 @@ type batchLayout struct {
 // buffer vector, its length, and the position of the message's body
 // length.
 func batchBuffers(meta []byte) (start uint64, n int, bodyLength uint64, err error) {
+	start, n, bodyLength, err = batchVector(meta, fbBatchBuffers, fbBufferSize)
+	return
+}
+
+// batchVector returns the position and length of the record batch
+// message meta's vector in slot (of elements of size bytes) and the
+// position of the message's body length.
+func batchVector(meta []byte, slot int, size uint64) (start uint64, n int, bodyLength uint64, err error) {
 	msg, ok := rootTable(meta)
 	if !ok {
 		return 0, 0, 0, errBadFlatbuffer
@@ -635,7 +683,7 @@ func batchBuffers(meta []byte) (start uint64, n int, bodyLength uint64, err erro
 	if !ok || !present {
 		return 0, 0, 0, errors.New("the record batch message has no header")
 	}
-	start, count, ok := batch.vector(fbBatchBuffers, fbBufferSize)
+	start, count, ok := batch.vector(slot, size)
 	if !ok {
 		return 0, 0, 0, errBadFlatbuffer
 	}
@@ -648,8 +696,20 @@ func batchBufferCount(meta []byte) (int, error) {
 }
 
 // relocate rewrites meta, the metadata of a (source, distance) record
-// batch as arrow-go lays it out, to l.
+// batch as arrow-go lays it out (made from the record without a bitmap),
+// to l, with l's bitmap and null count.
 func (l batchLayout) relocate(meta []byte) error {
+	nodes, count, _, err := batchVector(meta, fbBatchNodes, fbNodeSize)
+	if err != nil {
+		return err
+	}
+	if count < 3 {
+		return fmt.Errorf("a matrix batch of %d field nodes, want 3 or more", count)
+	}
+	// The distances are the last field node: the source column's, the
+	// list's, then theirs.
+	last := int(nodes) + (count-1)*fbNodeSize
+	binary.LittleEndian.PutUint64(meta[last+8:last+16], uint64(l.nulls))
 	start, n, bodyLength, err := batchBuffers(meta)
 	if err != nil {
 		return err
@@ -672,10 +732,11 @@ func (l batchLayout) relocate(meta []byte) error {
 	}
 	for j, b := range want {
 		off, length := buffer(l.srcBuffers + j)
-		if got := int64(binary.LittleEndian.Uint64(length)); got != b.length {
+		if got := int64(binary.LittleEndian.Uint64(length)); got != b.length && (j != 1 || got != 0) {
 			return fmt.Errorf("buffer %d of the matrix batch holds %d bytes, want %d", l.srcBuffers+j, got, b.length)
 		}
 		binary.LittleEndian.PutUint64(off, uint64(b.offset))
+		binary.LittleEndian.PutUint64(length, uint64(b.length))
 	}
 	binary.LittleEndian.PutUint64(meta[bodyLength:], uint64(l.bodyLen))
 	return nil
@@ -791,7 +852,7 @@ func parallelSetBits(bitmap []byte, at, count, piece int) error {
 // parallelCopyBits copies count bits of src from bit from to bitmap at bit
 // at, on every core, in pieces of piece bits (a multiple of 8).
 func parallelCopyBits(bitmap []byte, at int, src []byte, from, count, piece int) error {
-	return parallelBits(at, count, piece, func(lo, hi int) { bitutil.CopyBitmap(src, from+lo-at, hi-lo, bitmap, lo) })
+	return parallelBits(at, count, piece, func(lo, hi int) { copyBits(bitmap, lo, src, from+lo-at, hi-lo) })
 }
 
 // parallelBits runs fn over the pieces [lo, hi) of the bit range [at,

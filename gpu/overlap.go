@@ -167,6 +167,7 @@ func (dv *device) land(j *copyJob) error {
 		parallelCopy(m.to, j.stage[m.at:m.at+len(m.to)])
 	}
 	j.moveTime = time.Since(t)
+	tracef(dv.ordinal, "result copy landed (on the device %s, moved from the stage %s)", j.copyTime.Round(time.Microsecond), j.moveTime.Round(time.Microsecond))
 	if j.grid > 0 {
 		nulls := 0
 		for _, c := range unsafe.Slice((*uint64)(unsafe.Pointer(&j.stage[j.partials])), j.grid) {

@@ -12,6 +12,7 @@ import (
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/gpu"
 	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/trace"
 )
 
 // LoadOptions shape the graph built from an edge table. The zero value
@@ -192,6 +193,7 @@ func LoadGraph(t *arrowio.EdgeTable, opt LoadOptions) (*Graph, error) {
 		g.CSR, g.builtOn, g.buildTime = csr, "cpu", time.Since(start)
 	}
 	g.times.Build = g.buildTime
+	trace.Printf("pipeline", "graph loaded (CSR built on the %s in %s)", g.builtOn, roundTime(g.buildTime))
 	switch {
 	case g.times.BesideOpen:
 		fmt.Fprintf(log, "pathctl: CSR built on the CPU in %s while the device was opening (opening it took %s, begun early; %s of it after the read)\n",

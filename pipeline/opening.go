@@ -9,6 +9,7 @@ import (
 
 	"github.com/pathctl/pathctl/gpu"
 	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/trace"
 )
 
 // DeviceOpening is a GPU engine opening in a goroutine of its own while the
@@ -102,8 +103,10 @@ func startOpening(open func() (*gpu.Engine, error)) *DeviceOpening {
 	start := time.Now()
 	go func() {
 		defer close(o.done)
+		trace.Printf("pipeline", "opening the device")
 		o.e, o.err = open()
 		o.took = time.Since(start)
+		trace.Printf("pipeline", "device opened (%v)", o.err == nil)
 	}()
 	return o
 }

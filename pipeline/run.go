@@ -189,7 +189,9 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 	trace.Printf("pipeline", "running the blocks")
 	err = runBlocks(ctx, g, runner, opt, sched, run, blocks, func(res blockResult) error {
 		began := time.Now()
+		trace.Printf("pipeline", "sources to %d to the sink", res.end)
 		defer func() {
+			trace.Printf("pipeline", "sources to %d in the sink", res.end)
 			tm.sink += time.Since(began)
 			sum.Blocks++
 			if opt.Progress != nil {

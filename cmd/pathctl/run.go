@@ -20,6 +20,7 @@ import (
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/gen"
 	"github.com/pathctl/pathctl/gpu"
+	"github.com/pathctl/pathctl/internal/trace"
 	"github.com/pathctl/pathctl/pipeline"
 )
 
@@ -397,6 +398,7 @@ func buildGraph(e *env, c *cli.Context, build pipeline.LoadOptions, stages *load
 		return nil, inputError{err}
 	}
 	stages.read = time.Since(readStart)
+	trace.Printf("cli", "edges read (%d)", tbl.Edges.Len())
 	if tbl.WeightNote != "" && !quiet {
 		fmt.Fprintf(e.stderr, "pathctl: note: %s; --weight-col NAME chooses the weight, --unweighted counts edges\n", tbl.WeightNote)
 	}
@@ -568,9 +570,11 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	bar := newProgress(e, quiet, g.NumVertices())
 	opt.Progress = bar.update
 	runStart := time.Now()
+	trace.Printf("cli", "output created")
 	sum, err := pipeline.Run(e.ctx, g, opt, w.Write)
 	bar.finish()
 	running := time.Since(runStart)
+	trace.Printf("cli", "run done")
 	openTimes := g.DeviceOpenTimes()
 	closeStart := time.Now()
 	if err == nil {
@@ -585,6 +589,7 @@ func execute(e *env, c *cli.Context, sources []string) error {
 		}
 	}
 	closingDevice := time.Since(closeStart)
+	trace.Printf("cli", "device left")
 	if err != nil {
 		w.Abort()
 		return err
@@ -602,6 +607,7 @@ func execute(e *env, c *cli.Context, sources []string) error {
 		return err
 	}
 	closingOutput, wall := time.Since(closeStart)-closingDevice, time.Since(started)
+	trace.Printf("cli", "output closed")
 	if !quiet {
 		dest := out
 		if w.InPeer() {

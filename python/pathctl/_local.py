@@ -685,8 +685,12 @@ class _ResultPeer:
         self._why: Optional[str] = None
         self._thread: Optional[threading.Thread] = None
         self._stop_populating = lambda: None
+        self._populator: Optional[_Populator] = None
 
     def start(self, pid: int) -> None:
+        if self._out is None:  # out's pages are there already
+            self._populator = _Populator(_populate_workers())
+            self._stop_populating = self._populator.stop
         self._thread = threading.Thread(target=self._serve, args=(pid,), daemon=True)
         self._thread.start()
 
@@ -725,9 +729,8 @@ class _ResultPeer:
                     except OSError:
                         pass
                 _allow_writes_from(pid)
-                workers = _populate_workers()
-                if workers > 0 and not into_out:  # out's pages are there already
-                    self._stop_populating = _populate(_address_of(self._mapping), size, workers)
+                if self._populator is not None and not into_out:
+                    self._populator.begin(_address_of(self._mapping), size)
             else:
                 self._stop_populating()  # its addresses are about to move
                 self._mapping.resize(size)  # mremap: the bytes so far stay
@@ -773,48 +776,82 @@ def _populate_workers() -> int:
 
 
 def _populate(base: int, size: int, workers: int) -> Callable[[], None]:
-    """Give the pages of [base, base+size) their memory from the end
-    backwards, in threads of their own (madvise through ctypes releases
-    the GIL), while the binary writes from the start: the first touch of
-    fresh memory (allocating and zeroing a page) is most of what a write
-    into it costs, and here it runs beside the binary's reading of the
-    graph and its kernels. (H100 host, R-MAT 16: the binary's writes took
-    2.5 s with 8 threads populating against 4.0 s without, in one run.)
-    A kernel without MADV_POPULATE_WRITE refuses the call: nothing is
-    populated, and the binary's writes fault the pages in themselves.
-    Returns a function that stops the threads and waits for them."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        madvise = libc.madvise
-    except (OSError, AttributeError):
-        return lambda: None
-    madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    end = size - size % mmap.PAGESIZE
-    pieces = list(range(0, end, _POPULATE_CHUNK))
-    lock = threading.Lock()
+    """Populate [base, base+size) with a _Populator of workers threads;
+    returns its stop."""
+    populator = _Populator(workers)
+    populator.begin(base, size)
+    return populator.stop
 
-    def work() -> None:
+
+class _Populator:
+    """Threads that give the pages of a range their memory from the end
+    backwards (madvise through ctypes releases the GIL), while the binary
+    writes from the start: the first touch of fresh memory (allocating and
+    zeroing a page) is most of what a write into it costs, and here it
+    runs beside the binary's reading of the graph and its kernels. (H100
+    host, R-MAT 16: the binary's writes took 2.5 s with 8 threads
+    populating against 4.0 s without, in one run.) A kernel without
+    MADV_POPULATE_WRITE refuses the call: nothing is populated, and the
+    binary's writes fault the pages in themselves.
+
+    The threads are made before the range is known (when the binary
+    starts), since making a thread maps its stack: a mapping made while
+    other threads populate waits for their calls to end, and so, behind
+    it, does every fault of the binary's writes (the process's memory map
+    lock favours a waiting writer). Started in the grant, 8 of them held
+    the answer to the binary 0.14-0.67 s (H100 host, R-MAT 16, session 13)."""
+
+    def __init__(self, workers: int) -> None:
+        self._lock = threading.Lock()
+        self._go = threading.Event()
+        self._pieces: List[int] = []
+        self._range = (0, 0)
+        self._madvise = None
+        if workers <= 0:
+            self._threads: List[threading.Thread] = []
+            return
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            self._madvise = libc.madvise
+            self._madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        except (OSError, AttributeError):
+            self._threads = []
+            return
+        self._threads = [threading.Thread(target=self._work, daemon=True, name="pathctl-populate")
+                         for _ in range(workers)]
+        for t in self._threads:
+            t.start()
+
+    def begin(self, base: int, size: int) -> None:
+        """Populate [base, base+size) (once; a later call does nothing)."""
+        with self._lock:
+            if self._go.is_set():
+                return
+            end = size - size % mmap.PAGESIZE
+            self._range = (base, end)
+            self._pieces = list(range(0, end, _POPULATE_CHUNK))
+        self._go.set()
+
+    def _work(self) -> None:
+        self._go.wait()
+        base, end = self._range
         while True:
-            with lock:
-                if not pieces:
+            with self._lock:
+                if not self._pieces:
                     return
-                lo = pieces.pop()
-            if madvise(base + lo, min(_POPULATE_CHUNK, end - lo), _MADV_POPULATE_WRITE) != 0:
-                with lock:
-                    pieces.clear()  # refused (an old kernel, no memory): stop
+                lo = self._pieces.pop()
+            if self._madvise(base + lo, min(_POPULATE_CHUNK, end - lo), _MADV_POPULATE_WRITE) != 0:
+                with self._lock:
+                    self._pieces.clear()  # refused (an old kernel, no memory): stop
                 return
 
-    threads = [threading.Thread(target=work, daemon=True, name="pathctl-populate") for _ in range(workers)]
-    for t in threads:
-        t.start()
-
-    def stop() -> None:
-        with lock:
-            pieces.clear()
-        for t in threads:
+    def stop(self) -> None:
+        """Stop the threads, populating or still waiting, and wait for them."""
+        with self._lock:
+            self._pieces.clear()
+        self._go.set()
+        for t in self._threads:
             t.join()
-
-    return stop
 
 
 def _address_of(mapping: mmap.mmap) -> int:
