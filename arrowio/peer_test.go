@@ -328,3 +328,51 @@ func BenchmarkPeerWrite(b *testing.B) {
 		})
 	}
 }
+
+// TestPeerWriteFailsMidway has the peer's memory past its first page
+// become unwritable after the answer: the writes fail, the error
+// comes back from Write or Close (not a panic, not a hang), the peer is
+// told nothing is done, and every record is released.
+func TestPeerWriteFailsMidway(t *testing.T) {
+	const n = 700 // rows of 2.8 KB: several chunks' worth over the blocks
+	v := &Vertices{Type: arrow.PrimitiveTypes.Int64, Ints: make([]int64, n)}
+	for i := range v.Ints {
+		v.Ints[i] = int64(i)
+	}
+	p := newTestPeer(t, func(i int, p *testPeer) string {
+		if err := unix.Mprotect(p.mapping[4096:len(p.mapping)/4096*4096], unix.PROT_READ); err != nil {
+			t.Error(err)
+		}
+		return ""
+	})
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	blocks := mappedTestBlocks(3, n, graph.DistInt32, []int{300, 300, 100}, []bool{true, false, true})
+	path, _ := newMemfd(t)
+	rb := NewResultBuilder(LayoutMatrix, v, graph.DistInt32, false, mem)
+	w, err := CreateResult(path, rb.Schema(), WriteOptions{Allocator: mem, MatrixRows: n, Format: "arrow", MatrixWrites: MatrixWritesPrefill, ResultPeer: p.conn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w.InPeer() {
+		t.Fatal("the writer did not take the peer")
+	}
+	for _, blk := range blocks {
+		if err = rb.Block(blk, w.Write); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = w.Close()
+	} else {
+		w.Abort()
+	}
+	if err == nil || !strings.Contains(err.Error(), "result reader's memory") {
+		t.Fatalf("got %v, want the failed write into the reader's memory", err)
+	}
+	p.conn.Close()
+	p.wait()
+	if p.done != -1 {
+		t.Errorf("the peer was told done %d", p.done)
+	}
+}

@@ -18,6 +18,8 @@ EDGES is a Parquet, Arrow IPC or CSV edge file (``pathctl gen rmat --scale 16
   sink");
 - reading that file into numpy: ``pa.memory_map`` + ``matrix_from_table``
   (a view), then one full pass over it (``max``), which faults every page in;
+- ``pathctl.distance_matrix(table)`` first, before any of the rows above
+  writes a file on tmpfs, and again after them (below);
 - ``pathctl.distance_matrix(table)``: from the pyarrow Table to the numpy
   array, end to end (the matrix written by the binary straight into this
   process's memory, where it may; the note says where it landed); the
@@ -306,6 +308,12 @@ def main(argv=None) -> int:
         return 0
 
     try:
+        # First, before the CLI rows write (and remove) their 8.4 GiB files
+        # on tmpfs: the same call after them found fresh huge pages slower
+        # to come by (H100 host, session 13: 1.05-1.06 s against 0.88-0.97).
+        wall, eng = median_of(args.repeat, lambda: dmatrix(False))
+        rows.append(("`distance_matrix(table)`, before the CLI rows", wall, eng,
+                     f"the matrix in {landed['auto']}; no tmpfs file written yet"))
         wall, eng = median_of(args.repeat, lambda: cli("matrix"))
         size = os.path.getsize(out)
         rows.append(("`pathctl run --layout matrix -o tmpfs` (CLI wall)", wall, eng, f"{size / 2**30:.2f} GiB file"))
