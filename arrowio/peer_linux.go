@@ -159,6 +159,10 @@ func (p *peerMemory) decline(why error) {
 // close drops the connection: the peer, reading no "done", keeps nothing.
 func (p *peerMemory) close() { _ = p.conn.Close() }
 
+// releasePages gives the memory of b's pages (whole pages of a private
+// anonymous mapping) back to the system; they read as zeros after.
+func releasePages(b []byte) { _ = unix.Madvise(b, unix.MADV_DONTNEED) }
+
 // shadowMapping is size bytes of this process's address space, zero,
 // whose pages exist only once written: the matrix writer's view of a
 // result that lives in a peer's memory (its head and bitmap are composed

@@ -18,5 +18,6 @@ func (*peerMemory) grow(int64) error                                    { return
 func (*peerMemory) writeAt([]byte, int64) error                         { return errNoPeer }
 func (*peerMemory) parallelWriteAt([]byte, int64, int) error            { return errNoPeer }
 func (*peerMemory) finish(int64) error                                  { return errNoPeer }
+func releasePages([]byte)                                               {}
 func (*peerMemory) close()                                              {}
 func shadowMapping(int64) ([]byte, error)                               { return nil, errNoPeer }

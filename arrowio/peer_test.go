@@ -376,3 +376,29 @@ func TestPeerWriteFailsMidway(t *testing.T) {
 		t.Errorf("the peer was told done %d", p.done)
 	}
 }
+
+// TestPeerMatrixLargeBitmap writes a matrix whose bitmap spans many pages
+// (the shadow's pages are released once their bytes are sent): the
+// peer's bytes are still the file's.
+func TestPeerMatrixLargeBitmap(t *testing.T) {
+	const n = 999 // rows are not whole bytes, nor whole pages, of the bitmap
+	rows := []int{150, 171, 1, 177, 500}
+	v := &Vertices{Type: arrow.PrimitiveTypes.Int64, Ints: make([]int64, n)}
+	for i := range v.Ints {
+		v.Ints[i] = int64(3 * i)
+	}
+	for _, nulls := range [][]bool{{false, true, false, false, true}, {true, true, true, true, true}} {
+		blocks := mappedTestBlocks(9, n, graph.DistInt32, rows, nulls)
+		path, _ := newMemfd(t)
+		writeMatrix(t, path, v, graph.DistInt32, blocks, WriteOptions{MatrixRows: n, Format: "arrow", MatrixWrites: MatrixWritesPrefill})
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := newTestPeer(t, nil)
+		writeToPeer(t, p, v, graph.DistInt32, blocks, MatrixWritesPrefill)
+		if p.done != int64(len(want)) || !bytes.Equal(p.mapping[:p.done], want) {
+			t.Fatalf("nulls %v: the peer's %d bytes differ from the file's %d", nulls, p.done, len(want))
+		}
+	}
+}

@@ -143,12 +143,13 @@ type mappedMatrix struct {
 	bitmapOff int64 // file offset of the validity bitmap (integer types)
 
 	row int // rows written
-	// bitsSent is the bytes of the bitmap written into the peer so far.
-	bitsSent int
-	nulls    int64 // null distances written
-	sources  []arrow.Array
-	size     int64 // the file's size once closed
-	done     bool
+	// bitsSent is the bytes of the bitmap written into the peer so far;
+	// bitsFreed, those whose pages of the shadow were released.
+	bitsSent, bitsFreed int
+	nulls               int64 // null distances written
+	sources             []arrow.Array
+	size                int64 // the file's size once closed
+	done                bool
 }
 
 // newMappedMatrix sizes f for a matrix result of rows rows of schema and
@@ -547,6 +548,17 @@ func (w *mappedMatrix) sendBits(end int) error {
 		return err
 	}
 	w.bitsSent = end
+	// The whole pages of the shadow's bitmap sent so far are not read
+	// again (the close sends only the rest): their memory goes back, so
+	// that the binary holds a page or so of the bitmap rather than all of
+	// it (R-MAT 16: 274 MB, 3 % of the result).
+	page := os.Getpagesize()
+	lo := int64(roundUp(int(w.bitmapOff)+w.bitsFreed, page))
+	hi := (w.bitmapOff + int64(end)) / int64(page) * int64(page)
+	if hi > lo {
+		releasePages(w.mapping[lo:hi])
+		w.bitsFreed = int(hi - w.bitmapOff)
+	}
 	return nil
 }
 

@@ -173,7 +173,10 @@ def main(argv=None) -> int:
     ap.add_argument("--compare-writes", default=None,
                     help="comma-separated PATHCTL_MATRIX_WRITES values under which the memfd CLI row and "
                          "distance_matrix are timed again (default: none)")
+    ap.add_argument("--rss-child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.rss_child:
+        return rss_child(args)
     if args.compare_writes is None:
         args.compare_writes = ""
     compare_writes = [w for w in args.compare_writes.split(",") if w]
@@ -405,6 +408,49 @@ def print_table(args, table: pa.Table, binary: str, rows, what: str) -> None:
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20
     print()
     print(f"peak RSS: this process {me:.2f} GiB, largest child {kids:.2f} GiB")
+    if not args.input_only:
+        print(one_call_rss(args))
+
+
+def one_call_rss(args) -> str:
+    """Peak RSS of one distance_matrix call in a fresh Python process and
+    of its binary, against the result's bytes (issue 16: at most the
+    result plus 10 %)."""
+    cmd = [sys.executable, os.path.abspath(__file__), args.edges, "--rss-child", "--engine", args.engine]
+    if args.undirected:
+        cmd.append("--undirected")
+    if args.weight_col:
+        cmd += ["--weight-col", args.weight_col]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        return f"one call's peak RSS: the child failed: {proc.stderr.strip()[-500:]}"
+    grown, binary, before, result = (float(x) for x in proc.stdout.split())
+    return (f"one call's memory, in a fresh process: Python's peak RSS {grown / 2**30:.2f} GiB above its "
+            f"{before / 2**30:.2f} GiB before the call (interpreter, libraries, the edge table), the binary's "
+            f"peak {binary / 2**30:.2f} GiB; the result {result / 2**30:.2f} GiB: "
+            f"{(grown + binary) / result:.3f}× the result")
+
+
+def rss_child(args) -> int:
+    """--rss-child: one distance_matrix call; prints the peak RSS of this
+    process and of the binary, the edge table's and the result's bytes."""
+    import pathctl
+
+    table = read_edges(args.edges)
+    opts = {"engine": args.engine, "directed": not args.undirected}
+    if args.weight_col:
+        opts["weight_col"] = args.weight_col
+    with open("/proc/self/statm") as f:
+        before = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    D, _ = pathctl.distance_matrix(table, **opts)
+    me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    # The package reaps the binary in the background once it has said the
+    # result is complete: wait for that, so that its usage counts.
+    deadline = time.monotonic() + 30
+    while (kid := resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024) == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    print(me - before, kid, before, D.nbytes)
+    return 0
 
 
 if __name__ == "__main__":
