@@ -21,6 +21,9 @@ type fairQueue struct {
 	seq     uint64
 	running map[string]int
 	waiting map[string][]*queued
+	// granted, when set (by tests, under mu), is told each client given a
+	// slot, in the order they get it.
+	granted func(client string)
 }
 
 type queued struct {
@@ -41,6 +44,9 @@ func (q *fairQueue) acquire(ctx context.Context, client string) error {
 	if q.free > 0 && len(q.waiting) == 0 {
 		q.free--
 		q.running[client]++
+		if q.granted != nil {
+			q.granted(client)
+		}
 		q.mu.Unlock()
 		return nil
 	}
@@ -103,5 +109,8 @@ func (q *fairQueue) releaseLocked(client string) {
 	}
 	q.running[next]++
 	best.granted = true
+	if q.granted != nil {
+		q.granted(next)
+	}
 	close(best.ready)
 }
