@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"runtime/pprof"
 	"syscall"
 )
@@ -22,18 +21,6 @@ func main() {
 	// the variable at cuInit; a value the user set is kept.
 	if _, set := os.LookupEnv("CUDA_MODULE_LOADING"); !set {
 		os.Setenv("CUDA_MODULE_LOADING", "LAZY")
-	}
-	// A run's large allocations (the edges, the CSR, the blocks of rows)
-	// hold no pointers, so that a collection costs little however often
-	// it runs, while the default GOGC=100 lets the heap grow to twice what
-	// is live before one: the blocks already written stay in memory
-	// meanwhile. At 25, on the 2-core development machine: R-MAT 14's
-	// distance_matrix on the CPU held 145 MB in the binary against 208 MB
-	// (R-MAT 14 stats of every source: 4.57 s against 4.61 s); one source
-	// of R-MAT 20 (sssp, stats) peaked at 0.69-0.78 GB against 0.99-1.14
-	// GB, in 2.15-2.17 s against 2.21-2.24 s. A GOGC the user set is kept.
-	if _, set := os.LookupEnv("GOGC"); !set {
-		debug.SetGCPercent(pathctlGOGC)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	stopProfile := startCPUProfile(os.Getenv("PATHCTL_CPUPROFILE"), os.Stderr)
@@ -48,9 +35,6 @@ func main() {
 	stop()
 	os.Exit(code)
 }
-
-// pathctlGOGC is the GOGC of a pathctl process unless GOGC is set.
-const pathctlGOGC = 25
 
 // The Python package sets PATHCTL_DONE_LINE=1 for its runs: a run that
 // succeeded then prints doneLine last on stderr, before the exit, and the
