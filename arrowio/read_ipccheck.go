@@ -436,33 +436,37 @@ func messageDecodedBytes(meta []byte, body io.ReaderAt, bodyLen, budget int64) (
 // checkFileBlocks checks every dictionary and record batch block of an IPC
 // file of size bytes with messageDecodedBytes, against maxDecoded bytes for
 // the whole file (0 or less: no bound). Blocks that do not fit the file are left to arrow-go,
-// which refuses them before reading.
-func checkFileBlocks(r io.ReaderAt, size, maxDecoded int64) error {
+// which refuses them before reading. It returns the rows the record
+// batches declare, for the reader to reserve: without it the edge columns
+// grew as they were appended to, copied over and over (R-MAT 20 from the
+// Python package's memfd, 2-core development machine: read in 1.2 s, 0.6
+// s from Parquet; 0.35-0.41 s with it).
+func checkFileBlocks(r io.ReaderAt, size, maxDecoded int64) (rows int64, err error) {
 	const tail = 10
 	if size < tail+8 {
-		return nil
+		return 0, nil
 	}
 	var end [tail]byte
 	if _, err := r.ReadAt(end[:], size-tail); err != nil {
-		return nil
+		return 0, nil
 	}
 	footerLen := int64(binary.LittleEndian.Uint32(end[:4]))
 	if footerLen <= 0 || footerLen > size-tail-8 {
-		return nil
+		return 0, nil
 	}
 	footer := make([]byte, footerLen)
 	if _, err := r.ReadAt(footer, size-tail-footerLen); err != nil {
-		return nil
+		return 0, nil
 	}
 	root, ok := rootTable(footer)
 	if !ok {
-		return errBadFlatbuffer
+		return 0, errBadFlatbuffer
 	}
 	var total int64
 	for _, slot := range []int{2, 3} { // dictionaries, recordBatches
 		start, n, ok := root.vector(slot, 24)
 		if !ok {
-			return errBadFlatbuffer
+			return 0, errBadFlatbuffer
 		}
 		for i := uint64(0); i < n; i++ {
 			pos := start + 24*i
@@ -474,7 +478,7 @@ func checkFileBlocks(r io.ReaderAt, size, maxDecoded int64) error {
 			}
 			meta := make([]byte, metaLen)
 			if _, err := r.ReadAt(meta, off); err != nil {
-				return fmt.Errorf("block at offset %d: %w", off, err)
+				return 0, fmt.Errorf("block at offset %d: %w", off, err)
 			}
 			fb := meta[4:]
 			if binary.LittleEndian.Uint32(meta) == 0xFFFFFFFF {
@@ -486,12 +490,36 @@ func checkFileBlocks(r io.ReaderAt, size, maxDecoded int64) error {
 			}
 			n, err := messageDecodedBytes(fb, io.NewSectionReader(r, off+metaLen, bodyLen), bodyLen, budget)
 			if err != nil {
-				return fmt.Errorf("block at offset %d: %w", off, err)
+				return 0, fmt.Errorf("block at offset %d: %w", off, err)
 			}
 			total += n
+			if slot == 3 {
+				rows += batchRows(fb)
+			}
 		}
 	}
-	return nil
+	return rows, nil
+}
+
+// batchRows is the length a record batch message's metadata declares, 0
+// where it declares none or is not a record batch.
+func batchRows(meta []byte) int64 {
+	msg, ok := rootTable(meta)
+	if !ok {
+		return 0
+	}
+	if p, present := msg.field(1); !present || p >= uint64(len(meta)) || meta[p] != fbHeaderRecordBatch {
+		return 0
+	}
+	rb, present, ok := msg.subTable(2)
+	if !ok || !present {
+		return 0
+	}
+	p, present := rb.field(0)
+	if !present || p+8 > uint64(len(meta)) {
+		return 0
+	}
+	return max(0, int64(binary.LittleEndian.Uint64(meta[p:])))
 }
 
 // checkedMessageReader is an ipc.MessageReader over an IPC stream that
