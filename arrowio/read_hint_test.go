@@ -2,6 +2,7 @@ package arrowio
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -73,5 +74,49 @@ func TestStreamRowsHint(t *testing.T) {
 	tbl, err := readStream(bytes.NewReader(data), FormatArrowStream, "hint.arrows", ReadOptions{Allocator: mem})
 	if err != nil || tbl.Edges.Len() != 15 {
 		t.Fatalf("read %v edges, %v; want 15", tbl, err)
+	}
+}
+
+// TestChunkedMatchesReserved reads the same batches, some of them empty,
+// with their rows unknown ahead (EdgesFromRecords: each batch's columns
+// kept apart and joined at the end) and from an IPC file (columns reserved
+// for the rows declared): the tables are the same, for integer and string
+// ids and integer and float weights.
+func TestChunkedMatchesReserved(t *testing.T) {
+	e := logicalEdges{
+		src:     []string{"5", "7", "5", "9", "11", "7", "13", "5", "9", "2"},
+		dst:     []string{"7", "9", "11", "5", "13", "13", "2", "2", "7", "5"},
+		weights: []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10},
+	}
+	for _, idType := range []arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.BinaryTypes.String} {
+		for _, wType := range []arrow.DataType{arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Float64, nil} {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			schema, recs := e.records(t, mem, [3]string{"src", "dst", "weight"}, idType, idType, wType, 3)
+			// An empty batch between the others.
+			empty := recs[0].NewSlice(0, 0)
+			recs = append(recs[:2:2], append([]arrow.RecordBatch{empty}, recs[2:]...)...)
+			rr, err := array.NewRecordReader(schema, recs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			chunked, err := EdgesFromRecords(rr, "chunked", ReadOptions{})
+			rr.Release()
+			if err != nil {
+				t.Fatal(err)
+			}
+			data := writeIPCFile(t, schema, recs)
+			reserved, err := readSeekable(bytes.NewReader(data), int64(len(data)), FormatArrowFile, "reserved", ReadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(chunked.Edges, chunked.Vertices) != fmt.Sprint(reserved.Edges, reserved.Vertices) || chunked.Edges.Len() != len(e.src) {
+				t.Errorf("ids %s, weights %v: chunked %+v %+v, reserved %+v %+v", idType, wType, chunked.Edges, chunked.Vertices, reserved.Edges, reserved.Vertices)
+			}
+			if (wType != nil) != chunked.Edges.Weighted() {
+				t.Errorf("ids %s, weights %v: weighted %v", idType, wType, chunked.Edges.Weighted())
+			}
+			releaseAll(recs)
+			mem.AssertSize(t, 0)
+		}
 	}
 }

@@ -262,6 +262,19 @@ type edgeAccumulator struct {
 	dstProv  []int32
 	weights  weightColumn
 	weighted bool
+	// chunked: the rows were not known ahead (a pipe, a Flight upload,
+	// CSV), so each batch's columns are made at its size and kept apart
+	// (chunks), and finish joins them with one copy, where appending to
+	// one column copies it again each time it outgrows its room.
+	chunked bool
+	chunks  []accChunk
+}
+
+// accChunk is one batch's columns in a chunked accumulator.
+type accChunk struct {
+	srcKeys, dstKeys []int64
+	srcProv, dstProv []int32
+	weights          weightColumn
 }
 
 // maxRowsHint caps the capacity reserved from a file's own row count, which
@@ -269,7 +282,7 @@ type edgeAccumulator struct {
 const maxRowsHint = 1 << 28
 
 func newEdgeAccumulator(name string, cols columnSet, rows int) *edgeAccumulator {
-	a := &edgeAccumulator{name: name, cols: cols, weighted: cols.weight >= 0}
+	a := &edgeAccumulator{name: name, cols: cols, weighted: cols.weight >= 0, chunked: rows <= 0}
 	if cols.kind == kindString {
 		a.strs = newStringTable()
 		a.srcProv, a.dstProv = make([]int32, 0, rows), make([]int32, 0, rows)
@@ -290,6 +303,9 @@ func (a *edgeAccumulator) add(rec arrow.RecordBatch, row int64) error {
 		if n := rec.Column(idx).Len(); int64(n) != rec.NumRows() {
 			return fmt.Errorf("arrowio: %s: column %q has %d values in a batch of %d rows at row %d", a.name, rec.ColumnName(idx), n, rec.NumRows(), row)
 		}
+	}
+	if a.chunked {
+		a.startChunk(int(rec.NumRows()))
 	}
 	type idCol struct {
 		name string
@@ -331,7 +347,69 @@ func (a *edgeAccumulator) add(rec arrow.RecordBatch, row int64) error {
 	return nil
 }
 
+// startChunk keeps the columns of the batches so far apart and gives the
+// next batch columns of its own, with room for its n rows.
+func (a *edgeAccumulator) startChunk(n int) {
+	a.keepChunk()
+	if a.strs != nil {
+		a.srcProv, a.dstProv = make([]int32, 0, n), make([]int32, 0, n)
+	} else {
+		a.srcKeys, a.dstKeys = make([]int64, 0, n), make([]int64, 0, n)
+	}
+	if a.weighted {
+		a.weights = weightColumn{}
+		a.weights.init(a.cols.wType, n)
+	}
+}
+
+// keepChunk moves the current batch's columns, if any, to the chunks.
+func (a *edgeAccumulator) keepChunk() {
+	if len(a.srcKeys)+len(a.srcProv) == 0 {
+		return
+	}
+	a.chunks = append(a.chunks, accChunk{a.srcKeys, a.dstKeys, a.srcProv, a.dstProv, a.weights})
+}
+
+// joinChunks gives a chunked accumulator its columns whole.
+func (a *edgeAccumulator) joinChunks() {
+	a.keepChunk()
+	a.srcKeys = joinColumn(a.chunks, func(c *accChunk) []int64 { return c.srcKeys })
+	a.dstKeys = joinColumn(a.chunks, func(c *accChunk) []int64 { return c.dstKeys })
+	a.srcProv = joinColumn(a.chunks, func(c *accChunk) []int32 { return c.srcProv })
+	a.dstProv = joinColumn(a.chunks, func(c *accChunk) []int32 { return c.dstProv })
+	if a.weighted {
+		a.weights = weightColumn{}
+		a.weights.init(a.cols.wType, 0)
+		switch {
+		case a.weights.f32 != nil:
+			a.weights.f32 = joinColumn(a.chunks, func(c *accChunk) []float32 { return c.weights.f32 })
+		case a.weights.f64 != nil:
+			a.weights.f64 = joinColumn(a.chunks, func(c *accChunk) []float64 { return c.weights.f64 })
+		default:
+			a.weights.ints = joinColumn(a.chunks, func(c *accChunk) []int64 { return c.weights.ints })
+		}
+	}
+	a.chunks = nil
+}
+
+// joinColumn is the column of of every chunk, in order, in one slice of
+// their total length (never nil).
+func joinColumn[T any](chunks []accChunk, of func(*accChunk) []T) []T {
+	total := 0
+	for i := range chunks {
+		total += len(of(&chunks[i]))
+	}
+	out := make([]T, 0, total)
+	for i := range chunks {
+		out = append(out, of(&chunks[i])...)
+	}
+	return out
+}
+
 func (a *edgeAccumulator) finish() (*EdgeTable, error) {
+	if a.chunked {
+		a.joinChunks()
+	}
 	t := &EdgeTable{Name: a.name, WeightGuessed: a.cols.guess.column, WeightNote: a.cols.guess.note(defaultWeightCol)}
 	if a.weighted {
 		t.WeightType = a.cols.wType
