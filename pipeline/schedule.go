@@ -107,8 +107,12 @@ func runBlocks(ctx context.Context, g *Graph, runner graph.Runner, opt Options, 
 		}
 	}
 	p := producer{g: g, runner: runner, opt: opt, sched: sched, sources: sources, blocks: blocks, send: send}
-	if ahead && opt.Layout == arrowio.LayoutMatrix && sched.buildRecords != nil && sched.targets == nil {
-		// The pool's blocks are full rows (a cutoff alone keeps them).
+	if opt.Layout == arrowio.LayoutMatrix && sched.buildRecords != nil && sched.targets == nil {
+		// The pool's blocks are full rows (a cutoff alone keeps them),
+		// which every runner writes whole (the CPU runner too:
+		// cpu.TestRunOverwritesStaleBlocks). On the CPU, reusing them
+		// spares the page faults of fresh memory and the garbage of the
+		// blocks written.
 		p.pool = &blockPool{}
 		p.pool.pin, _ = runner.(graph.HostPinner)
 		p.inPlace = inPlaceFor(opt, p.pool.pin, len(sources), g.NumVertices(), runner.DistType())
@@ -170,7 +174,7 @@ type producer struct {
 	blocks  []SourceBlock
 	send    func(blockResult) error
 	// pool, when set, recycles the blocks' distance arrays (matrix records
-	// of a runner that writes every element: an AsyncRunner).
+	// of full rows, which every runner writes whole).
 	pool *blockPool
 	// inPlace, when set, gives the blocks the output's own rows, ahead of
 	// the pool (Options.MatrixValues).
