@@ -228,7 +228,12 @@ func checkFileFooter(r io.ReaderAt, size int64) error {
 		return nil
 	}
 	footerLen := int64(binary.LittleEndian.Uint32(end[:4]))
-	if footerLen <= 0 || footerLen > size-tail-8 {
+	// arrow-go refuses a footer that leaves less than the leading magic
+	// (6 bytes) before it; one it reads is checked here, however close to
+	// the start (a footer overlapping the padding once slipped through
+	// with a schema claiming billions of fields, and arrow-go ran out of
+	// memory allocating them).
+	if footerLen <= 0 || footerLen > size-tail-6 {
 		return nil // arrow-go reports inconsistent metadata
 	}
 	footer := make([]byte, footerLen)
@@ -451,7 +456,7 @@ func checkFileBlocks(r io.ReaderAt, size, maxDecoded int64) (rows int64, err err
 		return 0, nil
 	}
 	footerLen := int64(binary.LittleEndian.Uint32(end[:4]))
-	if footerLen <= 0 || footerLen > size-tail-8 {
+	if footerLen <= 0 || footerLen > size-tail-6 { // as checkFileFooter
 		return 0, nil
 	}
 	footer := make([]byte, footerLen)
