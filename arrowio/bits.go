@@ -1,6 +1,10 @@
 package arrowio
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+)
 
 // copyBits copies n bits of src starting at bit from into dst starting at
 // bit at (Arrow's bit order: bit i of a bitmap is bit i%8 of byte i/8),
@@ -15,7 +19,7 @@ func copyBits(dst []byte, at int, src []byte, from, n int) {
 	}
 	// Head: single bits up to a word boundary of dst.
 	for n > 0 && at%64 != 0 {
-		setBit(dst, at, getBit(src, from))
+		bitutil.SetBitTo(dst, at, bitutil.BitIsSet(src, from))
 		at, from, n = at+1, from+1, n-1
 	}
 	// Body: whole 64-bit words of dst, each read from the 9 bytes of src
@@ -36,17 +40,7 @@ func copyBits(dst []byte, at int, src []byte, from, n int) {
 	}
 	// Tail.
 	for ; n > 0; n-- {
-		setBit(dst, at, getBit(src, from))
+		bitutil.SetBitTo(dst, at, bitutil.BitIsSet(src, from))
 		at, from = at+1, from+1
-	}
-}
-
-func getBit(b []byte, i int) bool { return b[i/8]&(1<<uint(i%8)) != 0 }
-
-func setBit(b []byte, i int, v bool) {
-	if v {
-		b[i/8] |= 1 << uint(i%8)
-	} else {
-		b[i/8] &^= 1 << uint(i%8)
 	}
 }

@@ -347,9 +347,17 @@ func (a *edgeAccumulator) add(rec arrow.RecordBatch, row int64) error {
 	return nil
 }
 
+// chunkRoomMax bounds the room a chunk is given up front: a batch's row
+// count is what its metadata claims, which a corrupt input may overstate
+// (the columns' own lengths are read from the same metadata); a larger
+// batch's columns grow as they are appended to.
+const chunkRoomMax = 1 << 20
+
 // startChunk keeps the columns of the batches so far apart and gives the
-// next batch columns of its own, with room for its n rows.
+// next batch columns of its own, with room for its n rows (at most
+// chunkRoomMax).
 func (a *edgeAccumulator) startChunk(n int) {
+	n = min(n, chunkRoomMax)
 	a.keepChunk()
 	if a.strs != nil {
 		a.srcProv, a.dstProv = make([]int32, 0, n), make([]int32, 0, n)

@@ -60,16 +60,24 @@ func collectText(t *testing.T, g *Graph, opt Options) (string, error) {
 	opt.Allocator = mem
 	var b strings.Builder
 	_, err := Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
-		for i := 0; i < int(r.NumRows()); i++ {
-			for c := 0; c < int(r.NumCols()); c++ {
-				b.WriteString(r.Column(c).ValueStr(i))
-				b.WriteByte('\t')
-			}
-			b.WriteByte('\n')
-		}
+		b.WriteString(recordText(r))
 		return nil
 	})
 	return b.String(), err
+}
+
+// recordText renders r's rows a line each, its columns' values followed
+// by tabs.
+func recordText(r arrow.RecordBatch) string {
+	var b strings.Builder
+	for i := 0; i < int(r.NumRows()); i++ {
+		for c := 0; c < int(r.NumCols()); c++ {
+			b.WriteString(r.Column(c).ValueStr(i))
+			b.WriteByte('\t')
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
 
 // TestLoadGraphEngines checks LoadGraph's engine choice where it does not

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -64,40 +65,16 @@ func TestCPUMatrixBlocksFromThePool(t *testing.T) {
 	}
 }
 
-// recordText is collectText's rendering of one record.
-func recordText(r arrow.RecordBatch) string {
-	var s string
-	for i := 0; i < int(r.NumRows()); i++ {
-		for c := 0; c < int(r.NumCols()); c++ {
-			s += r.Column(c).ValueStr(i) + "\t"
-		}
-		s += "\n"
-	}
-	return s
-}
-
 // containsRows reports whether every line of part is a line of whole.
 func containsRows(whole, part string) bool {
 	lines := map[string]bool{}
-	for _, l := range splitLines(whole) {
+	for l := range strings.Lines(whole) {
 		lines[l] = true
 	}
-	for _, l := range splitLines(part) {
+	for l := range strings.Lines(part) {
 		if !lines[l] {
 			return false
 		}
 	}
 	return len(part) > 0
-}
-
-func splitLines(s string) []string {
-	var out []string
-	start := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			out = append(out, s[start:i])
-			start = i + 1
-		}
-	}
-	return out
 }
