@@ -76,6 +76,10 @@ type device struct {
 	// computeDone, an event recorded on stream 0 after a block's kernels.
 	copyStream  uintptr
 	computeDone uintptr
+	// peerStream is a non-blocking stream for copies between devices
+	// (copyDevice): cuMemcpyPeer would wait for the work of both devices'
+	// default streams, so a device could not take rows while it computes.
+	peerStream uintptr
 	// copies feeds the copier goroutine (overlap.go) the copies queued on
 	// copyStream, in queue order; copierDone closes when it has stopped.
 	copies     chan *copyJob
@@ -185,6 +189,9 @@ func (dv *device) setup() (err error) {
 	if err := d.cuStreamCreate(&dv.copyStream, streamNonBlocking).Err("cuStreamCreate"); err != nil {
 		return err
 	}
+	if err := d.cuStreamCreate(&dv.peerStream, streamNonBlocking).Err("cuStreamCreate"); err != nil {
+		return err
+	}
 	if err := d.cuEventCreate(&dv.computeDone, eventDisableTiming).Err("cuEventCreate"); err != nil {
 		return err
 	}
@@ -215,6 +222,10 @@ func (dv *device) teardown() error {
 	if dv.copyStream != 0 {
 		errs = append(errs, d.cuStreamDestroy_v2(dv.copyStream).Err("cuStreamDestroy_v2"))
 		dv.copyStream = 0
+	}
+	if dv.peerStream != 0 {
+		errs = append(errs, d.cuStreamDestroy_v2(dv.peerStream).Err("cuStreamDestroy_v2"))
+		dv.peerStream = 0
 	}
 	if dv.argBlock != nil {
 		errs = append(errs, d.cuMemFreeHost(dv.argBlock).Err("cuMemFreeHost"))

@@ -134,6 +134,7 @@ type driver struct {
 	cuDeviceCanAccessPeer        func(can *int32, dev, peer int32) Result
 	cuCtxEnablePeerAccess        func(peer uintptr, flags uint32) Result
 	cuMemcpyPeer                 func(dst uint64, dstCtx uintptr, src uint64, srcCtx uintptr, size uint64) Result
+	cuMemcpyPeerAsync            func(dst uint64, dstCtx uintptr, src uint64, srcCtx uintptr, size uint64, stream uintptr) Result
 	cuMemcpyDtoD_v2              func(dst, src uint64, size uint64) Result
 }
 

@@ -7,24 +7,25 @@ package gpu
 // dealt into a part per runner. When every runner has asked for the rows
 // (they start their first stats blocks together), they share one plan of
 // the whole list (phasedRound): each phase's sources are cut by part, and
-// between phases every runner copies the others' new rows, so that later
-// phases seed from all earlier rows as on one device. A runner that comes
-// alone (hubArrivalWait) settles the group for parts: each part is
-// computed whole by the runner that claims it first and copied by the
+// each runner sends its new rows to the others as soon as it has them, so
+// that later phases seed from all earlier rows as on one device. A runner
+// that comes alone (hubArrivalWait) settles the group for parts: each part
+// is computed whole by the runner that claims it first and copied by the
 // others. Copies go peer to peer where cuDeviceCanAccessPeer allows it,
-// through the driver's staging otherwise. R-MAT 18's core (56,278 rows)
-// on two H200s (BENCHMARKS.md, session 11): 2.1 s on one device; halves
-// planned alone 1.58 s each; cut phase by phase 1.04 s each, and 0.11 s
-// of copies.
+// through the driver's staging otherwise, on a stream that waits for
+// neither device's kernels. R-MAT 18's core (56,278 rows) on two H200s
+// (BENCHMARKS.md, sessions 11 and 14): 2.1 s on one device; halves planned
+// alone 1.58 s each; cut phase by phase 1.04 s each, and 0.11 s of copies.
 //
 // Choices: no wait is unbounded: a phase waits only for runners that
 // have arrived, a part only for the runner computing it, and a runner
 // that fails marks the round failed (the others then compute every row
 // alone) or releases its claim. A runner whose buffers are released (a
 // reallocation, Close) withdraws its parts, and waits for the others to
-// copy a phased round's last phase, under the group's lock, which every
-// copy holds, so no copy reads freed memory. Runners whose hub lists
-// differ in length (other capacities) compute their rows alone.
+// finish a phased round's last phase and for every copy under way (a
+// part's copy holds the group's lock; a phase's rows are sent without it,
+// and counted), so that no copy touches freed memory. Runners whose hub
+// lists differ in length (other capacities) compute their rows alone.
 
 import (
 	"fmt"
@@ -60,6 +61,9 @@ type hubGroup struct {
 	copied  int64
 	copying time.Duration
 	peer    bool
+	// inflight counts the phased round's copies under way, made with mu
+	// released (pushSpans): no runner's rows are freed until it is 0.
+	inflight int
 	// ahead is the plan of the whole hub list begun when the first
 	// runner's run was sized (hubPlanAhead), for the runner that plans
 	// the phased round.
@@ -105,26 +109,36 @@ const hubArrivalWait = 2 * time.Second
 // list (the core's phases seed later rows from earlier ones, which halves
 // planned alone lose: R-MAT 18's core on an H200, 2.1 s whole, a dealt
 // half alone 1.58 s): each phase's sources are cut among the runners by
-// the part their row lies in, every runner waits for the phase's other
-// parts and copies them (each part's rows of one phase are one span, as
-// the hub list is dealt and its phases follow falling degree), and each
-// derives the plan's minimums and leaves itself at the end.
+// the part their row lies in, every runner sends its rows of a phase to
+// the others and waits for theirs (each part's rows of one phase are one
+// span, as the hub list is dealt and its phases follow falling degree),
+// and each derives the plan's minimums and leaves itself at the end.
 type phasedRound struct {
 	plan *plan.Block
-	// finish, until it ran, makes the plan's later phases (hubPlan);
-	// parts are the group's, which cut each phase.
+	// finish, until it ran, makes the plan's later phases (hubPlan).
 	finish func()
-	parts  []hubPart
-	share  [][][]int    // [phase][runner]: positions in plan.Sources
-	span   [][][2]int32 // [phase][runner]: the rows [lo, hi) of its share
-	done   []int        // per phase, the runners that computed their share
-	// copied counts the runners done copying the last phase; failed is
-	// set when one fails, and the others then compute every row alone.
+	// prep is each phase cut among the runners, made ahead by prepare.
+	prep []phasePrep
+	done []int // per phase, the runners that computed and sent their share
+	// copied counts the runners done with the last phase; failed is set
+	// when one fails, and the others then compute every row alone.
 	copied int
 	failed bool
 	took   []time.Duration // per runner, computing its shares
 	rows   []int           // per runner, the rows it computed
 	joined map[*Runner]bool
+}
+
+// phasePrep is one phase of a phased round cut among its runners, read
+// once ready is closed: per runner, the positions in plan.Sources of its
+// share, the rows [lo, hi) they cover, and the plan of its share packed
+// for the device (nil where it has none).
+type phasePrep struct {
+	ready  chan struct{}
+	share  [][]int
+	span   [][2]int32
+	part   []*plan.Block
+	packed []*plan.Packed
 }
 
 // ShareHubRows makes runners, of one graph on several devices (or several
@@ -258,7 +272,7 @@ func (g *hubGroup) ensureParts(r *Runner) error {
 
 // ensurePhased is ensureShared in a phased round (modePhases), with g.mu
 // held: the first runner plans the hub list; every runner computes its
-// share of each phase, waits for the others' and copies them, then
+// share of each phase, sends it to the others and waits for theirs, then
 // derives the plan's minimums and leaves. Where a runner fails, the
 // others compute every row alone.
 func (g *hubGroup) ensurePhased(r *Runner) error {
@@ -286,12 +300,15 @@ func (g *hubGroup) ensurePhased(r *Runner) error {
 		if ph.failed {
 			return alone()
 		}
-		g.cutPhase(ph, i)
-		if len(ph.share[i][j]) > 0 {
-			part := ph.plan.PhasePart(i, ph.share[i][j])
+		pr := g.phase(ph, i)
+		if ph.failed {
+			return alone()
+		}
+		if part := pr.part[j]; part != nil {
+			tracef(r.ordinal(), "hub phase %d: %d rows", i, len(part.Sources))
 			g.mu.Unlock()
 			began := time.Now()
-			err := r.runHubPlan(part, nil, 0, time.Now())
+			err := r.runHubPlan(part, nil, pr.packed[j], 0, time.Now())
 			g.mu.Lock()
 			ph.took[j] += time.Since(began)
 			ph.rows[j] += len(part.Sources)
@@ -301,49 +318,106 @@ func (g *hubGroup) ensurePhased(r *Runner) error {
 				return err
 			}
 		}
+		tracef(r.ordinal(), "hub phase %d computed", i)
+		if err := g.pushSpans(r, ph, pr.span[j], i); err != nil {
+			ph.failed = true
+			g.cond.Broadcast()
+			return err
+		}
 		ph.done[i]++
 		g.cond.Broadcast()
 		for ph.done[i] < len(g.runners) && !ph.failed {
 			g.cond.Wait()
 		}
+		tracef(r.ordinal(), "hub phase %d: every device's share in place", i)
 		if ph.failed {
 			return alone()
 		}
-		for o, other := range g.runners {
-			if sp := ph.span[i][o]; o != j && sp[1] > sp[0] {
-				if err := g.copySpan(r, other, sp); err != nil {
-					ph.failed = true
-					g.cond.Broadcast()
-					return err
-				}
-			}
-		}
 	}
 	ph.copied++
+	tracef(r.ordinal(), "hub phases copied")
 	g.cond.Broadcast()
 	g.finishPlan(ph) // (done already past a first phase)
 	d := ph.plan.Derivations()
+	if len(d.Mins) == 0 && len(d.Derive) == 0 && r.relabel.perm == nil {
+		// Nothing to derive (the core's rows all come from the kernel):
+		// the empty plan's run took 17-29 ms on an H200 (session 14).
+		return nil
+	}
 	g.mu.Unlock()
 	defer g.mu.Lock()
-	return r.runHubPlan(d, nil, 0, time.Now())
+	tracef(r.ordinal(), "hub derivations: %d minimums, %d leaves", len(d.Mins), len(d.Derive))
+	defer tracef(r.ordinal(), "hub derivations done")
+	return r.runHubPlan(d, nil, nil, 0, time.Now())
 }
 
 // newPhasedRound is the phased round of bp, the plan of the hub list
-// among m runners, whose later phases finish completes (nil: complete);
-// cutPhase cuts each phase among them as it comes.
+// among m runners holding parts, whose later phases finish completes
+// (nil: complete). Each phase is cut among the runners and each share
+// planned and packed aside (prepare), while the earlier phases run: made
+// by the runner that came first, under the group's lock, the cut and
+// plan of a share held the phases' start 6-15 ms on R-MAT 18's core
+// (session 14).
 func newPhasedRound(bp *plan.Block, finish func(), parts []hubPart, m int) *phasedRound {
 	phases := bp.NumPhases()
-	ph := &phasedRound{plan: bp, parts: parts, done: make([]int, phases), took: make([]time.Duration, m), rows: make([]int, m),
-		joined: map[*Runner]bool{}, share: make([][][]int, phases), span: make([][][2]int32, phases)}
+	ph := &phasedRound{plan: bp, done: make([]int, phases), took: make([]time.Duration, m), rows: make([]int, m),
+		joined: map[*Runner]bool{}, prep: make([]phasePrep, phases)}
 	if finish != nil {
 		ph.finish = sync.OnceFunc(finish)
 	}
+	bounds := make([]int, len(parts))
+	for i, p := range parts {
+		bounds[i] = p.hi
+	}
+	for i := range ph.prep {
+		ph.prep[i].ready = make(chan struct{})
+	}
+	go ph.prepare(ph.finish, bounds)
 	return ph
 }
 
+// prepare cuts each phase of the round's plan among its runners (a source
+// goes to the runner of the part its row lies in: his, the parts' ends)
+// and plans each share, in phase order; a phase past the first waits for
+// the plan's finish first.
+func (ph *phasedRound) prepare(finish func(), his []int) {
+	bp, m := ph.plan, len(ph.took)
+	for i := range ph.prep {
+		if i > 0 && finish != nil {
+			finish()
+		}
+		pr := &ph.prep[i]
+		pr.share, pr.span = make([][]int, m), make([][2]int32, m)
+		for at := bp.PhaseStart(i); at < bp.PhaseStart(i+1); at++ {
+			row := int32(at)
+			if bp.Rows != nil {
+				row = bp.Rows[at]
+			}
+			o := 0
+			for o+1 < len(his) && int(row) >= his[o] {
+				o++
+			}
+			if len(pr.share[o]) == 0 || row < pr.span[o][0] {
+				pr.span[o][0] = row
+			}
+			pr.span[o][1] = max(pr.span[o][1], row+1)
+			pr.share[o] = append(pr.share[o], at)
+		}
+		pr.part, pr.packed = make([]*plan.Block, m), make([]*plan.Packed, m)
+		for j, share := range pr.share {
+			if len(share) > 0 {
+				part := bp.PhasePart(i, share)
+				packed := part.Pack(0, part.NumPhases(), true)
+				pr.part[j], pr.packed[j] = part, &packed
+			}
+		}
+		close(pr.ready)
+	}
+}
+
 // finishPlan waits, with g.mu released meanwhile, until the plan's later
-// phases are made (their order and seeds, which a phase past the first
-// and the derivations read); with g.mu held.
+// phases are made (their order and seeds, which the derivations read);
+// with g.mu held.
 func (g *hubGroup) finishPlan(ph *phasedRound) {
 	if ph.finish == nil {
 		return
@@ -355,64 +429,76 @@ func (g *hubGroup) finishPlan(ph *phasedRound) {
 	ph.finish = nil
 }
 
-// cutPhase cuts phase i of the round's plan among its runners where it is
-// not cut yet (with g.mu held): a source goes to the runner of the part
-// (of ph.parts) its row lies in. A phase past the first waits for the
-// plan's finish first (finishPlan).
-func (g *hubGroup) cutPhase(ph *phasedRound, i int) {
-	if i > 0 {
-		g.finishPlan(ph)
-	}
-	if ph.share[i] != nil {
-		return
-	}
-	bp, m := ph.plan, len(ph.took)
-	share := make([][]int, m)
-	span := make([][2]int32, m)
-	for at := bp.PhaseStart(i); at < bp.PhaseStart(i+1); at++ {
-		row := int32(at)
-		if bp.Rows != nil {
-			row = bp.Rows[at]
-		}
-		o := 0
-		for o+1 < len(ph.parts) && int(row) >= ph.parts[o].hi {
-			o++
-		}
-		if len(share[o]) == 0 || row < span[o][0] {
-			span[o][0] = row
-		}
-		span[o][1] = max(span[o][1], row+1)
-		share[o] = append(share[o], at)
-	}
-	ph.share[i], ph.span[i] = share, span
+// phase waits, with g.mu released meanwhile, until phase i of the round
+// is cut among the runners (prepare); with g.mu held.
+func (g *hubGroup) phase(ph *phasedRound, i int) *phasePrep {
+	pr := &ph.prep[i]
+	g.mu.Unlock()
+	<-pr.ready
+	g.mu.Lock()
+	return pr
 }
 
-// copySpan copies the hub rows [sp[0], sp[1]) of runner from into r's,
-// and waits for the copy (with g.mu held, so that from cannot free them
-// meanwhile).
-func (g *hubGroup) copySpan(r, from *Runner, sp [2]int32) error {
-	began := time.Now()
+// pushSpans copies r's rows of phase i of the round into every other
+// runner's, with g.mu held on entry and on return but not during the
+// copies: a runner sends its rows as soon as it has computed them, while
+// the others may still compute theirs, and a phase is done once every
+// runner has sent its own. The rows a span covers are final; the runner
+// that receives them writes only rows of its own part meanwhile, outside
+// it. g.inflight keeps a runner's memory from being freed (leaveHubGroup)
+// while a copy writes into it. R-MAT 18's core on two H200s
+// (BENCHMARKS.md, session 14): pulling the others' rows after each phase
+// with the lock held, each runner's copies waited behind the other's (106
+// ms of copies in all, 65 ms after the last phase); pulled at once they
+// shared the link (30 and 60 ms after the last phase).
+func (g *hubGroup) pushSpans(r *Runner, ph *phasedRound, sp [2]int32, i int) error {
+	j := slices.Index(g.runners, r)
+	if sp[1] <= sp[0] || ph.failed {
+		return nil
+	}
 	at := uint64(int64(sp[0]) * r.rowBytes())
 	size := int64(sp[1]-sp[0]) * r.rowBytes()
-	peer, err := copyDevice(r.e.dev, from.e.dev, g.base[r]+at, g.base[from]+at, uint64(size))
+	var to []*Runner
+	for o, other := range g.runners {
+		if o != j {
+			to = append(to, other)
+		}
+	}
+	g.inflight++
+	g.mu.Unlock()
+	began := time.Now()
+	var err error
+	peer := true
+	for _, o := range to {
+		var p bool
+		if p, err = copyDevice(r.e.dev, o.e.dev, r.e.dev, g.base[o]+at, g.base[r]+at, uint64(size)); err != nil {
+			break
+		}
+		peer = peer && p
+	}
+	took := time.Since(began)
+	tracef(r.ordinal(), "hub phase %d: sent to %d devices (%.1f GiB each in %s)", i, len(to), float64(size)/(1<<30), took.Round(time.Millisecond))
+	g.mu.Lock()
+	g.inflight--
+	g.cond.Broadcast()
 	if err != nil {
 		return err
 	}
-	g.copies++
-	g.copied += size
-	g.copying += time.Since(began)
+	g.copies += len(to)
+	g.copied += size * int64(len(to))
+	g.copying += took
 	g.peer = g.peer && peer
 	return nil
 }
 
 // runHubPlan runs a plan of hub rows whose own rows start at 0 (its
 // later phases finished by finish, when not nil, while the first runs;
-// runPlan) in the hub rows from hub first on: the block's kernels, which
+// or packed ahead, when packed is not nil; runPlan) in the hub rows from hub first on: the block's kernels, which
 // address rows from the start of r.dist, see a view of the first slot's
 // rows that starts there, so that the plan need not be shifted and its
 // first phase runs before the rest of it is made. Its device time adds
 // to the runner's kernel time; began is when its planning began.
-func (r *Runner) runHubPlan(bp *plan.Block, finish func(), first int, began time.Time) error {
+func (r *Runner) runHubPlan(bp *plan.Block, finish func(), packed *plan.Packed, first int, began time.Time) error {
 	if bp.Rows == nil {
 		bp.Rows = ownRows(len(bp.Sources)) // the hubs, not the block's sources
 	}
@@ -424,7 +510,7 @@ func (r *Runner) runHubPlan(bp *plan.Block, finish func(), first int, began time
 	// phased round) would otherwise lay it over the earlier phases' rows.
 	r.frontierRows = view
 	defer func() { r.dist, r.frontierRows = view, devBuf{} }()
-	if err := r.runPlan(bp, finish, nil, began); err != nil {
+	if err := r.runPlan(bp, finish, packed, began); err != nil {
 		return err
 	}
 	r.kernelTime += r.e.dev.lastKernel
@@ -438,14 +524,15 @@ func (r *Runner) runHubPlan(bp *plan.Block, finish func(), first int, began time
 // the driver's staging in host memory.
 func (r *Runner) copyHubPart(p *hubPart) (bool, error) {
 	to := r.dist.ptr + uint64(int64(r.hubs.firstRow+p.lo)*r.rowBytes())
-	return copyDevice(r.e.dev, p.owner.e.dev, to, p.at, uint64(int64(p.hi-p.lo)*r.rowBytes()))
+	return copyDevice(r.e.dev, r.e.dev, p.owner.e.dev, to, p.at, uint64(int64(p.hi-p.lo)*r.rowBytes()))
 }
 
 // copyDevice copies size bytes at src on device from to dst on device to,
-// and waits for the copy. It reports whether the copy went device to
-// device (one context, or peer to peer) rather than through the driver's
-// staging in host memory.
-func copyDevice(to, from *device, dst, src, size uint64) (bool, error) {
+// from the goroutine of device cur (one of the two, whose context is
+// current there), and waits for the copy. It reports whether the copy went
+// device to device (one context, or peer to peer) rather than through the
+// driver's staging in host memory.
+func copyDevice(cur, to, from *device, dst, src, size uint64) (bool, error) {
 	d := to.d
 	peer := true
 	if to.ctx == from.ctx {
@@ -453,13 +540,22 @@ func copyDevice(to, from *device, dst, src, size uint64) (bool, error) {
 			return false, err
 		}
 	} else {
+		other := from
+		if cur == from {
+			other = to
+		}
 		var err error
-		if peer, err = enablePeer(to, from); err != nil {
+		if peer, err = enablePeer(cur, other); err != nil {
 			return false, err
 		}
-		if err := d.cuMemcpyPeer(dst, to.ctx, src, from.ctx, size).Err("cuMemcpyPeer"); err != nil {
+		// On cur's peer stream, which waits for no kernel of either
+		// device: the rows copied are final (the kernels that wrote them
+		// were waited for), and the receiver's kernels meanwhile touch
+		// other rows.
+		if err := d.cuMemcpyPeerAsync(dst, to.ctx, src, from.ctx, size, cur.peerStream).Err("cuMemcpyPeerAsync"); err != nil {
 			return false, err
 		}
+		return peer, d.cuStreamSynchronize(cur.peerStream).Err("cuStreamSynchronize (peer stream)")
 	}
 	return peer, d.cuCtxSynchronize().Err("cuCtxSynchronize")
 }
@@ -523,6 +619,9 @@ func (r *Runner) leaveHubGroup() {
 	// A phased round's rows are read by the others until each has copied
 	// the last phase.
 	for ph := g.phased; ph != nil && ph.joined[r] && !ph.failed && ph.copied < len(g.runners); {
+		g.cond.Wait()
+	}
+	for g.inflight > 0 { // a copy may write r's rows (pushSpans)
 		g.cond.Wait()
 	}
 	for i := range g.parts {
