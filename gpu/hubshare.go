@@ -667,4 +667,3 @@ func enablePeer(dst, src *device) (bool, error) {
 	}
 	return true, nil
 }
-
