@@ -444,9 +444,10 @@ func (g *hubGroup) phase(ph *phasedRound, i int) *phasePrep {
 // runner's, with g.mu held on entry and on return but not during the
 // copies: a runner sends its rows as soon as it has computed them, while
 // the others may still compute theirs, and a phase is done once every
-// runner has sent its own. The rows a span covers are final; the runner
-// that receives them writes only rows of its own part meanwhile, outside
-// it. g.inflight keeps a runner's memory from being freed (leaveHubGroup)
+// runner has sent its own. The span lies in r's part of the hub list,
+// which no other runner writes: beside r's rows of the phase it may
+// cover r's rows of other phases, earlier ones the same on every device
+// and later ones computed on none yet. g.inflight keeps a runner's memory from being freed (leaveHubGroup)
 // while a copy writes into it. R-MAT 18's core on two H200s
 // (BENCHMARKS.md, session 14): pulling the others' rows after each phase
 // with the lock held, each runner's copies waited behind the other's (106
@@ -494,11 +495,12 @@ func (g *hubGroup) pushSpans(r *Runner, ph *phasedRound, sp [2]int32, i int) err
 
 // runHubPlan runs a plan of hub rows whose own rows start at 0 (its
 // later phases finished by finish, when not nil, while the first runs;
-// or packed ahead, when packed is not nil; runPlan) in the hub rows from hub first on: the block's kernels, which
-// address rows from the start of r.dist, see a view of the first slot's
-// rows that starts there, so that the plan need not be shifted and its
-// first phase runs before the rest of it is made. Its device time adds
-// to the runner's kernel time; began is when its planning began.
+// packed ahead, when packed is not nil; runPlan) in the hub rows from hub
+// first on: the block's kernels, which address rows from the start of
+// r.dist, see a view of the first slot's rows that starts there, so that
+// the plan need not be shifted and its first phase runs before the rest
+// of it is made. Its device time adds to the runner's kernel time; began
+// is when its planning began.
 func (r *Runner) runHubPlan(bp *plan.Block, finish func(), packed *plan.Packed, first int, began time.Time) error {
 	if bp.Rows == nil {
 		bp.Rows = ownRows(len(bp.Sources)) // the hubs, not the block's sources
