@@ -134,6 +134,7 @@ func buildTypedParallel[D Number](g *CSR, e *Edges, undirected bool, workers int
 	var taken atomic.Int64
 	each(func(w int) {
 		var row []rowArc[D]
+		var keys []uint64
 		b := bounds{}
 		for {
 			first := int(taken.Add(parallelRowChunk)) - parallelRowChunk
@@ -146,7 +147,7 @@ func buildTypedParallel[D Number](g *CSR, e *Edges, undirected bool, workers int
 				for k := lo; k < hi; k++ {
 					row = append(row, rowArc[D]{targets[k], weights[k]})
 				}
-				sortRow(row)
+				sortRow(row, &keys)
 				out := lo
 				for k, a := range row {
 					if k > 0 && row[k-1].t == a.t {
@@ -204,8 +205,17 @@ type rowArc[D Number] struct {
 }
 
 // sortRow orders a row's arcs by target, then by rising weight, so that
-// the first of each target is the one a build keeps.
-func sortRow[D Number](row []rowArc[D]) {
+// the first of each target is the one a build keeps. keys is scratch
+// space kept between rows. Rows of int32 weights (integer graphs, and
+// unweighted ones) are sorted as one uint64 key per arc, target then
+// weight: the comparison function's calls were three quarters of a
+// build's time (R-MAT 18 on two cores: 246-276 -> 197-210 ms, session
+// 14).
+func sortRow[D Number](row []rowArc[D], keys *[]uint64) {
+	if r, ok := any(row).([]rowArc[int32]); ok && len(r) > 1 {
+		sortRowInt32(r, keys)
+		return
+	}
 	slices.SortFunc(row, func(a, b rowArc[D]) int {
 		if a.t != b.t {
 			return int(a.t) - int(b.t)
@@ -218,4 +228,19 @@ func sortRow[D Number](row []rowArc[D]) {
 		}
 		return 0
 	})
+}
+
+// sortRowInt32 is sortRow for int32 weights: each arc as the key
+// target<<32 | weight with its sign bit flipped (so that the unsigned
+// order of the low half is the signed order of the weights).
+func sortRowInt32(row []rowArc[int32], keys *[]uint64) {
+	k := (*keys)[:0]
+	for _, a := range row {
+		k = append(k, uint64(uint32(a.t))<<32|uint64(uint32(a.w)^1<<31))
+	}
+	slices.Sort(k)
+	for i, key := range k {
+		row[i] = rowArc[int32]{t: VertexID(int32(key >> 32)), w: int32(uint32(key) ^ 1<<31)}
+	}
+	*keys = k
 }

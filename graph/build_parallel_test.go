@@ -1,9 +1,12 @@
 package graph
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -125,4 +128,35 @@ func drawSeed(t *testing.T) uint64 {
 		}
 	})
 	return seed
+}
+
+// TestSortRowInt32 checks sortRow's keyed sort of int32 rows against a
+// sort by the (target, weight) order itself, on random rows with repeated
+// targets, repeated arcs and weights of both signs (the extremes
+// included), reusing one scratch buffer across rows.
+func TestSortRowInt32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var keys []uint64
+	weights := []int32{math.MinInt32, math.MaxInt32, -1, 0, 1}
+	for trial := range 300 {
+		row := make([]rowArc[int32], rng.IntN(70))
+		for i := range row {
+			w := int32(rng.IntN(21) - 10)
+			if rng.IntN(8) == 0 {
+				w = weights[rng.IntN(len(weights))]
+			}
+			row[i] = rowArc[int32]{t: VertexID(rng.IntN(12) * (1 + rng.IntN(1<<20))), w: w}
+		}
+		want := slices.Clone(row)
+		slices.SortFunc(want, func(a, b rowArc[int32]) int {
+			if a.t != b.t {
+				return cmp.Compare(a.t, b.t)
+			}
+			return cmp.Compare(a.w, b.w)
+		})
+		sortRow(row, &keys)
+		if !slices.Equal(row, want) {
+			t.Fatalf("trial %d: sortRow = %v, want %v", trial, row, want)
+		}
+	}
 }
