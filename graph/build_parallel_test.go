@@ -130,16 +130,21 @@ func drawSeed(t *testing.T) uint64 {
 	return seed
 }
 
-// TestSortRowInt32 checks sortRow's keyed sort of int32 rows against a
-// sort by the (target, weight) order itself, on random rows with repeated
-// targets, repeated arcs and weights of both signs (the extremes
-// included), reusing one scratch buffer across rows.
+// TestSortRowInt32 checks sortRow's keyed sort of int32 rows (by
+// comparison, and by radix for long rows) against a sort by the (target,
+// weight) order itself, on random rows with repeated targets, repeated
+// arcs and weights of both signs (the extremes included), reusing one
+// scratch buffer across rows.
 func TestSortRowInt32(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	var keys []uint64
 	weights := []int32{math.MinInt32, math.MaxInt32, -1, 0, 1}
 	for trial := range 300 {
-		row := make([]rowArc[int32], rng.IntN(70))
+		size := rng.IntN(70)
+		if trial%5 == 0 { // past radixMinRow: the radix sort
+			size = radixMinRow + rng.IntN(3000)
+		}
+		row := make([]rowArc[int32], size)
 		for i := range row {
 			w := int32(rng.IntN(21) - 10)
 			if rng.IntN(8) == 0 {
