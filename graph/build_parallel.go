@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"runtime"
 	"slices"
 	"sync"
@@ -134,7 +135,7 @@ func buildTypedParallel[D Number](g *CSR, e *Edges, undirected bool, workers int
 	var taken atomic.Int64
 	each(func(w int) {
 		var row []rowArc[D]
-		var keys []uint64
+		var sc sortScratch[D]
 		b := bounds{}
 		for {
 			first := int(taken.Add(parallelRowChunk)) - parallelRowChunk
@@ -147,7 +148,7 @@ func buildTypedParallel[D Number](g *CSR, e *Edges, undirected bool, workers int
 				for k := lo; k < hi; k++ {
 					row = append(row, rowArc[D]{targets[k], weights[k]})
 				}
-				sortRow(row, &keys)
+				sortRow(row, &sc)
 				out := lo
 				for k, a := range row {
 					if k > 0 && row[k-1].t == a.t {
@@ -205,30 +206,70 @@ type rowArc[D Number] struct {
 }
 
 // sortRow orders a row's arcs by target, then by rising weight, so that
-// the first of each target is the one a build keeps. keys is scratch
-// space kept between rows. Rows of int32 weights (integer graphs, and
-// unweighted ones) are sorted as one uint64 key per arc, target then
-// weight: the comparison function's calls were three quarters of a
-// build's time. R-MAT 18 (8.4 M arcs) on the 2-core development machine,
-// session 14: 270-283 ms by comparisons, 215 ms by keys, 140 ms with the
-// long rows by radix; R-MAT 20, 1.28 -> 0.87 s.
-func sortRow[D Number](row []rowArc[D], keys *[]uint64) {
-	if r, ok := any(row).([]rowArc[int32]); ok && len(r) > 1 {
-		sortRowInt32(r, keys)
+// the first of each target is the one a build keeps; sc is scratch space
+// kept between rows. A comparison function's calls were three quarters of
+// a build's time: rows of int32 weights (integer graphs, and unweighted
+// ones) are sorted as one uint64 key per arc (sortRowInt32), and others
+// by target as keys, then each run of one target by weight
+// (sortRowByTarget). R-MAT 18 (8.4 M arcs) on the 2-core development
+// machine, session 14: 270-283 ms by comparisons, 215 ms by keys, 140 ms
+// with the long rows by radix; R-MAT 20, 1.28 -> 0.87 s.
+func sortRow[D Number](row []rowArc[D], sc *sortScratch[D]) {
+	if len(row) < 2 {
 		return
 	}
-	slices.SortFunc(row, func(a, b rowArc[D]) int {
-		if a.t != b.t {
-			return int(a.t) - int(b.t)
+	if r, ok := any(row).([]rowArc[int32]); ok {
+		sortRowInt32(r, &sc.keys)
+		return
+	}
+	sortRowByTarget(row, sc)
+}
+
+// sortScratch is sortRow's scratch space, kept between the rows of one
+// worker.
+type sortScratch[D Number] struct {
+	keys []uint64
+	arcs []rowArc[D]
+}
+
+// sortRowByTarget is sortRow for weights that do not fit a key beside the
+// target (int64, float32 and float64): the keys target<<32 | position
+// order the arcs by target (stably), and each run of one target, parallel
+// arcs and so short, is then ordered by weight in place (equal weights,
+// -0 and +0 among them, in the row's order).
+func sortRowByTarget[D Number](row []rowArc[D], sc *sortScratch[D]) {
+	n := len(row)
+	buf := slices.Grow(sc.keys[:0], 2*n)[:2*n]
+	k := buf[:n]
+	for i, a := range row {
+		k[i] = uint64(uint32(a.t))<<32 | uint64(i)
+	}
+	if n >= radixMinRow {
+		k = radixSort(k, buf[n:])
+	} else {
+		slices.Sort(k)
+	}
+	sc.arcs = append(sc.arcs[:0], row...)
+	for i, key := range k {
+		row[i] = sc.arcs[uint32(key)]
+	}
+	for lo := 0; lo < n; {
+		hi := lo + 1
+		for hi < n && row[hi].t == row[lo].t {
+			hi++
 		}
-		switch {
-		case a.w < b.w:
-			return -1
-		case a.w > b.w:
-			return 1
+		if hi-lo > 16 {
+			slices.SortStableFunc(row[lo:hi], func(a, b rowArc[D]) int { return cmp.Compare(a.w, b.w) })
+		} else {
+			for i := lo + 1; i < hi; i++ { // insertion sort: stable
+				for j := i; j > lo && row[j].w < row[j-1].w; j-- {
+					row[j], row[j-1] = row[j-1], row[j]
+				}
+			}
 		}
-		return 0
-	})
+		lo = hi
+	}
+	sc.keys = buf[:0]
 }
 
 // sortRowInt32 is sortRow for int32 weights: each arc as the key

@@ -130,36 +130,55 @@ func drawSeed(t *testing.T) uint64 {
 	return seed
 }
 
-// TestSortRowInt32 checks sortRow's keyed sort of int32 rows (by
-// comparison, and by radix for long rows) against a sort by the (target,
-// weight) order itself, on random rows with repeated targets, repeated
-// arcs and weights of both signs (the extremes included), reusing one
-// scratch buffer across rows.
-func TestSortRowInt32(t *testing.T) {
+// TestSortRow checks sortRow (keys for int32 weights, keys of targets
+// and runs by weight for the others; comparisons for short rows and a
+// radix sort for long ones) against a sort by the (target, weight) order
+// itself, for every weight type, on random rows with repeated targets,
+// runs of parallel arcs short and long, and weights of both signs (the
+// extremes included), reusing one scratch space across rows.
+func TestSortRow(t *testing.T) {
+	t.Run("int32", func(t *testing.T) {
+		testSortRow(t, []int32{math.MinInt32, math.MaxInt32, -1, 0, 1}, func(x int) int32 { return int32(x) })
+	})
+	t.Run("int64", func(t *testing.T) {
+		testSortRow(t, []int64{math.MinInt64, math.MaxInt64, -1, 0, 1}, func(x int) int64 { return int64(x) << 33 })
+	})
+	t.Run("float32", func(t *testing.T) {
+		testSortRow(t, []float32{-math.MaxFloat32, math.MaxFloat32, -1.5, 0, 0.25}, func(x int) float32 { return float32(x) / 4 })
+	})
+	t.Run("float64", func(t *testing.T) {
+		testSortRow(t, []float64{-math.MaxFloat64, math.MaxFloat64, -1e-300, 0, 1e300}, func(x int) float64 { return float64(x) / 3 })
+	})
+}
+
+func testSortRow[D Number](t *testing.T, extremes []D, weight func(int) D) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	var keys []uint64
-	weights := []int32{math.MinInt32, math.MaxInt32, -1, 0, 1}
+	var sc sortScratch[D]
 	for trial := range 300 {
 		size := rng.IntN(70)
 		if trial%5 == 0 { // past radixMinRow: the radix sort
 			size = radixMinRow + rng.IntN(3000)
 		}
-		row := make([]rowArc[int32], size)
+		targets := 1 + rng.IntN(12)
+		if trial%7 == 0 {
+			targets = 2 // long runs of parallel arcs
+		}
+		row := make([]rowArc[D], size)
 		for i := range row {
-			w := int32(rng.IntN(21) - 10)
+			w := weight(rng.IntN(21) - 10)
 			if rng.IntN(8) == 0 {
-				w = weights[rng.IntN(len(weights))]
+				w = extremes[rng.IntN(len(extremes))]
 			}
-			row[i] = rowArc[int32]{t: VertexID(rng.IntN(12) * (1 + rng.IntN(1<<20))), w: w}
+			row[i] = rowArc[D]{t: VertexID(rng.IntN(targets) * (1 + rng.IntN(1<<20))), w: w}
 		}
 		want := slices.Clone(row)
-		slices.SortFunc(want, func(a, b rowArc[int32]) int {
+		slices.SortFunc(want, func(a, b rowArc[D]) int {
 			if a.t != b.t {
 				return cmp.Compare(a.t, b.t)
 			}
 			return cmp.Compare(a.w, b.w)
 		})
-		sortRow(row, &keys)
+		sortRow(row, &sc)
 		if !slices.Equal(row, want) {
 			t.Fatalf("trial %d: sortRow = %v, want %v", trial, row, want)
 		}

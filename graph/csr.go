@@ -287,14 +287,14 @@ func buildTyped[D Number](g *CSR, e *Edges, undirected bool) {
 	offsets := make([]EdgeOffset, n+1)
 	var out EdgeOffset
 	var row []rowArc[D]
-	var keys []uint64
+	var sc sortScratch[D]
 	for u := 0; u < n; u++ {
 		lo, hi := counts[u], counts[u+1]
 		row = row[:0]
 		for k := lo; k < hi; k++ {
 			row = append(row, rowArc[D]{targets[k], weights[k]})
 		}
-		sortRow(row, &keys)
+		sortRow(row, &sc)
 		offsets[u] = out
 		for k, a := range row {
 			if k > 0 && row[k-1].t == a.t {
