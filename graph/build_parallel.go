@@ -212,8 +212,8 @@ type rowArc[D Number] struct {
 // ones) are sorted as one uint64 key per arc (sortRowInt32), and others
 // by target as keys, then each run of one target by weight
 // (sortRowByTarget). R-MAT 18 (8.4 M arcs) on the 2-core development
-// machine, session 14: 270-283 ms by comparisons, 215 ms by keys, 140 ms
-// with the long rows by radix; R-MAT 20, 1.28 -> 0.87 s.
+// machine, session 14: 270-283 ms by comparisons, 215 ms by keys, 131-135
+// ms with the rows of 128 arcs or more by radix; R-MAT 20, 1.28 -> 0.57 s.
 func sortRow[D Number](row []rowArc[D], sc *sortScratch[D]) {
 	if len(row) < 2 {
 		return
@@ -296,9 +296,10 @@ func sortRowInt32(row []rowArc[int32], keys *[]uint64) {
 }
 
 // radixMinRow is the shortest row radixSort sorts: below it the counts it
-// clears and scans cost more than a comparison sort. Not measured
-// closely: R-MAT 18's build took the same with 256 and 1,024.
-const radixMinRow = 512
+// clears and scans cost more than a comparison sort. R-MAT 18's build on
+// the 2-core development machine (session 14, builds in a row): 120-140
+// ms at 128, 126-143 ms at 512, 127-155 ms at 64, 147-163 ms at 1,024.
+const radixMinRow = 128
 
 // radixBits is the width of radixSort's digits.
 const radixBits = 11
