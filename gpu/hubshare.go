@@ -454,15 +454,14 @@ func (g *hubGroup) phase(ph *phasedRound, i int) *phasePrep {
 // ms of copies in all, 65 ms after the last phase); pulled at once they
 // shared the link (30 and 60 ms after the last phase).
 func (g *hubGroup) pushSpans(r *Runner, ph *phasedRound, sp [2]int32, i int) error {
-	j := slices.Index(g.runners, r)
 	if sp[1] <= sp[0] || ph.failed {
 		return nil
 	}
 	at := uint64(int64(sp[0]) * r.rowBytes())
 	size := int64(sp[1]-sp[0]) * r.rowBytes()
 	var to []*Runner
-	for o, other := range g.runners {
-		if o != j {
+	for _, other := range g.runners {
+		if other != r {
 			to = append(to, other)
 		}
 	}

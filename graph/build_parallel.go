@@ -244,11 +244,7 @@ func sortRowByTarget[D Number](row []rowArc[D], sc *sortScratch[D]) {
 	for i, a := range row {
 		k[i] = uint64(uint32(a.t))<<32 | uint64(i)
 	}
-	if n >= radixMinRow {
-		k = radixSort(k, buf[n:])
-	} else {
-		slices.Sort(k)
-	}
+	k = sortKeys(k, buf[n:])
 	sc.arcs = append(sc.arcs[:0], row...)
 	for i, key := range k {
 		row[i] = sc.arcs[uint32(key)]
@@ -284,15 +280,22 @@ func sortRowInt32(row []rowArc[int32], keys *[]uint64) {
 	for i, a := range row {
 		k[i] = uint64(uint32(a.t))<<32 | uint64(uint32(a.w)^1<<31)
 	}
-	if n >= radixMinRow {
-		k = radixSort(k, buf[n:])
-	} else {
-		slices.Sort(k)
-	}
+	k = sortKeys(k, buf[n:])
 	for i, key := range k {
 		row[i] = rowArc[int32]{t: VertexID(int32(key >> 32)), w: int32(uint32(key) ^ 1<<31)}
 	}
 	*keys = buf[:0]
+}
+
+// sortKeys sorts k, with spare (as long as k) as room for radixSort, and
+// returns the sorted keys: by radixSort from radixMinRow keys on, else by
+// comparisons.
+func sortKeys(k, spare []uint64) []uint64 {
+	if len(k) >= radixMinRow {
+		return radixSort(k, spare)
+	}
+	slices.Sort(k)
+	return k
 }
 
 // radixMinRow is the shortest row radixSort sorts: below it the counts it
