@@ -46,7 +46,13 @@ func phaseShares(g *graph.CSR, cfg *Config) []float64 {
 
 // splitSeeded reorders plan's kernel sources (and rows) by falling
 // out-degree and returns the ends of every phase but the last, at the
-// cumulative shares given (each at least a group, rising).
+// cumulative shares given (each at least a group, rising). The sources of
+// the degree a cut falls in are taken by vertex id, not in plan's order:
+// a hub list dealt among devices (the GPU runner's shared hub rows) holds
+// each hand's hubs together, and its plan's phases then split among the
+// devices as evenly as the dealing (R-MAT 18's core on two devices: phases
+// of 7,176 against 6,894 rows otherwise, the later device's wait at every
+// phase's end; BENCHMARKS.md, session 15).
 func splitSeeded(g *graph.CSR, plan *Block, shares []float64) []int {
 	ks := plan.Sources
 	if plan.Rows == nil {
@@ -63,6 +69,21 @@ func splitSeeded(g *graph.CSR, plan *Block, shares []float64) []int {
 			break
 		}
 		cuts = append(cuts, c)
+	}
+	degree := func(j int32) int64 { return g.Offsets[ks[j]+1] - g.Offsets[ks[j]] }
+	for _, c := range cuts {
+		d := degree(idx[c])
+		if degree(idx[c-1]) != d {
+			continue
+		}
+		lo, hi := c-1, c+1
+		for lo > 0 && degree(idx[lo-1]) == d {
+			lo--
+		}
+		for hi < len(idx) && degree(idx[hi]) == d {
+			hi++
+		}
+		slices.SortFunc(idx[lo:hi], func(a, b int32) int { return int(ks[a]) - int(ks[b]) })
 	}
 	sources, rows := make([]int32, len(ks)), make([]int32, len(ks))
 	for i, j := range idx {
