@@ -37,6 +37,9 @@ type Block struct {
 	// the resident ones after its phases and before the leaves and
 	// minimums, which may read them.
 	Copies []Copy
+	// Early, when set, splits the block's work around rows that arrive
+	// late (SplitLate).
+	Early *Early
 }
 
 // Copy makes block row Dst a copy of the resident row Src.
