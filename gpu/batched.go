@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 	"unsafe"
 
 	"github.com/pathctl/pathctl/gpu/internal/plan"
 	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/trace"
 )
 
 // Batched is the engine's own kernel for non-negative weights: multi-source
@@ -156,6 +158,8 @@ func launchBatched(r *Runner, k int) error {
 		}
 		return fmt.Errorf("gpu: batched: hub rows: %w", err)
 	}
+	late := r.hubs.late // rows still arriving from other devices
+	r.hubs.late = nil
 	began := time.Now()
 	var (
 		bp     *plan.Block
@@ -171,10 +175,23 @@ func launchBatched(r *Runner, k int) error {
 	} else {
 		bp, finish, packed, err = r.startPlan(r.relabelledSources(), r.kernelCutoff(), r.residentRows())
 	}
+	if err == nil && late != nil && bp.Early == nil {
+		// A plan not split around them waits for them first.
+		if late.wait() {
+			err = r.ensureHubRows()
+		}
+		late = nil
+	}
+	if err == nil {
+		err = r.runPlan(bp, finish, packed, began, late)
+	}
+	if late != nil {
+		late.wait() // (at once where the run waited already)
+	}
 	if err != nil {
 		return fmt.Errorf("gpu: batched: %w", err)
 	}
-	return r.runPlan(bp, finish, packed, began)
+	return nil
 }
 
 // ownRows are the rows 0 .. k-1: a plan's sources in their own order,
@@ -210,11 +227,28 @@ func (r *Runner) planBesideHubRows() chan earlyPlan {
 	res := plan.Resident{Vertices: r.hubs.vertices, FirstRow: int32(r.hubs.firstRow)}
 	sources, cut := r.relabelledSources(), r.kernelCutoff()
 	out := make(chan earlyPlan, 1)
+	lateRows := make(chan []bool, 1)
+	var once sync.Once
+	r.hubs.tell = func(late []bool) { once.Do(func() { lateRows <- late }) }
 	go func() {
 		tracef(r.ordinal(), "plan of %d sources beside the hub rows", len(sources))
 		bp, finish, packed, err := r.startPlan(sources, cut, res)
 		if err == nil && packed == nil {
-			packed = completePlan(bp, finish)
+			if finish != nil {
+				finish()
+			}
+			// ensureHubRows tells which rows may come late, if any.
+			if late := <-lateRows; late != nil && bp.Rows != nil {
+				bp.SplitLate(func(row int32) bool {
+					i := row - res.FirstRow
+					return i >= 0 && int(i) < len(late) && late[i]
+				})
+				if e := bp.Early; e != nil {
+					tracef(r.ordinal(), "plan split around the late rows: early %d of %d copies, %d of %d minimums, %d of %d leaves; kernel late %v",
+						e.Copies, len(bp.Copies), e.Mins, len(bp.Mins), e.Passes[0], len(bp.Derive), e.KernelLate)
+				}
+			}
+			packed = completePlan(bp, nil)
 		}
 		tracef(r.ordinal(), "plan beside the hub rows made")
 		out <- earlyPlan{block: bp, packed: packed, err: err}
@@ -227,7 +261,7 @@ func (r *Runner) planBesideHubRows() chan earlyPlan {
 // when not nil, is the whole plan made ahead and packed) and runs
 // it (runBatched); began is when its planning began, the host's plan
 // time.
-func (r *Runner) runPlan(bp *plan.Block, finish func(), packed *plan.Packed, began time.Time) (err error) {
+func (r *Runner) runPlan(bp *plan.Block, finish func(), packed *plan.Packed, began time.Time, late *lateHubRows) (err error) {
 	dv := r.e.dev
 	n := r.n
 	if r.relabel.perm != nil && bp.Rows == nil {
@@ -235,7 +269,10 @@ func (r *Runner) runPlan(bp *plan.Block, finish func(), packed *plan.Packed, beg
 		// the runner's, are uploaded with rows of the block's own order.
 		bp.Rows = ownRows(len(bp.Sources))
 	}
-	run := batchedRun{seedFirst: bp.SeedFirst, copies: bp.Copies}
+	run := batchedRun{seedFirst: bp.SeedFirst, copies: bp.Copies, early: bp.Early, late: late}
+	if late != nil && bp.Early == nil {
+		return errors.New("gpu: batched: late hub rows beside a plan not split around them")
+	}
 	if r.scratch == 0 { // a scratch's slices run the threshold rounds (scratch.go)
 		run.nearFar, run.delta = r.batched.NearFar(r.planGraph.Shape(), r.req.Delta)
 	}
@@ -259,6 +296,9 @@ func (r *Runner) runPlan(bp *plan.Block, finish func(), packed *plan.Packed, beg
 		where[0] = r.dist
 		if r.frontierRows.ptr != 0 {
 			where[0] = r.frontierRows // hub rows: runHubPlan
+		}
+		if bp.Early != nil && bp.Early.KernelLate {
+			where[0] = devBuf{} // the block's rows hold the early part's
 		}
 		for i := 1; i < len(run.phases); i++ {
 			at := (int64(run.phases[i])*int64(n)*int64(r.distType.Size()) + 255) &^ 255
@@ -367,6 +407,11 @@ type batchedRun struct {
 	// phases' sources, rows and seeds, the derivations) before the second
 	// phase.
 	later func() error
+	// early, when set, splits the work around hub rows that arrive late
+	// (plan.Block.SplitLate): what reads none of them runs first, then
+	// late is waited for (when set), then the rest.
+	early *plan.Early
+	late  *lateHubRows
 }
 
 // derivations is where the device copy of a plan's derivations lies:
@@ -406,51 +451,115 @@ func runBatched(dv *device, r *Runner, run *batchedRun) error {
 	case r.batched.trace != nil:
 		name = prefix + "count_" + suffix
 	}
-	off := 0
-	for i, k := range run.phases {
-		if i == 1 && run.later != nil {
-			if err := run.later(); err != nil {
+	phases := func() error {
+		off := 0
+		for i, k := range run.phases {
+			if i == 1 && run.later != nil {
+				if err := run.later(); err != nil {
+					return err
+				}
+			}
+			seeds := uint64(0)
+			switch {
+			case run.seedFirst:
+				seeds = run.seeds + uint64(8*4*off)
+			case i > 0:
+				seeds = run.seeds + uint64(8*4*(off-run.phases[0]))
+			}
+			if k == 0 { // every source of the block copied or derived
+				continue
+			}
+			if err := runPhase(dv, r, run, name, k, run.frontiers[i], run.sources[i], run.rows[i], seeds, run.arcs); err != nil {
+				return err
+			}
+			off += k
+		}
+		return nil
+	}
+	cut := r.batchedCut()
+	// derive queues the copies [c0, c1), the minimums [m0, m1) and the
+	// leaves [l0, l1) of the first pass and [p0, p1) of the second
+	// (run.after is read here: the first phase's run.later sets it).
+	derive := func(c0, c1, m0, m1, l0, l1, p0, p1 int) error {
+		after := run.after
+		if err := copyResidentRows(dv, r.dist.ptr, int64(n)*int64(r.distType.Size()), run.copies[c0:c1]); err != nil {
+			return err
+		}
+		if m1 > m0 {
+			if err := dv.launchAsync("batched_mins_"+suffix, batchedGrid(int64(m1-m0)*int64(n)), r.dist.ptr, int32(n), after.mins+uint64(8*4*m0),
+				int64(m1-m0), run.arcs, r.weights.ptr, cut); err != nil {
 				return err
 			}
 		}
-		seeds := uint64(0)
-		switch {
-		case run.seedFirst:
-			seeds = run.seeds + uint64(8*4*off)
-		case i > 0:
-			seeds = run.seeds + uint64(8*4*(off-run.phases[0]))
+		for _, pass := range [][2]int{{l0, l1}, {after.passes[0] + p0, after.passes[0] + p1}} {
+			if pass[1] <= pass[0] {
+				continue
+			}
+			total := int64(pass[1]-pass[0]) * int64(n)
+			if err := dv.launchAsync("batched_derive_"+suffix, batchedGrid(total), r.dist.ptr, int32(n), after.leaves+uint64(8*4*pass[0]), int64(pass[1]-pass[0]),
+				r.weights.ptr, cut); err != nil {
+				return err
+			}
 		}
-		if k == 0 { // every source of the block copied or derived
-			continue
+		return nil
+	}
+	all := func() [4]int {
+		return [4]int{len(run.copies), run.after.minCount, run.after.passes[0], run.after.passes[1]}
+	}
+	if e := run.early; e != nil {
+		// What reads no late row first, while the late rows land.
+		early := func() error {
+			if !e.KernelLate {
+				if err := phases(); err != nil {
+					return err
+				}
+			}
+			return derive(0, e.Copies, 0, e.Mins, 0, e.Passes[0], 0, 0)
 		}
-		if err := runPhase(dv, r, run, name, k, run.frontiers[i], run.sources[i], run.rows[i], seeds, run.arcs); err != nil {
+		if err := early(); err != nil {
 			return err
 		}
-		off += k
-	}
-	if err := copyResidentRows(dv, r.dist.ptr, int64(n)*int64(r.distType.Size()), run.copies); err != nil {
-		return err
-	}
-	after := run.after
-	cut := r.batchedCut()
-	if after.minCount > 0 {
-		total := int64(after.minCount) * int64(n)
-		if err := dv.launchAsync("batched_mins_"+suffix, batchedGrid(total), r.dist.ptr, int32(n), after.mins, int64(after.minCount),
-			run.arcs, r.weights.ptr, cut); err != nil {
+		var mid uintptr // (traced: when the early part ends on the device)
+		var landed time.Time
+		if trace.On() && dv.d.cuEventCreate(&mid, 0) == Success {
+			defer dv.d.cuEventDestroy_v2(mid)
+			dv.d.cuEventRecord(mid, 0)
+			queued := time.Now()
+			defer func() {
+				var early, rest float32
+				dv.d.cuEventElapsedTime(&early, dv.start, mid)
+				dv.d.cuEventElapsedTime(&rest, mid, dv.stop)
+				tracef(r.ordinal(), "block split around the late rows: early part %.1f ms on the device, the rest %.1f ms; the rows landed %s after the early part was queued",
+					early, rest, landed.Sub(queued).Round(time.Microsecond))
+			}()
+		}
+		if run.late != nil && run.late.wait() {
+			// Another device failed before its rows landed: compute them
+			// here (their kernels use the block's rows), then the early
+			// part again.
+			if err := r.ensureHubRows(); err != nil {
+				return err
+			}
+			if err := early(); err != nil {
+				return err
+			}
+		}
+		landed = time.Now()
+		if e.KernelLate {
+			if err := phases(); err != nil {
+				return err
+			}
+		}
+		a := all()
+		if err := derive(e.Copies, a[0], e.Mins, a[1], e.Passes[0], a[2], 0, a[3]); err != nil {
 			return err
 		}
-	}
-	for pass, count := range after.passes {
-		if count == 0 {
-			continue
+	} else {
+		if err := phases(); err != nil {
+			return err
 		}
-		items := after.leaves
-		if pass == 1 {
-			items += uint64(8 * 4 * after.passes[0])
-		}
-		total := int64(count) * int64(n)
-		if err := dv.launchAsync("batched_derive_"+suffix, batchedGrid(total), r.dist.ptr, int32(n), items, int64(count),
-			r.weights.ptr, cut); err != nil {
+		a := all()
+		if err := derive(0, a[0], 0, a[1], 0, a[2], 0, a[3]); err != nil {
 			return err
 		}
 	}

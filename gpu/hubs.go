@@ -48,6 +48,14 @@ type hubState struct {
 	// took is how long filling them took (computed, waited for or
 	// copied), for --verbose.
 	took time.Duration
+	// late, when set, are rows other devices still send (a phased
+	// round's last phase, hubshare.go): a block may start on the rows
+	// it has, and waits for these before reading them.
+	late *lateHubRows
+	// tell, when set, hands the block's plan made beside the hub rows
+	// (planBesideHubRows) the rows that may arrive late, by hub index
+	// (nil: none), once they are known; a second call does nothing.
+	tell func(late []bool)
 }
 
 // hubRowsPossible reports whether the runner may keep hub rows for its
@@ -250,6 +258,16 @@ func (r *Runner) residentRows() plan.Resident {
 // a group, else here (computeHubRows).
 func (r *Runner) ensureHubRows() error {
 	h := &r.hubs
+	tell := h.tell
+	h.tell = nil
+	if tell == nil {
+		tell = func([]bool) {}
+	}
+	defer tell(nil)
+	if l := h.late; l != nil { // a block before this one went on without them
+		h.late = nil
+		l.wait() // (where lost, h.ready is cleared: computed below)
+	}
 	if h.ready || len(h.vertices) == 0 {
 		return nil
 	}
@@ -260,9 +278,12 @@ func (r *Runner) ensureHubRows() error {
 		tracef(r.ordinal(), "hub rows ready")
 	}()
 	shared := false
+	if r.hubGroup == nil {
+		tell(nil) // the plan need not wait for the rows
+	}
 	if g := r.hubGroup; g != nil {
 		var err error
-		if shared, err = g.ensureShared(r); err != nil {
+		if shared, err = g.ensureShared(r, tell); err != nil {
 			return err
 		}
 	}

@@ -64,6 +64,10 @@ type hubGroup struct {
 	// inflight counts the phased round's copies under way, made with mu
 	// released (pushSpans): no runner's rows are freed until it is 0.
 	inflight int
+	// lost counts the runners that went on before the last phase's rows
+	// arrived and found a runner failed before sending them
+	// (lateHubRows.wait).
+	lost int
 	// ahead is the plan of the whole hub list begun when the first
 	// runner's run was sized (hubPlanAhead), for the runner that plans
 	// the phased round.
@@ -175,7 +179,7 @@ func (r *Runner) HubRowsCopied() int {
 // goroutine): the parts no runner has claimed are computed here, the
 // parts another runner computes are waited for and copied. It reports
 // false, doing nothing, where r's hub list is not the group's length.
-func (g *hubGroup) ensureShared(r *Runner) (bool, error) {
+func (g *hubGroup) ensureShared(r *Runner, tell func([]bool)) (bool, error) {
 	h := len(r.hubs.vertices)
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -186,6 +190,7 @@ func (g *hubGroup) ensureShared(r *Runner) (bool, error) {
 		}
 	}
 	if g.h != h {
+		tell(nil)
 		return false, nil
 	}
 	if g.mode == modeUndecided {
@@ -210,8 +215,9 @@ func (g *hubGroup) ensureShared(r *Runner) (bool, error) {
 		}
 	}
 	if g.mode == modePhases && (g.phased == nil || !g.phased.joined[r]) {
-		return true, g.ensurePhased(r)
+		return true, g.ensurePhased(r, tell)
 	}
+	tell(nil) // every row in place before r's block
 	return true, g.ensureParts(r)
 }
 
@@ -273,9 +279,15 @@ func (g *hubGroup) ensureParts(r *Runner) error {
 // ensurePhased is ensureShared in a phased round (modePhases), with g.mu
 // held: the first runner plans the hub list; every runner computes its
 // share of each phase, sends it to the others and waits for theirs, then
-// derives the plan's minimums and leaves. Where a runner fails, the
-// others compute every row alone.
-func (g *hubGroup) ensurePhased(r *Runner) error {
+// derives the plan's minimums and leaves. Where there is nothing to
+// derive, a runner that has sent its share of the last phase goes on
+// without waiting for the others' (r.hubs.late): its next block starts on
+// the rows it has while theirs cross the link (on two H200s the last
+// phase's 11 GiB took 31 ms, which every block waited for; BENCHMARKS.md,
+// session 15). tell hands the block's plan the rows that may come late,
+// once the last phase is cut. Where a runner fails, the others compute
+// every row alone.
+func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 	j := slices.Index(g.runners, r)
 	if g.phased == nil {
 		bp, finish, err := r.hubPlan(0, len(r.hubs.vertices))
@@ -288,6 +300,14 @@ func (g *hubGroup) ensurePhased(r *Runner) error {
 	}
 	ph := g.phased
 	ph.joined[r] = true
+	last := len(ph.done) - 1
+	if !ph.failed && last >= 0 {
+		pr, h := &ph.prep[last], g.h
+		go func() {
+			<-pr.ready
+			tell(lateRowsOf(pr, j, h))
+		}()
+	}
 	alone := func() error {
 		g.mu.Unlock()
 		defer g.mu.Lock()
@@ -319,10 +339,27 @@ func (g *hubGroup) ensurePhased(r *Runner) error {
 			}
 		}
 		tracef(r.ordinal(), "hub phase %d computed", i)
-		if err := g.pushSpans(r, ph, pr.span[j], i); err != nil {
+		if hubPhaseFault != nil {
+			if err := hubPhaseFault(g, ph, r, i); err != nil {
+				ph.failed = true
+				g.cond.Broadcast()
+				return err
+			}
+		}
+		goOn := i == last && g.nothingToDerive(ph, r)
+		sent, err := g.pushSpans(r, ph, pr.span[j], i, goOn)
+		if err != nil {
 			ph.failed = true
 			g.cond.Broadcast()
 			return err
+		}
+		if goOn {
+			// r's share counts as sent once its copies are waited for
+			// (lateHubRows.wait), which its block does after queueing
+			// the work that reads none of the others' shares.
+			tracef(r.ordinal(), "hub phase %d: going on while the shares cross", i)
+			r.hubs.late = &lateHubRows{g: g, ph: ph, r: r, sent: sent}
+			return nil
 		}
 		ph.done[i]++
 		g.cond.Broadcast()
@@ -337,11 +374,10 @@ func (g *hubGroup) ensurePhased(r *Runner) error {
 	ph.copied++
 	tracef(r.ordinal(), "hub phases copied")
 	g.cond.Broadcast()
-	g.finishPlan(ph) // (done already past a first phase)
-	if len(ph.plan.Mins) == 0 && len(ph.plan.Derive) == 0 && r.relabel.perm == nil {
-		// Nothing to derive (the core's rows all come from the kernel):
-		// the empty plan's run took 17-29 ms on an H200, and its copy
-		// of the seeds' arcs 5 ms (session 14).
+	if g.nothingToDerive(ph, r) {
+		// The core's rows all come from the kernel: the empty plan's run
+		// took 17-29 ms on an H200, and its copy of the seeds' arcs 5 ms
+		// (session 14).
 		return nil
 	}
 	d := ph.plan.Derivations()
@@ -350,6 +386,88 @@ func (g *hubGroup) ensurePhased(r *Runner) error {
 	tracef(r.ordinal(), "hub derivations: %d minimums, %d leaves", len(d.Mins), len(d.Derive))
 	defer tracef(r.ordinal(), "hub derivations done")
 	return r.runHubPlan(d, nil, nil, 0, time.Now())
+}
+
+// nothingToDerive reports whether the round's plan derives no row from
+// the rows its phases compute, once finished (with g.mu held, released
+// meanwhile; finishPlan).
+func (g *hubGroup) nothingToDerive(ph *phasedRound, r *Runner) bool {
+	g.finishPlan(ph) // (done already past a first phase)
+	return len(ph.plan.Mins) == 0 && len(ph.plan.Derive) == 0 && r.relabel.perm == nil
+}
+
+// lateRowsOf marks, among the h hub rows, those the runners but runner j
+// send in the phase pr (their spans, which may hold rows of earlier
+// phases too, rewritten with the same values).
+func lateRowsOf(pr *phasePrep, j, h int) []bool {
+	late := make([]bool, h)
+	for o, sp := range pr.span {
+		if o != j && len(pr.share[o]) > 0 {
+			for row := sp[0]; row < sp[1]; row++ {
+				late[row] = true
+			}
+		}
+	}
+	return late
+}
+
+// hubPhaseFault, when set (by tests), is called with g.mu held after
+// runner r computed its share of phase i of a phased round; an error
+// fails r there, as a kernel's would.
+var hubPhaseFault func(g *hubGroup, ph *phasedRound, r *Runner, i int) error
+
+// lateHubRows are the rows of a phased round's last phase that the other
+// runners still send when r goes on without them (ensurePhased).
+type lateHubRows struct {
+	g  *hubGroup
+	ph *phasedRound
+	r  *Runner
+	// sent, when not nil, waits for r's own share's copies (pushSpans).
+	sent func() error
+	// waited is set once wait was called.
+	waited bool
+}
+
+// wait waits for r's copies of its share of the round's last phase,
+// counts it sent, and waits until every runner has sent its own (on r's
+// device goroutine). It reports lost where one failed first (r's own
+// copies included): r's rows then lack a share, so r.hubs.ready is
+// cleared and the next ensureHubRows computes them. Called again, it
+// returns at once (false).
+func (l *lateHubRows) wait() (lost bool) {
+	g, ph, r := l.g, l.ph, l.r
+	if l.waited {
+		return false
+	}
+	l.waited = true
+	began := time.Now()
+	var err error
+	if l.sent != nil {
+		err = l.sent()
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	last := len(ph.done) - 1
+	if err != nil {
+		tracef(r.ordinal(), "hub phase %d: sending failed: %v", last, err)
+		ph.failed = true
+	} else {
+		ph.done[last]++
+	}
+	g.cond.Broadcast()
+	for ph.done[last] < len(g.runners) && !ph.failed {
+		g.cond.Wait()
+	}
+	if ph.failed {
+		tracef(r.ordinal(), "hub rows lost: another device failed before its share arrived")
+		r.hubs.ready = false
+		g.lost++
+		return true
+	}
+	ph.copied++
+	tracef(r.ordinal(), "hub phases copied (waited %s)", time.Since(began).Round(time.Microsecond))
+	g.cond.Broadcast()
+	return false
 }
 
 // newPhasedRound is the phased round of bp, the plan of the hub list
@@ -453,9 +571,13 @@ func (g *hubGroup) phase(ph *phasedRound, i int) *phasePrep {
 // with the lock held, each runner's copies waited behind the other's (106
 // ms of copies in all, 65 ms after the last phase); pulled at once they
 // shared the link (30 and 60 ms after the last phase).
-func (g *hubGroup) pushSpans(r *Runner, ph *phasedRound, sp [2]int32, i int) error {
+//
+// With async (a last phase that r leaves without waiting) the copies are
+// only queued where they go peer to peer, and sent, when not nil, waits
+// for them and counts them, with g.mu released (on r's device goroutine).
+func (g *hubGroup) pushSpans(r *Runner, ph *phasedRound, sp [2]int32, i int, async bool) (sent func() error, err error) {
 	if sp[1] <= sp[0] || ph.failed {
-		return nil
+		return nil, nil
 	}
 	at := uint64(int64(sp[0]) * r.rowBytes())
 	size := int64(sp[1]-sp[0]) * r.rowBytes()
@@ -468,28 +590,43 @@ func (g *hubGroup) pushSpans(r *Runner, ph *phasedRound, sp [2]int32, i int) err
 	g.inflight++
 	g.mu.Unlock()
 	began := time.Now()
-	var err error
-	peer := true
+	peer, queued := true, false
 	for _, o := range to {
-		var p bool
-		if p, err = copyDevice(r.e.dev, o.e.dev, r.e.dev, g.base[o]+at, g.base[r]+at, uint64(size)); err != nil {
-			break
+		p, q, err := copyDevice(r.e.dev, o.e.dev, r.e.dev, g.base[o]+at, g.base[r]+at, uint64(size), !async)
+		if err != nil {
+			g.mu.Lock()
+			g.inflight--
+			g.cond.Broadcast()
+			return nil, err
 		}
-		peer = peer && p
+		peer, queued = peer && p, queued || q
 	}
-	took := time.Since(began)
-	tracef(r.ordinal(), "hub phase %d: sent to %d devices (%.1f GiB each in %s)", i, len(to), float64(size)/(1<<30), took.Round(time.Millisecond))
+	count := func(err error) error { // with g.mu released
+		took := time.Since(began)
+		tracef(r.ordinal(), "hub phase %d: sent to %d devices (%.1f GiB each in %s)", i, len(to), float64(size)/(1<<30), took.Round(time.Millisecond))
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.inflight--
+		g.cond.Broadcast()
+		if err != nil {
+			return err
+		}
+		g.copies += len(to)
+		g.copied += size * int64(len(to))
+		g.copying += took
+		g.peer = g.peer && peer
+		return nil
+	}
+	if queued {
+		g.mu.Lock()
+		dv := r.e.dev
+		return func() error {
+			return count(dv.d.cuStreamSynchronize(dv.peerStream).Err("cuStreamSynchronize (peer stream)"))
+		}, nil
+	}
+	err = count(nil)
 	g.mu.Lock()
-	g.inflight--
-	g.cond.Broadcast()
-	if err != nil {
-		return err
-	}
-	g.copies += len(to)
-	g.copied += size * int64(len(to))
-	g.copying += took
-	g.peer = g.peer && peer
-	return nil
+	return nil, err
 }
 
 // runHubPlan runs a plan of hub rows whose own rows start at 0 (its
@@ -512,7 +649,7 @@ func (r *Runner) runHubPlan(bp *plan.Block, finish func(), packed *plan.Packed, 
 	// phased round) would otherwise lay it over the earlier phases' rows.
 	r.frontierRows = view
 	defer func() { r.dist, r.frontierRows = view, devBuf{} }()
-	if err := r.runPlan(bp, finish, packed, began); err != nil {
+	if err := r.runPlan(bp, finish, packed, began, nil); err != nil {
 		return err
 	}
 	r.kernelTime += r.e.dev.lastKernel
@@ -526,40 +663,45 @@ func (r *Runner) runHubPlan(bp *plan.Block, finish func(), packed *plan.Packed, 
 // the driver's staging in host memory.
 func (r *Runner) copyHubPart(p *hubPart) (bool, error) {
 	to := r.dist.ptr + uint64(int64(r.hubs.firstRow+p.lo)*r.rowBytes())
-	return copyDevice(r.e.dev, r.e.dev, p.owner.e.dev, to, p.at, uint64(int64(p.hi-p.lo)*r.rowBytes()))
+	peer, _, err := copyDevice(r.e.dev, r.e.dev, p.owner.e.dev, to, p.at, uint64(int64(p.hi-p.lo)*r.rowBytes()), true)
+	return peer, err
 }
 
 // copyDevice copies size bytes at src on device from to dst on device to,
 // from the goroutine of device cur (one of the two, whose context is
-// current there), and waits for the copy. It reports whether the copy went
-// device to device (one context, or peer to peer) rather than through the
-// driver's staging in host memory.
-func copyDevice(cur, to, from *device, dst, src, size uint64) (bool, error) {
+// current there), and waits for the copy unless wait is false and the
+// copy is queued on cur's peer stream (queued; synchronize that stream
+// for it). It reports whether the copy went device to device (one
+// context, or peer to peer) rather than through the driver's staging in
+// host memory.
+func copyDevice(cur, to, from *device, dst, src, size uint64, wait bool) (peer, queued bool, err error) {
 	d := to.d
-	peer := true
+	peer = true
 	if to.ctx == from.ctx {
 		if err := d.cuMemcpyDtoD_v2(dst, src, size).Err("cuMemcpyDtoD_v2"); err != nil {
-			return false, err
+			return false, false, err
 		}
 	} else {
 		other := from
 		if cur == from {
 			other = to
 		}
-		var err error
 		if peer, err = enablePeer(cur, other); err != nil {
-			return false, err
+			return false, false, err
 		}
 		// On cur's peer stream, which waits for no kernel of either
 		// device: the rows copied are final (the kernels that wrote them
 		// were waited for), and the receiver's kernels meanwhile touch
 		// other rows.
 		if err := d.cuMemcpyPeerAsync(dst, to.ctx, src, from.ctx, size, cur.peerStream).Err("cuMemcpyPeerAsync"); err != nil {
-			return false, err
+			return false, false, err
 		}
-		return peer, d.cuStreamSynchronize(cur.peerStream).Err("cuStreamSynchronize (peer stream)")
+		if !wait {
+			return peer, true, nil
+		}
+		return peer, false, d.cuStreamSynchronize(cur.peerStream).Err("cuStreamSynchronize (peer stream)")
 	}
-	return peer, d.cuCtxSynchronize().Err("cuCtxSynchronize")
+	return peer, false, d.cuCtxSynchronize().Err("cuCtxSynchronize")
 }
 
 // HubRowsReport says, for --verbose, what the runner's hub rows (hubs.go)
@@ -615,6 +757,10 @@ func (r *Runner) leaveHubGroup() {
 	g := r.hubGroup
 	if g == nil {
 		return
+	}
+	if l := r.hubs.late; l != nil { // r's own count of the last phase, first
+		r.hubs.late = nil
+		l.wait()
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
