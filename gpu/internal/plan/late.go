@@ -25,9 +25,10 @@ type Early struct {
 // late rows runs after the wait (SplitLate): the phases' frontier then
 // needs a buffer of its own, as the block's rows hold the early part's,
 // which for a few groups is a few rows. A larger kernel reading a late row
-// waits for it before anything. Started from its early seeds alone
-// instead, R-MAT 18's one kernel source of each block took 10-20 ms more
-// on an H200 (BENCHMARKS.md, session 15).
+// waits for it before anything (its frontier may not fit beside it, and
+// started from fewer seeds it would expand further). Not measured: R-MAT
+// 18's blocks on two H200s hold one kernel source, whose seeds read no
+// late row.
 const lateKernelMaxSources = 4 * BatchWidth
 
 // SplitLate orders b's work around the rows late reports as late
@@ -43,9 +44,9 @@ const lateKernelMaxSources = 4 * BatchWidth
 // only, which early items before it wrote; a late one runs after every
 // early one and after the late items before it. The second pass writes
 // rows in place that leaves of the first pass read, so it runs last.
-// Moving the late minimums' early arcs before the wait, and the rest
-// after (a second pass over their rows), made R-MAT 18's blocks 20 ms
-// slower on two H200s (session 15).
+// Taking the late minimums' early arcs before the wait, and the rest
+// after (a second pass over their rows), made R-MAT 18's blocks 22 ms
+// slower on two H200s (157 → 179 ms; BENCHMARKS.md, session 15).
 func (b *Block) SplitLate(late func(row int32) bool) {
 	if b.Rows == nil {
 		return
