@@ -594,6 +594,9 @@ func (g *hubGroup) pushSpans(r *Runner, ph *phasedRound, sp [2]int32, i int, asy
 	for _, o := range to {
 		p, q, err := copyDevice(r.e.dev, o.e.dev, r.e.dev, g.base[o]+at, g.base[r]+at, uint64(size), !async)
 		if err != nil {
+			if queued { // the copies queued before it still write
+				r.e.dev.d.cuStreamSynchronize(r.e.dev.peerStream)
+			}
 			g.mu.Lock()
 			g.inflight--
 			g.cond.Broadcast()
