@@ -541,10 +541,18 @@ func readParquet(r readAtSeeker, size int64, name string, opt ReadOptions) (*Edg
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	sizes := make([]int64, pf.NumRowGroups())
+	for i := range sizes {
+		sizes[i] = pf.MetaData().RowGroup(i).TotalByteSize()
+	}
 	var rr array.RecordReader
-	if readsColumnsInParallel(len(fields)) {
+	ahead, groups := readsRowGroupsInParallel(sizes)
+	switch {
+	case groups:
+		rr, err = newParquetGroups(ctx, fr, fields, len(sizes), ahead)
+	case readsColumnsInParallel(len(fields)):
 		rr, err = newParquetColumns(ctx, fr, fields)
-	} else {
+	default:
 		rr, err = fr.GetRecordReader(ctx, leaves, nil)
 	}
 	if err != nil {
