@@ -8,7 +8,10 @@ package gpu
 // (they start their first stats blocks together), they share one plan of
 // the whole list (phasedRound): each phase's sources are cut by part, and
 // each runner sends its new rows to the others as soon as it has them, so
-// that later phases seed from all earlier rows as on one device. A runner
+// that later phases seed from all earlier rows as on one device; after
+// the last phase each goes on to its block without waiting for the
+// others' rows, and the block's plan runs what reads none of them first
+// (lateHubRows, plan.Block.SplitLate). A runner
 // that comes alone (hubArrivalWait) settles the group for parts: each part
 // is computed whole by the runner that claims it first and copied by the
 // others. Copies go peer to peer where cuDeviceCanAccessPeer allows it,
