@@ -616,7 +616,7 @@ func TestLookupErrors(t *testing.T) {
 // sort with positions, binary search) against each other and the oracle.
 func TestDenseIntIDsPaths(t *testing.T) {
 	defer func(old uint64) { positionLimit = old }(positionLimit)
-	for _, n := range []int{50, 3000, 20000} {
+	for _, n := range []int{50, 3000, 20000, 100000} { // 100,000: the table marked by several workers
 		seed := uint64(n)
 		e := randomIntIDs(newRand(seed), arrow.PrimitiveTypes.Int64, 2*n, n)
 		dense := randomIntIDs(newRand(seed), arrow.PrimitiveTypes.Uint16, 2*n, n)
