@@ -26,39 +26,10 @@ import (
 func TestParquetColumnsInParallel(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	rng := rand.New(rand.NewPCG(13, 14))
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "note", Type: arrow.BinaryTypes.String},
-		{Name: "dst", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "weight", Type: arrow.PrimitiveTypes.Float32},
-		{Name: "src", Type: arrow.PrimitiveTypes.Int64},
-	}, nil)
-	bld := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	defer bld.Release()
-	var recs []arrow.RecordBatch
-	for range 5 {
-		for range 1000 + rng.IntN(500) {
-			bld.Field(0).(*array.StringBuilder).Append(fmt.Sprint("n", rng.IntN(100)))
-			bld.Field(1).(*array.Int64Builder).Append(rng.Int64N(1 << 40))
-			bld.Field(2).(*array.Float32Builder).Append(rng.Float32())
-			bld.Field(3).(*array.Int64Builder).Append(rng.Int64N(300))
-		}
-		recs = append(recs, bld.NewRecordBatch())
-	}
+	schema, recs := noteEdgeRecords(rand.New(rand.NewPCG(13, 14)), 5)
 	defer releaseAll(recs)
 	data := writeParquetRows(t, schema, recs, 777)
-
-	open := func() (*file.Reader, *pqarrow.FileReader) {
-		pf, err := file.NewParquetReader(bytes.NewReader(data), file.WithReadProps(parquet.NewReaderProperties(mem)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1000}, mem)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return pf, fr
-	}
+	open := func() (*file.Reader, *pqarrow.FileReader) { return openParquetBytes(t, data, mem, 1000) }
 	fields := []int{3, 1, 2} // src, dst, weight: fieldIndices' order
 	pf1, fr := open()
 	defer pf1.Close()
@@ -97,6 +68,46 @@ func TestParquetColumnsInParallel(t *testing.T) {
 	if batches < 5 {
 		t.Errorf("%d batches: the test wants several", batches)
 	}
+}
+
+// noteEdgeRecords makes batches record batches of 1,000-1,500 edges with a
+// string column before the ids and a float weight (note, dst, weight,
+// src), drawn from rng.
+func noteEdgeRecords(rng *rand.Rand, batches int) (*arrow.Schema, []arrow.RecordBatch) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "note", Type: arrow.BinaryTypes.String},
+		{Name: "dst", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "weight", Type: arrow.PrimitiveTypes.Float32},
+		{Name: "src", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	bld := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer bld.Release()
+	var recs []arrow.RecordBatch
+	for range batches {
+		for range 1000 + rng.IntN(500) {
+			bld.Field(0).(*array.StringBuilder).Append(fmt.Sprint("n", rng.IntN(100)))
+			bld.Field(1).(*array.Int64Builder).Append(rng.Int64N(1 << 40))
+			bld.Field(2).(*array.Float32Builder).Append(rng.Float32())
+			bld.Field(3).(*array.Int64Builder).Append(rng.Int64N(300))
+		}
+		recs = append(recs, bld.NewRecordBatch())
+	}
+	return schema, recs
+}
+
+// openParquetBytes opens the Parquet file data with mem, for batches of
+// batch rows.
+func openParquetBytes(t *testing.T, data []byte, mem memory.Allocator, batch int64) (*file.Reader, *pqarrow.FileReader) {
+	t.Helper()
+	pf, err := file.NewParquetReader(bytes.NewReader(data), file.WithReadProps(parquet.NewReaderProperties(mem)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: batch}, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pf, fr
 }
 
 // TestParquetReadsTheSameInParallel reads one Parquet file through

@@ -13,7 +13,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
@@ -26,39 +25,11 @@ import (
 // to the end leave nothing allocated.
 func TestParquetRowGroupsInParallel(t *testing.T) {
 	defer runtimeGOMAXPROCS(4)()
-	rng := rand.New(rand.NewPCG(15, 16))
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "note", Type: arrow.BinaryTypes.String},
-		{Name: "dst", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "weight", Type: arrow.PrimitiveTypes.Float32},
-		{Name: "src", Type: arrow.PrimitiveTypes.Int64},
-	}, nil)
-	bld := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	defer bld.Release()
-	var recs []arrow.RecordBatch
-	for range 6 {
-		for range 1000 + rng.IntN(500) {
-			bld.Field(0).(*array.StringBuilder).Append(fmt.Sprint("n", rng.IntN(100)))
-			bld.Field(1).(*array.Int64Builder).Append(rng.Int64N(1 << 40))
-			bld.Field(2).(*array.Float32Builder).Append(rng.Float32())
-			bld.Field(3).(*array.Int64Builder).Append(rng.Int64N(300))
-		}
-		recs = append(recs, bld.NewRecordBatch())
-	}
+	schema, recs := noteEdgeRecords(rand.New(rand.NewPCG(15, 16)), 6)
 	defer releaseAll(recs)
 	data := writeParquetRows(t, schema, recs, 1300)
 	fields := []int{3, 1, 2} // src, dst, weight: fieldIndices' order
-	open := func(mem memory.Allocator) (*file.Reader, *pqarrow.FileReader) {
-		pf, err := file.NewParquetReader(bytes.NewReader(data), file.WithReadProps(parquet.NewReaderProperties(mem)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 500}, mem)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return pf, fr
-	}
+	open := func(mem memory.Allocator) (*file.Reader, *pqarrow.FileReader) { return openParquetBytes(t, data, mem, 500) }
 	// rows reads every batch of rr into one table's columns.
 	rows := func(rr array.RecordReader) arrow.Table {
 		var batches []arrow.RecordBatch
