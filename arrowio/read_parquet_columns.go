@@ -139,13 +139,18 @@ func (p *parquetColumns) Next() bool {
 		p.err = fmt.Errorf("the columns end at different rows")
 		return false
 	}
+	p.cur, p.err = joinColumns(p.schema, cols)
+	return p.err == nil
+}
+
+// joinColumns makes one record batch of schema from a batch of each of
+// its columns, which must hold as many values.
+func joinColumns(schema *arrow.Schema, cols []arrow.Array) (arrow.RecordBatch, error) {
 	rows := cols[0].Len()
 	for i, c := range cols {
 		if c.Len() != rows {
-			p.err = fmt.Errorf("column %q has %d values in a batch where %q has %d", p.schema.Field(i).Name, c.Len(), p.schema.Field(0).Name, rows)
-			return false
+			return nil, fmt.Errorf("column %q has %d values in a batch where %q has %d", schema.Field(i).Name, c.Len(), schema.Field(0).Name, rows)
 		}
 	}
-	p.cur = array.NewRecordBatch(p.schema, cols, int64(rows))
-	return true
+	return array.NewRecordBatch(schema, cols, int64(rows)), nil
 }

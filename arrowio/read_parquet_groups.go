@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
@@ -85,19 +84,9 @@ func newParquetGroups(ctx context.Context, fr *pqarrow.FileReader, fields []int,
 	p := &parquetGroups{fr: fr}
 	var schemaFields []arrow.Field
 	for _, idx := range fields {
-		leaves := appendLeaves(nil, &fr.Manifest.Fields[idx])
-		// The column's Arrow type as a reader of it gives it.
-		rr, err := fr.GetRecordReader(ctx, leaves, []int{0})
-		if err != nil {
-			return nil, err
-		}
-		if rr.Schema().NumFields() != 1 {
-			rr.Release()
-			return nil, fmt.Errorf("column %d reads as %d columns", idx, rr.Schema().NumFields())
-		}
-		schemaFields = append(schemaFields, rr.Schema().Field(0))
-		rr.Release()
-		p.leaves = append(p.leaves, leaves)
+		f := &fr.Manifest.Fields[idx]
+		schemaFields = append(schemaFields, *f.Field)
+		p.leaves = append(p.leaves, appendLeaves(nil, f))
 	}
 	p.schema = arrow.NewSchema(schemaFields, nil)
 	p.ctx, p.cancel = context.WithCancel(ctx)
@@ -181,15 +170,15 @@ func (p *parquetGroups) readGroup(g int) (out groupBatches) {
 	}
 	arrays := make([]arrow.Array, n)
 	for b := range cols[0] {
-		rows := cols[0][b].Len()
 		for c := range n {
-			if cols[c][b].Len() != rows {
-				out.release()
-				return groupBatches{err: fmt.Errorf("row group %d: column %q has %d values in a batch where %q has %d", g, p.schema.Field(c).Name, cols[c][b].Len(), p.schema.Field(0).Name, rows)}
-			}
 			arrays[c] = cols[c][b]
 		}
-		out.batches = append(out.batches, array.NewRecordBatch(p.schema, arrays, int64(rows)))
+		rec, err := joinColumns(p.schema, arrays)
+		if err != nil {
+			out.release()
+			return groupBatches{err: fmt.Errorf("row group %d: %w", g, err)}
+		}
+		out.batches = append(out.batches, rec)
 	}
 	return out
 }

@@ -29,7 +29,9 @@ func TestParquetRowGroupsInParallel(t *testing.T) {
 	defer releaseAll(recs)
 	data := writeParquetRows(t, schema, recs, 1300)
 	fields := []int{3, 1, 2} // src, dst, weight: fieldIndices' order
-	open := func(mem memory.Allocator) (*file.Reader, *pqarrow.FileReader) { return openParquetBytes(t, data, mem, 500) }
+	open := func(mem memory.Allocator) (*file.Reader, *pqarrow.FileReader) {
+		return openParquetBytes(t, data, mem, 500)
+	}
 	// rows reads every batch of rr into one table's columns.
 	rows := func(rr array.RecordReader) arrow.Table {
 		var batches []arrow.RecordBatch
