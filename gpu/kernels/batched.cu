@@ -802,32 +802,63 @@ __device__ void batchedTranspose(const E* vm, int n, int numSources, const int* 
     pathctl::batched::batchedTranspose<E>(vm, n, numSources, rows, dist);                          \
   }
 
+namespace pathctl {
+namespace batched {
+
+// forRowElements runs body(item, t) for this thread's elements e = item × n
+// + t < count × n of a grid-stride loop, in its order, stepping the item
+// and t by the stride's quotient and remainder by n: one 64-bit division
+// a thread instead of two an element.
+template <class Body>
+__device__ __forceinline__ void forRowElements(long long count, int n, Body body) {
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  const long long q = stride / n;
+  const int rem = (int)(stride - q * n);
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  long long item = e / n;
+  int t = (int)(e - item * n);
+  while (item < count) {
+    body(item, t);
+    item += q;
+    t += rem;
+    if (t >= n) {
+      t -= n;
+      item++;
+    }
+  }
+}
+
+// derive fills the rows of count leaf derivations of batched_derive_T.
+template <typename T>
+__device__ void derive(T* dist, int n, const long long* items, long long count, const T* weights, T cut) {
+  forRowElements(count, n, [&](long long item, int t) {
+    const long long* it = items + 4 * item;
+    const T d = dist[(size_t)it[1] * n + t];
+    T out = d;
+    if (t == (int)it[2]) {
+      out = (T)0;
+    } else if (d != DistTraits<T>::inf()) {
+      out = clipAbove<T>(d + weights[it[3]], cut);
+    }
+    dist[(size_t)it[0] * n + t] = out;
+  });
+}
+
+}  // namespace batched
+}  // namespace pathctl
+
 // batched_derive_T fills the rows of leaves left out of the kernel
 // (gpu/batched.go, batchedLeaves): items holds count derivations of four
 // words (destination row, source row, the leaf, the index of its arc); row
 // dst becomes, for every vertex t, 0 at t = leaf, unreachable where the
 // parent's row is, else the parent's distance plus the arc's weight. A
-// derivation in place (dst = src) reads and writes each element once.
-// A distance above cutBits (the cutoff's bits; infinity without one)
-// becomes unreachable.
+// derivation in place (dst = src) reads and writes each element once. A
+// distance above cutBits (the cutoff's bits; infinity without one) becomes
+// unreachable.
 #define PATHCTL_BATCHED_DERIVE(SUFFIX, T)                                                          \
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_derive_##SUFFIX(           \
       T* dist, int n, const long long* items, long long count, const T* weights, u64 cutBits) {    \
-    const long long total = count * n;                                                             \
-    const T cut = pathctl::distFromBits<T>(cutBits);                                               \
-    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;                \
-         e += (long long)gridDim.x * blockDim.x) {                                                 \
-      const long long* it = items + 4 * (e / n);                                                   \
-      const int t = (int)(e % n);                                                                  \
-      const T d = dist[(size_t)it[1] * n + t];                                                     \
-      T out = d;                                                                                   \
-      if (t == (int)it[2]) {                                                                       \
-        out = (T)0;                                                                                \
-      } else if (d != pathctl::DistTraits<T>::inf()) {                                             \
-        out = pathctl::clipAbove<T>(d + weights[it[3]], cut);                                      \
-      }                                                                                            \
-      dist[(size_t)it[0] * n + t] = out;                                                           \
-    }                                                                                              \
+    pathctl::batched::derive<T>(dist, n, items, count, weights, pathctl::distFromBits<T>(cutBits)); \
   }
 
 PATHCTL_BATCHED_DERIVE(i32, int)
@@ -845,6 +876,23 @@ namespace batched {
 template <typename T> struct Wide { typedef long long type; };
 template <> struct Wide<float> { typedef float type; };
 template <> struct Wide<double> { typedef double type; };
+
+// mins fills the rows of count minimums of batched_mins_T.
+template <typename T>
+__device__ void mins(T* dist, int n, const long long* items, long long count, const long long* arcs,
+                     const T* weights, T cut) {
+  typedef typename Wide<T>::type W;
+  const T inf = DistTraits<T>::inf();
+  forRowElements(count, n, [&](long long item, int t) {
+    const long long* it = items + 4 * item;
+    W best = (W)inf;
+    for (long long j = it[2], end = it[2] + it[3]; j < end; j++) {
+      const T d = dist[(size_t)arcs[2 * j] * n + t];
+      if (d != inf) best = min(best, (W)d + (W)weights[arcs[2 * j + 1]]);
+    }
+    dist[(size_t)it[0] * n + t] = t == (int)it[1] ? (T)0 : clipAbove<T>((T)min(best, (W)inf), cut);
+  });
+}
 
 }  // namespace batched
 }  // namespace pathctl
@@ -865,22 +913,7 @@ template <> struct Wide<double> { typedef double type; };
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_mins_##SUFFIX(             \
       T* dist, int n, const long long* items, long long count, const long long* arcs,              \
       const T* weights, u64 cutBits) {                                                             \
-    typedef typename pathctl::batched::Wide<T>::type W;                                            \
-    const long long total = count * n;                                                             \
-    const T inf = pathctl::DistTraits<T>::inf();                                                   \
-    const T cut = pathctl::distFromBits<T>(cutBits);                                               \
-    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;                \
-         e += (long long)gridDim.x * blockDim.x) {                                                 \
-      const long long* it = items + 4 * (e / n);                                                   \
-      const int t = (int)(e % n);                                                                  \
-      W best = (W)inf;                                                                             \
-      for (long long j = it[2], end = it[2] + it[3]; j < end; j++) {                               \
-        const T d = dist[(size_t)arcs[2 * j] * n + t];                                             \
-        if (d != inf) best = min(best, (W)d + (W)weights[arcs[2 * j + 1]]);                        \
-      }                                                                                            \
-      dist[(size_t)it[0] * n + t] =                                                                \
-          t == (int)it[1] ? (T)0 : pathctl::clipAbove<T>((T)min(best, (W)inf), cut);               \
-    }                                                                                              \
+    pathctl::batched::mins<T>(dist, n, items, count, arcs, weights, pathctl::distFromBits<T>(cutBits)); \
   }
 
 PATHCTL_BATCHED_MINS(i32, int)

@@ -38,10 +38,39 @@ template <> struct StatsSum<double> { typedef double type; };
 __device__ __forceinline__ u64 statsBits(u64 v) { return v; }
 __device__ __forceinline__ u64 statsBits(double v) { return (u64)__double_as_longlong(v); }
 
-// source reduces the row dist of source s over its numCols columns
-// (narrow::column), distances above cut left out.
+// Recips is how many reciprocals 1/d, d < size, the integer kernels keep in
+// shared memory for the harmonic sum: the same division made once a thread
+// block, so the sums keep their bits, instead of once a distance, where the
+// double division held the kernel. Floats keep the division.
+template <typename T> struct Recips { static constexpr int size = 1024; };
+template <> struct Recips<float> { static constexpr int size = 1; };
+template <> struct Recips<double> { static constexpr int size = 1; };
+
+// fillRecips fills the table of Recips<T> (entry 0 unused); forEachSource's
+// barrier comes before the first read.
 template <typename T>
-__device__ void source(const T* dist, int numCols, const int* targets, T cut, int s, u64* out) {
+__device__ __forceinline__ void fillRecips(double* table) {
+  for (int i = threadIdx.x; i < Recips<T>::size; i += blockDim.x) table[i] = i == 0 ? 0.0 : 1.0 / (double)i;
+}
+
+// recip is 1/d for a distance d ≠ 0 (negative where weights are), from
+// the table where it holds it.
+template <typename T>
+__device__ __forceinline__ double recip(T d, const double* table) {
+  if (Recips<T>::size > 1 && d > 0 && d < (T)Recips<T>::size) return table[(int)d];
+  return 1.0 / (double)d;
+}
+
+// Unroll is how many columns a thread reads before it adds them in, so that
+// as many loads are in flight; it takes them in the order of a plain stride.
+constexpr int Unroll = 4;
+
+// source reduces the row dist of source s over its numCols columns
+// (narrow::column), distances above cut left out; recips is the table of
+// fillRecips.
+template <typename T>
+__device__ void source(const T* dist, int numCols, const int* targets, T cut, int s, const double* recips,
+                       u64* out) {
   typedef typename StatsSum<T>::type S;
   __shared__ long long reachS[PATHCTL_THREADS];
   __shared__ T eccS[PATHCTL_THREADS];
@@ -52,14 +81,29 @@ __device__ void source(const T* dist, int numCols, const int* targets, T cut, in
   T ecc = 0;
   S sum = 0;
   double harm = 0;
-  for (int j = threadIdx.x; j < numCols; j += blockDim.x) {
-    const int v = narrow::column(targets, j);
-    const T d = dist[v];
-    if (d == inf || d > cut || v == s) continue;
+  auto add = [&](int v, T d) {
+    if (d == inf || d > cut || v == s) return;
     if (reach == 0 || d > ecc) ecc = d;
     reach++;
     sum += (S)d;
-    if (d != 0) harm += 1.0 / (double)d;
+    if (d != 0) harm += recip<T>(d, recips);
+  };
+  const int step = blockDim.x;
+  int j = threadIdx.x;
+  for (; j + (Unroll - 1) * step < numCols; j += Unroll * step) {
+    int v[Unroll];
+    T d[Unroll];
+#pragma unroll
+    for (int k = 0; k < Unroll; k++) {
+      v[k] = narrow::column(targets, j + k * step);
+      d[k] = dist[v[k]];
+    }
+#pragma unroll
+    for (int k = 0; k < Unroll; k++) add(v[k], d[k]);
+  }
+  for (; j < numCols; j += step) {
+    const int v = narrow::column(targets, j);
+    add(v, dist[v]);
   }
   const int t = threadIdx.x;
   reachS[t] = reach;
@@ -92,8 +136,10 @@ __device__ void source(const T* dist, int numCols, const int* targets, T cut, in
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)                                     \
       stats_##SUFFIX(const T* dist, int n, const int* sources, int numSources, u64* out) {          \
     using namespace pathctl;                                                                        \
+    __shared__ double recips[stats::Recips<T>::size];                                               \
+    stats::fillRecips<T>(recips);                                                                   \
     forEachSource(numSources, [&](int i) {                                                          \
-      stats::source<T>(rowOf(dist, i, n), n, nullptr, DistTraits<T>::inf(), sources[i],             \
+      stats::source<T>(rowOf(dist, i, n), n, nullptr, DistTraits<T>::inf(), sources[i], recips,     \
                        out + 4 * (size_t)i);                                                        \
     });                                                                                             \
   }                                                                                                 \
@@ -102,8 +148,11 @@ __device__ void source(const T* dist, int numCols, const int* targets, T cut, in
                             const int* targets, int numTargets, u64 cutBits, u64* out) {            \
     using namespace pathctl;                                                                        \
     const T cut = narrow::fromBits<T>(cutBits);                                                     \
+    __shared__ double recips[stats::Recips<T>::size];                                               \
+    stats::fillRecips<T>(recips);                                                                   \
     forEachSource(numSources, [&](int i) {                                                          \
-      stats::source<T>(rowOf(dist, i, n), numTargets, targets, cut, sources[i], out + 4 * (size_t)i); \
+      stats::source<T>(rowOf(dist, i, n), numTargets, targets, cut, sources[i], recips,             \
+                       out + 4 * (size_t)i);                                                        \
     });                                                                                             \
   }
 
