@@ -701,7 +701,7 @@ func TestHubPlanAhead(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.hubs = hubState{vertices: v, firstRow: n / 4}
-		want, err := r.planGraph.Plan(v, cfg.Config)
+		want, err := r.planGraph.Plan(v, cfg.HubPlan())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -151,7 +151,7 @@ func (r *Runner) planHubRowsAhead(h int) {
 	if g != nil {
 		g.ahead = a
 	}
-	pg, cfg, ordinal := r.planGraph, r.batched.Config, r.ordinal()
+	pg, cfg, ordinal := r.planGraph, r.batched.HubPlan(), r.ordinal()
 	go func() {
 		defer close(a.done)
 		tracef(ordinal, "plan of %d hub rows ahead", len(v))
@@ -166,7 +166,7 @@ func (r *Runner) planHubRowsAhead(h int) {
 }
 
 // hubPlan is the plan of hub rows lo to hi, in rows of its own from 0
-// (runHubPlan places them): the one begun when the run was sized where
+// (runHubPlan places them), in the phases of plan.Config.HubPlan: the one begun when the run was sized where
 // it is the whole list (taken once), else made now. Its first phase is
 // final; finish, when not nil, waits for the rest (the later phases'
 // order and seeds, the derivations' arcs), which the first phase's
@@ -183,7 +183,7 @@ func (r *Runner) hubPlan(lo, hi int) (bp *plan.Block, finish func(), err error) 
 			return a.block, func() { <-a.done }, nil
 		}
 	}
-	return r.planGraph.StartResident(r.hubs.vertices[lo:hi], r.batched.Config, math.Inf(1), plan.Resident{})
+	return r.planGraph.StartResident(r.hubs.vertices[lo:hi], r.batched.HubPlan(), math.Inf(1), plan.Resident{})
 }
 
 // SizeStatsRun sizes the hub rows of a stats run of sources sources whose

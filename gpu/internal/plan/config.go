@@ -202,6 +202,12 @@ type Config struct {
 	// block cannot derive when every other row is at hand. The plan does
 	// not read it: the runner does.
 	HubCore bool
+	// HubSeeds and HubPhases, where HubSeeds is positive, are Seeds and
+	// both Phases and PhasesWeighted for the plan of the hub rows (HubPlan):
+	// a block of the core alone, whose later phases seed from every
+	// earlier one's rows. The runner reads them, the plan does not.
+	HubSeeds  float64
+	HubPhases []float64
 	// BlockOrder makes the GPU runner order the sources of a stats run of
 	// several blocks by their breadth-first rank (Graph.BlockOrder), so
 	// that each block holds neighbourhoods whose rows derive from each
@@ -226,6 +232,16 @@ type Config struct {
 	// ScratchBytes allows. The runner decides once, when it is prepared,
 	// from the device's free memory.
 	ScratchMinShare float64
+}
+
+// HubPlan is c for the plan of the hub rows: its Seeds and phases are
+// HubSeeds and HubPhases where HubSeeds is positive, c's own otherwise.
+func (c Config) HubPlan() Config {
+	if c.HubSeeds > 0 {
+		c.Seeds = c.HubSeeds
+		c.Phases, c.PhasesWeighted = c.HubPhases, c.HubPhases
+	}
+	return c
 }
 
 // HubRowsAuto is the Config.HubRows that lets the runner size the hub
@@ -282,6 +298,11 @@ func DefaultConfig() Config {
 		HubRows:  HubRowsAuto,
 		HubShare: 2,
 		HubCore:  true,
+		// BENCHMARKS.md, session 16, "More phases for the hub rows":
+		// R-MAT 18's core in 8 phases instead of 3, every source on one
+		// H200 2.43-2.46 -> 2.04-2.06 s, on two 1.31-1.37 -> 1.15-1.16 s.
+		HubSeeds:  0.08,
+		HubPhases: []float64{0.2, 0.35, 0.5, 0.65, 0.8, 0.9},
 		// Not measured: 8 groups' kernels cost far more than a pass over
 		// the arcs.
 		RelabelMinSources: 8 * BatchWidth,
@@ -343,6 +364,14 @@ func (c Config) Check() error {
 	}
 	for _, x := range c.PhasesWeighted {
 		if err := share("weighted phase", x); err != nil {
+			return err
+		}
+	}
+	if err := share("hub seeds", c.HubSeeds); err != nil {
+		return err
+	}
+	for _, x := range c.HubPhases {
+		if err := share("hub phase", x); err != nil {
 			return err
 		}
 	}

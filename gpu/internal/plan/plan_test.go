@@ -60,7 +60,7 @@ func TestPlanDerivesEveryRow(t *testing.T) {
 		t.Fatalf("only %d leaves of %d vertices: the test graph does not exercise the plan", leaves, rmat.NumVertices)
 	}
 	for name, g := range planGraphs(t) {
-		for _, variant := range []string{"cluster", "", "bfs", "cluster/3 phases", "cluster/4 phases"} {
+		for _, variant := range []string{"cluster", "", "bfs", "cluster/3 phases", "cluster/4 phases", "cluster/hub rows' phases"} {
 			order, phases, _ := strings.Cut(variant, "/")
 			cfg := DefaultConfig()
 			cfg.Order = Order(order)
@@ -71,6 +71,8 @@ func TestPlanDerivesEveryRow(t *testing.T) {
 				cfg.Phases = []float64{0.7}
 			case "4 phases":
 				cfg.Phases = []float64{0.6, 0.8}
+			case "hub rows' phases":
+				cfg = cfg.HubPlan()
 			}
 			cfg.PhasesWeighted = cfg.Phases
 			t.Run(fmt.Sprintf("%s/%q", name, variant), func(t *testing.T) {

@@ -25,6 +25,8 @@ import (
 //	hubrows=auto|N                     HubRows (auto: HubRowsAuto; 0: none)
 //	hubshare=N                         HubShare (0: no bound but the block's)
 //	hubcore=0|1                        HubCore
+//	hubseeds=X                         HubSeeds (0: the hub rows' plan takes seeds and phases)
+//	hubphases=X/Y/...                  HubPhases
 //	blockorder=0|1                     BlockOrder
 //	scratchmb=X                        ScratchBytes in MiB (0: a working row per source)
 //	scratchmin=X                       ScratchMinShare (0: a scratch wherever scratchmb allows)
@@ -79,17 +81,12 @@ func (c *Config) set(key, val string) error {
 	case "seedsmin":
 		c.SeedsMinShare, err = strconv.ParseFloat(val, 64)
 	case "phases":
-		c.Phases = nil
-		if val != "" {
-			for _, f := range strings.Split(val, "/") {
-				x, err := strconv.ParseFloat(f, 64)
-				if err != nil {
-					return err
-				}
-				c.Phases = append(c.Phases, x)
-			}
-		}
+		c.Phases, err = parseShares(val)
 		c.PhasesWeighted = c.Phases
+	case "hubseeds":
+		c.HubSeeds, err = strconv.ParseFloat(val, 64)
+	case "hubphases":
+		c.HubPhases, err = parseShares(val)
 	case "slicemb":
 		var mb float64
 		mb, err = strconv.ParseFloat(val, 64)
@@ -134,4 +131,20 @@ func (c *Config) set(key, val string) error {
 		return fmt.Errorf("unknown key %q", key)
 	}
 	return err
+}
+
+// parseShares parses X/Y/... ("" is none).
+func parseShares(val string) ([]float64, error) {
+	var out []float64
+	if val == "" {
+		return nil, nil
+	}
+	for _, f := range strings.Split(val, "/") {
+		x, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	return out, nil
 }
