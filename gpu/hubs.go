@@ -166,11 +166,11 @@ func (r *Runner) planHubRowsAhead(h int) {
 }
 
 // hubPlan is the plan of hub rows lo to hi, in rows of its own from 0
-// (runHubPlan places them), in the phases of plan.Config.HubPlan: the one begun when the run was sized where
-// it is the whole list (taken once), else made now. Its first phase is
-// final; finish, when not nil, waits for the rest (the later phases'
-// order and seeds, the derivations' arcs), which the first phase's
-// kernels need not wait for.
+// (runHubPlan places them), in the phases of plan.Config.HubPlan: the one
+// begun when the run was sized where it is the whole list (taken once),
+// else made now. Its first phase is final; finish, when not nil, waits for
+// the rest (the later phases' order and seeds, the derivations' arcs),
+// which the first phase's kernels need not wait for.
 func (r *Runner) hubPlan(lo, hi int) (bp *plan.Block, finish func(), err error) {
 	if a := r.hubRun.ahead; a != nil && lo == 0 && hi == len(r.hubs.vertices) && slices.Equal(a.vertices, r.hubs.vertices) {
 		r.hubRun.ahead = nil

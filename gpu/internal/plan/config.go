@@ -298,9 +298,9 @@ func DefaultConfig() Config {
 		HubRows:  HubRowsAuto,
 		HubShare: 2,
 		HubCore:  true,
-		// BENCHMARKS.md, session 16, "More phases for the hub rows":
+		// BENCHMARKS.md, session 16, "The core's plan in eight phases":
 		// R-MAT 18's core in 8 phases instead of 3, every source on one
-		// H200 2.43-2.46 -> 2.04-2.06 s, on two 1.31-1.37 -> 1.15-1.16 s.
+		// H200 2.42-2.44 -> 2.04-2.08 s, on two 1.30-1.32 -> 1.14-1.15 s.
 		HubSeeds:  0.08,
 		HubPhases: []float64{0.2, 0.35, 0.5, 0.65, 0.8, 0.9},
 		// Not measured: 8 groups' kernels cost far more than a pass over
