@@ -8,7 +8,7 @@ FUZZTIME  ?= 8s
 VERSION   := $(shell cat VERSION)
 export CGO_ENABLED := 0
 
-.PHONY: fixtures all build run test test-go wheel test-wheel test-race fuzz test-python kernels kernels-check gpu-test bench-cpu bench bench-plot bench-export clean
+.PHONY: fixtures all build run test test-go wheel test-wheel test-race fuzz test-python kernels kernels-check gpu-test bench-cpu bench bench-devices bench-plot bench-export clean
 
 all: build
 
@@ -75,7 +75,7 @@ $(VENV)/.installed: VERSION python/setup.py python/pyproject.toml python/require
 	touch $@
 
 test-python: build $(VENV)/.installed
-	PATHCTL_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q python/tests bench/test_bench_cpu.py bench/test_bench_gpu.py bench/test_bench_queries.py bench/test_bench_flight.py bench/test_plot_scaling.py
+	PATHCTL_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q python/tests bench/test_bench_cpu.py bench/test_bench_gpu.py bench/test_bench_queries.py bench/test_bench_flight.py bench/test_plot_scaling.py bench/test_bench_devices.py
 
 # Platform wheels with the binary inside (manylinux_2_17 x86_64 and aarch64)
 # in dist/: `pip install dist/pathctl-*-manylinux*_x86_64*.whl` brings the engine.
@@ -101,6 +101,11 @@ fixtures:
 bench: build $(VENV)/.installed
 	PATHCTL_BIN=$(CURDIR)/$(BIN) $(PY) bench/bench_gpu.py $(BENCH_ARGS)
 	$(MAKE) --no-print-directory bench-plot
+
+# On a machine of several GPUs: R-MAT 18 stats of every source on every
+# device and on the first alone, in turn (issue 19's ratio), checked.
+bench-devices: build $(VENV)/.installed
+	$(PY) bench/bench_devices.py --pathctl $(BIN) --out bench/results/bench-devices.md $(BENCH_ARGS)
 
 # The scaling curve (seconds against n × arcs, log-log) from the records of
 # make bench; where the GPU machine has no matplotlib, copy its

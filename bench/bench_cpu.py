@@ -245,12 +245,20 @@ def check_results(g: Graph, check_sources: np.ndarray, matrix_path: str, stats_p
         return [f"matrix: {err}"]
     if len(vertices) != g.n or not np.array_equal(np.asarray(vertices, dtype=np.int64), g.ids):
         return [f"{matrix_path}: vertex order has {len(vertices)} ids, expected the {g.n} ascending ids of the input"]
+    for k, s in enumerate(check_sources):
+        for p in compare_distances(want[k], dist[k], rtol):
+            problems.append(f"matrix, source {int(g.ids[s])}: {p}")
+    return problems + check_stats(g, check_sources, want, stats_path, rtol)
+
+
+def check_stats(g: Graph, check_sources: np.ndarray, want: np.ndarray, stats_path: str, rtol: float) -> list[str]:
+    """Checks pathctl's stats rows of check_sources (compact ids) against
+    want, their rows of scipy's Dijkstra. Returns the problems found."""
+    problems = []
     stats = read_stats(stats_path)
     stats_row_of = {int(s): i for i, s in enumerate(stats["source"])}
     for k, s in enumerate(check_sources):
         ext = int(g.ids[s])
-        for p in compare_distances(want[k], dist[k], rtol):
-            problems.append(f"matrix, source {ext}: {p}")
         if ext not in stats_row_of:
             problems.append(f"stats: source {ext} missing")
             continue

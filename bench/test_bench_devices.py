@@ -1,0 +1,108 @@
+"""Checks of the devices benchmark (bench_devices.py): its table and ratio,
+its checks on crafted stats files, and one whole run on a tiny graph with
+the CPU engine, which needs the pathctl binary ($PATHCTL_BIN, else
+bin/pathctl; `make test-python` builds it).
+
+    PATHCTL_BIN=bin/pathctl .venv/bin/python -m pytest -q bench/test_bench_devices.py
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+import pyarrow as pa
+from scipy.sparse.csgraph import dijkstra
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import bench_cpu as bc  # noqa: E402
+import bench_devices as bd  # noqa: E402
+
+PATHCTL = os.environ.get("PATHCTL_BIN", os.path.join(HERE, os.pardir, "bin", "pathctl"))
+
+
+def write_arrow(path, table):
+    with pa.ipc.new_file(path, table.schema) as w:
+        w.write_table(table)
+
+
+class TableTest(unittest.TestCase):
+    def test_ratio_is_of_medians(self):
+        v = bd.Variant("", every=[1.0, 1.2, 5.0], one=[2.0, 2.4, 2.2])
+        self.assertAlmostEqual(v.ratio(), 2.2 / 1.2)
+        self.assertIsNone(bd.Variant("x", every=[1.0]).ratio())
+
+    def test_table(self):
+        table = bd.format_table([bd.Variant("", every=[1.0], one=[1.9]),
+                                 bd.Variant("hubseeds=0", every=[1.5], problems=["boom"])], "all", "0")
+        lines = table.splitlines()
+        self.assertEqual(lines[0], "| setting | devices all (s) | devices 0 (s) | ratio | checks |")
+        self.assertEqual(lines[2], "| default | 1.000 | 1.900 | 1.90 × | ok |")
+        self.assertEqual(lines[3], "| `hubseeds=0` | 1.500 | — | — | 1 failed |")
+
+
+class CheckTest(unittest.TestCase):
+    def setUp(self):
+        # A path 0-1-2 (weights 1, 2) and a lone arc 3-4 (weight 5), both ways.
+        src, dst, w = [0, 1, 3], [1, 2, 4], [1, 2, 5]
+        self.g = bc.canonical_graph(src + dst, dst + src, w + w)
+        self.check = np.array([0, 3])
+        self.want = dijkstra(self.g.csr(), directed=True, indices=self.check)
+        self.dir = tempfile.mkdtemp()
+
+    def stats_file(self, name, sums):
+        rows = [bc.stats_of_row(self.want[k], int(s)) for k, s in enumerate(self.check)]
+        path = os.path.join(self.dir, name)
+        write_arrow(path, pa.table({
+            "source": pa.array(self.g.ids[self.check], pa.int64()),
+            "reachable": pa.array([r["reachable"] for r in rows], pa.int64()),
+            "sum": pa.array(sums, pa.int64()),
+            "eccentricity": pa.array([r["eccentricity"] for r in rows], pa.float64()),
+            "closeness": pa.array([r["closeness"] for r in rows], pa.float64()),
+            "harmonic": pa.array([r["harmonic"] for r in rows], pa.float64()),
+        }))
+        return path
+
+    def test_stats_checked_against_scipy(self):
+        good = self.stats_file("good.arrow", [4, 5])
+        self.assertEqual(bc.check_stats(self.g, self.check, self.want, good, 0.0), [])
+        bad = self.stats_file("bad.arrow", [4, 6])
+        problems = bc.check_stats(self.g, self.check, self.want, bad, 0.0)
+        self.assertEqual(len(problems), 1)
+        self.assertIn("source 3: sum 6, expected 5", problems[0])
+
+    def test_same_rows(self):
+        a, b = self.stats_file("a.arrow", [4, 5]), self.stats_file("b.arrow", [4, 5])
+        c = self.stats_file("c.arrow", [4, 6])
+        self.assertTrue(bd.same_rows(a, b))
+        self.assertFalse(bd.same_rows(a, c))
+
+
+@unittest.skipUnless(os.path.exists(PATHCTL), "no pathctl binary (make build)")
+class WholeRunTest(unittest.TestCase):
+    def test_cpu_run(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "report.md")
+            proc = subprocess.run(
+                [sys.executable, os.path.join(HERE, "bench_devices.py"), "--pathctl", PATHCTL, "--engine", "cpu",
+                 "--scale", "8", "--repeat", "2", "--variant", "", "--variant", "hubseeds=0", "--dir", tmp,
+                 "--out", out], capture_output=True, text=True, timeout=300)
+            self.assertEqual(proc.returncode, 0, proc.stderr[-2000:])
+            report = open(out).read()
+            self.assertIn("stats of every source", report)
+            rows = [line for line in report.splitlines() if line.startswith("| default") or line.startswith("| `")]
+            self.assertEqual(len(rows), 2, report)
+            for row in rows:
+                cells = [c.strip() for c in row.strip("|").split("|")]
+                self.assertEqual(len(cells[1].split(", ")), 2, row)
+                self.assertEqual(len(cells[2].split(", ")), 2, row)
+                self.assertTrue(cells[3].endswith("×"), row)
+                self.assertEqual(cells[4], "ok", row)
+            self.assertNotIn("Failed", report)
+
+
+if __name__ == "__main__":
+    unittest.main()
