@@ -1,7 +1,7 @@
-"""Checks of the devices benchmark (bench_devices.py): its table and ratio,
-its checks on crafted stats files, and one whole run on a tiny graph with
-the CPU engine, which needs the pathctl binary ($PATHCTL_BIN, else
-bin/pathctl; `make test-python` builds it).
+"""Checks of bench_devices.py: the table and its ratio, the checks on
+crafted stats files, and a whole run of the script on a tiny R-MAT graph
+with the CPU engine (it needs the pathctl binary: $PATHCTL_BIN, else
+bin/pathctl, which `make test-python` builds).
 
     PATHCTL_BIN=bin/pathctl .venv/bin/python -m pytest -q bench/test_bench_devices.py
 """
@@ -14,6 +14,7 @@ import unittest
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.feather as feather
 from scipy.sparse.csgraph import dijkstra
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -21,12 +22,7 @@ sys.path.insert(0, HERE)
 import bench_cpu as bc  # noqa: E402
 import bench_devices as bd  # noqa: E402
 
-PATHCTL = os.environ.get("PATHCTL_BIN", os.path.join(HERE, os.pardir, "bin", "pathctl"))
-
-
-def write_arrow(path, table):
-    with pa.ipc.new_file(path, table.schema) as w:
-        w.write_table(table)
+BINARY = os.environ.get("PATHCTL_BIN") or os.path.join(HERE, os.pardir, "bin", "pathctl")
 
 
 class TableTest(unittest.TestCase):
@@ -56,14 +52,14 @@ class CheckTest(unittest.TestCase):
     def stats_file(self, name, sums):
         rows = [bc.stats_of_row(self.want[k], int(s)) for k, s in enumerate(self.check)]
         path = os.path.join(self.dir, name)
-        write_arrow(path, pa.table({
+        feather.write_feather(pa.table({
             "source": pa.array(self.g.ids[self.check], pa.int64()),
             "reachable": pa.array([r["reachable"] for r in rows], pa.int64()),
             "sum": pa.array(sums, pa.int64()),
             "eccentricity": pa.array([r["eccentricity"] for r in rows], pa.float64()),
             "closeness": pa.array([r["closeness"] for r in rows], pa.float64()),
             "harmonic": pa.array([r["harmonic"] for r in rows], pa.float64()),
-        }))
+        }), path, compression="uncompressed")  # an Arrow IPC file, as pathctl writes
         return path
 
     def test_stats_checked_against_scipy(self):
@@ -81,13 +77,13 @@ class CheckTest(unittest.TestCase):
         self.assertFalse(bd.same_rows(a, c))
 
 
-@unittest.skipUnless(os.path.exists(PATHCTL), "no pathctl binary (make build)")
+@unittest.skipUnless(os.path.exists(BINARY), "no pathctl binary (make build)")
 class WholeRunTest(unittest.TestCase):
     def test_cpu_run(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "report.md")
             proc = subprocess.run(
-                [sys.executable, os.path.join(HERE, "bench_devices.py"), "--pathctl", PATHCTL, "--engine", "cpu",
+                [sys.executable, os.path.join(HERE, "bench_devices.py"), "--pathctl", BINARY, "--engine", "cpu",
                  "--scale", "8", "--repeat", "2", "--variant", "", "--variant", "hubseeds=0", "--dir", tmp,
                  "--out", out], capture_output=True, text=True, timeout=300)
             self.assertEqual(proc.returncode, 0, proc.stderr[-2000:])
