@@ -49,6 +49,7 @@ import bench_queries as bq  # noqa: E402  (the --verbose summary)
 @dataclass
 class Variant:
     setting: str
+    algorithm: str = ""  # what --verbose said of the first run on every device (their count too)
     every: list[float] = field(default_factory=list)  # seconds on every device
     one: list[float] = field(default_factory=list)  # seconds on the first
     problems: list[str] = field(default_factory=list)
@@ -59,8 +60,8 @@ class Variant:
         return statistics.median(self.one) / statistics.median(self.every)
 
 
-def run_stats(args: argparse.Namespace, graph: str, out: str, devices: str, setting: str, log) -> float:
-    """One stats run of every source; its pipeline seconds."""
+def run_stats(args: argparse.Namespace, graph: str, out: str, devices: str, setting: str, log) -> bq.Run:
+    """One stats run of every source: its pipeline seconds and algorithm."""
     cmd = [args.pathctl, "run", graph, "--undirected", "--layout", "stats", "-o", out, "-v", "--engine", args.engine]
     if args.engine == "gpu":
         cmd += ["--devices", devices]
@@ -74,7 +75,7 @@ def run_stats(args: argparse.Namespace, graph: str, out: str, devices: str, sett
     run = bq.parse_verbose(proc.stderr, wall)
     if run.pipeline is None:
         raise RuntimeError(f"no 'pairs in' summary in --verbose: {proc.stderr.strip()[-400:]}")
-    return run.pipeline
+    return run
 
 
 def same_rows(a: str, b: str) -> bool:
@@ -92,10 +93,13 @@ def bench_variant(args: argparse.Namespace, graph: str, g: bc.Graph, want: np.nd
         for label, devices, times in (("every", args.all, v.every), ("one", args.one, v.one)):
             out = os.path.join(args.dir, f"stats-{label}-{rnd}.arrow")
             try:
-                times.append(run_stats(args, graph, out, devices, setting, log))
+                run = run_stats(args, graph, out, devices, setting, log)
             except (RuntimeError, subprocess.TimeoutExpired) as err:
                 v.problems.append(f"{label} device(s), round {rnd + 1}: {err}")
                 continue
+            times.append(run.pipeline)
+            if label == "every" and not v.algorithm:
+                v.algorithm = run.algorithm
             if first is None:
                 first = out
                 v.problems += bc.check_stats(g, check, want, out, 0.0)
@@ -119,16 +123,6 @@ def format_table(variants: list[Variant], every: str, one: str) -> str:
             "ok" if not v.problems else f"{len(v.problems)} failed",
         ))
     return "\n".join(lines)
-
-
-def machine() -> str:
-    try:
-        names = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
-                               text=True, timeout=30).stdout.split("\n")
-        gpus = [n.strip() for n in names if n.strip()]
-    except (OSError, subprocess.TimeoutExpired):
-        gpus = []
-    return (", ".join(gpus) if gpus else "no GPU") + f"; {os.cpu_count()} CPUs"
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -174,11 +168,12 @@ def main(argv: list[str]) -> int:
     lines = [
         f"# Devices: {os.path.basename(graph)}, stats of every source ({g.n} vertices, {g.m} arcs)",
         "",
-        f"Machine: {machine()}; {datetime.date.today()}; engine {args.engine}; "
+        f"Machine: {bq.machine_line(args.pathctl)}; {datetime.date.today()}; engine {args.engine}; "
         f"{args.repeat} rounds, the devices in turn; {len(check)} sources checked against scipy.",
         "",
         format_table(variants, args.all, args.one),
-    ]
+        "",
+    ] + [f"- {v.setting or 'default'}, devices {args.all}: {v.algorithm}" for v in variants if v.algorithm]
     problems = [f"{v.setting or 'default'}: {p}" for v in variants for p in v.problems]
     if problems:
         lines += ["", "Failed:", ""] + [f"- {p}" for p in problems]
