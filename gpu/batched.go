@@ -183,7 +183,7 @@ func launchBatched(r *Runner, k int) error {
 		late = nil
 	}
 	if err == nil {
-		err = r.runPlan(bp, finish, packed, began, late, nil)
+		err = r.runPlan(bp, finish, packed, began, late)
 	}
 	if late != nil {
 		late.wait() // (at once where the run waited already)
@@ -260,12 +260,8 @@ func (r *Runner) planBesideHubRows() chan earlyPlan {
 // completed by finish, when not nil, while the first phase runs; packed,
 // when not nil, is the whole plan made ahead and packed) and runs
 // it (runBatched); began is when its planning began, the host's plan
-// time. A phase part with folds (plan.Block.Folds) folds them in once
-// landed reports their rows on the device (phaseFold); without landed,
-// or where the rounds cannot take a fold (near-far rounds, a scratch),
-// it waits for them and seeds from them instead (plan.Block.Unlagged).
-func (r *Runner) runPlan(bp *plan.Block, finish func(), packed *plan.Packed, began time.Time, late *lateHubRows,
-	landed func(wait bool) (bool, error)) (err error) {
+// time.
+func (r *Runner) runPlan(bp *plan.Block, finish func(), packed *plan.Packed, began time.Time, late *lateHubRows) (err error) {
 	dv := r.e.dev
 	n := r.n
 	if r.relabel.perm != nil && bp.Rows == nil {
@@ -279,18 +275,6 @@ func (r *Runner) runPlan(bp *plan.Block, finish func(), packed *plan.Packed, beg
 	}
 	if r.scratch == 0 { // a scratch's slices run the threshold rounds (scratch.go)
 		run.nearFar, run.delta = r.batched.NearFar(r.planGraph.Shape(), r.req.Delta)
-	}
-	if bp.FoldArcs() > 0 {
-		if landed != nil && r.scratch == 0 && !run.nearFar {
-			run.fold = &phaseFold{landed: landed}
-		} else {
-			if landed != nil {
-				if _, err := landed(true); err != nil {
-					return err
-				}
-			}
-			bp, packed = bp.Unlagged(), nil
-		}
 	}
 	for i := range bp.NumPhases() {
 		run.phases = append(run.phases, bp.PhaseStart(i+1)-bp.PhaseStart(i))
@@ -363,9 +347,6 @@ func (r *Runner) runPlan(bp *plan.Block, finish func(), packed *plan.Packed, beg
 		}
 		if p.Rest {
 			run.seeds, run.arcs = word(p.Seeds), word(p.Arcs)
-			if run.fold != nil {
-				run.fold.items = word(p.Folds)
-			}
 			run.after = derivations{leaves: word(p.Derive), passes: bp.Passes, mins: word(p.Mins), minCount: len(bp.Mins)}
 		}
 		return nil
@@ -431,38 +412,6 @@ type batchedRun struct {
 	// late is waited for (when set), then the rest.
 	early *plan.Early
 	late  *lateHubRows
-	// fold, when set, folds the one phase's lagged seeds in (phaseFold).
-	fold *phaseFold
-}
-
-// phaseFold is a phase part's folds (plan.Block.Folds) on the device:
-// their items (4 words per source, over batchedRun.arcs) and landed,
-// which reports whether their rows are on the device (without wait, at
-// once; with wait, ordering the device's next work after their copies).
-// batched_seedfold runs once, between two batches of rounds after the
-// rows landed, or after the last round.
-type phaseFold struct {
-	items  uint64
-	landed func(wait bool) (bool, error)
-	done   bool
-}
-
-// try queues the fold into the working distances of the phase's k
-// sources at aux once its rows landed (waiting for them with wait); a
-// fold done, or nil, does nothing.
-func (f *phaseFold) try(dv *device, r *Runner, k int, aux, arcs uint64, wait bool) error {
-	if f == nil || f.done {
-		return nil
-	}
-	ok, err := f.landed(wait)
-	if err != nil || !ok {
-		return err
-	}
-	f.done = true
-	tiles := int64((r.n+31)/32) * int64((k+BatchWidth-1)/BatchWidth)
-	tracef(r.ordinal(), "folding the late seeds in (waited: %v)", wait)
-	return dv.launchAsync("batched_seedfold_"+typeSuffix(r.distType), int(min(tiles, batchedTransposeGrid)), r.dist.ptr, int32(r.n), int32(k),
-		f.items, arcs, r.weights.ptr, aux, r.batchedCut())
 }
 
 // derivations is where the device copy of a plan's derivations lies:
@@ -816,10 +765,6 @@ func runPhase(dv *device, r *Runner, run *batchedRun, name string, k int, fronti
 		per = int(max(1, sb/(int64(n)*BatchWidth*int64(r.distType.Size()))))
 	}
 	first := [4]uint64{cur, next, curSum, nextSum}
-	all := k
-	// between batches of rounds the phase's fold, where it has one, goes
-	// in as soon as its rows landed; at the end it waits for them.
-	between := func() error { return run.fold.try(dv, r, all, r.aux.ptr, arcs, false) }
 	for g0 := 0; g0 < int(groups); g0 += per {
 		// The slice of groups [g0, g0+per) runs its rounds alone: its
 		// working distances and masks are those of its groups, and the
@@ -842,12 +787,9 @@ func runPhase(dv *device, r *Runner, run *batchedRun, name string, k int, fronti
 				return err
 			}
 		}
-		if err := runRounds(dv, r, name, grid, k, aux, cur, next, curSum, nextSum, lastChange, step, counters.ptr, last, between); err != nil {
+		if err := runRounds(dv, r, name, grid, k, aux, cur, next, curSum, nextSum, lastChange, step, counters.ptr, last); err != nil {
 			return err
 		}
-	}
-	if err := run.fold.try(dv, r, all, r.aux.ptr, arcs, true); err != nil {
-		return err
 	}
 	return dv.launchAsync("batched_transpose_"+bits, int(min(tiles, batchedTransposeGrid)), r.aux.ptr, int32(n), int32(k),
 		rows, r.dist.ptr)
@@ -856,10 +798,9 @@ func runPhase(dv *device, r *Runner, run *batchedRun, name string, k int, fronti
 // runRounds launches rounds of the kernel name over k sources (working
 // distances at aux, masks at cur, next, curSum, nextSum) back to back
 // until one changes nothing, reading the last-change word into last
-// every few rounds; between, when not nil, is called after each read
-// that finds the rounds still changing.
+// every few rounds.
 func runRounds(dv *device, r *Runner, name string, grid, k int, aux, cur, next, curSum, nextSum, lastChange uint64,
-	step float64, counters uint64, last []int32, between func() error) error {
+	step float64, counters uint64, last []int32) error {
 	n := r.n
 	arcTargets, arcWeights := r.roundArcs()
 	cut := r.batchedCut()
@@ -888,11 +829,6 @@ func runRounds(dv *device, r *Runner, name string, grid, k int, aux, cur, next, 
 		}
 		if last[0] < round-1 {
 			break
-		}
-		if between != nil {
-			if err := between(); err != nil {
-				return err
-			}
 		}
 		if round > math.MaxInt32/2 {
 			return errors.New("gpu: batched kernel did not converge")

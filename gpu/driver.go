@@ -23,7 +23,6 @@ const (
 	ResultOutOfMemory    Result = 2
 	ResultNoDevice       Result = 100
 	ResultNotFound       Result = 500
-	ResultNotReady       Result = 600
 	ResultInvalidContext Result = 201
 )
 
@@ -42,7 +41,6 @@ var knownNames = map[Result]string{
 	218: "CUDA_ERROR_INVALID_PTX",
 	222: "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
 	500: "CUDA_ERROR_NOT_FOUND",
-	600: "CUDA_ERROR_NOT_READY",
 	700: "CUDA_ERROR_ILLEGAL_ADDRESS",
 	701: "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
 	702: "CUDA_ERROR_LAUNCH_TIMEOUT",
@@ -129,7 +127,6 @@ type driver struct {
 	cuEventCreate                func(event *uintptr, flags uint32) Result
 	cuEventRecord                func(event uintptr, stream uintptr) Result
 	cuEventSynchronize           func(event uintptr) Result
-	cuEventQuery                 func(event uintptr) Result
 	cuEventElapsedTime           func(ms *float32, start, end uintptr) Result
 	cuEventDestroy_v2            func(event uintptr) Result
 	cuLaunchKernel               func(fn uintptr, gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMem uint32, stream uintptr, params unsafe.Pointer, extra unsafe.Pointer) Result

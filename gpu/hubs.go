@@ -307,7 +307,7 @@ func (r *Runner) computeHubRows(lo, hi int) error {
 	if err != nil {
 		return err
 	}
-	return r.runHubPlan(bp, finish, nil, lo, began, nil)
+	return r.runHubPlan(bp, finish, nil, lo, began)
 }
 
 // hubVertices are the h vertices whose rows the runner keeps as hub rows:

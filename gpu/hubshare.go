@@ -31,7 +31,6 @@ package gpu
 // lists differ in length (other capacities) compute their rows alone.
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -121,17 +120,6 @@ const hubArrivalWait = 2 * time.Second
 // the others and waits for theirs (each part's rows of one phase are one
 // span, as the hub list is dealt and its phases follow falling degree),
 // and each derives the plan's minimums and leaves itself at the end.
-//
-// With lag (plan.Config.HubLag), a phase but the last ends for a runner
-// once its rows are queued to the others: each part past the first seeds
-// from the rows at hand (its own of the phase before, everyone's of the
-// phases before that) and folds the others' rows of the phase before in
-// between two rounds, once they landed (plan.Block.Folds, phaseFold).
-// Landed means the copies' events are done: each runner records one on
-// its peer stream after queueing a phase's copies (events), and a runner
-// that needs the rows queries them, or has its own stream wait on them
-// (cuStreamWaitEvent across devices). The devices then neither wait for
-// the copies at a boundary nor for each other.
 type phasedRound struct {
 	plan *plan.Block
 	// finish, until it ran, makes the plan's later phases (hubPlan).
@@ -146,12 +134,6 @@ type phasedRound struct {
 	took   []time.Duration // per runner, computing its shares
 	rows   []int           // per runner, the rows it computed
 	joined map[*Runner]bool
-	// lag is set for a round with lag; then done counts, for a phase but
-	// the last, the runners that queued their share's copies, and
-	// events[i][j] is the event runner j recorded after its copies of
-	// phase i (0 where it queued none), destroyed by j (dropEvents).
-	lag    bool
-	events [][]uintptr
 }
 
 // phasePrep is one phase of a phased round cut among its runners, read
@@ -317,7 +299,7 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 			g.cond.Broadcast()
 			return err
 		}
-		g.phased = newPhasedRound(bp, finish, g.parts, len(g.runners), r.batched.HubLag)
+		g.phased = newPhasedRound(bp, finish, g.parts, len(g.runners))
 	}
 	ph := g.phased
 	ph.joined[r] = true
@@ -329,29 +311,7 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 			tell(lateRowsOf(pr, j, h))
 		}()
 	}
-	// pending, with lag, waits for r's copies of the phase before and
-	// counts them (pushSpans), with g.mu released meanwhile.
-	var pending func() error
-	settle := func() error {
-		if pending == nil {
-			return nil
-		}
-		p := pending
-		pending = nil
-		g.mu.Unlock()
-		defer g.mu.Lock()
-		return p()
-	}
-	fail := func(err error) error {
-		settle()
-		ph.failed = true
-		g.dropEvents(ph, j)
-		g.cond.Broadcast()
-		return err
-	}
 	alone := func() error {
-		settle()
-		g.dropEvents(ph, j)
 		g.mu.Unlock()
 		defer g.mu.Lock()
 		return r.computeHubRows(0, len(r.hubs.vertices))
@@ -369,70 +329,32 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 		}
 		if part := pr.part[j]; part != nil {
 			tracef(r.ordinal(), "hub phase %d: %d rows", i, len(part.Sources))
-			var landed func(wait bool) (bool, error)
-			if ph.lag && i > 0 {
-				if i > 1 {
-					if _, err := g.rowsLanded(ph, j, i-2, true); err != nil {
-						return alone() // another runner failed
-					}
-				}
-				landed = func(wait bool) (bool, error) {
-					g.mu.Lock()
-					defer g.mu.Unlock()
-					return g.rowsLanded(ph, j, i-1, wait)
-				}
-			}
 			g.mu.Unlock()
 			began := time.Now()
-			err := r.runHubPlan(part, nil, pr.packed[j], 0, time.Now(), landed)
+			err := r.runHubPlan(part, nil, pr.packed[j], 0, time.Now())
 			g.mu.Lock()
 			ph.took[j] += time.Since(began)
 			ph.rows[j] += len(part.Sources)
-			if errors.Is(err, errHubRoundFailed) {
-				return alone()
-			}
 			if err != nil {
-				return fail(err)
+				ph.failed = true
+				g.cond.Broadcast()
+				return err
 			}
 		}
 		tracef(r.ordinal(), "hub phase %d computed", i)
 		if hubPhaseFault != nil {
 			if err := hubPhaseFault(g, ph, r, i); err != nil {
-				return fail(err)
+				ph.failed = true
+				g.cond.Broadcast()
+				return err
 			}
-		}
-		if err := settle(); err != nil {
-			return fail(err)
-		}
-		if ph.lag && i < last {
-			// The others wait for these rows on their devices.
-			sent, err := g.pushSpans(r, ph, pr.span[j], i, true)
-			if err != nil {
-				return fail(err)
-			}
-			if sent != nil {
-				pending = sent
-				ev, err := r.e.dev.recordPeerEvent()
-				if err != nil {
-					return fail(err)
-				}
-				ph.events[i][j] = ev
-			}
-			ph.done[i]++
-			g.cond.Broadcast()
-			tracef(r.ordinal(), "hub phase %d: share queued to the other devices", i)
-			continue
 		}
 		goOn := i == last && g.nothingToDerive(ph, r)
-		if goOn && ph.lag && last > 0 {
-			// The block reads the others' rows of the phases before.
-			if _, err := g.rowsLanded(ph, j, last-1, true); err != nil {
-				return alone()
-			}
-		}
 		sent, err := g.pushSpans(r, ph, pr.span[j], i, goOn)
 		if err != nil {
-			return fail(err)
+			ph.failed = true
+			g.cond.Broadcast()
+			return err
 		}
 		if goOn {
 			// r's share counts as sent once its copies are waited for
@@ -453,7 +375,6 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 		}
 	}
 	ph.copied++
-	g.dropEvents(ph, j)
 	tracef(r.ordinal(), "hub phases copied")
 	g.cond.Broadcast()
 	if g.nothingToDerive(ph, r) {
@@ -467,63 +388,7 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 	defer g.mu.Lock()
 	tracef(r.ordinal(), "hub derivations: %d minimums, %d leaves", len(d.Mins), len(d.Derive))
 	defer tracef(r.ordinal(), "hub derivations done")
-	return r.runHubPlan(d, nil, nil, 0, time.Now(), nil)
-}
-
-// errHubRoundFailed is what rowsLanded returns where another runner of
-// the round failed before its rows were queued: the runner then computes
-// every row alone.
-var errHubRoundFailed = errors.New("gpu: another device of the hub rows' round failed")
-
-// rowsLanded reports, with g.mu held, whether the other runners' rows of
-// phase p of a round with lag are on runner j's device: every runner
-// has queued its copies of the phase (ph.done) and their events are done.
-// With wait it waits (g.mu released meanwhile) until they are queued and
-// has j's stream wait for their events, so that whatever j queues next
-// runs after them. The events of one runner are recorded in order on one
-// stream, so the rows of the phases before p are in place too.
-func (g *hubGroup) rowsLanded(ph *phasedRound, j, p int, wait bool) (bool, error) {
-	for ph.done[p] < len(g.runners) && !ph.failed {
-		if !wait {
-			return false, nil
-		}
-		g.cond.Wait()
-	}
-	if ph.failed {
-		return false, errHubRoundFailed
-	}
-	dv := g.runners[j].e.dev
-	for o, ev := range ph.events[p] {
-		if o == j || ev == 0 {
-			continue
-		}
-		if wait {
-			if err := dv.d.cuStreamWaitEvent(0, ev, 0).Err("cuStreamWaitEvent"); err != nil {
-				return false, err
-			}
-			continue
-		}
-		switch res := dv.d.cuEventQuery(ev); res {
-		case Success:
-		case ResultNotReady:
-			return false, nil
-		default:
-			return false, res.Err("cuEventQuery")
-		}
-	}
-	return true, nil
-}
-
-// dropEvents destroys the events runner j recorded in a round with lag,
-// with g.mu held: once every runner is past its last phase (none waits
-// on them any more), or where the round failed (none will).
-func (g *hubGroup) dropEvents(ph *phasedRound, j int) {
-	for i := range ph.events {
-		if ev := ph.events[i][j]; ev != 0 {
-			g.runners[j].e.dev.d.cuEventDestroy_v2(ev)
-			ph.events[i][j] = 0
-		}
-	}
+	return r.runHubPlan(d, nil, nil, 0, time.Now())
 }
 
 // nothingToDerive reports whether the round's plan derives no row from
@@ -596,8 +461,6 @@ func (l *lateHubRows) wait() (lost bool) {
 	for ph.done[last] < len(g.runners) && !ph.failed {
 		g.cond.Wait()
 	}
-	j := slices.Index(g.runners, r)
-	g.dropEvents(ph, j) // (every runner past its folds)
 	if ph.failed {
 		tracef(r.ordinal(), "hub rows lost: another device failed before its share arrived")
 		r.hubs.ready = false
@@ -617,16 +480,10 @@ func (l *lateHubRows) wait() (lost bool) {
 // by the runner that came first, under the group's lock, the cut and
 // plan of a share held the phases' start 6-15 ms on R-MAT 18's core
 // (session 14).
-func newPhasedRound(bp *plan.Block, finish func(), parts []hubPart, m int, lag bool) *phasedRound {
+func newPhasedRound(bp *plan.Block, finish func(), parts []hubPart, m int) *phasedRound {
 	phases := bp.NumPhases()
 	ph := &phasedRound{plan: bp, done: make([]int, phases), took: make([]time.Duration, m), rows: make([]int, m),
-		joined: map[*Runner]bool{}, prep: make([]phasePrep, phases), lag: lag && phases > 1}
-	if ph.lag {
-		ph.events = make([][]uintptr, phases)
-		for i := range ph.events {
-			ph.events[i] = make([]uintptr, m)
-		}
-	}
+		joined: map[*Runner]bool{}, prep: make([]phasePrep, phases)}
 	if finish != nil {
 		ph.finish = sync.OnceFunc(finish)
 	}
@@ -644,35 +501,12 @@ func newPhasedRound(bp *plan.Block, finish func(), parts []hubPart, m int, lag b
 // prepare cuts each phase of the round's plan among its runners (a source
 // goes to the runner of the part its row lies in: his, the parts' ends)
 // and plans each share, in phase order; a phase past the first waits for
-// the plan's finish first. With lag, a share's arcs into the other
-// runners' rows of the phase before are its folds.
+// the plan's finish first.
 func (ph *phasedRound) prepare(finish func(), his []int) {
 	bp, m := ph.plan, len(ph.took)
-	var phaseOf []int32 // per hub row, its phase (with lag)
-	owner := func(row int32) int {
-		o := 0
-		for o+1 < len(his) && int(row) >= his[o] {
-			o++
-		}
-		return o
-	}
 	for i := range ph.prep {
 		if i > 0 && finish != nil {
 			finish()
-		}
-		if ph.lag && phaseOf == nil {
-			phaseOf = make([]int32, len(bp.Sources))
-			for p := range bp.NumPhases() {
-				for at := bp.PhaseStart(p); at < bp.PhaseStart(p+1); at++ {
-					row := int32(at)
-					if bp.Rows != nil {
-						row = bp.Rows[at]
-					}
-					if int(row) < len(phaseOf) {
-						phaseOf[row] = int32(p)
-					}
-				}
-			}
 		}
 		pr := &ph.prep[i]
 		pr.share, pr.span = make([][]int, m), make([][2]int32, m)
@@ -681,7 +515,10 @@ func (ph *phasedRound) prepare(finish func(), his []int) {
 			if bp.Rows != nil {
 				row = bp.Rows[at]
 			}
-			o := owner(row)
+			o := 0
+			for o+1 < len(his) && int(row) >= his[o] {
+				o++
+			}
 			if len(pr.share[o]) == 0 || row < pr.span[o][0] {
 				pr.span[o][0] = row
 			}
@@ -691,13 +528,7 @@ func (ph *phasedRound) prepare(finish func(), his []int) {
 		pr.part, pr.packed = make([]*plan.Block, m), make([]*plan.Packed, m)
 		for j, share := range pr.share {
 			if len(share) > 0 {
-				var lagged func(row int32) bool
-				if ph.lag && i > 0 {
-					lagged = func(row int32) bool {
-						return int(row) < len(phaseOf) && int(phaseOf[row]) == i-1 && owner(row) != j
-					}
-				}
-				part := bp.PhasePart(i, share, lagged)
+				part := bp.PhasePart(i, share)
 				packed := part.Pack(0, part.NumPhases(), true)
 				pr.part[j], pr.packed[j] = part, &packed
 			}
@@ -812,8 +643,7 @@ func (g *hubGroup) pushSpans(r *Runner, ph *phasedRound, sp [2]int32, i int, asy
 // the plan need not be shifted and its first phase runs before the rest
 // of it is made. Its device time adds to the runner's kernel time; began
 // is when its planning began.
-func (r *Runner) runHubPlan(bp *plan.Block, finish func(), packed *plan.Packed, first int, began time.Time,
-	landed func(wait bool) (bool, error)) error {
+func (r *Runner) runHubPlan(bp *plan.Block, finish func(), packed *plan.Packed, first int, began time.Time) error {
 	if bp.Rows == nil {
 		bp.Rows = ownRows(len(bp.Sources)) // the hubs, not the block's sources
 	}
@@ -825,7 +655,7 @@ func (r *Runner) runHubPlan(bp *plan.Block, finish func(), packed *plan.Packed, 
 	// phased round) would otherwise lay it over the earlier phases' rows.
 	r.frontierRows = view
 	defer func() { r.dist, r.frontierRows = view, devBuf{} }()
-	if err := r.runPlan(bp, finish, packed, began, nil, landed); err != nil {
+	if err := r.runPlan(bp, finish, packed, began, nil); err != nil {
 		return err
 	}
 	r.kernelTime += r.e.dev.lastKernel
@@ -909,11 +739,6 @@ func (r *Runner) HubRowsReport() string {
 			}
 			fmt.Fprintf(&b, " %d computed on device %d in %s", ph.rows[j], o.e.dev.ordinal, ph.took[j].Round(time.Millisecond))
 		}
-		if ph.lag {
-			// (a phase's copies are waited for after the next phase)
-			fmt.Fprintf(&b, "; %d spans copied between devices (%.1f GiB, each while the next phase ran, %s)", g.copies, float64(g.copied)/(1<<30), how)
-			return b.String()
-		}
 		fmt.Fprintf(&b, "; %d spans copied between devices (%.1f GiB in %s, %s)", g.copies, float64(g.copied)/(1<<30), g.copying.Round(time.Millisecond), how)
 		return b.String()
 	}
@@ -994,19 +819,4 @@ func enablePeer(dst, src *device) (bool, error) {
 		}
 	}
 	return true, nil
-}
-
-// recordPeerEvent records a new event on the device's peer stream, after
-// the copies queued there (on the device's goroutine): done once they
-// are. Its owner destroys it (cuEventDestroy_v2).
-func (dv *device) recordPeerEvent() (uintptr, error) {
-	var ev uintptr
-	if err := dv.d.cuEventCreate(&ev, eventDisableTiming).Err("cuEventCreate"); err != nil {
-		return 0, err
-	}
-	if err := dv.d.cuEventRecord(ev, dv.peerStream).Err("cuEventRecord (peer stream)"); err != nil {
-		dv.d.cuEventDestroy_v2(ev)
-		return 0, err
-	}
-	return ev, nil
 }

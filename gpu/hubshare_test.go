@@ -90,45 +90,6 @@ func TestHubRowsLostLate(t *testing.T) {
 	}
 }
 
-// TestHubRowsFailedMidRound fails the second of two engines sharing their
-// hub rows in a round with lag (plan.Config.HubLag) once it has computed
-// its share of the second phase, before queueing it: the first, which may
-// be waiting for those rows to fold them in or to start the next phase,
-// must compute every row alone and give every one of its sources' stats
-// as internal/ref does. The same graphs also run without lag.
-func TestHubRowsFailedMidRound(t *testing.T) {
-	engines := []*Engine{openEngine(t), openEngine(t)}
-	g := statsSlotGraphs(t)["rmat11-int"]
-	var failing *Runner
-	fired := false
-	injected := errors.New("injected failure in the second phase")
-	hubPhaseFault = func(g *hubGroup, ph *phasedRound, r *Runner, i int) error {
-		if r != failing || i != 1 || !ph.lag || len(ph.done) < 3 {
-			return nil
-		}
-		fired = true
-		return injected
-	}
-	t.Cleanup(func() { hubPhaseFault = nil })
-	_, errs, kept := statsOnSharedEngines(t, engines, g, true, "hublag=1", func(rs []*Runner) { failing = rs[1] })
-	if !kept {
-		t.Fatal("the graph's core does not fit as hub rows")
-	}
-	if !fired {
-		t.Fatal("the hub rows' round has fewer than three phases, or no lag")
-	}
-	if errs[0] != nil || !errors.Is(errs[1], injected) {
-		t.Fatalf("errors %v, want none on engine 0 and the injected one on engine 1", errs)
-	}
-	hubPhaseFault = nil
-	for _, spec := range []string{"hublag=0", "hublag=1"} {
-		_, errs, _ := statsOnSharedEngines(t, []*Engine{openEngine(t), openEngine(t)}, g, true, spec)
-		if errs[0] != nil || errs[1] != nil {
-			t.Fatalf("%s: errors %v", spec, errs)
-		}
-	}
-}
-
 // statsOnSharedEngines runs the stats of every source of g on the
 // engines, each taking an even share in blocks that hold the whole core
 // as hub rows where it fits, their runners sharing the hub rows (begun

@@ -142,7 +142,7 @@ func runPhaseScratch(dv *device, r *Runner, name string, k int, sources, rows, s
 			vm, cur, curSum); err != nil {
 			return err
 		}
-		if err := runRounds(dv, r, name, grid, sk, vm, cur, next, curSum, nextSum, lastChange, step, counters.ptr, last, nil); err != nil {
+		if err := runRounds(dv, r, name, grid, sk, vm, cur, next, curSum, nextSum, lastChange, step, counters.ptr, last); err != nil {
 			return err
 		}
 		// Rows 0 is the identity from the slice's first source on.

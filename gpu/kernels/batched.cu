@@ -937,18 +937,10 @@ PATHCTL_BATCHED_MINS(f64, double)
 // d(u) + w at most the cutoff, the seed of v is already at most d(u) + w,
 // so the phase still converges to the full run's distances clipped at the
 // cutoff.
-//
-// batched_seedfold_T lowers the working distances of a phase under way to
-// the same minimum over more arcs (a phase part's folds, whose rows land
-// from another device while it runs: gpu/hubshare.go), between two of its
-// rounds. A vertex it lowers needs no relaxing: the row of p is final, so
-// w + d(p, x) ≤ w + d(p, v) + w(v, x) for every arc (v, x), and a vertex
-// that satisfied its out-arcs before the fold still does after it (at
-// convergence, the fold leaves it converged).
 namespace pathctl {
 namespace batched {
 
-template <typename T, bool Fold>
+template <typename T>
 __device__ void batchedSeedfill(const T* dist, int n, int numSources, const long long* items, const long long* arcs,
                                 const T* weights, T* vm, T cut) {
   typedef typename Wide<T>::type W;
@@ -975,10 +967,7 @@ __device__ void batchedSeedfill(const T* dist, int n, int numSources, const long
         T* out = vm + (size_t)(grp << 5) * n;
         for (int r = y; r < 32; r += PATHCTL_WARPS) {
           const int v = v0 + r;
-          if (v < n && x < w) {
-            T* at = out + (size_t)v * w + x;
-            *at = Fold ? min(*at, tile[x][r]) : tile[x][r];
-          }
+          if (v < n && x < w) out[(size_t)v * w + x] = tile[x][r];
         }
       });
 }
@@ -990,14 +979,8 @@ __device__ void batchedSeedfill(const T* dist, int n, int numSources, const long
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_seedfill_##SUFFIX(         \
       const T* dist, int n, int numSources, const long long* items, const long long* arcs,         \
       const T* weights, T* vm, u64 cutBits) {                                                      \
-    pathctl::batched::batchedSeedfill<T, false>(dist, n, numSources, items, arcs, weights, vm,     \
-                                                pathctl::distFromBits<T>(cutBits));                \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_seedfold_##SUFFIX(         \
-      const T* dist, int n, int numSources, const long long* items, const long long* arcs,         \
-      const T* weights, T* vm, u64 cutBits) {                                                      \
-    pathctl::batched::batchedSeedfill<T, true>(dist, n, numSources, items, arcs, weights, vm,      \
-                                               pathctl::distFromBits<T>(cutBits));                 \
+    pathctl::batched::batchedSeedfill<T>(dist, n, numSources, items, arcs, weights, vm,            \
+                                         pathctl::distFromBits<T>(cutBits));                       \
   }
 
 PATHCTL_BATCHED_SEEDFILL(i32, int)

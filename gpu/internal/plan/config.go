@@ -208,13 +208,6 @@ type Config struct {
 	// earlier one's rows. The runner reads them, the plan does not.
 	HubSeeds  float64
 	HubPhases []float64
-	// HubLag lets each device of a phased round of hub rows shared among
-	// devices (gpu/hubshare.go) start a phase before the others' rows of
-	// the phase before have landed: its part seeds from the rows at hand
-	// and folds the late ones in between two rounds (plan.Block.Folds),
-	// so that no phase ends waiting for a copy. The runner reads it, the
-	// plan does not.
-	HubLag bool
 	// BlockOrder makes the GPU runner order the sources of a stats run of
 	// several blocks by their breadth-first rank (Graph.BlockOrder), so
 	// that each block holds neighbourhoods whose rows derive from each
@@ -310,7 +303,6 @@ func DefaultConfig() Config {
 		// H200 2.42-2.44 -> 2.04-2.08 s, on two 1.30-1.32 -> 1.14-1.15 s.
 		HubSeeds:  0.08,
 		HubPhases: []float64{0.2, 0.35, 0.5, 0.65, 0.8, 0.9},
-		HubLag:    false,
 		// Not measured: 8 groups' kernels cost far more than a pass over
 		// the arcs.
 		RelabelMinSources: 8 * BatchWidth,

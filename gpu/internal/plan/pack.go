@@ -3,24 +3,23 @@ package plan
 // Packed is a part of a Block packed into 8-byte words for one upload: the
 // sources, then the rows, of phases [From, To) as int32 arrays two to a
 // word, and with Rest the derivations of the leaves (4 words each), the
-// minimums (4 words each), the seeds (4 words each), the folds (4 words
-// each) and the arcs (2 words each), starting at the word offsets Rows,
-// Derive, Mins, Seeds, Folds and Arcs.
+// minimums (4 words each), the seeds (4 words each) and the arcs (2 words
+// each), starting at the word offsets Rows, Derive, Mins, Seeds and Arcs.
 // This is the layout kernels/batched.cu reads.
 type Packed struct {
-	Words                                  []int64
-	From, To                               int
-	Rest                                   bool
-	Rows, Derive, Mins, Seeds, Folds, Arcs int
+	Words                           []int64
+	From, To                        int
+	Rest                            bool
+	Rows, Derive, Mins, Seeds, Arcs int
 }
 
 // Pack packs the sources and rows of phases [from, to) of b and, with
-// rest, its derivations, minimums, seeds, folds and arcs. b.Rows must not be nil.
+// rest, its derivations, minimums, seeds and arcs. b.Rows must not be nil.
 func (b *Block) Pack(from, to int, rest bool) Packed {
 	lo, hi := b.PhaseStart(from), b.PhaseStart(to)
 	size := hi - lo + 2
 	if rest {
-		size += 4*len(b.Derive) + 4*len(b.Mins) + 4*len(b.Seeds) + 4*len(b.Folds) + 2*len(b.MinArcs)
+		size += 4*len(b.Derive) + 4*len(b.Mins) + 4*len(b.Seeds) + 2*len(b.MinArcs)
 	}
 	p := Packed{From: from, To: to, Rest: rest}
 	p.Words = packInt32s(make([]int64, 0, size), b.Sources[lo:hi])
@@ -39,10 +38,6 @@ func (b *Block) Pack(from, to int, rest bool) Packed {
 	}
 	p.Seeds = len(p.Words)
 	for _, d := range b.Seeds {
-		p.Words = append(p.Words, int64(d.Dst), int64(d.Source), int64(d.First), int64(d.Count))
-	}
-	p.Folds = len(p.Words)
-	for _, d := range b.Folds {
 		p.Words = append(p.Words, int64(d.Dst), int64(d.Source), int64(d.First), int64(d.Count))
 	}
 	p.Arcs = len(p.Words)

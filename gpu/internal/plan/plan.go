@@ -28,11 +28,6 @@ type Block struct {
 	// Seeds[i], the arcs of Sources[Cuts[0]+i] in MinArcs.
 	Cuts  []int
 	Seeds []MinDerivation
-	// Folds, set only in a phase part whose seeds lag (PhasePart), are
-	// each source's arcs into rows that land while the part runs, in
-	// Seeds' order: the kernel lowers its working distances to their
-	// minimum between two rounds, once they landed.
-	Folds []MinDerivation
 	// SeedFirst, set only in a block of one phase planned with resident
 	// rows (StartResident), starts every kernel source from the resident
 	// rows its arcs reach: Seeds[i] is then Sources[i]'s.
