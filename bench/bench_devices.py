@@ -18,6 +18,12 @@ The graph is `pathctl gen rmat --scale S --edge-factor 16 --seed 1`
 (integer weights 1..100), read undirected, or --graph (a Parquet edge
 file, read undirected).
 
+With --breakdown, each variant runs once more on each column with
+PATHCTL_TRACE=1 (untimed), and a second table says where each device's
+time went: from the engine's preparing to its hub rows, the hub rows
+(on several devices, the phases' kernels and the rest: the boundaries'
+sends and waits), and from the hub rows to its last block's stats.
+
 Checks, in the same run: every stats file of a variant holds the rows of
 its first (pyarrow's Table.equals: the devices share the blocks, not the
 answers), and the stats of --check sampled sources equal those of scipy's
@@ -31,6 +37,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -76,6 +83,98 @@ def run_stats(args: argparse.Namespace, graph: str, out: str, devices: str, sett
     if run.pipeline is None:
         raise RuntimeError(f"no 'pairs in' summary in --verbose: {proc.stderr.strip()[-400:]}")
     return run
+
+
+@dataclass
+class Breakdown:
+    """One device's share of a traced run, in milliseconds (None: its
+    trace has no such step)."""
+
+    device: int
+    to_hubs: float | None = None  # from the engine's preparing to its hub rows
+    hubs: float | None = None  # the hub rows, asked to ready
+    kernels: float | None = None  # of which the phases' kernels (several devices)
+    phases: int = 0
+    after: float | None = None  # from the hub rows ready to its last stats done
+
+
+TRACE_LINE = re.compile(r"^pathctl trace\s+([0-9.]+) ms (gpu (\d+)|pipeline): (.*)$")
+
+
+def parse_trace(text: str) -> list[Breakdown]:
+    """Each device's Breakdown from a PATHCTL_TRACE=1 run's stderr."""
+    start = None
+    events: dict[int, list[tuple[float, str]]] = {}
+    for line in text.splitlines():
+        m = TRACE_LINE.match(line.strip())
+        if not m:
+            continue
+        t, what = float(m.group(1)), m.group(4)
+        if m.group(3) is None:
+            if what == "preparing the engine" and start is None:
+                start = t
+            continue
+        events.setdefault(int(m.group(3)), []).append((t, what))
+    out = []
+    for dev in sorted(events):
+        b = Breakdown(dev)
+        asked = ready = done = None
+        began: dict[str, float] = {}
+        kernels = 0.0
+        for t, what in events[dev]:
+            if asked is None and re.fullmatch(r"hub rows: \d+", what):
+                asked = t
+            elif what == "hub rows ready" and ready is None:
+                ready = t
+            elif re.fullmatch(r"stats of \d+ sources done", what):
+                done = t
+            elif m := re.fullmatch(r"hub phase (\d+): \d+ rows", what):
+                began[m.group(1)] = t
+            elif (m := re.fullmatch(r"hub phase (\d+) computed", what)) and m.group(1) in began:
+                kernels += t - began[m.group(1)]
+                b.phases += 1
+        if start is not None and asked is not None:
+            b.to_hubs = asked - start
+        if asked is not None and ready is not None:
+            b.hubs = ready - asked
+            if b.phases:
+                b.kernels = kernels
+        if ready is not None and done is not None:
+            b.after = done - ready
+        out.append(b)
+    return out
+
+
+def format_breakdowns(rows: list[tuple[str, str, list[Breakdown]]]) -> str:
+    """The --breakdown table: (setting, devices, breakdowns) per traced run."""
+    def ms(x: float | None) -> str:
+        return "—" if x is None else f"{x:.1f}"
+
+    lines = [
+        "| setting | devices | device | to the hub rows (ms) | hub rows (ms) | phases' kernels (ms) | the rest (ms) | after them (ms) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for setting, devices, bds in rows:
+        for b in bds:
+            rest = b.hubs - b.kernels if b.hubs is not None and b.kernels is not None else None
+            kern = ms(b.kernels) + (f" ({b.phases} phases)" if b.kernels is not None else "")
+            lines.append(f"| {f'`{setting}`' if setting else 'default'} | {devices} | {b.device} | {ms(b.to_hubs)} | "
+                         f"{ms(b.hubs)} | {kern} | {ms(rest)} | {ms(b.after)} |")
+    return "\n".join(lines)
+
+
+def traced(args: argparse.Namespace, graph: str, devices: str, setting: str, log) -> list[Breakdown]:
+    """One untimed run with PATHCTL_TRACE=1, as run_stats runs it."""
+    cmd = [args.pathctl, "run", graph, "--undirected", "--layout", "stats", "-o", os.path.join(args.dir, "traced.arrow"),
+           "-v", "--engine", args.engine]
+    if args.engine == "gpu":
+        cmd += ["--devices", devices]
+    env = dict(os.environ, PATHCTL_BATCHED=setting, PATHCTL_TRACE="1")
+    print(f"+ PATHCTL_TRACE=1 PATHCTL_BATCHED={setting!r} " + " ".join(cmd), file=log, flush=True)
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=args.limit)
+    if proc.returncode != 0:
+        raise RuntimeError(f"traced run exited {proc.returncode}: {proc.stderr.strip()[-400:]}")
+    return parse_trace(proc.stderr)
 
 
 def same_rows(a: str, b: str) -> bool:
@@ -140,6 +239,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--limit", type=float, default=600, help="seconds a run may take")
     p.add_argument("--dir", help="where the graph and outputs go (a new temporary directory)")
     p.add_argument("--out", help="also write the report to this file")
+    p.add_argument("--breakdown", action="store_true", help="one traced run per variant and column: where the time goes")
     args = p.parse_args(argv)
     if args.variant is None:
         args.variant = [""]
@@ -175,6 +275,15 @@ def main(argv: list[str]) -> int:
         "",
     ] + [f"- {v.setting or 'default'}, devices {args.all}: {v.algorithm}" for v in variants if v.algorithm]
     problems = [f"{v.setting or 'default'}: {p}" for v in variants for p in v.problems]
+    if args.breakdown:
+        rows = []
+        for v in variants:
+            for devices in (args.all, args.one):
+                try:
+                    rows.append((v.setting, devices, traced(args, graph, devices, v.setting, log)))
+                except (RuntimeError, subprocess.TimeoutExpired) as err:
+                    problems.append(f"{v.setting or 'default'}: {err}")
+        lines += ["", "Where the time went (one traced run each, `PATHCTL_TRACE=1`):", "", format_breakdowns(rows)]
     if problems:
         lines += ["", "Failed:", ""] + [f"- {p}" for p in problems]
     report = "\n".join(lines) + "\n"

@@ -77,6 +77,61 @@ class CheckTest(unittest.TestCase):
         self.assertFalse(bd.same_rows(a, c))
 
 
+TRACE_TWO = """\
+pathctl trace     100.0 ms pipeline: preparing the engine
+pathctl trace     101.0 ms gpu 0: prepare
+pathctl trace     110.0 ms gpu 0: hub rows: 64
+pathctl trace     112.0 ms gpu 1: hub rows: 64
+pathctl trace     112.5 ms gpu 0: hub phase 0: 32 rows
+pathctl trace     113.0 ms gpu 1: hub phase 0: 32 rows
+pathctl trace     150.5 ms gpu 0: hub phase 0 computed
+pathctl trace     153.0 ms gpu 1: hub phase 0 computed
+pathctl trace     160.0 ms gpu 0: hub phase 1: 32 rows
+pathctl trace     160.0 ms gpu 1: hub phase 1: 32 rows
+pathctl trace     180.0 ms gpu 0: hub phase 1 computed
+pathctl trace     185.0 ms gpu 1: hub phase 1 computed
+pathctl trace     180.0 ms gpu 0: hub rows ready
+pathctl trace     185.0 ms gpu 1: hub rows ready
+pathctl: a line that is not a trace
+pathctl trace     200.0 ms gpu 0: stats of 96 sources done
+pathctl trace     230.0 ms gpu 0: stats of 50 sources done
+pathctl trace     210.0 ms gpu 1: stats of 96 sources done
+"""
+
+TRACE_ONE = """\
+pathctl trace      50.0 ms pipeline: preparing the engine
+pathctl trace      60.0 ms gpu 0: hub rows: 64
+pathctl trace     300.0 ms gpu 0: hub rows ready
+pathctl trace     340.0 ms gpu 0: stats of 96 sources done
+"""
+
+
+class BreakdownTest(unittest.TestCase):
+    def test_two_devices(self):
+        b0, b1 = bd.parse_trace(TRACE_TWO)
+        self.assertEqual((b0.device, b1.device), (0, 1))
+        self.assertAlmostEqual(b0.to_hubs, 10.0)
+        self.assertAlmostEqual(b1.to_hubs, 12.0)
+        self.assertAlmostEqual(b0.hubs, 70.0)
+        self.assertAlmostEqual(b0.kernels, 38.0 + 20.0)
+        self.assertAlmostEqual(b1.kernels, 40.0 + 25.0)
+        self.assertEqual(b0.phases, 2)
+        self.assertAlmostEqual(b0.after, 50.0)  # to its last stats done
+        self.assertAlmostEqual(b1.after, 25.0)
+
+    def test_one_device_and_table(self):
+        (b,) = bd.parse_trace(TRACE_ONE)
+        self.assertEqual((b.to_hubs, b.hubs, b.kernels, b.phases, b.after), (10.0, 240.0, None, 0, 40.0))
+        table = bd.format_breakdowns([("", "0", [b]), ("hubseeds=0", "all", bd.parse_trace(TRACE_TWO))])
+        lines = table.splitlines()
+        self.assertEqual(len(lines), 2 + 1 + 2)
+        self.assertEqual(lines[2], "| default | 0 | 0 | 10.0 | 240.0 | — | — | 40.0 |")
+        self.assertEqual(lines[3], "| `hubseeds=0` | all | 0 | 10.0 | 70.0 | 58.0 (2 phases) | 12.0 | 50.0 |")
+
+    def test_no_trace(self):
+        self.assertEqual(bd.parse_trace("pathctl: 10 sources in 0.1s\n"), [])
+
+
 @unittest.skipUnless(os.path.exists(BINARY), "no pathctl binary (make build)")
 class WholeRunTest(unittest.TestCase):
     def test_cpu_run(self):
@@ -85,7 +140,7 @@ class WholeRunTest(unittest.TestCase):
             proc = subprocess.run(
                 [sys.executable, os.path.join(HERE, "bench_devices.py"), "--pathctl", BINARY, "--engine", "cpu",
                  "--scale", "8", "--repeat", "2", "--variant", "", "--variant", "hubseeds=0", "--dir", tmp,
-                 "--out", out], capture_output=True, text=True, timeout=300)
+                 "--out", out, "--breakdown"], capture_output=True, text=True, timeout=300)
             self.assertEqual(proc.returncode, 0, proc.stderr[-2000:])
             report = open(out).read()
             self.assertIn("stats of every source", report)
@@ -98,6 +153,9 @@ class WholeRunTest(unittest.TestCase):
                 self.assertTrue(cells[3].endswith("×"), row)
                 self.assertEqual(cells[4], "ok", row)
             self.assertNotIn("Failed", report)
+            # The CPU engine traces no device: the breakdown's table has
+            # its header alone.
+            self.assertIn("Where the time went", report)
 
 
 if __name__ == "__main__":
