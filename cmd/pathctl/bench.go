@@ -34,6 +34,7 @@ func benchCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "check", Value: 4, Usage: "sources per row compared with the serial oracle"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the generated graphs and of the source samples"},
 			&cli.BoolFlag{Name: "undirected", Usage: "read edge files as undirected (suite graphs always are)"},
+			&cli.StringFlag{Name: "dist-type", Usage: "distance type of every graph, int32, int64, float32 or float64, as run's --dist-type (default: the narrowest that holds every distance)"},
 			&cli.StringFlag{Name: "save-graphs", Usage: "write each generated graph to DIR/NAME.parquet (the peers of bench/bench_gpu.py read them)"},
 			&cli.StringFlag{Name: "disk-graph", Usage: "graph whose matrix is written to an Arrow file for the disk ratio; none to skip (default: rmat16 where a GPU is usable and rmat16 is listed)"},
 			&cli.IntFlag{Name: "disk-rounds", Value: 2, Usage: "rounds of the disk measurement, each an Arrow file then a plain write; the ratio compares the best of each"},
@@ -103,6 +104,11 @@ func benchParams(c *cli.Context) (benchsuite.Params, error) {
 	}
 	if p.Layout, err = arrowio.ParseLayout(c.String("layout")); err != nil {
 		return p, usagef("--layout: %v", err)
+	}
+	if s := c.String("dist-type"); s != "" {
+		if p.DistType, err = pipeline.ParseDistType(s); err != nil {
+			return p, usagef("--dist-type: %v", err)
+		}
 	}
 	if p.DiskDir == "" && c.String("out") != "" {
 		p.DiskDir = filepath.Dir(c.String("out"))

@@ -239,3 +239,52 @@ func TestBenchMemTakesUnits(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchDistType: --dist-type gives every graph that distance type, as
+// run's does (float32 weights measured as float64 distances, checked
+// against the oracle in that type), and refuses one that cannot hold the
+// distances, or no type at all, as a usage error.
+func TestBenchDistType(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("src,dst,weight\n")
+	rng := rand.New(rand.NewPCG(3, 9))
+	t.Log("seed 3")
+	for i := range 40 {
+		fmt.Fprintf(&b, "%d,%d,%g\n", i, (i+1)%40, float32(0.1+9.9*rng.Float64()))
+		fmt.Fprintf(&b, "%d,%d,%g\n", rng.IntN(40), rng.IntN(40), float32(0.1+9.9*rng.Float64()))
+	}
+	path := writeFile(t, dir, "floats.csv", b.String())
+	for _, dt := range []string{"", "float64"} {
+		args := []string{"--graphs", path, "--engine", "cpu", "--cpu-sample", "0", "--check", "5", "--json"}
+		if dt != "" {
+			args = append(args, "--dist-type", dt)
+		}
+		rep := decodeReport(t, benchCLI(t, args...))
+		want := dt
+		if want == "" {
+			want = "float64" // a CSV's fractions read as float64
+		}
+		if len(rep.Graphs) != 1 || rep.Graphs[0].DistType != want {
+			t.Fatalf("--dist-type %q: graphs %+v, want %s distances", dt, rep.Graphs, want)
+		}
+		if len(rep.Rows) != 1 || rep.Rows[0].Checked != 5 {
+			t.Fatalf("--dist-type %q: rows %+v, want one row with 5 sources checked", dt, rep.Rows)
+		}
+	}
+	rep := decodeReport(t, benchCLI(t, "--graphs", "grid128", "--engine", "cpu", "--cpu-sample", "8", "--check", "2",
+		"--dist-type", "int64", "--json"))
+	if rep.Graphs[0].DistType != "int64" {
+		t.Errorf("grid128 with --dist-type int64: %s distances", rep.Graphs[0].DistType)
+	}
+	for _, args := range [][]string{
+		{"--graphs", path, "--engine", "cpu", "--dist-type", "int32"},
+		{"--graphs", path, "--engine", "cpu", "--dist-type", "float16"},
+	} {
+		r := benchCLI(t, args...)
+		if r.code != exitUsage || r.stdout != "" || !strings.Contains(r.stderr, "--dist-type") {
+			t.Errorf("bench %v: exit %d, stdout %q, stderr %q; want exit %d naming --dist-type and nothing printed",
+				args, r.code, r.stdout, r.stderr, exitUsage)
+		}
+	}
+}

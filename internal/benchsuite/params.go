@@ -44,6 +44,10 @@ type Params struct {
 	Seed uint64
 	// Undirected reads edge files as undirected (suite graphs always are).
 	Undirected bool
+	// DistType is every graph's distance type (0: the one its weights
+	// give, pipeline.LoadOptions.DistType), for example float64 for float32
+	// weights.
+	DistType pipeline.DistType
 	// SaveDir, when set, receives every generated graph as NAME.parquet.
 	SaveDir string
 	// DiskGraph is the graph whose matrix the disk test writes: "" for
