@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -96,6 +97,55 @@ func ChooseDistType(e *Edges) DistType {
 // Infinity, which only a sum of n arcs could reach, and no distance is.
 func IntSumsFit(n int, maxAbs uint64, limit uint64) bool {
 	return n <= 1 || maxAbs == 0 || maxAbs <= limit/uint64(n)
+}
+
+// ExactFloatSums reports whether g has float weights that are all
+// multiples of one power of two 2^-f, non-negative and finite, with
+// n·max(w)·2^f ≤ 2^p: every sum of up to n weights is then a multiple of
+// 2^-f below 2^(p-f), exact in a float type of p mantissa bits (24 for
+// float32, 53 for float64), whatever the order of the additions. Float32
+// weights always have f ≤ 149 and at most 24 significant bits, so most
+// graphs of float32 weights have exact sums at p = 53 but not at p = 24.
+// Integer weights (g.Weights of an integer type) report false.
+func ExactFloatSums(g *CSR, p int) bool {
+	var frac int    // the most fraction bits of a weight
+	var top float64 // the largest weight
+	switch w := g.Weights.(type) {
+	case []float32:
+		for _, x := range w {
+			if !(x >= 0) || math.IsInf(float64(x), 0) {
+				return false
+			} else if x > 0 {
+				frac, top = max(frac, fractionBits(float64(x))), max(top, float64(x))
+			}
+		}
+	case []float64:
+		for _, x := range w {
+			if !(x >= 0) || math.IsInf(x, 0) {
+				return false
+			} else if x > 0 {
+				frac, top = max(frac, fractionBits(x)), max(top, x)
+			}
+		}
+	default:
+		return false
+	}
+	if frac >= p {
+		return false
+	}
+	scaled := math.Ldexp(top, frac) // an integer
+	if scaled > math.Ldexp(1, p) {
+		return false
+	}
+	return IntSumsFit(g.NumVertices, uint64(scaled), uint64(1)<<p)
+}
+
+// fractionBits is the least f ≥ 0 for which w·2^f is an integer (w > 0,
+// finite).
+func fractionBits(w float64) int {
+	mant, exp := math.Frexp(w) // w = mant·2^exp, mant in [0.5, 1)
+	m := uint64(math.Ldexp(mant, 53))
+	return max(0, 53-exp-bits.TrailingZeros64(m))
 }
 
 // HeaviestIntArc is the row of the largest |w| among e's integer-weighted

@@ -238,3 +238,36 @@ func FuzzBuild(f *testing.F) {
 		sameArcs(t, 0, csrArcs(t, g), naiveArcs(e, undirected))
 	})
 }
+
+// TestExactFloatSums: float32 weights with fractions (0.1 is a multiple
+// of 2^-27 as a float32) have sums exact at 53 bits but not at 24; eighths
+// at both; float64 fractions (52 fraction bits) at neither; negative,
+// infinite and integer weights never; and the n·max bound counts.
+func TestExactFloatSums(t *testing.T) {
+	csr := func(n int, w any) *graph.CSR { return &graph.CSR{NumVertices: n, Weights: w} }
+	cases := []struct {
+		name       string
+		g          *graph.CSR
+		at24, at53 bool
+	}{
+		{"float32 tenths", csr(1000, []float32{0.1, 2.5, 9.9}), false, true},
+		{"float32 eighths", csr(1000, []float32{0.125, 2.5, 9.875}), true, true},
+		{"float64 tenths", csr(1000, []float64{0.1, 2.5}), false, false},
+		{"float64 eighths", csr(1000, []float64{0.125, 3}), true, true},
+		{"negative", csr(10, []float32{-0.5, 1}), false, false},
+		{"infinite", csr(10, []float64{math.Inf(1), 1}), false, false},
+		{"integers", csr(10, []int32{1, 2}), false, false},
+		{"zeros", csr(10, []float32{0, 0}), true, true},
+		// 2^20 vertices of weight 16 with 3 fraction bits: n·max·2^f = 2^27,
+		// beyond 24 bits but inside 53.
+		{"long paths", csr(1<<20, []float32{16, 0.125}), false, true},
+	}
+	for _, c := range cases {
+		if got := graph.ExactFloatSums(c.g, 24); got != c.at24 {
+			t.Errorf("%s: exact at 24 bits %v, want %v", c.name, got, c.at24)
+		}
+		if got := graph.ExactFloatSums(c.g, 53); got != c.at53 {
+			t.Errorf("%s: exact at 53 bits %v, want %v", c.name, got, c.at53)
+		}
+	}
+}

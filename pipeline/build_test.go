@@ -423,3 +423,43 @@ func BenchmarkLoadGraph(b *testing.B) {
 		}
 	}
 }
+
+// TestFloat32Hint: the verbose log of a run on float32 weights with
+// fractions (sums that round in float32 but not in float64) points at
+// --dist-type float64, once; dyadic float32 weights, float64 weights,
+// integer weights and a run asked for float64 distances get no such line.
+func TestFloat32Hint(t *testing.T) {
+	const hint = "--dist-type float64 gives the exact path lengths"
+	cases := []struct {
+		name   string
+		kind   testgraphs.WeightKind
+		dyadic bool
+		dt     DistType
+		want   bool
+	}{
+		{"float32 fractions", testgraphs.Float32, false, 0, true},
+		{"float32 fractions as float64", testgraphs.Float32, false, graph.DistFloat64, false},
+		{"float32 eighths", testgraphs.Float32, true, 0, false},
+		{"float64 fractions", testgraphs.Float64, false, 0, false},
+		{"integers", testgraphs.Int, false, 0, false},
+	}
+	for _, c := range cases {
+		rng := rand.New(rand.NewPCG(4, 5))
+		e, _ := testgraphs.Random(rng, testgraphs.RandomOptions{N: 40, M: 160, Kind: c.kind, MinWeight: 1, MaxWeight: 10, Dyadic: c.dyadic})
+		v := &arrowio.Vertices{Type: arrow.PrimitiveTypes.Int64, Ints: []int64{}}
+		for i := range 40 {
+			v.Ints = append(v.Ints, int64(i))
+		}
+		g, err := LoadGraph(&arrowio.EdgeTable{Edges: *e, Vertices: v, Name: "hint.parquet"}, LoadOptions{Engine: "cpu", DistType: c.dt})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var log bytes.Buffer
+		if _, err := collectText(t, g, Options{Engine: "cpu", Log: &log}); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := strings.Count(log.String(), hint); got != map[bool]int{true: 1, false: 0}[c.want] {
+			t.Errorf("%s (%s distances): the hint appears %d times in the log:\n%s", c.name, g.CSR.Type, got, log.String())
+		}
+	}
+}

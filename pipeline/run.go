@@ -134,6 +134,10 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 	sum.Algorithm += nearestNote(prepared, opt, selected)
 	fmt.Fprintf(opt.Log, "pathctl: engine %s, algorithm %s, %d vertices, %d arcs, %s distances (ready in %s)\n",
 		sum.Engine, sum.Algorithm, csr.NumVertices, csr.NumEdges(), runner.DistType(), time.Since(start).Round(time.Millisecond))
+	if float32Rounds(csr) {
+		fmt.Fprintf(opt.Log, "pathctl: float32 weights with fractions: their sums round at every step in float32; --dist-type float64 "+
+			"gives the exact path lengths, which the GPU engine computes about 3× faster (README.md, on distance types)\n")
+	}
 
 	builder := arrowio.NewResultBuilder(opt.Layout, g.Table.Vertices, runner.DistType(), opt.WithPredecessors, opt.Allocator)
 	builder.SetShape(shape(opt, targets))
@@ -265,4 +269,12 @@ func describe(runner graph.Runner, algo graph.Algorithm) string {
 // IsInterrupted reports whether err comes from a cancelled context.
 func IsInterrupted(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// float32Rounds reports whether csr has float32 weights whose sums round in
+// float32 but are exact in float64: asked for float64 distances, the GPU
+// derives rows from others as it does for integers (R-MAT 16, weights in
+// 0.1..10, on an H100: 0.30 s against 0.93 s; BENCHMARKS.md, session 17).
+func float32Rounds(csr *graph.CSR) bool {
+	return csr.Type == graph.DistFloat32 && !graph.ExactFloatSums(csr, 24) && graph.ExactFloatSums(csr, 53)
 }

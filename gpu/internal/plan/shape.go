@@ -2,7 +2,6 @@ package plan
 
 import (
 	"math"
-	"math/bits"
 
 	"github.com/pathctl/pathctl/graph"
 )
@@ -51,54 +50,11 @@ func ShapeOf(g *graph.CSR) Shape {
 // as floats (float64, or float32 on graphs small enough) and dyadic weights
 // (halves, quarters) qualify; weights like 0.1 do not, nor integer graphs.
 func ExactSumsOf(g *graph.CSR) bool {
-	var frac int    // the most fraction bits of a weight
-	var top float64 // the largest weight
-	switch w := g.Weights.(type) {
-	case []float32:
-		for _, x := range w {
-			if !(x >= 0) || math.IsInf(float64(x), 0) {
-				return false
-			} else if x > 0 {
-				frac, top = max(frac, fractionBits(float64(x))), max(top, float64(x))
-			}
-		}
-	case []float64:
-		for _, x := range w {
-			if !(x >= 0) || math.IsInf(x, 0) {
-				return false
-			} else if x > 0 {
-				frac, top = max(frac, fractionBits(x)), max(top, x)
-			}
-		}
-	default:
-		return false
-	}
-	return sumsExact(g, frac, top)
-}
-
-// fractionBits is the least f ≥ 0 for which w·2^f is an integer (w > 0,
-// finite).
-func fractionBits(w float64) int {
-	mant, exp := math.Frexp(w) // w = mant·2^exp, mant in [0.5, 1)
-	m := uint64(math.Ldexp(mant, 53))
-	return max(0, 53-exp-bits.TrailingZeros64(m))
-}
-
-// sumsExact reports whether sums of up to n weights of g, each a multiple
-// of 2^-frac of at most top, stay exact in g's float type.
-func sumsExact(g *graph.CSR, frac int, top float64) bool {
 	p := 53
 	if g.Type == graph.DistFloat32 {
 		p = 24
 	}
-	if frac >= p {
-		return false
-	}
-	scaled := math.Ldexp(top, frac) // an integer
-	if scaled > math.Ldexp(1, p) {
-		return false
-	}
-	return graph.IntSumsFit(g.NumVertices, uint64(scaled), uint64(1)<<p)
+	return graph.ExactFloatSums(g, p)
 }
 
 // Step is the distance by which the round threshold of the batched kernel
