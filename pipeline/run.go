@@ -134,7 +134,7 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 	sum.Algorithm += nearestNote(prepared, opt, selected)
 	fmt.Fprintf(opt.Log, "pathctl: engine %s, algorithm %s, %d vertices, %d arcs, %s distances (ready in %s)\n",
 		sum.Engine, sum.Algorithm, csr.NumVertices, csr.NumEdges(), runner.DistType(), time.Since(start).Round(time.Millisecond))
-	if float32Rounds(csr) {
+	if opt.Log != io.Discard && float32Rounds(csr) { // (two passes over the weights)
 		fmt.Fprintf(opt.Log, "pathctl: float32 weights with fractions: their sums round at every step in float32; --dist-type float64 "+
 			"gives the exact path lengths, which the GPU engine computes about 3× faster (README.md, on distance types)\n")
 	}
