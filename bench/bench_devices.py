@@ -67,21 +67,32 @@ class Variant:
         return statistics.median(self.one) / statistics.median(self.every)
 
 
-def run_stats(args: argparse.Namespace, graph: str, out: str, devices: str, setting: str, log) -> bq.Run:
-    """One stats run of every source: its pipeline seconds and algorithm."""
+def stats_run(args: argparse.Namespace, graph: str, out: str, devices: str, setting: str, log,
+              trace: bool = False) -> tuple[str, float]:
+    """Runs `pathctl run G --undirected --layout stats -o out -v` on the
+    devices under the PATHCTL_BATCHED setting (with PATHCTL_TRACE=1 where
+    trace): its stderr and wall seconds."""
     cmd = [args.pathctl, "run", graph, "--undirected", "--layout", "stats", "-o", out, "-v", "--engine", args.engine]
     if args.engine == "gpu":
         cmd += ["--devices", devices]
     env = dict(os.environ, PATHCTL_BATCHED=setting)
-    print(f"+ PATHCTL_BATCHED={setting!r} " + " ".join(cmd), file=log, flush=True)
+    if trace:
+        env["PATHCTL_TRACE"] = "1"
+    print(f"+ {'PATHCTL_TRACE=1 ' if trace else ''}PATHCTL_BATCHED={setting!r} " + " ".join(cmd), file=log, flush=True)
     start = time.perf_counter()
     proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=args.limit)
     wall = time.perf_counter() - start
     if proc.returncode != 0:
-        raise RuntimeError(f"exited {proc.returncode}: {proc.stderr.strip()}")
-    run = bq.parse_verbose(proc.stderr, wall)
+        raise RuntimeError(f"exited {proc.returncode}: {proc.stderr.strip()[-400:]}")
+    return proc.stderr, wall
+
+
+def run_stats(args: argparse.Namespace, graph: str, out: str, devices: str, setting: str, log) -> bq.Run:
+    """One stats run of every source: its pipeline seconds and algorithm."""
+    stderr, wall = stats_run(args, graph, out, devices, setting, log)
+    run = bq.parse_verbose(stderr, wall)
     if run.pipeline is None:
-        raise RuntimeError(f"no 'pairs in' summary in --verbose: {proc.stderr.strip()[-400:]}")
+        raise RuntimeError(f"no 'pairs in' summary in --verbose: {stderr.strip()[-400:]}")
     return run
 
 
@@ -165,16 +176,8 @@ def format_breakdowns(rows: list[tuple[str, str, list[Breakdown]]]) -> str:
 
 def traced(args: argparse.Namespace, graph: str, devices: str, setting: str, log) -> list[Breakdown]:
     """One untimed run with PATHCTL_TRACE=1, as run_stats runs it."""
-    cmd = [args.pathctl, "run", graph, "--undirected", "--layout", "stats", "-o", os.path.join(args.dir, "traced.arrow"),
-           "-v", "--engine", args.engine]
-    if args.engine == "gpu":
-        cmd += ["--devices", devices]
-    env = dict(os.environ, PATHCTL_BATCHED=setting, PATHCTL_TRACE="1")
-    print(f"+ PATHCTL_TRACE=1 PATHCTL_BATCHED={setting!r} " + " ".join(cmd), file=log, flush=True)
-    proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=args.limit)
-    if proc.returncode != 0:
-        raise RuntimeError(f"traced run exited {proc.returncode}: {proc.stderr.strip()[-400:]}")
-    return parse_trace(proc.stderr)
+    stderr, _ = stats_run(args, graph, os.path.join(args.dir, "traced.arrow"), devices, setting, log, trace=True)
+    return parse_trace(stderr)
 
 
 def same_rows(a: str, b: str) -> bool:

@@ -114,7 +114,8 @@ func loadGraph(entry string, p *Params, onGPU bool) (*pipeline.Graph, *GraphRepo
 		}
 		bg.Path, bg.Undirected = entry, p.Undirected
 	}
-	lopt := pipeline.LoadOptions{Undirected: bg.Undirected, DistType: p.DistType}
+	plain := pipeline.LoadOptions{Undirected: bg.Undirected, DistType: p.DistType}
+	lopt := plain
 	if onGPU {
 		lopt.Engine, lopt.Devices = "gpu", p.Devices
 	}
@@ -129,7 +130,7 @@ func loadGraph(entry string, p *Params, onGPU bool) (*pipeline.Graph, *GraphRepo
 		// The GPU rows then open the device themselves, and say why
 		// they cannot.
 		start = time.Now()
-		g, err = pipeline.LoadGraph(tbl, pipeline.LoadOptions{Undirected: bg.Undirected, DistType: p.DistType})
+		g, err = pipeline.LoadGraph(tbl, plain)
 	}
 	if err != nil && p.DistType != 0 && !errors.Is(err, pipeline.ErrInvalid) && !errors.Is(err, pipeline.ErrUnavailable) {
 		return nil, nil, sg, paramsErrorf("--dist-type %s: %v", p.DistType, err) // as run's --dist-type
