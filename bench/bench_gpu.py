@@ -29,8 +29,10 @@ from such records (on a machine with matplotlib).
 """
 import argparse
 import csv
+import dataclasses
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -50,6 +52,9 @@ REAL = ["email-Enron", "cond-mat-2005", "pgp-strong-2009"]
 # Graphs too large to time every algorithm on: GPU auto (and the CPU row)
 # only, unless --algos names others explicitly.
 AUTO_ONLY = {"rmat18", "rmat20"}
+# A sample size above every graph's vertex count: pathctl bench then runs
+# every source (its --sample runs every source when not below n).
+EVERY_SOURCE = 1 << 30
 
 
 # --------------------------------------------------------------------------
@@ -86,6 +91,30 @@ class Report:
     notes: list = field(default_factory=list)
     failures: list = field(default_factory=list)
     no_networkx: list = field(default_factory=list)  # graphs too large for networkx
+    floats: list = field(default_factory=list)  # FloatRow: one graph's weights as int, float32, float64
+    floats_graph: str = ""
+    wall: list = field(default_factory=list)  # WallRun: `pathctl run` of one graph, start to exit
+    wall_command: str = ""
+
+
+@dataclass
+class FloatRow:
+    """One row of the float section: the same graph with other weights."""
+    weights: str  # "int 1..100", "float32 0.1..10", "float64 0.1..10"
+    distances: str  # the distance type the run computed
+    seconds: float
+    checked: int  # sources that matched the serial oracle
+    extrapolated: bool = False
+
+
+@dataclass
+class WallRun:
+    """One timed `pathctl run`: the process from its start to its exit, and
+    what its --verbose lines say (wall time to the output closed; the
+    pipeline's own time)."""
+    process: float
+    to_closed: float | None
+    pipeline: float | None
 
 
 def extrapolate(measured: float, done: int, total: int) -> tuple[float, bool]:
@@ -175,11 +204,42 @@ def format_table(report: Report) -> str:
                   + (f" Best of {len(d['arrow_runs'])} alternating rounds; Arrow file "
                      f"{', '.join(f'{x:.2f}' for x in d['arrow_runs'])} s, plain write "
                      f"{', '.join(f'{x:.2f}' for x in d['plain_runs'])} s." if d.get("arrow_runs") else "")]
+    lines += format_floats(report) + format_wall(report)
     if report.notes:
         lines += ["", "Notes:"] + [f"- {x}" for x in report.notes]
     if report.failures:
         lines += ["", "FAILURES:"] + [f"- {x}" for x in report.failures]
     return "\n".join(lines) + "\n"
+
+
+def format_floats(report: Report) -> list[str]:
+    """The float section: each weight type's seconds and its ratio to the
+    integer weights' on the same graph."""
+    if not report.floats:
+        return []
+    base = next((f.seconds for f in report.floats if f.weights.startswith("int")), None)
+    lines = ["", f"Float weights: {report.floats_graph}, every source but where marked, stats layout, "
+             "pathctl's auto; each row checked against the serial oracle.", "",
+             "| weights | distances | seconds | × int | checked sources |", "|---|---|---|---|---|"]
+    for f in report.floats:
+        ratio = f"{f.seconds / base:.2f} ×" if base else "—"
+        secs = f"{f.seconds:.3g}" + (" (extrapolated)" if f.extrapolated else "")
+        lines.append(f"| {f.weights} | {f.distances} | {secs} | {ratio} | {f.checked} |")
+    return lines
+
+
+def format_wall(report: Report) -> list[str]:
+    """The wall-time section: every timed run of one `pathctl run`."""
+    if not report.wall:
+        return []
+    def s(x):
+        return "—" if x is None else f"{x:.3f}"
+    lines = ["", f"Wall time of `{report.wall_command}`, run after run:", "",
+             "| run | process start to exit (s) | --verbose wall time, to the output closed (s) | pairs in (s) |",
+             "|---|---|---|---|"]
+    for i, w in enumerate(report.wall, 1):
+        lines.append(f"| {i} | {s(w.process)} | {s(w.to_closed)} | {s(w.pipeline)} |")
+    return lines
 
 
 # --------------------------------------------------------------------------
@@ -255,7 +315,9 @@ def bench_command(name: str, args: argparse.Namespace, path: str | None = None, 
            "--disk-dir", args.work]
     if path and undirected:
         cmd.append("--undirected")
-    if args.gpu_sample and name not in AUTO_ONLY:
+    if args.all_sources:
+        cmd += ["--sample", str(EVERY_SOURCE)]
+    elif args.gpu_sample and name not in AUTO_ONLY:
         cmd += ["--sample", str(args.gpu_sample)]
     if args.engine:
         cmd += ["--engine", args.engine]
@@ -440,6 +502,104 @@ def peers(name: str, g: bc.Graph, path: str, undirected: bool, engines: list[str
 
 
 # --------------------------------------------------------------------------
+# Float weights and the wall time of one run
+
+
+def rmat_files(args, scale: int, log) -> dict[str, str]:
+    """R-MAT scale (edge factor 16, the run's seed) in args.work with integer
+    weights 1..100 ("int"), float64 weights 0.1..10 ("f64") and those cast
+    to float32 ("f32"): the same edges each time, made once."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    base = os.path.join(args.work, f"rmat{scale}-seed{args.seed}")
+    files = {"int": base + "-int.parquet", "f64": base + "-f64.parquet", "f32": base + "-f32.parquet"}
+    gen = [args.pathctl, "gen", "rmat", "--scale", str(scale), "--edge-factor", "16", "--seed", str(args.seed)]
+    for key, extra in (("int", []), ("f64", ["--float-weights", "--weights", "0.1:10"])):
+        if not os.path.exists(files[key]):
+            cmd = gen + extra + ["-o", files[key]]
+            print("+ " + shlex.join(cmd), file=log, flush=True)
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    if not os.path.exists(files["f32"]):
+        t = pq.read_table(files["f64"])
+        i = t.column_names.index("weight")
+        pq.write_table(t.set_column(i, "weight", t.column("weight").cast(pa.float32())), files["f32"])
+    return files
+
+
+def pathctl_bench_json(args, files: list[str], log, *extra: str) -> dict:
+    """`pathctl bench --json` of edge files read undirected, every source,
+    pathctl's auto on args.engine (the GPU unless given)."""
+    cmd = [args.pathctl, "bench", "--json", "--graphs", ",".join(files), "--undirected", "--algos", "auto",
+           "--engine", args.engine or "gpu", "--check", str(args.check), "--seed", str(args.seed),
+           "--sample", str(EVERY_SOURCE), "--cpu-sample", str(EVERY_SOURCE), "--disk-graph", "none", *extra]
+    print("+ " + shlex.join(cmd), file=log, flush=True)
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{shlex.join(cmd)} exited {proc.returncode} (see its message above)")
+    return json.loads(proc.stdout)
+
+
+def float_rows(doc: dict, labels: dict[str, str]) -> list[FloatRow]:
+    """The rows of a pathctl bench report of the float files, labelled by
+    graph name (labels: name -> weights)."""
+    types = {g["name"]: g["dist_type"] for g in doc["graphs"]}
+    return [FloatRow(labels[r["graph"]], types[r["graph"]], r["seconds"], r["checked_sources"], r["extrapolated"])
+            for r in doc["rows"] if r["graph"] in labels]
+
+
+def bench_floats(args, report: Report, log) -> None:
+    """The float section: R-MAT --floats with integer, float32 and float64
+    weights, then the float32 weights as float64 distances."""
+    files = rmat_files(args, args.floats, log)
+    stem = {k: os.path.splitext(os.path.basename(v))[0] for k, v in files.items()}
+    labels = {stem["int"]: "int 1..100", stem["f32"]: "float32 0.1..10", stem["f64"]: "float64 0.1..10"}
+    report.floats_graph = f"R-MAT {args.floats} (edge factor 16, seed {args.seed}, read undirected)"
+    doc = pathctl_bench_json(args, [files["int"], files["f32"], files["f64"]], log)
+    report.floats += float_rows(doc, labels)
+    doc = pathctl_bench_json(args, [files["f32"]], log, "--dist-type", "float64")
+    report.floats += [dataclasses.replace(f, distances=f.distances + " (--dist-type float64)") for f in float_rows(doc, labels)]
+
+
+def go_seconds(text: str) -> float:
+    """Seconds of a Go duration as time.Duration prints it (1.5s, 391ms,
+    2m3.5s, 800µs)."""
+    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+    parts = re.findall(r"([0-9.]+)(h|ms|m|s|us|µs|ns)", text)
+    if not parts or "".join(a + b for a, b in parts) != text:
+        raise ValueError(f"not a Go duration: {text!r}")
+    return sum(float(a) * units[b] for a, b in parts)
+
+
+def wall_of(stderr: str) -> tuple[float | None, float | None]:
+    """The --verbose wall time (to the output closed) and the pipeline's
+    "pairs in" time of one `pathctl run -v`, None where absent."""
+    wall = re.search(r"wall time (\S+) =", stderr)
+    pairs = re.search(r"pairs in (\S+) \(", stderr)
+    return (go_seconds(wall.group(1)) if wall else None, go_seconds(pairs.group(1)) if pairs else None)
+
+
+def bench_wall(args, report: Report, log) -> None:
+    """The wall-time section: `pathctl run` of R-MAT --wall's stats,
+    --wall-repeat times, from the process's start to its exit."""
+    path = rmat_files(args, args.wall, log)["int"]
+    out = os.path.join(args.work, "wall-stats.arrow")
+    cmd = [args.pathctl, "run", path, "--undirected", "--layout", "stats", "-o", out, "-v"]
+    if args.engine:
+        cmd += ["--engine", args.engine]
+    report.wall_command = shlex.join(["pathctl", "run", os.path.basename(path), "--undirected", "--layout", "stats",
+                                      "-o", "s.arrow", "-v"] + (["--engine", args.engine] if args.engine else []))
+    for _ in range(args.wall_repeat):
+        print("+ " + shlex.join(cmd), file=log, flush=True)
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        took = time.perf_counter() - start
+        if proc.returncode != 0:
+            raise RuntimeError(f"{shlex.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
+        report.wall.append(WallRun(took, *wall_of(proc.stderr)))
+
+
+# --------------------------------------------------------------------------
 # Main
 
 
@@ -453,6 +613,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--sample", type=int, default=512, help="sources of the peers' samples")
     ap.add_argument("--cpu-sample", type=int, default=1024, help="sources of pathctl's CPU rows (extrapolated)")
     ap.add_argument("--gpu-sample", type=int, default=0, help="sources of pathctl's GPU rows (0: every source; rmat18, rmat20: pathctl's default)")
+    ap.add_argument("--all-sources", action="store_true", help="every source on the GPU rows of every graph, rmat18 and rmat20 too")
+    ap.add_argument("--floats", type=int, default=0, metavar="SCALE",
+                    help="also time R-MAT SCALE with integer, float32 and float64 weights, and the float32 weights as float64 distances (0: not)")
+    ap.add_argument("--wall", type=int, default=0, metavar="SCALE",
+                    help="also time `pathctl run` of R-MAT SCALE's stats from the process's start to its exit (0: not)")
+    ap.add_argument("--wall-repeat", type=int, default=5, help="runs of --wall")
     ap.add_argument("--check", type=int, default=4, help="sources compared with the oracles")
     ap.add_argument("--budget", type=float, default=120.0, help="seconds a peer may take for every source before it is sampled")
     ap.add_argument("--peer-seconds", type=float, default=30.0, help="seconds a sampled peer measurement aims at")
@@ -518,6 +684,12 @@ def main(argv: list[str]) -> int:
         except RuntimeError as err:
             report.failures.append(f"{gname}: {err}")
             break
+    for scale, section in ((args.floats, bench_floats), (args.wall, bench_wall)):
+        if scale and not report.failures:
+            try:
+                section(args, report, log)
+            except (RuntimeError, subprocess.CalledProcessError) as err:
+                report.failures.append(str(err))
     if report.no_networkx:
         report.notes.append(f"networkx not timed on {', '.join(report.no_networkx)}: {args.nx_max_vertices} vertices or more")
     text = format_table(report)

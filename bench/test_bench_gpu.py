@@ -317,3 +317,74 @@ class ExportTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+BINARY = os.environ.get("PATHCTL_BIN") or os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "bin", "pathctl")
+
+
+class FloatsAndWallTest(unittest.TestCase):
+    def test_go_seconds(self):
+        self.assertAlmostEqual(bg.go_seconds("518ms"), 0.518)
+        self.assertAlmostEqual(bg.go_seconds("1.234s"), 1.234)
+        self.assertAlmostEqual(bg.go_seconds("2m3.5s"), 123.5)
+        self.assertAlmostEqual(bg.go_seconds("800µs"), 0.0008)
+        self.assertEqual(bg.go_seconds("0s"), 0.0)
+        for bad in ("", "12", "1.5 s", "3x"):
+            with self.assertRaises(ValueError):
+                bg.go_seconds(bad)
+
+    def test_wall_of(self):
+        err = ("pathctl: 3348 sources × 3348 vertices (97250 arcs): 11209104 pairs in 504ms (22.22M pairs/s), engine cpu\n"
+               "pathctl: wall time 1.518s = start-up 1ms + reading 8ms + closing the output 1ms + other 1ms\n")
+        self.assertEqual(bg.wall_of(err), (1.518, 0.504))
+        self.assertEqual(bg.wall_of("pathctl: wrote 3 rows\n"), (None, None))
+
+    def test_float_rows_and_section(self):
+        doc = {"graphs": [{"name": "i", "dist_type": "int32"}, {"name": "f", "dist_type": "float32"}],
+               "rows": [dict(pathctl_row("gpu", "auto", 0.2), graph="i"),
+                        dict(pathctl_row("gpu", "auto", 0.9, extrapolated=True), graph="f"),
+                        dict(pathctl_row("gpu", "auto", 5.0), graph="other")]}
+        rows = bg.float_rows(doc, {"i": "int 1..100", "f": "float32 0.1..10"})
+        self.assertEqual([(r.weights, r.distances, r.seconds, r.extrapolated) for r in rows],
+                         [("int 1..100", "int32", 0.2, False), ("float32 0.1..10", "float32", 0.9, True)])
+        report = bg.Report(floats=rows, floats_graph="R-MAT 16")
+        text = "\n".join(bg.format_floats(report))
+        self.assertIn("| float32 0.1..10 | float32 | 0.9 (extrapolated) | 4.50 × | 4 |", text)
+        self.assertIn("| int 1..100 | int32 | 0.2 | 1.00 × | 4 |", text)
+        self.assertEqual(bg.format_floats(bg.Report()), [])
+
+    def test_wall_section(self):
+        report = bg.Report(wall=[bg.WallRun(0.52, 0.391, 0.2), bg.WallRun(0.5, None, None)], wall_command="pathctl run g")
+        text = "\n".join(bg.format_wall(report))
+        self.assertIn("| 1 | 0.520 | 0.391 | 0.200 |", text)
+        self.assertIn("| 2 | 0.500 | — | — |", text)
+
+    def test_all_sources_reaches_rmat20(self):
+        args = bg.parse_args(["--graphs", "rmat20", "--all-sources"])
+        cmd = bg.bench_command("rmat20", args)
+        self.assertEqual(cmd[cmd.index("--sample") + 1], str(bg.EVERY_SOURCE))
+        self.assertNotIn("--sample", bg.bench_command("rmat20", bg.parse_args(["--graphs", "rmat20"])))
+
+    @unittest.skipUnless(os.path.exists(BINARY), "no pathctl binary (make build)")
+    def test_sections_on_the_cpu(self):
+        # The float and wall sections end to end on the CPU engine: the
+        # three weight files hold the same edges, every row is checked by
+        # pathctl bench, and the wall runs report their --verbose times.
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "r.md")
+            rc = bg.main(["--pathctl", BINARY, "--graphs", "", "--engine", "cpu", "--floats", "8", "--wall", "8",
+                          "--wall-repeat", "2", "--work", tmp, "--out", out, "--disk-graph", "none"])
+            self.assertEqual(rc, 0)
+            files = bg.rmat_files(bg.parse_args(["--pathctl", BINARY, "--work", tmp]), 8, sys.stderr)
+            tables = {k: pq.read_table(v) for k, v in files.items()}
+            for k in ("f32", "f64"):
+                self.assertEqual(tables[k].column("src"), tables["int"].column("src"))
+                self.assertEqual(tables[k].column("dst"), tables["int"].column("dst"))
+            self.assertEqual(tables["f32"].schema.field("weight").type, pa.float32())
+            w = tables["f64"].column("weight").to_numpy()
+            self.assertTrue((w >= 0.1).all() and (w <= 10).all())
+            text = open(out).read()
+            for want in ("| int 1..100 | int32 |", "| float32 0.1..10 | float32 |", "| float64 0.1..10 | float64 |",
+                         "| float32 0.1..10 | float64 (--dist-type float64) |", "| 2 | "):
+                self.assertIn(want, text)
+            self.assertNotIn("FAILURES", text)
