@@ -597,6 +597,9 @@ def bench_wall(args, report: Report, log) -> None:
         if proc.returncode != 0:
             raise RuntimeError(f"{shlex.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
         report.wall.append(WallRun(took, *wall_of(proc.stderr)))
+        for line in proc.stderr.splitlines():  # where the time went, for the log
+            if "wall time" in line:
+                print("  " + line, file=log, flush=True)
 
 
 # --------------------------------------------------------------------------
