@@ -310,6 +310,12 @@ class Report:
 
 def run_timed(cmd: list[str], log) -> float:
     """Runs cmd, returns its wall time; raises with its stderr on failure."""
+    return run_timed_stderr(cmd, log)[0]
+
+
+def run_timed_stderr(cmd: list[str], log) -> tuple[float, str]:
+    """Runs cmd, returns its wall time and its stderr (also copied to log);
+    raises with its stderr on failure."""
     print("+ " + shlex.join(cmd), file=log, flush=True)
     start = time.perf_counter()
     proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -318,7 +324,7 @@ def run_timed(cmd: list[str], log) -> float:
         raise RuntimeError(f"{shlex.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
     if proc.stderr.strip():
         print("  " + proc.stderr.strip().replace("\n", "\n  "), file=log, flush=True)
-    return elapsed
+    return elapsed, proc.stderr
 
 
 def best_of(repeat: int, fn) -> float:

@@ -589,17 +589,9 @@ def bench_wall(args, report: Report, log) -> None:
         cmd += ["--engine", args.engine]
     report.wall_command = shlex.join(["pathctl", "run", os.path.basename(path), "--undirected", "--layout", "stats",
                                       "-o", "s.arrow", "-v"] + (["--engine", args.engine] if args.engine else []))
-    for _ in range(args.wall_repeat):
-        print("+ " + shlex.join(cmd), file=log, flush=True)
-        start = time.perf_counter()
-        proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        took = time.perf_counter() - start
-        if proc.returncode != 0:
-            raise RuntimeError(f"{shlex.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
-        report.wall.append(WallRun(took, *wall_of(proc.stderr)))
-        for line in proc.stderr.splitlines():  # where the time went, for the log
-            if "wall time" in line:
-                print("  " + line, file=log, flush=True)
+    for _ in range(args.wall_repeat):  # -v's lines, where the time went, go to the log
+        took, stderr = bc.run_timed_stderr(cmd, log)
+        report.wall.append(WallRun(took, *wall_of(stderr)))
 
 
 # --------------------------------------------------------------------------
