@@ -357,9 +357,16 @@ func TestQueriesHostNarrowed(t *testing.T) {
 type plainRunner struct{ graph.Runner }
 
 // TestReverseAgainstOracle checks --reverse: the pairs of a reversed run
-// hold d(v → s), the oracle's distance from v to the source s.
+// hold d(v → s), the oracle's distance from v to the source s; on every
+// engine here.
 func TestReverseAgainstOracle(t *testing.T) {
 	rng := testgraphs.Rand(t, 19)
+	for _, engine := range engines(t) {
+		reverseTrials(t, rng, engine)
+	}
+}
+
+func reverseTrials(t *testing.T, rng *rand.Rand, engine string) {
 	for trial := range 12 {
 		n := 2 + rng.IntN(30)
 		g, err := LoadGraph(randomTable(rng, n, rng.IntN(4*n), testgraphs.Int), LoadOptions{Undirected: trial%4 == 0})
@@ -368,7 +375,7 @@ func TestReverseAgainstOracle(t *testing.T) {
 		}
 		q := randomQuery(rng, t, g.CSR)
 		q.hasCutoff = false
-		opt := q.options(graph.Auto, "cpu")
+		opt := q.options(graph.Auto, engine)
 		opt.Reverse = true
 		got, err := collectPairs(t, g, opt)
 		if err != nil {
@@ -383,7 +390,7 @@ func TestReverseAgainstOracle(t *testing.T) {
 			}
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("trial %d %+v: reversed pairs\n got %v\nwant %v", trial, q, got, want)
+			t.Fatalf("%s, trial %d %+v: reversed pairs\n got %v\nwant %v", engine, trial, q, got, want)
 		}
 	}
 }
