@@ -90,6 +90,17 @@ def anonymous_mapping_of(address):
     return None
 
 
+def bytes_at(address, size):
+    """size bytes of this process's memory at address, read through
+    /proc/self/mem (an unmapped address gives b"", not a fault)."""
+    with open("/proc/self/mem", "rb", buffering=0) as mem:
+        try:
+            mem.seek(address)
+            return mem.read(size)
+        except OSError:
+            return b""
+
+
 peer_only = pytest.mark.skipif(not _local._result_peer_wanted() or _local.handoff_mode() != "memfd",
                                reason="results are not written into this process here")
 
@@ -109,9 +120,15 @@ def test_matrix_is_written_into_this_process(weights):
     assert not inside(start, memfd_mappings())
     assert start % mmap.PAGESIZE == 0 and D.flags.writeable and not D.flags.owndata
     np.testing.assert_allclose(D, np.where(np.isfinite(want), want, -1), rtol=1e-12)
+    sentinel = b"pathctl!"
+    D.reshape(-1).view(np.uint8)[:len(sentinel)] = np.frombuffer(sentinel, dtype=np.uint8)
+    assert bytes_at(start, len(sentinel)) == sentinel
     del D
     gc.collect()
-    assert anonymous_mapping_of(start) != span  # released with the array
+    # Released with the array: the range is gone, or, where a later mapping
+    # of the same size took its place (another allocation of this process),
+    # it no longer holds what the array held.
+    assert anonymous_mapping_of(start) != span or bytes_at(start, len(sentinel)) != sentinel
 
 
 @peer_only
