@@ -71,14 +71,17 @@ func (b flatbuf) table(pos uint64) (fbTable, bool) {
 	return fbTable{b: b, pos: pos, vt: uint64(vt), vtableSize: size}, true
 }
 
-// field returns the position of a field's value, or present false.
+// field returns the position of a field's value, or present false. A slot
+// counts as present as the flatbuffers runtime (and so arrow-go) counts
+// it: its offset lies before the vtable's declared size, even where that
+// size is odd and the two bytes of the offset run past it.
 func (t fbTable) field(slot int) (pos uint64, present bool) {
 	o := uint64(4 + 2*slot)
-	if o+2 > t.vtableSize {
+	if o >= t.vtableSize {
 		return 0, false
 	}
-	off, _ := t.b.u16(t.vt + o)
-	if off == 0 {
+	off, ok := t.b.u16(t.vt + o)
+	if !ok || off == 0 {
 		return 0, false
 	}
 	return t.pos + off, true
