@@ -533,10 +533,16 @@ def pathctl_bench_json(args, files: list[str], log, *extra: str) -> dict:
     cmd = [args.pathctl, "bench", "--json", "--graphs", ",".join(files), "--undirected", "--algos", "auto",
            "--engine", args.engine or "gpu", "--check", str(args.check), "--seed", str(args.seed),
            "--sample", str(EVERY_SOURCE), "--cpu-sample", str(EVERY_SOURCE), "--disk-graph", "none", *extra]
+    return run_bench_json(cmd, log)
+
+
+def run_bench_json(cmd: list[str], log) -> dict:
+    """Runs a `pathctl bench --json` command (its progress on our stderr)
+    and returns its report; raises where it fails."""
     print("+ " + shlex.join(cmd), file=log, flush=True)
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
     if proc.returncode != 0:
-        raise RuntimeError(f"{shlex.join(cmd)} exited {proc.returncode} (see its message above)")
+        raise RuntimeError(f"pathctl bench exited {proc.returncode} (see its message above)")
     return json.loads(proc.stdout)
 
 
@@ -651,13 +657,11 @@ def main(argv: list[str]) -> int:
                 print(f"{name}: not exported", file=log, flush=True)
                 continue
             path, undirected = found
-        cmd = bench_command(name, args, path, undirected)
-        print("+ " + shlex.join(cmd), file=log, flush=True)
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)  # progress on our stderr
-        if proc.returncode != 0:
-            report.failures.append(f"{name}: pathctl bench exited {proc.returncode} (see its message above)")
+        try:
+            doc = run_bench_json(bench_command(name, args, path, undirected), log)
+        except RuntimeError as err:
+            report.failures.append(f"{name}: {err}")
             break
-        doc = json.loads(proc.stdout)
         if not report.machine:
             report.machine = doc["machine"]
         if doc.get("d2h_bytes_per_second") and not report.bandwidth:
