@@ -65,7 +65,7 @@ type hubGroup struct {
 	copying time.Duration
 	peer    bool
 	// inflight counts the phased round's copies under way, made with mu
-	// released (sendRuns): no runner's rows are freed until it is 0.
+	// released (pushSpans): no runner's rows are freed until it is 0.
 	inflight int
 	// lost counts the runners that went on before the last phase's rows
 	// arrived and found a runner failed before sending them
@@ -134,10 +134,6 @@ type phasedRound struct {
 	took   []time.Duration // per runner, computing its shares
 	rows   []int           // per runner, the rows it computed
 	joined map[*Runner]bool
-	// sendRead is plan.Config.HubSendRead: the largest share of a
-	// runner's rows of a phase read by the others' later phases for which
-	// its share is sent in two (phasePrep.split).
-	sendRead float64
 }
 
 // phasePrep is one phase of a phased round cut among its runners, read
@@ -150,12 +146,6 @@ type phasePrep struct {
 	span   [][2]int32
 	part   []*plan.Block
 	packed []*plan.Packed
-	// split, where not nil, marks the runners that send their share in
-	// two: first the runs of rows read (rows [lo, hi) each), which the
-	// others' later phases read and wait for at the phase's end, then the
-	// runs of the rest, while the next phases run (sendRuns).
-	split      []bool
-	read, rest [][][2]int32
 }
 
 // ShareHubRows makes runners, of one graph on several devices (or several
@@ -309,7 +299,7 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 			g.cond.Broadcast()
 			return err
 		}
-		g.phased = newPhasedRound(bp, finish, g.parts, len(g.runners), r.batched.HubSendRead)
+		g.phased = newPhasedRound(bp, finish, g.parts, len(g.runners))
 	}
 	ph := g.phased
 	ph.joined[r] = true
@@ -321,29 +311,7 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 			tell(lateRowsOf(pr, j, h))
 		}()
 	}
-	// pending wait for r's copies of the rows no later phase reads,
-	// queued at earlier phases' ends (sendRuns): waited for before the
-	// last phase's copies, and on every way out, so that g.inflight
-	// falls back to 0 (their errors then fail the round, or are moot).
-	var pending []func() error
-	drain := func() error { // with g.mu held, released meanwhile
-		if len(pending) == 0 {
-			return nil
-		}
-		g.mu.Unlock()
-		defer g.mu.Lock()
-		var first error
-		for _, sent := range pending {
-			if err := sent(); err != nil && first == nil {
-				first = err
-			}
-		}
-		pending = nil
-		return first
-	}
-	defer drain()
 	alone := func() error {
-		drain()
 		g.mu.Unlock()
 		defer g.mu.Lock()
 		return r.computeHubRows(0, len(r.hubs.vertices))
@@ -382,24 +350,7 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 			}
 		}
 		goOn := i == last && g.nothingToDerive(ph, r)
-		if i == last {
-			if err := drain(); err != nil {
-				ph.failed = true
-				g.cond.Broadcast()
-				return err
-			}
-		}
-		runs, rest := [][2]int32{pr.span[j]}, [][2]int32(nil)
-		if pr.split != nil && pr.split[j] {
-			runs, rest = pr.read[j], pr.rest[j]
-		}
-		sent, err := g.sendRuns(r, ph, runs, i, goOn, "rows read later")
-		if err == nil && len(rest) > 0 {
-			var later func() error
-			if later, err = g.sendRuns(r, ph, rest, i, true, "rows read by no later phase"); later != nil {
-				pending = append(pending, later)
-			}
-		}
+		sent, err := g.pushSpans(r, ph, pr.span[j], i, goOn)
 		if err != nil {
 			ph.failed = true
 			g.cond.Broadcast()
@@ -474,7 +425,7 @@ type lateHubRows struct {
 	g  *hubGroup
 	ph *phasedRound
 	r  *Runner
-	// sent, when not nil, waits for r's own share's copies (sendRuns).
+	// sent, when not nil, waits for r's own share's copies (pushSpans).
 	sent func() error
 	// waited is set once wait was called.
 	waited bool
@@ -529,10 +480,10 @@ func (l *lateHubRows) wait() (lost bool) {
 // by the runner that came first, under the group's lock, the cut and
 // plan of a share held the phases' start 6-15 ms on R-MAT 18's core
 // (session 14).
-func newPhasedRound(bp *plan.Block, finish func(), parts []hubPart, m int, sendRead float64) *phasedRound {
+func newPhasedRound(bp *plan.Block, finish func(), parts []hubPart, m int) *phasedRound {
 	phases := bp.NumPhases()
 	ph := &phasedRound{plan: bp, done: make([]int, phases), took: make([]time.Duration, m), rows: make([]int, m),
-		joined: map[*Runner]bool{}, prep: make([]phasePrep, phases), sendRead: sendRead}
+		joined: map[*Runner]bool{}, prep: make([]phasePrep, phases)}
 	if finish != nil {
 		ph.finish = sync.OnceFunc(finish)
 	}
@@ -553,13 +504,9 @@ func newPhasedRound(bp *plan.Block, finish func(), parts []hubPart, m int, sendR
 // the plan's finish first.
 func (ph *phasedRound) prepare(finish func(), his []int) {
 	bp, m := ph.plan, len(ph.took)
-	var readBy []uint64
 	for i := range ph.prep {
 		if i > 0 && finish != nil {
 			finish()
-		}
-		if i == 1 && ph.sendRead > 0 && m <= 64 && bp.NumPhases() > 2 {
-			readBy = seedReaders(bp, his)
 		}
 		pr := &ph.prep[i]
 		pr.share, pr.span = make([][]int, m), make([][2]int32, m)
@@ -586,83 +533,7 @@ func (ph *phasedRound) prepare(finish func(), his []int) {
 				pr.part[j], pr.packed[j] = part, &packed
 			}
 		}
-		if readBy != nil && i < len(ph.prep)-1 {
-			ph.splitSends(pr, readBy)
-		}
 		close(pr.ready)
-	}
-}
-
-// seedReaders marks, per row of bp (whose sources are the hub list's
-// rows, cut among runners at his as in prepare), the runners whose later
-// phases start a source from it (bit o for runner o): the rows a phase's
-// end must deliver to each runner before its next phase.
-func seedReaders(bp *plan.Block, his []int) []uint64 {
-	owner := func(row int32) int {
-		o := 0
-		for o+1 < len(his) && int(row) >= his[o] {
-			o++
-		}
-		return o
-	}
-	readBy := make([]uint64, len(bp.Sources))
-	for k, sd := range bp.Seeds {
-		at := bp.PhaseStart(1) + k
-		row := int32(at)
-		if bp.Rows != nil {
-			row = bp.Rows[at]
-		}
-		bit := uint64(1) << owner(row)
-		for _, a := range bp.MinArcs[sd.First : sd.First+sd.Count] {
-			if int(a.Row) < len(readBy) {
-				readBy[a.Row] |= bit
-			}
-		}
-	}
-	return readBy
-}
-
-// splitSends marks in pr, a phase cut among the runners, those whose
-// rows read by another runner's later phases (readBy, seedReaders) are
-// at most ph.sendRead of their share, with their rows as runs of rows
-// read and runs of the rest, in row order.
-func (ph *phasedRound) splitSends(pr *phasePrep, readBy []uint64) {
-	bp, m := ph.plan, len(pr.share)
-	pr.split, pr.read, pr.rest = make([]bool, m), make([][][2]int32, m), make([][][2]int32, m)
-	for j, share := range pr.share {
-		if len(share) == 0 {
-			continue
-		}
-		rows := make([]int32, len(share))
-		for k, at := range share {
-			rows[k] = int32(at)
-			if bp.Rows != nil {
-				rows[k] = bp.Rows[at]
-			}
-		}
-		slices.Sort(rows)
-		others := ^(uint64(1) << j)
-		read := 0
-		for _, row := range rows {
-			if readBy[row]&others != 0 {
-				read++
-			}
-		}
-		if float64(read) > ph.sendRead*float64(len(rows)) {
-			continue
-		}
-		pr.split[j] = true
-		for _, row := range rows {
-			runs := &pr.rest[j]
-			if readBy[row]&others != 0 {
-				runs = &pr.read[j]
-			}
-			if k := len(*runs) - 1; k >= 0 && (*runs)[k][1] == row {
-				(*runs)[k][1]++
-			} else {
-				*runs = append(*runs, [2]int32{row, row + 1})
-			}
-		}
 	}
 }
 
@@ -690,37 +561,29 @@ func (g *hubGroup) phase(ph *phasedRound, i int) *phasePrep {
 	return pr
 }
 
-// sendRuns copies r's rows of phase i of the round (runs of rows [lo,
-// hi), the whole span of its share unless the share is split:
-// phasePrep.split) into every other runner's, with g.mu held on entry
-// and on return but not during the copies: a runner sends its rows as
-// soon as it has computed them, while the others may still compute
-// theirs, and a phase is done once every runner has sent those the
-// others read later. A span lies in r's part of the hub list, which no
-// other runner writes: beside r's rows of the phase it may cover r's
-// rows of other phases, earlier ones the same on every device and later
-// ones computed on none yet (their copy lands before the later phase's,
-// on the same stream). g.inflight keeps a runner's memory from being
-// freed (leaveHubGroup) while a copy writes into it. R-MAT 18's core on
-// two H200s (BENCHMARKS.md, session 14): pulling the others' rows after
-// each phase with the lock held, each runner's copies waited behind the
-// other's (106 ms of copies in all, 65 ms after the last phase); pulled
-// at once they shared the link (30 and 60 ms after the last phase).
+// pushSpans copies r's rows of phase i of the round into every other
+// runner's, with g.mu held on entry and on return but not during the
+// copies: a runner sends its rows as soon as it has computed them, while
+// the others may still compute theirs, and a phase is done once every
+// runner has sent its own. The span lies in r's part of the hub list,
+// which no other runner writes: beside r's rows of the phase it may
+// cover r's rows of other phases, earlier ones the same on every device
+// and later ones computed on none yet. g.inflight keeps a runner's memory from being freed (leaveHubGroup)
+// while a copy writes into it. R-MAT 18's core on two H200s
+// (BENCHMARKS.md, session 14): pulling the others' rows after each phase
+// with the lock held, each runner's copies waited behind the other's (106
+// ms of copies in all, 65 ms after the last phase); pulled at once they
+// shared the link (30 and 60 ms after the last phase).
 //
-// The copies are queued on r's peer stream, each run's after the one
-// before, and waited for together; with async only queued where they go
-// peer to peer, and sent, when not nil, waits for them and counts them,
-// with g.mu released (on r's device goroutine). what says which rows
-// they are, for the trace.
-func (g *hubGroup) sendRuns(r *Runner, ph *phasedRound, runs [][2]int32, i int, async bool, what string) (sent func() error, err error) {
-	var rows int64
-	for _, run := range runs {
-		rows += int64(max(0, run[1]-run[0]))
-	}
-	if rows == 0 || ph.failed {
+// With async (a last phase that r leaves without waiting) the copies are
+// only queued where they go peer to peer, and sent, when not nil, waits
+// for them and counts them, with g.mu released (on r's device goroutine).
+func (g *hubGroup) pushSpans(r *Runner, ph *phasedRound, sp [2]int32, i int, async bool) (sent func() error, err error) {
+	if sp[1] <= sp[0] || ph.failed {
 		return nil, nil
 	}
-	size := rows * r.rowBytes()
+	at := uint64(int64(sp[0]) * r.rowBytes())
+	size := int64(sp[1]-sp[0]) * r.rowBytes()
 	var to []*Runner
 	for _, other := range g.runners {
 		if other != r {
@@ -732,27 +595,21 @@ func (g *hubGroup) sendRuns(r *Runner, ph *phasedRound, runs [][2]int32, i int, 
 	began := time.Now()
 	peer, queued := true, false
 	for _, o := range to {
-		for _, run := range runs {
-			if run[1] <= run[0] {
-				continue
+		p, q, err := copyDevice(r.e.dev, o.e.dev, r.e.dev, g.base[o]+at, g.base[r]+at, uint64(size), !async)
+		if err != nil {
+			if queued { // the copies queued before it still write
+				r.e.dev.d.cuStreamSynchronize(r.e.dev.peerStream)
 			}
-			at := uint64(int64(run[0]) * r.rowBytes())
-			p, q, err := copyDevice(r.e.dev, o.e.dev, r.e.dev, g.base[o]+at, g.base[r]+at, uint64(int64(run[1]-run[0])*r.rowBytes()), false)
-			if err != nil {
-				if queued { // the copies queued before it still write
-					r.e.dev.d.cuStreamSynchronize(r.e.dev.peerStream)
-				}
-				g.mu.Lock()
-				g.inflight--
-				g.cond.Broadcast()
-				return nil, err
-			}
-			peer, queued = peer && p, queued || q
+			g.mu.Lock()
+			g.inflight--
+			g.cond.Broadcast()
+			return nil, err
 		}
+		peer, queued = peer && p, queued || q
 	}
 	count := func(err error) error { // with g.mu released
 		took := time.Since(began)
-		tracef(r.ordinal(), "hub phase %d: %s sent to %d devices (%.1f GiB each in %d runs, %s)", i, what, len(to), float64(size)/(1<<30), len(runs), took.Round(time.Millisecond))
+		tracef(r.ordinal(), "hub phase %d: sent to %d devices (%.1f GiB each in %s)", i, len(to), float64(size)/(1<<30), took.Round(time.Millisecond))
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		g.inflight--
@@ -766,18 +623,14 @@ func (g *hubGroup) sendRuns(r *Runner, ph *phasedRound, runs [][2]int32, i int, 
 		g.peer = g.peer && peer
 		return nil
 	}
-	dv := r.e.dev
-	wait := func() error {
-		if !queued {
-			return nil
-		}
-		return dv.d.cuStreamSynchronize(dv.peerStream).Err("cuStreamSynchronize (peer stream)")
-	}
-	if async && queued {
+	if queued {
 		g.mu.Lock()
-		return func() error { return count(wait()) }, nil
+		dv := r.e.dev
+		return func() error {
+			return count(dv.d.cuStreamSynchronize(dv.peerStream).Err("cuStreamSynchronize (peer stream)"))
+		}, nil
 	}
-	err = count(wait())
+	err = count(nil)
 	g.mu.Lock()
 	return nil, err
 }
@@ -922,7 +775,7 @@ func (r *Runner) leaveHubGroup() {
 	for ph := g.phased; ph != nil && ph.joined[r] && !ph.failed && ph.copied < len(g.runners); {
 		g.cond.Wait()
 	}
-	for g.inflight > 0 { // a copy may write r's rows (sendRuns)
+	for g.inflight > 0 { // a copy may write r's rows (pushSpans)
 		g.cond.Wait()
 	}
 	for i := range g.parts {

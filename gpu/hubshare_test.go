@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/pathctl/pathctl/gen"
-	"github.com/pathctl/pathctl/gpu/internal/plan"
 	"github.com/pathctl/pathctl/graph"
 )
 
@@ -23,24 +20,18 @@ import (
 // source run). Both at once, the engines cut each phase of the hub rows'
 // plan between them; one after the other (the second past
 // hubArrivalWait), the first computes every part and the second copies
-// them; together, with the phases' sends split as configured
-// (hubsendread: the rows no later phase reads sent while the next phases
-// run) and never split. Every source's stats must equal
+// them. Every source's stats must equal
 // internal/ref's, each runner must hold every hub row, and the group must
 // have copied rows from one engine to the other, as --verbose says.
 func TestHubRowsSharedAmongEngines(t *testing.T) {
 	engines := []*Engine{openEngine(t), openEngine(t)}
 	for gname, g := range statsSlotGraphs(t) {
-		for _, c := range []struct {
-			together bool
-			spec     string
-		}{{true, ""}, {true, "hubsendread=1"}, {true, "hubsendread=0"}, {false, ""}} {
-			together := c.together
-			if testing.Short() && (!together || c.spec != "") {
+		for _, together := range []bool{true, false} {
+			if testing.Short() && !together {
 				continue
 			}
-			t.Run(fmt.Sprintf("%s/together=%v/%s", gname, together, c.spec), func(t *testing.T) {
-				runners, errs, kept := statsOnSharedEngines(t, engines, g, together, c.spec)
+			t.Run(fmt.Sprintf("%s/together=%v", gname, together), func(t *testing.T) {
+				runners, errs, kept := statsOnSharedEngines(t, engines, g, together, "")
 				for i, err := range errs {
 					if err != nil {
 						t.Fatalf("engine %d: %v", i, err)
@@ -199,135 +190,5 @@ func TestDealtHands(t *testing.T) {
 	}
 	if b := handBounds(2, 3); b[2][0] != 2 || b[2][1] != 2 {
 		t.Fatalf("handBounds(2, 3) = %v: the last hand is not empty", b)
-	}
-}
-
-// TestPhaseSendsSplit checks the cut of a phased round's sends
-// (seedReaders, splitSends) on the core of R-MAT graphs dealt among 2 and
-// 3 runners, against a count made here from the plan's seeds: every row
-// a later phase of another runner starts a source from is in its
-// owner's runs of rows read (or in a share not split, sent whole), the
-// runs of a split share cover its rows once, in order, and a share is
-// split exactly where its rows read are at most the configured share.
-func TestPhaseSendsSplit(t *testing.T) {
-	for _, scale := range []int{10, 12} {
-		el, err := gen.RMAT(scale, 8, uint64(scale))
-		g := undirectedGraph(t, el, err)
-		cfg := plan.DefaultConfig()
-		core, err := plan.NewGraph(g).Core(g.NumVertices, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range []int{2, 3} {
-			for _, sendRead := range []float64{0.5, 1} {
-				t.Run(fmt.Sprintf("rmat%d/runners=%d/sendread=%v", scale, m, sendRead), func(t *testing.T) {
-					v := dealt(core, m)
-					bp, finish, err := plan.NewGraph(g).StartResident(v, cfg.HubPlan(), math.Inf(1), plan.Resident{})
-					if err != nil {
-						t.Fatal(err)
-					}
-					parts := make([]hubPart, m)
-					for i, b := range handBounds(len(v), m) {
-						parts[i] = hubPart{lo: b[0], hi: b[1]}
-					}
-					ph := newPhasedRound(bp, finish, parts, m, sendRead)
-					for i := range ph.prep {
-						<-ph.prep[i].ready
-					}
-					if bp.NumPhases() < 3 {
-						t.Fatalf("the core's plan has %d phases", bp.NumPhases())
-					}
-					ownerOf, phaseOf := make([]int, len(v)), make([]int, len(v))
-					for i := range bp.NumPhases() {
-						for at := bp.PhaseStart(i); at < bp.PhaseStart(i+1); at++ {
-							phaseOf[bp.Rows[at]] = i
-						}
-					}
-					for o, b := range handBounds(len(v), m) {
-						for row := b[0]; row < b[1]; row++ {
-							ownerOf[row] = o
-						}
-					}
-					// readers[row]: the runners but its owner whose later phases read it.
-					readers := make([]map[int]bool, len(v))
-					for k, sd := range bp.Seeds {
-						reader := ownerOf[bp.Rows[bp.Cuts[0]+k]]
-						for _, a := range bp.MinArcs[sd.First : sd.First+sd.Count] {
-							if ownerOf[a.Row] != reader {
-								if readers[a.Row] == nil {
-									readers[a.Row] = map[int]bool{}
-								}
-								readers[a.Row][reader] = true
-							}
-						}
-					}
-					splits := 0
-					for i := range ph.prep {
-						pr := &ph.prep[i]
-						if i == 0 || i == len(ph.prep)-1 {
-							if pr.split != nil {
-								t.Fatalf("phase %d of %d is split", i, len(ph.prep))
-							}
-							continue
-						}
-						for j, share := range pr.share {
-							var rows []int32
-							read := 0
-							for _, at := range share {
-								rows = append(rows, bp.Rows[at])
-								if len(readers[bp.Rows[at]]) > 0 {
-									read++
-								}
-							}
-							want := len(rows) > 0 && float64(read) <= sendRead*float64(len(rows))
-							if pr.split[j] != want {
-								t.Fatalf("phase %d runner %d: split %v with %d of %d rows read, want %v", i, j, pr.split[j], read, len(rows), want)
-							}
-							if !want {
-								continue
-							}
-							splits++
-							slices.Sort(rows)
-							var fromRuns []int32
-							for _, runs := range [][][2]int32{pr.read[j], pr.rest[j]} {
-								for k, run := range runs {
-									if run[1] <= run[0] || (k > 0 && run[0] <= runs[k-1][1]) {
-										t.Fatalf("phase %d runner %d: runs %v not ascending and apart", i, j, runs)
-									}
-									for row := run[0]; row < run[1]; row++ {
-										fromRuns = append(fromRuns, row)
-										if phaseOf[row] != i || ownerOf[row] != j {
-											t.Fatalf("phase %d runner %d: run row %d is of phase %d, runner %d", i, j, row, phaseOf[row], ownerOf[row])
-										}
-									}
-								}
-							}
-							slices.Sort(fromRuns)
-							if !slices.Equal(fromRuns, rows) {
-								t.Fatalf("phase %d runner %d: the runs cover %d rows, the share %d", i, j, len(fromRuns), len(rows))
-							}
-							for _, run := range pr.rest[j] {
-								for row := run[0]; row < run[1]; row++ {
-									if len(readers[row]) > 0 {
-										t.Fatalf("phase %d runner %d: row %d, read by runners %v, is sent after the phase's end", i, j, row, readers[row])
-									}
-								}
-							}
-							nread := 0
-							for _, run := range pr.read[j] {
-								nread += int(run[1] - run[0])
-							}
-							if nread != read {
-								t.Fatalf("phase %d runner %d: %d rows sent before the end, %d read", i, j, nread, read)
-							}
-						}
-					}
-					t.Logf("a core of %d of the %d vertices, %d phases; %d shares split", len(v), g.NumVertices, bp.NumPhases(), splits)
-					if sendRead == 1 && splits == 0 {
-						t.Error("no share split with sendread=1")
-					}
-				})
-			}
-		}
 	}
 }

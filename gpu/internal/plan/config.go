@@ -208,13 +208,6 @@ type Config struct {
 	// earlier one's rows. The runner reads them, the plan does not.
 	HubSeeds  float64
 	HubPhases []float64
-	// HubSendRead is, where several runners share the hub rows' phases,
-	// the largest share of a runner's rows of a phase (not the last) that
-	// the other runners' later phases read for which the runner sends
-	// only those before the phase's end, and the rest while the next
-	// phases run; where more of them are read (and where 0) it sends them
-	// all before the end. The runner reads it, the plan does not.
-	HubSendRead float64
 	// BlockOrder makes the GPU runner order the sources of a stats run of
 	// several blocks by their breadth-first rank (Graph.BlockOrder), so
 	// that each block holds neighbourhoods whose rows derive from each
@@ -310,11 +303,6 @@ func DefaultConfig() Config {
 		// H200 2.42-2.44 -> 2.04-2.08 s, on two 1.30-1.32 -> 1.14-1.15 s.
 		HubSeeds:  0.08,
 		HubPhases: []float64{0.2, 0.35, 0.5, 0.65, 0.8, 0.9},
-		// Not yet measured (issue 19): of R-MAT 18's core in these
-		// phases, on two devices, the later phases read 36, 10 and 2 %
-		// of the rows of phases 5 to 7, all of the first three's and 82
-		// % of the fourth's.
-		HubSendRead: 0.5,
 		// Not measured: 8 groups' kernels cost far more than a pass over
 		// the arcs.
 		RelabelMinSources: 8 * BatchWidth,
@@ -386,9 +374,6 @@ func (c Config) Check() error {
 		if err := share("hub phase", x); err != nil {
 			return err
 		}
-	}
-	if err := share("hub send read", c.HubSendRead); err != nil {
-		return err
 	}
 	if err := share("cutoff reach", c.CutoffReach); err != nil {
 		return err

@@ -27,7 +27,6 @@ import (
 //	hubcore=0|1                        HubCore
 //	hubseeds=X                         HubSeeds (0: the hub rows' plan takes seeds and phases)
 //	hubphases=X/Y/...                  HubPhases
-//	hubsendread=X                      HubSendRead
 //	blockorder=0|1                     BlockOrder
 //	scratchmb=X                        ScratchBytes in MiB (0: a working row per source)
 //	scratchmin=X                       ScratchMinShare (0: a scratch wherever scratchmb allows)
@@ -88,8 +87,6 @@ func (c *Config) set(key, val string) error {
 		c.HubSeeds, err = strconv.ParseFloat(val, 64)
 	case "hubphases":
 		c.HubPhases, err = parseShares(val)
-	case "hubsendread":
-		c.HubSendRead, err = strconv.ParseFloat(val, 64)
 	case "slicemb":
 		var mb float64
 		mb, err = strconv.ParseFloat(val, 64)
