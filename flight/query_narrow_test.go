@@ -11,11 +11,13 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/pathctl/pathctl/internal/testgraphs"
+	"github.com/pathctl/pathctl/pipeline"
 )
 
 // TestQueryNarrowing checks the ticket keys "targets", "cutoff" and "k"
@@ -117,22 +119,68 @@ func TestQueryNarrowing(t *testing.T) {
 	if err != nil || schema.Field(schema.NumFields()-1).Name != "path" || len(recs) == 0 {
 		t.Errorf("with_paths: schema %v, %d records, %v", schema, len(recs), err)
 	}
-	for _, ticket := range []string{
-		`{"graph": "ties", "targets": ["nope"]}`,
-		`{"graph": "ties", "with_paths": true, "layout": "stats"}`,
-		`{"graph": "ties", "targets": []}`,
-		`{"graph": "ties", "cutoff": -1}`,
-		`{"graph": "ties", "k": 0}`,
-		`{"graph": "ties", "k": 2, "layout": "matrix"}`,
-		`{"graph": "ties", "layout": "nearest"}`,
+	// A graph one vertex above pipeline.MaxPathsVertices (a path 0 -> 1 ->
+	// ... -> 10000), on which paths for every pair are refused.
+	large := testgraphs.Case{Name: "large", Kind: testgraphs.Unweighted}
+	for i := range pipeline.MaxPathsVertices {
+		large.Src = append(large.Src, strconv.Itoa(i))
+		large.Dst = append(large.Dst, strconv.Itoa(i+1))
+	}
+	uploadOneBatch(t, ctx, cl, large)
+	_, recs, err = doGet(ctx, cl, `{"graph": "large", "with_paths": true, "sources": [0], "k": 3}`, mem)
+	releaseAll(recs)
+	if err != nil || len(recs) == 0 {
+		t.Errorf("with_paths of the 3 nearest on %d vertices: %d records, %v", pipeline.MaxPathsVertices+1, len(recs), err)
+	}
+	// Each bad ticket: INVALID_ARGUMENT, and a message naming the key (or
+	// what it asks for) and the value.
+	for _, bad := range []struct {
+		ticket string
+		want   []string
+	}{
+		{`{"graph": "ties", "targets": ["nope"]}`, []string{`"targets": `, `unknown target "nope"`}},
+		{`{"graph": "ties", "targets": [99]}`, []string{`"targets": `, `unknown target "99"`, "not in the graph"}},
+		{`{"graph": "ties", "with_paths": true, "layout": "stats"}`, []string{"paths", "pairs layout only", "stats"}},
+		{`{"graph": "ties", "targets": []}`, []string{`"targets"`, "empty"}},
+		{`{"graph": "ties", "cutoff": -1}`, []string{`"cutoff" -1`}},
+		{`{"graph": "ties", "cutoff": -0.5, "targets": [1]}`, []string{`"cutoff" -0.5`}},
+		// JSON has no NaN: the literal is a malformed ticket, the string
+		// one of the wrong type for "cutoff".
+		{`{"graph": "ties", "cutoff": NaN}`, []string{"malformed request"}},
+		{`{"graph": "ties", "cutoff": "NaN"}`, []string{"cutoff", "float64"}},
+		{`{"graph": "ties", "k": 0}`, []string{`"k" 0`}},
+		{`{"graph": "ties", "k": -3}`, []string{`"k" -3`}},
+		{`{"graph": "ties", "k": -1, "targets": [1]}`, []string{`"k" -1`}},
+		{`{"graph": "ties", "k": 2, "layout": "matrix"}`, []string{"k nearest", "matrix"}},
+		{`{"graph": "ties", "layout": "nearest"}`, []string{"nearest", "needs sources"}},
+		{`{"graph": "ties", "layout": "nearest", "reverse": true, "cutoff": 2}`, []string{"nearest", "needs sources"}},
+		{`{"graph": "large", "with_paths": true, "sources": [0]}`, []string{`"with_paths": `, "paths", "1 sources × 10001 vertices", "10001 rows", "at least 0.4 MiB of output"}},
+		{`{"graph": "large", "with_paths": true}`, []string{`"with_paths": `, "paths", "10001 sources × 10001 vertices", "100020001 rows", "at least 4.1 GiB of output"}},
+		{`{"graph": "large", "with_paths": true, "sources": [0], "reverse": true}`, []string{`"with_paths": `, "paths", "10001 rows", "MiB of output"}},
 	} {
-		_, recs, err := doGet(ctx, cl, ticket, mem)
-		for _, r := range recs {
-			r.Release()
-		}
+		_, recs, err := doGet(ctx, cl, bad.ticket, mem)
+		releaseAll(recs)
 		if status.Code(err) != codes.InvalidArgument {
-			t.Errorf("%s: %v, want INVALID_ARGUMENT", ticket, err)
+			t.Errorf("%s: %v, want INVALID_ARGUMENT", bad.ticket, err)
+			continue
 		}
+		msg := status.Convert(err).Message()
+		for _, w := range bad.want {
+			if !strings.Contains(msg, w) || strings.Contains(msg, "\n") {
+				t.Errorf("%s: message %q, want one line with %q", bad.ticket, msg, w)
+			}
+		}
+	}
+}
+
+// uploadOneBatch uploads case c under its name as one batch (many rows in
+// batches of uploadCase's two take long).
+func uploadOneBatch(t *testing.T, ctx context.Context, cl flight.Client, c testgraphs.Case) {
+	t.Helper()
+	schema, recs := edgeRecords(c, max(1, len(c.Src)), memory.DefaultAllocator)
+	defer releaseAll(recs)
+	if _, err := upload(ctx, cl, pathDesc(c.Name), nil, schema, recs); err != nil {
+		t.Fatalf("upload %s: %v", c.Name, err)
 	}
 }
 

@@ -33,6 +33,13 @@ func toStatus(err error) error {
 		code = codes.FailedPrecondition
 	case errors.Is(err, pipeline.ErrInvalid):
 		code = codes.InvalidArgument
+		// The ticket's key, where the pipeline's words name only the value.
+		switch {
+		case errors.Is(err, pipeline.ErrUnknownTarget):
+			return status.Error(code, `flight: "targets": `+err.Error())
+		case errors.Is(err, pipeline.ErrPathsTooLarge):
+			return status.Error(code, `flight: "with_paths": `+err.Error())
+		}
 	}
 	return status.Error(code, err.Error())
 }

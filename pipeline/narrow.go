@@ -69,7 +69,9 @@ const MaxPathsVertices = 10000
 // large the output would be.
 func (g *Graph) checkPaths(opt Options, sources int) error {
 	n := g.NumVertices()
-	if !opt.WithPaths || n <= MaxPathsVertices || opt.Targets != nil || opt.K > 0 || opt.HasCutoff {
+	// An infinite cutoff cuts nothing: the output is every pair's.
+	cut := opt.HasCutoff && !math.IsInf(opt.Cutoff, 1)
+	if !opt.WithPaths || n <= MaxPathsVertices || opt.Targets != nil || opt.K > 0 || cut {
 		return nil
 	}
 	// Each row holds two ids, a distance, a path offset and at least its
@@ -80,8 +82,17 @@ func (g *Graph) checkPaths(opt Options, sources int) error {
 	}
 	rows := int64(sources) * int64(n)
 	bytes := rows * (4*id + 8 + 4)
-	return fmt.Errorf("%w: %w of %d sources × %d vertices: %d rows, at least %.1f GiB of output; above %d vertices paths need targets, k nearest or a cutoff",
-		ErrInvalid, ErrPathsTooLarge, sources, n, rows, float64(bytes)/(1<<30), MaxPathsVertices)
+	return fmt.Errorf("%w: %w of %d sources × %d vertices: %d rows, at least %s of output; above %d vertices paths need targets, k nearest or a cutoff",
+		ErrInvalid, ErrPathsTooLarge, sources, n, rows, outputSize(bytes), MaxPathsVertices)
+}
+
+// outputSize is bytes in GiB, or in MiB below one GiB (where 0.0 GiB
+// would read as nothing).
+func outputSize(bytes int64) string {
+	if bytes >= 1<<30 {
+		return fmt.Sprintf("%.1f GiB", float64(bytes)/(1<<30))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(bytes)/(1<<20))
 }
 
 // resolveTargets maps the external ids of opt.Targets to dense ids, in

@@ -7,6 +7,7 @@ package main
 import (
 	"errors"
 	"math"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -66,13 +67,33 @@ func applyQueryFlags(c *cli.Context, opt *pipeline.Options) error {
 }
 
 // queryError names the flag of a request error the pipeline found in the
-// query flags' values.
-func queryError(err error) error {
+// query flags' values of c on g. An unknown target is put on the flag that
+// gave it: the pipeline reports the first unknown id, and parseIDs puts the
+// ids of --targets before those of --targets-file, so the id is one of
+// --targets exactly when one of them is not a vertex of g.
+func queryError(c *cli.Context, g *pipeline.Graph, err error) error {
 	if errors.Is(err, pipeline.ErrUnknownTarget) {
+		if file := c.String("targets-file"); file != "" && !unknownListed(g, c.String("targets")) {
+			return usagef("--targets-file %s: %v", file, err)
+		}
 		return usagef("--targets: %v", err)
 	}
 	if errors.Is(err, pipeline.ErrPathsTooLarge) {
 		return usagef("--with-paths: %v", err)
 	}
 	return err
+}
+
+// unknownListed says whether an id of the comma-separated list is not a
+// vertex of g.
+func unknownListed(g *pipeline.Graph, list string) bool {
+	for _, id := range strings.Split(list, ",") {
+		if id = strings.TrimSpace(id); id == "" {
+			continue
+		}
+		if _, err := g.Table.Vertices.Lookup(id); err != nil {
+			return true
+		}
+	}
+	return false
 }

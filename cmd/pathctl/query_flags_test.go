@@ -105,11 +105,16 @@ func TestPathCommandAndWithPaths(t *testing.T) {
 	}
 	large := writeFile(t, dir, "large.csv", big.String())
 	out := filepath.Join(dir, "x.arrow")
-	r = pathctl(t, nil, "run", large, "--sources", "0", "--with-paths", "-o", out)
-	if r.code != exitUsage || !strings.Contains(r.stderr, "--with-paths: ") || !strings.Contains(r.stderr, "GiB of output") {
-		t.Errorf("--with-paths on 10001 vertices: exit %d, stderr %q", r.code, r.stderr)
+	// 10001 rows of at least 44 bytes: 0.4 MiB (not "0.0 GiB"); an
+	// infinite cutoff cuts nothing, so it is refused the same.
+	for _, cut := range [][]string{nil, {"--cutoff", "inf"}, {"--cutoff", "+Inf"}} {
+		args := append([]string{"run", large, "--sources", "0", "--with-paths", "-o", out}, cut...)
+		r = pathctl(t, nil, args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "--with-paths: ") || !strings.Contains(r.stderr, "at least 0.4 MiB of output") {
+			t.Errorf("--with-paths on 10001 vertices %v: exit %d, stderr %q", cut, r.code, r.stderr)
+		}
+		assertNoOutput(t, dir, "x.arrow")
 	}
-	assertNoOutput(t, dir, "x.arrow")
 	r = pathctl(t, nil, "run", large, "--sources", "0", "--with-paths", "--targets", "5", "-q", "-o", out)
 	if r.code != 0 {
 		t.Errorf("--with-paths --targets on 10001 vertices: exit %d, stderr %q", r.code, r.stderr)

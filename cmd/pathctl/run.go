@@ -503,11 +503,11 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	defer g.Close() // on the error paths; closed below otherwise
 	schema, err := pipeline.Schema(g, opt)
 	if err != nil {
-		return queryError(err)
+		return queryError(c, g, err)
 	}
 	columns, err := pipeline.Columns(g, opt)
 	if err != nil {
-		return queryError(err)
+		return queryError(c, g, err)
 	}
 	wopt := arrowio.WriteOptions{Format: format, Compression: c.String("compression"), Stdout: e.stdout, Vertices: columns,
 		MatrixWrites: c.String("matrix-writes")}
