@@ -154,11 +154,17 @@ func (q queryCase) within(d float64) bool {
 // expectPairs is what the pairs layout must hold for q: every reached
 // column in order, or the k nearest other vertices ranked.
 func (q queryCase) expectPairs(t *testing.T, g *graph.CSR) []pairRow {
+	return q.expectPairsOf(g.NumVertices, func(s graph.VertexID) []float64 { return refRow(t, g, s) })
+}
+
+// expectPairsOf is expectPairs over the oracle rows rowOf(s) of a graph of
+// n vertices (the forward rows, or the reversed ones of --reverse).
+func (q queryCase) expectPairsOf(n int, rowOf func(s graph.VertexID) []float64) []pairRow {
 	var want []pairRow
 	for _, s := range q.sources {
-		row := refRow(t, g, s)
+		row := rowOf(s)
 		var got []pairRow
-		cols := q.columns(g.NumVertices)
+		cols := q.columns(n)
 		if q.k > 0 {
 			cols = distinct(cols)
 		}
@@ -357,8 +363,12 @@ func TestQueriesHostNarrowed(t *testing.T) {
 type plainRunner struct{ graph.Runner }
 
 // TestReverseAgainstOracle checks --reverse: the pairs of a reversed run
-// hold d(v → s), the oracle's distance from v to the source s; on every
-// engine here.
+// hold d(v → s), the oracle's distance from v to the source s (one
+// Dijkstra from each v on the graph as given, no transposed copy), and the
+// matrix row of s holds the same distances in column order, +Inf where v
+// does not reach s (or only past the cutoff); with targets and cutoffs, on
+// graphs of every weight kind, directed and undirected, for auto and the
+// seed kernels, on every engine here.
 func TestReverseAgainstOracle(t *testing.T) {
 	rng := testgraphs.Rand(t, 19)
 	for _, engine := range engines(t) {
@@ -367,30 +377,49 @@ func TestReverseAgainstOracle(t *testing.T) {
 }
 
 func reverseTrials(t *testing.T, rng *rand.Rand, engine string) {
-	for trial := range 12 {
+	for trial := range 16 {
+		kind := []testgraphs.WeightKind{testgraphs.Int, testgraphs.Float64, testgraphs.Float32, testgraphs.Unweighted}[trial%4]
+		algo := []graph.Algorithm{graph.Auto, graph.Dijkstra, graph.Auto, graph.BellmanFord, graph.Auto, graph.Delta, graph.Auto, graph.Edge}[trial%8]
 		n := 2 + rng.IntN(30)
-		g, err := LoadGraph(randomTable(rng, n, rng.IntN(4*n), testgraphs.Int), LoadOptions{Undirected: trial%4 == 0})
+		g, err := LoadGraph(randomTable(rng, n, rng.IntN(4*n), kind), LoadOptions{Undirected: trial%5 == 0})
 		if err != nil {
 			t.Fatal(err)
 		}
 		q := randomQuery(rng, t, g.CSR)
-		q.hasCutoff = false
-		opt := q.options(graph.Auto, engine)
+		if trial%2 == 0 {
+			q.hasCutoff = false
+		}
+		opt := q.options(algo, engine)
 		opt.Reverse = true
+		name := fmt.Sprintf("%s, trial %d, %s, %v weights, %d vertices %+v", engine, trial, algo, kind, n, q)
 		got, err := collectPairs(t, g, opt)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", name, err)
 		}
-		var want []pairRow
-		for _, s := range q.sources {
-			for _, v := range q.columns(n) {
-				if d := refRow(t, g.CSR, v)[s]; !math.IsInf(d, 1) {
-					want = append(want, pairRow{source: int64(s), target: int64(v), distance: d})
+		rows := reversedRows(t, g.CSR)
+		want := q.expectPairsOf(n, rows)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%s: reversed pairs\n got %v\nwant %v", name, got, want)
+		}
+		mat, err := collectMatrix(t, g, opt)
+		if err != nil {
+			t.Fatalf("%s: matrix: %v", name, err)
+		}
+		cols := q.columns(n)
+		if len(mat) != len(q.sources)*len(cols) {
+			t.Fatalf("%s: reversed matrix of %d cells, want %d × %d", name, len(mat), len(q.sources), len(cols))
+		}
+		for i, s := range q.sources {
+			row := rows(s)
+			for j, v := range cols {
+				want := math.Inf(1)
+				if q.within(row[v]) {
+					want = row[v]
+				}
+				if got := mat[i*len(cols)+j]; got != want {
+					t.Fatalf("%s: reversed matrix[%d][%d] (source %d, vertex %d) = %v, want d(%d → %d) = %v", name, i, j, s, v, got, v, s, want)
 				}
 			}
-		}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("%s, trial %d %+v: reversed pairs\n got %v\nwant %v", engine, trial, q, got, want)
 		}
 	}
 }
@@ -575,8 +604,16 @@ func TestPathsRefusedOnLargeGraphs(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Schema(g, Options{WithPaths: true, Sources: []string{"0"}})
-	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "10001 rows") || !strings.Contains(err.Error(), "GiB") {
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "10001 rows") || !strings.Contains(err.Error(), "at least 0.4 MiB") {
 		t.Errorf("paths for every pair of %d vertices: %v", MaxPathsVertices+1, err)
+	}
+	// An infinite cutoff cuts nothing; every source's paths are GiB.
+	_, err = Schema(g, Options{WithPaths: true, Cutoff: math.Inf(1), HasCutoff: true})
+	if !errors.Is(err, ErrPathsTooLarge) || !strings.Contains(err.Error(), "at least 4.1 GiB") {
+		t.Errorf("paths for every pair of %d vertices under an infinite cutoff: %v", MaxPathsVertices+1, err)
+	}
+	if _, err := Schema(g, Options{WithPaths: true, Sources: []string{"0"}, Cutoff: 1e9, HasCutoff: true}); err != nil {
+		t.Errorf("paths under a finite cutoff: %v", err)
 	}
 	if _, err := Schema(g, Options{WithPaths: true, Sources: []string{"0"}, K: 3}); err != nil {
 		t.Errorf("paths of the 3 nearest: %v", err)

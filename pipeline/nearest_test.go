@@ -3,8 +3,10 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -39,12 +41,58 @@ func collectNearest(t *testing.T, g *Graph, opt Options) ([]pairRow, *Summary) {
 	return rows, sum
 }
 
+// nearestSourceOracle is what the nearest layout must hold for q on the
+// graph of table: per vertex some source reaches within the cutoff, its
+// distance to the nearest source and that source, ties to the smaller
+// source id, in vertex order; from one oracle Dijkstra per source. With
+// reverse the distances run from the vertex to the source: Dijkstra on the
+// graph of the table with every row turned round (built from the swapped
+// columns, not by graph.Transpose, which the code under test uses).
+func nearestSourceOracle(t *testing.T, table *arrowio.EdgeTable, undirected, reverse bool, q queryCase) []pairRow {
+	t.Helper()
+	if reverse {
+		turned := *table
+		turned.Edges.Src = slices.Clone(table.Edges.Dst)
+		turned.Edges.Dst = slices.Clone(table.Edges.Src)
+		table = &turned
+	}
+	g, err := LoadGraph(table, LoadOptions{Undirected: undirected, Engine: "cpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	n := g.NumVertices()
+	best := make([]pairRow, n)
+	for v := range best {
+		best[v] = pairRow{source: -1, target: int64(v), distance: math.Inf(1)}
+	}
+	for _, s := range q.sources {
+		for v, d := range refRow(t, g.CSR, s) {
+			if !q.within(d) {
+				continue
+			}
+			if b := &best[v]; b.source < 0 || d < b.distance || (d == b.distance && int64(s) < b.source) {
+				b.source, b.distance = int64(s), d
+			}
+		}
+	}
+	var want []pairRow
+	for _, b := range best {
+		if b.source >= 0 {
+			want = append(want, b)
+		}
+	}
+	return want
+}
+
 // TestGPUNearestLayout runs the nearest layout through the whole pipeline on
 // the GPU engine (gpu.Engine.Nearest) and on the CPU engine, on random
 // graphs of every weight kind, directed and undirected, with and without a
-// cutoff and --reverse: the rows must be equal, and the summary must name
-// the engine that ran. With --engine auto a graph of minGPUNearestVertices
-// vertices or more runs on the GPU too.
+// cutoff and --reverse: the rows must be equal, they must be the
+// independent oracle's (nearestSourceOracle: one Dijkstra per source, ties
+// to the smaller source id), and the summary must name the engine that
+// ran. With --engine auto a graph of minGPUNearestVertices vertices or
+// more runs on the GPU too.
 func TestGPUNearestLayout(t *testing.T) {
 	if st := GPUStatus(); !st.Available {
 		t.Skip("no GPU: " + st.Reason)
@@ -56,7 +104,8 @@ func TestGPUNearestLayout(t *testing.T) {
 		if trial == 23 {
 			n = minGPUNearestVertices + 5
 		}
-		g, err := LoadGraph(randomTable(rng, n, 3*n, kind), LoadOptions{Undirected: trial%3 == 0})
+		table := randomTable(rng, n, 3*n, kind)
+		g, err := LoadGraph(table, LoadOptions{Undirected: trial%3 == 0})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,6 +131,9 @@ func TestGPUNearestLayout(t *testing.T) {
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("%s:\n gpu %v\n cpu %v", what, got, want)
+		}
+		if oracle := nearestSourceOracle(t, table, trial%3 == 0, reverse, q); fmt.Sprint(got) != fmt.Sprint(oracle) {
+			t.Fatalf("%s:\n    gpu %v\n oracle %v", what, got, oracle)
 		}
 	}
 	// Negative weights: refused as on the CPU, naming bellman-ford.
