@@ -33,8 +33,8 @@ class PathctlError(Exception):
 
 class InvalidInputError(PathctlError, ValueError):
     """Bad input data or request: a missing or mistyped column, a null id, a
-    non-finite weight, a corrupt file, an unknown source (exit 3, gRPC
-    INVALID_ARGUMENT)."""
+    non-finite weight, a corrupt file (exit 3), an unknown source or target
+    (exit 2); gRPC INVALID_ARGUMENT."""
 
 
 class UsageError(InvalidInputError):
@@ -130,11 +130,17 @@ _VALUE_KEYWORDS = {
     "delta": "delta",
     "threads": "threads",
     "mem": "mem",
+    "targets": "targets",
+    "targets-file": "targets",
+    "cutoff": "cutoff",
+    "k-nearest": "k",
 }
 _SWITCH_KEYWORDS = {
     "unweighted": "unweighted=True",
     "undirected": "directed=False",
     "with-predecessors": "with_predecessors=True",
+    "with-paths": "with_paths=True",
+    "reverse": "reverse=True",
 }
 _LEADING_FLAG = re.compile(r"^--([a-z][a-z0-9-]*): (.*)$", re.DOTALL)
 # --flag, then perhaps its value: "=v", " v" or ' "v"' (a bare token ends
@@ -148,12 +154,15 @@ _FLAG = re.compile(
 # engines, distance types, formats); any other plain lowercase word after a
 # flag is the sentence going on ("--weight-col and --unweighted ...").
 _VALUE_WORDS = frozenset(
-    "dijkstra delta edge bfs bfs-level bellman-ford auto pairs matrix stats cpu gpu "
+    "dijkstra delta edge bfs bfs-level bellman-ford auto pairs matrix stats nearest cpu gpu "
     "int32 int64 float32 float64 csv tsv parquet arrow arrows gr".split())
+# Go's spelling of the float values that are not numbers (``--cutoff NaN``)
+# and Python's (``cutoff=nan``).
+_FLOAT_WORDS = {"NaN": "nan", "Inf": "inf", "+Inf": "inf", "-Inf": "-inf"}
 
 
 def _is_value(sep: str, token: str) -> bool:
-    if sep == "=" or token.startswith('"') or token in _VALUE_WORDS:
+    if sep == "=" or token.startswith('"') or token in _VALUE_WORDS or token in _FLOAT_WORDS:
         return True
     if token[0].isdigit() or token[0] == "-" or token.isupper():  # 1GiB, -1; NAME, FILE
         return True
@@ -171,6 +180,8 @@ def _python_flag(m: "re.Match[str]") -> str:
         name = _VALUE_KEYWORDS[flag]
         if value is None:
             return name + rest
+        if value in _FLOAT_WORDS:
+            return f"{name}={_FLOAT_WORDS[value]}"
         if value.startswith('"') or value[0].isdigit() or value[0] == "-" or value.isupper():
             return f"{name}={value}"  # quoted, a number, or a placeholder such as NAME
         return f'{name}="{value}"'
@@ -186,7 +197,8 @@ def python_message(message: str, names: Optional[Mapping[str, str]] = None) -> s
     the user calls them (``edges``)."""
     msg = message.strip()
     for path, name in (names or {}).items():
-        msg = msg.replace(path, name)
+        # Whole paths only: /dev/fd/5 is not the start of /dev/fd/57.
+        msg = re.sub(re.escape(path) + r"(?!\d)", lambda _: name, msg)
     while True:
         stripped = _PACKAGE_PREFIX.sub(r"\1", msg)
         if stripped == msg:

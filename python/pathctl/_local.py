@@ -34,6 +34,7 @@ import ctypes
 import functools
 import logging
 import mmap
+import numbers
 import os
 import shutil
 import socket
@@ -46,6 +47,7 @@ import weakref
 from collections import deque
 from typing import Any, Callable, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+import numpy as np
 import pyarrow as pa
 
 from . import _errors
@@ -196,6 +198,19 @@ def check_options(options: Mapping[str, Any]) -> None:
     if unknown:
         raise TypeError(f"pathctl: unexpected keyword argument(s) {', '.join(unknown)} "
                         f"(column and tuning options are {', '.join(OPTION_NAMES)})")
+    check_narrowing(options.get("cutoff"), options.get("k"))
+
+
+def check_narrowing(cutoff: Any, k: Any) -> None:
+    """Refuse a ``cutoff`` that is not a number and a ``k`` that is not a
+    whole number (True, 2.5, "3") before they reach the binary or a ticket,
+    where they would be a parse error in the CLI's words or, over Flight,
+    silently become 1 or 2. Their ranges (k of 1 or more, a cutoff of 0 or
+    more) are the engine's to check."""
+    if k is not None and (isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral)):
+        raise _errors.UsageError(f"k={k!r}: k is a whole number of 1 or more")
+    if cutoff is not None and (isinstance(cutoff, (bool, np.bool_)) or not isinstance(cutoff, numbers.Real)):
+        raise _errors.UsageError(f"cutoff={cutoff!r}: the cutoff is a distance of 0 or more")
 
 
 class Run:
@@ -417,6 +432,8 @@ class Run:
             self.cleanup()
             raise _errors.UsageError(f"{name} is an empty list; pass {name}=None for every vertex")
         path = self._side_file(f"{name}.txt")
+        # "--targets-file /dev/fd/7: ..." reads "targets: ..." in messages.
+        self._names[f"--{name}-file {path}"] = f"--{name}"
         self._names[path] = name
         with open(path, "w", encoding="utf-8") as f:
             for s in ids:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Dict, Iterable, List, Optional, Union
 
 import pyarrow as pa
@@ -273,11 +274,19 @@ def _ids(ids: Iterable[Any]) -> List[Any]:
 def _narrowing(targets, cutoff, k, reverse=False, with_paths=False) -> Dict[str, Any]:
     """The ticket keys of a query narrower than all pairs: targets, cutoff,
     k, reverse and with_paths."""
+    from ._local import check_narrowing
+
+    check_narrowing(cutoff, k)
     keys: Dict[str, Any] = {}
     if targets is not None:
         keys["targets"] = _ids(targets)
     if cutoff is not None:
-        keys["cutoff"] = float(cutoff)
+        cutoff = float(cutoff)
+        if math.isnan(cutoff) or cutoff == -math.inf:
+            # JSON has no NaN or infinity: refused here, in the server's words.
+            raise _errors.UsageError(f"cutoff={cutoff!r}: the cutoff is a distance of 0 or more")
+        if cutoff != math.inf:  # an infinite cutoff is none: the key stays out
+            keys["cutoff"] = cutoff
     if k is not None:
         keys["k"] = int(k)
     if reverse:

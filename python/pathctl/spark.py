@@ -67,7 +67,9 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
     ``cache()`` it or write it out once.
 
     ``targets``, ``cutoff``, ``k``, ``reverse`` and ``with_paths`` narrow the answer as in
-    :func:`pathctl.apsp` and reach every task unchanged.
+    :func:`pathctl.apsp` and reach every task unchanged. A bad value of one
+    (``k=0``, an unknown target) raises its :class:`PathctlError` from this
+    call: the schema probe, a one-source run, meets it first.
     """
     if layout not in SPARK_LAYOUTS:
         raise _errors.UsageError(f"pathctl.spark: layout {layout!r} is not supported in Spark "
@@ -232,9 +234,16 @@ def _probe_schema(sc, bcast, first, run, local_opts) -> pa.Schema:
 
     def probe(_: Any) -> bytes:
         from ._api import stream
+        from ._errors import PathctlError
 
         edges = pa.ipc.open_stream(pa.BufferReader(bcast.value))
-        reader = stream(edges, sources=first, **run, **local_opts, **_gpu_options(_task_gpus()))
+        try:
+            reader = stream(edges, sources=first, **run, **local_opts, **_gpu_options(_task_gpus()))
+        except PathctlError as exc:
+            # Bad input or options (k=0, an unknown target): the driver
+            # raises the same exception, not a Java stack trace around it.
+            return _PROBE_ERROR + json.dumps({"class": type(exc).__name__, "message": exc.message,
+                                              "exit_code": exc.exit_code, "stderr": exc.stderr}).encode()
         schema = reader.schema
         del reader  # kills and reaps the binary: only the schema was wanted
         return schema.serialize().to_pybytes()
@@ -249,7 +258,18 @@ def _probe_schema(sc, bcast, first, run, local_opts) -> pa.Schema:
             f"the Spark executors' Python ({sc.pythonExec}) cannot import {missing.group(1)}: set "
             "PYSPARK_PYTHON to a Python with pathctl and pyarrow installed, on every executor, "
             "before the session starts") from exc
+    if raw.startswith(_PROBE_ERROR):
+        error = json.loads(raw[len(_PROBE_ERROR):].decode())
+        cls = getattr(_errors, error["class"], None)
+        if not (isinstance(cls, type) and issubclass(cls, _errors.PathctlError)):
+            cls = _errors.PathctlError
+        raise cls(error["message"], exit_code=error["exit_code"], stderr=error["stderr"])
     return pa.ipc.read_schema(pa.py_buffer(raw))
+
+
+# What the schema probe returns, followed by JSON, for a PathctlError (an
+# Arrow schema message starts with its continuation marker, 0xFFFFFFFF).
+_PROBE_ERROR = b"pathctl-error:"
 
 
 def _empty_schema(table: pa.Table, src_col: str, layout: str, with_predecessors: bool,

@@ -173,7 +173,18 @@ def test_python_message_translates_flags():
     assert python_message("use --undirected, --mem=1024 or --layout stats") == \
         'use directed=False, mem=1024 or layout="stats"'
     assert python_message("--algo: graph: unknown algorithm \"x\"") == 'unknown algorithm "x"'
-    assert python_message("--cutoff is not for Python") == "--cutoff is not for Python"
+    assert python_message("--verbose is not for Python") == "--verbose is not for Python"
+    # The keywords of queries narrower than all pairs (issue 17).
+    assert python_message("--k-nearest 0: K is 1 or more") == "k=0: K is 1 or more"
+    assert python_message("--cutoff NaN: the cutoff is a distance of 0 or more") == \
+        "cutoff=nan: the cutoff is a distance of 0 or more"
+    assert python_message("--cutoff -Inf: no") == "cutoff=-inf: no"
+    assert python_message("--with-paths: paths for every pair") == "with_paths=True: paths for every pair"
+    assert python_message('--targets-file /dev/fd/7: unknown target "9"',
+                          {"--targets-file /dev/fd/7": "--targets", "/dev/fd/7": "targets"}) == \
+        'targets: unknown target "9"'
+    # A made-up path is replaced whole: /dev/fd/5 is not the start of /dev/fd/57.
+    assert python_message("/dev/fd/57: bad", {"/dev/fd/5": "edges"}) == "/dev/fd/57: bad"
 
 
 def test_null_ids_in_pandas_are_nulls():

@@ -3,13 +3,19 @@ keywords and the Flight client, against scipy's distances."""
 
 from __future__ import annotations
 
+import gc
 import math
+import os
+import re
+import tempfile
+import time
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 import pathctl
-from conftest import oracle, random_edges, write_arrow
+from conftest import oracle, random_edges, wait_no_children, write_arrow
 from test_flight import Server
 
 
@@ -171,3 +177,181 @@ def test_with_paths_and_path(query_graph, tmp_path):
             check_paths(client.apsp("p", sources=sources, with_paths=True, cutoff=25), edges, dist, vertices)
     finally:
         server.stop()
+
+
+# --- bad input (issue 17, "Bad input") ----------------------------------------
+
+# Above the graph size beyond which paths need targets, k or a cutoff
+# (pipeline.MaxPathsVertices, 10,000).
+BIG_VERTICES = 10_050
+
+
+@pytest.fixture(scope="module")
+def big_ring():
+    """A directed ring of BIG_VERTICES vertices: every pair is reachable."""
+    ids = np.arange(BIG_VERTICES, dtype=np.int64)
+    return pa.table({"src": pa.array(ids), "dst": pa.array((ids + 1) % BIG_VERTICES)})
+
+
+# Each bad query: its keywords, whether it runs on the big ring, the
+# exception the package documents for a local run (python/README, "Errors":
+# a bad value is a UsageError, an unknown id an InvalidInputError), and what
+# the message must say locally and over Flight: the keyword and the value.
+BAD_QUERIES = [
+    pytest.param({"k": 0}, False, pathctl.UsageError, r"^k=0: ", r'\bk" 0: ', id="k-zero"),
+    pytest.param({"k": -2}, False, pathctl.UsageError, r"^k=-2: ", r'\bk" -2: ', id="k-negative"),
+    pytest.param({"cutoff": math.nan}, False, pathctl.UsageError, r"^cutoff=nan: ", r"^cutoff=nan: ",
+                 id="cutoff-nan"),
+    pytest.param({"cutoff": -1.5}, False, pathctl.UsageError, r"^cutoff=-1\.5: ", r'\bcutoff" -1\.5: ',
+                 id="cutoff-negative"),
+    pytest.param({"targets": [3, 123456]}, False, pathctl.InvalidInputError,
+                 r'^targets: unknown target "123456"', r'\btarget "123456"', id="unknown-target"),
+    pytest.param({"layout": "nearest"}, False, pathctl.UsageError, r"\bnearest\b.*\bneeds sources\b",
+                 r"\bnearest\b.*\bneeds sources\b", id="nearest-without-sources"),
+    pytest.param({"with_paths": True}, True, pathctl.UsageError,
+                 rf"^with_paths=True: paths .* × {BIG_VERTICES} vertices: .* [MG]iB of output",
+                 rf"\bpaths .* × {BIG_VERTICES} vertices: .* [MG]iB of output", id="with-paths-too-large"),
+]
+
+
+def open_fds():
+    return sorted(os.listdir("/proc/self/fd"))
+
+
+def assert_nothing_left(tmp_dir, fds_before):
+    """No temporary file (the ids files of a pipe handoff, a vertex table)
+    left in the run's temporary directory, no descriptor (a memfd) left
+    open, no pathctl child left running."""
+    assert list(tmp_dir.iterdir()) == []
+    wait_no_children()
+    deadline = time.monotonic() + 5
+    while open_fds() != fds_before and time.monotonic() < deadline:
+        gc.collect()
+        time.sleep(0.05)
+    assert open_fds() == fds_before
+
+
+@pytest.fixture
+def private_tmp(tmp_path, monkeypatch):
+    """tempfile's directory, for this test alone, to look into afterwards."""
+    tmp_dir = tmp_path / "tmp"
+    tmp_dir.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_dir))
+    monkeypatch.setenv("TMPDIR", str(tmp_dir))
+    return tmp_dir
+
+
+@pytest.mark.parametrize("handoff", ["memfd", "pipe"])
+@pytest.mark.parametrize("kwargs, big, error, local_message, flight_message", BAD_QUERIES)
+def test_bad_query_local(query_graph, big_ring, private_tmp, monkeypatch, handoff, kwargs, big, error,
+                         local_message, flight_message):
+    """Each bad value of issue 17 is the documented exception, exit status 2,
+    one line naming the keyword and the value, and nothing left behind:
+    through apsp (a result in memory) and stream (a pipe), with every handoff."""
+    edges, _, _, vertices = query_graph
+    monkeypatch.setenv("PATHCTL_HANDOFF", handoff)
+    graph = big_ring if big else edges  # data, so that the edges cross too
+    # The vertex table goes through a temporary file, and so do the ids of
+    # sources and targets with pipes: each must be gone after the error.
+    kwargs = {"vertices": big_ring.column("src") if big else vertices, **kwargs}
+    if "layout" not in kwargs:
+        kwargs["sources"] = [0, 1] if big else vertices[:2]
+    fds = open_fds()
+    for call in (pathctl.apsp, pathctl.stream):
+        with pytest.raises(error) as info:
+            call(graph, engine="cpu", **kwargs)
+        assert type(info.value) is error, info.value
+        assert info.value.exit_code == 2
+        assert re.search(local_message, info.value.message), info.value.message
+        assert "\n" not in info.value.message and str(info.value) == info.value.message
+        assert_nothing_left(private_tmp, fds)
+
+
+def test_bad_query_path_local(query_graph, private_tmp):
+    """pathctl.path names the end that is not in the graph."""
+    _, path, _, vertices = query_graph
+    fds = open_fds()
+    with pytest.raises(pathctl.InvalidInputError) as info:
+        pathctl.path(path, vertices[0], 123456)
+    assert type(info.value) is pathctl.InvalidInputError
+    assert re.search(r'^targets: unknown target "123456"', info.value.message), info.value.message
+    with pytest.raises(pathctl.InvalidInputError) as info:
+        pathctl.path(path, 123456, vertices[0])
+    assert type(info.value) is pathctl.InvalidInputError
+    assert re.search(r'\bsource "123456"', info.value.message), info.value.message
+    assert_nothing_left(private_tmp, fds)
+
+
+@pytest.fixture(scope="module")
+def bad_query_server(query_graph, big_ring, tmp_path_factory):
+    edges, _, _, _ = query_graph
+    data = tmp_path_factory.mktemp("bad-queries") / "graphs"
+    server = Server(data)
+    try:
+        with pathctl.connect(server.uri) as client:
+            client.upload("small", edges)
+            client.upload("ring", big_ring)
+        yield server, data
+    finally:
+        server.stop()
+
+
+def tree(root):
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+@pytest.mark.parametrize("kwargs, big, error, local_message, flight_message", BAD_QUERIES)
+def test_bad_query_flight(bad_query_server, kwargs, big, error, local_message, flight_message):
+    """The same bad values over Flight: InvalidInputError (INVALID_ARGUMENT)
+    from apsp, stream and schema, naming the value, and nothing written on
+    the server."""
+    server, data = bad_query_server
+    before = tree(data)
+    with pathctl.connect(server.uri) as client:
+        for call in (client.apsp, client.stream, client.schema):
+            with pytest.raises(pathctl.InvalidInputError) as info:
+                call("ring" if big else "small", engine="cpu", **kwargs)
+            assert info.value.exit_code is None
+            assert re.search(flight_message, info.value.message), info.value.message
+            assert "\n" not in info.value.message
+    assert tree(data) == before
+
+
+@pytest.mark.parametrize("kwargs", [{"k": True}, {"k": 2.5}, {"k": "3"}, {"cutoff": "5"}, {"cutoff": False}],
+                         ids=["k-bool", "k-float", "k-str", "cutoff-str", "cutoff-bool"])
+def test_query_keyword_types(query_graph, bad_query_server, tmp_path, kwargs):
+    """A k that is not a whole number, or a cutoff that is not a number, is
+    refused by the package itself, locally and over Flight alike (a ticket
+    would otherwise carry k=True as 1 and k=2.5 as 2), before any process
+    starts."""
+    edges, _, _, _ = query_graph
+    server, _ = bad_query_server
+    (name, value), = kwargs.items()
+    want = rf"^{name}={re.escape(repr(value))}: "
+    ran = tmp_path / "ran"
+    binary = tmp_path / "pathctl"
+    binary.write_text(f"#!/bin/sh\ntouch '{ran}'\nexec '{os.environ['PATHCTL_BIN']}' \"$@\"\n")
+    binary.chmod(0o755)
+    with pytest.raises(pathctl.UsageError, match=want):
+        pathctl.apsp(edges, engine="cpu", binary=str(binary), **kwargs)
+    assert not ran.exists()
+    pathctl.apsp(edges, engine="cpu", binary=str(binary), sources=[edges.column("src")[0].as_py()])
+    assert ran.exists()  # the wrapper does tell
+    with pathctl.connect(server.uri) as client:
+        for call in (client.apsp, client.schema):
+            with pytest.raises(pathctl.UsageError, match=want):
+                call("small", engine="cpu", **kwargs)
+
+
+def test_infinite_cutoff_is_no_cutoff(query_graph, bad_query_server):
+    """cutoff=inf keeps every distance: locally (the CLI takes --cutoff +Inf)
+    and over Flight, whose JSON ticket cannot carry infinity (the client
+    leaves the key out)."""
+    edges, _, dist, vertices = query_graph
+    server, _ = bad_query_server
+    sources = vertices[:4]
+    want = expected_pairs(dist, vertices, sources)
+    assert rows_of(pathctl.apsp(edges, sources=sources, cutoff=math.inf, engine="cpu")) == want
+    with pathctl.connect(server.uri) as client:
+        assert rows_of(client.apsp("small", sources=sources, cutoff=math.inf, engine="cpu")) == want
+        assert rows_of(client.apsp("small", sources=sources, cutoff=np.float64("inf"), engine="cpu")) == want

@@ -3,7 +3,10 @@ cluster with GPUs and object storage, is compiled only)."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from test_flight import Server
@@ -35,6 +38,29 @@ def test_readme_examples_run(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "bellman-ford" in out  # the negative-weight example printed the engine's advice
     assert (tmp_path / "distances.parquet").exists()
+    shown = shown_outputs()
+    assert len(shown) >= 2
+    for text in shown:  # what the README shows a print() writing, it writes
+        assert text in out, f"the README shows\n{text}\nbut the example printed\n{out}"
+    assert namespace["routes"].column("path").to_pylist() == [[1, 3, 4], [1, 3]]
+    to_4 = namespace["to_4"]
+    assert list(zip(*(to_4.column(c).to_pylist() for c in ("source", "target", "distance")))) == \
+        [(4, 1, 6), (4, 2, 7), (4, 3, 5), (4, 4, 0)]  # d(v -> 4), the graph's arcs walked backwards
+
+
+def shown_outputs():
+    """The output the README shows under a print() call, as the comment
+    lines right after it ("#    source  target ..."), without the "# "."""
+    shown = []
+    for code in blocks():
+        lines = code.splitlines()
+        for i, line in enumerate(lines):
+            if line.startswith("#") and i > 0 and "print(" in lines[i - 1]:
+                end = i
+                while end < len(lines) and lines[end].startswith("#"):
+                    end += 1
+                shown.append("\n".join(ln[2:] for ln in lines[i:end]))
+    return shown
 
 
 MAIN_README = Path(__file__).resolve().parents[2] / "README.md"
@@ -84,3 +110,51 @@ def test_main_readme_python_example(tmp_path, monkeypatch):
         server.stop()
     assert namespace["pairs"].num_rows == 10
     assert (namespace["same"] == namespace["dist"]).all()
+
+
+SH_BLOCK = re.compile(r"```sh\n(.*?)```", re.DOTALL)
+
+
+def main_readme_sessions():
+    """The main README's sh blocks written as a terminal session: each
+    "$ command" line followed by what it prints."""
+    sessions = []
+    for code in SH_BLOCK.findall(MAIN_README.read_text()):
+        if not code.startswith("$ "):
+            continue
+        steps = []
+        for line in code.splitlines():
+            if line.startswith("$ "):
+                steps.append((line[2:], []))
+            else:
+                steps[-1][1].append(line)
+        sessions.append(steps)
+    return sessions
+
+
+def test_main_readme_sessions(tmp_path):
+    """The main README's terminal sessions (--reverse, --with-paths,
+    pathctl path on testdata/tiny.csv) print what they show, and nothing on
+    stderr, run in a copy of the repository root's layout."""
+    from conftest import REPO
+
+    shims = tmp_path / "bin"
+    shims.mkdir()
+    (shims / "pathctl").symlink_to(os.environ["PATHCTL_BIN"])
+    (shims / "python").write_text(f"#!/bin/sh\nexec '{sys.executable}' \"$@\"\n")
+    (shims / "python").chmod(0o755)
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "testdata").symlink_to(REPO / "testdata")
+    env = dict(os.environ, PATH=os.pathsep.join([str(shims), os.environ.get("PATH", "")]))
+    sessions = main_readme_sessions()
+    commands = [command for steps in sessions for command, _ in steps]
+    for shown in ("--reverse", "--with-paths", "pathctl path "):
+        assert any(shown in c for c in commands), f"no session shows {shown}"
+    for steps in sessions:
+        for command, want in steps:
+            proc = subprocess.run(["bash", "-c", command], cwd=root, env=env, capture_output=True, text=True,
+                                  timeout=120)
+            assert proc.returncode == 0, f"{command}: exit {proc.returncode}: {proc.stderr}"
+            assert proc.stdout.splitlines() == want, f"{command} printed\n{proc.stdout}"
+            assert proc.stderr == "", f"{command}: {proc.stderr}"

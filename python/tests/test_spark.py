@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import subprocess
 import sys
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 import pathctl
 import pathctl.spark
-from conftest import assert_tables_equal, cli_result, random_edges, write_arrow
+from conftest import assert_tables_equal, cli_result, oracle, random_edges, write_arrow
 from test_flight import Server
+from test_queries import check_paths, expected_pairs, rows_of
 
 
 @pytest.fixture(scope="module")
@@ -156,3 +160,136 @@ def test_main_readme_spark_example_without_pyspark_python(tmp_path):
     sample = pq.read_table(REPO / "testdata" / "sample.parquet")
     n = len(set(sample.column("src").to_pylist()) | set(sample.column("dst").to_pylist()))
     assert f"rows {n}" in proc.stdout
+
+
+# --- narrower questions (issue 17) against scipy ------------------------------
+
+def sorted_rows(table, rank=False):
+    return sorted(rows_of(table, rank=rank))
+
+
+def test_spark_targets_cutoff_k(spark, graph):
+    """targets, cutoff and k reach every task (three blocks) and give
+    scipy's distances in issue 17's shapes: targets keep a source's own row
+    when it is a target; a cutoff keeps each source's own row at 0; the k
+    nearest leave the source out and rank from 1."""
+    edges, _, _ = graph
+    dist, vertices = oracle(edges)
+    df = spark.createDataFrame(edges)
+    sources = vertices[2:12]
+    targets = [vertices[-1], vertices[0], sources[1], vertices[20]]
+    cutoff = float(np.percentile(dist[np.isfinite(dist)], 30))
+
+    got = to_arrow(pathctl.spark.apsp(df, sources=sources, targets=targets, block_size=4))
+    assert sorted_rows(got) == sorted(expected_pairs(dist, vertices, sources, targets))
+    assert (sources[1], sources[1], 0.0) in rows_of(got)
+
+    got = to_arrow(pathctl.spark.apsp(df, sources=sources, cutoff=cutoff, block_size=4))
+    want = expected_pairs(dist, vertices, sources, cutoff=cutoff)
+    assert sorted_rows(got) == sorted(want)
+    assert len(want) < len(expected_pairs(dist, vertices, sources))  # the cutoff cut something
+    assert all((s, s, 0.0) in want for s in sources)
+
+    got = to_arrow(pathctl.spark.apsp(df, sources=sources, k=3, cutoff=cutoff, block_size=4))
+    assert got.column_names == ["source", "target", "distance", "rank"]
+    assert sorted_rows(got, rank=True) == sorted(expected_pairs(dist, vertices, sources, cutoff=cutoff, k=3))
+    got = to_arrow(pathctl.spark.apsp(df, sources=sources, k=2, targets=targets, block_size=4))
+    rows = rows_of(got, rank=True)
+    assert sorted(rows) == sorted(expected_pairs(dist, vertices, sources, targets, k=2))
+    assert all(s != t for s, t, _, _ in rows)
+    assert (sources[1], sources[1]) not in {(s, t) for s, t, _, _ in rows}  # a target, but the source
+    for s in sources:
+        mine = sorted((r, d) for source, _, d, r in rows if source == s)
+        assert [r for r, _ in mine] == list(range(1, len(mine) + 1))  # ranks 1, 2, ...
+        assert [d for _, d in mine] == sorted(d for _, d in mine)  # nearest first
+
+
+def test_spark_reverse(spark, graph):
+    """reverse=True: rows (source s, target v, d(v → s)) for each chosen s,
+    over blocks, and with k."""
+    edges, _, _ = graph
+    dist, vertices = oracle(edges)
+    df = spark.createDataFrame(edges)
+    sources = vertices[5:11]
+    want = expected_pairs(dist.T, vertices, sources)
+    assert want != expected_pairs(dist, vertices, sources)  # directed: the direction shows
+    got = to_arrow(pathctl.spark.apsp(df, sources=sources, reverse=True, block_size=2))
+    assert sorted_rows(got) == sorted(want)
+    got = to_arrow(pathctl.spark.apsp(df, sources=sources, reverse=True, k=3, block_size=2))
+    assert sorted_rows(got, rank=True) == sorted(expected_pairs(dist.T, vertices, sources, k=3))
+
+
+def arc_weights(edges):
+    arcs = {}
+    for s, d, w in zip(*(edges.column(c).to_pylist() for c in ("src", "dst", "weight"))):
+        if s != d:
+            arcs[(s, d)] = min(arcs.get((s, d), math.inf), w)
+    return arcs
+
+
+def test_spark_with_paths(spark, graph):
+    """with_paths=True: a path column from the source to the target whose
+    arcs exist and whose weights sum to scipy's distance; with reverse=True
+    the path still starts at the chosen vertex s and its arcs run backwards,
+    from v to s."""
+    edges, _, _ = graph
+    dist, vertices = oracle(edges)
+    df = spark.createDataFrame(edges)
+    sources = vertices[:6]
+    cutoff = float(np.percentile(dist[np.isfinite(dist)], 50))
+    result = pathctl.spark.apsp(df, sources=sources, cutoff=cutoff, with_paths=True, block_size=2)
+    assert result.schema["path"].dataType.simpleString() == "array<bigint>"
+    got = to_arrow(result)
+    assert sorted_rows(got) == sorted(expected_pairs(dist, vertices, sources, cutoff=cutoff))
+    check_paths(got, edges, dist, vertices)
+    assert max(len(p) for p in got.column("path").to_pylist()) > 2  # some path has a middle
+
+    targets = vertices[10:30]
+    got = to_arrow(pathctl.spark.apsp(df, sources=sources, targets=targets, reverse=True, with_paths=True,
+                                      block_size=3))
+    assert sorted_rows(got) == sorted(expected_pairs(dist.T, vertices, sources, targets))
+    arcs = arc_weights(edges)
+    index = {v: i for i, v in enumerate(vertices)}
+    for s, v, d, p in zip(*(got.column(c).to_pylist() for c in ("source", "target", "distance", "path"))):
+        assert p[0] == s and p[-1] == v
+        assert sum(arcs[(b, a)] for a, b in zip(p, p[1:])) == d == dist[index[v], index[s]]
+
+
+def test_spark_narrowing_through_endpoints(spark, graph, tmp_path):
+    """The same keys reach `pathctl serve` endpoints: k with a cutoff, and
+    reverse with targets, against scipy; a bad value is the client's error."""
+    edges, _, _ = graph
+    dist, vertices = oracle(edges)
+    df = spark.createDataFrame(edges)
+    sources = vertices[:8]
+    cutoff = float(np.percentile(dist[np.isfinite(dist)], 40))
+    server = Server(tmp_path / "graphs")
+    try:
+        got = to_arrow(pathctl.spark.apsp(df, endpoints=[server.uri], sources=sources, k=4, cutoff=cutoff,
+                                          block_size=3))
+        assert sorted_rows(got, rank=True) == sorted(expected_pairs(dist, vertices, sources, cutoff=cutoff, k=4))
+        targets = [vertices[9], sources[2], vertices[30]]
+        got = to_arrow(pathctl.spark.apsp(df, endpoints=[server.uri], sources=sources, targets=targets,
+                                          reverse=True, block_size=3))
+        assert sorted_rows(got) == sorted(expected_pairs(dist.T, vertices, sources, targets))
+        with pytest.raises(pathctl.InvalidInputError, match=r'\bk" 0\b'):
+            pathctl.spark.apsp(df, endpoints=[server.uri], k=0)
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"k": 0}, pathctl.UsageError, r"^k=0: "),
+    ({"cutoff": float("nan")}, pathctl.UsageError, r"^cutoff=nan: "),
+    ({"cutoff": -3}, pathctl.UsageError, r"^cutoff=-3: "),
+    ({"targets": [999999]}, pathctl.InvalidInputError, r'^targets: unknown target "999999"'),
+], ids=["k-zero", "cutoff-nan", "cutoff-negative", "unknown-target"])
+def test_spark_bad_query(spark, graph, kwargs, error, message):
+    """A bad value is the package's own exception, raised by the call (the
+    schema probe meets it first), not a Java stack trace around it."""
+    edges, _, _ = graph
+    with pytest.raises(error) as info:
+        pathctl.spark.apsp(spark.createDataFrame(edges), **kwargs)
+    assert type(info.value) is error
+    assert info.value.exit_code == 2
+    assert re.search(message, info.value.message), info.value.message
