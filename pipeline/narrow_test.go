@@ -540,56 +540,12 @@ func TestPathsAgainstOracle(t *testing.T) {
 			algo := []graph.Algorithm{graph.Auto, graph.Dijkstra, graph.BellmanFord}[trial%3]
 			opt := q.options(algo, engine)
 			opt.WithPaths, opt.WithPredecessors = true, trial%2 == 0
-			opt.Layout, opt.Allocator = arrowio.LayoutPairs, memory.NewCheckedAllocator(memory.NewGoAllocator())
-			var got []pairRow
-			var paths [][]int64
-			_, err = Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
-				last := r.Schema().Field(int(r.NumCols()) - 1)
-				if last.Name != arrowio.ColPath {
-					return fmt.Errorf("last column %q, want path", last.Name)
-				}
-				list := r.Column(int(r.NumCols()) - 1).(*array.List)
-				ids := list.ListValues().(*array.Int64)
-				for i := 0; i < int(r.NumRows()); i++ {
-					row := pairRow{source: r.Column(0).(*array.Int64).Value(i), target: r.Column(1).(*array.Int64).Value(i), distance: floatAt(r.Column(2), i)}
-					if q.k > 0 {
-						row.rank = r.Column(3).(*array.Int32).Value(i)
-					}
-					got = append(got, row)
-					lo, hi := list.ValueOffsets(i)
-					var p []int64
-					for j := lo; j < hi; j++ {
-						p = append(p, ids.Value(int(j)))
-					}
-					paths = append(paths, p)
-				}
-				return nil
-			})
-			opt.Allocator.(*memory.CheckedAllocator).AssertSize(t, 0)
-			if err != nil {
-				t.Fatalf("%s trial %d: %v", engine, trial, err)
-			}
+			got, paths := collectPathRows(t, g, opt, q.k > 0)
 			name := fmt.Sprintf("%s trial %d %s %+v", engine, trial, algo, q)
 			if want := q.expectPairs(t, g.CSR); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("%s: pairs with paths\n got %v\nwant %v", name, got, want)
 			}
-			for i, p := range paths {
-				row := got[i]
-				if len(p) == 0 || p[0] != row.source || p[len(p)-1] != row.target {
-					t.Fatalf("%s: path %v of row %v does not run from its source to its target", name, p, row)
-				}
-				sum := 0.0
-				for j := 1; j < len(p); j++ {
-					w, ok := arcWeight(g.CSR, graph.VertexID(p[j-1]), graph.VertexID(p[j]))
-					if !ok {
-						t.Fatalf("%s: path %v of row %v uses %d -> %d, no arc", name, p, row, p[j-1], p[j])
-					}
-					sum += w
-				}
-				if math.Abs(sum-row.distance) > 1e-9*max(1, row.distance) {
-					t.Fatalf("%s: path %v of row %v weighs %v", name, p, row, sum)
-				}
-			}
+			checkPathRows(t, name, g.CSR, got, paths, false)
 		}
 	}
 }

@@ -72,24 +72,36 @@ func TestReversePathsAgainstOracle(t *testing.T) {
 			if want := q.expectPairsOf(n, reversedRows(t, g.CSR)); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("%s: reversed pairs with paths\n got %v\nwant %v", name, got, want)
 			}
-			for i, p := range paths {
-				row := got[i]
-				if len(p) == 0 || p[0] != row.source || p[len(p)-1] != row.target {
-					t.Fatalf("%s: path %v of row %v does not run from its source to its target", name, p, row)
-				}
-				sum := 0.0
-				for j := 1; j < len(p); j++ {
-					// Consecutive ids (a, b) of a reversed path are the arc b -> a.
-					w, ok := arcWeight(g.CSR, graph.VertexID(p[j]), graph.VertexID(p[j-1]))
-					if !ok {
-						t.Fatalf("%s: path %v of row %v steps from %d to %d, but the graph has no arc %d -> %d", name, p, row, p[j-1], p[j], p[j], p[j-1])
-					}
-					sum += w
-				}
-				if math.Abs(sum-row.distance) > 1e-9*max(1, row.distance) {
-					t.Fatalf("%s: path %v of row %v weighs %v, not its distance", name, p, row, sum)
-				}
+			checkPathRows(t, name, g.CSR, got, paths, true)
+		}
+	}
+}
+
+// checkPathRows checks each row's path on g: it runs from the row's
+// source to its target, over arcs of g (walked backwards where reversed:
+// consecutive ids (a, b) are then the arc b -> a) whose weights sum to the
+// row's distance.
+func checkPathRows(t *testing.T, name string, g *graph.CSR, rows []pairRow, paths [][]int64, reversed bool) {
+	t.Helper()
+	for i, p := range paths {
+		row := rows[i]
+		if len(p) == 0 || p[0] != row.source || p[len(p)-1] != row.target {
+			t.Fatalf("%s: path %v of row %v does not run from its source to its target", name, p, row)
+		}
+		sum := 0.0
+		for j := 1; j < len(p); j++ {
+			from, to := p[j-1], p[j]
+			if reversed {
+				from, to = to, from
 			}
+			w, ok := arcWeight(g, graph.VertexID(from), graph.VertexID(to))
+			if !ok {
+				t.Fatalf("%s: path %v of row %v steps from %d to %d, but the graph has no arc %d -> %d", name, p, row, p[j-1], p[j], from, to)
+			}
+			sum += w
+		}
+		if math.Abs(sum-row.distance) > 1e-9*max(1, row.distance) {
+			t.Fatalf("%s: path %v of row %v weighs %v, not its distance", name, p, row, sum)
 		}
 	}
 }
