@@ -69,7 +69,9 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
     ``targets``, ``cutoff``, ``k``, ``reverse`` and ``with_paths`` narrow the answer as in
     :func:`pathctl.apsp` and reach every task unchanged. A bad value of one
     (``k=0``, an unknown target) raises its :class:`PathctlError` from this
-    call: the schema probe, a one-source run, meets it first.
+    call: the schema probe, a one-source run, meets it first. A source that
+    is not a vertex of the edges raises :class:`InvalidInputError` from this
+    call too, before any task runs.
     """
     if layout not in SPARK_LAYOUTS:
         raise _errors.UsageError(f"pathctl.spark: layout {layout!r} is not supported in Spark "
@@ -296,12 +298,42 @@ def _collect_arrow(df: Any) -> pa.Table:
 
 def _source_ids(table: pa.Table, src_col: str, dst_col: str,
                 sources: Optional[Iterable[Any]]) -> List[Any]:
-    if sources is not None:
-        return list(sources)
     ids = pa.chunked_array(table.column(src_col).chunks + table.column(dst_col).chunks,
                            type=table.schema.field(src_col).type)
     unique = pc.unique(ids.combine_chunks() if ids.num_chunks else pa.array([], ids.type))
-    return unique.take(pc.sort_indices(unique)).to_pylist()
+    if sources is None:
+        return unique.take(pc.sort_indices(unique)).to_pylist()
+    sources = list(sources)
+    _check_sources(sources, unique)
+    return sources
+
+
+def _check_sources(sources: List[Any], vertices: pa.Array) -> None:
+    """Refuse, on the driver and before any task, a source that is not a
+    vertex of the edges, in the words of pathctl.apsp (the binary's): the
+    schema probe runs the first source alone, and an unknown one in a later
+    block would fail its task with a Java stack trace around the message."""
+    try:
+        wanted = pa.array(sources, type=vertices.type)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError, ValueError):
+        wanted = None  # one does not convert to the ids' type: it is not a vertex
+    if wanted is not None:
+        known = pc.is_in(wanted, value_set=vertices).to_pylist()
+        unknown = [s for s, k in zip(sources, known) if not k]
+    else:
+        unknown = []
+        for s in sources:
+            try:
+                one = pa.array([s], type=vertices.type)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError, ValueError):
+                unknown.append(s)
+                break
+            if not pc.is_in(one, value_set=vertices)[0].as_py():
+                unknown.append(s)
+                break
+    if unknown:
+        s = unknown[0]
+        raise _errors.InvalidInputError(f'source "{s}": vertex "{s}" is not in the graph', exit_code=2)
 
 
 def _ipc_bytes(table: pa.Table) -> bytes:

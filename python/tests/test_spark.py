@@ -293,3 +293,22 @@ def test_spark_bad_query(spark, graph, kwargs, error, message):
     assert type(info.value) is error
     assert info.value.exit_code == 2
     assert re.search(message, info.value.message), info.value.message
+
+
+@pytest.mark.parametrize("unknown", [999999, "x"], ids=["int", "wrong-type"])
+def test_spark_unknown_source_in_a_later_block(spark, graph, unknown):
+    """A source that is not a vertex is refused by the call, in
+    pathctl.apsp's words, even where it lies in a later block than the one
+    the schema probe runs (not a task's Java stack trace when the result is
+    used); the same call without it runs."""
+    edges, _, _ = graph
+    df = spark.createDataFrame(edges)
+    vertices = sorted(set(edges.column("src").to_pylist()) | set(edges.column("dst").to_pylist()))
+    sources = vertices[:5] + [unknown]
+    with pytest.raises(pathctl.InvalidInputError) as info:
+        pathctl.spark.apsp(df, sources=sources, block_size=2)
+    assert type(info.value) is pathctl.InvalidInputError
+    assert info.value.message == f'source "{unknown}": vertex "{unknown}" is not in the graph'
+    assert info.value.exit_code == 2
+    got = to_arrow(pathctl.spark.apsp(df, sources=vertices[:5], block_size=2, layout="stats"))
+    assert sorted(got.column("source").to_pylist()) == vertices[:5]
