@@ -14,7 +14,9 @@ package cpu
 //     entries.
 //
 // A cutoff (Request.Cutoff) stops each search once the distance it
-// settles passes it: the cost falls with the radius. The seed kernels
+// settles passes it: the cost falls with the radius. Targets
+// (Request.Targets) stop auto's searches once every one is settled
+// (runner.isCol): the cost falls with the distance to the farthest. The seed kernels
 // (dijkstra, delta, edge, bfs, bfs-level) skip every relaxation past it;
 // bellman-ford, whose negative arcs may come back under it, is clipped
 // after its search.
@@ -69,6 +71,12 @@ func solveQueueBFS(ws *workspace[int32], src graph.VertexID, dist []int32, pred 
 	offsets, targets := r.offsets, r.targets
 	queue[0], dist[src] = src, 0
 	head, tail := 0, 1
+	left := r.numCols // targets not yet reached (a BFS settles a vertex when it reaches it)
+	if left > 0 && r.isCol[src] {
+		if left--; left == 0 {
+			return nil
+		}
+	}
 	for head < tail {
 		if head%popsPerCheck == popsPerCheck-1 {
 			if err := ws.ctx.Err(); err != nil {
@@ -89,6 +97,11 @@ func solveQueueBFS(ws *workspace[int32], src graph.VertexID, dist []int32, pred 
 				}
 				queue[tail] = v
 				tail++
+				if left > 0 && r.isCol[v] {
+					if left--; left == 0 {
+						return nil
+					}
+				}
 			}
 		}
 	}
@@ -118,6 +131,7 @@ func solveDial[D graph.Number](ws *workspace[D], src graph.VertexID, dist []D, p
 	pending := 1
 	offsets, targets, weights := r.offsets, r.targets, r.weights
 	cur := D(0)
+	left := r.numCols // targets not yet settled
 	poll := newCtxPoll(ws.ctx)
 	for pending > 0 && cur <= r.cut {
 		slot := int64(cur) % nb
@@ -134,6 +148,11 @@ func solveDial[D graph.Number](ws *workspace[D], src graph.VertexID, dist []D, p
 			pending--
 			if dist[u] != cur {
 				continue // a stale entry: u settled at a smaller distance
+			}
+			if left > 0 && r.isCol[u] {
+				if left--; left == 0 {
+					return nil // the next search empties the buckets
+				}
 			}
 			lo, hi := offsets[u], offsets[u+1]
 			arcW := weights[lo:hi]
@@ -204,6 +223,7 @@ func solveHeapDijkstra[D graph.Number](ws *workspace[D], src graph.VertexID, dis
 	dist[src] = 0
 	h = append(h, heapEntry[D]{0, src})
 	pos[src] = 0
+	left := r.numCols // targets not yet settled
 	poll := newCtxPoll(ws.ctx)
 	for len(h) > 0 {
 		if err := poll.err(); err != nil {
@@ -229,6 +249,15 @@ func solveHeapDijkstra[D graph.Number](ws *workspace[D], src graph.VertexID, dis
 		h = h[:len(h)-1]
 		if len(h) > 0 {
 			siftDown(h, pos, 0, last)
+		}
+		if left > 0 && r.isCol[u] {
+			if left--; left == 0 {
+				for _, e := range h { // leave pos all -1 for the next search
+					pos[e.v] = -1
+				}
+				h = h[:0]
+				break
+			}
 		}
 		lo, hi := offsets[u], offsets[u+1]
 		arcW := weights[lo:hi]

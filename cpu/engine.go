@@ -69,9 +69,14 @@ type solveFunc[D graph.Number] func(ws *workspace[D], src graph.VertexID, dist [
 
 // runner implements graph.Runner for distances of type D.
 type runner[D graph.Number] struct {
-	n       int
-	cols    []graph.VertexID // Request.Targets: the columns of a block's rows, nil for every vertex
-	cut     D                // Request.Cutoff in D; Infinity without one
+	n    int
+	cols []graph.VertexID // Request.Targets: the columns of a block's rows, nil for every vertex
+	// isCol marks the vertices of cols, numCols of them, where the
+	// kernel (auto's searches, which settle vertices in distance order)
+	// stops once it has settled them all; nil elsewhere.
+	isCol   []bool
+	numCols int
+	cut     D // Request.Cutoff in D; Infinity without one
 	hasCut  bool
 	offsets []graph.EdgeOffset
 	targets []graph.VertexID
@@ -226,6 +231,16 @@ func newRunner[D graph.Number](e *Engine, g *graph.CSR, req graph.Request, algo 
 	case graph.Auto:
 		kernel, why := autoKernel(g)
 		r.describe = why
+		if r.cols != nil && kernel != autoBellmanFord {
+			r.isCol = make([]bool, r.n)
+			for _, t := range r.cols {
+				if !r.isCol[t] {
+					r.isCol[t] = true
+					r.numCols++
+				}
+			}
+			r.describe += "; each search stops once it has settled every target"
+		}
 		switch kernel {
 		case autoBFS:
 			r.solve = any(solveFunc[int32](solveQueueBFS)).(solveFunc[D])

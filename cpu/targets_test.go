@@ -1,0 +1,108 @@
+package cpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/testgraphs"
+)
+
+// TestTargetsStopEarly runs auto's searches (breadth-first, Dial, heap)
+// with targets, which stop once every target is settled, on random graphs
+// whose targets are few, repeated, the source itself or unreachable, for
+// every source in one block (so that each worker's buffers go from a
+// stopped search to the next), with and without predecessors and a
+// cutoff: every target's distance must equal the oracle's, and every
+// target's predecessor must end a shortest path to it.
+func TestTargetsStopEarly(t *testing.T) {
+	seed := testgraphs.Seed(t)
+	rng := rand.New(rand.NewPCG(seed, 31))
+	for _, c := range []struct {
+		kind testgraphs.WeightKind
+		maxW int
+		dt   graph.DistType
+		note string // the kernel auto describes
+	}{
+		{testgraphs.Unweighted, 0, 0, "breadth-first"},
+		{testgraphs.Int, 20, 0, "Dial"},
+		{testgraphs.Int, 100000, graph.DistInt64, "heap"},
+		{testgraphs.Float64, 10, 0, "heap"},
+		{testgraphs.Float32, 10, 0, "heap"},
+	} {
+		for trial := range 6 {
+			n := 2 + rng.IntN(300)
+			e, _ := testgraphs.Random(rng, testgraphs.RandomOptions{
+				N: n, M: rng.IntN(3*n + 1), Kind: c.kind, MinWeight: 0, MaxWeight: max(1, c.maxW), Dyadic: true,
+				Duplicates: rng.IntN(n/4 + 1),
+			})
+			g, err := graph.Build(e, graph.BuildOptions{Undirected: trial%3 == 0, DistType: c.dt})
+			if err != nil {
+				t.Fatalf("seed %d: %v", seed, err)
+			}
+			targets := make([]graph.VertexID, 1+rng.IntN(4))
+			for i := range targets {
+				targets[i] = graph.VertexID(rng.IntN(n))
+			}
+			if trial%2 == 1 {
+				targets = append(targets, targets[0]) // a repeat
+			}
+			sources := allSources(n)
+			want := oracleRows(t, g, sources, false)
+			req := graph.Request{Algorithm: graph.Auto, Targets: targets, WithPredecessors: trial%2 == 0}
+			cut := math.Inf(1)
+			if trial%3 == 2 {
+				cut = float64(rng.IntN(3 * max(1, c.maxW)))
+				req.Cutoff, req.HasCutoff = cut, true
+			}
+			for ename, eng := range engines() {
+				name := func() string {
+					return ename + " " + c.note + " " + c.kind.String()
+				}
+				r, err := eng.Prepare(t.Context(), g, req)
+				if err != nil {
+					t.Fatalf("seed %d %s: %v", seed, name(), err)
+				}
+				if d := r.(interface{ Describe() string }).Describe(); !strings.Contains(d, c.note) || !strings.Contains(d, "stops once it has settled every target") {
+					t.Fatalf("seed %d %s: runner %q", seed, name(), d)
+				}
+				out := graph.NewTargetBlock(sources, targets, n, r.DistType(), req.WithPredecessors)
+				if err := r.Run(t.Context(), out); err != nil {
+					t.Fatalf("seed %d %s: %v", seed, name(), err)
+				}
+				r.Close()
+				got, w := asFloat(out), len(targets)
+				for i, s := range sources {
+					for j, v := range targets {
+						wd := want[i*n+int(v)]
+						if wd > cut {
+							wd = math.Inf(1)
+						}
+						if got[i*w+j] != wd {
+							t.Fatalf("seed %d %s trial %d (n=%d): d(%d, %d) = %v, want %v", seed, name(), trial, n, s, v, got[i*w+j], wd)
+						}
+						if out.Pred == nil || math.IsInf(wd, 1) {
+							continue
+						}
+						p := out.Pred[i*w+j]
+						if v == s {
+							if p != -1 {
+								t.Fatalf("seed %d %s: the source %d's predecessor is %d", seed, name(), s, p)
+							}
+							continue
+						}
+						aw, ok := arcWeightOf(g, p, v)
+						if !g.Weighted {
+							aw = 1
+						}
+						if p < 0 || !ok || want[i*n+int(p)]+aw != wd {
+							t.Fatalf("seed %d %s: predecessor %d of %d from %d ends no shortest path (d = %v)", seed, name(), p, v, s, wd)
+						}
+					}
+				}
+			}
+		}
+	}
+}
