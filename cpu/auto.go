@@ -63,7 +63,10 @@ func autoKernel(g *graph.CSR) (autoChoice, string) {
 func solveQueueBFS(ws *workspace[int32], src graph.VertexID, dist []int32, pred []graph.VertexID) error {
 	r := ws.r
 	inf := graph.Infinity[int32]()
-	fill(dist, inf)
+	ns := ws.near // the k nearest (knearest.go): dist is all Infinity already
+	if ns == nil {
+		fill(dist, inf)
+	}
 	if pred != nil {
 		fill(pred, -1)
 	}
@@ -72,6 +75,9 @@ func solveQueueBFS(ws *workspace[int32], src graph.VertexID, dist []int32, pred 
 	queue[0], dist[src] = src, 0
 	head, tail := 0, 1
 	left := r.numCols // targets not yet reached (a BFS settles a vertex when it reaches it)
+	if ns != nil {
+		ns.settle(src, 0)
+	}
 	if left > 0 && r.isCol[src] {
 		if left--; left == 0 {
 			return nil
@@ -97,6 +103,9 @@ func solveQueueBFS(ws *workspace[int32], src graph.VertexID, dist []int32, pred 
 				}
 				queue[tail] = v
 				tail++
+				if ns != nil && ns.settle(v, du) {
+					return nil
+				}
 				if left > 0 && r.isCol[v] {
 					if left--; left == 0 {
 						return nil
@@ -111,7 +120,10 @@ func solveQueueBFS(ws *workspace[int32], src graph.VertexID, dist []int32, pred 
 func solveDial[D graph.Number](ws *workspace[D], src graph.VertexID, dist []D, pred []graph.VertexID) error {
 	r := ws.r
 	inf := graph.Infinity[D]()
-	fill(dist, inf)
+	ns := ws.near // the k nearest (knearest.go): dist is all Infinity already
+	if ns == nil {
+		fill(dist, inf)
+	}
 	if pred != nil {
 		fill(pred, -1)
 	}
@@ -138,6 +150,9 @@ func solveDial[D graph.Number](ws *workspace[D], src graph.VertexID, dist []D, p
 		if skip := nextSet(nonEmpty, slot, nb); skip > 0 {
 			cur += D(skip)
 			slot = int64(cur) % nb
+			if cur > r.cut {
+				break // the next distance is past the cutoff
+			}
 		}
 		// Zero-weight arcs append to the slot being scanned: re-read it.
 		for i := 0; i < len(buckets[slot]); i++ {
@@ -148,6 +163,9 @@ func solveDial[D graph.Number](ws *workspace[D], src graph.VertexID, dist []D, p
 			pending--
 			if dist[u] != cur {
 				continue // a stale entry: u settled at a smaller distance
+			}
+			if ns != nil && ns.settle(u, cur) {
+				return nil // the next search empties the buckets
 			}
 			if left > 0 && r.isCol[u] {
 				if left--; left == 0 {
@@ -207,7 +225,10 @@ type heapEntry[D graph.Number] struct {
 func solveHeapDijkstra[D graph.Number](ws *workspace[D], src graph.VertexID, dist []D, pred []graph.VertexID) error {
 	r := ws.r
 	inf := graph.Infinity[D]()
-	fill(dist, inf)
+	ns := ws.near // the k nearest (knearest.go): dist is all Infinity already
+	if ns == nil {
+		fill(dist, inf)
+	}
 	if pred != nil {
 		fill(pred, -1)
 	}
@@ -250,14 +271,15 @@ func solveHeapDijkstra[D graph.Number](ws *workspace[D], src graph.VertexID, dis
 		if len(h) > 0 {
 			siftDown(h, pos, 0, last)
 		}
-		if left > 0 && r.isCol[u] {
-			if left--; left == 0 {
-				for _, e := range h { // leave pos all -1 for the next search
-					pos[e.v] = -1
-				}
-				h = h[:0]
-				break
+		if (ns != nil && ns.settle(u, top.d)) || (left > 0 && r.isCol[u] && left == 1) {
+			for _, e := range h { // leave pos all -1 for the next search
+				pos[e.v] = -1
 			}
+			h = h[:0]
+			break
+		}
+		if left > 0 && r.isCol[u] {
+			left--
 		}
 		lo, hi := offsets[u], offsets[u+1]
 		arcW := weights[lo:hi]

@@ -76,12 +76,16 @@ type runner[D graph.Number] struct {
 	// stops once it has settled them all; nil elsewhere.
 	isCol   []bool
 	numCols int
-	cut     D // Request.Cutoff in D; Infinity without one
-	hasCut  bool
-	offsets []graph.EdgeOffset
-	targets []graph.VertexID
-	weights []D // nil for the hop-count kernels
-	maxW    D
+	// auto is the kernel auto picked; nearestK, when positive, the k
+	// nearest its searches select (SelectNearest, knearest.go).
+	auto     autoChoice
+	nearestK int
+	cut      D // Request.Cutoff in D; Infinity without one
+	hasCut   bool
+	offsets  []graph.EdgeOffset
+	targets  []graph.VertexID
+	weights  []D // nil for the hop-count kernels
+	maxW     D
 
 	algo        graph.Algorithm
 	describe    string
@@ -230,7 +234,7 @@ func newRunner[D graph.Number](e *Engine, g *graph.CSR, req graph.Request, algo 
 		r.workBytes = 4*n + 3*list
 	case graph.Auto:
 		kernel, why := autoKernel(g)
-		r.describe = why
+		r.describe, r.auto = why, kernel
 		if r.cols != nil && kernel != autoBellmanFord {
 			r.isCol = make([]bool, r.n)
 			for _, t := range r.cols {
@@ -296,6 +300,9 @@ func (r *runner[D]) Narrowed() bool { return true }
 
 // width is the number of cells in one row of the runner's blocks.
 func (r *runner[D]) width() int {
+	if r.nearestK > 0 {
+		return r.nearestK
+	}
 	if r.cols != nil {
 		return len(r.cols)
 	}
@@ -371,6 +378,9 @@ func (r *runner[D]) Run(ctx context.Context, out *graph.Block) error {
 // targets' columns, into the worker's full row and gathered from it; a
 // cutoff then clears what lies beyond it.
 func (r *runner[D]) solveRow(ws *workspace[D], out *graph.Block, dist []D, i int) error {
+	if r.nearestK > 0 {
+		return r.solveNearest(ws, out, dist, i)
+	}
 	w := r.width()
 	row := dist[i*w : (i+1)*w]
 	var pred []graph.VertexID
@@ -408,7 +418,11 @@ func (r *runner[D]) checkBlock(out *graph.Block) error {
 	if out.NumVertices != r.n {
 		return fmt.Errorf("cpu: block over %d vertices for a graph of %d", out.NumVertices, r.n)
 	}
-	if len(out.Targets) != len(r.cols) || out.CellTargets != nil {
+	if r.nearestK > 0 {
+		if out.Targets != nil || len(out.CellTargets) != len(out.Sources)*r.nearestK || out.Pred != nil {
+			return fmt.Errorf("cpu: block of %d named cells for the %d nearest of %d sources", len(out.CellTargets), r.nearestK, len(out.Sources))
+		}
+	} else if len(out.Targets) != len(r.cols) || out.CellTargets != nil {
 		return fmt.Errorf("cpu: block of %d target columns for a run of %d targets", len(out.Targets), len(r.cols))
 	}
 	dist, ok := out.Dist.([]D)

@@ -31,6 +31,7 @@ type workspace[D graph.Number] struct {
 	bits         []uint64 // dial: the non-empty buckets
 	full         []D      // a full row, gathered into some targets' columns
 	fullPred     []graph.VertexID
+	near         *nearSearch[D] // the k-nearest searches' (knearest.go)
 }
 
 func (r *runner[D]) workspace(ctx context.Context, par int) *workspace[D] {

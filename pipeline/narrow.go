@@ -201,6 +201,9 @@ func nearestNote(runner graph.Runner, opt Options, selected bool) string {
 	case selected:
 		return "; the k nearest selected by the engine"
 	case could && nearestOnDevice:
+		if d, ok := runner.(interface{ NearestDeclined() string }); ok {
+			return "; the k nearest selected on the host from full rows (" + d.NearestDeclined() + ")"
+		}
 		return fmt.Sprintf("; the k nearest selected on the host from full rows (the engine selects K up to %d, without paths or predecessors)", gpu.MaxDeviceNearest)
 	}
 	return ""
