@@ -14,12 +14,12 @@ package cpu
 //     entries.
 //
 // A cutoff (Request.Cutoff) stops each search once the distance it
-// settles passes it: the cost falls with the radius. Targets
-// (Request.Targets) stop auto's searches once every one is settled
-// (runner.isCol): the cost falls with the distance to the farthest. The seed kernels
+// settles passes it: the cost falls with the radius. The seed kernels
 // (dijkstra, delta, edge, bfs, bfs-level) skip every relaxation past it;
 // bellman-ford, whose negative arcs may come back under it, is clipped
-// after its search.
+// after its search. Targets (Request.Targets) stop these searches once
+// every one is settled (runner.isCol): the cost falls with the distance
+// to the farthest; so does the k nearest (knearest.go) with the K-th's.
 //
 // Predecessors are set when a distance drops (pred[v] = the vertex being
 // settled), as in textbook Dijkstra; ties keep the first vertex that
