@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -71,9 +72,10 @@ type solveFunc[D graph.Number] func(ws *workspace[D], src graph.VertexID, dist [
 type runner[D graph.Number] struct {
 	n    int
 	cols []graph.VertexID // Request.Targets: the columns of a block's rows, nil for every vertex
-	// isCol marks the vertices of cols, numCols of them, where the
-	// kernel (auto's searches, which settle vertices in distance order)
-	// stops once it has settled them all; nil elsewhere.
+	// isCol marks the vertices of cols (or of Request.StopAt, whose
+	// rows are full), numCols of them, where the kernel (auto's
+	// searches, which settle vertices in distance order) stops once it
+	// has settled them all; nil elsewhere.
 	isCol   []bool
 	numCols int
 	// auto is the kernel auto picked; nearestK, when positive, the k
@@ -190,7 +192,7 @@ func newRunner[D graph.Number](e *Engine, g *graph.CSR, req graph.Request, algo 
 		algo: algo, threads: max(1, threads), innerMin: e.innerMinArcs, withPred: req.WithPredecessors,
 		cols: req.Targets, cut: graph.Infinity[D](), hasCut: req.HasCutoff,
 	}
-	for _, t := range req.Targets {
+	for _, t := range slices.Concat(req.Targets, req.StopAt) {
 		if t < 0 || int(t) >= g.NumVertices {
 			return nil, fmt.Errorf("cpu: target %d outside [0, %d)", t, g.NumVertices)
 		}
@@ -235,9 +237,13 @@ func newRunner[D graph.Number](e *Engine, g *graph.CSR, req graph.Request, algo 
 	case graph.Auto:
 		kernel, why := autoKernel(g)
 		r.describe, r.auto = why, kernel
-		if r.cols != nil && kernel != autoBellmanFord {
+		stop := r.cols
+		if stop == nil {
+			stop = req.StopAt
+		}
+		if stop != nil && kernel != autoBellmanFord {
 			r.isCol = make([]bool, r.n)
-			for _, t := range r.cols {
+			for _, t := range stop {
 				if !r.isCol[t] {
 					r.isCol[t] = true
 					r.numCols++

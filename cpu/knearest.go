@@ -87,7 +87,10 @@ func (r *runner[D]) NearestDeclined() string {
 func (r *runner[D]) solveNearest(ws *workspace[D], out *graph.Block, dist []D, i int) error {
 	ns := ws.near
 	if ns == nil {
-		ns = &nearSearch[D]{k: r.nearestK, isCol: r.isCol}
+		ns = &nearSearch[D]{k: r.nearestK}
+		if r.cols != nil {
+			ns.isCol = r.isCol // the candidates are the targets
+		}
 		ws.near = ns
 	}
 	inf := graph.Infinity[D]()

@@ -106,3 +106,78 @@ func TestTargetsStopEarly(t *testing.T) {
 		}
 	}
 }
+
+// TestStopAtFullRows runs auto's searches with Request.StopAt (full rows
+// of which only the targets' cells must be final: the pipeline's paths to
+// some targets) on random graphs of every kind auto searches, every
+// source in one block: each target's distance must be the oracle's, and
+// walking its predecessors back must reach the source over arcs of the
+// graph whose weights sum to that distance.
+func TestStopAtFullRows(t *testing.T) {
+	seed := testgraphs.Seed(t)
+	rng := rand.New(rand.NewPCG(seed, 41))
+	for _, c := range []struct {
+		kind testgraphs.WeightKind
+		maxW int
+		dt   graph.DistType
+	}{
+		{testgraphs.Unweighted, 0, 0},
+		{testgraphs.Int, 20, 0},
+		{testgraphs.Int, 100000, graph.DistInt64},
+		{testgraphs.Float64, 10, 0},
+	} {
+		for trial := range 6 {
+			n := 2 + rng.IntN(300)
+			e, _ := testgraphs.Random(rng, testgraphs.RandomOptions{
+				N: n, M: rng.IntN(3*n + 1), Kind: c.kind, MinWeight: 0, MaxWeight: max(1, c.maxW), Dyadic: true,
+			})
+			g, err := graph.Build(e, graph.BuildOptions{Undirected: trial%3 == 0, DistType: c.dt})
+			if err != nil {
+				t.Fatalf("seed %d: %v", seed, err)
+			}
+			stop := make([]graph.VertexID, 1+rng.IntN(4))
+			for i := range stop {
+				stop[i] = graph.VertexID(rng.IntN(n))
+			}
+			sources := allSources(n)
+			want := oracleRows(t, g, sources, false)
+			req := graph.Request{Algorithm: graph.Auto, StopAt: stop, WithPredecessors: true}
+			if d := New().Resolve(g, req); !strings.Contains(d, "stops once it has settled every target") {
+				t.Fatalf("seed %d: StopAt not honoured: %q", seed, d)
+			}
+			for ename, eng := range engines() {
+				out, err := run(eng, g, req, sources)
+				if err != nil {
+					t.Fatalf("seed %d %s: %v", seed, ename, err)
+				}
+				got := asFloat(out)
+				for i, s := range sources {
+					for _, v := range stop {
+						wd := want[i*n+int(v)]
+						if got[i*n+int(v)] != wd {
+							t.Fatalf("seed %d %s %v trial %d (n=%d): d(%d, %d) = %v, want %v", seed, ename, c.kind, trial, n, s, v, got[i*n+int(v)], wd)
+						}
+						if math.IsInf(wd, 1) {
+							continue
+						}
+						sum, at := 0.0, v
+						for steps := 0; at != s; steps++ {
+							p := out.Pred[i*n+int(at)]
+							aw, ok := arcWeightOf(g, p, at)
+							if !g.Weighted {
+								aw = 1
+							}
+							if !ok || steps > n {
+								t.Fatalf("seed %d %s %v: the predecessors from %d back to %d break at %d (predecessor %d)", seed, ename, c.kind, v, s, at, p)
+							}
+							sum, at = sum+aw, p
+						}
+						if sum != wd {
+							t.Fatalf("seed %d %s %v: the path from %d to %d weighs %v, not %v", seed, ename, c.kind, s, v, sum, wd)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -72,6 +72,15 @@ type Request struct {
 	// vertices in distance order stop relaxing past it.
 	Cutoff    float64
 	HasCutoff bool
+	// StopAt, when not nil (Targets then nil), asks for full rows of
+	// which only the cells of these vertices must be final, with their
+	// predecessors (and so those of every vertex on the shortest paths
+	// to them): a runner may stop a source's search once they are, the
+	// other cells then holding what the search had reached. The pipeline
+	// sets it for the paths to some targets, which it walks back along
+	// the full predecessor rows before it narrows them on the host. A
+	// runner that does not stop early ignores it.
+	StopAt []VertexID
 }
 
 // Narrowed reports whether req asks for less than every distance: some

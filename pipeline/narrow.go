@@ -149,9 +149,11 @@ func Columns(g *Graph, opt Options) (*arrowio.Vertices, error) {
 
 // engineRequest is what the engine is asked for: req, or for paths of a
 // narrowed request full rows, which the host narrows (the paths are walked
-// back along the full predecessor rows).
+// back along the full predecessor rows); their searches may stop once the
+// targets are final (Request.StopAt).
 func engineRequest(req graph.Request, paths bool) graph.Request {
 	if paths && req.Narrowed() {
+		req.StopAt = req.Targets
 		req.Targets, req.Cutoff, req.HasCutoff = nil, 0, false
 	}
 	return req
