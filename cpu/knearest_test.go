@@ -23,28 +23,13 @@ import (
 func TestNearestSelectedInSearch(t *testing.T) {
 	seed := testgraphs.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 37))
-	for _, c := range []struct {
-		kind testgraphs.WeightKind
-		maxW int
-		dt   graph.DistType
-		note string // the kernel auto picks (another where a graph draws no arc or no weight above 0)
-	}{
-		{testgraphs.Unweighted, 0, 0, "breadth-first"},
-		{testgraphs.Int, 6, 0, "Dial"}, // few weights: ties at the k-th
-		{testgraphs.Int, 100000, graph.DistInt64, "heap"},
-		{testgraphs.Float64, 4, 0, "heap"},
-		{testgraphs.Float32, 4, 0, "heap"},
-	} {
+	for _, c := range searchShapes {
 		for trial := range 8 {
-			n := 1 + rng.IntN(200)
-			e, _ := testgraphs.Random(rng, testgraphs.RandomOptions{
-				N: n, M: rng.IntN(4*n + 1), Kind: c.kind, MinWeight: 0, MaxWeight: max(1, c.maxW), Dyadic: true,
-				Duplicates: rng.IntN(n/4 + 1),
-			})
-			g, err := graph.Build(e, graph.BuildOptions{Undirected: trial%3 == 0, DistType: c.dt})
-			if err != nil {
-				t.Fatalf("seed %d: %v", seed, err)
+			if c.kind == testgraphs.Int && c.dt == 0 {
+				c.maxW = 6 // few weights: ties at the k-th
 			}
+			g := randomSearchGraph(t, seed, rng, c, 200, trial%3 == 0)
+			n := g.NumVertices
 			k := 1 + rng.IntN(6)
 			req := graph.Request{Algorithm: graph.Auto}
 			var isTarget []bool
@@ -66,7 +51,7 @@ func TestNearestSelectedInSearch(t *testing.T) {
 			sources := allSources(n)
 			want := oracleRows(t, g, sources, false)
 			for ename, eng := range engines() {
-				name := ename + " " + c.note + " " + c.kind.String()
+				name := ename + " " + c.kind.String()
 				r, err := eng.Prepare(t.Context(), g, req)
 				if err != nil {
 					t.Fatalf("seed %d %s: %v", seed, name, err)

@@ -20,28 +20,10 @@ import (
 func TestTargetsStopEarly(t *testing.T) {
 	seed := testgraphs.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 31))
-	for _, c := range []struct {
-		kind testgraphs.WeightKind
-		maxW int
-		dt   graph.DistType
-		note string // the kernel auto picks (another where a graph draws no arc or no weight above 0)
-	}{
-		{testgraphs.Unweighted, 0, 0, "breadth-first"},
-		{testgraphs.Int, 20, 0, "Dial"},
-		{testgraphs.Int, 100000, graph.DistInt64, "heap"},
-		{testgraphs.Float64, 10, 0, "heap"},
-		{testgraphs.Float32, 10, 0, "heap"},
-	} {
+	for _, c := range searchShapes {
 		for trial := range 6 {
-			n := 2 + rng.IntN(300)
-			e, _ := testgraphs.Random(rng, testgraphs.RandomOptions{
-				N: n, M: rng.IntN(3*n + 1), Kind: c.kind, MinWeight: 0, MaxWeight: max(1, c.maxW), Dyadic: true,
-				Duplicates: rng.IntN(n/4 + 1),
-			})
-			g, err := graph.Build(e, graph.BuildOptions{Undirected: trial%3 == 0, DistType: c.dt})
-			if err != nil {
-				t.Fatalf("seed %d: %v", seed, err)
-			}
+			g := randomSearchGraph(t, seed, rng, c, 300, trial%3 == 0)
+			n := g.NumVertices
 			targets := make([]graph.VertexID, 1+rng.IntN(4))
 			for i := range targets {
 				targets[i] = graph.VertexID(rng.IntN(n))
@@ -59,7 +41,7 @@ func TestTargetsStopEarly(t *testing.T) {
 			}
 			for ename, eng := range engines() {
 				name := func() string {
-					return ename + " " + c.note + " " + c.kind.String()
+					return ename + " " + c.kind.String()
 				}
 				r, err := eng.Prepare(t.Context(), g, req)
 				if err != nil {
@@ -116,25 +98,10 @@ func TestTargetsStopEarly(t *testing.T) {
 func TestStopAtFullRows(t *testing.T) {
 	seed := testgraphs.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 41))
-	for _, c := range []struct {
-		kind testgraphs.WeightKind
-		maxW int
-		dt   graph.DistType
-	}{
-		{testgraphs.Unweighted, 0, 0},
-		{testgraphs.Int, 20, 0},
-		{testgraphs.Int, 100000, graph.DistInt64},
-		{testgraphs.Float64, 10, 0},
-	} {
+	for _, c := range searchShapes {
 		for trial := range 6 {
-			n := 2 + rng.IntN(300)
-			e, _ := testgraphs.Random(rng, testgraphs.RandomOptions{
-				N: n, M: rng.IntN(3*n + 1), Kind: c.kind, MinWeight: 0, MaxWeight: max(1, c.maxW), Dyadic: true,
-			})
-			g, err := graph.Build(e, graph.BuildOptions{Undirected: trial%3 == 0, DistType: c.dt})
-			if err != nil {
-				t.Fatalf("seed %d: %v", seed, err)
-			}
+			g := randomSearchGraph(t, seed, rng, c, 300, trial%3 == 0)
+			n := g.NumVertices
 			stop := make([]graph.VertexID, 1+rng.IntN(4))
 			for i := range stop {
 				stop[i] = graph.VertexID(rng.IntN(n))
@@ -180,4 +147,39 @@ func TestStopAtFullRows(t *testing.T) {
 			}
 		}
 	}
+}
+
+// searchShape is a kind of random graph for auto's searches: its weights,
+// their largest, and the distance type (0: Build's choice).
+type searchShape struct {
+	kind testgraphs.WeightKind
+	maxW int
+	dt   graph.DistType
+}
+
+// searchShapes give each of auto's searches (breadth-first, Dial, heap;
+// another where a graph draws no arc or no weight above 0) its graphs.
+var searchShapes = []searchShape{
+	{testgraphs.Unweighted, 0, 0},
+	{testgraphs.Int, 20, 0},
+	{testgraphs.Int, 100000, graph.DistInt64},
+	{testgraphs.Float64, 10, 0},
+	{testgraphs.Float32, 10, 0},
+}
+
+// randomSearchGraph draws a graph of 1+rng.IntN(maxN) vertices of shape
+// c, undirected where undirected, with dyadic float weights (exact sums)
+// and repeated edges.
+func randomSearchGraph(t *testing.T, seed uint64, rng *rand.Rand, c searchShape, maxN int, undirected bool) *graph.CSR {
+	t.Helper()
+	n := 1 + rng.IntN(maxN)
+	e, _ := testgraphs.Random(rng, testgraphs.RandomOptions{
+		N: n, M: rng.IntN(4*n + 1), Kind: c.kind, MinWeight: 0, MaxWeight: max(1, c.maxW), Dyadic: true,
+		Duplicates: rng.IntN(n/4 + 1),
+	})
+	g, err := graph.Build(e, graph.BuildOptions{Undirected: undirected, DistType: c.dt})
+	if err != nil {
+		t.Fatalf("seed %d: %v", seed, err)
+	}
+	return g
 }
