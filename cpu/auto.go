@@ -271,15 +271,17 @@ func solveHeapDijkstra[D graph.Number](ws *workspace[D], src graph.VertexID, dis
 		if len(h) > 0 {
 			siftDown(h, pos, 0, last)
 		}
-		if (ns != nil && ns.settle(u, top.d)) || (left > 0 && r.isCol[u] && left == 1) {
+		stop := ns != nil && ns.settle(u, top.d)
+		if left > 0 && r.isCol[u] {
+			left--
+			stop = stop || left == 0
+		}
+		if stop {
 			for _, e := range h { // leave pos all -1 for the next search
 				pos[e.v] = -1
 			}
 			h = h[:0]
 			break
-		}
-		if left > 0 && r.isCol[u] {
-			left--
 		}
 		lo, hi := offsets[u], offsets[u+1]
 		arcW := weights[lo:hi]

@@ -7,7 +7,6 @@ package main
 import (
 	"errors"
 	"math"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -87,10 +86,8 @@ func queryError(c *cli.Context, g *pipeline.Graph, err error) error {
 // unknownListed says whether an id of the comma-separated list is not a
 // vertex of g.
 func unknownListed(g *pipeline.Graph, list string) bool {
-	for _, id := range strings.Split(list, ",") {
-		if id = strings.TrimSpace(id); id == "" {
-			continue
-		}
+	ids, _ := parseIDs("targets", list, "") // parsed once already: no error
+	for _, id := range ids {
 		if _, err := g.Table.Vertices.Lookup(id); err != nil {
 			return true
 		}

@@ -314,26 +314,24 @@ def _check_sources(sources: List[Any], vertices: pa.Array) -> None:
     schema probe runs the first source alone, and an unknown one in a later
     block would fail its task with a Java stack trace around the message."""
     try:
-        wanted = pa.array(sources, type=vertices.type)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError, ValueError):
-        wanted = None  # one does not convert to the ids' type: it is not a vertex
-    if wanted is not None:
-        known = pc.is_in(wanted, value_set=vertices).to_pylist()
-        unknown = [s for s, k in zip(sources, known) if not k]
-    else:
-        unknown = []
-        for s in sources:
-            try:
-                one = pa.array([s], type=vertices.type)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError, ValueError):
-                unknown.append(s)
-                break
-            if not pc.is_in(one, value_set=vertices)[0].as_py():
-                unknown.append(s)
-                break
-    if unknown:
-        s = unknown[0]
-        raise _errors.InvalidInputError(f'source "{s}": vertex "{s}" is not in the graph', exit_code=2)
+        known = pc.is_in(pa.array(sources, type=vertices.type), value_set=vertices).to_pylist()
+    except _NOT_AN_ID:
+        known = (_is_vertex(s, vertices) for s in sources)  # one does not convert: find it in order
+    for s, k in zip(sources, known):
+        if not k:
+            raise _errors.InvalidInputError(f'source "{s}": vertex "{s}" is not in the graph', exit_code=2)
+
+
+# What pa.array raises for a value that is no id of the edges' type.
+_NOT_AN_ID = (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError, ValueError)
+
+
+def _is_vertex(s: Any, vertices: pa.Array) -> bool:
+    try:
+        one = pa.array([s], type=vertices.type)
+    except _NOT_AN_ID:
+        return False
+    return pc.is_in(one, value_set=vertices)[0].as_py()
 
 
 def _ipc_bytes(table: pa.Table) -> bytes:
