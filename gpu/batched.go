@@ -815,7 +815,7 @@ func runRounds(dv *device, r *Runner, name string, grid, k int, aux, cur, next, 
 			}
 			if r.batched.trace != nil && round < batchedTraceRounds {
 				var c [8]uint64
-				if err := dv.d.cuMemcpyDtoH_v2(unsafe.Pointer(&c[0]), counters+uint64(64*round), 64).Err("cuMemcpyDtoH_v2"); err != nil {
+				if err := dv.readBack(unsafe.Pointer(&c[0]), counters+uint64(64*round), 64, name); err != nil {
 					return err
 				}
 				r.batched.trace(int(round), [6]uint64(c[:6]), time.Since(began))
@@ -824,7 +824,7 @@ func runRounds(dv *device, r *Runner, name string, grid, k int, aux, cur, next, 
 			curSum, nextSum = nextSum, curSum
 			round++
 		}
-		if err := dv.d.cuMemcpyDtoH_v2(unsafe.Pointer(&last[0]), lastChange, 4).Err("cuMemcpyDtoH_v2"); err != nil {
+		if err := dv.readBack(unsafe.Pointer(&last[0]), lastChange, 4, name); err != nil {
 			return err
 		}
 		if last[0] < round-1 {
@@ -870,13 +870,13 @@ func runNearFarRounds(dv *device, r *Runner, name string, grid, k int, aux, mask
 			launches++
 			if r.batched.trace != nil && launches < batchedTraceRounds {
 				var c [8]uint64
-				if err := dv.d.cuMemcpyDtoH_v2(unsafe.Pointer(&c[0]), counters+uint64(64*launches), 64).Err("cuMemcpyDtoH_v2"); err != nil {
+				if err := dv.readBack(unsafe.Pointer(&c[0]), counters+uint64(64*launches), 64, name); err != nil {
 					return err
 				}
 				r.batched.trace(launches, [6]uint64(c[:6]), time.Since(began))
 			}
 		}
-		if err := dv.d.cuMemcpyDtoH_v2(unsafe.Pointer(&state[0]), control+8*nearFarDoneWord, 16).Err("cuMemcpyDtoH_v2"); err != nil {
+		if err := dv.readBack(unsafe.Pointer(&state[0]), control+8*nearFarDoneWord, 16, name); err != nil {
 			return err
 		}
 		if state[0] != 0 {

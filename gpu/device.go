@@ -82,6 +82,9 @@ type device struct {
 	// (Cut in 2 or 4 pieces on as many streams, R-MAT 18's copies took as
 	// long: session 14.)
 	peerStream uintptr
+	// slicesDone is recorded on stream 0 after a slice of hub rows, for
+	// peerStream to wait for before sending them (queueSliceSend).
+	slicesDone uintptr
 	// copies feeds the copier goroutine (overlap.go) the copies queued on
 	// copyStream, in queue order; copierDone closes when it has stopped.
 	copies     chan *copyJob
@@ -197,6 +200,9 @@ func (dv *device) setup() (err error) {
 	if err := d.cuEventCreate(&dv.computeDone, eventDisableTiming).Err("cuEventCreate"); err != nil {
 		return err
 	}
+	if err := d.cuEventCreate(&dv.slicesDone, eventDisableTiming).Err("cuEventCreate"); err != nil {
+		return err
+	}
 	dv.startCopier()
 	return nil
 }
@@ -220,6 +226,10 @@ func (dv *device) teardown() error {
 	if dv.computeDone != 0 {
 		errs = append(errs, d.cuEventDestroy_v2(dv.computeDone).Err("cuEventDestroy_v2"))
 		dv.computeDone = 0
+	}
+	if dv.slicesDone != 0 {
+		errs = append(errs, d.cuEventDestroy_v2(dv.slicesDone).Err("cuEventDestroy_v2"))
+		dv.slicesDone = 0
 	}
 	if dv.copyStream != 0 {
 		errs = append(errs, d.cuStreamDestroy_v2(dv.copyStream).Err("cuStreamDestroy_v2"))
@@ -451,6 +461,22 @@ func (dv *device) finishTimed(name string) error {
 // copyStream, the very overlap the copy stream is for.
 func (dv *device) syncCompute(after string) error {
 	return dv.d.cuStreamSynchronize(0).Err("cuStreamSynchronize after " + after)
+}
+
+// readBack copies size bytes at src into host memory at dst once the work
+// queued on stream 0 is done (the rounds' few control words). It waits
+// with cuStreamSynchronize first: a synchronous cuMemcpyDtoH_v2 that
+// waits for kernels holds the driver meanwhile, and another device's
+// thread queueing a copy into this device (cuMemcpyPeerAsync) then blocks
+// until the kernels end. Two H200s, one device running memory-bound
+// kernels and reading 4 bytes every 11 ms, the other queueing 2 GiB: the
+// call took 4.0 ms and the copy ran at 228 GB/s when the reads waited,
+// 60 µs and 380 GB/s when the stream did (peer_probe_test.go, session 20).
+func (dv *device) readBack(dst unsafe.Pointer, src, size uint64, after string) error {
+	if err := dv.d.cuStreamSynchronize(0).Err("cuStreamSynchronize after " + after); err != nil {
+		return err
+	}
+	return dv.d.cuMemcpyDtoH_v2(dst, src, size).Err("cuMemcpyDtoH_v2 after " + after)
 }
 
 // pinned is page-locked host memory, for fast device-to-host copies.

@@ -31,6 +31,7 @@ package gpu
 // lists differ in length (other capacities) compute their rows alone.
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -327,11 +328,29 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 		if ph.failed {
 			return alone()
 		}
+		// s, when set, sends r's rows of the phase slice by slice as
+		// their kernels are queued (sendBySlices).
+		var s *spanSends
 		if part := pr.part[j]; part != nil {
 			tracef(r.ordinal(), "hub phase %d: %d rows", i, len(part.Sources))
+			if g.sendBySlices(r) {
+				s = g.beginSends(r)
+				r.sliceCap = (len(part.Sources) + r.batched.HubSendSlices - 1) / r.batched.HubSendSlices
+				r.sliceDone = func(lo, hi int) error {
+					s.covered += hi - lo
+					return s.queue(rowSpan(part.Rows[lo:hi]), true, false)
+				}
+			}
 			g.mu.Unlock()
 			began := time.Now()
 			err := r.runHubPlan(part, nil, pr.packed[j], 0, time.Now())
+			r.sliceCap, r.sliceDone = 0, nil
+			if s != nil && err == nil && s.covered < len(part.Sources) { // not run in slices
+				err = s.queue(pr.span[j], true, false)
+			}
+			if s != nil && err != nil {
+				err = s.finish(i, err)
+			}
 			g.mu.Lock()
 			ph.took[j] += time.Since(began)
 			ph.rows[j] += len(part.Sources)
@@ -344,13 +363,29 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 		tracef(r.ordinal(), "hub phase %d computed", i)
 		if hubPhaseFault != nil {
 			if err := hubPhaseFault(g, ph, r, i); err != nil {
+				if s != nil {
+					g.mu.Unlock()
+					err = s.finish(i, err)
+					g.mu.Lock()
+				}
 				ph.failed = true
 				g.cond.Broadcast()
 				return err
 			}
 		}
 		goOn := i == last && g.nothingToDerive(ph, r)
-		sent, err := g.pushSpans(r, ph, pr.span[j], i, goOn)
+		var sent func() error
+		var err error
+		switch {
+		case s != nil && goOn:
+			sent = func() error { return s.finish(i, nil) }
+		case s != nil:
+			g.mu.Unlock()
+			err = s.finish(i, nil)
+			g.mu.Lock()
+		default:
+			sent, err = g.pushSpans(r, ph, pr.span[j], i, goOn)
+		}
 		if err != nil {
 			ph.failed = true
 			g.cond.Broadcast()
@@ -389,6 +424,17 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 	tracef(r.ordinal(), "hub derivations: %d minimums, %d leaves", len(d.Mins), len(d.Derive))
 	defer tracef(r.ordinal(), "hub derivations done")
 	return r.runHubPlan(d, nil, nil, 0, time.Now())
+}
+
+// sendBySlices reports whether r runs its shares of a phased round's
+// phases in HubSendSlices slices and sends each slice's rows as soon as
+// its kernels are queued, behind them on its peer stream, so that all but
+// the last slice's rows cross while the next slices compute: with a
+// scratch, whose slices these are. (Runners of one context copy each
+// slice once its kernels are done, with no overlap: the same rows, for
+// the tests of one device.)
+func (g *hubGroup) sendBySlices(r *Runner) bool {
+	return r.batched.HubSendSlices >= 2 && r.scratch > 0
 }
 
 // nothingToDerive reports whether the round's plan derives no row from
@@ -582,57 +628,118 @@ func (g *hubGroup) pushSpans(r *Runner, ph *phasedRound, sp [2]int32, i int, asy
 	if sp[1] <= sp[0] || ph.failed {
 		return nil, nil
 	}
-	at := uint64(int64(sp[0]) * r.rowBytes())
-	size := int64(sp[1]-sp[0]) * r.rowBytes()
-	var to []*Runner
+	s := g.beginSends(r)
+	g.mu.Unlock()
+	defer g.mu.Lock()
+	if err := s.queue(sp, false, !async); err != nil || !s.queued {
+		return nil, s.finish(i, err)
+	}
+	return func() error { return s.finish(i, nil) }, nil
+}
+
+// spanSends are the copies of one runner's rows of one phase of a
+// phased round into every other runner's, counted in g.inflight from
+// beginSends to finish.
+type spanSends struct {
+	g     *hubGroup
+	r     *Runner
+	to    []*Runner
+	began time.Time
+	// spans and size count the spans queued and their bytes (per
+	// receiver); held is the host time spent queueing and waiting for
+	// them; peer is whether every copy went device to device, queued
+	// whether some wait on r's peer stream.
+	spans  int
+	size   int64
+	held   time.Duration
+	peer   bool
+	queued bool
+	// covered counts the phase's sources whose rows were queued slice by
+	// slice (ensurePhased).
+	covered int
+}
+
+// beginSends starts r's sends of one phase, with g.mu held.
+func (g *hubGroup) beginSends(r *Runner) *spanSends {
+	s := &spanSends{g: g, r: r, began: time.Now(), peer: true}
 	for _, other := range g.runners {
 		if other != r {
-			to = append(to, other)
+			s.to = append(s.to, other)
 		}
 	}
 	g.inflight++
-	g.mu.Unlock()
-	began := time.Now()
-	peer, queued := true, false
-	for _, o := range to {
-		p, q, err := copyDevice(r.e.dev, o.e.dev, r.e.dev, g.base[o]+at, g.base[r]+at, uint64(size), !async)
-		if err != nil {
-			if queued { // the copies queued before it still write
-				r.e.dev.d.cuStreamSynchronize(r.e.dev.peerStream)
-			}
-			g.mu.Lock()
-			g.inflight--
-			g.cond.Broadcast()
-			return nil, err
-		}
-		peer, queued = peer && p, queued || q
+	return s
+}
+
+// queue copies r's rows sp into every other runner's, with g.mu
+// released, on r's device goroutine: where afterKernels is set, r's peer
+// stream first waits for the work queued so far on stream 0 (a slice of
+// rows whose kernels may still run), and with wait it waits for the
+// copies.
+func (s *spanSends) queue(sp [2]int32, afterKernels, wait bool) error {
+	if sp[1] <= sp[0] {
+		return nil
 	}
-	count := func(err error) error { // with g.mu released
-		took := time.Since(began)
-		tracef(r.ordinal(), "hub phase %d: sent to %d devices (%.1f GiB each in %s)", i, len(to), float64(size)/(1<<30), took.Round(time.Millisecond))
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		g.inflight--
-		g.cond.Broadcast()
+	began := time.Now()
+	defer func() { s.held += time.Since(began) }()
+	r, dv := s.r, s.r.e.dev
+	if afterKernels {
+		if err := dv.d.cuEventRecord(dv.slicesDone, 0).Err("cuEventRecord"); err != nil {
+			return err
+		}
+		if err := dv.d.cuStreamWaitEvent(dv.peerStream, dv.slicesDone, 0).Err("cuStreamWaitEvent"); err != nil {
+			return err
+		}
+	}
+	at := uint64(int64(sp[0]) * r.rowBytes())
+	size := int64(sp[1]-sp[0]) * r.rowBytes()
+	for _, o := range s.to {
+		p, q, err := copyDevice(dv, o.e.dev, dv, s.g.base[o]+at, s.g.base[r]+at, uint64(size), wait)
+		s.queued = s.queued || q
 		if err != nil {
 			return err
 		}
-		g.copies += len(to)
-		g.copied += size * int64(len(to))
-		g.copying += took
-		g.peer = g.peer && peer
-		return nil
+		s.peer = s.peer && p
 	}
-	if queued {
-		g.mu.Lock()
+	s.spans++
+	s.size += size
+	return nil
+}
+
+// finish waits for the copies queue left on r's peer stream, counts them
+// in the group unless err (or their wait) failed, and ends r's sends of
+// phase i; with g.mu released, on r's device goroutine.
+func (s *spanSends) finish(i int, err error) error {
+	g, r := s.g, s.r
+	if s.queued {
+		began := time.Now()
 		dv := r.e.dev
-		return func() error {
-			return count(dv.d.cuStreamSynchronize(dv.peerStream).Err("cuStreamSynchronize (peer stream)"))
-		}, nil
+		err = errors.Join(err, dv.d.cuStreamSynchronize(dv.peerStream).Err("cuStreamSynchronize (peer stream)"))
+		s.held += time.Since(began)
+		s.queued = false
 	}
-	err = count(nil)
+	tracef(r.ordinal(), "hub phase %d: sent to %d devices (%.1f GiB each in %d spans, %s since the first, %s held)", i, len(s.to),
+		float64(s.size)/(1<<30), s.spans, time.Since(s.began).Round(time.Millisecond), s.held.Round(100*time.Microsecond))
 	g.mu.Lock()
-	return nil, err
+	defer g.mu.Unlock()
+	g.inflight--
+	g.cond.Broadcast()
+	if err != nil {
+		return err
+	}
+	g.copies += s.spans * len(s.to)
+	g.copied += s.size * int64(len(s.to))
+	g.copying += s.held
+	g.peer = g.peer && s.peer
+	return nil
+}
+
+// rowSpan is the span [lo, hi) of rows.
+func rowSpan(rows []int32) [2]int32 {
+	if len(rows) == 0 {
+		return [2]int32{}
+	}
+	return [2]int32{slices.Min(rows), slices.Max(rows) + 1}
 }
 
 // runHubPlan runs a plan of hub rows whose own rows start at 0 (its

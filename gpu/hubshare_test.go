@@ -23,15 +23,23 @@ import (
 // them. Every source's stats must equal
 // internal/ref's, each runner must hold every hub row, and the group must
 // have copied rows from one engine to the other, as --verbose says.
+// Together, the phases' shares are sent whole once computed (hubslices=1)
+// or slice by slice behind their kernels (hubslices=4, with a scratch:
+// more spans copied than whole).
 func TestHubRowsSharedAmongEngines(t *testing.T) {
 	engines := []*Engine{openEngine(t), openEngine(t)}
 	for gname, g := range statsSlotGraphs(t) {
-		for _, together := range []bool{true, false} {
+		wholeSpans := 0
+		for _, c := range []struct {
+			together bool
+			slices   int
+		}{{true, 1}, {true, 4}, {false, 4}} {
+			together := c.together
 			if testing.Short() && !together {
 				continue
 			}
-			t.Run(fmt.Sprintf("%s/together=%v", gname, together), func(t *testing.T) {
-				runners, errs, kept := statsOnSharedEngines(t, engines, g, together, "")
+			t.Run(fmt.Sprintf("%s/together=%v/hubslices=%d", gname, together, c.slices), func(t *testing.T) {
+				runners, errs, kept := statsOnSharedEngines(t, engines, g, together, fmt.Sprintf("hubslices=%d", c.slices))
 				for i, err := range errs {
 					if err != nil {
 						t.Fatalf("engine %d: %v", i, err)
@@ -40,8 +48,15 @@ func TestHubRowsSharedAmongEngines(t *testing.T) {
 				if !kept {
 					return
 				}
-				if runners[0].HubRowsCopied() == 0 {
+				copied := runners[0].HubRowsCopied()
+				if copied == 0 {
 					t.Error("no hub row was copied between the engines")
+				}
+				switch {
+				case together && c.slices == 1:
+					wholeSpans = copied
+				case together && runners[0].scratch > 0 && copied <= wholeSpans:
+					t.Errorf("%d spans copied slice by slice, %d whole: the shares were not sent by slices", copied, wholeSpans)
 				}
 				rep := runners[1].HubRowsReport()
 				mode := map[bool]string{true: "spans copied between devices", false: "parts copied between devices"}[together]

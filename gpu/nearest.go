@@ -575,8 +575,7 @@ func (r *nearestRun) untilDone(ctx context.Context, cur, next *uint64, round fun
 			}
 			meanwhile = nil
 		}
-		// A synchronous copy on the default stream: it waits for the batch.
-		err := dv.d.cuMemcpyDtoH_v2(unsafe.Pointer(&words[0]), r.control.ptr, 8*nearestControlWords).Err("cuMemcpyDtoH_v2 after nearest_round")
+		err := dv.readBack(unsafe.Pointer(&words[0]), r.control.ptr, 8*nearestControlWords, "nearest_round")
 		if err != nil {
 			return err
 		}
