@@ -333,9 +333,9 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 		var s *spanSends
 		if part := pr.part[j]; part != nil {
 			tracef(r.ordinal(), "hub phase %d: %d rows", i, len(part.Sources))
-			if g.sendBySlices(r) {
+			if per := r.sendSlice(part.Rows); per > 0 {
 				s = g.beginSends(r)
-				r.sliceCap = (len(part.Sources) + r.batched.HubSendSlices - 1) / r.batched.HubSendSlices
+				r.sliceCap = per
 				r.sliceDone = func(lo, hi int) error {
 					s.covered += hi - lo
 					return s.queue(rowSpan(part.Rows[lo:hi]), true, false)
@@ -426,15 +426,39 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 	return r.runHubPlan(d, nil, nil, 0, time.Now())
 }
 
-// sendBySlices reports whether r runs its shares of a phased round's
-// phases in HubSendSlices slices and sends each slice's rows as soon as
-// its kernels are queued, behind them on its peer stream, so that all but
-// the last slice's rows cross while the next slices compute: with a
-// scratch, whose slices these are. (Runners of one context copy each
-// slice once its kernels are done, with no overlap: the same rows, for
-// the tests of one device.)
-func (g *hubGroup) sendBySlices(r *Runner) bool {
-	return r.batched.HubSendSlices >= 2 && r.scratch > 0
+// sendSlice is how many sources of a phased round's share whose rows
+// are rows (in the kernel's order) r runs in each scratch slice, so that
+// each slice's rows are sent to the others as soon as its kernels are
+// queued, behind them on r's peer stream, and all but the last slice's
+// rows cross while the next slices compute; 0 sends the share whole once
+// computed. The share is cut in HubSendSlices, or half as many (down to
+// 2) where the slices' spans of rows overlap so much that they would send
+// more than 5/4 of the share's own span: a slice sends its span, and the
+// first phases of R-MAT 18's core order their sources by cluster, not by
+// row (each of 4 slices spans nearly the whole share; the later phases'
+// slices are in row order). Only with a scratch, whose slices these are.
+// (Runners of one context copy each slice once its kernels are done, with
+// no overlap: the same rows, for the tests of one device.)
+func (r *Runner) sendSlice(rows []int32) int {
+	if r.scratch == 0 || len(rows) == 0 {
+		return 0
+	}
+	whole := rowSpan(rows)
+	for n := r.batched.HubSendSlices; n >= 2; n /= 2 {
+		per := min(r.scratch, ((len(rows)+n-1)/n+BatchWidth-1)/BatchWidth*BatchWidth)
+		if per >= len(rows) {
+			return 0
+		}
+		sum := 0
+		for lo := 0; lo < len(rows); lo += per {
+			sp := rowSpan(rows[lo:min(lo+per, len(rows))])
+			sum += int(sp[1] - sp[0])
+		}
+		if 4*sum <= 5*int(whole[1]-whole[0]) {
+			return per
+		}
+	}
+	return 0
 }
 
 // nothingToDerive reports whether the round's plan derives no row from

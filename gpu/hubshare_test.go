@@ -207,3 +207,49 @@ func TestDealtHands(t *testing.T) {
 		t.Fatalf("handBounds(2, 3) = %v: the last hand is not empty", b)
 	}
 }
+
+// TestSendSlice checks how a phased round's share is cut for its sends
+// (sendSlice): rows in order are cut in HubSendSlices slices of whole
+// groups (no more than the scratch holds); rows whose slices would each
+// span the whole share are sent whole; rows in order by halves are cut in
+// two; no scratch, or a share one slice holds, is sent whole.
+func TestSendSlice(t *testing.T) {
+	runner := func(scratch, slices int) *Runner {
+		r := &Runner{scratch: scratch}
+		r.batched.HubSendSlices = slices
+		return r
+	}
+	inOrder := make([]int32, 1000)
+	for i := range inOrder {
+		inOrder[i] = int32(100 + i)
+	}
+	dealtRows := make([]int32, 1000) // 0, 2, 4, ..., then 1, 3, 5, ...: each half spans all
+	for i := range dealtRows {
+		dealtRows[i] = int32(2*i%1000 + 2*i/1000)
+	}
+	var halves []int32 // each half in order, the halves in either order: 4 slices overlap in pairs
+	for i := range 500 {
+		halves = append(halves, int32(500+i))
+	}
+	for i := range 500 {
+		halves = append(halves, int32(499-i))
+	}
+	for _, c := range []struct {
+		name            string
+		scratch, slices int
+		rows            []int32
+		want            int
+	}{
+		{"in order", 8192, 4, inOrder, 256},
+		{"in order, small scratch", 128, 4, inOrder, 128},
+		{"in order, one slice", 8192, 1, inOrder, 0},
+		{"in order, no scratch", 0, 4, inOrder, 0},
+		{"dealt", 8192, 4, dealtRows, 0},
+		{"halves", 8192, 4, halves, 512},
+		{"few", 8192, 4, inOrder[:20], 0},
+	} {
+		if got := runner(c.scratch, c.slices).sendSlice(c.rows); got != c.want {
+			t.Errorf("%s: sendSlice = %d, want %d", c.name, got, c.want)
+		}
+	}
+}

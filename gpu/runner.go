@@ -104,7 +104,7 @@ type Runner struct {
 	// source.
 	scratch int
 	// sliceCap, when positive, bounds the scratch's slices to that many
-	// sources, and sliceDone, when set, is called once each slice's
+	// sources (a multiple of BatchWidth), and sliceDone, when set, is called once each slice's
 	// kernels are queued with the positions [lo, hi) of its sources in
 	// the phase (a phased round's shares sent slice by slice, hubshare.go).
 	sliceCap  int

@@ -117,7 +117,7 @@ func runPhaseScratch(dv *device, r *Runner, name string, k int, sources, rows, s
 	frontier := vm + uint64(scratchDistBytes(n, r.scratch, size))
 	per := r.scratch
 	if r.sliceCap > 0 {
-		per = min(per, (r.sliceCap+BatchWidth-1)/BatchWidth*BatchWidth)
+		per = min(per, r.sliceCap)
 	}
 	for lo := 0; lo < k; lo += per {
 		sk := min(per, k-lo)
