@@ -31,6 +31,7 @@ package gpu
 // lists differ in length (other capacities) compute their rows alone.
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -300,7 +301,12 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 			g.cond.Broadcast()
 			return err
 		}
-		g.phased = newPhasedRound(bp, finish, g.parts, len(g.runners))
+		var byRow func(k int) int
+		if r.batched.HubSliceByRow && r.scratch > 0 {
+			scratch, slices := r.scratch, r.batched.HubSendSlices
+			byRow = func(k int) int { return slicePer(k, slices, scratch) }
+		}
+		g.phased = newPhasedRound(bp, finish, g.parts, len(g.runners), byRow)
 	}
 	ph := g.phased
 	ph.joined[r] = true
@@ -445,8 +451,8 @@ func (r *Runner) sendSlice(rows []int32) int {
 	}
 	whole := rowSpan(rows)
 	for n := r.batched.HubSendSlices; n >= 2; n /= 2 {
-		per := min(r.scratch, ((len(rows)+n-1)/n+BatchWidth-1)/BatchWidth*BatchWidth)
-		if per >= len(rows) {
+		per := slicePer(len(rows), n, r.scratch)
+		if per == 0 {
 			return 0
 		}
 		sum := 0
@@ -459,6 +465,16 @@ func (r *Runner) sendSlice(rows []int32) int {
 		}
 	}
 	return 0
+}
+
+// slicePer is the sources of each of n slices of k sources in a scratch
+// of scratch sources (whole groups), 0 where one slice holds them.
+func slicePer(k, n, scratch int) int {
+	per := min(scratch, ((k+n-1)/n+BatchWidth-1)/BatchWidth*BatchWidth)
+	if per >= k {
+		return 0
+	}
+	return per
 }
 
 // nothingToDerive reports whether the round's plan derives no row from
@@ -550,7 +566,12 @@ func (l *lateHubRows) wait() (lost bool) {
 // by the runner that came first, under the group's lock, the cut and
 // plan of a share held the phases' start 6-15 ms on R-MAT 18's core
 // (session 14).
-func newPhasedRound(bp *plan.Block, finish func(), parts []hubPart, m int) *phasedRound {
+//
+// byRow, when not nil, gives the sources of a slice for a share of k
+// sources (0 for one slice): each share is then cut by its rows' rank
+// into slices of that many, each slice keeping the plan's order, so that
+// each slice's rows are the next rows of the share's span (sendSlice).
+func newPhasedRound(bp *plan.Block, finish func(), parts []hubPart, m int, byRow func(k int) int) *phasedRound {
 	phases := bp.NumPhases()
 	ph := &phasedRound{plan: bp, done: make([]int, phases), took: make([]time.Duration, m), rows: make([]int, m),
 		joined: map[*Runner]bool{}, prep: make([]phasePrep, phases)}
@@ -564,7 +585,7 @@ func newPhasedRound(bp *plan.Block, finish func(), parts []hubPart, m int) *phas
 	for i := range ph.prep {
 		ph.prep[i].ready = make(chan struct{})
 	}
-	go ph.prepare(ph.finish, bounds)
+	go ph.prepare(ph.finish, bounds, byRow)
 	return ph
 }
 
@@ -572,7 +593,7 @@ func newPhasedRound(bp *plan.Block, finish func(), parts []hubPart, m int) *phas
 // goes to the runner of the part its row lies in: his, the parts' ends)
 // and plans each share, in phase order; a phase past the first waits for
 // the plan's finish first.
-func (ph *phasedRound) prepare(finish func(), his []int) {
+func (ph *phasedRound) prepare(finish func(), his []int, byRow func(k int) int) {
 	bp, m := ph.plan, len(ph.took)
 	for i := range ph.prep {
 		if i > 0 && finish != nil {
@@ -597,6 +618,9 @@ func (ph *phasedRound) prepare(finish func(), his []int) {
 		}
 		pr.part, pr.packed = make([]*plan.Block, m), make([]*plan.Packed, m)
 		for j, share := range pr.share {
+			if byRow != nil {
+				sliceByRow(share, bp.Rows, byRow(len(share)))
+			}
 			if len(share) > 0 {
 				part := bp.PhasePart(i, share)
 				packed := part.Pack(0, part.NumPhases(), true)
@@ -605,6 +629,28 @@ func (ph *phasedRound) prepare(finish func(), his []int) {
 		}
 		close(pr.ready)
 	}
+}
+
+// sliceByRow reorders share, positions in the plan whose rows are rows
+// (nil: the positions), so that its slices of per positions hold the rows
+// of rising rank, each slice in the share's order; per 0 leaves it.
+func sliceByRow(share []int, rows []int32, per int) {
+	if per <= 0 || per >= len(share) {
+		return
+	}
+	row := func(at int) int32 {
+		if rows == nil {
+			return int32(at)
+		}
+		return rows[at]
+	}
+	byRank := slices.Clone(share)
+	slices.SortFunc(byRank, func(a, b int) int { return cmp.Compare(row(a), row(b)) })
+	rank := make(map[int]int, len(share))
+	for q, at := range byRank {
+		rank[at] = q
+	}
+	slices.SortStableFunc(share, func(a, b int) int { return cmp.Compare(rank[a]/per, rank[b]/per) })
 }
 
 // finishPlan waits, with g.mu released meanwhile, until the plan's later

@@ -25,21 +25,22 @@ import (
 // have copied rows from one engine to the other, as --verbose says.
 // Together, the phases' shares are sent whole once computed (hubslices=1)
 // or slice by slice behind their kernels (hubslices=4, with a scratch:
-// more spans copied than whole).
+// more spans copied than whole), their slices cut in the plan's order or
+// by row (hubbyrow=1).
 func TestHubRowsSharedAmongEngines(t *testing.T) {
 	engines := []*Engine{openEngine(t), openEngine(t)}
 	for gname, g := range statsSlotGraphs(t) {
 		wholeSpans := 0
 		for _, c := range []struct {
 			together bool
-			slices   int
-		}{{true, 1}, {true, 4}, {false, 4}} {
+			spec     string
+		}{{true, "hubslices=1"}, {true, "hubslices=4"}, {true, "hubslices=4,hubbyrow=1"}, {false, "hubslices=4"}} {
 			together := c.together
 			if testing.Short() && !together {
 				continue
 			}
-			t.Run(fmt.Sprintf("%s/together=%v/hubslices=%d", gname, together, c.slices), func(t *testing.T) {
-				runners, errs, kept := statsOnSharedEngines(t, engines, g, together, fmt.Sprintf("hubslices=%d", c.slices))
+			t.Run(fmt.Sprintf("%s/together=%v/%s", gname, together, c.spec), func(t *testing.T) {
+				runners, errs, kept := statsOnSharedEngines(t, engines, g, together, c.spec)
 				for i, err := range errs {
 					if err != nil {
 						t.Fatalf("engine %d: %v", i, err)
@@ -53,7 +54,7 @@ func TestHubRowsSharedAmongEngines(t *testing.T) {
 					t.Error("no hub row was copied between the engines")
 				}
 				switch {
-				case together && c.slices == 1:
+				case together && c.spec == "hubslices=1":
 					wholeSpans = copied
 				case together && runners[0].scratch > 0 && copied <= wholeSpans:
 					t.Errorf("%d spans copied slice by slice, %d whole: the shares were not sent by slices", copied, wholeSpans)
@@ -251,5 +252,25 @@ func TestSendSlice(t *testing.T) {
 		if got := runner(c.scratch, c.slices).sendSlice(c.rows); got != c.want {
 			t.Errorf("%s: sendSlice = %d, want %d", c.name, got, c.want)
 		}
+	}
+	// The dealt rows cut by rank (sliceByRow): each slice holds the next
+	// rows, in the order they had.
+	share := make([]int, len(dealtRows))
+	for i := range share {
+		share[i] = i
+	}
+	sliceByRow(share, dealtRows, 256)
+	rows := make([]int32, len(share))
+	for i, at := range share {
+		rows[i] = dealtRows[at]
+	}
+	for lo := 0; lo < len(share); lo += 256 {
+		hi := min(lo+256, len(share))
+		if sp := rowSpan(rows[lo:hi]); sp != [2]int32{int32(lo), int32(hi)} || !slices.IsSorted(share[lo:hi]) {
+			t.Fatalf("slice %d after sliceByRow: rows %v, positions %v", lo/256, sp, share[lo:hi])
+		}
+	}
+	if got := runner(8192, 4).sendSlice(rows); got != 256 {
+		t.Errorf("dealt, cut by rank: sendSlice = %d, want 256", got)
 	}
 }

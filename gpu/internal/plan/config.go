@@ -240,6 +240,11 @@ type Config struct {
 	// computed. Only with a scratch. The plan does not read it: the runner
 	// does.
 	HubSendSlices int
+	// HubSliceByRow reorders each runner's share of a phased round's phase
+	// so that its HubSendSlices slices hold rows of rising rank, each in
+	// the plan's order: the slices of phases whose sources are in cluster
+	// order then send only their own rows. The runner reads it.
+	HubSliceByRow bool
 }
 
 // HubPlan is c for the plan of the hub rows: its Seeds and phases are

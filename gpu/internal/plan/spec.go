@@ -31,6 +31,7 @@ import (
 //	scratchmb=X                        ScratchBytes in MiB (0: a working row per source)
 //	scratchmin=X                       ScratchMinShare (0: a scratch wherever scratchmb allows)
 //	hubslices=N                        HubSendSlices (below 2: each share sent whole)
+//	hubbyrow=0|1                       HubSliceByRow
 //	nearfar=auto|on|off                NearFarMode
 //	nearfarmin=N                       NearFarMinVertices
 //	nearfarscale=X                     NearFarScale
@@ -108,6 +109,8 @@ func (c *Config) set(key, val string) error {
 		}
 	case "hubslices":
 		c.HubSendSlices, err = strconv.Atoi(val)
+	case "hubbyrow":
+		c.HubSliceByRow, err = strconv.ParseBool(val)
 	case "hubshare":
 		c.HubShare, err = strconv.Atoi(val)
 	case "hubcore":
