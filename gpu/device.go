@@ -471,7 +471,7 @@ func (dv *device) syncCompute(after string) error {
 // until the kernels end. Two H200s, one device running memory-bound
 // kernels and reading 4 bytes every 11 ms, the other queueing 2 GiB: the
 // call took 4.0 ms and the copy ran at 228 GB/s when the reads waited,
-// 60 µs and 380 GB/s when the stream did (peer_probe_test.go, session 20).
+// 60 µs and 380 GB/s when the stream did (BenchmarkPeerCopyWhileBusy, session 20).
 func (dv *device) readBack(dst unsafe.Pointer, src, size uint64, after string) error {
 	if err := dv.d.cuStreamSynchronize(0).Err("cuStreamSynchronize after " + after); err != nil {
 		return err
