@@ -129,6 +129,9 @@ type phasedRound struct {
 	// prep is each phase cut among the runners, made ahead by prepare.
 	prep []phasePrep
 	done []int // per phase, the runners that computed and sent their share
+	// computed counts, per phase, the runners that computed their share
+	// (HubSendTogether).
+	computed []int
 	// copied counts the runners done with the last phase; failed is set
 	// when one fails, and the others then compute every row alone.
 	copied int
@@ -379,6 +382,18 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 				return err
 			}
 		}
+		if s == nil && r.batched.HubSendTogether {
+			// Every share computed before any is sent: a copy into a
+			// device whose kernels still run held them back as long.
+			ph.computed[i]++
+			g.cond.Broadcast()
+			for ph.computed[i] < len(g.runners) && !ph.failed {
+				g.cond.Wait()
+			}
+			if ph.failed {
+				return alone()
+			}
+		}
 		goOn := i == last && g.nothingToDerive(ph, r)
 		var sent func() error
 		var err error
@@ -573,7 +588,7 @@ func (l *lateHubRows) wait() (lost bool) {
 // each slice's rows are the next rows of the share's span (sendSlice).
 func newPhasedRound(bp *plan.Block, finish func(), parts []hubPart, m int, byRow func(k int) int) *phasedRound {
 	phases := bp.NumPhases()
-	ph := &phasedRound{plan: bp, done: make([]int, phases), took: make([]time.Duration, m), rows: make([]int, m),
+	ph := &phasedRound{plan: bp, done: make([]int, phases), computed: make([]int, phases), took: make([]time.Duration, m), rows: make([]int, m),
 		joined: map[*Runner]bool{}, prep: make([]phasePrep, phases)}
 	if finish != nil {
 		ph.finish = sync.OnceFunc(finish)

@@ -245,6 +245,12 @@ type Config struct {
 	// the plan's order: the slices of phases whose sources are in cluster
 	// order then send only their own rows. The runner reads it.
 	HubSliceByRow bool
+	// HubSendTogether makes the runners of a phased round that send their
+	// shares whole wait until every runner has computed its share of the
+	// phase before sending: a copy into a device whose kernels still run
+	// seemed to hold them back by its own length (two H200s, session 20).
+	// The runner reads it.
+	HubSendTogether bool
 }
 
 // HubPlan is c for the plan of the hub rows: its Seeds and phases are

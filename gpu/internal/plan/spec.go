@@ -32,6 +32,7 @@ import (
 //	scratchmin=X                       ScratchMinShare (0: a scratch wherever scratchmb allows)
 //	hubslices=N                        HubSendSlices (below 2: each share sent whole)
 //	hubbyrow=0|1                       HubSliceByRow
+//	hubtogether=0|1                    HubSendTogether
 //	nearfar=auto|on|off                NearFarMode
 //	nearfarmin=N                       NearFarMinVertices
 //	nearfarscale=X                     NearFarScale
@@ -109,6 +110,8 @@ func (c *Config) set(key, val string) error {
 		}
 	case "hubslices":
 		c.HubSendSlices, err = strconv.Atoi(val)
+	case "hubtogether":
+		c.HubSendTogether, err = strconv.ParseBool(val)
 	case "hubbyrow":
 		c.HubSliceByRow, err = strconv.ParseBool(val)
 	case "hubshare":
