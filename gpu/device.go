@@ -82,9 +82,6 @@ type device struct {
 	// (Cut in 2 or 4 pieces on as many streams, R-MAT 18's copies took as
 	// long: session 14.)
 	peerStream uintptr
-	// slicesDone is recorded on stream 0 after a slice of hub rows, for
-	// peerStream to wait for before sending them (queueSliceSend).
-	slicesDone uintptr
 	// copies feeds the copier goroutine (overlap.go) the copies queued on
 	// copyStream, in queue order; copierDone closes when it has stopped.
 	copies     chan *copyJob
@@ -200,9 +197,6 @@ func (dv *device) setup() (err error) {
 	if err := d.cuEventCreate(&dv.computeDone, eventDisableTiming).Err("cuEventCreate"); err != nil {
 		return err
 	}
-	if err := d.cuEventCreate(&dv.slicesDone, eventDisableTiming).Err("cuEventCreate"); err != nil {
-		return err
-	}
 	dv.startCopier()
 	return nil
 }
@@ -226,10 +220,6 @@ func (dv *device) teardown() error {
 	if dv.computeDone != 0 {
 		errs = append(errs, d.cuEventDestroy_v2(dv.computeDone).Err("cuEventDestroy_v2"))
 		dv.computeDone = 0
-	}
-	if dv.slicesDone != 0 {
-		errs = append(errs, d.cuEventDestroy_v2(dv.slicesDone).Err("cuEventDestroy_v2"))
-		dv.slicesDone = 0
 	}
 	if dv.copyStream != 0 {
 		errs = append(errs, d.cuStreamDestroy_v2(dv.copyStream).Err("cuStreamDestroy_v2"))
@@ -469,9 +459,10 @@ func (dv *device) syncCompute(after string) error {
 // waits for kernels holds the driver meanwhile, and another device's
 // thread queueing a copy into this device (cuMemcpyPeerAsync) then blocks
 // until the kernels end. Two H200s, one device running memory-bound
-// kernels and reading 4 bytes every 11 ms, the other queueing 2 GiB: the
-// call took 4.0 ms and the copy ran at 228 GB/s when the reads waited,
-// 60 µs and 380 GB/s when the stream did (BenchmarkPeerCopyWhileBusy, session 20).
+// kernels and reading 4 bytes every 11 ms, the other queueing 2 GiB
+// (BenchmarkPeerCopyWhileBusy, BENCHMARKS.md session 20): the call took
+// 2.5-4.0 ms and the copy ran at 228-270 GB/s when the reads waited,
+// 40-70 µs and 380-394 GB/s when the stream did.
 func (dv *device) readBack(dst unsafe.Pointer, src, size uint64, after string) error {
 	if err := dv.d.cuStreamSynchronize(0).Err("cuStreamSynchronize after " + after); err != nil {
 		return err

@@ -31,8 +31,6 @@ package gpu
 // lists differ in length (other capacities) compute their rows alone.
 
 import (
-	"cmp"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -129,9 +127,6 @@ type phasedRound struct {
 	// prep is each phase cut among the runners, made ahead by prepare.
 	prep []phasePrep
 	done []int // per phase, the runners that computed and sent their share
-	// computed counts, per phase, the runners that computed their share
-	// (HubSendTogether).
-	computed []int
 	// copied counts the runners done with the last phase; failed is set
 	// when one fails, and the others then compute every row alone.
 	copied int
@@ -304,12 +299,7 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 			g.cond.Broadcast()
 			return err
 		}
-		var byRow func(k int) int
-		if r.batched.HubSliceByRow && r.scratch > 0 {
-			scratch, slices := r.scratch, r.batched.HubSendSlices
-			byRow = func(k int) int { return slicePer(k, slices, scratch) }
-		}
-		g.phased = newPhasedRound(bp, finish, g.parts, len(g.runners), byRow)
+		g.phased = newPhasedRound(bp, finish, g.parts, len(g.runners))
 	}
 	ph := g.phased
 	ph.joined[r] = true
@@ -337,29 +327,11 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 		if ph.failed {
 			return alone()
 		}
-		// s, when set, sends r's rows of the phase slice by slice as
-		// their kernels are queued (sendBySlices).
-		var s *spanSends
 		if part := pr.part[j]; part != nil {
 			tracef(r.ordinal(), "hub phase %d: %d rows", i, len(part.Sources))
-			if per := r.sendSlice(part.Rows); per > 0 {
-				s = g.beginSends(r)
-				r.sliceCap = per
-				r.sliceDone = func(lo, hi int) error {
-					s.covered += hi - lo
-					return s.queue(rowSpan(part.Rows[lo:hi]), true, false)
-				}
-			}
 			g.mu.Unlock()
 			began := time.Now()
 			err := r.runHubPlan(part, nil, pr.packed[j], 0, time.Now())
-			r.sliceCap, r.sliceDone = 0, nil
-			if s != nil && err == nil && s.covered < len(part.Sources) { // not run in slices
-				err = s.queue(pr.span[j], true, false)
-			}
-			if s != nil && err != nil {
-				err = s.finish(i, err)
-			}
 			g.mu.Lock()
 			ph.took[j] += time.Since(began)
 			ph.rows[j] += len(part.Sources)
@@ -372,41 +344,13 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 		tracef(r.ordinal(), "hub phase %d computed", i)
 		if hubPhaseFault != nil {
 			if err := hubPhaseFault(g, ph, r, i); err != nil {
-				if s != nil {
-					g.mu.Unlock()
-					err = s.finish(i, err)
-					g.mu.Lock()
-				}
 				ph.failed = true
 				g.cond.Broadcast()
 				return err
 			}
 		}
-		if s == nil && r.batched.HubSendTogether {
-			// Every share computed before any is sent: a copy into a
-			// device whose kernels still run held them back as long.
-			ph.computed[i]++
-			g.cond.Broadcast()
-			for ph.computed[i] < len(g.runners) && !ph.failed {
-				g.cond.Wait()
-			}
-			if ph.failed {
-				return alone()
-			}
-		}
 		goOn := i == last && g.nothingToDerive(ph, r)
-		var sent func() error
-		var err error
-		switch {
-		case s != nil && goOn:
-			sent = func() error { return s.finish(i, nil) }
-		case s != nil:
-			g.mu.Unlock()
-			err = s.finish(i, nil)
-			g.mu.Lock()
-		default:
-			sent, err = g.pushSpans(r, ph, pr.span[j], i, goOn)
-		}
+		sent, err := g.pushSpans(r, ph, pr.span[j], i, goOn)
 		if err != nil {
 			ph.failed = true
 			g.cond.Broadcast()
@@ -445,51 +389,6 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 	tracef(r.ordinal(), "hub derivations: %d minimums, %d leaves", len(d.Mins), len(d.Derive))
 	defer tracef(r.ordinal(), "hub derivations done")
 	return r.runHubPlan(d, nil, nil, 0, time.Now())
-}
-
-// sendSlice is how many sources of a phased round's share whose rows
-// are rows (in the kernel's order) r runs in each scratch slice, so that
-// each slice's rows are sent to the others as soon as its kernels are
-// queued, behind them on r's peer stream, and all but the last slice's
-// rows cross while the next slices compute; 0 sends the share whole once
-// computed. The share is cut in HubSendSlices, or half as many (down to
-// 2) where the slices' spans of rows overlap so much that they would send
-// more than 5/4 of the share's own span: a slice sends its span, and the
-// first phases of R-MAT 18's core order their sources by cluster, not by
-// row (each of 4 slices spans nearly the whole share; the later phases'
-// slices are in row order). Only with a scratch, whose slices these are.
-// (Runners of one context copy each slice once its kernels are done, with
-// no overlap: the same rows, for the tests of one device.)
-func (r *Runner) sendSlice(rows []int32) int {
-	if r.scratch == 0 || len(rows) == 0 {
-		return 0
-	}
-	whole := rowSpan(rows)
-	for n := r.batched.HubSendSlices; n >= 2; n /= 2 {
-		per := slicePer(len(rows), n, r.scratch)
-		if per == 0 {
-			return 0
-		}
-		sum := 0
-		for lo := 0; lo < len(rows); lo += per {
-			sp := rowSpan(rows[lo:min(lo+per, len(rows))])
-			sum += int(sp[1] - sp[0])
-		}
-		if 4*sum <= 5*int(whole[1]-whole[0]) {
-			return per
-		}
-	}
-	return 0
-}
-
-// slicePer is the sources of each of n slices of k sources in a scratch
-// of scratch sources (whole groups), 0 where one slice holds them.
-func slicePer(k, n, scratch int) int {
-	per := min(scratch, ((k+n-1)/n+BatchWidth-1)/BatchWidth*BatchWidth)
-	if per >= k {
-		return 0
-	}
-	return per
 }
 
 // nothingToDerive reports whether the round's plan derives no row from
@@ -581,14 +480,9 @@ func (l *lateHubRows) wait() (lost bool) {
 // by the runner that came first, under the group's lock, the cut and
 // plan of a share held the phases' start 6-15 ms on R-MAT 18's core
 // (session 14).
-//
-// byRow, when not nil, gives the sources of a slice for a share of k
-// sources (0 for one slice): each share is then cut by its rows' rank
-// into slices of that many, each slice keeping the plan's order, so that
-// each slice's rows are the next rows of the share's span (sendSlice).
-func newPhasedRound(bp *plan.Block, finish func(), parts []hubPart, m int, byRow func(k int) int) *phasedRound {
+func newPhasedRound(bp *plan.Block, finish func(), parts []hubPart, m int) *phasedRound {
 	phases := bp.NumPhases()
-	ph := &phasedRound{plan: bp, done: make([]int, phases), computed: make([]int, phases), took: make([]time.Duration, m), rows: make([]int, m),
+	ph := &phasedRound{plan: bp, done: make([]int, phases), took: make([]time.Duration, m), rows: make([]int, m),
 		joined: map[*Runner]bool{}, prep: make([]phasePrep, phases)}
 	if finish != nil {
 		ph.finish = sync.OnceFunc(finish)
@@ -600,7 +494,7 @@ func newPhasedRound(bp *plan.Block, finish func(), parts []hubPart, m int, byRow
 	for i := range ph.prep {
 		ph.prep[i].ready = make(chan struct{})
 	}
-	go ph.prepare(ph.finish, bounds, byRow)
+	go ph.prepare(ph.finish, bounds)
 	return ph
 }
 
@@ -608,7 +502,7 @@ func newPhasedRound(bp *plan.Block, finish func(), parts []hubPart, m int, byRow
 // goes to the runner of the part its row lies in: his, the parts' ends)
 // and plans each share, in phase order; a phase past the first waits for
 // the plan's finish first.
-func (ph *phasedRound) prepare(finish func(), his []int, byRow func(k int) int) {
+func (ph *phasedRound) prepare(finish func(), his []int) {
 	bp, m := ph.plan, len(ph.took)
 	for i := range ph.prep {
 		if i > 0 && finish != nil {
@@ -633,9 +527,6 @@ func (ph *phasedRound) prepare(finish func(), his []int, byRow func(k int) int) 
 		}
 		pr.part, pr.packed = make([]*plan.Block, m), make([]*plan.Packed, m)
 		for j, share := range pr.share {
-			if byRow != nil {
-				sliceByRow(share, bp.Rows, byRow(len(share)))
-			}
 			if len(share) > 0 {
 				part := bp.PhasePart(i, share)
 				packed := part.Pack(0, part.NumPhases(), true)
@@ -644,28 +535,6 @@ func (ph *phasedRound) prepare(finish func(), his []int, byRow func(k int) int) 
 		}
 		close(pr.ready)
 	}
-}
-
-// sliceByRow reorders share, positions in the plan whose rows are rows
-// (nil: the positions), so that its slices of per positions hold the rows
-// of rising rank, each slice in the share's order; per 0 leaves it.
-func sliceByRow(share []int, rows []int32, per int) {
-	if per <= 0 || per >= len(share) {
-		return
-	}
-	row := func(at int) int32 {
-		if rows == nil {
-			return int32(at)
-		}
-		return rows[at]
-	}
-	byRank := slices.Clone(share)
-	slices.SortFunc(byRank, func(a, b int) int { return cmp.Compare(row(a), row(b)) })
-	rank := make(map[int]int, len(share))
-	for q, at := range byRank {
-		rank[at] = q
-	}
-	slices.SortStableFunc(share, func(a, b int) int { return cmp.Compare(rank[a]/per, rank[b]/per) })
 }
 
 // finishPlan waits, with g.mu released meanwhile, until the plan's later
@@ -713,118 +582,57 @@ func (g *hubGroup) pushSpans(r *Runner, ph *phasedRound, sp [2]int32, i int, asy
 	if sp[1] <= sp[0] || ph.failed {
 		return nil, nil
 	}
-	s := g.beginSends(r)
-	g.mu.Unlock()
-	defer g.mu.Lock()
-	if err := s.queue(sp, false, !async); err != nil || !s.queued {
-		return nil, s.finish(i, err)
-	}
-	return func() error { return s.finish(i, nil) }, nil
-}
-
-// spanSends are the copies of one runner's rows of one phase of a
-// phased round into every other runner's, counted in g.inflight from
-// beginSends to finish.
-type spanSends struct {
-	g     *hubGroup
-	r     *Runner
-	to    []*Runner
-	began time.Time
-	// spans and size count the spans queued and their bytes (per
-	// receiver); held is the host time spent queueing and waiting for
-	// them; peer is whether every copy went device to device, queued
-	// whether some wait on r's peer stream.
-	spans  int
-	size   int64
-	held   time.Duration
-	peer   bool
-	queued bool
-	// covered counts the phase's sources whose rows were queued slice by
-	// slice (ensurePhased).
-	covered int
-}
-
-// beginSends starts r's sends of one phase, with g.mu held.
-func (g *hubGroup) beginSends(r *Runner) *spanSends {
-	s := &spanSends{g: g, r: r, began: time.Now(), peer: true}
+	at := uint64(int64(sp[0]) * r.rowBytes())
+	size := int64(sp[1]-sp[0]) * r.rowBytes()
+	var to []*Runner
 	for _, other := range g.runners {
 		if other != r {
-			s.to = append(s.to, other)
+			to = append(to, other)
 		}
 	}
 	g.inflight++
-	return s
-}
-
-// queue copies r's rows sp into every other runner's, with g.mu
-// released, on r's device goroutine: where afterKernels is set, r's peer
-// stream first waits for the work queued so far on stream 0 (a slice of
-// rows whose kernels may still run), and with wait it waits for the
-// copies.
-func (s *spanSends) queue(sp [2]int32, afterKernels, wait bool) error {
-	if sp[1] <= sp[0] {
-		return nil
-	}
+	g.mu.Unlock()
 	began := time.Now()
-	defer func() { s.held += time.Since(began) }()
-	r, dv := s.r, s.r.e.dev
-	if afterKernels {
-		if err := dv.d.cuEventRecord(dv.slicesDone, 0).Err("cuEventRecord"); err != nil {
-			return err
+	peer, queued := true, false
+	for _, o := range to {
+		p, q, err := copyDevice(r.e.dev, o.e.dev, r.e.dev, g.base[o]+at, g.base[r]+at, uint64(size), !async)
+		if err != nil {
+			if queued { // the copies queued before it still write
+				r.e.dev.d.cuStreamSynchronize(r.e.dev.peerStream)
+			}
+			g.mu.Lock()
+			g.inflight--
+			g.cond.Broadcast()
+			return nil, err
 		}
-		if err := dv.d.cuStreamWaitEvent(dv.peerStream, dv.slicesDone, 0).Err("cuStreamWaitEvent"); err != nil {
-			return err
-		}
+		peer, queued = peer && p, queued || q
 	}
-	at := uint64(int64(sp[0]) * r.rowBytes())
-	size := int64(sp[1]-sp[0]) * r.rowBytes()
-	for _, o := range s.to {
-		p, q, err := copyDevice(dv, o.e.dev, dv, s.g.base[o]+at, s.g.base[r]+at, uint64(size), wait)
-		s.queued = s.queued || q
+	count := func(err error) error { // with g.mu released
+		took := time.Since(began)
+		tracef(r.ordinal(), "hub phase %d: sent to %d devices (%.1f GiB each in %s)", i, len(to), float64(size)/(1<<30), took.Round(time.Millisecond))
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.inflight--
+		g.cond.Broadcast()
 		if err != nil {
 			return err
 		}
-		s.peer = s.peer && p
+		g.copies += len(to)
+		g.copied += size * int64(len(to))
+		g.copying += took
+		g.peer = g.peer && peer
+		return nil
 	}
-	s.spans++
-	s.size += size
-	return nil
-}
-
-// finish waits for the copies queue left on r's peer stream, counts them
-// in the group unless err (or their wait) failed, and ends r's sends of
-// phase i; with g.mu released, on r's device goroutine.
-func (s *spanSends) finish(i int, err error) error {
-	g, r := s.g, s.r
-	if s.queued {
-		began := time.Now()
+	if queued {
+		g.mu.Lock()
 		dv := r.e.dev
-		err = errors.Join(err, dv.d.cuStreamSynchronize(dv.peerStream).Err("cuStreamSynchronize (peer stream)"))
-		s.held += time.Since(began)
-		s.queued = false
+		return func() error {
+			return count(dv.d.cuStreamSynchronize(dv.peerStream).Err("cuStreamSynchronize (peer stream)"))
+		}, nil
 	}
-	tracef(r.ordinal(), "hub phase %d: sent to %d devices (%.1f GiB each in %d spans, %s since the first, %s held)", i, len(s.to),
-		float64(s.size)/(1<<30), s.spans, time.Since(s.began).Round(time.Millisecond), s.held.Round(100*time.Microsecond))
+	err = count(nil)
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.inflight--
-	g.cond.Broadcast()
-	if err != nil {
-		return err
-	}
-	g.copies += s.spans * len(s.to)
-	g.copied += s.size * int64(len(s.to))
-	g.copying += s.held
-	g.peer = g.peer && s.peer
-	return nil
-}
-
-// rowSpan is the span [lo, hi) of rows.
-func rowSpan(rows []int32) [2]int32 {
-	if len(rows) == 0 {
-		return [2]int32{}
-	}
-	return [2]int32{slices.Min(rows), slices.Max(rows) + 1}
+	return nil, err
 }
 
 // runHubPlan runs a plan of hub rows whose own rows start at 0 (its

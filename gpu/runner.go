@@ -103,12 +103,6 @@ type Runner struct {
 	// working distances in r.aux (scratch.go); 0 for a working row per
 	// source.
 	scratch int
-	// sliceCap, when positive, bounds the scratch's slices to that many
-	// sources (a multiple of BatchWidth), and sliceDone, when set, is called once each slice's
-	// kernels are queued with the positions [lo, hi) of its sources in
-	// the phase (a phased round's shares sent slice by slice, hubshare.go).
-	sliceCap  int
-	sliceDone func(lo, hi int) error
 	// scratchDeclined is set by Prepare where the scratch would not pay on
 	// this device (scratchPays): the stats blocks keep a working row per
 	// source.

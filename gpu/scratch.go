@@ -115,12 +115,8 @@ func runPhaseScratch(dv *device, r *Runner, name string, k int, sources, rows, s
 	last := make([]int32, 1)
 	vm := r.aux.ptr
 	frontier := vm + uint64(scratchDistBytes(n, r.scratch, size))
-	per := r.scratch
-	if r.sliceCap > 0 {
-		per = min(per, r.sliceCap)
-	}
-	for lo := 0; lo < k; lo += per {
-		sk := min(per, k-lo)
+	for lo := 0; lo < k; lo += r.scratch {
+		sk := min(r.scratch, k-lo)
 		groups := int64((sk + BatchWidth - 1) / BatchWidth)
 		maskWords := groups * int64(n)
 		sumWords := groups * batchedSummaryWords(n)
@@ -159,11 +155,6 @@ func runPhaseScratch(dv *device, r *Runner, name string, k int, sources, rows, s
 		if err := dv.launchAsync("batched_transpose_"+bits, int(min(tiles, batchedTransposeGrid)), vm, int32(n), int32(sk),
 			sliceRows, dist); err != nil {
 			return err
-		}
-		if r.sliceDone != nil {
-			if err := r.sliceDone(lo, lo+sk); err != nil {
-				return err
-			}
 		}
 	}
 	return nil

@@ -232,25 +232,6 @@ type Config struct {
 	// ScratchBytes allows. The runner decides once, when it is prepared,
 	// from the device's free memory.
 	ScratchMinShare float64
-	// HubSendSlices, at 2 or more, makes each GPU runner of a phased
-	// round of shared hub rows (several devices) run its share of a phase
-	// in about that many scratch slices, each slice's rows queued to the
-	// other devices behind its kernels, so that all but the last cross
-	// while the next slices compute; below 2 a share is sent whole once
-	// computed. Only with a scratch. The plan does not read it: the runner
-	// does.
-	HubSendSlices int
-	// HubSliceByRow reorders each runner's share of a phased round's phase
-	// so that its HubSendSlices slices hold rows of rising rank, each in
-	// the plan's order: the slices of phases whose sources are in cluster
-	// order then send only their own rows. The runner reads it.
-	HubSliceByRow bool
-	// HubSendTogether makes the runners of a phased round that send their
-	// shares whole wait until every runner has computed its share of the
-	// phase before sending: a copy into a device whose kernels still run
-	// seemed to hold them back by its own length (two H200s, session 20).
-	// The runner reads it.
-	HubSendTogether bool
 }
 
 // HubPlan is c for the plan of the hub rows: its Seeds and phases are
@@ -337,8 +318,6 @@ func DefaultConfig() Config {
 		// at 3.3 %, 156 → 166 s, so below a quarter it is declined.
 		ScratchBytes:    8 << 30,
 		ScratchMinShare: 0.25,
-		// Not measured yet (issue 19).
-		HubSendSlices: 4,
 		// The million-vertex grid of issue 17's OD row (999,887 vertices)
 		// takes near-far rounds, the 256² grid (65,536) keeps the
 		// threshold rounds of BENCHMARKS.md's figures. Buckets of four
@@ -413,9 +392,6 @@ func (c Config) Check() error {
 	}
 	if !(c.ScratchMinShare >= 0 && c.ScratchMinShare <= 1) {
 		return fmt.Errorf("plan: scratch minimum share %v, want 0 .. 1", c.ScratchMinShare)
-	}
-	if c.HubSendSlices < 0 {
-		return fmt.Errorf("plan: hub rows sent in %d slices, want at least 0", c.HubSendSlices)
 	}
 	if c.ScratchBytes < 0 {
 		return fmt.Errorf("plan: scratch of %d bytes, want at least 0", c.ScratchBytes)

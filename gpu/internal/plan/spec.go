@@ -30,9 +30,6 @@ import (
 //	blockorder=0|1                     BlockOrder
 //	scratchmb=X                        ScratchBytes in MiB (0: a working row per source)
 //	scratchmin=X                       ScratchMinShare (0: a scratch wherever scratchmb allows)
-//	hubslices=N                        HubSendSlices (below 2: each share sent whole)
-//	hubbyrow=0|1                       HubSliceByRow
-//	hubtogether=0|1                    HubSendTogether
 //	nearfar=auto|on|off                NearFarMode
 //	nearfarmin=N                       NearFarMinVertices
 //	nearfarscale=X                     NearFarScale
@@ -108,12 +105,6 @@ func (c *Config) set(key, val string) error {
 		} else {
 			c.HubRows, err = strconv.Atoi(val)
 		}
-	case "hubslices":
-		c.HubSendSlices, err = strconv.Atoi(val)
-	case "hubtogether":
-		c.HubSendTogether, err = strconv.ParseBool(val)
-	case "hubbyrow":
-		c.HubSliceByRow, err = strconv.ParseBool(val)
 	case "hubshare":
 		c.HubShare, err = strconv.Atoi(val)
 	case "hubcore":
