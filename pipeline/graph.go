@@ -375,7 +375,7 @@ func (g *Graph) resolveSources(ids []string) ([]graph.VertexID, error) {
 	}
 	dense, at, err := g.lookupAll(ids)
 	if err != nil {
-		return nil, fmt.Errorf("%w: source %q: %v", ErrInvalid, ids[at], err)
+		return nil, fmt.Errorf("%w: %w %q: %v", ErrInvalid, ErrUnknownSource, ids[at], err)
 	}
 	out := dense[:0]                                // the kept ones, in place
 	seen := make([]uint64, (g.NumVertices()+63)/64) // a bit per vertex

@@ -34,6 +34,11 @@ import (
 // target id the graph does not have.
 var ErrUnknownTarget = errors.New("unknown target")
 
+// ErrUnknownSource is wrapped, beside ErrInvalid, by the error of a
+// source id the graph does not have: `source "ID": ...`, its text the word
+// before the id.
+var ErrUnknownSource = errors.New("source")
+
 // checkQuery checks the narrowing options of opt (normalize calls it).
 func checkQuery(opt Options) error {
 	if opt.HasCutoff && (math.IsNaN(opt.Cutoff) || opt.Cutoff < 0) {

@@ -66,11 +66,24 @@ func applyQueryFlags(c *cli.Context, opt *pipeline.Options) error {
 }
 
 // queryError names the flag of a request error the pipeline found in the
-// query flags' values of c on g. An unknown target is put on the flag that
-// gave it: the pipeline reports the first unknown id, and parseIDs puts the
-// ids of --targets before those of --targets-file, so the id is one of
-// --targets exactly when one of them is not a vertex of g.
+// source or query flags' values of c on g. An unknown target is put on
+// the flag that gave it: the pipeline reports the first unknown id, and
+// parseIDs puts the ids of --targets before those of --targets-file, so
+// the id is one of --targets exactly when one of them is not a vertex of
+// g.
+//
+// An unknown source of run is put on --sources-file or --sources, which
+// cannot both be given (--source names its one id already).
 func queryError(c *cli.Context, g *pipeline.Graph, err error) error {
+	if errors.Is(err, pipeline.ErrUnknownSource) {
+		if file := c.String("sources-file"); file != "" {
+			return usagef("--sources-file %s: %v", file, err)
+		}
+		if c.String("sources") != "" {
+			return usagef("--sources: %v", err)
+		}
+		return err
+	}
 	if errors.Is(err, pipeline.ErrUnknownTarget) {
 		if file := c.String("targets-file"); file != "" && !unknownListed(g, c.String("targets")) {
 			return usagef("--targets-file %s: %v", file, err)

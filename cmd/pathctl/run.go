@@ -592,7 +592,7 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	trace.Printf("cli", "device left")
 	if err != nil {
 		w.Abort()
-		return err
+		return queryError(c, g, err)
 	}
 	if verticesOut != "" {
 		if err := writeVertices(verticesOut, columns, wopt); err != nil {

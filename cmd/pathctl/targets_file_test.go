@@ -11,7 +11,8 @@ import (
 // the id where one is unknown), exit 2, and no output file: an unknown id,
 // a line that is no id of the graph's integer type, a missing file, a file
 // without ids, and an unknown id given beside a good --targets (and the
-// other way round, where the message names --targets).
+// other way round, where the message names --targets). An unknown source
+// of --sources-file or --sources names its flag the same way.
 func TestTargetsFileErrors(t *testing.T) {
 	dir := t.TempDir()
 	in := writeFile(t, dir, "g.csv", "src,dst,weight\n1,2,3\n2,3,4\n")
@@ -33,6 +34,10 @@ func TestTargetsFileErrors(t *testing.T) {
 		{[]string{"--targets", "2", "--targets-file", unknown}, []string{"--targets-file " + unknown + ": ", `unknown target "99"`}, ""},
 		{[]string{"--targets", "2,77", "--targets-file", good}, []string{"--targets: ", `unknown target "77"`}, "--targets-file"},
 		{[]string{"--targets", "77", "--targets-file", unknown}, []string{"--targets: ", `unknown target "77"`}, "--targets-file"},
+		{[]string{"--sources-file", unknown}, []string{"--sources-file " + unknown + ": ", `source "99"`}, ""},
+		{[]string{"--sources-file", word}, []string{"--sources-file " + word + ": ", `source "abc"`}, ""},
+		{[]string{"--sources", "2,77"}, []string{"--sources: ", `source "77"`}, "--sources-file"},
+		{[]string{"--sources-file", good, "--targets-file", unknown}, []string{"--targets-file " + unknown + ": ", `unknown target "99"`}, "--sources"},
 	} {
 		for _, layout := range []string{"pairs", "matrix"} {
 			args := append([]string{"run", in, "--engine", "cpu", "--layout", layout, "-o", out}, c.args...)

@@ -208,8 +208,12 @@ def python_message(message: str, names: Optional[Mapping[str, str]] = None) -> s
         msg = "edges: " + msg[len("stdin: "):]
     msg = msg.replace(": stdin: ", ": edges: ")
     lead = _LEADING_FLAG.match(msg)
-    if lead and lead.group(1) in _VALUE_KEYWORDS and _VALUE_KEYWORDS[lead.group(1)] in lead.group(2):
-        msg = lead.group(2)  # "--algo: unknown algorithm ..." names it already
+    if lead and lead.group(1) in _VALUE_KEYWORDS:
+        keyword, rest = _VALUE_KEYWORDS[lead.group(1)], lead.group(2)
+        # "--algo: unknown algorithm ..." and "--sources: source "7": ..."
+        # name it already.
+        if keyword in rest or rest.startswith(keyword.rstrip("s") + ' "'):
+            msg = rest
     return _FLAG.sub(_python_flag, msg)
 
 

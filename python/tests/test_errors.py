@@ -183,6 +183,10 @@ def test_python_message_translates_flags():
     assert python_message('--targets-file /dev/fd/7: unknown target "9"',
                           {"--targets-file /dev/fd/7": "--targets", "/dev/fd/7": "targets"}) == \
         'targets: unknown target "9"'
+    # An unknown source of the sources' file: the message names it already.
+    assert python_message('--sources-file /dev/fd/6: invalid request: source "9": arrowio: vertex "9" is not in the graph',
+                          {"--sources-file /dev/fd/6": "--sources", "/dev/fd/6": "sources"}) == \
+        'source "9": vertex "9" is not in the graph'
     # A made-up path is replaced whole: /dev/fd/5 is not the start of /dev/fd/57.
     assert python_message("/dev/fd/57: bad", {"/dev/fd/5": "edges"}) == "/dev/fd/57: bad"
 
