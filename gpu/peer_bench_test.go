@@ -15,9 +15,10 @@ import (
 // before session 20) or by cuStreamSynchronize then the read ("stream",
 // readBack). It reports how long the cuMemcpyPeerAsync call held the
 // sender's thread, the copy's rate, and the longest wait of device 1 for
-// a batch of its kernels (11.3 ms with no copy); it needs two devices. Two H200s
-// (session 20): dtoh 4.0 ms and 228 GB/s, stream 60 µs and 380 GB/s, alone
-// 40 µs and 382 GB/s.
+// a batch of its kernels (11.3 ms with no copy; 0 when alone); it needs
+// two devices. Two H200s (BENCHMARKS.md, session 20): dtoh 2.5 ms, 270
+// GB/s and 12.0 ms; stream 41-71 µs, 391-394 GB/s and 11.7 ms; alone
+// 37-38 µs and 394 GB/s.
 func BenchmarkPeerCopyWhileBusy(b *testing.B) {
 	a, err := openDevice(0)
 	if err != nil {
