@@ -454,7 +454,7 @@ func (dv *device) syncCompute(after string) error {
 }
 
 // readBack copies size bytes at src into host memory at dst once the work
-// queued on stream 0 is done (the rounds' few control words). It waits
+// queued on stream 0 is done (the rounds' control words, download). It waits
 // with cuStreamSynchronize first: a synchronous cuMemcpyDtoH_v2 that
 // waits for kernels holds the driver meanwhile, and another device's
 // thread queueing a copy into this device (cuMemcpyPeerAsync) then blocks
@@ -508,7 +508,7 @@ func (dv *device) download(dst []byte, src uint64, stage *pinned) error {
 	if err := dv.ensurePinned(stage, int64(len(dst))); err != nil {
 		return err
 	}
-	if err := dv.d.cuMemcpyDtoH_v2(stage.p, src, uint64(len(dst))).Err("cuMemcpyDtoH_v2"); err != nil {
+	if err := dv.readBack(stage.p, src, uint64(len(dst)), "download"); err != nil {
 		return err
 	}
 	parallelCopy(dst, unsafe.Slice((*byte)(stage.p), len(dst)))
