@@ -16,7 +16,8 @@ package gpu
 // is computed whole by the runner that claims it first and copied by the
 // others. Copies go peer to peer where cuDeviceCanAccessPeer allows it,
 // through the driver's staging otherwise, on a stream that waits for
-// neither device's kernels. R-MAT 18's core (56,278 rows) on two H200s
+// neither device's kernels; a phase's rows whose distances fit go packed
+// in 16 bits (hubsend.go). R-MAT 18's core (56,278 rows) on two H200s
 // (BENCHMARKS.md, sessions 11 and 14): 2.1 s on one device; halves planned
 // alone 1.58 s each; cut phase by phase 1.04 s each, and 0.11 s of copies.
 //
@@ -75,6 +76,11 @@ type hubGroup struct {
 	// runner's run was sized (hubPlanAhead), for the runner that plans
 	// the phased round.
 	ahead *hubPlanAhead
+	// stage is where each runner of the phased round receives rows
+	// packed in 16 bits (hubsend.go): none where it takes none; packed
+	// counts the spans sent so.
+	stage  map[*Runner]*hubStage
+	packed int
 }
 
 // hubPart is a piece [lo, hi) of the hub list: free, being computed by
@@ -134,6 +140,9 @@ type phasedRound struct {
 	took   []time.Duration // per runner, computing its shares
 	rows   []int           // per runner, the rows it computed
 	joined map[*Runner]bool
+	// packed holds, by phase, sender and receiver (their indices among
+	// the runners), the spans sent packed, which the receiver widens.
+	packed map[[3]int]bool
 }
 
 // phasePrep is one phase of a phased round cut among its runners, read
@@ -156,7 +165,7 @@ func ShareHubRows(runners []*Runner) {
 	if len(runners) < 2 {
 		return
 	}
-	g := &hubGroup{parts: make([]hubPart, len(runners)), peer: true, runners: runners, base: map[*Runner]uint64{}}
+	g := &hubGroup{parts: make([]hubPart, len(runners)), peer: true, runners: runners, base: map[*Runner]uint64{}, stage: map[*Runner]*hubStage{}}
 	g.cond = sync.NewCond(&g.mu)
 	for _, r := range runners {
 		r.mu.Lock()
@@ -292,6 +301,20 @@ func (g *hubGroup) ensureParts(r *Runner) error {
 // every row alone.
 func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 	j := slices.Index(g.runners, r)
+	// r's stage and peer access, before the plan is waited for: enabling
+	// a context's access to another device's memory took about 5 ms of
+	// the first boundary (R-MAT 18 on two H200s; BENCHMARKS.md, session
+	// 21). Where either fails, r's rows go whole, and the copies report
+	// the error.
+	if st := newHubStage(r, g.base[r]-uint64(int64(r.hubs.firstRow)*r.rowBytes()), int64(r.hubs.firstRow)*r.rowBytes()); st != nil {
+		g.stage[r] = st
+		defer r.e.dev.free(&st.flag) // r's packs are over when it returns
+	}
+	for _, o := range g.runners {
+		if o.e.dev.ctx != r.e.dev.ctx {
+			enablePeer(r.e.dev, o.e.dev)
+		}
+	}
 	if g.phased == nil {
 		bp, finish, err := r.hubPlan(0, len(r.hubs.vertices))
 		if err != nil {
@@ -312,6 +335,9 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 		}()
 	}
 	alone := func() error {
+		for g.inflight > 0 { // a packed send may still write r's block rows
+			g.cond.Wait()
+		}
 		g.mu.Unlock()
 		defer g.mu.Lock()
 		return r.computeHubRows(0, len(r.hubs.vertices))
@@ -350,7 +376,7 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 			}
 		}
 		goOn := i == last && g.nothingToDerive(ph, r)
-		sent, err := g.pushSpans(r, ph, pr.span[j], i, goOn)
+		sent, err := g.pushSpans(r, ph, pr, i, goOn)
 		if err != nil {
 			ph.failed = true
 			g.cond.Broadcast()
@@ -369,10 +395,15 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 		for ph.done[i] < len(g.runners) && !ph.failed {
 			g.cond.Wait()
 		}
-		tracef(r.ordinal(), "hub phase %d: every device's share in place", i)
 		if ph.failed {
 			return alone()
 		}
+		if err := g.widen(r, ph, pr, i); err != nil {
+			ph.failed = true
+			g.cond.Broadcast()
+			return err
+		}
+		tracef(r.ordinal(), "hub phase %d: every device's share in place", i)
 	}
 	ph.copied++
 	tracef(r.ordinal(), "hub phases copied")
@@ -483,7 +514,7 @@ func (l *lateHubRows) wait() (lost bool) {
 func newPhasedRound(bp *plan.Block, finish func(), parts []hubPart, m int) *phasedRound {
 	phases := bp.NumPhases()
 	ph := &phasedRound{plan: bp, done: make([]int, phases), took: make([]time.Duration, m), rows: make([]int, m),
-		joined: map[*Runner]bool{}, prep: make([]phasePrep, phases)}
+		joined: map[*Runner]bool{}, prep: make([]phasePrep, phases), packed: map[[3]int]bool{}}
 	if finish != nil {
 		ph.finish = sync.OnceFunc(finish)
 	}
@@ -578,7 +609,12 @@ func (g *hubGroup) phase(ph *phasedRound, i int) *phasePrep {
 // With async (a last phase that r leaves without waiting) the copies are
 // only queued where they go peer to peer, and sent, when not nil, waits
 // for them and counts them, with g.mu released (on r's device goroutine).
-func (g *hubGroup) pushSpans(r *Runner, ph *phasedRound, sp [2]int32, i int, async bool) (sent func() error, err error) {
+// Otherwise a receiver with a stage gets the span packed in 16 bits where
+// its values fit (hubsend.go; ph.packed says so), and widens it once every
+// share of the phase is in (widen).
+func (g *hubGroup) pushSpans(r *Runner, ph *phasedRound, pr *phasePrep, i int, async bool) (sent func() error, err error) {
+	j := slices.Index(g.runners, r)
+	sp := pr.span[j]
 	if sp[1] <= sp[0] || ph.failed {
 		return nil, nil
 	}
@@ -590,26 +626,45 @@ func (g *hubGroup) pushSpans(r *Runner, ph *phasedRound, sp [2]int32, i int, asy
 			to = append(to, other)
 		}
 	}
+	var packs []packedSend
+	if !async {
+		packs = g.packedSends(r, pr, i)
+	}
 	g.inflight++
 	g.mu.Unlock()
 	began := time.Now()
+	fail := func(err error) (func() error, error) {
+		g.mu.Lock()
+		g.inflight--
+		g.cond.Broadcast()
+		return nil, err
+	}
+	count := int64(sp[1]-sp[0]) * int64(r.n)
+	packed, err := r.sendPacked(g, packs, g.base[r]+at, count)
+	if err != nil {
+		return fail(err)
+	}
 	peer, queued := true, false
 	for _, o := range to {
+		if packed[o] {
+			continue
+		}
 		p, q, err := copyDevice(r.e.dev, o.e.dev, r.e.dev, g.base[o]+at, g.base[r]+at, uint64(size), !async)
 		if err != nil {
 			if queued { // the copies queued before it still write
 				r.e.dev.d.cuStreamSynchronize(r.e.dev.peerStream)
 			}
-			g.mu.Lock()
-			g.inflight--
-			g.cond.Broadcast()
-			return nil, err
+			return fail(err)
 		}
 		peer, queued = peer && p, queued || q
 	}
-	count := func(err error) error { // with g.mu released
+	done := func(err error) error { // with g.mu released
 		took := time.Since(began)
-		tracef(r.ordinal(), "hub phase %d: sent to %d devices (%.1f GiB each in %s)", i, len(to), float64(size)/(1<<30), took.Round(time.Millisecond))
+		how := ""
+		if len(packed) > 0 {
+			how = fmt.Sprintf(", to %d of them in 16 bits", len(packed))
+		}
+		tracef(r.ordinal(), "hub phase %d: sent to %d devices (%.1f GiB each in %s%s)", i, len(to), float64(size)/(1<<30), took.Round(time.Millisecond), how)
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		g.inflight--
@@ -617,8 +672,14 @@ func (g *hubGroup) pushSpans(r *Runner, ph *phasedRound, sp [2]int32, i int, asy
 		if err != nil {
 			return err
 		}
+		for k, o := range g.runners {
+			if packed[o] {
+				ph.packed[[3]int{i, j, k}] = true
+			}
+		}
 		g.copies += len(to)
-		g.copied += size * int64(len(to))
+		g.packed += len(packed)
+		g.copied += size*int64(len(to)-len(packed)) + packedBytes(count)*int64(len(packed))
 		g.copying += took
 		g.peer = g.peer && peer
 		return nil
@@ -627,10 +688,10 @@ func (g *hubGroup) pushSpans(r *Runner, ph *phasedRound, sp [2]int32, i int, asy
 		g.mu.Lock()
 		dv := r.e.dev
 		return func() error {
-			return count(dv.d.cuStreamSynchronize(dv.peerStream).Err("cuStreamSynchronize (peer stream)"))
+			return done(dv.d.cuStreamSynchronize(dv.peerStream).Err("cuStreamSynchronize (peer stream)"))
 		}, nil
 	}
-	err = count(nil)
+	err = done(nil)
 	g.mu.Lock()
 	return nil, err
 }
@@ -738,6 +799,9 @@ func (r *Runner) HubRowsReport() string {
 				b.WriteString(",")
 			}
 			fmt.Fprintf(&b, " %d computed on device %d in %s", ph.rows[j], o.e.dev.ordinal, ph.took[j].Round(time.Millisecond))
+		}
+		if g.packed > 0 {
+			how += fmt.Sprintf(", %d of them packed in 16 bits", g.packed)
 		}
 		fmt.Fprintf(&b, "; %d spans copied between devices (%.1f GiB in %s, %s)", g.copies, float64(g.copied)/(1<<30), g.copying.Round(time.Millisecond), how)
 		return b.String()

@@ -208,6 +208,11 @@ type Config struct {
 	// earlier one's rows. The runner reads them, the plan does not.
 	HubSeeds  float64
 	HubPhases []float64
+	// HubPack lets runners that share their hub rows among devices send a
+	// phase's rows packed in 16 bits where every finite distance fits
+	// (int32 distances, devices that reach each other's memory;
+	// gpu/hubsend.go). The plan does not read it: the runner does.
+	HubPack bool
 	// BlockOrder makes the GPU runner order the sources of a stats run of
 	// several blocks by their breadth-first rank (Graph.BlockOrder), so
 	// that each block holds neighbourhoods whose rows derive from each
@@ -303,6 +308,8 @@ func DefaultConfig() Config {
 		// H200 2.42-2.44 -> 2.04-2.08 s, on two 1.30-1.32 -> 1.14-1.15 s.
 		HubSeeds:  0.08,
 		HubPhases: []float64{0.2, 0.35, 0.5, 0.65, 0.8, 0.9},
+		// BENCHMARKS.md, session 21: R-MAT 18's hub rows on two H200s.
+		HubPack: true,
 		// Not measured: 8 groups' kernels cost far more than a pass over
 		// the arcs.
 		RelabelMinSources: 8 * BatchWidth,

@@ -27,6 +27,7 @@ import (
 //	hubcore=0|1                        HubCore
 //	hubseeds=X                         HubSeeds (0: the hub rows' plan takes seeds and phases)
 //	hubphases=X/Y/...                  HubPhases
+//	hubpack=0|1                        HubPack
 //	blockorder=0|1                     BlockOrder
 //	scratchmb=X                        ScratchBytes in MiB (0: a working row per source)
 //	scratchmin=X                       ScratchMinShare (0: a scratch wherever scratchmb allows)
@@ -111,6 +112,8 @@ func (c *Config) set(key, val string) error {
 		c.HubCore, err = strconv.ParseBool(val)
 	case "blockorder":
 		c.BlockOrder, err = strconv.ParseBool(val)
+	case "hubpack":
+		c.HubPack, err = strconv.ParseBool(val)
 	case "oneslot":
 		c.OneSlotStats, err = strconv.ParseBool(val)
 	case "step":
