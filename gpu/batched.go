@@ -218,8 +218,13 @@ type earlyPlan struct {
 // distances, so it is made, finished and packed while the device (or the
 // devices sharing them, hubshare.go) computes them, instead of after.
 // R-MAT 18 on two H200s: each device's block after the hub rows waited
-// 50-75 ms for its plan (BENCHMARKS.md, session 12). nil where there is
-// nothing to wait for.
+// 50-75 ms for its plan (BENCHMARKS.md, session 12). It begins once the
+// plan of the hub rows made ahead (hubPlanAhead), if any, is done: the
+// two plans spread over every core, and the hub rows' later phases wait
+// for theirs (two H200s: 207-215 ms for the hub rows' plan beside the
+// blocks' against 144-171 on other hosts, and their second phase began
+// 18-30 ms late; BENCHMARKS.md, session 21). nil where there is nothing
+// to wait for.
 func (r *Runner) planBesideHubRows() chan earlyPlan {
 	if r.hubs.ready || len(r.hubs.vertices) == 0 || r.relabel.perm != nil {
 		return nil
@@ -230,7 +235,11 @@ func (r *Runner) planBesideHubRows() chan earlyPlan {
 	lateRows := make(chan []bool, 1)
 	var once sync.Once
 	r.hubs.tell = func(late []bool) { once.Do(func() { lateRows <- late }) }
+	ahead := r.hubRun.ahead
 	go func() {
+		if ahead != nil {
+			<-ahead.done
+		}
 		tracef(r.ordinal(), "plan of %d sources beside the hub rows", len(sources))
 		bp, finish, packed, err := r.startPlan(sources, cut, res)
 		if err == nil && packed == nil {
