@@ -308,7 +308,9 @@ func DefaultConfig() Config {
 		// H200 2.42-2.44 -> 2.04-2.08 s, on two 1.30-1.32 -> 1.14-1.15 s.
 		HubSeeds:  0.08,
 		HubPhases: []float64{0.2, 0.35, 0.5, 0.65, 0.8, 0.9},
-		// BENCHMARKS.md, session 21: R-MAT 18's hub rows on two H200s.
+		// BENCHMARKS.md, session 21, "Hub rows in 16 bits": R-MAT 18,
+		// every source, on two H200s 1.78-1.79 -> 1.81-1.83 x (the two
+		// devices' median 1.145-1.149 -> 1.130-1.142 s).
 		HubPack: true,
 		// Not measured: 8 groups' kernels cost far more than a pass over
 		// the arcs.

@@ -237,7 +237,7 @@ func TestExactFloatsPlanAsIntegers(t *testing.T) {
 func TestApply(t *testing.T) {
 	t.Parallel()
 	c := DefaultConfig()
-	if err := c.Apply("relabel=hubs,relabelmin=7, order=id,leaves=0,mins=false,exactfloats=0,seeds=0.2,seedsmin=0.1,phases=0.5/0.8,sparse=8,slicemb=1.5,step=0.25,oneslot=0,hubrows=64,hubseeds=0.3,hubphases=0.5/0.9,blockorder=0,scratchmb=2,nearfar=on,nearfarmin=99,nearfarscale=1.5,nearfarown=3"); err != nil {
+	if err := c.Apply("relabel=hubs,relabelmin=7, order=id,leaves=0,mins=false,exactfloats=0,seeds=0.2,seedsmin=0.1,phases=0.5/0.8,sparse=8,slicemb=1.5,step=0.25,oneslot=0,hubrows=64,hubseeds=0.3,hubphases=0.5/0.9,hubpack=0,blockorder=0,scratchmb=2,nearfar=on,nearfarmin=99,nearfarscale=1.5,nearfarown=3"); err != nil {
 		t.Fatal(err)
 	}
 	want := DefaultConfig()
@@ -245,7 +245,7 @@ func TestApply(t *testing.T) {
 	want.Seeds, want.SeedsOnMeshes, want.SeedsMinShare, want.Phases, want.PhasesWeighted = 0.2, true, 0.1, []float64{0.5, 0.8}, []float64{0.5, 0.8}
 	want.Sparse, want.SliceBytes, want.DeltaScale, want.StepMeshesOnly, want.OneSlotStats, want.HubRows = 8, 3<<19, 0.25, false, false, 64
 	want.ScratchBytes, want.BlockOrder = 2<<20, false
-	want.HubSeeds, want.HubPhases = 0.3, []float64{0.5, 0.9}
+	want.HubSeeds, want.HubPhases, want.HubPack = 0.3, []float64{0.5, 0.9}, false
 	want.NearFarMode, want.NearFarMinVertices, want.NearFarScale, want.NearFarOwn = NearFarOn, 99, 1.5, 3
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Apply: %+v, want %+v", c, want)
@@ -260,6 +260,7 @@ func TestApply(t *testing.T) {
 		"slicemb=-1":      "slices of -1048576 bytes",
 		"order=block,x=":  `unknown key "x"`,
 		"oneslot=maybe":   `setting "oneslot=maybe"`,
+		"hubpack=2":       `setting "hubpack=2"`,
 		"hubrows=-2":      "-2 hub rows",
 		"hubseeds=1.5":    "hub seeds share 1.5",
 		"hubphases=0.5/2": "hub phase share 2",
