@@ -199,16 +199,7 @@ func TestHubPack16(t *testing.T) {
 // there ("packed"); packed on device 0, copied, and widened ("packedcopy").
 // It reports each step's milliseconds; it needs two devices.
 func BenchmarkHubSend16(b *testing.B) {
-	a, err := openDevice(0)
-	if err != nil {
-		b.Skip("no CUDA device: " + err.Error())
-	}
-	defer a.close()
-	c, err := openDevice(1)
-	if err != nil {
-		b.Skip("no second CUDA device: " + err.Error())
-	}
-	defer c.close()
+	a, c := openTwoDevices(b)
 	const count = (27 << 30) / 40 // 2.7 GiB of int32
 	var src, local, flag, dst, staging devBuf
 	check := func(err error) {

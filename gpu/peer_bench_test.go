@@ -20,16 +20,7 @@ import (
 // GB/s and 12.0 ms; stream 41-71 µs, 391-394 GB/s and 11.7 ms; alone
 // 37-38 µs and 394 GB/s.
 func BenchmarkPeerCopyWhileBusy(b *testing.B) {
-	a, err := openDevice(0)
-	if err != nil {
-		b.Skip("no CUDA device: " + err.Error())
-	}
-	defer a.close()
-	c, err := openDevice(1)
-	if err != nil {
-		b.Skip("no second CUDA device: " + err.Error())
-	}
-	defer c.close()
+	a, c := openTwoDevices(b)
 	const size = 2 << 30
 	const busyWords = 1 << 31 // 8 GiB of fills per launch
 	var src, dst, busy devBuf
@@ -115,4 +106,20 @@ func BenchmarkPeerCopyWhileBusy(b *testing.B) {
 			b.ReportMetric(float64(longest.Microseconds())/1000, "busy-max-ms")
 		})
 	}
+}
+
+// openTwoDevices opens devices 0 and 1 for a benchmark, closed at its
+// end; it skips where there are not two.
+func openTwoDevices(b *testing.B) (*device, *device) {
+	a, err := openDevice(0)
+	if err != nil {
+		b.Skip("no CUDA device: " + err.Error())
+	}
+	b.Cleanup(func() { a.close() })
+	c, err := openDevice(1)
+	if err != nil {
+		b.Skip("no second CUDA device: " + err.Error())
+	}
+	b.Cleanup(func() { c.close() })
+	return a, c
 }
