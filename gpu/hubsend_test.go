@@ -31,6 +31,24 @@ func TestPackedSlots(t *testing.T) {
 	}
 }
 
+// TestHubStageSlots checks where senders' packed spans land in a
+// receiver's stage: in the half of the phase's parity, each at its
+// sender's offset, and nowhere when the phase's spans overflow the half.
+func TestHubStageSlots(t *testing.T) {
+	st := &hubStage{at: 1 << 20, half: 4 * packedAlign}
+	counts := []int64{0, 100, 300} // the receiver, then two senders
+	for i, wantAt := range map[int]uint64{0: 1 << 20, 1: 1<<20 + 4*packedAlign, 2: 1 << 20} {
+		a1, ok1 := st.slot(i, 1, counts)
+		a2, ok2 := st.slot(i, 2, counts)
+		if !ok1 || !ok2 || a1 != wantAt || a2 != wantAt+uint64(packedBytes(100)) {
+			t.Errorf("phase %d: senders at %#x (%v) and %#x (%v), want %#x and %#x", i, a1, ok1, a2, ok2, wantAt, wantAt+uint64(packedBytes(100)))
+		}
+	}
+	if _, ok := st.slot(0, 1, []int64{0, 100, 1000}); ok {
+		t.Error("spans of 1,100 distances fit a half of 1,024 bytes")
+	}
+}
+
 // TestHubRowsPacked shares the hub rows of two R-MAT graphs between two
 // engines of one device (one context) and, where there is a second device,
 // between devices 0 and 1 (statsOnSharedEngines, both at once: every
