@@ -177,9 +177,12 @@ func (g *hubGroup) packedSends(r *Runner, pr *phasePrep, i int) []packedSend {
 }
 
 // sendPacked packs count distances at src (r's rows) into each receiver
-// of packs that r's context reaches (its own, or a peer's), and waits: it returns those sent, none
-// where a value did not fit (r's stage is then marked wide, and the rows
-// go whole, now and after). On r's device goroutine, g.mu released.
+// of packs that r's context reaches (its own, or a peer's), and waits: it
+// returns those sent, none where a value did not fit (r's stage is then
+// marked wide, and the rows go whole, now and after). A span that covers
+// rows of a later phase, not yet computed, packs whatever they hold, and
+// may find them wide: slower, never wrong. On r's device goroutine, g.mu
+// released.
 func (r *Runner) sendPacked(g *hubGroup, packs []packedSend, src uint64, count int64) (map[*Runner]bool, error) {
 	dv := r.e.dev
 	sent := map[*Runner]bool{}
