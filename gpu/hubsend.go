@@ -4,10 +4,11 @@ package gpu
 // phased round (hubshare.go) the runner that computed a share of the hub
 // rows sends it to the others, and the link's time is on every device's
 // path (R-MAT 18 on two H200s: 1.5-2.7 GiB a phase, about 8 ms each, 50 ms
-// of the run's 1.14 s; BENCHMARKS.md, session 21). Where the rows' finite
-// distances all lie below 0xFFFF, the sender packs them into 16 bits and
-// writes them straight into the receiver's memory, and the receiver widens
-// them into its rows before its next phase.
+// of the run's 1.14 s). Where the rows' finite distances all lie below
+// 0xFFFF, the sender packs them into 16 bits and writes them straight into
+// the receiver's memory, and the receiver widens them into its rows before
+// its next phase: 26 ms of sends, and 1.81-1.83 x of one device's time
+// against 1.78-1.79 x (BENCHMARKS.md, session 21).
 //
 // Choices: the packed rows land in the receiver's block rows, which no
 // kernel uses while the hub rows are computed but for the first phase's
@@ -16,9 +17,10 @@ package gpu
 // rows the receiver has not yet widened (it must first wait for the
 // receiver's share of phase i+1, computed after the widening on the
 // receiver's stream). Each sender's packed span has a slot in the half,
-// in runner order. int32 distances only, and only between devices whose
-// contexts reach each other's memory (cuCtxEnablePeerAccess); anything
-// else, and a span whose values do not fit, is sent whole as before.
+// in runner order. int32 distances only, and only between runners of one
+// context or whose contexts reach each other's memory
+// (cuCtxEnablePeerAccess); anything else, and a span whose values do not
+// fit, is sent whole as before.
 
 import (
 	"fmt"
