@@ -44,10 +44,10 @@ type hubStage struct {
 }
 
 // slot is the device address where sender o's packed span of phase i
-// lands in the stage, and whether it fits: counts are the phase's spans
-// in distances by sender, 0 for those that send nothing packed.
-func (s *hubStage) slot(i, o int, counts []int64) (uint64, bool) {
-	at, total := packedSlots(counts)
+// lands in the stage of runner k, and whether it fits: counts are the
+// phase's spans in distances by runner (spanCounts).
+func (s *hubStage) slot(i, o, k int, counts []int64) (uint64, bool) {
+	at, total := packedSlots(counts, k)
 	if total > s.half {
 		return 0, false
 	}
@@ -56,14 +56,16 @@ func (s *hubStage) slot(i, o int, counts []int64) (uint64, bool) {
 
 // newHubStage gives runner r, joining a phased round, a stage for the
 // packed rows the others send it, in the last quarter of its block rows
-// (region bytes from regionAt): none where HubPack is off, the distances
+// (those before its first hub row's, at hubBase): none where HubPack is off, the distances
 // are not int32, the rows past the first phase's frontier (of every hub,
 // at most) leave no room, or its flag cannot be made (r's rows then go
 // whole: a 4-byte allocation that fails leaves the kernels to say why).
-func newHubStage(r *Runner, regionAt uint64, region int64) *hubStage {
+func newHubStage(r *Runner, hubBase uint64) *hubStage {
 	if !r.batched.HubPack || r.distType != graph.DistInt32 {
 		return nil
 	}
+	region := int64(r.hubs.firstRow) * r.rowBytes()
+	regionAt := hubBase - uint64(region)
 	q := (region / 4) &^ (2*packedAlign - 1)
 	frontier := batchedFrontierBytes(r.n, len(r.hubs.vertices), true)
 	if q < 2*packedAlign || frontier > region-q-packedAlign {
@@ -91,15 +93,15 @@ func packedBytes(count int64) int64 {
 	return (2*((count+3)&^3) + packedAlign - 1) &^ (packedAlign - 1)
 }
 
-// packedSlots places the packed spans of one phase in a receiver's half:
-// counts[o] is sender o's span in distances (0: o sends nothing packed
-// to it, the receiver itself included). It returns each sender's offset
-// in the half and the bytes they take together.
-func packedSlots(counts []int64) (at []int64, total int64) {
+// packedSlots places the packed spans of one phase in receiver k's half:
+// counts[o] is runner o's span in distances (0: none), k's own left out.
+// It returns each sender's offset in the half and the bytes they take
+// together.
+func packedSlots(counts []int64, k int) (at []int64, total int64) {
 	at = make([]int64, len(counts))
 	for o, c := range counts {
 		at[o] = total
-		if c > 0 {
+		if c > 0 && o != k {
 			total += packedBytes(c)
 		}
 	}
@@ -163,15 +165,14 @@ func (g *hubGroup) packedSends(r *Runner, pr *phasePrep, i int) []packedSend {
 		return nil
 	}
 	j := slices.Index(g.runners, r)
+	counts := spanCounts(pr, r.n)
 	var out []packedSend
 	for k, o := range g.runners {
 		st := g.stage[o]
 		if k == j || st == nil {
 			continue
 		}
-		counts := spanCounts(pr, r.n)
-		counts[k] = 0
-		if dst, ok := st.slot(i, j, counts); ok {
+		if dst, ok := st.slot(i, j, k, counts); ok {
 			out = append(out, packedSend{to: o, dst: dst, flag: own.flag.ptr})
 		}
 	}
@@ -185,7 +186,7 @@ func (g *hubGroup) packedSends(r *Runner, pr *phasePrep, i int) []packedSend {
 // rows of a later phase, not yet computed, packs whatever they hold, and
 // may find them wide: slower, never wrong. On r's device goroutine, g.mu
 // released.
-func (r *Runner) sendPacked(g *hubGroup, packs []packedSend, src uint64, count int64) (map[*Runner]bool, error) {
+func (g *hubGroup) sendPacked(r *Runner, packs []packedSend, src uint64, count int64) (map[*Runner]bool, error) {
 	dv := r.e.dev
 	sent := map[*Runner]bool{}
 	for _, p := range packs {
@@ -229,12 +230,11 @@ func (g *hubGroup) widen(r *Runner, ph *phasedRound, pr *phasePrep, i int) error
 	}
 	k := slices.Index(g.runners, r)
 	counts := spanCounts(pr, r.n)
-	counts[k] = 0
 	for j := range g.runners {
 		if !ph.packed[[3]int{i, j, k}] {
 			continue
 		}
-		src, ok := st.slot(i, j, counts)
+		src, ok := st.slot(i, j, k, counts)
 		if !ok {
 			return fmt.Errorf("gpu: hub phase %d: rows sent packed do not fit the stage", i)
 		}

@@ -20,7 +20,7 @@ func TestPackedSlots(t *testing.T) {
 	if got := packedBytes(129); got != 2*packedAlign { // 132 values, 264 bytes
 		t.Errorf("packedBytes(129) = %d, want %d", got, 2*packedAlign)
 	}
-	at, total := packedSlots([]int64{1000, 0, 3})
+	at, total := packedSlots([]int64{1000, 0, 3}, 1)
 	if at[0] != 0 || at[1] != packedBytes(1000) || at[2] != packedBytes(1000) || total != packedBytes(1000)+packedBytes(3) {
 		t.Errorf("packedSlots = %v, %d", at, total)
 	}
@@ -38,13 +38,13 @@ func TestHubStageSlots(t *testing.T) {
 	st := &hubStage{at: 1 << 20, half: 4 * packedAlign}
 	counts := []int64{0, 100, 300} // the receiver, then two senders
 	for i, wantAt := range map[int]uint64{0: 1 << 20, 1: 1<<20 + 4*packedAlign, 2: 1 << 20} {
-		a1, ok1 := st.slot(i, 1, counts)
-		a2, ok2 := st.slot(i, 2, counts)
+		a1, ok1 := st.slot(i, 1, 0, counts)
+		a2, ok2 := st.slot(i, 2, 0, counts)
 		if !ok1 || !ok2 || a1 != wantAt || a2 != wantAt+uint64(packedBytes(100)) {
 			t.Errorf("phase %d: senders at %#x (%v) and %#x (%v), want %#x and %#x", i, a1, ok1, a2, ok2, wantAt, wantAt+uint64(packedBytes(100)))
 		}
 	}
-	if _, ok := st.slot(0, 1, []int64{0, 100, 1000}); ok {
+	if _, ok := st.slot(0, 1, 0, []int64{0, 100, 1000}); ok {
 		t.Error("spans of 1,100 distances fit a half of 1,024 bytes")
 	}
 }

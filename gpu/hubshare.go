@@ -306,7 +306,7 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 	// the first boundary (R-MAT 18 on two H200s; BENCHMARKS.md, session
 	// 21). Where either fails, r's rows go whole, and the copies report
 	// the error.
-	if st := newHubStage(r, g.base[r]-uint64(int64(r.hubs.firstRow)*r.rowBytes()), int64(r.hubs.firstRow)*r.rowBytes()); st != nil {
+	if st := newHubStage(r, g.base[r]); st != nil {
 		g.stage[r] = st
 		defer r.e.dev.free(&st.flag) // r's packs are over when it returns
 	}
@@ -640,7 +640,7 @@ func (g *hubGroup) pushSpans(r *Runner, ph *phasedRound, pr *phasePrep, i int, a
 		return nil, err
 	}
 	count := int64(sp[1]-sp[0]) * int64(r.n)
-	packed, err := r.sendPacked(g, packs, g.base[r]+at, count)
+	packed, err := g.sendPacked(r, packs, g.base[r]+at, count)
 	if err != nil {
 		return fail(err)
 	}
