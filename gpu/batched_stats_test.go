@@ -3,6 +3,7 @@ package gpu
 import (
 	"context"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -738,9 +739,70 @@ func TestHubPlanAhead(t *testing.T) {
 			t.Errorf("%s: the runners of a group made %v and %v plans ahead, want one shared", gname, r0.hubRun.ahead, r1.hubRun.ahead)
 		}
 		<-r0.hubRun.ahead.done
+		if a.first != nil {
+			t.Errorf("%s: a runner without a group cut the first phase among parts", gname)
+		}
+		checkFirstCut(t, gname, r0.hubRun.ahead)
 		checked++
 	}
 	if checked == 0 {
 		t.Fatal("no test graph keeps hub rows")
+	}
+}
+
+// checkFirstCut checks the first phase that a group's plan ahead (a, made)
+// cut among its two parts: each share's rows lie in its part and its span
+// covers them, together they are the phase, and it is what the phased
+// round cuts; a round of the same parts takes it, one of three parts cuts
+// its own.
+func checkFirstCut(t *testing.T, gname string, a *hubPlanAhead) {
+	t.Helper()
+	bounds := handBounds(len(a.vertices), 2)
+	parts := []hubPart{{lo: bounds[0][0], hi: bounds[0][1]}, {lo: bounds[1][0], hi: bounds[1][1]}}
+	c := a.first
+	if c == nil || !slices.Equal(c.his, partEnds(parts)) {
+		t.Fatalf("%s: first phase cut %v ahead, want one for the parts %v", gname, c, bounds)
+	}
+	bp := a.block
+	seen := 0
+	for j, share := range c.share {
+		for _, at := range share {
+			row := int32(at)
+			if bp.Rows != nil {
+				row = bp.Rows[at]
+			}
+			if int(row) < parts[j].lo || int(row) >= parts[j].hi || row < c.span[j][0] || row >= c.span[j][1] {
+				t.Fatalf("%s: runner %d's share holds row %d, outside its part %v or its span %v", gname, j, row, parts[j], c.span[j])
+			}
+			if at < bp.PhaseStart(0) || at >= bp.PhaseStart(1) {
+				t.Fatalf("%s: runner %d's share holds position %d, outside the first phase", gname, j, at)
+			}
+		}
+		if len(share) > 0 && (c.part[j] == nil || len(c.part[j].Sources) != len(share)) {
+			t.Fatalf("%s: runner %d's share of %d sources planned %v", gname, j, len(share), c.part[j])
+		}
+		seen += len(share)
+	}
+	if want := bp.PhaseStart(1) - bp.PhaseStart(0); seen != want || c.part[0] == nil || c.part[1] == nil {
+		t.Fatalf("%s: the shares hold %d of the first phase's %d sources (parts planned %v, %v)", gname, seen, want, c.part[0] != nil, c.part[1] != nil)
+	}
+	if now := cutPhase(bp, 0, c.his); !reflect.DeepEqual(now, *c) {
+		t.Errorf("%s: the first phase cut ahead differs from its cut now", gname)
+	}
+	wait := func(ph *phasedRound) {
+		for i := range ph.prep {
+			<-ph.prep[i].ready
+		}
+	}
+	ph := newPhasedRound(bp, nil, parts, 2, c)
+	wait(ph)
+	if !reflect.DeepEqual(ph.prep[0].phaseCut, *c) || &ph.prep[0].share[0][0] != &c.share[0][0] {
+		t.Errorf("%s: the phased round did not take the first phase cut ahead", gname)
+	}
+	three := []hubPart{{lo: 0, hi: 1}, {lo: 1, hi: bounds[1][0]}, parts[1]}
+	ph = newPhasedRound(bp, nil, three, 3, c)
+	wait(ph)
+	if got := ph.prep[0]; len(got.share) != 3 || !reflect.DeepEqual(got.phaseCut, cutPhase(bp, 0, partEnds(three))) {
+		t.Errorf("%s: a round of three parts took the first phase cut for two", gname)
 	}
 }

@@ -122,6 +122,11 @@ type hubPlanAhead struct {
 	started, done chan struct{}
 	block         *plan.Block
 	err           error
+	// first, for the runners of a group, is the plan's first phase cut
+	// among their parts (cutPhase), made before started is closed: the
+	// phased round's first phase then need not wait for its cut (5.7 ms
+	// of R-MAT 18's on two H200s, BENCHMARKS.md, session 22).
+	first *phaseCut
 	// taken is set by the one runner that takes the block (the runners
 	// of a group share one plan made ahead, hubshare.go).
 	taken atomic.Bool
@@ -151,12 +156,22 @@ func (r *Runner) planHubRowsAhead(h int) {
 	if g != nil {
 		g.ahead = a
 	}
+	var his []int // the parts' ends, where a group shares the rows
+	if g != nil {
+		for _, b := range handBounds(len(v), len(g.parts)) {
+			his = append(his, b[1])
+		}
+	}
 	pg, cfg, ordinal := r.planGraph, r.batched.HubPlan(), r.ordinal()
 	go func() {
 		defer close(a.done)
 		tracef(ordinal, "plan of %d hub rows ahead", len(v))
 		var finish func()
 		a.block, finish, a.err = pg.StartResident(v, cfg, math.Inf(1), plan.Resident{})
+		if a.err == nil && his != nil {
+			first := cutPhase(a.block, 0, his)
+			a.first = &first
+		}
 		close(a.started)
 		if finish != nil {
 			finish()
@@ -307,6 +322,7 @@ func (r *Runner) computeHubRows(lo, hi int) error {
 	if err != nil {
 		return err
 	}
+	tracef(r.ordinal(), "hub rows: plan's first phase made")
 	return r.runHubPlan(bp, finish, nil, lo, began)
 }
 

@@ -146,11 +146,18 @@ type phasedRound struct {
 }
 
 // phasePrep is one phase of a phased round cut among its runners, read
-// once ready is closed: per runner, the positions in plan.Sources of its
-// share, the rows [lo, hi) they cover, and the plan of its share packed
-// for the device (nil where it has none).
+// once ready is closed.
 type phasePrep struct {
-	ready  chan struct{}
+	ready chan struct{}
+	phaseCut
+}
+
+// phaseCut is one phase of a plan cut among runners whose parts end at
+// his: per runner, the positions in plan.Sources of its share, the rows
+// [lo, hi) they cover, and the plan of its share packed for the device
+// (nil where it has none).
+type phaseCut struct {
+	his    []int
 	share  [][]int
 	span   [][2]int32
 	part   []*plan.Block
@@ -172,6 +179,37 @@ func ShareHubRows(runners []*Runner) {
 		r.hubGroup = g
 		r.mu.Unlock()
 	}
+	reachEachOther(runners)
+}
+
+// reachEachOther enables each device's access to the others' memory,
+// where the runners may keep hub rows, before their buffers are
+// allocated: enabled once they hold R-MAT 18's rows, it took the last
+// device to join the phased round 10 ms of the first phase (the other's
+// memory is mapped then), which the allocations take in part once it is
+// on, beside each other (two H200s: the first phase began 19-20 ms after
+// the blocks against 24-25; BENCHMARKS.md, session 22). Where it fails,
+// the rows go through the host, and the copies report the error.
+func reachEachOther(runners []*Runner) {
+	var wg sync.WaitGroup
+	for _, r := range runners {
+		if r.e == nil || !r.hubRowsPossible() {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.e.dev.do(func() error {
+				for _, o := range runners {
+					if o.e != nil && o.e.dev.ctx != r.e.dev.ctx {
+						enablePeer(r.e.dev, o.e.dev)
+					}
+				}
+				return nil
+			})
+		}()
+	}
+	wg.Wait()
 }
 
 // HubRowsCopied is how many parts of the hub rows the runner's group took
@@ -301,28 +339,35 @@ func (g *hubGroup) ensureParts(r *Runner) error {
 // every row alone.
 func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 	j := slices.Index(g.runners, r)
-	// r's stage and peer access, before the plan is waited for: enabling
-	// a context's access to another device's memory took about 5 ms of
-	// the first boundary (R-MAT 18 on two H200s; BENCHMARKS.md, session
-	// 21). Where either fails, r's rows go whole, and the copies report
-	// the error.
+	// r's stage and peer access (on already where ShareHubRows could),
+	// before the plan is waited for: enabling a context's access to
+	// another device's memory took about 5 ms of the first boundary
+	// (R-MAT 18 on two H200s; BENCHMARKS.md, session 21). Where either
+	// fails, r's rows go whole, and the copies report the error.
 	if st := newHubStage(r, g.base[r]); st != nil {
 		g.stage[r] = st
-		defer r.e.dev.free(&st.flag) // r's packs are over when it returns
+		defer r.e.dev.free(&st.flag) // r's packs are over when it returns (freed already when it goes on)
 	}
 	for _, o := range g.runners {
 		if o.e.dev.ctx != r.e.dev.ctx {
 			enablePeer(r.e.dev, o.e.dev)
 		}
 	}
+	tracef(r.ordinal(), "hub rows: stage and peer access ready")
 	if g.phased == nil {
+		a := r.hubRun.ahead
 		bp, finish, err := r.hubPlan(0, len(r.hubs.vertices))
+		tracef(r.ordinal(), "hub rows: plan's first phase made")
 		if err != nil {
 			g.phased = &phasedRound{failed: true, joined: map[*Runner]bool{}}
 			g.cond.Broadcast()
 			return err
 		}
-		g.phased = newPhasedRound(bp, finish, g.parts, len(g.runners))
+		var first *phaseCut
+		if a != nil && a.block == bp {
+			first = a.first
+		}
+		g.phased = newPhasedRound(bp, finish, g.parts, len(g.runners), first)
 	}
 	ph := g.phased
 	ph.joined[r] = true
@@ -376,6 +421,18 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 			}
 		}
 		goOn := i == last && g.nothingToDerive(ph, r)
+		if st := g.stage[r]; goOn && st != nil {
+			// r packs nothing more (the last phase's spans go whole):
+			// its flag is freed now, while its context is idle, since
+			// cuMemFree waits for the context's work, the copies queued
+			// below included (5 ms before r's block, R-MAT 18 on two
+			// H200s; BENCHMARKS.md, session 22).
+			if err := r.e.dev.free(&st.flag); err != nil {
+				ph.failed = true
+				g.cond.Broadcast()
+				return err
+			}
+		}
 		sent, err := g.pushSpans(r, ph, pr, i, goOn)
 		if err != nil {
 			ph.failed = true
@@ -510,62 +567,88 @@ func (l *lateHubRows) wait() (lost bool) {
 // planned and packed aside (prepare), while the earlier phases run: made
 // by the runner that came first, under the group's lock, the cut and
 // plan of a share held the phases' start 6-15 ms on R-MAT 18's core
-// (session 14).
-func newPhasedRound(bp *plan.Block, finish func(), parts []hubPart, m int) *phasedRound {
+// (session 14). first, when not nil, is the first phase cut already
+// (with the plan made ahead, hubPlanAhead), taken where it was cut for
+// these parts.
+func newPhasedRound(bp *plan.Block, finish func(), parts []hubPart, m int, first *phaseCut) *phasedRound {
 	phases := bp.NumPhases()
 	ph := &phasedRound{plan: bp, done: make([]int, phases), took: make([]time.Duration, m), rows: make([]int, m),
 		joined: map[*Runner]bool{}, prep: make([]phasePrep, phases), packed: map[[3]int]bool{}}
 	if finish != nil {
 		ph.finish = sync.OnceFunc(finish)
 	}
-	bounds := make([]int, len(parts))
-	for i, p := range parts {
-		bounds[i] = p.hi
-	}
+	his := partEnds(parts)
 	for i := range ph.prep {
 		ph.prep[i].ready = make(chan struct{})
 	}
-	go ph.prepare(ph.finish, bounds)
+	if first != nil && slices.Equal(first.his, his) {
+		ph.prep[0].phaseCut = *first
+		close(ph.prep[0].ready)
+	} else {
+		first = nil
+	}
+	go ph.prepare(ph.finish, his, first != nil)
 	return ph
 }
 
-// prepare cuts each phase of the round's plan among its runners (a source
-// goes to the runner of the part its row lies in: his, the parts' ends)
-// and plans each share, in phase order; a phase past the first waits for
-// the plan's finish first.
-func (ph *phasedRound) prepare(finish func(), his []int) {
-	bp, m := ph.plan, len(ph.took)
+// partEnds are the ends of parts, as phaseCut reads them.
+func partEnds(parts []hubPart) []int {
+	his := make([]int, len(parts))
+	for i, p := range parts {
+		his[i] = p.hi
+	}
+	return his
+}
+
+// prepare cuts each phase of the round's plan among its runners
+// (cutPhase) in phase order, from the second where the first is cut
+// already (skipFirst); a phase past the first waits for the plan's finish
+// first.
+func (ph *phasedRound) prepare(finish func(), his []int, skipFirst bool) {
 	for i := range ph.prep {
+		if i == 0 && skipFirst {
+			continue
+		}
 		if i > 0 && finish != nil {
 			finish()
 		}
 		pr := &ph.prep[i]
-		pr.share, pr.span = make([][]int, m), make([][2]int32, m)
-		for at := bp.PhaseStart(i); at < bp.PhaseStart(i+1); at++ {
-			row := int32(at)
-			if bp.Rows != nil {
-				row = bp.Rows[at]
-			}
-			o := 0
-			for o+1 < len(his) && int(row) >= his[o] {
-				o++
-			}
-			if len(pr.share[o]) == 0 || row < pr.span[o][0] {
-				pr.span[o][0] = row
-			}
-			pr.span[o][1] = max(pr.span[o][1], row+1)
-			pr.share[o] = append(pr.share[o], at)
-		}
-		pr.part, pr.packed = make([]*plan.Block, m), make([]*plan.Packed, m)
-		for j, share := range pr.share {
-			if len(share) > 0 {
-				part := bp.PhasePart(i, share)
-				packed := part.Pack(0, part.NumPhases(), true)
-				pr.part[j], pr.packed[j] = part, &packed
-			}
-		}
+		pr.phaseCut = cutPhase(ph.plan, i, his)
 		close(pr.ready)
 	}
+}
+
+// cutPhase cuts phase i of bp among the runners of parts ending at his (a
+// source goes to the runner of the part its row lies in) and plans and
+// packs each share. Phase i must be final (the first is once the plan's
+// Start returned, the later ones once its finish ran).
+func cutPhase(bp *plan.Block, i int, his []int) phaseCut {
+	m := len(his)
+	c := phaseCut{his: his, share: make([][]int, m), span: make([][2]int32, m)}
+	for at := bp.PhaseStart(i); at < bp.PhaseStart(i+1); at++ {
+		row := int32(at)
+		if bp.Rows != nil {
+			row = bp.Rows[at]
+		}
+		o := 0
+		for o+1 < len(his) && int(row) >= his[o] {
+			o++
+		}
+		if len(c.share[o]) == 0 || row < c.span[o][0] {
+			c.span[o][0] = row
+		}
+		c.span[o][1] = max(c.span[o][1], row+1)
+		c.share[o] = append(c.share[o], at)
+	}
+	c.part, c.packed = make([]*plan.Block, m), make([]*plan.Packed, m)
+	for j, share := range c.share {
+		if len(share) > 0 {
+			part := bp.PhasePart(i, share)
+			packed := part.Pack(0, part.NumPhases(), true)
+			c.part[j], c.packed[j] = part, &packed
+		}
+	}
+	return c
 }
 
 // finishPlan waits, with g.mu released meanwhile, until the plan's later

@@ -519,6 +519,7 @@ func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph
 	tracef(r.e.dev.ordinal, "stats of %d sources", len(sources))
 	defer tracef(r.e.dev.ordinal, "stats of %d sources done", len(sources))
 	err := r.e.dev.do(func() error {
+		tracef(r.e.dev.ordinal, "stats of %d sources on the device goroutine", len(sources))
 		r.kernelTime, r.host = 0, hostTimes{}
 		if err := r.uploadTargets(); err != nil {
 			return err
@@ -606,6 +607,7 @@ func (r *Runner) compute(sources []graph.VertexID, s *resultSlot, oneSlot bool) 
 	if err != nil {
 		return -1, err
 	}
+	tracef(dv.ordinal, "buffers for %d sources ready (%s)", k, time.Since(began).Round(time.Microsecond))
 	r.dist, r.pred = r.blockRows(s), s.pred
 	r.blockSources = sources
 	defer func() { r.blockSources = nil }()
