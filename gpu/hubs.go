@@ -156,7 +156,7 @@ func (r *Runner) planHubRowsAhead(h int) {
 	if g != nil {
 		g.ahead = a
 	}
-	var his []int // the parts' ends, where a group shares the rows
+	var his []int // the parts' ends (ensureShared's), where a group shares the rows
 	if g != nil {
 		for _, b := range handBounds(len(v), len(g.parts)) {
 			his = append(his, b[1])

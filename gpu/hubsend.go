@@ -157,9 +157,8 @@ func spanCounts(pr *phasePrep, n int) []int64 {
 // packedSends are the runners to which r may send its span of phase i
 // packed (with g.mu held): those with a stage where the span fits, where r
 // has a stage (its flag, not yet freed) and has not found its rows too
-// wide before. Two
-// engines of one device share its primary context, and pack too (their
-// tests on one device take this path).
+// wide before. Two engines of one device share its primary context, and
+// pack too (their tests on one device take this path).
 func (g *hubGroup) packedSends(r *Runner, pr *phasePrep, i int) []packedSend {
 	own := g.stage[r]
 	if own == nil || own.wide || own.flag.ptr == 0 {

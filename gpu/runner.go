@@ -519,7 +519,6 @@ func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph
 	tracef(r.e.dev.ordinal, "stats of %d sources", len(sources))
 	defer tracef(r.e.dev.ordinal, "stats of %d sources done", len(sources))
 	err := r.e.dev.do(func() error {
-		tracef(r.e.dev.ordinal, "stats of %d sources on the device goroutine", len(sources))
 		r.kernelTime, r.host = 0, hostTimes{}
 		if err := r.uploadTargets(); err != nil {
 			return err
