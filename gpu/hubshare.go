@@ -339,21 +339,14 @@ func (g *hubGroup) ensureParts(r *Runner) error {
 // every row alone.
 func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 	j := slices.Index(g.runners, r)
-	// r's stage and peer access (on already where ShareHubRows could),
-	// before the plan is waited for: enabling a context's access to
-	// another device's memory took about 5 ms of the first boundary
-	// (R-MAT 18 on two H200s; BENCHMARKS.md, session 21). Where either
-	// fails, r's rows go whole, and the copies report the error.
+	// r's stage, before the plan is waited for (peer access is on since
+	// ShareHubRows, reachEachOther). Where it cannot be made, r's rows go
+	// whole.
 	if st := newHubStage(r, g.base[r]); st != nil {
 		g.stage[r] = st
 		defer r.e.dev.free(&st.flag) // r's packs are over when it returns (freed already when it goes on)
 	}
-	for _, o := range g.runners {
-		if o.e.dev.ctx != r.e.dev.ctx {
-			enablePeer(r.e.dev, o.e.dev)
-		}
-	}
-	tracef(r.ordinal(), "hub rows: stage and peer access ready")
+	tracef(r.ordinal(), "hub rows: stage ready")
 	if g.phased == nil {
 		a := r.hubRun.ahead
 		bp, finish, err := r.hubPlan(0, len(r.hubs.vertices))
