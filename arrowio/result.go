@@ -24,7 +24,10 @@ type ResultBuilder struct {
 	schema   *arrow.Schema
 	ids      idColumn
 	maxRows  int
-	shape    Shape
+	// maxPathVerts ends a pairs record with paths early (maxPathVertices;
+	// lower in tests)
+	maxPathVerts int
+	shape        Shape
 
 	// scratch of the pairs layout, reused across blocks
 	rowSrc, rowTgt, rowPred, rowRank []int32
@@ -48,13 +51,15 @@ func NewResultBuilder(layout Layout, v *Vertices, t graph.DistType, withPred boo
 	}
 	b := &ResultBuilder{
 		layout: layout, vertices: v, distType: t, withPred: withPred, mem: mem,
-		schema:  ResultSchema(layout, v, t, withPred),
-		ids:     newIDColumn(v),
-		maxRows: maxPairsRows,
+		schema:       ResultSchema(layout, v, t, withPred),
+		ids:          newIDColumn(v),
+		maxRows:      maxPairsRows,
+		maxPathVerts: maxPathVertices,
 	}
 	// Keep one string column of a batch well below 2 GiB of characters.
 	if l := b.ids.maxLen(); l > 0 {
 		b.maxRows = max(1, min(maxPairsRows, (1<<30)/l))
+		b.maxPathVerts = max(1, min(maxPathVertices, (1<<30)/l))
 	}
 	return b
 }
@@ -217,6 +222,9 @@ func buildPairs[D graph.Number](b *ResultBuilder, blk *graph.Block, emit func(ar
 						b.rowPred[j] = blk.Pred[r*n+v]
 					}
 					j++
+					if b.shape.Paths && len(b.pathVerts) >= b.maxPathVerts {
+						k = j // the record is full of paths
+					}
 				}
 			}
 			pos = r*n + v

@@ -83,6 +83,14 @@ type Shape struct {
 // maxPairsRows caps the rows of one pairs record.
 const maxPairsRows = 1 << 20
 
+// maxPathVertices caps the path vertices of one pairs record with paths:
+// a record ends early once its paths hold this many, so that the scratch
+// and the path column (4 M ids: 16 MiB of dense ids, 32 MiB of int64 ids)
+// stay bounded however long the paths are, and the list offsets (int32)
+// cannot overflow. Paths of 1,000 vertices make records of about 4,000
+// rows; a single path longer than the cap goes alone.
+const maxPathVertices = 1 << 22
+
 // IDType is the Arrow type in which results carry external ids: the input's
 // integer type, utf8 for utf8 and string-view ids, large_utf8 for large_utf8.
 func IDType(v *Vertices) arrow.DataType {

@@ -62,6 +62,22 @@ func checkQuery(opt Options) error {
 	return checkNearest(opt)
 }
 
+// clampNearest is opt.K bounded by what a source can have nearest: the
+// other vertices, or the targets where they are given. Every allocation of
+// the k nearest (a block of sources × K cells, on the host and on a
+// device) is sized from it, so a K of 2^62 on a graph of 4 vertices asks
+// for what a K of 3 does, and returns the same rows.
+func (g *Graph) clampNearest(opt Options) int {
+	if opt.K <= 0 {
+		return opt.K
+	}
+	limit := max(g.NumVertices()-1, 1)
+	if opt.Targets != nil {
+		limit = min(limit, max(len(opt.Targets), 1))
+	}
+	return min(opt.K, limit)
+}
+
 // ErrPathsTooLarge is wrapped, beside ErrInvalid, by the refusal of paths
 // for every pair of a graph above MaxPathsVertices.
 var ErrPathsTooLarge = errors.New("paths for every pair")
@@ -74,9 +90,18 @@ const MaxPathsVertices = 10000
 // large the output would be.
 func (g *Graph) checkPaths(opt Options, sources int) error {
 	n := g.NumVertices()
-	// An infinite cutoff cuts nothing: the output is every pair's.
+	// An infinite cutoff cuts nothing: the output is every pair's. Targets
+	// and the k nearest narrow a row to their count, which may be no
+	// narrower than the graph (a K of 10^9, every vertex as a target).
 	cut := opt.HasCutoff && !math.IsInf(opt.Cutoff, 1)
-	if !opt.WithPaths || n <= MaxPathsVertices || opt.Targets != nil || opt.K > 0 || cut {
+	width := n
+	if opt.Targets != nil {
+		width = min(width, len(opt.Targets))
+	}
+	if opt.K > 0 {
+		width = min(width, opt.K+1) // the source's own row, and its K nearest
+	}
+	if !opt.WithPaths || width <= MaxPathsVertices || cut {
 		return nil
 	}
 	// Each row holds two ids, a distance, a path offset and at least its
@@ -85,10 +110,10 @@ func (g *Graph) checkPaths(opt Options, sources int) error {
 	if g.Table.Vertices.IsString() {
 		id = 16
 	}
-	rows := int64(sources) * int64(n)
+	rows := int64(sources) * int64(width)
 	bytes := rows * (4*id + 8 + 4)
-	return fmt.Errorf("%w: %w of %d sources × %d vertices: %d rows, at least %s of output; above %d vertices paths need targets, k nearest or a cutoff",
-		ErrInvalid, ErrPathsTooLarge, sources, n, rows, outputSize(bytes), MaxPathsVertices)
+	return fmt.Errorf("%w: %w of %d sources × %d vertices: %d rows, at least %s of output; above %d vertices paths need at most %d targets or k nearest, or a cutoff",
+		ErrInvalid, ErrPathsTooLarge, sources, width, rows, outputSize(bytes), MaxPathsVertices, MaxPathsVertices)
 }
 
 // outputSize is bytes in GiB, or in MiB below one GiB (where 0.0 GiB

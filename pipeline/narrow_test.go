@@ -574,4 +574,47 @@ func TestPathsRefusedOnLargeGraphs(t *testing.T) {
 	if _, err := Schema(g, Options{WithPaths: true, Sources: []string{"0"}, K: 3}); err != nil {
 		t.Errorf("paths of the 3 nearest: %v", err)
 	}
+	// A K or a list of targets as wide as the graph narrows nothing.
+	if _, err := Schema(g, Options{WithPaths: true, K: 1 << 40}); !errors.Is(err, ErrPathsTooLarge) {
+		t.Errorf("paths of the 2^40 nearest: %v", err)
+	}
+	every := make([]string, MaxPathsVertices+1)
+	for i := range every {
+		every[i] = "0"
+	}
+	if _, err := Schema(g, Options{WithPaths: true, Targets: every}); !errors.Is(err, ErrPathsTooLarge) {
+		t.Errorf("paths to %d targets: %v", len(every), err)
+	}
+}
+
+// TestNearestClamped runs the k nearest with a K far above the vertices:
+// the rows are those of K = n-1, and nothing is sized from the K given
+// (a K of 2^62 made a block of sources × K cells).
+func TestNearestClamped(t *testing.T) {
+	g, err := LoadGraph(randomTable(testgraphs.Rand(t, 5), 6, 12, testgraphs.Int), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := func(k int, targets []string) string {
+		var out []string
+		_, err := Run(context.Background(), g, Options{K: k, Targets: targets, Engine: "cpu"}, func(r arrow.RecordBatch) error {
+			for i := range int(r.NumRows()) {
+				out = append(out, r.Column(0).ValueStr(i)+">"+r.Column(1).ValueStr(i)+"="+r.Column(2).ValueStr(i))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("k %d: %v", k, err)
+		}
+		return strings.Join(out, " ")
+	}
+	want := rows(g.NumVertices()-1, nil)
+	for _, k := range []int{g.NumVertices(), 1 << 31, 1 << 62, math.MaxInt} {
+		if got := rows(k, nil); got != want {
+			t.Errorf("k %d: %s, want %s", k, got, want)
+		}
+	}
+	if got, want := rows(1<<62, []string{"1", "2"}), rows(2, []string{"1", "2"}); got != want {
+		t.Errorf("k 2^62 over two targets: %s, want %s", got, want)
+	}
 }

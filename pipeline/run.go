@@ -42,6 +42,7 @@ func (g *Graph) normalize(opt Options) (Options, error) {
 	if err := checkQuery(opt); err != nil {
 		return opt, err
 	}
+	opt.K = g.clampNearest(opt)
 	if opt.MaxBlock < 0 {
 		return opt, fmt.Errorf("%w: a block of %d sources", ErrInvalid, opt.MaxBlock)
 	}
