@@ -110,6 +110,14 @@ func benchParams(c *cli.Context) (benchsuite.Params, error) {
 			return p, usagef("--dist-type: %v", err)
 		}
 	}
+	if out := c.String("out"); out != "" {
+		// An edge file of --graphs would be replaced by the table.
+		for _, name := range p.Graphs {
+			if _, err := os.Stat(name); err == nil && sameFile(name, out) {
+				return p, usagef("--out %s is the edge file %s of --graphs; write the table elsewhere", out, name)
+			}
+		}
+	}
 	if p.DiskDir == "" && c.String("out") != "" {
 		p.DiskDir = filepath.Dir(c.String("out"))
 	}

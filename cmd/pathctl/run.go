@@ -479,7 +479,7 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	if c.Bool("verbose") && !quiet {
 		opt.Log = e.stderr
 	}
-	if err := checkOutputPaths(c.Args().First(), out, c.String("vertices-out")); err != nil {
+	if err := checkOutputPaths(c, layout, out); err != nil {
 		return err
 	}
 	if err := checkOutputDir("-o", out); err != nil {
@@ -688,16 +688,39 @@ func printWallTime(log io.Writer, t wallTimes) {
 		ms(t.wall), ms(t.startUp), ms(t.read), device, ms(graphOnly), csr, ms(t.run), closing, ms(t.closeDevice), ms(t.closeOutput), ms(max(other, 0)))
 }
 
-// checkOutputPaths refuses an output that would overwrite the input, or a
-// vertex file that would overwrite the output, before anything is read:
-// paths are compared as files (links and relative names resolved), so
+// checkOutputPaths refuses, before anything is read, an output that would
+// overwrite a file the run reads: -o and the matrix's vertex file (given
+// with --vertices-out, or its default beside -o) against the edges,
+// --vertices, --sources-file and --targets-file, and against each other.
+// Paths are compared as files (links and relative names resolved), so
 // `-o ./edges.csv` and a link to edges.csv are caught too.
-func checkOutputPaths(input, out, verticesOut string) error {
-	if out != "-" && input != "-" && sameFile(input, out) {
-		return usagef("-o %s is the input file; write the result elsewhere", out)
+func checkOutputPaths(c *cli.Context, layout arrowio.Layout, out string) error {
+	type input struct{ path, what string }
+	var inputs []input
+	if in := c.Args().First(); in != "" && in != "-" {
+		inputs = append(inputs, input{in, "the input file"})
 	}
-	if verticesOut != "" && input != "-" && sameFile(input, verticesOut) {
-		return usagef("--vertices-out %s is the input file; write the vertex order elsewhere", verticesOut)
+	for _, flag := range []string{"vertices", "sources-file", "targets-file"} {
+		if p := c.String(flag); p != "" && p != "-" {
+			inputs = append(inputs, input{p, "the --" + flag + " file"})
+		}
+	}
+	verticesOut, what := c.String("vertices-out"), "--vertices-out "+c.String("vertices-out")
+	if verticesOut == "" && layout == arrowio.LayoutMatrix && out != "-" && !arrowio.WrittenInPlace(out) {
+		verticesOut = defaultVerticesPath(out)
+		what = "the matrix's vertex order, " + verticesOut + " by default,"
+	}
+	for _, in := range inputs {
+		if out != "-" && sameFile(in.path, out) {
+			return usagef("-o %s is %s; write the result elsewhere", out, in.what)
+		}
+		if verticesOut == "" || !sameFile(in.path, verticesOut) {
+			continue
+		}
+		if c.String("vertices-out") == "" {
+			return usagef("%s would overwrite %s; give --vertices-out another file", what, in.what)
+		}
+		return usagef("%s is %s; write the vertex order elsewhere", what, in.what)
 	}
 	if verticesOut != "" && out != "-" && sameFile(out, verticesOut) {
 		return usagef("--vertices-out %s is the output file (-o); give the vertex order a file of its own", verticesOut)
