@@ -20,22 +20,28 @@ type VerifyReport struct {
 	First string
 }
 
-// Verify runs opt on samples sources drawn with seed and compares every
-// distance with a serial oracle of internal/ref: BFS for hop counts,
+// Verify runs opt on samples sources drawn with seed (0: every source;
+// more than the vertices: every vertex) and compares every distance with a
+// serial oracle of internal/ref: BFS for hop counts,
 // otherwise ref.Distances (Bellman-Ford where a weight is negative, Dijkstra
 // otherwise). With opt.WithPredecessors it also checks the predecessors by
 // property. With opt.Layout stats it runs opt through Run instead, as `pathctl
 // run` does (the GPU reduces the stats on the device), and checks every
 // source's stats row against the oracle's distances with a RowCheck:
 // reachable, eccentricity, sum, closeness and harmonic. A mismatch is
-// reported, not returned as an error; errors are failures to run.
+// reported, not returned as an error; errors are failures to run. The
+// report's Sources are the sources checked, repeats dropped. A negative
+// samples is ErrInvalid.
 func Verify(ctx context.Context, g *Graph, opt Options, samples int, seed uint64) (*VerifyReport, error) {
+	if samples < 0 {
+		return nil, fmt.Errorf("%w: %d samples: want 0 (every source) or more", ErrInvalid, samples)
+	}
 	opt, err := g.normalize(opt)
 	if err != nil {
 		return nil, err
 	}
 	n := g.NumVertices()
-	if opt.Sources == nil {
+	if opt.Sources == nil && samples > 0 {
 		rng := rand.New(rand.NewPCG(seed, 0x70617468))
 		k := min(samples, n)
 		for _, v := range rng.Perm(n)[:k] {
@@ -45,6 +51,14 @@ func Verify(ctx context.Context, g *Graph, opt Options, samples int, seed uint64
 	sources, err := g.resolveSources(opt.Sources)
 	if err != nil {
 		return nil, err
+	}
+	// The sources checked, by name (every vertex where none were drawn),
+	// so that the report counts what was checked.
+	if len(sources) > 0 {
+		opt.Sources = make([]string, len(sources))
+		for i, s := range sources {
+			opt.Sources[i] = g.vertexName(s)
+		}
 	}
 	if opt.Layout == arrowio.LayoutStats {
 		return verifyStats(ctx, g, opt)

@@ -13,7 +13,7 @@ import (
 func verifyCommand(e *env) *cli.Command {
 	flags := append(inputFlags(), computeFlags(pipeline.Auto)...)
 	flags = append(flags,
-		&cli.IntFlag{Name: "samples", Value: 16, Usage: "number of sources to sample"},
+		&cli.IntFlag{Name: "samples", Value: 16, Usage: "number of sources to sample, 0 for every source"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the source sample"},
 		&cli.StringFlag{Name: "sources", Usage: "comma-separated source ids instead of a sample"},
 		&cli.BoolFlag{Name: "with-predecessors", Usage: "also check predecessors by property"},
@@ -32,6 +32,10 @@ func verifyCommand(e *env) *cli.Command {
 			params, err := readComputeParams(c, notice)
 			if err != nil {
 				return err
+			}
+			samples := c.Int("samples")
+			if samples < 0 {
+				return usagef("--samples %d: want the number of sources to check, or 0 for every source", samples)
 			}
 			layout, err := arrowio.ParseLayout(c.String("layout"))
 			if err != nil || layout == arrowio.LayoutMatrix {
@@ -54,7 +58,7 @@ func verifyCommand(e *env) *cli.Command {
 			if !c.Bool("quiet") {
 				opt.Notice = e.stderr
 			}
-			rep, err := pipeline.Verify(e.ctx, g, opt, c.Int("samples"), c.Uint64("seed"))
+			rep, err := pipeline.Verify(e.ctx, g, opt, samples, c.Uint64("seed"))
 			if err != nil {
 				return err
 			}
@@ -67,8 +71,12 @@ func verifyCommand(e *env) *cli.Command {
 				if layout == arrowio.LayoutStats {
 					what = "stats values"
 				}
-				fmt.Fprintf(e.stdout, "ok: %d %s from %d sources match the serial oracle (engine %s, algorithm %s)\n",
-					rep.Pairs, what, len(rep.Sources), rep.Engine, rep.Algorithm)
+				every := ""
+				if sources == nil && (samples == 0 || samples >= g.NumVertices()) {
+					every = " (every source)"
+				}
+				fmt.Fprintf(e.stdout, "ok: %d %s from %d sources%s match the serial oracle (engine %s, algorithm %s)\n",
+					rep.Pairs, what, len(rep.Sources), every, rep.Engine, rep.Algorithm)
 			}
 			return nil
 		},

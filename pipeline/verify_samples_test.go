@@ -1,0 +1,39 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/pathctl/pathctl/internal/testgraphs"
+)
+
+// TestVerifySampleCounts: a negative sample count is ErrInvalid, not a
+// panic; 0 checks every source and the report lists every one of them, as
+// does a count above the vertices; a count below them lists that many
+// (issue 37, point 11).
+func TestVerifySampleCounts(t *testing.T) {
+	g := randomGraph(t, testgraphs.Rand(t, 11), 9, testgraphs.Int)
+	n := g.NumVertices()
+	if _, err := Verify(context.Background(), g, Options{Engine: "cpu"}, -1, 1); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("samples -1: error %v, want ErrInvalid", err)
+	}
+	for _, c := range []struct{ samples, sources int }{{0, n}, {3, 3}, {n + 5, n}} {
+		rep, err := Verify(context.Background(), g, Options{Engine: "cpu"}, c.samples, 1)
+		if err != nil {
+			t.Fatalf("samples %d: %v", c.samples, err)
+		}
+		if len(rep.Sources) != c.sources || rep.Pairs != int64(c.sources*n) || rep.Mismatches != 0 {
+			t.Errorf("samples %d: %d sources, %d pairs, %d mismatches; want %d sources, %d pairs, 0",
+				c.samples, len(rep.Sources), rep.Pairs, rep.Mismatches, c.sources, c.sources*n)
+		}
+	}
+	// Given sources are the ones reported, a repeat once.
+	rep, err := Verify(context.Background(), g, Options{Engine: "cpu", Sources: []string{"2", "4", "2"}}, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Sources) != 2 || rep.Pairs != int64(2*n) {
+		t.Errorf("sources 2,4,2: %v and %d pairs, want [2 4] and %d", rep.Sources, rep.Pairs, 2*n)
+	}
+}
