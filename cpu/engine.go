@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/recovered"
 )
 
 // Engine is the parallel CPU engine. It is safe for concurrent use; each
@@ -344,10 +345,12 @@ func (r *runner[D]) Run(ctx context.Context, out *graph.Block) error {
 		errs  = make([]error, k)
 		group sync.WaitGroup
 	)
+	var crashed recovered.Panic
 	for range workers {
 		group.Add(1)
 		go func() {
 			defer group.Done()
+			defer crashed.Keep()
 			ws := r.workspace(ctx, par)
 			defer r.pool.Put(ws)
 			for !stop.Load() {
@@ -369,6 +372,7 @@ func (r *runner[D]) Run(ctx context.Context, out *graph.Block) error {
 		}()
 	}
 	group.Wait()
+	crashed.Repanic() // in the caller's goroutine, where its recover is
 	if err := ctx.Err(); err != nil {
 		return err
 	}

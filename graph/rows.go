@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/pathctl/pathctl/internal/recovered"
 )
 
 // SerialRowCells is the number of cells (rows × columns) below which
@@ -53,7 +55,9 @@ func ForRowChunks(rows, width, threads int, body func(first, end int)) {
 	chunks := (rows + chunk - 1) / chunk
 	threads = min(threads, chunks)
 	var next atomic.Int64
+	var crashed recovered.Panic
 	work := func() {
+		defer crashed.Keep()
 		for c := int(next.Add(1) - 1); c < chunks; c = int(next.Add(1) - 1) {
 			body(c*chunk, min((c+1)*chunk, rows))
 		}
@@ -64,4 +68,5 @@ func ForRowChunks(rows, width, threads int, body func(first, end int)) {
 	}
 	work()
 	wg.Wait()
+	crashed.Repanic() // a body's panic reaches the caller, not the process
 }

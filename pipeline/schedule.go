@@ -15,6 +15,7 @@ import (
 
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/recovered"
 )
 
 // schedule is what Run works out, from the Options and the runner, about
@@ -130,15 +131,20 @@ func runBlocks(ctx context.Context, g *Graph, runner graph.Runner, opt Options, 
 			defer p.inPlace.close() // the same
 		}
 		var err error
+		defer func() {
+			if err != nil {
+				errc <- err
+			}
+		}()
+		// A panic in the engine or a block's records fails this run alone
+		// (a server's other queries go on).
+		defer recovered.Catch(&err)
 		if rr, ok := runner.(graph.ResidentRunner); ok && ahead && sched.residentMax > blockMax(blocks) {
 			err = p.startResident(ctx, rr, async, sched.residentMax)
 		} else if ahead {
 			err = p.startAhead(ctx, async)
 		} else {
 			err = p.runInTurn(ctx)
-		}
-		if err != nil {
-			errc <- err
 		}
 	}()
 	for res := range results {
