@@ -6,8 +6,14 @@ package arrowio
 // weight is an integer, float64 otherwise. Ids are kept as integers while
 // every one seen is written canonically (no sign, no leading zero); the first
 // id that is not switches to interning the text, so that "007" and "7" stay
-// distinct if the ids turn out to be strings after all. Fields are taken
-// without the spaces around them ("1, 2, 3" is the edge 1 -> 2 of weight 3).
+// distinct if the ids turn out to be strings after all.
+//
+// Fields are read as RFC 4180 says: spaces are part of a field, quoted or
+// not, so string ids are kept verbatim (" a" and "a" are two vertices, as
+// they are in Parquet). A number has one meaning whatever spaces surround
+// it: weights, and ids of a column whose every id is an integer once its
+// spaces are trimmed, are read as numbers ("1, 2, 3" is the edge 1 -> 2 of
+// weight 3). Header names are trimmed: they name columns, not vertices.
 
 import (
 	"bytes"
@@ -100,7 +106,6 @@ func readDelimited(r io.Reader, name, format string, opt ReadOptions) (t *EdgeTa
 	}()
 	cr := csv.NewReader(limited)
 	cr.ReuseRecord = true
-	cr.TrimLeadingSpace = true
 	if format == FormatTSV {
 		cr.Comma = '\t'
 		cr.LazyQuotes = true
@@ -268,10 +273,11 @@ type textIDs struct {
 	uniqueInts       []int64 // the integer value of each interned string, while allInt
 }
 
+// add takes one id as written: verbatim as a string, or as the integer it
+// reads as once trimmed of white space. An id with spaces around it leaves
+// the integer keys (which would lose the spaces) for interned text, where
+// finish still merges it with its integer if every id is one.
 func (t *textIDs) add(text string, column int, name, col string, line int) error {
-	if n := len(text); n > 0 && (text[n-1] == ' ' || text[0] == ' ') {
-		text = strings.Trim(text, " ")
-	}
 	if text == "" {
 		return fmt.Errorf("arrowio: %s: column %q line %d: empty (null) id", name, col, line)
 	}
@@ -292,7 +298,7 @@ func (t *textIDs) add(text string, column int, name, col string, line int) error
 		return fmt.Errorf("arrowio: %s: column %q line %d: more than %d distinct vertices; dense ids are int32", name, col, line, maxVertexCount)
 	}
 	if len(t.strs.values) > before && t.allInt {
-		if v, err := strconv.ParseInt(text, 10, 64); err == nil {
+		if v, err := strconv.ParseInt(strings.TrimSpace(text), 10, 64); err == nil {
 			t.uniqueInts = append(t.uniqueInts, v)
 		} else {
 			t.allInt, t.uniqueInts = false, nil
@@ -338,8 +344,8 @@ func (t *textIDs) finish(name, srcCol, dstCol string) ([]int32, []int32, *Vertic
 		v.Type = arrow.BinaryTypes.String
 		return src, dst, v, nil
 	}
-	// Every id is an integer, some written non-canonically ("007", "+7"):
-	// distinct strings may share a value.
+	// Every id is an integer, some written non-canonically ("007", "+7",
+	// " 7"): distinct strings may share a value.
 	verts := slices.Clone(t.uniqueInts)
 	slices.Sort(verts)
 	verts = slices.Compact(verts)

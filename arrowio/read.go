@@ -251,7 +251,8 @@ func (o *ReadOptions) format(name string) (string, error) {
 // types of different widths widen to one. Weights are any integer type
 // (read as int64; uint64 above MaxInt64 fails) or float16, float32 (read as
 // float32) or float64. CSV and TSV need a header row; their ids are int64
-// when every id is an integer and strings otherwise, their weights int64
+// when every id is an integer (spaces around it aside) and strings, kept
+// verbatim, otherwise, their weights int64
 // when every weight is an integer and float64 otherwise. DIMACS graphs have
 // the vertices 1..N, isolated ones included, and int64 weights.
 //
@@ -260,12 +261,19 @@ func (o *ReadOptions) format(name string) (string, error) {
 // integer ids span a range within a few times the edge count, O(m) radix
 // sorting otherwise, and one hash lookup per string id.
 //
+// Options that name one column twice (src and dst, or the weight and an
+// id) are refused before the file is opened, with an error matching
+// ErrSameColumn.
+//
 // It fails on a missing or mistyped column, a null id or weight, a NaN or
 // infinite weight, more distinct vertices than int32 ids hold, or a
 // truncated or corrupt file. Errors are one line prefixed "arrowio: " and
 // name the file, the column and the row (0-based over the whole table for
 // columnar formats, "line N" counting the header as line 1 for text).
 func ReadEdges(path string, opt ReadOptions) (*EdgeTable, error) {
+	if err := opt.checkColumns(path); err != nil {
+		return nil, err
+	}
 	if path == "-" {
 		return ReadEdgesFrom(os.Stdin, "-", opt)
 	}
@@ -294,6 +302,9 @@ func ReadEdges(path string, opt ReadOptions) (*EdgeTable, error) {
 // access: r is buffered in memory for them unless it is an io.ReaderAt and
 // io.Seeker.
 func ReadEdgesFrom(r io.Reader, name string, opt ReadOptions) (*EdgeTable, error) {
+	if err := opt.checkColumns(name); err != nil {
+		return nil, err
+	}
 	format, err := opt.format(name)
 	if err != nil {
 		return nil, err

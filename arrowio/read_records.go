@@ -218,6 +218,9 @@ func commonStringType(a, b arrow.DataType) arrow.DataType {
 // It does not Release rr. Columns and errors are as for ReadEdges; rows are
 // counted from 0 over all batches.
 func EdgesFromRecords(rr array.RecordReader, name string, opt ReadOptions) (t *EdgeTable, err error) {
+	if err := opt.checkColumns(name); err != nil {
+		return nil, err
+	}
 	return edgesFromRecords(rr, name, opt, 0)
 }
 
