@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/pipeline"
 )
 
@@ -53,7 +54,7 @@ func exitCode(err error) int {
 		return exitNegative
 	case errors.Is(err, pipeline.ErrUnavailable):
 		return exitUnavailable
-	case errors.As(err, &ue), errors.Is(err, pipeline.ErrInvalid):
+	case errors.As(err, &ue), errors.Is(err, pipeline.ErrInvalid), errors.Is(err, arrowio.ErrSameColumn):
 		return exitUsage
 	case errors.As(err, &ie):
 		return exitInput

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -210,8 +209,12 @@ func parseSources(list, file string) ([]string, error) {
 	return dedupe(ids), err
 }
 
-// parseIDs reads the ids of --NAME (comma-separated) and --NAME-file (one
-// per line).
+// parseIDs reads the ids of --NAME and --NAME-file. The command-line list
+// is split on commas and each id trimmed of spaces, as a shell user writes
+// it ("1, 2"); the file has one id per line kept verbatim
+// (arrowio.ReadIDList: only the line ending is removed, an empty line is
+// the id ""), so ids with spaces around them, commas or no characters at
+// all are asked for through the file, as every edge reader keeps them.
 func parseIDs(name, list, file string) ([]string, error) {
 	var ids []string
 	if list != "" {
@@ -230,15 +233,11 @@ func parseIDs(name, list, file string) ([]string, error) {
 			return nil, usagef("--%s-file: %v", name, err)
 		}
 		defer f.Close()
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if s := strings.TrimSpace(sc.Text()); s != "" {
-				ids = append(ids, s)
-			}
-		}
-		if err := sc.Err(); err != nil {
+		fromFile, err := arrowio.ReadIDList(f)
+		if err != nil {
 			return nil, usagef("--%s-file %s: %v", name, file, err)
 		}
+		ids = append(ids, fromFile...)
 		if ids == nil {
 			return nil, usagef("--%s-file %s names no id", name, file)
 		}

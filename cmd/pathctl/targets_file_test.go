@@ -10,7 +10,7 @@ import (
 // naming the flag that gave the bad value and the value (the file, and
 // the id where one is unknown), exit 2, and no output file: an unknown id,
 // a line that is no id of the graph's integer type, a missing file, a file
-// without ids, and an unknown id given beside a good --targets (and the
+// without ids, a file of blank lines (ids "" and "  "), and an unknown id given beside a good --targets (and the
 // other way round, where the message names --targets). An unknown source
 // of --sources-file or --sources names its flag the same way.
 func TestTargetsFileErrors(t *testing.T) {
@@ -20,7 +20,9 @@ func TestTargetsFileErrors(t *testing.T) {
 	unknown := writeFile(t, dir, "unknown.txt", "2\n99\n")
 	word := writeFile(t, dir, "word.txt", "3\nabc\n")
 	good := writeFile(t, dir, "good.txt", "3\n1\n")
-	empty := writeFile(t, dir, "empty.txt", "\n  \n")
+	empty := writeFile(t, dir, "empty.txt", "")
+	// Lines are ids as written: these are "" and "  ", no vertex here.
+	blank := writeFile(t, dir, "blank.txt", "\n  \n")
 	missing := filepath.Join(dir, "missing.txt")
 	for _, c := range []struct {
 		args []string
@@ -31,6 +33,7 @@ func TestTargetsFileErrors(t *testing.T) {
 		{[]string{"--targets-file", word}, []string{"--targets-file " + word + ": ", `unknown target "abc"`, "not a valid"}, ""},
 		{[]string{"--targets-file", missing}, []string{"--targets-file", missing, "no such file"}, ""},
 		{[]string{"--targets-file", empty}, []string{"--targets-file " + empty, "names no id"}, ""},
+		{[]string{"--targets-file", blank}, []string{"--targets-file " + blank + ": ", `unknown target ""`}, ""},
 		{[]string{"--targets", "2", "--targets-file", unknown}, []string{"--targets-file " + unknown + ": ", `unknown target "99"`}, ""},
 		{[]string{"--targets", "2,77", "--targets-file", good}, []string{"--targets: ", `unknown target "77"`}, "--targets-file"},
 		{[]string{"--targets", "77", "--targets-file", unknown}, []string{"--targets: ", `unknown target "77"`}, "--targets-file"},
