@@ -27,7 +27,8 @@ const (
 	exitInput       = 3   // bad input data: file, column, row named
 	exitUnavailable = 4   // the requested engine cannot run here
 	exitNegative    = 5   // negative weights for the algorithm, or a negative cycle
-	exitInterrupted = 130 // Ctrl-C or SIGTERM
+	exitInterrupted = 130 // Ctrl-C, SIGTERM or SIGHUP
+	exitQuit        = 131 // SIGQUIT: goroutines dumped (signals.go)
 )
 
 // usageError marks errors in how the command was called.
@@ -76,6 +77,9 @@ type env struct {
 	// process exits when Main returns (startOptions).
 	device *pipeline.DeviceOpening
 	exits  bool
+	// outputs records the result files being written, whose temporary
+	// files a SIGQUIT removes (signals.go); nil records nothing.
+	outputs *outputPaths
 }
 
 func isTerminal(w any) bool {
@@ -93,7 +97,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 // exits when it returns).
 func mainWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, opt startOptions) int {
 	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr,
-		stderrIsTTY: isTerminal(stderr), stdoutIsTTY: isTerminal(stdout), start: time.Now(), exits: opt.exits}
+		stderrIsTTY: isTerminal(stderr), stdoutIsTTY: isTerminal(stdout), start: time.Now(), exits: opt.exits,
+		outputs: opt.outputs}
 	app := App(e)
 	args, err := prepareArgs(app, args)
 	if err == nil && opensAtStart(app, args) {

@@ -216,6 +216,7 @@ func writeEdgeList(e *env, c *cli.Context, edges *gen.EdgeList) error {
 		defer weight.Release()
 	}
 	out := c.String("output")
+	e.outputs.add(out) // a SIGQUIT removes its temporary file (signals.go)
 	if err := arrowio.WriteEdges(out, src, dst, weight, arrowio.WriteOptions{Format: c.String("format"), Allocator: mem, Stdout: e.stdout}); err != nil {
 		return err
 	}

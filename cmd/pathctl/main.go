@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
-	"syscall"
 )
 
 func main() {
@@ -22,9 +21,11 @@ func main() {
 	if _, set := os.LookupEnv("CUDA_MODULE_LOADING"); !set {
 		os.Setenv("CUDA_MODULE_LOADING", "LAZY")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
+	outputs := &outputPaths{}
+	quitOnSignal(outputs, os.Stderr, os.Exit)
 	stopProfile := startCPUProfile(os.Getenv("PATHCTL_CPUPROFILE"), os.Stderr)
-	code := mainWith(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr, startOptions{exits: true})
+	code := mainWith(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr, startOptions{exits: true, outputs: outputs})
 	stopProfile()
 	if code == 0 && os.Getenv(doneLineEnv) == "1" {
 		// Everything is written and closed: what is left is the exit,

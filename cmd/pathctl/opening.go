@@ -27,6 +27,8 @@ type startOptions struct {
 	exits bool
 	// openDevice starts opening the device; nil is pipeline.OpenDevice.
 	openDevice func() *pipeline.DeviceOpening
+	// outputs records the result files written, for quitOnSignal.
+	outputs *outputPaths
 }
 
 // gpuCommands are the commands whose graph may be built and run on the GPU

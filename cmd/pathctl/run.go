@@ -561,6 +561,8 @@ func execute(e *env, c *cli.Context, sources []string) error {
 			}
 		}
 	}
+	e.outputs.add(out) // a SIGQUIT removes their temporary files (signals.go)
+	e.outputs.add(verticesOut)
 	w, err := arrowio.CreateResult(out, schema, wopt)
 	if err != nil {
 		return usageError{err}
