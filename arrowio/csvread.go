@@ -115,7 +115,7 @@ func readDelimited(r io.Reader, name, format string, opt ReadOptions) (t *EdgeTa
 		return nil, fmt.Errorf("arrowio: %s: empty file; a header row naming the columns (%s, %s) is required", name, opt.srcCol(), opt.dstCol())
 	}
 	if err != nil {
-		return nil, fmt.Errorf("arrowio: %s: %w", name, err)
+		return nil, csvError(name, err)
 	}
 	header = slices.Clone(header)
 	for i := range header {
@@ -202,7 +202,7 @@ func readDelimited(r io.Reader, name, format string, opt ReadOptions) (t *EdgeTa
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("arrowio: %s: %w", name, err)
+			return nil, csvError(name, err)
 		}
 		line, _ := cr.FieldPos(0)
 		lines.add(line)
@@ -259,6 +259,16 @@ func readDelimited(r io.Reader, name, format string, opt ReadOptions) (t *EdgeTa
 	}
 	t.Edges.NumVertices = t.Vertices.Len()
 	return t, nil
+}
+
+// csvError names the file of a parse error. A quote after a space (`a, "b"`)
+// is the one a reader that trimmed fields would have taken: the message
+// says where a quoted field starts.
+func csvError(name string, err error) error {
+	if errors.Is(err, csv.ErrBareQuote) {
+		return fmt.Errorf("arrowio: %s: %w (a quoted field starts right after the delimiter; spaces are part of a field)", name, err)
+	}
+	return fmt.Errorf("arrowio: %s: %w", name, err)
 }
 
 // textIDs gathers ids parsed from text: as int64 keys while every id is a

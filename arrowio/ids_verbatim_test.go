@@ -139,6 +139,15 @@ func TestCSVIDTypeWithSpaces(t *testing.T) {
 	}
 }
 
+// TestCSVQuoteAfterSpace: RFC 4180 has no field ` "b"` (a space, then a
+// quote); the error says where a quoted field starts.
+func TestCSVQuoteAfterSpace(t *testing.T) {
+	_, err := ReadEdgesFrom(strings.NewReader("src,dst\na, \"b\"\n"), "e.csv", ReadOptions{})
+	if err == nil || !strings.Contains(err.Error(), "line 2") || !strings.Contains(err.Error(), "a quoted field starts right after the delimiter") {
+		t.Fatalf("got %v", err)
+	}
+}
+
 // TestCSVVertexTableVerbatim: a CSV vertex table keeps its ids as the
 // edges do, so " a" is a vertex beside "a".
 func TestCSVVertexTableVerbatim(t *testing.T) {
