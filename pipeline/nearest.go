@@ -2,7 +2,10 @@ package pipeline
 
 // Which engine answers the nearest layout (runNearest, narrow.go): one
 // multi-source run, on the GPU engine's kernels (gpu/nearest.go) or the CPU
-// engine's multi-source Dijkstra (cpu/nearest.go), both graph.NearestFinder.
+// engine's multi-source Dijkstra (cpu/nearest.go), both graph.NearestFinder;
+// with Bellman-Ford (asked for, or auto's choice where a weight is
+// negative, as for every other layout) the CPU engine's multi-source
+// Bellman-Ford (cpu/nearestbf.go), which takes negative weights.
 
 import (
 	"context"
@@ -34,7 +37,18 @@ func (g *Graph) nearest(ctx context.Context, opt Options, csr *graph.CSR, source
 		res, err := cpu.New(cpu.WithThreads(opt.Threads)).Nearest(ctx, csr, sources, req)
 		return res, "cpu", "nearest source: one multi-source Dijkstra", err
 	}
+	bellmanFord := req.Algorithm == graph.BellmanFord || (req.Algorithm == graph.Auto && csr.HasNegative())
 	switch {
+	case bellmanFord:
+		if opt.Engine == "gpu" {
+			fmt.Fprintf(opt.Notice, "pathctl: note: the nearest layout with bellman-ford runs on the CPU engine (the GPU engine has no multi-source Bellman-Ford)\n")
+		}
+		res, err := cpu.New(cpu.WithThreads(opt.Threads)).NearestBellmanFord(ctx, csr, sources, req)
+		return res, "cpu", "nearest source: one multi-source Bellman-Ford", err
+	case csr.HasNegative():
+		// Named after the algorithm asked for; bellman-ford, which the
+		// message points to, answers (above).
+		return nil, "", "", csr.NegativeWeight(req.Algorithm)
 	case opt.Engine == "cpu":
 		return onCPU()
 	case !nearestOnGPU:
