@@ -44,7 +44,7 @@ test-go: build
 test-race:
 	CGO_ENABLED=1 $(GO) test -count=1 -race -short ./cpu/... ./graph/... ./pipeline/... ./arrowio/... ./flight/... ./gpu/internal/plan/...
 
-FUZZ_TARGETS := arrowio:FuzzReadCSV arrowio:FuzzReadIPC arrowio:FuzzIPCMessageBytes arrowio:FuzzReadParquet arrowio:FuzzReadDIMACS graph:FuzzBuild flight:FuzzParseQuery flight:FuzzParseUploadOptions flight:FuzzValidateName
+FUZZ_TARGETS := arrowio:FuzzReadCSV arrowio:FuzzReadIPC arrowio:FuzzIPCMessageBytes arrowio:FuzzReadParquet arrowio:FuzzReadDIMACS graph:FuzzBuild flight:FuzzParseQuery flight:FuzzQueryRanges flight:FuzzParseUploadOptions flight:FuzzValidateName
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; fn=$${t##*:}; \

@@ -29,9 +29,11 @@ type callInfo struct {
 	run, send atomic.Int64
 }
 
-func (c *callInfo) setGraph(name string)     { c.graph.Store(&name) }
-func (c *callInfo) setAlgorithm(name string) { c.algorithm.Store(&name) }
-func (c *callInfo) setEngine(name string)    { c.engine.Store(&name) }
+// The setters clip what a client sent (a 100 KB graph name), so that a
+// log line stays a line.
+func (c *callInfo) setGraph(name string)     { name = clip(name); c.graph.Store(&name) }
+func (c *callInfo) setAlgorithm(name string) { name = clip(name); c.algorithm.Store(&name) }
+func (c *callInfo) setEngine(name string)    { name = clip(name); c.engine.Store(&name) }
 
 func load(p *atomic.Pointer[string]) string {
 	if s := p.Load(); s != nil {
@@ -82,7 +84,9 @@ func dataSize(d *flight.FlightData) int64 {
 }
 
 // logStream logs one line per streaming call and turns a panic into an
-// INTERNAL status, so that one bad request cannot stop the server.
+// INTERNAL status, so that one bad request cannot stop the server; the
+// status message is clipped (clipStatus), so that one that echoes a long
+// input still reaches the client.
 func logStream(log *slog.Logger) grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
 		ci := &callInfo{}
@@ -93,6 +97,7 @@ func logStream(log *slog.Logger) grpc.StreamServerInterceptor {
 				log.Error("flight: handler panicked", "method", info.FullMethod, "panic", p, "stack", string(debug.Stack()))
 				err = status.Errorf(codes.Internal, "flight: internal error: %v", p)
 			}
+			err = clipStatus(err)
 			logCall(log, ctx, info.FullMethod, ci, start, err)
 		}()
 		return handler(srv, &countingStream{ServerStream: ss, ctx: ctx, info: ci})
@@ -110,6 +115,7 @@ func logUnary(log *slog.Logger) grpc.UnaryServerInterceptor {
 				log.Error("flight: handler panicked", "method", info.FullMethod, "panic", p, "stack", string(debug.Stack()))
 				err = status.Errorf(codes.Internal, "flight: internal error: %v", p)
 			}
+			err = clipStatus(err)
 			logCall(log, ctx, info.FullMethod, ci, start, err)
 		}()
 		return handler(ctx, req)

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/recovered"
 	"github.com/pathctl/pathctl/pipeline"
 )
 
@@ -133,15 +135,21 @@ func (s *Server) prepareQuery(ctx context.Context, b []byte) (Query, *pipeline.G
 		return q, nil, pipeline.Options{}, err
 	}
 	if lim := s.cfg.MaxQueryPairs; lim > 0 {
+		// A run computes every vertex of a source's row; its answer has a
+		// column per target, repeats included, which may be more.
 		n := int64(g.Table.Vertices.Len())
+		width, what := n, "vertices"
+		if int64(len(q.Targets)) > n {
+			width, what = int64(len(q.Targets)), "targets"
+		}
 		sources := n
 		if q.Sources != nil {
 			sources = int64(len(q.Sources))
 		}
-		if n > 0 && sources > lim/n {
+		if width > 0 && sources > lim/width {
 			return q, nil, pipeline.Options{}, status.Errorf(codes.ResourceExhausted,
-				"flight: the query computes %d sources × %d vertices = %d pairs, more than the server's limit of %d (--max-query-pairs); ask for fewer sources",
-				sources, n, sources*n, lim)
+				"flight: the query computes %d sources × %d %s = %d pairs, more than the server's limit of %d (--max-query-pairs); ask for fewer sources or targets",
+				sources, width, what, sources*width, lim)
 		}
 	}
 	// Unknown sources are found here, before anything runs, so that
@@ -164,17 +172,25 @@ func (s *Server) prepareQuery(ctx context.Context, b []byte) (Query, *pipeline.G
 		GPU:              &s.gpu,
 		GPUs:             s.gpus,
 	}
+	if b := s.queryHostBudget(); opt.MemBudget == 0 && b < pipeline.DefaultMemBudget {
+		// --max-memory is too small for the pipeline's default budget of
+		// blocks (which on a GPU bounds the device's blocks too).
+		opt.MemBudget = b
+	}
 	q.QueryNarrowing.apply(&opt)
 	return q, g, opt, nil
 }
 
 // DoGet runs the query in the ticket and streams its result in the CLI's
 // schema. An auto query whose GPU run fails for a reason of the device
-// (a driver error) before anything was sent runs again on the CPU. The run waits for a slot of the fair queue; a client that cancels
-// or disconnects stops it, and so does --max-query-seconds.
+// (a driver error) before anything was sent runs again on the CPU. The
+// run waits for a slot of the fair queue and for its memory in the
+// server's budget (--max-memory); a client that cancels or disconnects
+// stops it, and so do --max-query-seconds and a reader that reads nothing
+// for --idle-timeout (gRPC's flow control holds a send to a reader that
+// stopped reading: the query would keep its slot for ever).
 func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetServer) error {
 	ctx := stream.Context()
-	ci := callInfoFrom(ctx)
 	q, g, opt, err := s.prepareQuery(ctx, ticket.GetTicket())
 	if err != nil {
 		return err
@@ -190,15 +206,63 @@ func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetS
 	if err := s.queue.acquire(ctx, client); err != nil {
 		return toStatus(err)
 	}
-	defer s.queue.release(client)
-	s.keepResident(ctx, q.Graph, g, opt)
-	runCtx := ctx
-	if s.cfg.MaxQuerySeconds > 0 {
-		var cancel context.CancelFunc
-		runCtx, cancel = context.WithTimeout(ctx, time.Duration(s.cfg.MaxQuerySeconds*float64(time.Second)))
-		defer cancel()
+	reserved := s.queryMemory(g, opt)
+	if err := s.budget.acquire(ctx, reserved); err != nil {
+		s.queue.release(client)
+		return err
 	}
-	w := newResultWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
+	runCtx, cancel := context.WithCancel(ctx)
+	if s.cfg.MaxQuerySeconds > 0 {
+		runCtx, cancel = context.WithTimeout(ctx, time.Duration(s.cfg.MaxQuerySeconds*float64(time.Second)))
+	}
+	defer cancel()
+	// The query runs in a goroutine of its own, which owns the stream's
+	// writer and gives back the slot and the memory when it ends; this one
+	// waits for it, and returns at once when a send stalls past
+	// --idle-timeout or the run outlives --max-query-seconds in a send:
+	// returning ends the stream, which fails the stalled send.
+	watch := newSendWatch(s.cfg.IdleTimeout)
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		defer func() { done <- err }()
+		defer s.queue.release(client)
+		defer s.budget.release(reserved)
+		defer recovered.Catch(&err)
+		err = s.runQuery(runCtx, stream, q, g, opt, schema, watch)
+	}()
+	select {
+	case err := <-done:
+		return s.queryError(ctx, q, err)
+	case <-watch.stalled:
+		cancel()
+		s.log.Warn("flight: the client read no result for the idle timeout; the query is cancelled",
+			"graph", q.Graph, "idle_timeout", s.cfg.IdleTimeout.String())
+		return status.Errorf(codes.DeadlineExceeded,
+			"flight: the client read no result for %v (--idle-timeout); the query was cancelled", s.cfg.IdleTimeout)
+	case <-runCtx.Done():
+	}
+	// The run stops at its next check of runCtx; a send held by flow
+	// control does not, so the stream ends after a short grace.
+	select {
+	case err := <-done:
+		return s.queryError(ctx, q, err)
+	case <-time.After(queryStopGrace):
+		return s.queryError(ctx, q, runCtx.Err())
+	}
+}
+
+// queryStopGrace is how long DoGet waits for a run to stop once its
+// context ended before it ends the stream under it.
+const queryStopGrace = time.Second
+
+// runQuery runs a prepared query into stream, sending through watch;
+// runCtx is the run's context (with --max-query-seconds).
+func (s *Server) runQuery(runCtx context.Context, stream grpc.ServerStream, q Query, g *pipeline.Graph, opt pipeline.Options, schema *arrow.Schema, watch *sendWatch) error {
+	ctx := stream.Context()
+	ci := callInfoFrom(ctx)
+	s.keepResident(ctx, q.Graph, g, opt)
+	w := newResultWriter(watch.wrap(stream), ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
 	defer w.Close()
 	runStart := time.Now()
 	sent := false
@@ -221,17 +285,32 @@ func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetS
 	ci.run.Store(int64(time.Since(runStart)))
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(runCtx.Err(), context.DeadlineExceeded) {
-			return status.Errorf(codes.ResourceExhausted,
-				"flight: the query ran past the server's limit of %v seconds (--max-query-seconds); ask for fewer sources", s.cfg.MaxQuerySeconds)
+			return context.DeadlineExceeded
 		}
-		return toStatus(err)
+		return err
 	}
 	ci.setAlgorithm(sum.Algorithm)
 	ci.setEngine(sum.Engine)
-	if err := w.Close(); err != nil {
-		return toStatus(err)
+	return w.Close()
+}
+
+// queryError is the status DoGet ends with for err: a run past
+// --max-query-seconds says so, a panic of the run is logged with its
+// stack and fails this query alone.
+func (s *Server) queryError(ctx context.Context, q Query, err error) error {
+	if err == nil {
+		return nil
 	}
-	return nil
+	var crash *recovered.Error
+	if errors.As(err, &crash) {
+		s.log.Error("flight: the query panicked", "graph", q.Graph, "panic", fmt.Sprint(crash.Value), "stack", crash.Stack)
+		return status.Errorf(codes.Internal, "flight: internal error running the query: %v (in %s)", crash.Value, crash.FirstFrame())
+	}
+	if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && s.cfg.MaxQuerySeconds > 0 {
+		return status.Errorf(codes.ResourceExhausted,
+			"flight: the query ran past the server's limit of %v seconds (--max-query-seconds); ask for fewer sources", s.cfg.MaxQuerySeconds)
+	}
+	return toStatus(err)
 }
 
 // sendSliced writes rec, cut into row slices whose messages fit maxBytes,
