@@ -136,17 +136,25 @@ func TestGPUNearestLayout(t *testing.T) {
 			t.Fatalf("%s:\n    gpu %v\n oracle %v", what, got, oracle)
 		}
 	}
-	// Negative weights: refused as on the CPU, naming bellman-ford.
+	// Negative weights: refused by Dijkstra as on the CPU, naming
+	// bellman-ford; auto and bellman-ford answer on the CPU engine's
+	// multi-source Bellman-Ford (TestNearestBellmanFord).
 	e := graph.Edges{NumVertices: 3, Src: []int32{0, 1}, Dst: []int32{1, 2}, IntWeights: []int64{4, -1}}
 	ids := &arrowio.Vertices{Type: arrow.PrimitiveTypes.Int64, Ints: []int64{0, 1, 2}}
 	g, err := LoadGraph(&arrowio.EdgeTable{Edges: e, Vertices: ids, Name: "negative"}, LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Run(context.Background(), g, Options{Engine: "gpu", Layout: arrowio.LayoutNearest, Sources: []string{"0"}},
+	_, err = Run(context.Background(), g, Options{Engine: "gpu", Algorithm: graph.Dijkstra, Layout: arrowio.LayoutNearest, Sources: []string{"0"}},
 		func(arrow.RecordBatch) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "bellman-ford") {
 		t.Errorf("negative weight on the GPU: err = %v, want one naming bellman-ford", err)
+	}
+	for _, algo := range []graph.Algorithm{graph.Auto, graph.BellmanFord} {
+		rows, sum := collectNearest(t, g, Options{Engine: "gpu", Algorithm: algo, Sources: []string{"0"}})
+		if sum.Engine != "cpu" || fmt.Sprint(rows) != fmt.Sprint([]pairRow{{source: 0, target: 0}, {source: 0, target: 1, distance: 4}, {source: 0, target: 2, distance: 3}}) {
+			t.Errorf("negative weight, %s on the GPU: engine %s, rows %v", algo, sum.Engine, rows)
+		}
 	}
 }
 
