@@ -6,7 +6,7 @@ PY        := $(VENV)/bin/python
 # Each fuzz target runs a count of inputs, not a duration: with a duration,
 # Go's fuzz coordinator (go1.26, golang/go#75804, fixed in go1.27) can
 # fail a target with "context deadline exceeded" and no failing input when
-# its deadline races a worker (CI, session 21: FuzzReadParquet). 20000
+# its deadline races a worker (seen in CI on FuzzReadParquet). 20000
 # inputs take about as long as the 8 s a target did (2-core machine).
 FUZZTIME  ?= 20000x
 # The one version of the binary and of the Python package (python/setup.py reads it too).
