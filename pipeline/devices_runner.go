@@ -808,8 +808,8 @@ func (q *blockQueue) close() {
 // keep hub rows (hubOrderer), else none: cut from the breadth-first
 // order, one device's blocks held the hubs and their neighbourhoods and
 // the other's the periphery, and the two finished apart (R-MAT 18 stats
-// on two H200s, BENCHMARKS.md session 10: 2.96 s as given, 3.11 s in that
-// order).
+// on two H200s: 2.96 s as given, 3.11 s in that order; BENCHMARKS.md,
+// "Issues 18 and 19: stats sources in breadth-first order").
 func (d *devicesRunner) BlockOrder(sources []graph.VertexID, block int) []int32 {
 	if len(d.workers) != 1 {
 		if o, ok := d.workers[0].runner.(hubOrderer); ok {
