@@ -12,10 +12,11 @@ import (
 // (Options.Devices; nil: every device of the machine), opening each in a
 // goroutine of its own beside the read, as the first one's DeviceOpening
 // does: a run over two H200s otherwise created the second context after
-// the read, about 110 ms on its path (BENCHMARKS.md, session 12). The run
-// takes them as it opens its devices (openDevices); LoadGraph keeps them
-// with the graph where it builds for the GPU, and gives them up
-// otherwise. The nil *OtherDevices opens nothing: its methods do nothing.
+// the read, about 110 ms on its path (BENCHMARKS.md, "The host off the
+// devices' path"). The run takes them as it opens its devices
+// (openDevices); LoadGraph keeps them with the graph where it builds for
+// the GPU, and gives them up otherwise. The nil *OtherDevices opens
+// nothing: its methods do nothing.
 type OtherDevices struct {
 	ready    chan struct{}          // closed once the openings are begun
 	openings map[int]*DeviceOpening // by ordinal, set before ready closes
