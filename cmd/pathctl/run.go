@@ -549,8 +549,8 @@ func execute(e *env, c *cli.Context, sources []string) error {
 		// Letting the device copy the rows into the file's own pages
 		// (arrowio.MatrixWritesInPlace, opt-in) registers every page
 		// with the driver first, which cost more than the copies it saves
-		// (BENCHMARKS.md, session 8: R-MAT 16 memfd 5.44 s in place
-		// against 2.89 s prefilled, H100).
+		// (R-MAT 16 memfd 5.44 s in place against 2.89 s prefilled, H100;
+		// BENCHMARKS.md, "Issue 16 (H100, run 1 unless said)").
 		// Where the CSR was built does not say: a GPU run's CSR is built
 		// on the CPU while the device opens (a one-stream writer there
 		// held R-MAT 16's distance_matrix at 2.5 s of writes on an H100).
