@@ -2,13 +2,13 @@ package main
 
 // Signals. SIGINT (Ctrl-C), SIGTERM and SIGHUP (a closed terminal or SSH
 // session; unless ignored from the start, as under nohup) cancel the
-// command's context: a run stops at its next block or
-// batch, its writers remove their temporary files, and the process exits
-// 130. SIGQUIT is the signal for a stack dump, sent where a run seems
-// stuck: Go's own handler dumps and exits at once, leaving every
-// temporary output behind. quitOnSignal removes them instead (those of the
-// outputs the command registered), dumps every goroutine's stack to stderr,
-// and exits 131 (128 + SIGQUIT), without waiting for the run to stop.
+// command's context: a run stops at its next block or batch, its writers
+// remove their temporary files, and the process exits 130. SIGQUIT is the
+// signal for a stack dump, sent where a run seems stuck: Go's own handler
+// dumps and exits at once, leaving every temporary output behind.
+// quitOnSignal removes them instead (those of the outputs the command
+// registered), dumps every goroutine's stack to stderr, and exits 131
+// (128 + SIGQUIT), without waiting for the run to stop.
 
 import (
 	"io"
@@ -54,6 +54,9 @@ func (o *outputPaths) add(path string) {
 // removeTemporaries removes the temporary files of every recorded path
 // (arrowio.RemoveTemporaries).
 func (o *outputPaths) removeTemporaries() {
+	if o == nil {
+		return
+	}
 	o.mu.Lock()
 	paths := append([]string(nil), o.paths...)
 	o.mu.Unlock()
