@@ -770,45 +770,19 @@ func (w *mappedMatrix) abort() {
 // at a time.
 const mappedPrefillChunk = 32 << 20
 
-// mappedAllocatePiece is the bytes of values one fallocate call gives
-// their pages (startPrefill).
-const mappedAllocatePiece = 8 * mappedPrefillChunk
-
-// prefillAllocates lets startPrefill allocate the values' pages with
-// fallocate ahead of the populating workers (PATHCTL_PREFILL_FALLOCATE=on).
-// On a host of 32 cores, 4 GiB of a memfd took 0.42 s allocated and then
-// populated against 0.75 s populated alone (BenchmarkPopulateShmem), but
-// the R-MAT 16 matrix into a memfd took 8.24 s with it against 5.10 s
-// without on one H100 host (BENCHMARKS.md, session 8), so it is opt-in.
-var prefillAllocates = os.Getenv("PATHCTL_PREFILL_FALLOCATE") == "on"
-
 // startPrefill starts workers that populate the pages of the values in
 // order, ahead of the copies, skipping what the copies have passed: on a
 // GPU run the cores are mostly idle while the device computes, and the
 // page allocations (most of the write's cost) then overlap the compute
-// instead of lying on the writer's path. One more worker allocates the
-// pages ahead of them with fallocate (prefillAllocates). A chunk that
-// both touch is populated once; a failure stops the worker (the copy's
-// own populate reports it).
+// instead of lying on the writer's path. A failure stops the worker (the
+// copy's own populate reports it). Allocating the pages with fallocate
+// ahead of the workers was measured slower on a GPU run (8.24 s against
+// 5.10 s for the R-MAT 16 matrix into a memfd; docs/benchmarks-history.md)
+// and is not done.
 func (w *mappedMatrix) startPrefill(workers int) {
 	values := w.mapping[w.valuesOff : w.valuesOff+int64(w.valuesBytes())]
 	pieces := int64((len(values) + mappedPrefillChunk - 1) / mappedPrefillChunk)
 	var next atomic.Int64
-	if prefillAllocates {
-		w.prefill.wg.Add(1)
-		go func() {
-			defer w.prefill.wg.Done()
-			for lo := int64(0); lo < int64(len(values)) && !w.prefill.stop.Load(); lo += mappedAllocatePiece {
-				hi := min(int64(len(values)), lo+mappedAllocatePiece)
-				if hi <= w.copied.Load() {
-					continue
-				}
-				if allocate(w.file, w.valuesOff+lo, hi-lo) != nil {
-					return
-				}
-			}
-		}()
-	}
 	for range workers {
 		w.prefill.wg.Add(1)
 		go func() {

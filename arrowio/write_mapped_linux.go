@@ -16,13 +16,6 @@ func mapFile(f *os.File, size int64) ([]byte, error) {
 
 func unmapFile(b []byte) error { return unix.Munmap(b) }
 
-// allocate gives bytes [off, off+length) of f their pages without mapping
-// them (fallocate): on tmpfs one call allocates a range faster than page
-// faults do, and the populate that follows only maps the pages.
-func allocate(f *os.File, off, length int64) error {
-	return unix.Fallocate(int(f.Fd()), 0, off, length)
-}
-
 // inMemoryFile reports whether f is a file whose pages live in memory only
 // (a memfd, a file on tmpfs or hugetlbfs): mapping it costs no disk I/O.
 func inMemoryFile(f *os.File) bool {

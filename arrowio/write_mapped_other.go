@@ -11,8 +11,6 @@ func mapFile(*os.File, int64) ([]byte, error) { return nil, errors.New("not supp
 
 func unmapFile([]byte) error { return nil }
 
-func allocate(*os.File, int64, int64) error { return nil }
-
 // inMemoryFile is false outside Linux: results keep the streaming writer.
 func inMemoryFile(*os.File) bool { return false }
 
