@@ -34,10 +34,10 @@ func (r *Runner) scratchPossible() bool {
 // what pays for its slices (plan.Config.ScratchMinShare), on a device with
 // free bytes free, of which the pipeline's stats budget takes 80 %: not
 // where every source fits one block without it, nor where the blocks it
-// allows hold fewer than ScratchMinShare of the vertices (BENCHMARKS.md,
-// session 8: R-MAT 18's blocks of 45 % of the vertices ran 1.48× faster
-// with it, R-MAT 20's of 3.3 % 0.94×). A ScratchMinShare of 0 always
-// takes it.
+// allows hold fewer than ScratchMinShare of the vertices (R-MAT 18's
+// blocks of 45 % of the vertices ran 1.48× faster with it, R-MAT 20's of
+// 3.3 % 0.94×; BENCHMARKS.md, "Issue 18 (stats, every source)"). A
+// ScratchMinShare of 0 always takes it.
 func (r *Runner) scratchPays(free int64) bool {
 	share := r.batched.ScratchMinShare
 	if share <= 0 {
