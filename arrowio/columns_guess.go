@@ -5,6 +5,7 @@ package arrowio
 // vertex table.
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -14,11 +15,13 @@ import (
 )
 
 // weightGuess is what findColumns and the CSV reader decided about a weight
-// column that ReadOptions did not name and that is not called "weight".
+// column that ReadOptions did not name and that is not called "weight". A
+// lone numeric column besides the ids is the weight in every format,
+// whatever text columns there are beside it.
 type weightGuess struct {
 	column string   // the column taken as the weight, "" if none
 	unused []string // numeric columns left unused, when more than one could be the weight
-	reason string   // why a lone candidate was not taken after all (CSV)
+	reason string   // why the one column in unused is not numeric after all (CSV)
 }
 
 // note is the sentence EdgeTable.WeightNote carries: what was done, without
@@ -76,10 +79,87 @@ func isIndexColumn(name string) bool {
 	return name == "" || strings.HasPrefix(name, "__index_level_") || strings.HasPrefix(name, "Unnamed: ")
 }
 
-// looksNumeric reports whether a CSV field reads as a finite number.
-func looksNumeric(text string) bool {
-	f, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
-	return err == nil && !notFinite(f)
+// weightCandidate is a column of a CSV or TSV table, other than the ids,
+// that may be the weight of a table naming none. The rule is the one typed
+// formats apply to their fields: the column is numeric when it holds a
+// number and every non-empty value parses as one (integers, decimals,
+// exponents, and NaN or infinities, which are numbers that no weight may
+// be). An empty cell is a null: it leaves the column numeric, and a null
+// weight is refused, as a null in a Parquet weight column is. Its values
+// are kept, parsed, while the column is numeric, so that it can be the
+// weight once the last row tells that it is the only numeric column.
+type weightCandidate struct {
+	col     int
+	name    string
+	weights textWeights
+	numbers int   // non-empty values read
+	bad     error // the first null, NaN, infinite or out-of-range value: the error if taken
+	text    bool  // a non-empty value is not a number
+	// The first value that is not a number, with its line, when numbers
+	// came before it: the note says why the column was not taken.
+	textLine  int
+	textValue string
+}
+
+// add reads the candidate's field of one row.
+func (c *weightCandidate) add(field, name string, line int) {
+	if c.text {
+		return
+	}
+	s := strings.TrimSpace(field)
+	if s != "" && !parsesAsNumber(s) {
+		if c.numbers > 0 {
+			c.textLine, c.textValue = line, field
+		}
+		c.text, c.weights, c.bad = true, textWeights{}, nil
+		return
+	}
+	if s != "" {
+		c.numbers++
+	}
+	if c.bad != nil {
+		return
+	}
+	if err := c.weights.add(field, name, c.name, line); err != nil {
+		c.bad, c.weights = err, textWeights{}
+	}
+}
+
+// parsesAsNumber reports whether a trimmed CSV field is written as a
+// number, finite or not.
+func parsesAsNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil || errors.Is(err, strconv.ErrRange)
+}
+
+// chooseWeightCandidate applies the rule of guessWeightField to the
+// candidates read from every row: the only numeric one is the weight (its
+// first bad value is the error); none or several leave distances counting
+// edges, with a note naming the numeric ones, or the column that was
+// numeric until a value that is not.
+func chooseWeightCandidate(candidates []*weightCandidate) (weightGuess, *weightCandidate, error) {
+	var numeric []*weightCandidate
+	var names []string
+	for _, c := range candidates {
+		if !c.text && c.numbers > 0 {
+			numeric, names = append(numeric, c), append(names, c.name)
+		}
+	}
+	switch len(numeric) {
+	case 1:
+		if c := numeric[0]; c.bad != nil {
+			return weightGuess{}, nil, c.bad
+		}
+		return weightGuess{column: names[0]}, numeric[0], nil
+	case 0:
+		for _, c := range candidates {
+			if c.textLine > 0 {
+				return weightGuess{unused: []string{c.name}, reason: fmt.Sprintf("line %d holds %q", c.textLine, c.textValue)}, nil, nil
+			}
+		}
+		return weightGuess{}, nil, nil
+	}
+	return weightGuess{unused: names}, nil, nil
 }
 
 // vertexColumn chooses the id column of a vertex table: the one named, else

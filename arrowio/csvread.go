@@ -174,22 +174,17 @@ func readDelimited(r io.Reader, name, format string, opt ReadOptions) (t *EdgeTa
 		return nil, dup
 	}
 	// Without a weight column named or called "weight", the other columns
-	// are candidates: a lone one is read as the weight while its values
-	// are numbers; several are named in a note when numeric.
-	var guess weightGuess
-	var candidates []int
+	// are candidates, read beside the ids while their values are numbers
+	// (weightCandidate); after the last row a lone numeric one is the
+	// weight, as a lone numeric field is in every other format.
+	var candidates []*weightCandidate
 	if wIdx < 0 && opt.wantsGuess() {
 		for i := range header {
 			if i != srcIdx && i != dstIdx && !isIndexColumn(header[i]) {
-				candidates = append(candidates, i)
+				candidates = append(candidates, &weightCandidate{col: i, name: header[i]})
 			}
 		}
-		if len(candidates) == 1 {
-			wIdx, wCol = candidates[0], header[candidates[0]]
-			guess.column = wCol
-		}
 	}
-	firstRow := true
 	ids := &textIDs{intMode: true, allInt: true, srcKeys: []int64{}, dstKeys: []int64{}}
 	var weights textWeights
 	var lines lineMap
@@ -217,30 +212,24 @@ func readDelimited(r io.Reader, name, format string, opt ReadOptions) (t *EdgeTa
 		if err := ids.add(rec[dstIdx], 1, name, dstCol, line); err != nil {
 			return nil, err
 		}
-		if firstRow && len(candidates) > 1 {
-			for _, i := range candidates {
-				if looksNumeric(rec[i]) {
-					guess.unused = append(guess.unused, header[i])
-				}
-			}
+		for _, c := range candidates {
+			c.add(rec[c.col], name, line)
 		}
 		if wIdx >= 0 {
 			if err := weights.add(rec[wIdx], name, wCol, line); err != nil {
-				if guess.column == "" {
-					return nil, err
-				}
-				// Not a weight column after all: text from the first row
-				// on says nothing; a later bad value is worth a note.
-				if !firstRow || looksNumeric(rec[wIdx]) {
-					guess.unused, guess.reason = []string{guess.column}, fmt.Sprintf("line %d holds %q", line, rec[wIdx])
-				}
-				guess.column, wIdx, weights = "", -1, textWeights{}
+				return nil, err
 			}
 		}
-		firstRow = false
 	}
 	if err := opt.interrupted(name); err != nil {
 		return nil, err
+	}
+	guess, taken, err := chooseWeightCandidate(candidates)
+	if err != nil {
+		return nil, err
+	}
+	if taken != nil {
+		wIdx, weights = taken.col, taken.weights
 	}
 	t = &EdgeTable{Name: name, WeightGuessed: guess.column, WeightNote: guess.note(defaultWeightCol)}
 	if wIdx >= 0 {
