@@ -18,8 +18,9 @@ package gpu
 // through the driver's staging otherwise, on a stream that waits for
 // neither device's kernels; a phase's rows whose distances fit go packed
 // in 16 bits (hubsend.go). R-MAT 18's core (56,278 rows) on two H200s
-// (BENCHMARKS.md, sessions 11 and 14): 2.1 s on one device; halves planned
-// alone 1.58 s each; cut phase by phase 1.04 s each, and 0.11 s of copies.
+// (BENCHMARKS.md, "Issues 18 and 19: hub rows" and "The shared hub rows
+// sent as they come"): 2.1 s on one device; halves planned alone 1.58 s
+// each; cut phase by phase 1.04 s each, and 0.11 s of copies.
 //
 // Choices: no wait is unbounded: a phase waits only for runners that
 // have arrived, a part only for the runner computing it, and a runner
@@ -188,8 +189,9 @@ func ShareHubRows(runners []*Runner) {
 // device to join the phased round 10 ms of the first phase (the other's
 // memory is mapped then), which the allocations take in part once it is
 // on, beside each other (two H200s: the first phase began 19-20 ms after
-// the blocks against 24-25; BENCHMARKS.md, session 22). Where it fails,
-// the rows go through the host, and the copies report the error.
+// the blocks against 24-25; BENCHMARKS.md, "Where the round's start and
+// end went (traces of runs 1–3)"). Where it fails, the rows go through the
+// host, and the copies report the error.
 func reachEachOther(runners []*Runner) {
 	var wg sync.WaitGroup
 	for _, r := range runners {
@@ -334,9 +336,9 @@ func (g *hubGroup) ensureParts(r *Runner) error {
 // without waiting for the others' (r.hubs.late): its next block starts on
 // the rows it has while theirs cross the link (on two H200s the last
 // phase's 11 GiB took 31 ms, which every block waited for; BENCHMARKS.md,
-// session 15). tell hands the block's plan the rows that may come late,
-// once the last phase is cut. Where a runner fails, the others compute
-// every row alone.
+// "The last phase's rows cross while the blocks work"). tell hands the
+// block's plan the rows that may come late, once the last phase is cut.
+// Where a runner fails, the others compute every row alone.
 func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 	j := slices.Index(g.runners, r)
 	// r's stage, before the plan is waited for (peer access is on since
@@ -419,7 +421,8 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 			// its flag is freed now, while its context is idle, since
 			// cuMemFree waits for the context's work, the copies queued
 			// below included (5 ms before r's block, R-MAT 18 on two
-			// H200s; BENCHMARKS.md, session 22).
+			// H200s; BENCHMARKS.md, "Where the round's start and end
+			// went (traces of runs 1–3)").
 			if err := r.e.dev.free(&st.flag); err != nil {
 				ph.failed = true
 				g.cond.Broadcast()
@@ -461,7 +464,7 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 	if g.nothingToDerive(ph, r) {
 		// The core's rows all come from the kernel: the empty plan's run
 		// took 17-29 ms on an H200, and its copy of the seeds' arcs 5 ms
-		// (session 14).
+		// (BENCHMARKS.md, "The shared hub rows sent as they come").
 		return nil
 	}
 	d := ph.plan.Derivations()
@@ -560,9 +563,9 @@ func (l *lateHubRows) wait() (lost bool) {
 // planned and packed aside (prepare), while the earlier phases run: made
 // by the runner that came first, under the group's lock, the cut and
 // plan of a share held the phases' start 6-15 ms on R-MAT 18's core
-// (session 14). first, when not nil, is the first phase cut already
-// (with the plan made ahead, hubPlanAhead), taken where it was cut for
-// these parts.
+// (BENCHMARKS.md, "The shared hub rows sent as they come"). first, when
+// not nil, is the first phase cut already (with the plan made ahead,
+// hubPlanAhead), taken where it was cut for these parts.
 func newPhasedRound(bp *plan.Block, finish func(), parts []hubPart, m int, first *phaseCut) *phasedRound {
 	phases := bp.NumPhases()
 	ph := &phasedRound{plan: bp, done: make([]int, phases), took: make([]time.Duration, m), rows: make([]int, m),
@@ -675,12 +678,13 @@ func (g *hubGroup) phase(ph *phasedRound, i int) *phasePrep {
 // runner has sent its own. The span lies in r's part of the hub list,
 // which no other runner writes: beside r's rows of the phase it may
 // cover r's rows of other phases, earlier ones the same on every device
-// and later ones computed on none yet. g.inflight keeps a runner's memory from being freed (leaveHubGroup)
-// while a copy writes into it. R-MAT 18's core on two H200s
-// (BENCHMARKS.md, session 14): pulling the others' rows after each phase
-// with the lock held, each runner's copies waited behind the other's (106
-// ms of copies in all, 65 ms after the last phase); pulled at once they
-// shared the link (30 and 60 ms after the last phase).
+// and later ones computed on none yet. g.inflight keeps a runner's
+// memory from being freed (leaveHubGroup) while a copy writes into it.
+// R-MAT 18's core on two H200s (BENCHMARKS.md, "The shared hub rows sent
+// as they come"): pulling the others' rows after each phase with the lock
+// held, each runner's copies waited behind the other's (106 ms of copies
+// in all, 65 ms after the last phase); pulled at once they shared the link
+// (30 and 60 ms after the last phase).
 //
 // With async (a last phase that r leaves without waiting) the copies are
 // only queued where they go peer to peer, and sent, when not nil, waits
