@@ -12,8 +12,8 @@ package plan
 // far it must go. Blocks cut from the breadth-first order hold
 // neighbourhoods, where blocks cut from the vertices' own order (an R-MAT
 // generator's is random) hold scattered vertices. Measured (BENCHMARKS.md,
-// session 10; kernel rows summed over the blocks of every source by
-// BenchmarkBlockOrder):
+// "Issues 18 and 19: stats sources in breadth-first order"; kernel rows
+// summed over the blocks of every source by BenchmarkBlockOrder):
 //
 //	R-MAT 18, H100, 3 blocks of up to 83,521 sources, every source:
 //	  vertex order 6.58 s, breadth-first 6.05 s, by falling degree 6.08 s,
