@@ -313,7 +313,8 @@ def main(argv=None) -> int:
     try:
         # First, before the CLI rows write (and remove) their 8.4 GiB files
         # on tmpfs: the same call after them found fresh huge pages slower
-        # to come by (H100 host, session 13: 1.05-1.06 s against 0.88-0.97).
+        # to come by (H100 host: 1.05-1.06 s against 0.88-0.97; BENCHMARKS.md,
+        # "Issue 16: `distance_matrix` from a pyarrow Table").
         wall, eng = median_of(args.repeat, lambda: dmatrix(False))
         rows.append(("`distance_matrix(table)`, before the CLI rows", wall, eng,
                      f"the matrix in {landed['auto']}; no tmpfs file written yet"))
