@@ -12,11 +12,12 @@ import (
 // device 1 queued on device 0's peer stream while device 1 runs
 // memory-bound kernels and waits for them every 5 launches as the batched
 // rounds do: by a synchronous 4-byte read ("dtoh", what the rounds did
-// before session 20) or by cuStreamSynchronize then the read ("stream",
+// before readBack) or by cuStreamSynchronize then the read ("stream",
 // readBack). It reports how long the cuMemcpyPeerAsync call held the
 // sender's thread, the copy's rate, and the longest wait of device 1 for
 // a batch of its kernels (11.3 ms with no copy; 0 when alone); it needs
-// two devices. Two H200s (BENCHMARKS.md, session 20): dtoh 2.5 ms, 270
+// two devices. Two H200s (BENCHMARKS.md, "Peer copies held up by the
+// other device's reads (BenchmarkPeerCopyWhileBusy)"): dtoh 2.5 ms, 270
 // GB/s and 12.0 ms; stream 41-71 µs, 391-394 GB/s and 11.7 ms; alone
 // 37-38 µs and 394 GB/s.
 func BenchmarkPeerCopyWhileBusy(b *testing.B) {
