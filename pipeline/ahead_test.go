@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -15,8 +16,8 @@ import (
 // TestPlanBesideTheOpening checks when the GPU kernel's plan is made beside
 // the opening, after the CSR built there: for auto runs of every vertex of
 // a graph without negative weights while the opening is under way; not
-// for a few sources, another algorithm, negative weights, or with
-// PATHCTL_PLAN_AHEAD=off. A plan made succeeds; one made where the open
+// for a few sources, another algorithm, negative weights, or a load that
+// has every run plan its own (planOwn). A plan made succeeds; one made where the open
 // then failed is not kept by the graph.
 func TestPlanBesideTheOpening(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
@@ -58,20 +59,17 @@ func TestPlanBesideTheOpening(t *testing.T) {
 		name string
 		tbl  *arrowio.EdgeTable
 		opt  LoadOptions
-		env  string
 		want bool
 	}{
-		{"auto, every vertex", tbl, LoadOptions{Engine: "auto"}, "", true},
-		{"algorithm auto named", tbl, LoadOptions{Engine: "auto", Algorithm: graph.Auto}, "", true},
-		{"switched off", tbl, LoadOptions{Engine: "auto"}, "off", false},
-		{"switched off by 0", tbl, LoadOptions{Engine: "auto"}, "0", false},
-		{"few sources", tbl, LoadOptions{Engine: "auto", Sources: minGPUSources}, "", false},
-		{"dijkstra", tbl, LoadOptions{Engine: "auto", Algorithm: graph.Dijkstra}, "", false},
-		{"negative weights", negative, LoadOptions{Engine: "auto"}, "", false},
+		{"auto, every vertex", tbl, LoadOptions{Engine: "auto"}, true},
+		{"algorithm auto named", tbl, LoadOptions{Engine: "auto", Algorithm: graph.Auto}, true},
+		{"runs plan their own", tbl, LoadOptions{Engine: "auto", planOwn: true}, false},
+		{"few sources", tbl, LoadOptions{Engine: "auto", Sources: minGPUSources}, false},
+		{"dijkstra", tbl, LoadOptions{Engine: "auto", Algorithm: graph.Dijkstra}, false},
+		{"negative weights", negative, LoadOptions{Engine: "auto"}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			t.Setenv("PATHCTL_PLAN_AHEAD", c.env)
 			if got := besidePlan(t, c.tbl, c.opt); got != c.want {
 				t.Errorf("plan made beside the opening %v, want %v", got, c.want)
 			}
@@ -98,7 +96,7 @@ func TestPlanBesideTheOpening(t *testing.T) {
 
 // TestPlanBesideTheOpeningOnGPU loads graphs beside a real opening (held
 // back a little, so that the CSR and the plan are made before it ends),
-// with the plan made beside it and without (PATHCTL_PLAN_AHEAD=off), and
+// with the plan made beside it and without (planOwn), and
 // runs auto on every vertex: the run takes the plan, and its results are
 // the CPU engine's (pairs of a graph of one block) and the same with and
 // without the plan (stats of a larger graph, whose float sums the device
@@ -119,19 +117,18 @@ func TestPlanBesideTheOpeningOnGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	statsOf := map[string]string{}
-	for _, env := range []string{"", "off"} {
-		t.Setenv("PATHCTL_PLAN_AHEAD", env)
+	for _, planOwn := range []bool{false, true} {
 		for _, c := range []struct {
 			name   string
 			tbl    *arrowio.EdgeTable
 			layout arrowio.Layout
 		}{{"pairs", small, arrowio.LayoutPairs}, {"stats", large, arrowio.LayoutStats}} {
-			name := c.name + ", PATHCTL_PLAN_AHEAD=" + env
+			name := fmt.Sprintf("%s, planOwn %v", c.name, planOwn)
 			opening := OpenDeviceWith(func() (*gpu.Engine, error) {
 				time.Sleep(150 * time.Millisecond)
 				return newGPU()
 			})
-			g, err := LoadGraph(c.tbl, LoadOptions{Undirected: true, Engine: "auto", Device: opening})
+			g, err := LoadGraph(c.tbl, LoadOptions{Undirected: true, Engine: "auto", Device: opening, planOwn: planOwn})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,7 +146,7 @@ func TestPlanBesideTheOpeningOnGPU(t *testing.T) {
 			if !times.BesideOpen {
 				t.Fatalf("%s: the CSR was not built beside the opening: %+v", name, times)
 			}
-			if on := env == ""; times.PlanAheadUsed != on || (times.PlanAhead > 0) != on {
+			if on := !planOwn; times.PlanAheadUsed != on || (times.PlanAhead > 0) != on {
 				t.Errorf("%s: plan made beside the opening %s, taken %v; want made and taken %v", name, times.PlanAhead, times.PlanAheadUsed, on)
 			}
 			switch c.layout {

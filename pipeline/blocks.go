@@ -5,8 +5,6 @@ package pipeline
 // flight and the runner's bytes per source.
 
 import (
-	"os"
-
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/graph"
 )
@@ -23,7 +21,7 @@ func planRun(opt Options, eng graph.Engine, runner graph.Runner, nv, n int, narr
 		return planNarrowed(opt, eng, runner, n, narrowBytes), sched
 	}
 	blocks := PlanBlocksInFlight(n, bytesPerSource(runner, opt), lessFixed(budget(opt, eng, runner), runner, opt), maxBlock(opt, n, runner), blocksInFlight(runner, opt))
-	if m, ok := eng.(*multiEngine); ok && len(m.devices) > 1 && statsOnDevice(runner, opt) && equalStatsBlocks && opt.MaxBlock == 0 {
+	if m, ok := eng.(*multiEngine); ok && len(m.devices) > 1 && statsOnDevice(runner, opt) && opt.MaxBlock == 0 {
 		blocks = evenBlocks(n, blocks)
 	}
 	if _, ok := runner.(graph.ResidentRunner); ok && opt.Layout != arrowio.LayoutStats {
@@ -67,24 +65,6 @@ func planNarrowed(opt Options, eng graph.Engine, runner graph.Runner, n int, nar
 	return PlanBlocksInFlight(n, 1, max(1, size), opt.MaxBlock, 1)
 }
 
-// equalStatsBlocks spreads the sources of a stats run on several devices
-// evenly over its blocks (evenBlocks); PATHCTL_EQUAL_BLOCKS=off keeps the
-// blocks of the largest size the budget allows, the last one the
-// remainder, as one device runs them. One device keeps those: the batched
-// kernel derives most rows of a block that holds most vertices, so one
-// large block and a small one beat two even ones there (R-MAT 18 on one
-// H200: 147k + 27k sources 3.87 s, 87k + 87k 5.6 s; on two, the even
-// blocks 3.0 s against 3.73 s). The stats files of one and several
-// devices then hold the same rows in other record batches; a block size
-// the caller fixed (Options.MaxBlock) is kept, and the files with it.
-var equalStatsBlocks = func() bool {
-	switch os.Getenv("PATHCTL_EQUAL_BLOCKS") {
-	case "0", "off", "false", "no":
-		return false
-	}
-	return true
-}()
-
 // evenBlocks spreads n sources over as many blocks as blocks holds, of
 // equal sizes (multiples of 8 but the last, which is at most 8 × the
 // count smaller), none larger than blocks' largest. The budget sizes
@@ -93,6 +73,15 @@ var equalStatsBlocks = func() bool {
 // large one give a device two small pieces in a row (R-MAT 18 on two
 // H200s: 147k and 27k sources became 87k on one device and 60k then 27k
 // on the other, 1.04× one device). Equal blocks go one to a device whole.
+// planRun evens the blocks of a stats run on several devices only. One
+// device keeps the budget's: the batched kernel derives most rows of a
+// block that holds most vertices, so one large block and a small one beat
+// two even ones there (R-MAT 18 on one H200: 147k + 27k sources 3.87 s,
+// 87k + 87k 5.6 s; on two, the even blocks 3.0 s against 3.73 s;
+// BENCHMARKS.md "Issue 19: even blocks on two devices"). The
+// stats files of one and several devices then hold the same rows in other
+// record batches; a block size the caller fixed (Options.MaxBlock) is
+// kept, and the files with it.
 func evenBlocks(n int, blocks []SourceBlock) []SourceBlock {
 	k := len(blocks)
 	if k < 2 {

@@ -81,10 +81,6 @@ var _ graph.StatsSizer = statsSized{}
 // device budget, and that other layouts, a runner without it and a
 // multi-device chunk keep to their own figures.
 func TestPlanRunStatsSizer(t *testing.T) {
-	// The largest block the budget allows (evenBlocks, tested on its own,
-	// would spread the sources over the same count).
-	defer func(was bool) { equalStatsBlocks = was }(equalStatsBlocks)
-	equalStatsBlocks = false
 	const nv, sources = 1000, 100
 	sized := statsSized{statsAsync{newFakeAsync(nv, 0)}, 0}
 	per, statsPer := sized.BytesPerSource(), sized.StatsBytesPerSource()
@@ -179,9 +175,8 @@ func TestEvenBlocks(t *testing.T) {
 }
 
 // TestPlanRunEvenStatsBlocks: stats on several devices are planned in
-// even blocks, which two devices then take whole (no tail cut); one device,
-// a block size the caller fixed and PATHCTL_EQUAL_BLOCKS=off (the
-// variable) keep the budget's sizes.
+// even blocks, which two devices then take whole (no tail cut); one device
+// and a block size the caller fixed keep the budget's sizes.
 func TestPlanRunEvenStatsBlocks(t *testing.T) {
 	const nv, sources = 1000, 1000
 	sized := statsSized{statsAsync{newFakeAsync(nv, 0)}, 0}
@@ -202,11 +197,5 @@ func TestPlanRunEvenStatsBlocks(t *testing.T) {
 	}
 	if fixed, _ := planRun(Options{Layout: arrowio.LayoutStats, MaxBlock: 700}, eng, sized, nv, sources, 0); !slices.Equal(fixed, []SourceBlock{{0, 700}, {700, 1000}}) {
 		t.Errorf("stats blocks of a fixed size %v, want 700 and 300", fixed)
-	}
-	defer func(was bool) { equalStatsBlocks = was }(equalStatsBlocks)
-	equalStatsBlocks = false
-	blocks, _ = planRun(Options{Layout: arrowio.LayoutStats}, eng, sized, nv, sources, 0)
-	if !slices.Equal(blocks, []SourceBlock{{0, 700}, {700, 1000}}) {
-		t.Errorf("stats blocks without evening %v, want 700 and 300", blocks)
 	}
 }

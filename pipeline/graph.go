@@ -63,8 +63,13 @@ type LoadOptions struct {
 	// Algorithm is what the runs will compute (Options.Algorithm; "" is
 	// auto). Where it is auto and Sources every vertex, a CSR built
 	// beside an early opening has the GPU kernel's plan of every source
-	// made beside it too (planBesideOpening).
+	// made beside it too (plansAhead).
 	Algorithm Algorithm
+
+	// planOwn (tests) has every run plan the GPU kernel's plan itself
+	// rather than take one made beside the opening, so that a test
+	// compares both.
+	planOwn bool
 }
 
 // LoadTimes is where LoadGraph's time went, for --verbose.
@@ -85,7 +90,7 @@ type LoadTimes struct {
 	// DeviceWait.
 	BesideOpen bool
 	// PlanAhead is how long the GPU kernel's plan made after that build,
-	// still beside the opening (planBesideOpening), took; 0 where none was
+	// still beside the opening (plansAhead), took; 0 where none was
 	// made, or it is not yet made. PlanAheadUsed says that the run took
 	// it (else the run planned its own: another block, algorithm or
 	// cutoff).
@@ -114,7 +119,7 @@ type Graph struct {
 	// without trying again.
 	gpuErr error
 	// ahead is the GPU kernel's plan made beside the opening, handed to
-	// device (planBesideOpening); nil where none was.
+	// device (plansAhead); nil where none was.
 	ahead *gpu.HostPlan
 	// others are the openings of the other devices of runs over several
 	// (LoadOptions.OtherDevices), kept where the graph was built for the

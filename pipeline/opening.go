@@ -3,7 +3,6 @@ package pipeline
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -232,7 +231,7 @@ const buildBesideOpening = true
 const maxRowsBesideOpening = 8 << 20
 
 // besideBuild is a CSR built on the CPU beside the opening, with the GPU
-// kernel's plan begun after it (planBesideOpening), or nil.
+// kernel's plan begun after it (plansAhead), or nil.
 type besideBuild struct {
 	csr   *graph.CSR
 	took  time.Duration
@@ -240,31 +239,21 @@ type besideBuild struct {
 	ahead *gpu.HostPlan
 }
 
-// planBesideOpening says whether the plan of the batched kernel's block of
-// every source (gpu.PlanAhead: the graph's shape and breadth-first rank,
-// the leaves and minimums derived after the kernel, the phases, the
-// groups' order, the seeds) is made on the CPU once the CSR built beside
-// the opening is done, while the device is still opening: the run then
-// takes it instead of planning on its path (20-35 ms for R-MAT 16 on an
-// H100, BENCHMARKS.md). Only where the runs are auto over every vertex,
-// and the graph has no negative weight (auto then runs the batched
-// kernel); a run whose first device block is not every vertex, or that
-// stops at a cutoff, plans its own and keeps only the graph's shape and
-// rank. The environment variable PATHCTL_PLAN_AHEAD=off (or 0) turns it
-// off, so that one build compares both.
-func planBesideOpening() bool {
-	switch os.Getenv("PATHCTL_PLAN_AHEAD") {
-	case "0", "off", "false", "no":
-		return false
-	}
-	return true
-}
-
-// plansAhead reports whether a graph loaded with opt gets the plan made
-// beside the opening (planBesideOpening), as far as opt says: auto runs
-// of every vertex.
+// plansAhead reports whether a graph loaded with opt has the plan of the
+// batched kernel's block of every source (gpu.PlanAhead: the graph's
+// shape and breadth-first rank, the leaves and minimums derived after the
+// kernel, the phases, the groups' order, the seeds) made on the CPU once
+// the CSR built beside the opening is done, while the device is still
+// opening: the run then takes it instead of planning on its path (20-35
+// ms for R-MAT 16 on an H100; a small run took 391-393 ms to its output
+// closed against 423-445 ms, BENCHMARKS.md "Issue 18 (stats, every
+// source)"). Only where the runs are auto over every vertex, and the
+// graph has no negative weight (auto then runs the batched kernel); a run
+// whose first device block is not every vertex, or that stops at a
+// cutoff, plans its own and keeps only the graph's shape and rank.
+// opt.planOwn (tests) has every run plan its own.
 func plansAhead(opt LoadOptions) bool {
-	return opt.Sources == 0 && (opt.Algorithm == "" || opt.Algorithm == graph.Auto) && planBesideOpening()
+	return opt.Sources == 0 && (opt.Algorithm == "" || opt.Algorithm == graph.Auto) && !opt.planOwn
 }
 
 // startBuildBesideOpening starts building g's CSR on the CPU where early is
@@ -273,7 +262,7 @@ func plansAhead(opt LoadOptions) bool {
 // every vertex (of the graph's shape and rank alone, past
 // maxVerticesPlannedAhead) begins once the CSR is built, on a graph
 // without negative weights while the opening has not failed
-// (planBesideOpening), and comes with it.
+// (plansAhead), and comes with it.
 func (g *Graph) startBuildBesideOpening(early *DeviceOpening, bopt graph.BuildOptions, plan bool) <-chan besideBuild {
 	if !buildBesideOpening || len(g.Table.Edges.Src) > maxRowsBesideOpening || !early.pending() {
 		return nil
