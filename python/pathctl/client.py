@@ -9,6 +9,7 @@ from typing import Any, Dict, Iterable, List, Optional, Union
 import pyarrow as pa
 
 from . import _errors
+from ._checks import check_flags, id_list
 from ._inputs import as_reader
 
 
@@ -121,6 +122,7 @@ class Client:
         After an expired session it logs in again and sends ``edges`` again,
         unless they are a reader or iterator of batches, which is read once.
         """
+        check_flags(directed=directed, unweighted=unweighted)
         id_columns = (src_col or "src", dst_col or "dst")
         readers = [as_reader(edges, id_columns)]  # bad input is refused here, before any call
         command: Dict[str, Any] = {"graph": name}
@@ -267,8 +269,11 @@ class Client:
             raise _errors.from_flight(exc) from exc
 
 
-def _ids(ids: Iterable[Any]) -> List[Any]:
-    return [s if isinstance(s, int) and not isinstance(s, bool) else str(s) for s in ids]
+def _ids(name: str, ids: Iterable[Any]) -> List[Any]:
+    """The ids of ``sources`` or ``targets`` for a ticket: integers as
+    numbers, everything else as its string, verbatim (a single id is
+    refused with a TypeError: they are lists)."""
+    return [s if isinstance(s, int) and not isinstance(s, bool) else str(s) for s in id_list(name, ids)]
 
 
 def _narrowing(targets, cutoff, k, reverse=False, with_paths=False) -> Dict[str, Any]:
@@ -276,10 +281,11 @@ def _narrowing(targets, cutoff, k, reverse=False, with_paths=False) -> Dict[str,
     k, reverse and with_paths."""
     from ._local import check_narrowing
 
+    check_flags(reverse=reverse, with_paths=with_paths)
     check_narrowing(cutoff, k)
     keys: Dict[str, Any] = {}
     if targets is not None:
-        keys["targets"] = _ids(targets)
+        keys["targets"] = _ids("targets", targets)
     if cutoff is not None:
         cutoff = float(cutoff)
         if math.isnan(cutoff) or cutoff == -math.inf:
@@ -297,11 +303,11 @@ def _narrowing(targets, cutoff, k, reverse=False, with_paths=False) -> Dict[str,
 
 
 def _query(name, algorithm, sources, layout, with_predecessors, engine, delta, narrowing=None) -> bytes:
+    check_flags(with_predecessors=with_predecessors)
     query: Dict[str, Any] = {"graph": name, "algorithm": algorithm, "layout": layout,
                              "with_predecessors": bool(with_predecessors), "engine": engine}
     if sources is not None:
-        query["sources"] = [s if isinstance(s, int) and not isinstance(s, bool) else str(s)
-                            for s in sources]
+        query["sources"] = _ids("sources", sources)
     if delta is not None:
         query["delta"] = delta
     query.update(narrowing or {})

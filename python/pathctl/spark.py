@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import _errors
+from ._checks import check_flags, check_id_list
 
 SPARK_LAYOUTS = ("pairs", "stats")
 
@@ -73,6 +74,10 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
     is not a vertex of the edges raises :class:`InvalidInputError` from this
     call too, before any task runs.
     """
+    check_flags(directed=directed, with_predecessors=with_predecessors, unweighted=unweighted,
+                reverse=reverse, with_paths=with_paths)
+    check_id_list("sources", sources)
+    check_id_list("targets", targets)
     if layout not in SPARK_LAYOUTS:
         raise _errors.UsageError(f"pathctl.spark: layout {layout!r} is not supported in Spark "
                                  f"(want one of {', '.join(SPARK_LAYOUTS)})")
@@ -97,7 +102,7 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
         raise _errors.UsageError(f"pathctl.spark: block_size {block_size} is below 1")
     blocks = [source_ids[i:i + block_size] for i in range(0, len(source_ids), block_size)]
     ipc = _ipc_bytes(table)
-    run = {"algorithm": algorithm, "layout": layout, "with_predecessors": with_predecessors,
+    run = {"algorithm": algorithm, "layout": layout, "with_predecessors": bool(with_predecessors),
            "engine": engine}
     if reverse:
         run["reverse"] = True
@@ -106,7 +111,7 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
     for key, value in (("targets", targets), ("cutoff", cutoff), ("k", k)):
         if value is not None:
             run[key] = list(value) if key == "targets" else value
-    local_opts = {"directed": directed, "src_col": src_col, "dst_col": dst_col,
+    local_opts = {"directed": bool(directed), "src_col": src_col, "dst_col": dst_col,
                   "weight_col": weight_col, "binary": binary}
     if endpoints:
         endpoints = list(endpoints)
