@@ -4,6 +4,7 @@ statuses and the Flight service's gRPC statuses onto them."""
 from __future__ import annotations
 
 import re
+import signal
 from typing import Mapping, Optional
 
 # The pathctl binary's exit statuses (the CLI contract).
@@ -217,11 +218,68 @@ def python_message(message: str, names: Optional[Mapping[str, str]] = None) -> s
     return _FLAG.sub(_python_flag, msg)
 
 
-def from_exit(code: int, stderr: str, names: Optional[Mapping[str, str]] = None) -> PathctlError:
+# The first line of a Go runtime crash on stderr: a panic no one recovered,
+# a fatal runtime error (out of memory, concurrent map writes) or a signal
+# the runtime turned into a crash ("SIGSEGV: segmentation violation";
+# "SIGQUIT: quit" is someone's Ctrl-\). Goroutine dumps follow
+# ("goroutine 1 [running]:"), and the exit status is 2, as for a usage error.
+CRASH_LINE = re.compile(r"^(?:panic: |fatal error: |SIG[A-Z]+: )")
+_GOROUTINE_LINE = re.compile(r"^goroutine \d+ \[", re.MULTILINE)
+
+# Signals that mean the process crashed, rather than was stopped by someone
+# (SIGKILL, SIGTERM, SIGINT: CancelledError).
+_CRASH_SIGNALS = frozenset(getattr(signal, name) for name in
+                           ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT", "SIGSYS", "SIGTRAP")
+                           if hasattr(signal, name))
+
+# Characters of a crash's first line kept in the message.
+_CRASH_SHOWN = 300
+
+
+def crash_line(stderr: str) -> Optional[str]:
+    """The first line of a Go crash report in ``stderr`` (``panic: ...``,
+    ``fatal error: ...``), or None."""
+    for ln in stderr.splitlines():
+        if CRASH_LINE.match(ln):
+            return ln.strip()
+    return None
+
+
+def _crashed(code: int, stderr: str, first: Optional[str], kw: dict) -> Optional[PathctlError]:
+    """The error of a binary that crashed (a Go panic or fatal runtime
+    error, or death by a signal such as SIGSEGV), or None. ``first`` is the
+    crash's first line where the caller kept it (a long dump may have
+    pushed it out of ``stderr``). A crash is the engine's failure whatever
+    its exit status: a PathctlError with the status and the crash's first
+    line, not a UsageError worded by the last line of the stack dump."""
+    first = first or crash_line(stderr)
+    signalled = code < 0 and -code in _CRASH_SIGNALS
+    if first is None and not signalled and not _GOROUTINE_LINE.search(stderr):
+        return None
+    if first is not None and first.startswith("SIGQUIT: "):
+        return CancelledError(f"pathctl was stopped by SIGQUIT (exit status {code})", **kw)
+    if code < 0:
+        how = f"pathctl crashed: killed by signal {-code} ({signal.Signals(-code).name})"
+    else:
+        how = f"pathctl crashed (exit status {code})"
+    if first:
+        if len(first) > _CRASH_SHOWN:
+            first = first[:_CRASH_SHOWN] + "..."
+        how += f": {first}"
+    return PathctlError(how + " (a bug in pathctl: e.stderr holds the stack)", **kw)
+
+
+def from_exit(code: int, stderr: str, names: Optional[Mapping[str, str]] = None,
+              crash: Optional[str] = None) -> PathctlError:
     """The exception for a binary that exited with ``code`` (``names`` as
-    for :func:`python_message`)."""
-    msg = python_message(engine_message(stderr), names) or f"pathctl exited with status {code}"
+    for :func:`python_message`). A binary that crashed is a PathctlError
+    naming the status and the crash's first line (``crash``, where the
+    caller kept it apart from a cut ``stderr``)."""
     kw = {"exit_code": code, "stderr": stderr}
+    crashed = _crashed(code, stderr, crash, kw)
+    if crashed is not None:
+        return crashed
+    msg = python_message(engine_message(stderr), names) or f"pathctl exited with status {code}"
     if code in (EXIT_USAGE, EXIT_BAD_INPUT) and _UNKNOWN_VERTEX.search(msg):
         # An unknown source is a fact about the data, whichever stage found it.
         return InvalidInputError(msg, **kw)

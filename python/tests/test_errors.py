@@ -4,6 +4,7 @@ with the engine's message."""
 from __future__ import annotations
 
 import glob
+import signal
 import os
 import tempfile
 
@@ -245,3 +246,71 @@ def test_error_carries_stderr():
     with pytest.raises(pathctl.PathctlError) as info:
         pathctl.apsp(edges(dst=None))
     assert "pathctl: " in info.value.stderr
+
+
+# What a Go panic in a goroutine prints (the runtime's format), ending in
+# the stack frame that used to become a UsageError's message.
+PANIC_DUMP = """panic: runtime error: makeslice: len out of range
+
+goroutine 42 [running]:
+github.com/pathctl/pathctl/graph.NewBlock(0x4, 0x4000000000000000)
+\t/build/graph/block.go:31 +0x58
+github.com/pathctl/pathctl/pipeline.(*schedule).next(0xc000123000)
+\t/build/pipeline/schedule.go:118 +0x1a4
+created by os/signal.Notify.func1.1 in goroutine 1
+\t/usr/lib/go/src/os/signal/signal.go:291 +0x158
+"""
+
+
+def crashing_binary(tmp_path, script: str) -> str:
+    path = tmp_path / "pathctl"
+    path.write_text("#!/bin/sh\n" + script)
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.mark.parametrize("goroutines", [1, 400], ids=["one-goroutine", "long-dump"])
+def test_go_panic_is_a_crash_not_a_usage_error(tmp_path, goroutines):
+    """A binary that panics (exit status 2, the usage status, and a stack
+    dump on stderr) is reported as the engine's failure: a PathctlError,
+    not a UsageError, naming the status and the panic's first line, even
+    when the dump is longer than the stderr the package keeps."""
+    dump = PANIC_DUMP + "".join(f"\ngoroutine {i} [chan receive]:\nmain.wait()\n\t/build/x.go:{i} +0x1\n"
+                                for i in range(100, 100 + goroutines - 1))
+    (tmp_path / "dump.txt").write_text("pathctl: note: running on the cpu engine\n" + dump)
+    binary = crashing_binary(tmp_path, f"cat '{tmp_path / 'dump.txt'}' >&2\nexit 2\n")
+    for call in (lambda: pathctl.apsp(edges(), binary=binary),
+                 lambda: pathctl.stream(edges(), binary=binary).read_all(),
+                 lambda: pathctl.sssp(edges(), 1, binary=binary)):
+        with pytest.raises(pathctl.PathctlError) as info:
+            call()
+        assert type(info.value) is pathctl.PathctlError
+        assert info.value.exit_code == 2
+        message = info.value.message
+        assert message.startswith("pathctl crashed (exit status 2): "
+                                  "panic: runtime error: makeslice: len out of range"), message
+        assert "signal.go" not in message and "\n" not in message
+        assert "goroutine 42 [running]" in info.value.stderr
+    # A plain usage error stays one.
+    assert type(pathctl._errors.from_exit(2, "pathctl: --k-nearest: bad value\n")) is pathctl.UsageError
+
+
+def test_fatal_error_and_crash_signals(tmp_path):
+    """A Go fatal error (out of memory) is a crash too, and so is death by
+    a crash signal; a signal someone sent (SIGKILL, SIGTERM) is a
+    cancellation, as before."""
+    oom = crashing_binary(tmp_path, "echo 'fatal error: out of memory' >&2\n"
+                                    "echo >&2\necho 'goroutine 7 [running]:' >&2\nexit 2\n")
+    with pytest.raises(pathctl.PathctlError) as info:
+        pathctl.apsp(edges(), binary=oom)
+    assert type(info.value) is pathctl.PathctlError
+    assert info.value.message.startswith("pathctl crashed (exit status 2): fatal error: out of memory")
+    segv = crashing_binary(tmp_path, "kill -SEGV $$\n")
+    with pytest.raises(pathctl.PathctlError) as info:
+        pathctl.apsp(edges(), binary=segv)
+    assert type(info.value) is pathctl.PathctlError
+    assert info.value.exit_code == -signal.SIGSEGV
+    assert info.value.message.startswith("pathctl crashed: killed by signal 11 (SIGSEGV)")
+    killed = crashing_binary(tmp_path, "kill -TERM $$\n")
+    with pytest.raises(pathctl.CancelledError, match="signal 15"):
+        pathctl.apsp(edges(), binary=killed)
