@@ -51,6 +51,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import _errors
+from ._checks import check_flag, check_id_list, short_repr
 from ._inputs import PathInput, as_edge_input
 
 log = logging.getLogger("pathctl")
@@ -194,10 +195,18 @@ OPTION_NAMES = tuple(_VALUE_FLAGS) + tuple(_BOOL_FLAGS) + ("vertices", "binary",
 
 
 def check_options(options: Mapping[str, Any]) -> None:
+    """Refuse unknown keywords, a switch that is not a bool (TypeError), a
+    single id for ``targets`` or ``vertices`` (TypeError: they are lists)
+    and a k or cutoff of the wrong type."""
     unknown = sorted(set(options) - set(OPTION_NAMES))
     if unknown:
         raise TypeError(f"pathctl: unexpected keyword argument(s) {', '.join(unknown)} "
                         f"(column and tuning options are {', '.join(OPTION_NAMES)})")
+    for name in _BOOL_FLAGS:
+        if name in options:
+            check_flag(name, options[name])
+    for name in ("targets", "vertices"):
+        check_id_list(name, options.get(name))
     check_narrowing(options.get("cutoff"), options.get("k"))
 
 
@@ -237,6 +246,9 @@ class Run:
         self._memfd_mode = mode == "memfd"
         # Paths made up here, as the user calls them in messages.
         self._names: dict = {}
+        check_flag("directed", directed)
+        check_flag("with_predecessors", with_predecessors)
+        check_id_list("sources", sources)
         check_options(options)
         if layout not in LAYOUTS:
             raise _errors.UsageError(f"unknown layout {layout!r} (want one of {', '.join(LAYOUTS)})")
@@ -334,6 +346,19 @@ class Run:
         if env:
             full_env.update({str(k): str(v) for k, v in env.items()})
         feeding = not isinstance(self._input, PathInput) and mode == "pipe"
+        # The last lines of stderr, numbered; and the first lines of a crash
+        # report (a Go panic and the stack of its goroutine), which a long
+        # goroutine dump would push out of the last ones.
+        self._stderr_lines: deque = deque(maxlen=_STDERR_KEPT)
+        self._crash_lines: List[Tuple[int, str]] = []
+        self._crash: Optional[str] = None
+        self._notes: deque = deque()  # "pathctl: warning: ..." lines not yet warned about
+        self._feed_error: Optional[BaseException] = None
+        # Set when the binary said it is done (DONE_LINE) or has exited.
+        self._settled = threading.Event()
+        self._exited = False
+        self._feed_thread: Optional[threading.Thread] = None
+        self._done = False
         try:
             self.proc = subprocess.Popen(
                 args, stdin=subprocess.PIPE if feeding else subprocess.DEVNULL,
@@ -342,29 +367,29 @@ class Run:
         except OSError as exc:
             self.cleanup()
             raise _errors.BinaryNotFoundError(f"cannot start {binary}: {exc}; {INSTALL_HINT}") from exc
-        # The binary holds its own descriptors now: the edges' memfd is
-        # freed when it exits; only the result's stays open here.
-        for fd in [fd for fd in self._fds if fd != self._out_fd and fd not in self._keep_fds]:
-            self._fds.remove(fd)
-            os.close(fd)
-        if self._peer is not None:
-            self._peer.start(self.proc.pid)
         # A run abandoned without finish() or abort() is killed when it is
         # collected or the interpreter exits.
         self._kill_at_exit = weakref.finalize(self, _kill_quietly, self.proc)
-        self._stderr_lines: deque = deque(maxlen=200)
-        self._notes: deque = deque()  # "pathctl: warning: ..." lines not yet warned about
-        self._feed_error: Optional[BaseException] = None
-        # Set when the binary said it is done (DONE_LINE) or has exited.
-        self._settled = threading.Event()
-        self._exited = False
-        self._stderr_thread = threading.Thread(target=self._drain_stderr, daemon=True)
-        self._stderr_thread.start()
-        self._feed_thread: Optional[threading.Thread] = None
-        if feeding:
-            self._feed_thread = threading.Thread(target=self._feed, args=(self._input,), daemon=True)
-            self._feed_thread.start()
-        self._done = False
+        try:
+            # The binary holds its own descriptors now: the edges' memfd is
+            # freed when it exits; only the result's stays open here.
+            for fd in [fd for fd in self._fds if fd != self._out_fd and fd not in self._keep_fds]:
+                self._fds.remove(fd)
+                os.close(fd)
+            if self._peer is not None:
+                self._peer.start(self.proc.pid)
+            self._stderr_thread = threading.Thread(target=self._drain_stderr, daemon=True)
+            self._stderr_thread.start()
+            if feeding:
+                self._feed_thread = threading.Thread(target=self._feed, args=(self._input,), daemon=True)
+                self._feed_thread.start()
+        except BaseException:
+            # Interrupted (Ctrl-C) before the run is handed on: nothing else
+            # would stop the process, whose output nobody will read.
+            self._done = True
+            _kill_quietly(self.proc)
+            self.cleanup()
+            raise
 
     def _temp_dir(self) -> str:
         if self._tmpdir is None:
@@ -390,13 +415,24 @@ class Run:
         """Write the edges, as an uncompressed Arrow IPC file, into a new
         memfd (one copy, in native code; the binary reads the file with
         positioned reads, checked against its size). A reader that fails
-        part way is the reported cause, and no process is started."""
+        part way is the reported cause, and no process is started.
+
+        An IPC file holds one dictionary per column, and batches of a
+        dictionary column may each carry their own (``pa.concat_tables`` of
+        categorical DataFrames does): such edges are read whole and their
+        dictionaries unified first, the indices mapped onto the one
+        dictionary (the ids stay as they were; a stream on a pipe would
+        have taken each batch's dictionary as it came)."""
         fd = _new_memfd("pathctl-edges")
         self._fds.append(fd)
         try:
+            schema, batches = reader.schema, reader
+            if any(pa.types.is_dictionary(field.type) for field in schema):
+                table = _unified_dictionaries(pa.Table.from_batches(reader, schema))
+                schema, batches = table.schema, table.to_batches()
             with pa.OSFile(f"/dev/fd/{fd}", "wb") as sink, \
-                    pa.ipc.new_file(sink, reader.schema) as writer:
-                for batch in reader:
+                    pa.ipc.new_file(sink, schema) as writer:
+                for batch in batches:
                     writer.write_batch(batch)
         except BaseException as exc:
             self.cleanup()
@@ -426,20 +462,28 @@ class Run:
         return path
 
     def _id_file(self, name: str, ids: Iterable[Any]) -> str:
-        """Write ids, one per line, to a temporary file for --NAME-file."""
+        """Write ids to a file for --NAME-file: one per line, each exactly
+        as given (the binary keeps every line verbatim, removing only its
+        "\n" or "\r\n": " a" stays " a", an empty line is the id ""). An
+        id with a "\n", or ending in "\r", cannot be one line of it and is
+        refused."""
         ids = [str(s) for s in ids]
         if not ids:
             self.cleanup()
             raise _errors.UsageError(f"{name} is an empty list; pass {name}=None for every vertex")
+        for s in ids:
+            if "\n" in s or s.endswith("\r"):
+                self.cleanup()
+                raise _errors.InvalidInputError(
+                    f"{name}: id {short_repr(s)} contains a line break, which an id cannot "
+                    f"carry to the binary")
         path = self._side_file(f"{name}.txt")
         # "--targets-file /dev/fd/7: ..." reads "targets: ..." in messages.
         self._names[f"--{name}-file {path}"] = f"--{name}"
         self._names[path] = name
-        with open(path, "w", encoding="utf-8") as f:
+        # newline="": written as given, no translation of "\n" on any system.
+        with open(path, "w", encoding="utf-8", newline="") as f:
             for s in ids:
-                if "\n" in s or "\r" in s:
-                    self.cleanup()
-                    raise _errors.InvalidInputError(f"{name.rstrip('s')} id {s!r} contains a line break")
                 f.write(s + "\n")
         return path
 
@@ -451,7 +495,12 @@ class Run:
             if line == DONE_LINE:
                 self._settled.set()  # every line before it has been read
                 continue
-            self._stderr_lines.append(line)
+            number = self._stderr_lines[-1][0] + 1 if self._stderr_lines else 0
+            self._stderr_lines.append((number, line))
+            if self._crash is None and _errors.CRASH_LINE.match(line):
+                self._crash = line.strip()
+            if self._crash is not None and len(self._crash_lines) < _STDERR_KEPT:
+                self._crash_lines.append((number, line))
             if _errors.NOTE.match(line):
                 self._notes.append(line)
             if line:
@@ -486,7 +535,12 @@ class Run:
 
     @property
     def stderr(self) -> str:
-        return "\n".join(self._stderr_lines)
+        tail = list(self._stderr_lines)
+        head = [entry for entry in self._crash_lines if not tail or entry[0] < tail[0][0]]
+        lines = [line for _, line in head]
+        if head and head[-1][0] + 1 < tail[0][0]:
+            lines.append(f"... ({tail[0][0] - head[-1][0] - 1} lines left out)")
+        return "\n".join(lines + [line for _, line in tail])
 
     def open_output(self) -> pa.RecordBatchStreamReader:
         """Open the result stream (blocks until the binary writes its schema).
@@ -496,6 +550,13 @@ class Run:
         except (pa.ArrowException, OSError) as exc:
             self.finish(read_error=exc)
             raise  # finish raises; this is for a binary that exited 0 with no stream
+        except BaseException:
+            # Ctrl-C (or any exception raised in this thread) while the
+            # binary computes its first block: no reader is handed on, so
+            # nothing else would stop the binary, which would block on a
+            # full pipe until the interpreter exits.
+            self.abort()
+            raise
         self.warn_notes()
         return reader
 
@@ -514,21 +575,13 @@ class Run:
         self._done = True
         ok = False
         try:
-            if read_error is not None and self.proc.poll() is None and self.proc.stdout is not None:
-                # The stream broke while the binary still runs: drain it so it
-                # can exit, then judge by its status.
-                try:
-                    while self.proc.stdout.read(1 << 16):
-                        pass
-                except (OSError, ValueError):
-                    pass
-            if self.output == "memfd" and read_error is None:
-                code = self._wait_settled()
-            else:
-                code = self.proc.wait()
-                self._exited = True
-            if self._exited:
-                self._join()
+            try:
+                code = self._wait_exit(read_error)
+            except BaseException:
+                # Interrupted while waiting (Ctrl-C): the binary is stopped
+                # here, since this run is done and no later call reaps it.
+                _kill_quietly(self.proc)
+                raise
             if code == 0:
                 self.warn_notes()
             if self._feed_error is not None:
@@ -538,7 +591,7 @@ class Run:
                     f"reading the edges failed: {self._feed_error}",
                     exit_code=code, stderr=self.stderr) from self._feed_error
             if code != 0:
-                raise _errors.from_exit(code, self.stderr, self._names) from read_error
+                raise _errors.from_exit(code, self.stderr, self._names, self._crash) from read_error
             if read_error is not None:
                 raise _errors.PathctlError(
                     f"pathctl exited 0 but its output is not a valid Arrow stream: {read_error}",
@@ -547,6 +600,26 @@ class Run:
         finally:
             if not (ok and self.keep_tmp):
                 self.cleanup()
+
+    def _wait_exit(self, read_error: Optional[BaseException]) -> int:
+        """The binary's exit status, once it has exited (or, for a result in
+        a memfd, said it is done)."""
+        if read_error is not None and self.proc.poll() is None and self.proc.stdout is not None:
+            # The stream broke while the binary still runs: drain it so it
+            # can exit, then judge by its status.
+            try:
+                while self.proc.stdout.read(1 << 16):
+                    pass
+            except (OSError, ValueError):
+                pass
+        if self.output == "memfd" and read_error is None:
+            code = self._wait_settled()
+        else:
+            code = self.proc.wait()
+            self._exited = True
+        if self._exited:
+            self._join()
+        return code
 
     def _wait_settled(self) -> int:
         """The binary's exit status, or 0 as soon as it has said it is done
@@ -665,6 +738,26 @@ class Run:
                 source.seek(0)
                 table = pa.ipc.open_stream(source).read_all()
         return table.column("vertex").combine_chunks()
+
+
+def _unified_dictionaries(table: pa.Table) -> pa.Table:
+    """``table`` with one dictionary per dictionary column, shared by all of
+    its chunks. Where the union outgrows the index type (pandas codes
+    categories in int8: two frames of 100 categories each need 200), the
+    indices are widened to int32 first."""
+    try:
+        return table.unify_dictionaries()
+    except pa.ArrowInvalid:
+        pass
+    fields = [f.with_type(pa.dictionary(pa.int32(), f.type.value_type, f.type.ordered))
+              if pa.types.is_dictionary(f.type) and f.type.index_type.bit_width < 32 else f
+              for f in table.schema]
+    return table.cast(pa.schema(fields, metadata=table.schema.metadata)).unify_dictionaries()
+
+
+# Lines of the binary's stderr kept: the last ones, and the first ones of a
+# crash report.
+_STDERR_KEPT = 200
 
 
 def _result_peer_wanted() -> bool:
@@ -816,7 +909,8 @@ class _Populator:
     other threads populate waits for their calls to end, and so, behind
     it, does every fault of the binary's writes (the process's memory map
     lock favours a waiting writer). Started in the grant, 8 of them held
-    the answer to the binary 0.14-0.67 s (H100 host, R-MAT 16, session 13)."""
+    the answer to the binary 0.14-0.67 s (H100 host, R-MAT 16;
+    BENCHMARKS.md, "Issue 16: `distance_matrix` from a pyarrow Table")."""
 
     def __init__(self, workers: int) -> None:
         self._lock = threading.Lock()

@@ -94,7 +94,8 @@ def test_vertices_keyword_writes_one_id_column(tmp_path):
             table = pa.ipc.open_file(src).read_all()
         assert table.column_names == ["vertex"]
         assert table.column("vertex").combine_chunks().equals(want)
-    with pytest.raises(pathctl.InvalidInputError, match="vertices"):
+    # One id is not a list of them (TypeError, as for sources and targets).
+    with pytest.raises(TypeError, match=r"vertices='abc': vertices is a list of ids"):
         pathctl.apsp(small(), vertices="abc", binary=binary)
 
 

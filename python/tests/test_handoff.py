@@ -664,3 +664,43 @@ def test_matrix_falls_back_to_the_memfd(monkeypatch, answer):
     D, _ = pathctl.distance_matrix(edges, unreachable=-1)
     np.testing.assert_array_equal(D, np.where(np.isfinite(want), want, -1))
     assert inside(D.__array_interface__["data"][0], memfd_mappings())
+
+
+def categorical_chunks(categories_each: int) -> pa.Table:
+    """Two categorical DataFrames joined by pa.concat_tables: each chunk of
+    src and dst carries its own dictionary (pandas codes them in int8, so
+    with 100 categories each the union needs wider indices)."""
+    import pandas as pd
+
+    frames = []
+    for part in ("p", "q"):
+        names = [f"{part}{i}" for i in range(categories_each)]
+        frames.append(pa.Table.from_pandas(pd.DataFrame({
+            "src": pd.Categorical(names),
+            "dst": pd.Categorical(names[1:] + ["p0" if part == "q" else "q0"]),
+            "weight": np.arange(1, categories_each + 1, dtype=np.int32),
+        }), preserve_index=False))
+    table = pa.concat_tables(frames)
+    assert not table.column("src").chunk(0).dictionary.equals(table.column("src").chunk(1).dictionary)
+    return table
+
+
+@pytest.mark.parametrize("categories_each", [3, 100])
+def test_chunks_with_their_own_dictionaries(monkeypatch, categories_each):
+    """Every handoff takes a table whose chunks carry different dictionaries:
+    the memfd's IPC file holds one dictionary per column, so the package
+    unifies them (the pipe's stream takes each as it comes); the answers
+    are the same, and the same as for the plain strings."""
+    table = categorical_chunks(categories_each)
+    plain = table.cast(pa.schema([pa.field("src", pa.string()), pa.field("dst", pa.string()),
+                                  pa.field("weight", pa.int32())]))
+    want, vertices = oracle(plain)
+    got = {}
+    for mode in ("auto", "pipe"):
+        monkeypatch.setenv(_local.HANDOFF_ENV, mode)
+        D, ids = pathctl.distance_matrix(table, unreachable=-1)
+        assert ids.tolist() == vertices
+        np.testing.assert_array_equal(D, np.where(np.isfinite(want), want, -1))
+        got[mode] = pathctl.apsp(table).sort_by([("source", "ascending"), ("target", "ascending")])
+    assert got["auto"].num_rows == len(vertices) ** 2  # one cycle through every vertex
+    assert got["auto"].equals(got["pipe"])

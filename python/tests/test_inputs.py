@@ -121,3 +121,47 @@ def test_string_id_encodings(id_type, tmp_path):
     assert pa.types.is_string(got.schema.field("source").type) or \
         pa.types.is_large_string(got.schema.field("source").type)
     assert_tables_equal(got.cast(want.schema), want)
+
+
+@pytest.fixture
+def spaced_ids() -> pa.Table:
+    """String ids that differ only by spaces, or have no characters: " a"
+    and "a" are two vertices, "" is a third (as every edge reader keeps
+    them)."""
+    return pa.table({"src": [" a", "a", "", "x\ry"], "dst": ["b", "b", " a", "b"],
+                     "weight": pa.array([1, 5, 2, 4], pa.int32())})
+
+
+def rows(table: pa.Table) -> set:
+    return set(zip(*(table.column(c).to_pylist() for c in ("source", "target", "distance"))))
+
+
+@pytest.mark.parametrize("handoff", ["auto", "pipe"])
+def test_ids_reach_the_binary_verbatim(spaced_ids, monkeypatch, handoff):
+    """sources and targets cross to the binary one id per line, exactly as
+    given: " a" is not "a" and "" is a vertex like any other (the sources
+    file is a memfd or, with pipes, a temporary file)."""
+    monkeypatch.setenv("PATHCTL_HANDOFF", handoff)
+    assert rows(pathctl.apsp(spaced_ids, sources=[" a"])) == {(" a", " a", 0), (" a", "b", 1)}
+    assert rows(pathctl.apsp(spaced_ids, sources=[""])) == {("", "", 0), ("", " a", 2), ("", "b", 3)}
+    assert rows(pathctl.apsp(spaced_ids, sources=["a", ""], targets=[" a"])) == {("", " a", 2)}
+    assert rows(pathctl.apsp(spaced_ids, sources=["x\ry"])) == {("x\ry", "x\ry", 0), ("x\ry", "b", 4)}
+    assert rows(pathctl.sssp(spaced_ids, " a")) == {(" a", " a", 0), (" a", "b", 1)}
+    D, ids = pathctl.distance_matrix(spaced_ids, sources=["", " a"], unreachable=-1)
+    assert ids.tolist() == ["", " a", "a", "b", "x\ry"]
+    assert D.tolist() == [[0, 2, -1, 3, -1], [-1, 0, -1, 1, -1]]
+    with pytest.raises(pathctl.InvalidInputError, match='"a "'):
+        pathctl.apsp(spaced_ids, sources=["a "])  # not trimmed into "a"
+
+
+@pytest.mark.parametrize("bad", ["a\nb", "a\r", "\n", "z" * 5000 + "\n"])
+def test_id_with_a_line_break_is_refused(spaced_ids, bad):
+    """An id that cannot be one line of the id file is refused by name (cut
+    short), before any process starts, rather than becoming two ids."""
+    for call in (lambda: pathctl.apsp(spaced_ids, sources=[" a", bad]),
+                 lambda: pathctl.apsp(spaced_ids, targets=[bad])):
+        with pytest.raises(ValueError, match="line break") as info:
+            call()
+        assert isinstance(info.value, pathctl.InvalidInputError)
+        assert repr(bad)[:20] in info.value.message
+        assert len(info.value.message) < 200

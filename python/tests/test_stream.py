@@ -6,6 +6,7 @@ import gc
 import os
 import re
 import signal
+import sys
 import time
 
 import pyarrow as pa
@@ -99,3 +100,115 @@ def test_negative_cycle_in_a_later_block():
         for s, t, d in zip(*(batch.column(c).to_pylist() for c in ("source", "target", "distance"))):
             assert d == {(1, 1): 0, (1, 2): 1, (1, 3): 2, (2, 2): 0, (2, 3): 1}[(s, t)]
     wait_no_children()
+
+
+class CtrlC(BaseException):
+    """Stands for KeyboardInterrupt (a BaseException too), raised by a timer
+    in the middle of a call, without risking a real one reaching pytest."""
+
+
+@pytest.fixture
+def interrupt_after():
+    """interrupt_after(seconds): raise CtrlC in this thread that much later,
+    wherever it then is (SIGALRM, as SIGINT raises KeyboardInterrupt)."""
+    def on_alarm(signum, frame):
+        raise CtrlC()
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    yield lambda seconds: signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+def assert_reaped(pid: int, timeout: float = 5.0) -> None:
+    """The process is gone and reaped (no zombie either)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"process {pid} is still there")
+
+
+def fake_binary(tmp_path, body: str) -> str:
+    """An executable standing for pathctl that records its pid (exec keeps
+    it) and then runs body."""
+    path = tmp_path / "pathctl"
+    path.write_text(f"#!/bin/sh\necho $$ > '{tmp_path / 'pid'}'\n{body}\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def recorded_pid(tmp_path) -> int:
+    return int((tmp_path / "pid").read_text())
+
+
+@pytest.mark.parametrize("call", ["stream", "apsp-pipe", "apsp-memfd"])
+def test_interrupt_while_waiting_for_the_first_block(tmp_path, monkeypatch, interrupt_after, call):
+    """Ctrl-C while the binary computes its first block (before stream()
+    returns a reader) kills and reaps it: no reader was handed on, so
+    nothing else would, and it would wait on a full pipe until the
+    interpreter exits."""
+    binary = fake_binary(tmp_path, "exec sleep 60")  # never writes a result
+    monkeypatch.setenv("PATHCTL_HANDOFF", "auto" if call == "apsp-memfd" else "pipe")
+    edges = random_edges(45, 10, 20)
+    interrupt_after(0.5)
+    started = time.monotonic()
+    with pytest.raises(CtrlC):
+        if call == "stream":
+            pathctl.stream(edges, binary=binary)
+        else:
+            pathctl.apsp(edges, binary=binary)
+    assert time.monotonic() - started < 10
+    assert_reaped(recorded_pid(tmp_path))
+
+
+def test_interrupt_while_reading_a_batch(tmp_path, interrupt_after):
+    """Ctrl-C inside a read of the stream (the binary has sent a batch and
+    is still computing the next) kills and reaps the binary."""
+    script = tmp_path / "one_batch.py"
+    script.write_text(
+        "import sys, time\n"
+        "import pyarrow as pa\n"
+        "batch = pa.record_batch({'source': pa.array([1], pa.int64()), 'target': pa.array([1], pa.int64()),\n"
+        "                         'distance': pa.array([0], pa.int32())})\n"
+        "writer = pa.ipc.new_stream(sys.stdout.buffer, batch.schema)\n"
+        "writer.write_batch(batch)\n"
+        "sys.stdout.buffer.flush()\n"
+        "time.sleep(60)\n")
+    binary = fake_binary(tmp_path, f"exec '{sys.executable}' '{script}'")
+    reader = pathctl.stream(random_edges(46, 10, 20), binary=binary)
+    assert reader.read_next_batch().num_rows == 1
+    interrupt_after(0.5)
+    with pytest.raises(CtrlC):
+        reader.read_next_batch()
+    assert_reaped(recorded_pid(tmp_path))
+
+
+def test_exception_in_the_loop_body_stops_the_binary():
+    """An exception raised in the body of `for batch in pathctl.stream(...)`
+    (a result far larger than a pipe, so the binary blocks writing it)
+    takes the reader with the loop: the binary is killed and reaped."""
+    edges = random_edges(47, 1500, 6000)
+    with pytest.raises(ZeroDivisionError):
+        for batch in pathctl.stream(edges, mem=1 << 16):
+            (pid,) = child_pids()
+            1 / 0
+    assert_reaped(pid)
+    wait_no_children()
+
+
+def test_interrupt_in_the_loop_body_of_a_held_reader():
+    """A reader held in a variable outlives an exception in the loop's body
+    (it can still be read); dropping it stops the binary."""
+    edges = random_edges(48, 1500, 6000)
+    reader = pathctl.stream(edges, mem=1 << 16)
+    with pytest.raises(KeyError):
+        for batch in reader:
+            (pid,) = child_pids()
+            raise KeyError("stop")
+    assert reader.read_next_batch().num_rows > 0  # still readable
+    del reader
+    assert_reaped(pid)
