@@ -40,6 +40,16 @@ def apsp(edges: Any, *, algorithm: str = "auto", sources: Optional[Iterable[Any]
     ``directed=False`` treats each row as both directions (the CLI's
     ``--undirected``).
 
+    ``sources`` (and ``targets``, ``vertices``) is a list of ids: a list,
+    numpy array, pandas or polars Series or pyarrow array, each id passed
+    exactly as given (``" a"`` is not ``"a"``; ``""`` is an id). One id
+    alone (a str, bytes or number) is refused with TypeError, since a
+    string would be read as its characters: write ``sources=["12"]``. An
+    id with a newline is refused (InvalidInputError). The switches
+    (``directed``, ``with_predecessors``, ``unweighted``, ``reverse``,
+    ``with_paths``) take a bool or numpy.bool_; anything else (None, "no")
+    is a TypeError.
+
     Narrower questions (``**options``, as the CLI's flags): ``targets`` (ids:
     only those columns, in that order), ``cutoff`` (longer distances count
     as unreachable), ``k`` (per source the k nearest other vertices, ranked),
@@ -112,7 +122,11 @@ def stream(edges: Any, *, algorithm: str = "auto", sources: Optional[Iterable[An
     dropped (garbage-collected) before the end: ``del reader``, or let it go
     out of scope. pyarrow's ``close()`` does not release a Python-backed
     reader, so ``close()`` alone leaves the process waiting on a full pipe
-    until the reader is dropped.
+    until the reader is dropped. Ctrl-C (or any exception) while this call
+    waits for the first block, or inside a read, kills and reaps the
+    process. An exception in the body of a loop over a reader held in a
+    variable does not reach the reader (it can still be read): drop it, or
+    loop over ``stream(...)`` itself, whose reader goes with the loop.
     """
     run = Run("run", edges, layout=layout, algorithm=algorithm, sources=sources,
               directed=directed, with_predecessors=with_predecessors, engine=engine,

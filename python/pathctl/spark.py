@@ -72,7 +72,9 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
     (``k=0``, an unknown target) raises its :class:`PathctlError` from this
     call: the schema probe, a one-source run, meets it first. A source that
     is not a vertex of the edges raises :class:`InvalidInputError` from this
-    call too, before any task runs.
+    call too, before any task runs. ``sources`` and ``targets`` are lists
+    (one id alone is a TypeError) and the switches bools, as in
+    :func:`pathctl.apsp`.
     """
     check_flags(directed=directed, with_predecessors=with_predecessors, unweighted=unweighted,
                 reverse=reverse, with_paths=with_paths)
