@@ -125,6 +125,7 @@ func (e *Engine) buildCSR(ctx context.Context, edges *graph.Edges, opt graph.Bui
 	case graph.DistFloat64:
 		weightBounds[float64](g)
 	}
+	g.NoteNegativeLoops(edges) // the self-loops csr.cu dropped, as graph.Build does
 	return g, dc, nil
 }
 

@@ -29,7 +29,8 @@ func (e *Edges) Weighted() bool {
 
 // CSR is a directed graph in compressed sparse row form: the out-edges of u
 // are Targets[Offsets[u]:Offsets[u+1]] with weights at the same positions.
-// Rows are sorted by target; there are no self-loops and no parallel edges.
+// Rows are sorted by target; there are no self-loops and no parallel edges
+// (a negative self-loop is kept aside, in NegativeLoops).
 type CSR struct {
 	NumVertices int
 	Offsets     []EdgeOffset // len NumVertices+1
@@ -42,14 +43,20 @@ type CSR struct {
 	Weighted bool
 	// Undirected records that every input row was added in both directions.
 	Undirected bool
-	// MinWeight and MaxWeight bound the weights (0 for an empty graph).
+	// MinWeight and MaxWeight bound the weights (0 for an empty graph),
+	// those of NegativeLoops included.
 	MinWeight, MaxWeight float64
+	// NegativeLoops are the self-loops of negative weight dropped from the
+	// rows, in vertex order (negative_loops.go): negative cycles, which
+	// HasNegative and NegativeWeight count and NegativeLoopCycle reports.
+	NegativeLoops []NegativeLoop
 }
 
 // NumEdges is the number of arcs (an undirected edge counts twice).
 func (g *CSR) NumEdges() int64 { return int64(len(g.Targets)) }
 
-// HasNegative reports whether some weight is below zero.
+// HasNegative reports whether some weight is below zero, a negative
+// self-loop's included.
 func (g *CSR) HasNegative() bool { return g.MinWeight < 0 }
 
 // WeightsOf returns g.Weights as []D; it panics if D is not g.Type, which is a
@@ -225,7 +232,8 @@ func CheckDistType(e *Edges, t DistType) error {
 }
 
 // Build turns an edge list into a CSR: counting sort by source, rows sorted by
-// target, self-loops dropped, parallel edges reduced to the smallest weight.
+// target, self-loops dropped (negative ones noted in NegativeLoops),
+// parallel edges reduced to the smallest weight.
 // Float weights must be finite (readers reject NaN and infinities); Build
 // returns an error naming the row otherwise. It runs in O(n + m log d),
 // on every core from parallelMinRows rows (build_parallel.go: the same CSR
@@ -296,13 +304,14 @@ func weightAt[D Number](e *Edges, i int) D {
 
 // buildWith builds g's arcs from e with workers workers: buildTyped on
 // one, buildTypedParallel (build_parallel.go) on more; both give the same
-// CSR.
+// CSR. The negative self-loops both drop are noted after.
 func buildWith[D Number](g *CSR, e *Edges, undirected bool, workers int) {
 	if workers > 1 {
 		buildTypedParallel[D](g, e, undirected, workers)
-		return
+	} else {
+		buildTyped[D](g, e, undirected)
 	}
-	buildTyped[D](g, e, undirected)
+	g.NoteNegativeLoops(e)
 }
 
 func buildTyped[D Number](g *CSR, e *Edges, undirected bool) {
@@ -389,12 +398,16 @@ func (g *CSR) WeightAt(k EdgeOffset) float64 {
 }
 
 // NegativeWeight returns the error of algorithm a on g, naming the first
-// arc with a negative weight, or nil when every weight is non-negative.
+// arc with a negative weight (a negative self-loop u -> u before u's other
+// arcs), or nil when every weight is non-negative.
 func (g *CSR) NegativeWeight(a Algorithm) *NegativeWeightError {
 	if !g.HasNegative() {
 		return nil
 	}
 	for u := 0; u < g.NumVertices; u++ {
+		if w, ok := g.negativeLoopAt(VertexID(u)); ok {
+			return &NegativeWeightError{Algorithm: a, From: VertexID(u), To: VertexID(u), Weight: w}
+		}
 		for k := g.Offsets[u]; k < g.Offsets[u+1]; k++ {
 			if w := g.WeightAt(k); w < 0 {
 				return &NegativeWeightError{Algorithm: a, From: VertexID(u), To: g.Targets[k], Weight: w}

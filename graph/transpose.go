@@ -11,7 +11,8 @@ func Transpose(g *CSR) *CSR {
 		return g
 	}
 	n := g.NumVertices
-	t := &CSR{NumVertices: n, Type: g.Type, Weighted: g.Weighted, MinWeight: g.MinWeight, MaxWeight: g.MaxWeight}
+	t := &CSR{NumVertices: n, Type: g.Type, Weighted: g.Weighted, MinWeight: g.MinWeight, MaxWeight: g.MaxWeight,
+		NegativeLoops: g.NegativeLoops} // a loop at v is one in the transpose too
 	t.Offsets = make([]EdgeOffset, n+1)
 	for _, v := range g.Targets {
 		t.Offsets[v+1]++
