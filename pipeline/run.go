@@ -107,6 +107,11 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 	if opt.Reverse {
 		csr = graph.Transpose(csr)
 	}
+	// A negative self-loop that a source reaches is a negative cycle
+	// (bellman-ford, auto); no engine sees the loop, so this says it.
+	if err := csr.NegativeLoopCycle(opt.Algorithm, sources); err != nil {
+		return nil, g.explain(err)
+	}
 	if opt.Layout == arrowio.LayoutNearest {
 		return runNearest(ctx, g, csr, opt, sources, start, emit)
 	}
