@@ -24,8 +24,8 @@ import (
 // every source costs 20-35 ms on the path once it is. PlanAhead makes it
 // in that wait; Engine.AdoptPlan hands it to the next Prepare of its CSR,
 // whose first batched block takes it where it is the plan that block
-// would make (the same sources, configuration and cutoff; no
-// relabelling), and makes its own otherwise. The graph's shape and rank
+// would make (the same sources, configuration and cutoff), and makes its
+// own otherwise. The graph's shape and rank
 // are taken whatever the block.
 
 // HostPlan is a plan of the batched kernel for one block of sources over
@@ -52,14 +52,14 @@ type HostPlan struct {
 
 // PlanAhead starts planning, on the host, the batched kernel's block of
 // sources over g (in the block's row order, as the runner will compute
-// them; the caller does not change them afterwards) under the
-// configuration Prepare gives every runner (defaultBatchedConfig), and
+// them; the caller does not change them afterwards) under the tuning t,
+// which the runs' PrepareTuned must take too for the plan to be taken, and
 // returns at once. nil sources plan no block: only the graph's shape and
 // rank are measured, which every block's plan reads. Hand the result to
 // the engine with Engine.AdoptPlan. A plan that no runner takes costs
 // nothing but its goroutine's work.
-func PlanAhead(g *graph.CSR, sources []graph.VertexID) *HostPlan {
-	return planAhead(g, sources, defaultBatchedConfig())
+func PlanAhead(g *graph.CSR, sources []graph.VertexID, t Tuning) *HostPlan {
+	return planAhead(g, sources, t.batched())
 }
 
 // planAhead is PlanAhead under cfg (tests pass others).
@@ -141,7 +141,7 @@ func (p *HostPlan) Used() bool {
 }
 
 // Wait waits until the plan is made and returns its error, if any: an
-// invalid configuration (PATHCTL_BATCHED) or a source outside the graph.
+// invalid configuration or a source outside the graph.
 // The nil plan returns nil at once.
 func (p *HostPlan) Wait() error {
 	if p == nil {
@@ -190,7 +190,7 @@ func (r *Runner) adoptAhead(p *HostPlan) {
 	}
 }
 
-// startPlan is the plan of the block of sources (relabelled) under the
+// startPlan is the plan of the block of sources under the
 // runner's configuration, cut and resident rows (plan.Graph.StartResident):
 // the one made ahead where it is that plan (no cut, no resident rows), else
 // its own. packed, when not nil, is the whole plan packed for upload
@@ -199,7 +199,7 @@ func (r *Runner) adoptAhead(p *HostPlan) {
 func (r *Runner) startPlan(sources []int32, cut float64, res plan.Resident) (bp *plan.Block, finish func(), packed *plan.Packed, err error) {
 	if p := r.ahead; p != nil {
 		r.ahead = nil
-		if p.sources != nil && r.relabel.perm == nil && math.IsInf(cut, 1) && len(res.Vertices) == 0 && slices.Equal(p.sources, sources) &&
+		if p.sources != nil && math.IsInf(cut, 1) && len(res.Vertices) == 0 && slices.Equal(p.sources, sources) &&
 			reflect.DeepEqual(p.config.Config, r.batched.Config) {
 			return p.take()
 		}

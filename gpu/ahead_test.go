@@ -219,7 +219,7 @@ func TestPlanAheadOnDevice(t *testing.T) {
 		for _, ahead := range []bool{true, false} {
 			var p *HostPlan
 			if ahead {
-				p = PlanAhead(g, sources)
+				p = PlanAhead(g, sources, Tuning{})
 				e.AdoptPlan(p)
 			}
 			r, err := e.Prepare(context.Background(), g, req)

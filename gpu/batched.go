@@ -101,9 +101,9 @@ const (
 )
 
 // batchedConfig is how a runner runs the batched kernel: the host's plan
-// and the rounds' tuning (plan.Config), and a trace for benchmarks. Each
-// runner holds its own (newRunner), so that tests run configurations side
-// by side.
+// and the rounds' tuning (plan.Config, from a Tuning), and a trace for
+// benchmarks. Each runner holds its own (newRunner), so that tests run
+// configurations side by side.
 type batchedConfig struct {
 	plan.Config
 	// trace, when set (benchmarks), runs the counting variant of the round
@@ -112,26 +112,12 @@ type batchedConfig struct {
 	// improvements, vertex expansions by a warp, lane expansions, busy
 	// chunks, and the round's wall time.
 	trace func(round int, counts [6]uint64, elapsed time.Duration)
-	// envErr is why the settings of PATHCTL_BATCHED could not be applied;
-	// Check reports it.
-	envErr error
 }
 
 // defaultBatchedConfig is what Engine.Prepare gives every runner: the
-// plan's default, changed by the settings of PATHCTL_BATCHED (relabel.go)
-// where set.
+// plan's default (plan.DefaultConfig).
 func defaultBatchedConfig() batchedConfig {
-	c := batchedConfig{Config: plan.DefaultConfig()}
-	c.envErr = batchedEnvConfig(&c.Config)
-	return c
-}
-
-// Check reports whether c is a valid configuration.
-func (c batchedConfig) Check() error {
-	if c.envErr != nil {
-		return c.envErr
-	}
-	return c.Config.Check()
+	return batchedConfig{Config: plan.DefaultConfig()}
 }
 
 // launchBatched runs the batched kernel for the k sources in r.sources:
@@ -146,9 +132,6 @@ func (c batchedConfig) Check() error {
 func launchBatched(r *Runner, k int) error {
 	if len(r.blockSources) != k {
 		return fmt.Errorf("gpu: batched launch of %d sources with %d on the host", k, len(r.blockSources))
-	}
-	if err := r.ensureRelabelled(); err != nil {
-		return fmt.Errorf("gpu: batched: relabelling: %w", err)
 	}
 	early := r.planBesideHubRows()
 	if err := r.ensureHubRows(); err != nil {
@@ -172,7 +155,7 @@ func launchBatched(r *Runner, k int) error {
 		tracef(r.ordinal(), "plan taken")
 		bp, packed, err = p.block, p.packed, p.err
 	} else {
-		bp, finish, packed, err = r.startPlan(r.relabelledSources(), r.kernelCutoff(), r.residentRows())
+		bp, finish, packed, err = r.startPlan(r.blockSources, r.kernelCutoff(), r.residentRows())
 	}
 	if err == nil && late != nil && bp.Early == nil {
 		// A plan not split around them waits for them first.
@@ -226,11 +209,11 @@ type earlyPlan struct {
 // hub rows' plan beside the blocks' plans"). nil where there is nothing
 // to wait for.
 func (r *Runner) planBesideHubRows() chan earlyPlan {
-	if r.hubs.ready || len(r.hubs.vertices) == 0 || r.relabel.perm != nil {
+	if r.hubs.ready || len(r.hubs.vertices) == 0 {
 		return nil
 	}
 	res := plan.Resident{Vertices: r.hubs.vertices, FirstRow: int32(r.hubs.firstRow)}
-	sources, cut := r.relabelledSources(), r.kernelCutoff()
+	sources, cut := r.blockSources, r.kernelCutoff()
 	out := make(chan earlyPlan, 1)
 	lateRows := make(chan []bool, 1)
 	var once sync.Once
@@ -273,11 +256,6 @@ func (r *Runner) planBesideHubRows() chan earlyPlan {
 func (r *Runner) runPlan(bp *plan.Block, finish func(), packed *plan.Packed, began time.Time, late *lateHubRows) (err error) {
 	dv := r.e.dev
 	n := r.n
-	if r.relabel.perm != nil && bp.Rows == nil {
-		// r.sources holds the caller's numbering: the plan's sources, in
-		// the runner's, are uploaded with rows of the block's own order.
-		bp.Rows = ownRows(len(bp.Sources))
-	}
 	run := batchedRun{seedFirst: bp.SeedFirst, copies: bp.Copies, early: bp.Early, late: late}
 	if late != nil && bp.Early == nil {
 		return errors.New("gpu: batched: late hub rows beside a plan not split around them")
@@ -572,14 +550,7 @@ func runBatched(dv *device, r *Runner, run *batchedRun) error {
 			return err
 		}
 	}
-	k := len(r.blockSources) // the block's rows
-	if err := r.queueMapBack(k); err != nil {
-		return err
-	}
-	if err := dv.finishTimed(name); err != nil {
-		return err
-	}
-	return r.finishMapBack(k)
+	return dv.finishTimed(name)
 }
 
 // copyResidentRows queues the copies of rows of rowBytes in the buffer at base,

@@ -89,22 +89,20 @@ func statsSlotGraphs(t *testing.T) map[string]*graph.CSR {
 }
 
 // statsSlotConfigs are the configurations the one-slot tests compare: the
-// default (one slot), two slots (oneslot=0), one slot with the graph
-// relabelled (the result slot and the working distances swap buffers at
-// the end of every block), one slot with phases forced in every block
-// (the later phases' frontiers behind the working distances), and a
+// default (one slot), two slots (oneslot=0), one slot with phases forced
+// in every block (the later phases' frontiers behind the working
+// distances), and a
 // scratch of working distances (plan.Config.ScratchBytes) of a few groups,
 // alone and with phases forced.
 func statsSlotConfigs(t *testing.T) map[string]batchedConfig {
 	t.Helper()
 	out := map[string]batchedConfig{}
 	for name, spec := range map[string]string{
-		"oneslot":         "",
-		"twoslots":        "oneslot=0",
-		"oneslot-relabel": "relabel=bfs,relabelmin=0",
-		"oneslot-phases":  "seeds=0.2,seedsmin=0,phases=0.5",
-		"scratch":         "scratchmb=0.5,scratchmin=0",
-		"scratch-phases":  "scratchmb=0.3,scratchmin=0,seeds=0.2,seedsmin=0,phases=0.5",
+		"oneslot":        "",
+		"twoslots":       "oneslot=0",
+		"oneslot-phases": "seeds=0.2,seedsmin=0,phases=0.5",
+		"scratch":        "scratchmb=0.5,scratchmin=0",
+		"scratch-phases": "scratchmb=0.3,scratchmin=0,seeds=0.2,seedsmin=0,phases=0.5",
 	} {
 		c := defaultBatchedConfig()
 		if err := c.Config.Apply(spec); err != nil {
@@ -139,7 +137,7 @@ func TestOneSlotStatsAgainstOracle(t *testing.T) {
 				}
 				// These graphs fit one block: a scratch is taken only
 				// where ScratchMinShare does not ask its blocks to pay.
-				scratch := cfg.ScratchBytes > 0 && cfg.ScratchMinShare == 0 && cfg.OneSlotStats && cfg.Relabel == ""
+				scratch := cfg.ScratchBytes > 0 && cfg.ScratchMinShare == 0 && cfg.OneSlotStats
 				if (r.scratchSources() > 0) != scratch {
 					t.Errorf("scratch slices of %d sources under %d bytes, minimum share %v; want a scratch %v",
 						r.scratchSources(), cfg.ScratchBytes, cfg.ScratchMinShare, scratch)
@@ -471,8 +469,7 @@ func TestHubRowsStatsAgainstOracle(t *testing.T) {
 // (SizeStatsRun): blocks of fewer sources than vertices, at most one per
 // plan.Config.HubShare sources (none with 0) and at most the block's,
 // none under plan.HubRowsAuto, only for the batched
-// kernel with exact sums and no relabelling, cutoff in the kernel or
-// predecessors; and that StatsFixedBytes reserves their rows.
+// kernel with exact sums and no cutoff in the kernel or predecessors; and that StatsFixedBytes reserves their rows.
 func TestHubRowsFor(t *testing.T) {
 	const n = 4096
 	csr := func(w any, typ graph.DistType) *graph.CSR {
@@ -484,8 +481,6 @@ func TestHubRowsFor(t *testing.T) {
 	hubs.HubRows, hubs.HubShare = 64, 8
 	off := rowsConfig()
 	off.HubRows = 0
-	relabelled := hubs
-	relabelled.Relabel = "bfs"
 	unbounded := hubs
 	unbounded.HubShare = 0
 	twoSlots := hubs
@@ -506,7 +501,6 @@ func TestHubRowsFor(t *testing.T) {
 		{"off", ints, graph.Request{Algorithm: Batched}, off, n / 8, 0},
 		{"auto, not sized for a run", ints, graph.Request{Algorithm: Batched}, rowsConfig(), n / 8, 0},
 		{"two slots", ints, graph.Request{Algorithm: Batched}, twoSlots, n / 8, 0},
-		{"relabelled", ints, graph.Request{Algorithm: Batched}, relabelled, n / 8, 0},
 		{"predecessors", ints, graph.Request{Algorithm: Batched, WithPredecessors: true}, hubs, n / 8, 0},
 		{"cutoff", ints, graph.Request{Algorithm: Batched, HasCutoff: true, Cutoff: 5}, hubs, n / 8, 0},
 		{"dijkstra", ints, graph.Request{Algorithm: graph.Dijkstra}, hubs, n / 8, 0},
@@ -535,7 +529,7 @@ func TestHubRowsFor(t *testing.T) {
 // with a scratch of working distances (plan.Config.ScratchBytes): a source
 // costs its result row alone, the scratch is fixed (slices of whole
 // groups, their frontier beside them), and only the batched kernel's
-// stats blocks without relabelling or predecessors run with one.
+// stats blocks without predecessors run with one.
 func TestScratchBytes(t *testing.T) {
 	const n = 1000
 	g := &graph.CSR{NumVertices: n, Offsets: make([]int64, n+1), Targets: []int32{}, Weights: []int32{}, Weighted: true, Type: graph.DistInt32}
@@ -559,12 +553,9 @@ func TestScratchBytes(t *testing.T) {
 	if got := newRunner(nil, g, graph.Request{Algorithm: Batched}, small).scratchSources(); got != BatchWidth {
 		t.Errorf("a scratch below one group's rows: slices of %d sources, want %d", got, BatchWidth)
 	}
-	relabelled := cfg
-	relabelled.Relabel = "bfs"
 	twoSlots := cfg
 	twoSlots.OneSlotStats = false
 	for name, r := range map[string]*Runner{
-		"relabelled":   newRunner(nil, g, graph.Request{Algorithm: Batched}, relabelled),
 		"two slots":    newRunner(nil, g, graph.Request{Algorithm: Batched}, twoSlots),
 		"predecessors": newRunner(nil, g, graph.Request{Algorithm: Batched, WithPredecessors: true}, cfg),
 		"dijkstra":     newRunner(nil, g, graph.Request{Algorithm: graph.Dijkstra}, cfg),

@@ -142,7 +142,7 @@ func BenchmarkBatchedSuite(b *testing.B) {
 // core), phases=X/Y (later phases' cumulative shares; "phases=" runs two),
 // seeds=X (the first phase's share, also on meshes), sparse=X, step=X (the
 // threshold's scale, also on graphs that do not look like meshes),
-// relabel=KIND (plan.Relabel), id (the sources by vertex id), noexact (no
+// id (the sources by vertex id), noexact (no
 // float reductions), nearfar and nonearfar (near-far rounds forced on or
 // off: plan.Config.NearFarMode), nfscale=X (NearFarScale), nfown=N
 // (NearFarOwn).
@@ -189,8 +189,6 @@ func suiteVariant(variant string) (batchedConfig, error) {
 			if cfg.Sparse, err = strconv.Atoi(word[7:]); err != nil {
 				return cfg, err
 			}
-		case strings.HasPrefix(word, "relabel="):
-			cfg.Relabel = plan.Relabel(word[8:])
 		case word == "id":
 			cfg.Order = plan.OrderID
 		case word == "noexact":

@@ -48,23 +48,32 @@ func TestBatchedAgainstOracles(t *testing.T) {
 	}
 }
 
-// checkBatchedAgainstDijkstra is checkBatched against ref.Dijkstra of g's
-// distance type.
+// checkBatchedAgainstDijkstra is checkBatched from the default
+// configuration against ref.Dijkstra of g's distance type.
 func checkBatchedAgainstDijkstra(t *testing.T, e *Engine, g *graph.CSR, sources []graph.VertexID) {
+	t.Helper()
+	checkBatchedFrom(t, e, g, sources, defaultBatchedConfig())
+}
+
+// checkBatchedFrom is checkBatched from the configuration base against
+// ref.Dijkstra of g's distance type.
+func checkBatchedFrom(t *testing.T, e *Engine, g *graph.CSR, sources []graph.VertexID, base batchedConfig) {
 	t.Helper()
 	switch g.Type {
 	case graph.DistInt32:
-		checkBatched(t, e, g, sources, oracle(t, g, sources, ref.Dijkstra[int32]))
+		checkBatched(t, e, g, sources, base, oracle(t, g, sources, ref.Dijkstra[int32]))
 	case graph.DistInt64:
-		checkBatched(t, e, g, sources, oracle(t, g, sources, ref.Dijkstra[int64]))
+		checkBatched(t, e, g, sources, base, oracle(t, g, sources, ref.Dijkstra[int64]))
 	case graph.DistFloat32:
-		checkBatched(t, e, g, sources, oracle(t, g, sources, ref.Dijkstra[float32]))
+		checkBatched(t, e, g, sources, base, oracle(t, g, sources, ref.Dijkstra[float32]))
 	case graph.DistFloat64:
-		checkBatched(t, e, g, sources, oracle(t, g, sources, ref.Dijkstra[float64]))
+		checkBatched(t, e, g, sources, base, oracle(t, g, sources, ref.Dijkstra[float64]))
 	}
 }
 
-func checkBatched[D graph.Number](t *testing.T, e *Engine, g *graph.CSR, sources []graph.VertexID, want [][]D) {
+// checkBatched runs the batched kernel in a table of configurations, each
+// base with some fields changed, against want.
+func checkBatched[D graph.Number](t *testing.T, e *Engine, g *graph.CSR, sources []graph.VertexID, base batchedConfig, want [][]D) {
 	t.Helper()
 	for _, c := range []struct {
 		withPred bool
@@ -90,7 +99,7 @@ func checkBatched[D graph.Number](t *testing.T, e *Engine, g *graph.CSR, sources
 		{true, 0, 0.5, "cluster", true, true, 0, nil, 8, true},                    // near-far rounds, buckets of twice the mean weight
 		{false, 0.25, 0, "", false, false, 0.15, nil, 16, true},                   // near-far buckets of 0.25: many splits; two phases
 	} {
-		cfg := defaultBatchedConfig()
+		cfg := base
 		cfg.DeltaScale, cfg.Order, cfg.Leaves, cfg.Mins, cfg.Sparse = c.scale, c.order, c.leaves, c.mins, c.sparse
 		cfg.Seeds, cfg.SeedsOnMeshes, cfg.Phases, cfg.PhasesWeighted = c.seeds, c.seeds > 0, c.phases, c.phases
 		if c.nearFar {

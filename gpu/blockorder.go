@@ -10,7 +10,7 @@ import (
 // plan.Graph.BlockOrder chooses which sources share one. It is nil where
 // the runner derives no row (another kernel than the batched one,
 // predecessors, or float distances whose derived rows would not be
-// exact) and under plan.Config.BlockOrder off (PATHCTL_BATCHED=blockorder=0).
+// exact) and under plan.Config.BlockOrder off (--tune blockorder=0).
 // Where the blocks keep hub rows (hubs.go), the hubs among the sources
 // come first, in the hub rows' order (plan.HubsFirst).
 func (r *Runner) BlockOrder(sources []graph.VertexID, block int) []int32 {

@@ -18,7 +18,9 @@
 // non-negative weights, relaxes each arc for 32 sources at once instead
 // (batched.go; package gpu/internal/plan plans each block of it on the
 // host, without a GPU, and PlanAhead makes that plan before the engine is
-// open, ahead.go). The kernels' design is in the header comment of each
+// open, ahead.go). Its tuning (plan.Config) is a Tuning value the caller
+// passes to PrepareTuned (tuning.go): the package reads no environment
+// variable. The kernels' design is in the header comment of each
 // kernels/*.cu file. Rebuild the kernel image with kernels/build.sh after
 // changing a kernel source; a test fails when the image's recorded source
 // hash (kernels/kernels.sha256) no longer matches the sources. build.sh also

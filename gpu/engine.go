@@ -174,7 +174,8 @@ func (e *Engine) Abandon() error {
 	return e.dev.abandon()
 }
 
-// Prepare uploads g for runs of req. A req.Algorithm of graph.Auto is
+// Prepare uploads g for runs of req, under the default tuning (Tuning;
+// PrepareTuned takes another). A req.Algorithm of graph.Auto is
 // resolved to a kernel here (auto.go), which the runner's Describe names.
 // Negative weights are refused unless req.Algorithm is bellman-ford (or
 // counts hops, ignoring weights): the error is a *graph.NegativeWeightError

@@ -22,11 +22,10 @@ package gpu
 // holds the first phase's frontier) stops at the capacity's rows. They are
 // kept for stats blocks only (RunStats under plan.Config.OneSlotStats): a
 // Start reallocates both slots, and the rows are computed again by the
-// next stats block. Not with relabelling (the mapping back swaps the
-// result buffer), predecessors, a cutoff in the kernel, or float weights
-// whose sums are not exact (nothing would read them). At most
-// plan.Config.HubRows rows, which StatsFixedBytes reserves, and at most
-// one per plan.Config.HubShare of the block's sources.
+// next stats block. Not with predecessors, a cutoff in the kernel, or
+// float weights whose sums are not exact (nothing would read them). At
+// most plan.Config.HubRows rows, which StatsFixedBytes reserves, and at
+// most one per plan.Config.HubShare of the block's sources.
 
 import (
 	"fmt"
@@ -60,13 +59,13 @@ type hubState struct {
 
 // hubRowsPossible reports whether the runner may keep hub rows for its
 // stats blocks: plan.Config.HubRows and OneSlotStats set, the batched
-// kernel without predecessors, relabelling or a cutoff in the kernel, and
+// kernel without predecessors or a cutoff in the kernel, and
 // rows derived from others exact (integer weights, or floats whose sums
 // are exact under ExactFloats).
 func (r *Runner) hubRowsPossible() bool {
 	c := r.batched.Config
 	if c.HubRows == 0 || !c.OneSlotStats || r.req.Algorithm != Batched || r.req.WithPredecessors ||
-		c.Relabel != plan.RelabelNone || r.kernelCuts() || r.n < 2 {
+		r.kernelCuts() || r.n < 2 {
 		return false
 	}
 	return r.derivesExactly()

@@ -480,7 +480,7 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 // meanwhile; finishPlan).
 func (g *hubGroup) nothingToDerive(ph *phasedRound, r *Runner) bool {
 	g.finishPlan(ph) // (done already past a first phase)
-	return len(ph.plan.Mins) == 0 && len(ph.plan.Derive) == 0 && r.relabel.perm == nil
+	return len(ph.plan.Mins) == 0 && len(ph.plan.Derive) == 0
 }
 
 // lateRowsOf marks, among the h hub rows, those the runners but runner j

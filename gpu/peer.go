@@ -95,17 +95,17 @@ func (e *Engine) Ordinal() int { return e.dev.ordinal }
 // CSR from another engine's device rather than from host memory.
 func (e *Engine) CSRCopies() int64 { return e.csrCopies.Load() }
 
-// PrepareFrom is Prepare with the graph taken from the device copy of
+// PrepareFrom is PrepareTuned with the graph taken from the device copy of
 // from, a runner of g on another engine: copied device to device where
 // both engines share a context (two engines on one device), peer to peer
 // where cuDeviceCanAccessPeer allows it, and uploaded from host memory
 // otherwise (also where from is nil or runs another graph). Errors are
 // Prepare's, and the copy's naming the driver call.
-func (e *Engine) PrepareFrom(ctx context.Context, g *graph.CSR, req graph.Request, from *Runner) (*Runner, error) {
+func (e *Engine) PrepareFrom(ctx context.Context, g *graph.CSR, req graph.Request, from *Runner, t Tuning) (*Runner, error) {
 	tracef(e.dev.ordinal, "prepare from another device's CSR")
 	defer tracef(e.dev.ordinal, "prepare from done")
 	if from == nil || from.g != g || from.e == e || from.offsets.ptr == 0 || ctx.Err() != nil {
-		return e.Prepare(ctx, g, req)
+		return e.PrepareTuned(ctx, g, req, t)
 	}
 	e.mu.Lock()
 	_, kept := e.resident[g]
@@ -142,7 +142,7 @@ func (e *Engine) PrepareFrom(ctx context.Context, g *graph.CSR, req graph.Reques
 			e.csrCopies.Add(1)
 		}
 	}
-	r, err := e.Prepare(ctx, g, req)
+	r, err := e.PrepareTuned(ctx, g, req, t)
 	if err != nil {
 		return nil, errors.Join(err, e.ReleaseCSR(g))
 	}

@@ -65,7 +65,7 @@ func TestPrepareFromSecondEngine(t *testing.T) {
 				}
 				defer r1.Close()
 				uploads, copies := second.GraphUploads(), second.CSRCopies()
-				r2, err := second.PrepareFrom(context.Background(), c.g, req, r1)
+				r2, err := second.PrepareFrom(context.Background(), c.g, req, r1, Tuning{})
 				if err != nil {
 					t.Fatal(err)
 				}

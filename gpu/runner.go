@@ -86,8 +86,6 @@ type Runner struct {
 	// blockSources are the sources of the block being computed, as
 	// uploaded to r.sources (the batched kernel plans on the host).
 	blockSources []graph.VertexID
-	// relabel is the batched kernel's renumbering of the graph (relabel.go).
-	relabel relabelState
 	// hubs are the hub rows kept past a stats block's rows (hubs.go), and
 	// hubRun their count SizeStatsRun chose for the run.
 	hubs   hubState
@@ -316,7 +314,7 @@ func (r *Runner) release() error {
 	var errs []error
 	errs = append(errs, r.releaseBlock())
 	errs = append(errs, r.giveBack())
-	for _, b := range []*devBuf{&r.offsets, &r.targets, &r.weights, &r.arcSources, &r.targetIDs, &r.relabel.dev} {
+	for _, b := range []*devBuf{&r.offsets, &r.targets, &r.weights, &r.arcSources, &r.targetIDs} {
 		errs = append(errs, dv.free(b))
 	}
 	errs = append(errs, r.releaseSlots())

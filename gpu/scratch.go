@@ -18,15 +18,15 @@ package gpu
 // plan.Config.SliceBytes's slices do), and a later phase's seeds read the
 // rows of the earlier phases, final in the result rows before it starts.
 // Stats blocks only (RunStats under OneSlotStats): a Start reallocates a
-// working row per source. Not with relabelling (its mapping back writes
-// into r.aux) or predecessors (their pass borrows r.aux).
+// working row per source. Not with predecessors (their pass borrows
+// r.aux).
 
 // scratchPossible reports whether the runner's stats blocks run with a
 // scratch: plan.Config.ScratchBytes and OneSlotStats set, the batched
-// kernel, no predecessors, no relabelling.
+// kernel, no predecessors.
 func (r *Runner) scratchPossible() bool {
 	c := r.batched.Config
-	return c.ScratchBytes > 0 && c.OneSlotStats && r.req.Algorithm == Batched && !r.req.WithPredecessors && c.Relabel == "" && r.n > 0 &&
+	return c.ScratchBytes > 0 && c.OneSlotStats && r.req.Algorithm == Batched && !r.req.WithPredecessors && r.n > 0 &&
 		!r.scratchDeclined
 }
 

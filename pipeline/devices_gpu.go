@@ -44,7 +44,7 @@ var _ csrCopier = gpuEngine{}
 // it), else from host memory.
 func (g gpuEngine) PrepareFrom(ctx context.Context, csr *graph.CSR, req graph.Request, from graph.Runner) (graph.Runner, error) {
 	src, _ := from.(gpuRunner)
-	r, err := g.Engine.PrepareFrom(ctx, csr, req, src.Runner)
+	r, err := g.Engine.PrepareFrom(ctx, csr, req, src.Runner, gpu.Tuning{})
 	if err != nil {
 		return nil, err
 	}

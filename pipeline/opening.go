@@ -277,7 +277,7 @@ func (g *Graph) startBuildBesideOpening(early *DeviceOpening, bopt graph.BuildOp
 			if csr.NumVertices <= maxVerticesPlannedAhead {
 				sources = everyVertex(csr.NumVertices)
 			}
-			b.ahead = gpu.PlanAhead(csr, sources)
+			b.ahead = gpu.PlanAhead(csr, sources, gpu.Tuning{})
 		}
 		out <- b
 	}()

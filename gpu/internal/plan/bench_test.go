@@ -69,23 +69,6 @@ func benchGraphs(b *testing.B) map[string]*graph.CSR {
 	return graphs
 }
 
-// BenchmarkRelabel times what the GPU runner's first batched block spends
-// on a relabelling (Config.Relabel) on the host: the order (BFSRank
-// included, as the runner's first plan would otherwise compute it later)
-// and the permuted CSR, on the graphs of BenchmarkPlan.
-func BenchmarkRelabel(b *testing.B) {
-	for name, g := range benchGraphs(b) {
-		for _, kind := range []Relabel{RelabelBFS, RelabelDegree, RelabelHubs, RelabelRCM} {
-			b.Run(name+"/"+string(kind), func(b *testing.B) {
-				for b.Loop() {
-					Permute(g, Relabelling(g, kind, nil))
-				}
-				b.ReportMetric(float64(g.NumEdges()), "arcs")
-			})
-		}
-	}
-}
-
 // BenchmarkPlanResident plans a block of a random share of the vertices
 // (PATHCTL_BENCH_SHARE, default 0.02: R-MAT 20's stats blocks on an 80 GB
 // device) beside the rows of 0 to 4,096 hubs (StartResident, as the GPU

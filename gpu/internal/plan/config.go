@@ -22,39 +22,12 @@ const (
 	// OrderRank sorts the sources by breadth-first rank from the vertex
 	// of highest out-degree.
 	OrderRank Order = "bfs"
-	// OrderID sorts the sources by vertex id: with a relabelled graph
-	// (Config.Relabel) a group is a run of consecutive vertices of the new
-	// order, whose trees overlap as the order keeps neighbours together.
+	// OrderID sorts the sources by vertex id: a group is a run of
+	// consecutive vertices, whose trees overlap where the graph's own
+	// numbering keeps neighbours together.
 	OrderID Order = "id"
 	// OrderBlock keeps the block's own order.
 	OrderBlock Order = ""
-)
-
-// Relabel is how the GPU runner renumbers the vertices of the graph it
-// uploads for the batched kernel (Relabelling), so that the distance rows
-// of neighbouring vertices lie close in memory. Results are mapped back:
-// every layout's output is unchanged.
-type Relabel string
-
-const (
-	// RelabelNone keeps the graph's own vertex order.
-	RelabelNone Relabel = ""
-	// RelabelBFS numbers the vertices in breadth-first order from the
-	// vertex of highest out-degree (BFSRank).
-	RelabelBFS Relabel = "bfs"
-	// RelabelDegree numbers the vertices by falling out-degree, equal
-	// degrees in breadth-first order: the hubs, whose rows most arcs
-	// read, come first and together.
-	RelabelDegree Relabel = "degree"
-	// RelabelHubs numbers the hubs first (the vertices of the highest
-	// out-degrees, as many as hold relabelHubArcs of the arcs, at most
-	// relabelHubShare of the vertices), by falling degree, then the rest in
-	// breadth-first order.
-	RelabelHubs Relabel = "hubs"
-	// RelabelRCM is reverse Cuthill–McKee: breadth-first from a vertex of
-	// least degree, each vertex's unnumbered neighbours by rising degree,
-	// every component in turn, the whole order reversed.
-	RelabelRCM Relabel = "rcm"
 )
 
 // NearFarMode is when the batched kernel runs near-far rounds
@@ -111,13 +84,6 @@ type Config struct {
 	DeltaScale float64
 	// StepMeshesOnly keeps the threshold to graphs that look like meshes.
 	StepMeshesOnly bool
-	// Relabel renumbers the vertices of the uploaded graph (GPU runner,
-	// gpu/relabel.go); RelabelNone keeps them. Not with predecessors.
-	Relabel Relabel
-	// RelabelMinSources is the fewest sources the runner's first block
-	// must hold for Relabel to apply: renumbering costs a pass over the
-	// graph on the host, which only large blocks repay.
-	RelabelMinSources int
 	// ExactFloats plans float-weighted graphs like integer ones (leaves,
 	// minimums, phases) where every sum the kernels form is exact
 	// (ExactSumsOf), in blocks of more than one group: then a derived row
@@ -186,7 +152,7 @@ type Config struct {
 	// among the block's sources are copied, leaves of a hub and minimums
 	// over hubs are derived, and blocks of one phase start their sources
 	// from the hubs' rows.
-	// Not with relabelling, predecessors or a cutoff in the kernel; 0 keeps
+	// Not with predecessors or a cutoff in the kernel; 0 keeps
 	// no rows; HubRowsAuto as many as the runner's SizeStatsRun gives a
 	// run that no one block holds (none for a block run without it). The
 	// plan does not read it: the runner does.
@@ -226,7 +192,7 @@ type Config struct {
 	// its transpose into the result rows before the next, its frontier
 	// beside it. A source then costs its result row alone (4 bytes per
 	// vertex for int32 instead of 8), and blocks hold twice the sources,
-	// less the scratch. Not with relabelling or predecessors; 0 keeps a
+	// less the scratch. Not with predecessors; 0 keeps a
 	// working row per source. SliceBytes is not read where it applies.
 	// Not measured yet (issue 18). The plan does not read it: the runner
 	// does.
@@ -314,9 +280,6 @@ func DefaultConfig() Config {
 		// default)": R-MAT 18, every source, on two H200s 1.78-1.79 ->
 		// 1.81-1.83 x (the two devices' median 1.145-1.149 -> 1.130-1.142 s).
 		HubPack: true,
-		// Not measured: 8 groups' kernels cost far more than a pass over
-		// the arcs.
-		RelabelMinSources: 8 * BatchWidth,
 		// BENCHMARKS.md, "The kernel: expansions of few sources spread
 		// over the arcs": R-MAT 16 288.7 → 168.5 ms.
 		Sparse: 16,
@@ -346,19 +309,22 @@ func DefaultConfig() Config {
 // Check reports whether c is a valid configuration, naming the first
 // field that is not.
 func (c Config) Check() error {
+	if err := c.check(); err != nil {
+		return fmt.Errorf("plan: %w", err)
+	}
+	return nil
+}
+
+// check is Check without the package's prefix (Apply names the setting).
+func (c Config) check() error {
 	switch c.Order {
 	case OrderCluster, OrderRank, OrderID, OrderBlock:
 	default:
-		return fmt.Errorf("plan: unknown source order %q", c.Order)
-	}
-	switch c.Relabel {
-	case RelabelNone, RelabelBFS, RelabelDegree, RelabelHubs, RelabelRCM:
-	default:
-		return fmt.Errorf("plan: unknown relabelling %q", c.Relabel)
+		return fmt.Errorf("unknown source order %q", c.Order)
 	}
 	share := func(name string, x float64) error {
 		if !(x >= 0 && x <= 1) {
-			return fmt.Errorf("plan: %s share %v outside [0, 1]", name, x)
+			return fmt.Errorf("%s share %v outside [0, 1]", name, x)
 		}
 		return nil
 	}
@@ -390,45 +356,42 @@ func (c Config) Check() error {
 		return err
 	}
 	if c.ClusterChunk < 1 {
-		return fmt.Errorf("plan: cluster chunk of %d rows, want at least 1", c.ClusterChunk)
+		return fmt.Errorf("cluster chunk of %d rows, want at least 1", c.ClusterChunk)
 	}
 	if !(c.DeltaScale >= 0) || math.IsInf(c.DeltaScale, 0) {
-		return fmt.Errorf("plan: threshold step scale %v, want a finite value ≥ 0", c.DeltaScale)
+		return fmt.Errorf("threshold step scale %v, want a finite value ≥ 0", c.DeltaScale)
 	}
 	if c.SliceBytes < 0 {
-		return fmt.Errorf("plan: slices of %d bytes, want at least 0", c.SliceBytes)
-	}
-	if c.RelabelMinSources < 0 {
-		return fmt.Errorf("plan: relabelling from %d sources, want at least 0", c.RelabelMinSources)
+		return fmt.Errorf("slices of %d bytes, want at least 0", c.SliceBytes)
 	}
 	if !(c.ScratchMinShare >= 0 && c.ScratchMinShare <= 1) {
-		return fmt.Errorf("plan: scratch minimum share %v, want 0 .. 1", c.ScratchMinShare)
+		return fmt.Errorf("scratch minimum share %v, want 0 .. 1", c.ScratchMinShare)
 	}
 	if c.ScratchBytes < 0 {
-		return fmt.Errorf("plan: scratch of %d bytes, want at least 0", c.ScratchBytes)
+		return fmt.Errorf("scratch of %d bytes, want at least 0", c.ScratchBytes)
 	}
 	if c.HubRows < HubRowsAuto {
-		return fmt.Errorf("plan: %d hub rows, want at least 0 (or HubRowsAuto)", c.HubRows)
+		return fmt.Errorf("%d hub rows, want at least 0 (or HubRowsAuto)", c.HubRows)
 	}
 	if c.HubShare < 0 {
-		return fmt.Errorf("plan: hub share %d, want at least 0", c.HubShare)
+		return fmt.Errorf("hub share %d, want at least 0", c.HubShare)
 	}
 	switch c.NearFarMode {
 	case NearFarAuto, NearFarOn, NearFarOff:
 	default:
-		return fmt.Errorf("plan: unknown near-far mode %q", c.NearFarMode)
+		return fmt.Errorf("unknown near-far mode %q", c.NearFarMode)
 	}
 	if c.NearFarMinVertices < 0 {
-		return fmt.Errorf("plan: near-far rounds from %d vertices, want at least 0", c.NearFarMinVertices)
+		return fmt.Errorf("near-far rounds from %d vertices, want at least 0", c.NearFarMinVertices)
 	}
 	if c.NearFarOwn < 0 {
-		return fmt.Errorf("plan: near-far expansions of up to %d relaxations a thread, want at least 0", c.NearFarOwn)
+		return fmt.Errorf("near-far expansions of up to %d relaxations a thread, want at least 0", c.NearFarOwn)
 	}
 	if !(c.NearFarScale >= 0) || math.IsInf(c.NearFarScale, 0) {
-		return fmt.Errorf("plan: near-far bucket scale %v, want a finite value ≥ 0", c.NearFarScale)
+		return fmt.Errorf("near-far bucket scale %v, want a finite value ≥ 0", c.NearFarScale)
 	}
 	if c.Sparse < 0 || c.Sparse > BatchWidth {
-		return fmt.Errorf("plan: sparse expansions of up to %d sources, want 0 .. %d", c.Sparse, BatchWidth)
+		return fmt.Errorf("sparse expansions of up to %d sources, want 0 .. %d", c.Sparse, BatchWidth)
 	}
 	return nil
 }

@@ -139,21 +139,6 @@ type Graph struct {
 // NewGraph prepares plans over g; it measures nothing yet.
 func NewGraph(g *graph.CSR) *Graph { return &Graph{g: g} }
 
-// Renumbered returns the plans over pg, g with its vertices renumbered by
-// perm (pg = Permute(g, perm)), taking pg's shape and rank from pg's
-// (measured now if not yet): the shape does not change under a
-// renumbering, and the rank carried over is a breadth-first order of pg
-// as well, so pg need not be walked again.
-func (pg *Graph) Renumbered(g *graph.CSR, perm []int32) *Graph {
-	shape, rank := pg.Shape(), pg.Rank()
-	out := &Graph{g: g, shape: shape, rank: make([]int32, len(rank))}
-	for v, r := range rank {
-		out.rank[perm[v]] = r
-	}
-	out.once.Do(func() {})
-	return out
-}
-
 // Hubs returns the h vertices of highest out-degree (all of them when h
 // is larger), by falling degree, equal degrees by vertex id: the vertices
 // whose rows a runner keeps resident (Config.HubRows, Resident).

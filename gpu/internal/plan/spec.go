@@ -7,11 +7,10 @@ import (
 )
 
 // Apply changes c by spec, a comma-separated list of key=value settings,
-// so that benchmarks compare configurations without a rebuild (the GPU
-// engine reads one from PATHCTL_BATCHED):
+// so that benchmarks compare configurations without a rebuild (gpu.Tuning,
+// which pathctl's --tune passes; docs/engine.md gives every default and
+// the measurement that chose it):
 //
-//	relabel=none|bfs|degree|hubs|rcm   Relabel
-//	relabelmin=N                       RelabelMinSources
 //	order=cluster|bfs|id|block         Order
 //	leaves=0|1, mins=0|1               Leaves, Mins
 //	exactfloats=0|1                    ExactFloats
@@ -36,8 +35,9 @@ import (
 //	nearfarscale=X                     NearFarScale
 //	nearfarown=N                       NearFarOwn
 //
-// An empty spec changes nothing. The result is checked (Check); an unknown
-// key or a value that does not parse is an error naming it.
+// An empty spec changes nothing. Each setting is checked as it is applied
+// (Check): an unknown key, a value that does not parse or one out of its
+// range is an error naming the setting, and c is then left partly changed.
 func (c *Config) Apply(spec string) error {
 	for _, item := range strings.Split(spec, ",") {
 		item = strings.TrimSpace(item)
@@ -51,6 +51,9 @@ func (c *Config) Apply(spec string) error {
 		if err := c.set(key, val); err != nil {
 			return fmt.Errorf("plan: setting %q: %w", item, err)
 		}
+		if err := c.check(); err != nil {
+			return fmt.Errorf("plan: setting %q: %w", item, err)
+		}
 	}
 	return c.Check()
 }
@@ -58,13 +61,6 @@ func (c *Config) Apply(spec string) error {
 func (c *Config) set(key, val string) error {
 	var err error
 	switch key {
-	case "relabel":
-		if val == "none" {
-			val = ""
-		}
-		c.Relabel = Relabel(val)
-	case "relabelmin":
-		c.RelabelMinSources, err = strconv.Atoi(val)
 	case "order":
 		if val == "block" {
 			val = ""
