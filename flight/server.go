@@ -36,6 +36,9 @@ type Server struct {
 	grpc  *grpc.Server
 	// queue hands out the computation slots: a run holds one.
 	queue *fairQueue
+	// budget is the memory that uploads and queries in flight hold
+	// (--max-memory), and the count of uploads (--max-uploads).
+	budget *memBudget
 
 	cache *graphCache // stored graphs in memory, by data file name
 	// gpu is the GPU engine every run shares, opened by the first run that
@@ -84,6 +87,7 @@ func NewServer(cfg Config) (_ *Server, err error) {
 		queue: newFairQueue(cfg.MaxConcurrent),
 		gpus:  pipeline.NewGPUPool(cfg.Devices),
 	}
+	s.budget = newMemBudget(cfg.MaxMemory)
 	s.run = pipeline.Run
 	if cfg.run != nil {
 		s.run = cfg.run
@@ -127,6 +131,7 @@ func NewServer(cfg Config) (_ *Server, err error) {
 		grpc.ChainStreamInterceptor(streams...),
 		grpc.MaxRecvMsgSize(cfg.MaxMessageBytes),
 		grpc.MaxSendMsgSize(cfg.MaxMessageBytes),
+		grpc.MaxConcurrentStreams(MaxStreamsPerConnection),
 		grpc.ForceServerCodecV2(codec),
 	}, serverTransportOptions()...)
 	if cfg.TLSCert != "" {
