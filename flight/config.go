@@ -6,11 +6,16 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/pipeline"
 )
@@ -30,7 +35,36 @@ const (
 	// DefaultSessionTTL is how long a session token of the basic-auth
 	// handshake stays valid.
 	DefaultSessionTTL = 12 * time.Hour
+	// DefaultIdleTimeout is how long an upload may send nothing, and a
+	// reader of results read nothing, before the server cancels it.
+	DefaultIdleTimeout = 60 * time.Second
+	// MaxStreamsPerConnection bounds the calls one client connection runs
+	// at once (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS): a gRPC client
+	// queues its further calls until one ends, so that one connection
+	// cannot open thousands of uploads or stalled readers.
+	MaxStreamsPerConnection = 100
 )
+
+// DefaultMaxUploads is the default of Config.MaxUploads: four per core the
+// Go runtime uses, at least 16.
+func DefaultMaxUploads() int { return max(16, 4*runtime.GOMAXPROCS(0)) }
+
+// DefaultMaxMemory is the default of Config.MaxMemory: half of the
+// machine's memory, or of the cgroup (v2) memory limit of the process where
+// that is lower; 4 GiB where neither is known.
+func DefaultMaxMemory() int64 {
+	total := arrowio.PhysicalMemory()
+	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		// "max" means no limit, and fails to parse.
+		if limit, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && limit > 0 && (total <= 0 || limit < total) {
+			total = limit
+		}
+	}
+	if total <= 0 {
+		return 4 << 30
+	}
+	return total / 2
+}
 
 // Config configures a Server; one field per flag of `pathctl serve`. The
 // zero value of a field means its default.
@@ -55,6 +89,20 @@ type Config struct {
 	// MaxUploadBytes bounds the bytes of one upload (--max-upload-bytes,
 	// default 4 GiB).
 	MaxUploadBytes int64
+	// MaxMemory is the server-wide budget of what uploads and queries in
+	// flight hold (--max-memory, default DefaultMaxMemory()). An upload
+	// reserves uploadMemoryFactor times what it decodes to as its messages
+	// arrive; past the budget it waits up to IdleTimeout, then fails with
+	// RESOURCE_EXHAUSTED.
+	MaxMemory int64
+	// MaxUploads bounds the uploads in progress at once (--max-uploads,
+	// default DefaultMaxUploads()); a further DoPut is refused at once
+	// with RESOURCE_EXHAUSTED.
+	MaxUploads int
+	// IdleTimeout cancels an upload that sends nothing for this long,
+	// removing what it wrote, and a DoGet whose reader reads nothing for
+	// this long (--idle-timeout, default DefaultIdleTimeout).
+	IdleTimeout time.Duration
 	// CacheBytes bounds the memory of the stored graphs kept loaded
 	// between queries (--cache-bytes, default 8 GiB), host bytes and the
 	// device bytes of their resident CSRs together; past it, the graphs
@@ -145,6 +193,15 @@ func (c Config) withDefaults() (Config, error) {
 	if c.SessionTTL == 0 {
 		c.SessionTTL = DefaultSessionTTL
 	}
+	if c.MaxMemory == 0 {
+		c.MaxMemory = DefaultMaxMemory()
+	}
+	if c.MaxUploads == 0 {
+		c.MaxUploads = DefaultMaxUploads()
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
 	switch {
 	case c.MaxConcurrent < 0:
 		return c, fmt.Errorf("flight: --max-concurrent %d is negative", c.MaxConcurrent)
@@ -156,6 +213,12 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("flight: --max-vertices %d is negative", c.MaxVertices)
 	case c.MaxMessageBytes < 0:
 		return c, fmt.Errorf("flight: --max-message-bytes %d is negative", c.MaxMessageBytes)
+	case c.MaxMemory < 0:
+		return c, fmt.Errorf("flight: --max-memory %d is negative", c.MaxMemory)
+	case c.MaxUploads < 0:
+		return c, fmt.Errorf("flight: --max-uploads %d is negative", c.MaxUploads)
+	case c.IdleTimeout < 0:
+		return c, fmt.Errorf("flight: --idle-timeout %v is negative", c.IdleTimeout)
 	case c.SessionTTL < 0:
 		return c, fmt.Errorf("flight: --session-ttl %v is negative", c.SessionTTL)
 	case c.MaxQuerySeconds < 0 || c.MaxQuerySeconds != c.MaxQuerySeconds:

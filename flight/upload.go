@@ -1,6 +1,7 @@
 package flight
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -20,13 +22,46 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/gen"
 )
+
+// uploadDecodedFactor and uploadRowBytes size the memory an upload holds
+// at its peak: the messages received, the edge columns gathered from them
+// and joined, the vertex dictionary, the CSR built from them, and the
+// garbage the collector has not yet returned (at GOGC=100 the heap grows to
+// twice what is live before a collection). Each upload reserves
+// uploadDecodedFactor times its decoded bytes plus uploadRowBytes per row
+// from the server's budget (--max-memory) as its messages arrive.
+//
+// Measured as the peak RSS of `pathctl serve` for one upload, per row
+// (10 to 20 million rows, 1 million vertices, on 2 cores): int64 ids and
+// weights (24 bytes a row decoded) 77 bytes; int32 ids and weights (12) 71;
+// int32 ids without weights (8) 52; short string ids, int64 weights (30)
+// 68. Per row the cost barely follows the decoded width, since the reader
+// keeps ids as 64-bit keys whatever their type; the reservation is 104,
+// 80, 72 and 116 bytes a row for these.
+const (
+	uploadDecodedFactor = 2
+	uploadRowBytes      = 56
+)
+
+// maxEmptyMessages bounds the messages in a row that carry no data (no
+// record batch, a batch of no rows, metadata only) that an upload may
+// send; past it the upload is refused.
+const maxEmptyMessages = 10000
 
 // limitedPutStream checks each message of an upload before arrow-go
 // decodes it (buffers inside the body, declared uncompressed lengths), and
 // fails the upload once the bytes it decodes to pass the limit: buffers
 // after decompression, and dictionary columns at their expanded size (see
-// teeRecords). It also remembers the first app metadata sent.
+// teeRecords). It reserves uploadMemoryFactor times the decoded bytes from
+// the server's budget as they come, cancels an upload that sends nothing
+// for the idle timeout, and remembers the first app metadata sent.
+//
+// Messages without an IPC header (pyarrow's write_metadata, or empty
+// ones) are not passed on: arrow-go's reader would decode their empty
+// header as a message and fail with "index out of range". Their app
+// metadata and descriptor are kept.
 type limitedPutStream struct {
 	flight.FlightService_DoPutServer
 	limit int64
@@ -35,35 +70,129 @@ type limitedPutStream struct {
 	// refused is why the upload was cut off, nil while it goes on.
 	refused   error
 	firstMeta []byte
+	// options, once taken from firstMeta (a path descriptor), are what
+	// later app metadata must repeat if it sets any: it is refused rather
+	// than ignored, so that options sent late do not go unheeded.
+	options *UploadOptions
+
+	ctx context.Context
+	// idle cancels the upload when no message comes for that long; 0
+	// waits without a bound.
+	idle time.Duration
+	// budget is the server's memory budget; reserved what this upload
+	// holds of it, released when the upload ends.
+	budget   *memBudget
+	reserved int64
+	// rows counts the rows of the batches read.
+	rows int64
+	// empties counts the messages in a row that carried no data.
+	empties int
+	// desc is the descriptor of a metadata-only message, handed on with
+	// the next message passed on.
+	desc *flight.FlightDescriptor
+
+	got   chan recvResult
+	timer *time.Timer
+}
+
+type recvResult struct {
+	d   *flight.FlightData
+	err error
 }
 
 func (s *limitedPutStream) Recv() (*flight.FlightData, error) {
-	if s.refused != nil {
-		return nil, s.refused
+	for {
+		if s.refused != nil {
+			return nil, s.refused
+		}
+		d, err := s.recvIdle()
+		if err != nil {
+			return d, err
+		}
+		if err := s.check(d); err != nil {
+			return nil, err
+		}
+		if len(d.DataHeader) == 0 {
+			if d.FlightDescriptor != nil {
+				s.desc = d.FlightDescriptor
+			}
+			continue
+		}
+		if d.FlightDescriptor == nil {
+			d.FlightDescriptor = s.desc
+		}
+		s.desc = nil
+		return d, nil
 	}
-	d, err := s.FlightService_DoPutServer.Recv()
-	if err != nil {
-		return d, err
-	}
+}
+
+// check accounts one received message: its bytes on the wire and decoded,
+// the memory it reserves, its app metadata, and whether it carries data.
+func (s *limitedPutStream) check(d *flight.FlightData) error {
 	s.wire += dataSize(d)
 	if s.wire > s.limit {
-		return nil, s.refuse(status.Errorf(codes.ResourceExhausted,
+		return s.refuse(status.Errorf(codes.ResourceExhausted,
 			"flight: upload is larger than the server's limit of %d bytes (--max-upload-bytes)", s.limit))
 	}
+	var n int64
 	if len(d.DataHeader) > 0 {
-		n, err := arrowio.IPCMessageBytes(d.DataHeader, d.DataBody, s.limit-s.decoded)
+		var err error
+		n, err = arrowio.IPCMessageBytes(d.DataHeader, d.DataBody, s.limit-s.decoded)
 		switch {
 		case errors.Is(err, arrowio.ErrDecodedTooLarge):
-			return nil, s.refuse(s.overLimit())
+			return s.refuse(s.overLimit())
 		case err != nil:
-			return nil, s.refuse(status.Errorf(codes.InvalidArgument, "flight: corrupt upload message: %v", err))
+			return s.refuse(status.Errorf(codes.InvalidArgument, "flight: corrupt upload message: %v", err))
 		}
-		s.decoded += n
 	}
-	if s.firstMeta == nil && len(d.AppMetadata) > 0 {
-		s.firstMeta = d.AppMetadata
+	if len(d.AppMetadata) > 0 {
+		switch {
+		case s.firstMeta == nil && s.options == nil:
+			s.firstMeta = d.AppMetadata
+		case s.options != nil && !bytes.Equal(d.AppMetadata, s.firstMeta):
+			if o, err := parseUploadOptions(d.AppMetadata); err != nil || o != *s.options {
+				return s.refuse(status.Error(codes.InvalidArgument,
+					"flight: app metadata after the first record batch differs from the upload's options; options are read from the first message with app metadata, up to the first batch: send them there"))
+			}
+		}
 	}
-	return d, nil
+	if n == 0 {
+		if s.empties++; s.empties > maxEmptyMessages {
+			return s.refuse(status.Errorf(codes.InvalidArgument,
+				"flight: the upload sent more than %d messages in a row that carry no data", maxEmptyMessages))
+		}
+		return nil
+	}
+	s.empties = 0
+	return s.account(n)
+}
+
+// recvIdle receives the next message, or fails the upload when none comes
+// within the idle timeout. The receive runs in a goroutine of its own so
+// that the wait can end; once the upload is refused nothing receives
+// again, and the pending receive returns when DoPut ends the stream.
+func (s *limitedPutStream) recvIdle() (*flight.FlightData, error) {
+	if s.idle <= 0 {
+		return s.FlightService_DoPutServer.Recv()
+	}
+	if s.got == nil {
+		s.got = make(chan recvResult, 1)
+		s.timer = time.NewTimer(s.idle)
+	} else {
+		s.timer.Reset(s.idle)
+	}
+	go func() {
+		d, err := s.FlightService_DoPutServer.Recv()
+		s.got <- recvResult{d, err}
+	}()
+	select {
+	case r := <-s.got:
+		s.timer.Stop()
+		return r.d, r.err
+	case <-s.timer.C:
+		return nil, s.refuse(status.Errorf(codes.DeadlineExceeded,
+			"flight: the upload sent nothing for %v (--idle-timeout); cancelled", s.idle))
+	}
 }
 
 func (s *limitedPutStream) refuse(err error) error {
@@ -76,12 +205,43 @@ func (s *limitedPutStream) overLimit() error {
 		"flight: upload decodes to more than the server's limit of %d bytes (--max-upload-bytes; buffers count decompressed, dictionary columns expanded)", s.limit)
 }
 
-// account adds n decoded bytes, failing the upload past the limit.
+// account adds n decoded bytes, failing the upload past the limit, and
+// reserves their memory.
 func (s *limitedPutStream) account(n int64) error {
 	if n > s.limit-s.decoded {
 		return s.refuse(s.overLimit())
 	}
 	s.decoded += n
+	return s.reserve()
+}
+
+// accountRows adds the rows of a batch read and reserves their memory.
+func (s *limitedPutStream) accountRows(rows int64) error {
+	s.rows += rows
+	return s.reserve()
+}
+
+// reserve grows the upload's reservation to what its decoded bytes and
+// rows so far take, waiting for the memory up to the idle timeout.
+func (s *limitedPutStream) reserve() error {
+	need := uploadDecodedFactor*s.decoded + uploadRowBytes*s.rows - s.reserved
+	if need <= 0 || s.refused != nil {
+		return s.refused
+	}
+	ctx, cancel := s.ctx, context.CancelFunc(func() {})
+	if s.idle > 0 {
+		ctx, cancel = context.WithTimeout(s.ctx, s.idle)
+	}
+	defer cancel()
+	if err := s.budget.grow(ctx, s.reserved, need); err != nil {
+		if st, ok := status.FromError(err); ok && st.Code() == codes.ResourceExhausted {
+			err = status.Errorf(codes.ResourceExhausted,
+				"flight: the upload reserves %d bytes per byte it decodes to and %d per row (%s and %d rows so far): %s",
+				uploadDecodedFactor, uploadRowBytes, gen.HumanBytes(s.decoded), s.rows, strings.TrimPrefix(st.Message(), "flight: "))
+		}
+		return s.refuse(err)
+	}
+	s.reserved += need
 	return nil
 }
 
@@ -138,6 +298,13 @@ func (t *teeRecords) Next() bool {
 }
 
 func (t *teeRecords) write(rec arrow.RecordBatch) bool {
+	if t.limits != nil {
+		if err := t.limits.accountRows(rec.NumRows()); err != nil {
+			t.err = err
+			t.cur = nil
+			return false
+		}
+	}
 	t.cur = rec
 	out := rec
 	if t.plain != nil {
@@ -297,7 +464,18 @@ func (t *teeRecords) close() {
 func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 	ctx := stream.Context()
 	ci := callInfoFrom(ctx)
-	in := &limitedPutStream{FlightService_DoPutServer: stream, limit: s.cfg.MaxUploadBytes}
+	// An upload holds a temporary file and memory until it ends: past
+	// --max-uploads a new one is refused at once rather than queued, so
+	// that it holds nothing, not even the flow-control window of a stream
+	// the server does not read.
+	if !s.budget.startUpload(s.cfg.MaxUploads) {
+		return status.Errorf(codes.ResourceExhausted,
+			"flight: the server is receiving %d uploads already, its limit (--max-uploads); retry when one has ended", s.cfg.MaxUploads)
+	}
+	defer s.budget.endUpload()
+	in := &limitedPutStream{FlightService_DoPutServer: stream, limit: s.cfg.MaxUploadBytes,
+		ctx: ctx, idle: s.cfg.IdleTimeout, budget: s.budget}
+	defer func() { s.budget.release(in.reserved) }()
 	rdr, err := flight.NewRecordReader(in, ipc.WithAllocator(s.mem))
 	if err != nil {
 		return s.uploadError(ctx, in, nil, fmt.Errorf("flight: reading the upload stream: %w", err))
@@ -335,6 +513,7 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 		if opts, err = parseUploadOptions(in.firstMeta); err != nil {
 			return invalid(err)
 		}
+		in.options = &opts
 	}
 	lo, err := loadOptions(opts)
 	if err != nil {
