@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -30,6 +32,9 @@ func serveCommand(e *env) *cli.Command {
 			&cli.Float64Flag{Name: "max-query-seconds", Usage: "stop a query that runs longer than this many seconds (default: 0, no limit)"},
 			&cli.Int64Flag{Name: "max-query-pairs", Usage: "refuse a query of more sources × vertices pairs (default: 0, no limit)"},
 			&cli.StringFlag{Name: "max-upload-bytes", Value: "4GiB", Usage: "largest upload accepted, counted decoded (buffers decompressed, dictionaries expanded), in bytes or with a unit: 512MiB, 8GB"},
+			&cli.StringFlag{Name: "max-memory", Usage: "memory that uploads and queries in flight may hold together, in bytes or with a unit; past it a request waits up to --idle-timeout, then gets RESOURCE_EXHAUSTED (default: half of the machine's memory, or of the cgroup limit where lower)"},
+			&cli.IntFlag{Name: "max-uploads", Usage: "uploads received at once; a further one is refused with RESOURCE_EXHAUSTED (default: 4 per core, at least 16)"},
+			&cli.DurationFlag{Name: "idle-timeout", Value: flight.DefaultIdleTimeout, Usage: "cancel an upload that sends nothing, or a query whose client reads nothing, for this long"},
 			&cli.StringFlag{Name: "cache-bytes", Value: "8GiB", Usage: "memory of the stored graphs kept loaded between queries, in bytes or with a unit, counting the device bytes of their CSRs kept on the GPU beside the host bytes; past it, the least recently used are read again when next queried"},
 			&cli.BoolFlag{Name: "no-resident-csr", Usage: "do not keep the CSRs of loaded graphs on the GPU between queries: each GPU query copies its graph to the device, as run does"},
 			&cli.IntFlag{Name: "max-vertices", Usage: "largest graph accepted, in vertices (default: what int32 ids hold)"},
@@ -50,6 +55,7 @@ func serveCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			setServeMemoryLimit(cfg)
 			cfg.Info = func() any { return collectInfo() }
 			cfg.Logger = slog.New(slog.NewTextHandler(e.stderr, nil))
 			s, err := flight.NewServer(cfg)
@@ -75,6 +81,7 @@ func serveConfig(c *cli.Context) (flight.Config, error) {
 		MaxConcurrent: c.Int("max-concurrent"), MaxVertices: c.Int("max-vertices"),
 		AuthTokenFile: c.String("auth-token-file"), TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"),
 		Threads: c.Int("threads"), DrainTimeout: c.Duration("drain-timeout"), NoResidentCSR: c.Bool("no-resident-csr"),
+		MaxUploads: c.Int("max-uploads"), IdleTimeout: c.Duration("idle-timeout"),
 	}
 	var err error
 	if cfg.Devices, err = pipeline.ParseDevices(c.String("devices")); err != nil {
@@ -85,6 +92,18 @@ func serveConfig(c *cli.Context) (flight.Config, error) {
 	}
 	if cfg.MaxUploadBytes, err = sizeFlag(c, "max-upload-bytes"); err != nil {
 		return cfg, err
+	}
+	if cfg.MaxMemory, err = sizeFlag(c, "max-memory"); err != nil {
+		return cfg, err
+	}
+	if c.IsSet("max-memory") && cfg.MaxMemory == 0 {
+		return cfg, usagef("--max-memory %s: want a size above 0", c.String("max-memory"))
+	}
+	if c.IsSet("max-uploads") && cfg.MaxUploads <= 0 {
+		return cfg, usagef("--max-uploads %d: want at least 1", cfg.MaxUploads)
+	}
+	if c.IsSet("idle-timeout") && cfg.IdleTimeout <= 0 {
+		return cfg, usagef("--idle-timeout %v: want a duration above 0", cfg.IdleTimeout)
 	}
 	if cfg.CacheBytes, err = sizeFlag(c, "cache-bytes"); err != nil {
 		return cfg, err
@@ -101,4 +120,31 @@ func serveConfig(c *cli.Context) (flight.Config, error) {
 	}
 	cfg.MaxMessageBytes = int(msg)
 	return cfg, nil
+}
+
+// serveMemoryHeadroom is what the server holds beyond --max-memory and
+// --cache-bytes: its code, gRPC's buffers, the graph store's metadata.
+const serveMemoryHeadroom = 512 << 20
+
+// setServeMemoryLimit gives the Go runtime a soft memory limit of
+// --max-memory plus --cache-bytes plus serveMemoryHeadroom, unless
+// GOMEMLIMIT sets one: the collector then runs harder as the process nears
+// what its budgets allow, instead of letting the heap grow to twice what is
+// live (GOGC=100), which is most of an upload's peak.
+func setServeMemoryLimit(cfg flight.Config) {
+	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		return
+	}
+	budget, cache := cfg.MaxMemory, cfg.CacheBytes
+	if budget == 0 {
+		budget = flight.DefaultMaxMemory()
+	}
+	if cache == 0 {
+		cache = flight.DefaultCacheBytes
+	}
+	limit := budget + cache + serveMemoryHeadroom
+	if limit < budget { // overflowed: no limit
+		limit = math.MaxInt64
+	}
+	debug.SetMemoryLimit(limit)
 }
