@@ -249,6 +249,11 @@ func TestListenAddr(t *testing.T) {
 		{addr: "localhost:9", want: "localhost:9", noteHas: "loopback only"},
 		{addr: "[::1]:9", want: "[::1]:9", noteHas: "loopback only"},
 		{addr: "127.0.0.1:9", auth: true, tls: true, want: "127.0.0.1:9"},
+		// On loopback the note names only what is missing (a token without
+		// TLS is not "without authentication").
+		{addr: "127.0.0.1:9", want: "127.0.0.1:9", noteHas: "loopback only, without authentication and TLS; set --auth-token-file, --tls-cert and --tls-key"},
+		{addr: "127.0.0.1:9", auth: true, want: "127.0.0.1:9", noteHas: "loopback only, without TLS; set --tls-cert and --tls-key to serve"},
+		{addr: "localhost:9", tls: true, want: "localhost:9", noteHas: "loopback only, without authentication; set --auth-token-file to serve"},
 		{addr: "0.0.0.0:9", errHas: "needs authentication and TLS; set --auth-token-file, --tls-cert and --tls-key, or pass --insecure-public"},
 		{addr: "0.0.0.0:9", tls: true, errHas: "needs authentication;"},
 		{addr: "0.0.0.0:9", auth: true, errHas: "needs TLS;"},

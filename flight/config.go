@@ -256,7 +256,9 @@ func listenAddr(addr string, auth, tls, insecurePublic bool) (string, string, er
 		if auth && tls {
 			return addr, "", nil
 		}
-		return addr, "listening on loopback only, without authentication and TLS; set --auth-token-file and --tls-cert/--tls-key to serve other machines", nil
+		// The note names only what is missing: with a token but no TLS pair
+		// the server does authenticate.
+		return addr, "listening on loopback only, without " + missingSecurity(auth, tls) + "; set " + missingFlags(auth, tls) + " to serve other machines", nil
 	case auth && tls:
 		return addr, "", nil
 	case insecurePublic:
