@@ -46,6 +46,7 @@ func serveCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "mem", Usage: "memory budget per run, in bytes or with a unit: 512MiB, 8GB (default as for run)"},
 			&cli.IntFlag{Name: "threads", Usage: "CPU threads per run (default: every core)"},
 			&cli.DurationFlag{Name: "drain-timeout", Value: 30 * time.Second, Usage: "how long a shutdown waits for running streams"},
+			&cli.BoolFlag{Name: "exit-with-stdin", Hidden: true, Usage: "stop when stdin closes (the parent that started serve is gone)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 0 {
@@ -66,8 +67,12 @@ func serveCommand(e *env) *cli.Command {
 			if err != nil {
 				return usageError{err}
 			}
+			ctx := e.ctx
+			if c.Bool("exit-with-stdin") {
+				ctx = exitWithStdin(ctx, e.stdin)
+			}
 			fmt.Fprintf(e.stderr, "pathctl: listening on %s\n", s.Addr())
-			return s.Serve(e.ctx)
+			return s.Serve(ctx)
 		},
 	}
 }
