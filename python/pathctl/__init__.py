@@ -32,6 +32,8 @@ from ._errors import (
     UsageError,
 )
 from ._local import find_binary
+from ._graph import Graph, load
+from ._pandas import to_pandas
 from .client import Client, connect
 
 try:
@@ -49,6 +51,9 @@ __all__ = [
     "distance_matrix",
     "path",
     "matrix_from_table",
+    "load",
+    "Graph",
+    "to_pandas",
     "info",
     "gpu_available",
     "find_binary",

@@ -5,40 +5,91 @@ from __future__ import annotations
 import math
 import mmap
 import os
-from typing import Any, Iterable, List, Optional, Tuple, Union
+from typing import Any, Iterable, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 import pyarrow as pa
 
-from ._local import Run, run_stream, run_table
+from . import _graphs
+from ._keywords import OPTIONS_DOC, keywords
+from ._local import OPTION_NAMES, Run, run_stream, run_table
+
+_NX_WEIGHT = _graphs.NX_WEIGHT
+_SWITCHES = ("unweighted", "reverse", "with_paths")
 
 
+def _documented(func):
+    """``func`` with the shared options appended to its docstring and
+    unknown keywords refused with a suggestion (see _keywords)."""
+    func.__doc__ = (func.__doc__ or "").rstrip() + "\n" + OPTIONS_DOC
+    return keywords(func)
+
+
+def _prepare(edges: Any, directed: bool, weight: Any, scope: dict) -> Tuple[Any, bool, dict]:
+    """The edges, direction and options (the named keywords of ``scope``,
+    a caller's locals()) of a run: a scipy.sparse matrix or a networkx
+    graph becomes its edge table and vertex set (see _graphs)."""
+    # An option left at None is not passed (as if not given); a switch is,
+    # so that Run refuses switch=None as a TypeError.
+    options = {name: scope[name] for name in OPTION_NAMES
+               if name in scope and (scope[name] is not None or name in _SWITCHES)}
+    graph = _graphs.convert(edges, directed=directed, weight=weight, options=options)
+    if graph is None:
+        return edges, directed, options
+    options["vertices"] = graph.vertices
+    return graph.edges, graph.directed, options
+
+
+@_documented
 def apsp(edges: Any, *, algorithm: str = "auto", sources: Optional[Iterable[Any]] = None,
          layout: str = "pairs", directed: bool = True, with_predecessors: bool = False,
-         engine: str = "auto", **options: Any) -> pa.Table:
+         engine: str = "auto", targets: Optional[Iterable[Any]] = None,
+         cutoff: Optional[float] = None, k: Optional[int] = None, reverse: bool = False,
+         with_paths: bool = False, weight: Optional[str] = _NX_WEIGHT,
+         src_col: Optional[str] = None, dst_col: Optional[str] = None,
+         weight_col: Optional[str] = None, unweighted: bool = False,
+         vertices: Optional[Iterable[Any]] = None, input_format: Optional[str] = None,
+         dist_type: Optional[str] = None, delta: Optional[float] = None,
+         threads: Optional[int] = None, mem: Optional[int] = None,
+         devices: Optional[str] = None, binary: Optional[str] = None,
+         env: Optional[Mapping[str, str]] = None) -> pa.Table:
     """Shortest paths from every vertex (or from ``sources``) of ``edges``.
 
     ``edges`` is a path to a Parquet, Arrow IPC, CSV/TSV or DIMACS .gr file,
-    or Arrow-shaped data: a pyarrow Table, RecordBatch or RecordBatchReader, a
-    pandas or polars DataFrame, or an object with ``__arrow_c_stream__`` (a
-    DuckDB relation). Data goes to the binary as an Arrow IPC file in a
-    memfd on Linux (as an IPC stream on stdin elsewhere), and the result
-    comes back the same way: mapped, not copied (see the ``_local`` module).
+    Arrow-shaped data (a pyarrow Table, RecordBatch or RecordBatchReader, a
+    pandas or polars DataFrame, or an object with ``__arrow_c_stream__``
+    such as a DuckDB relation), or a graph object: a scipy.sparse matrix
+    (any format; ids are the indices 0..n-1, every one a vertex; weights the
+    stored values, an explicit zero an edge of weight 0, as
+    scipy.sparse.csgraph reads them) or a networkx Graph, DiGraph,
+    MultiGraph or MultiDiGraph (node labels as ids, every node a vertex,
+    ``weight`` the edge attribute; parallel edges keep the smallest weight;
+    an undirected graph is read as ``directed=False`` whatever ``directed``
+    says, its edges having no direction to follow). Data goes to the binary
+    as an Arrow IPC file in a memfd on Linux (as an IPC stream on stdin
+    elsewhere), and the result comes back the same way: mapped, not copied
+    (see the ``_local`` module).
 
     ``layout`` chooses the result's shape: ``"pairs"`` (source, target,
     distance[, predecessor]; unreachable pairs omitted, each source with
     itself at 0), ``"matrix"`` (source, distance as a fixed-size list in
     vertex order; unreachable is +inf for float distances and null for
-    integer ones) or ``"stats"`` (source, reachable, eccentricity, sum,
-    closeness, harmonic). Ids keep the input's type; the distance type
-    follows the weights (int32 when it holds every path, int64, float32,
-    float64; hop counts without a weight column).
+    integer ones), ``"stats"`` (source, reachable, eccentricity, sum,
+    closeness, harmonic) or ``"nearest"`` with ``sources`` (vertex,
+    distance, source: every vertex's nearest source). Ids keep the input's
+    type; the distance type follows the weights (int32 when it holds every
+    path, int64, float32, float64; hop counts without a weight column).
 
     ``algorithm`` is one of dijkstra, delta, edge, bfs, bfs-level,
     bellman-ford or auto; ``engine`` is auto, cpu or gpu.
 
     ``directed=False`` treats each row as both directions (the CLI's
     ``--undirected``).
+
+    ``with_predecessors`` adds a ``predecessor`` column to pairs (null on
+    each source's own row: :func:`pathctl.to_pandas` keeps the ids
+    integers there, where ``Table.to_pandas()`` makes them float64 with
+    NaN).
 
     ``sources`` (and ``targets``, ``vertices``) is a list of ids: a list,
     numpy array, pandas or polars Series or pyarrow array, each id passed
@@ -50,60 +101,76 @@ def apsp(edges: Any, *, algorithm: str = "auto", sources: Optional[Iterable[Any]
     ``with_paths``) take a bool or numpy.bool_; anything else (None, "no")
     is a TypeError.
 
-    Narrower questions (``**options``, as the CLI's flags): ``targets`` (ids:
-    only those columns, in that order), ``cutoff`` (longer distances count
-    as unreachable), ``k`` (per source the k nearest other vertices, ranked),
-    ``reverse`` (distances to the sources along incoming arcs),
-    ``with_paths`` (a ``path`` list column on pairs) and
-    ``layout="nearest"`` with ``sources`` (every vertex's nearest source).
-
-    Options (``**options``): ``src_col``, ``dst_col``, ``weight_col`` (column
-    names, default src, dst, weight), ``unweighted``, ``vertices`` (the
-    whole vertex set, ids as a list, array or Series: isolated vertices
-    exist only through it; the CLI's ``--vertices``), ``dist_type``,
-    ``delta``, ``threads``, ``mem`` (block planner budget in bytes),
-    ``input_format`` (for a path whose extension does not say),
-    ``binary`` (the executable; default the one a wheel bundles, then
-    $PATHCTL_BIN, then PATH) and ``env`` (extra environment variables for
-    the process). A note or warning of the binary (about the weight column,
-    say) is raised as a :class:`UserWarning`.
-
-    The whole result is held in memory; use :func:`stream` for results
-    larger than memory. Raises a :class:`PathctlError` subclass carrying the
-    engine's message: InvalidInputError (bad data, unknown source),
-    UsageError (bad option), EngineUnavailableError (``engine="gpu"``
-    without a GPU), NegativeWeightError / NegativeCycleError, and
-    BinaryNotFoundError when there is no binary.
+    A note or warning of the binary (about the weight column, say) is
+    raised as a :class:`UserWarning`. The whole result is held in memory;
+    use :func:`stream` for results larger than memory. Raises a
+    :class:`PathctlError` subclass carrying the engine's message:
+    InvalidInputError (bad data, unknown source), UsageError (bad option),
+    EngineUnavailableError (``engine="gpu"`` without a GPU),
+    NegativeWeightError / NegativeCycleError, and BinaryNotFoundError when
+    there is no binary.
     """
+    edges, directed, options = _prepare(edges, directed, weight, locals())
     run = Run("run", edges, layout=layout, algorithm=algorithm, sources=sources,
               directed=directed, with_predecessors=with_predecessors, engine=engine,
               options=options)
     return run_table(run)
 
 
+@_documented
 def sssp(edges: Any, source: Any, *, algorithm: str = "auto", layout: str = "pairs",
          directed: bool = True, with_predecessors: bool = False, engine: str = "auto",
-         **options: Any) -> pa.Table:
+         targets: Optional[Iterable[Any]] = None, cutoff: Optional[float] = None,
+         k: Optional[int] = None, reverse: bool = False, with_paths: bool = False,
+         weight: Optional[str] = _NX_WEIGHT, src_col: Optional[str] = None,
+         dst_col: Optional[str] = None, weight_col: Optional[str] = None,
+         unweighted: bool = False, vertices: Optional[Iterable[Any]] = None,
+         input_format: Optional[str] = None, dist_type: Optional[str] = None,
+         delta: Optional[float] = None, threads: Optional[int] = None,
+         mem: Optional[int] = None, devices: Optional[str] = None,
+         binary: Optional[str] = None, env: Optional[Mapping[str, str]] = None) -> pa.Table:
     """Shortest paths from one ``source`` (an external id). Takes the same
     edges, layouts and options as :func:`apsp`; the result has one source."""
+    edges, directed, options = _prepare(edges, directed, weight, locals())
     run = Run("sssp", edges, layout=layout, algorithm=algorithm, source=source,
               directed=directed, with_predecessors=with_predecessors, engine=engine,
               options=options)
     return run_table(run)
 
 
+@_documented
 def bfs(edges: Any, source: Any, *, layout: str = "pairs", directed: bool = True,
-        with_predecessors: bool = False, engine: str = "auto", **options: Any) -> pa.Table:
+        with_predecessors: bool = False, engine: str = "auto",
+        targets: Optional[Iterable[Any]] = None, cutoff: Optional[float] = None,
+        k: Optional[int] = None, reverse: bool = False, with_paths: bool = False,
+        weight: Optional[str] = _NX_WEIGHT, src_col: Optional[str] = None,
+        dst_col: Optional[str] = None, weight_col: Optional[str] = None,
+        unweighted: bool = False, vertices: Optional[Iterable[Any]] = None,
+        input_format: Optional[str] = None, dist_type: Optional[str] = None,
+        delta: Optional[float] = None, threads: Optional[int] = None,
+        mem: Optional[int] = None, devices: Optional[str] = None,
+        binary: Optional[str] = None, env: Optional[Mapping[str, str]] = None) -> pa.Table:
     """Hop counts (int32) from ``source``, weights ignored. Same edges,
     layouts and options as :func:`apsp`."""
+    edges, directed, options = _prepare(edges, directed, weight, locals())
     run = Run("bfs", edges, layout=layout, source=source, directed=directed,
               with_predecessors=with_predecessors, engine=engine, options=options)
     return run_table(run)
 
 
+@_documented
 def stream(edges: Any, *, algorithm: str = "auto", sources: Optional[Iterable[Any]] = None,
            layout: str = "pairs", directed: bool = True, with_predecessors: bool = False,
-           engine: str = "auto", **options: Any) -> pa.RecordBatchReader:
+           engine: str = "auto", targets: Optional[Iterable[Any]] = None,
+           cutoff: Optional[float] = None, k: Optional[int] = None, reverse: bool = False,
+           with_paths: bool = False, weight: Optional[str] = _NX_WEIGHT,
+           src_col: Optional[str] = None, dst_col: Optional[str] = None,
+           weight_col: Optional[str] = None, unweighted: bool = False,
+           vertices: Optional[Iterable[Any]] = None, input_format: Optional[str] = None,
+           dist_type: Optional[str] = None, delta: Optional[float] = None,
+           threads: Optional[int] = None, mem: Optional[int] = None,
+           devices: Optional[str] = None, binary: Optional[str] = None,
+           env: Optional[Mapping[str, str]] = None) -> pa.RecordBatchReader:
     """Like :func:`apsp`, but returns a RecordBatchReader over the binary's
     output as it arrives, for results larger than memory.
 
@@ -128,6 +195,7 @@ def stream(edges: Any, *, algorithm: str = "auto", sources: Optional[Iterable[An
     variable does not reach the reader (it can still be read): drop it, or
     loop over ``stream(...)`` itself, whose reader goes with the loop.
     """
+    edges, directed, options = _prepare(edges, directed, weight, locals())
     run = Run("run", edges, layout=layout, algorithm=algorithm, sources=sources,
               directed=directed, with_predecessors=with_predecessors, engine=engine,
               options=options, output="pipe")
@@ -138,10 +206,20 @@ def stream(edges: Any, *, algorithm: str = "auto", sources: Optional[Iterable[An
 UNREACHABLE_MASK = "mask"
 
 
+@_documented
 def distance_matrix(edges: Any, *, algorithm: str = "auto", sources: Optional[Iterable[Any]] = None,
                     directed: bool = True, engine: str = "auto", unreachable: Any = None,
-                    out: Optional[np.ndarray] = None,
-                    **options: Any) -> Tuple[Union[np.ndarray, np.ma.MaskedArray], np.ndarray]:
+                    out: Optional[np.ndarray] = None, targets: Optional[Iterable[Any]] = None,
+                    cutoff: Optional[float] = None, k: Optional[int] = None,
+                    reverse: bool = False, with_paths: bool = False,
+                    weight: Optional[str] = _NX_WEIGHT, src_col: Optional[str] = None,
+                    dst_col: Optional[str] = None, weight_col: Optional[str] = None,
+                    unweighted: bool = False, vertices: Optional[Iterable[Any]] = None,
+                    input_format: Optional[str] = None, dist_type: Optional[str] = None,
+                    delta: Optional[float] = None, threads: Optional[int] = None,
+                    mem: Optional[int] = None, devices: Optional[str] = None,
+                    binary: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
+                    ) -> Tuple[Union[np.ndarray, np.ma.MaskedArray], np.ndarray]:
     """The distances as a 2-D numpy array, and the vertex ids of its columns.
 
     Row i holds the distances from the i-th source (every vertex in vertex
@@ -186,8 +264,11 @@ def distance_matrix(edges: Any, *, algorithm: str = "auto", sources: Optional[It
     it was where the binary could tell in time, else partly written.
 
     ``vertex_ids`` is a numpy array of the ids (an object array of str for
-    string ids). Options are those of :func:`apsp`.
+    string ids; 0..n-1 for a scipy.sparse matrix, so that ``D`` is what
+    ``scipy.sparse.csgraph.shortest_path`` returns). Edges and options are
+    those of :func:`apsp`.
     """
+    edges, directed, options = _prepare(edges, directed, weight, locals())
     _check_unreachable(unreachable)
     direct = None
     if out is not None:
@@ -228,12 +309,23 @@ def _into(out: np.ndarray, table: pa.Table, unreachable: Any, run: Any) -> Union
     return out
 
 
+@_documented
 def path(edges: Any, source: Any, target: Any, *, algorithm: str = "auto", directed: bool = True,
-         engine: str = "auto", **options: Any) -> Tuple[float, List[Any]]:
+         engine: str = "auto", cutoff: Optional[float] = None, reverse: bool = False,
+         weight: Optional[str] = _NX_WEIGHT, src_col: Optional[str] = None,
+         dst_col: Optional[str] = None, weight_col: Optional[str] = None,
+         unweighted: bool = False, vertices: Optional[Iterable[Any]] = None,
+         input_format: Optional[str] = None, dist_type: Optional[str] = None,
+         delta: Optional[float] = None, threads: Optional[int] = None,
+         mem: Optional[int] = None, devices: Optional[str] = None,
+         binary: Optional[str] = None,
+         env: Optional[Mapping[str, str]] = None) -> Tuple[float, List[Any]]:
     """One shortest path of ``edges``: ``(distance, ids)`` with the ids from
     ``source`` to ``target``, both included. ``(math.inf, [])`` when the
     target is unreachable. Edges and options are those of :func:`apsp`
-    (``reverse=True`` walks the arcs backwards)."""
+    (``reverse=True`` walks the arcs backwards; ``targets``, ``k`` and
+    ``with_paths`` are this function's own)."""
+    edges, directed, options = _prepare(edges, directed, weight, locals())
     run = Run("run", edges, layout="pairs", algorithm=algorithm, sources=[source],
               directed=directed, engine=engine,
               options={**options, "targets": [target], "with_paths": True})
