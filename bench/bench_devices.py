@@ -8,8 +8,8 @@ alone, in turn, checked in the same run.
 
 Each round runs `pathctl run G --undirected --layout stats -o S -v` with
 --devices all, then with --devices 0 (--all, --one), --repeat rounds under
-each --variant (a PATHCTL_BATCHED setting, gpu/internal/plan/spec.go; ""
-is the default configuration). The time is the pipeline's "pairs in" of
+each --variant (a `pathctl run --tune` setting, docs/engine.md; "" is
+the default configuration). The time is the pipeline's "pairs in" of
 --verbose (the engines' start, the blocks and the writing; the read and
 the CSR build excluded), as BENCHMARKS.md's issue-19 rows give it; the
 ratio is the median of one device's over the median of every device's.
@@ -70,15 +70,17 @@ class Variant:
 def stats_run(args: argparse.Namespace, graph: str, out: str, devices: str, setting: str, log,
               trace: bool = False) -> tuple[str, float]:
     """Runs `pathctl run G --undirected --layout stats -o out -v` on the
-    devices under the PATHCTL_BATCHED setting (with PATHCTL_TRACE=1 where
-    trace): its stderr and wall seconds."""
+    devices under the --tune setting (with PATHCTL_TRACE=1 where trace):
+    its stderr and wall seconds."""
     cmd = [args.pathctl, "run", graph, "--undirected", "--layout", "stats", "-o", out, "-v", "--engine", args.engine]
     if args.engine == "gpu":
         cmd += ["--devices", devices]
-    env = dict(os.environ, PATHCTL_BATCHED=setting)
+    if setting:
+        cmd += ["--tune", setting]
+    env = dict(os.environ)
     if trace:
         env["PATHCTL_TRACE"] = "1"
-    print(f"+ {'PATHCTL_TRACE=1 ' if trace else ''}PATHCTL_BATCHED={setting!r} " + " ".join(cmd), file=log, flush=True)
+    print(f"+ {'PATHCTL_TRACE=1 ' if trace else ''}" + " ".join(cmd), file=log, flush=True)
     start = time.perf_counter()
     proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=args.limit)
     wall = time.perf_counter() - start
@@ -234,7 +236,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--scale", type=int, default=18, help="R-MAT scale of the generated graph")
     p.add_argument("--seed", type=int, default=1, help="seed of the graph and of the checked sources")
     p.add_argument("--repeat", type=int, default=3, help="rounds of each variant")
-    p.add_argument("--variant", action="append", help='PATHCTL_BATCHED setting (repeatable; "" the default)')
+    p.add_argument("--variant", action="append", help='a --tune setting of pathctl run (repeatable; "" the default)')
     p.add_argument("--all", default="all", help="--devices of the first column")
     p.add_argument("--one", default="0", help="--devices of the second column")
     p.add_argument("--check", type=int, default=4, help="sources checked against scipy")

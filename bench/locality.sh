@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
 # locality.sh: issue 18's comparison, on one GPU machine, of the batched
-# kernel's vertex relabellings (plan.Config.Relabel) and of float weights
-# against int32 on the same R-MAT graphs. Every row is `pathctl bench`, GPU
-# engine, auto, stats layout, every source, checked against the serial
-# oracle on 4 sampled sources (a mismatch fails the row and is reported as
-# WRONG). Settings reach the engine through PATHCTL_BATCHED
-# (gpu/relabel.go; keys in gpu/internal/plan/spec.go), so one binary
-# compares them all.
+# kernel's settings and of float weights against int32 on the same R-MAT
+# graphs. Every row is `pathctl bench`, GPU engine, auto, stats layout,
+# every source, checked against the serial oracle on 4 sampled sources (a
+# mismatch fails the row and is reported as WRONG). Settings reach the
+# engine through `--tune` (keys and defaults in docs/engine.md), so one
+# binary compares them all.
 #
 #   bench/locality.sh                 # from the repository root, after
 #                                     # CGO_ENABLED=0 go build -o bin/pathctl ./cmd/pathctl
@@ -14,10 +13,9 @@
 # Environment (all optional):
 #   PATHCTL   the binary (bin/pathctl)
 #   DIR       where graphs and reports go (a new temporary directory)
-#   SCALES    R-MAT scales of the relabelling rows ("16 18")
-#   VARIANTS  PATHCTL_BATCHED settings compared on every scale, "base" for
-#             the default ("base oneslot=0 relabel=bfs relabel=degree
-#             relabel=hubs relabel=rcm relabel=bfs,order=id slicemb=24";
+#   SCALES    R-MAT scales of the settings' rows ("16 18")
+#   VARIANTS  --tune settings compared on every scale, "base" for
+#             the default ("base oneslot=0 order=id slicemb=24";
 #             oneslot=0 sizes and allocates the stats blocks with two
 #             result slots, as before plan.Config.OneSlotStats: blocks a
 #             third smaller (R-MAT 18 on an 80 GB device: 17.5 % of the
@@ -37,7 +35,7 @@
 #             phases, 0.1 by default)
 #   FLOATS    R-MAT scales of the float rows ("16"; empty for none; R-MAT 18 with
 #             fractional floats takes minutes)
-#   FLOAT_VARIANTS  settings of the float rows ("base relabel=bfs")
+#   FLOAT_VARIANTS  settings of the float rows ("base")
 #   PARTIAL   R-MAT scales also run with --mem set for blocks of about a
 #             sixth of the vertices ("16"; empty for none)
 #   EXTRA     edge files (undirected, read by pathctl bench) run with
@@ -61,23 +59,18 @@
 #             (exactfloats=0 turns that off for comparison)
 #   VERBOSE_RUN  0 skips the closing `pathctl run --verbose` of the largest
 #             graph (its block plan and host planning time; about one row's
-#             time), run under VERBOSE_SETTING ("relabel=bfs")
-#   PLANTEST  the plan package's test binary (bin/plan.test, built with
-#             CGO_ENABLED=0 go test -c -o bin/plan.test ./gpu/internal/plan);
-#             where present, BenchmarkRelabel times the host's relabelling
-#             (order and permuted CSR) on the largest graph
+#             time), run under VERBOSE_SETTING (none)
 # Each row prints: graph, setting, seconds, the base row's seconds over
 # its own (for the float graphs, the int32 graph's base row), pairs/s,
 # checked sources; the JSON reports stay in $DIR.
 set -uo pipefail
 
 bin=${PATHCTL:-bin/pathctl}
-plantest=${PLANTEST:-bin/plan.test}
 dir=${DIR:-$(mktemp -d)}
 scales=${SCALES:-"16 18"}
-variants=${VARIANTS:-"base oneslot=0 relabel=bfs relabel=degree relabel=hubs relabel=rcm relabel=bfs,order=id slicemb=24"}
+variants=${VARIANTS:-"base oneslot=0 order=id slicemb=24"}
 floats=${FLOATS-16}
-float_variants=${FLOAT_VARIANTS:-"base relabel=bfs"}
+float_variants=${FLOAT_VARIANTS:-"base"}
 limit=${LIMIT:-60}
 partial=${PARTIAL-16}
 engine=${ENGINE:-gpu}
@@ -110,7 +103,7 @@ for s in $floats; do
 done
 
 # row GRAPH SETTING [FILE]: one pathctl bench row under
-# PATHCTL_BATCHED=SETTING, of FILE (default $dir/GRAPH.parquet).
+# --tune SETTING, of FILE (default $dir/GRAPH.parquet).
 row() {
   local name=$1 setting=$2 spec=$2 file=${3:-$dir/$1.parquet} mem=${4:-} base=${5:-$dir/$1.base}
   [ "$spec" = base ] && spec=""
@@ -119,7 +112,8 @@ row() {
   local args=()
   [ -n "$mem" ] && args=(--mem "$mem")
   [ -n "${SAMPLE:-}" ] && args+=(--sample "$SAMPLE")
-  if PATHCTL_BATCHED="$spec" timeout "$limit" "$bin" bench --graphs "$file" --undirected --engine "$engine" \
+  [ -n "$spec" ] && args+=(--tune "$spec")
+  if timeout "$limit" "$bin" bench --graphs "$file" --undirected --engine "$engine" \
       --algos auto --layout stats --check 4 --disk-graph none --json -q "${args[@]}" >"$out" 2>"$out.err"; then
     "$py" - "$out" "$name" "$setting${mem:+ --mem $mem}" "$base" <<'PY'
 import json, os, sys
@@ -174,13 +168,7 @@ if [ "${VERBOSE_RUN:-1}" = 1 ]; then
   # The block plan of the stats run: blocks holding fewer than half the
   # vertices run one phase and few minimums (gpu/internal/plan).
   echo
-  vs=${VERBOSE_SETTING-relabel=bfs}
-  echo "pathctl run --verbose, PATHCTL_BATCHED=$vs, rmat$big (block plan, host planning with the relabelling, wall-time breakdown):"
-  PATHCTL_BATCHED="$vs" timeout "$limit" "$bin" run "$dir/rmat$big.parquet" --undirected --layout stats -o "$dir/stats$big.arrow" --verbose 2>&1 | tail -25
-fi
-if [ -x "$plantest" ]; then
-  echo
-  echo "Host relabelling of rmat$big (order and permuted CSR, $(nproc) cores):"
-  PATHCTL_BENCH_GRAPHS="$dir/rmat$big.parquet" timeout "$limit" "$plantest" -test.run XXX -test.bench Relabel \
-    -test.benchtime 3x 2>&1 | grep Benchmark
+  vs=${VERBOSE_SETTING-}
+  echo "pathctl run --verbose, --tune '$vs', rmat$big (block plan, host planning, wall-time breakdown):"
+  timeout "$limit" "$bin" run "$dir/rmat$big.parquet" --undirected --layout stats -o "$dir/stats$big.arrow" --verbose ${vs:+--tune "$vs"} 2>&1 | tail -25
 fi

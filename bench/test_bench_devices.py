@@ -6,11 +6,14 @@ bin/pathctl, which `make test-python` builds).
     PATHCTL_BIN=bin/pathctl .venv/bin/python -m pytest -q bench/test_bench_devices.py
 """
 
+import io
 import os
 import subprocess
 import sys
 import tempfile
 import unittest
+from types import SimpleNamespace
+from unittest import mock
 
 import numpy as np
 import pyarrow as pa
@@ -130,6 +133,25 @@ class BreakdownTest(unittest.TestCase):
 
     def test_no_trace(self):
         self.assertEqual(bd.parse_trace("pathctl: 10 sources in 0.1s\n"), [])
+
+
+class CommandTest(unittest.TestCase):
+    def run_with(self, setting):
+        args = SimpleNamespace(pathctl="pathctl", engine="gpu", limit=10)
+        done = subprocess.CompletedProcess([], 0, stdout=None, stderr="")
+        with mock.patch.object(bd.subprocess, "run", return_value=done) as run:
+            bd.stats_run(args, "g.parquet", "s.arrow", "all", setting, io.StringIO())
+        return run.call_args.args[0], run.call_args.kwargs["env"]
+
+    def test_variant_is_passed_as_tune(self):
+        # The setting reaches the binary as --tune, never as the
+        # environment the library once read.
+        cmd, env = self.run_with("hubseeds=0,hubpack=0")
+        self.assertEqual(cmd[-2:], ["--tune", "hubseeds=0,hubpack=0"])
+        self.assertNotIn("PATHCTL_BATCHED", env)
+        cmd, env = self.run_with("")
+        self.assertNotIn("--tune", cmd)
+        self.assertNotIn("PATHCTL_BATCHED", env)
 
 
 @unittest.skipUnless(os.path.exists(BINARY), "no pathctl binary (make build)")

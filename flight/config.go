@@ -148,6 +148,9 @@ type Config struct {
 	// MemBudget and Threads are passed to every run (--mem, --threads).
 	MemBudget int64
 	Threads   int
+	// Tune is the GPU engine's tuning of every run (--tune,
+	// pipeline.Options.Tune); "" runs the defaults.
+	Tune string
 	// DrainTimeout bounds how long a shutdown waits for running streams
 	// before it cancels them (default 30 s).
 	DrainTimeout time.Duration
@@ -164,6 +167,9 @@ type Config struct {
 func (c Config) withDefaults() (Config, error) {
 	if c.DataDir == "" {
 		return c, errors.New("flight: no data directory (--data-dir)")
+	}
+	if err := pipeline.CheckTune(c.Tune); err != nil {
+		return c, fmt.Errorf("flight: tune: %w", err)
 	}
 	if c.Addr == "" {
 		c.Addr = DefaultAddr

@@ -168,6 +168,7 @@ func (s *Server) prepareQuery(ctx context.Context, b []byte) (Query, *pipeline.G
 		Delta:            q.Delta,
 		Threads:          s.cfg.Threads,
 		MemBudget:        s.cfg.MemBudget,
+		Tune:             s.cfg.Tune,
 		Allocator:        s.mem,
 		GPU:              &s.gpu,
 		GPUs:             s.gpus,

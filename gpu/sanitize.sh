@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the GPU suite's small-graph sets under compute-sanitizer's memcheck
 # (with leak checking) and racecheck, every set in its own process so the
-# twenty-eight runs share the host's cores (gather and select: the narrowed
+# twenty-six runs share the host's cores (gather and select: the narrowed
 # queries' gather.cu, stats_narrow_* and select.cu, over the rows of the
 # simple dijkstra kernel, which the sanitizer runs fast), with -test.short (the batched oracle
 # checks then run fewer block sizes). Needs bin/gpu.test (make gpu-test).
@@ -32,7 +32,6 @@ declare -A sets=(
 	[start]='TestStartAhead|TestStartCancelled'
 	[gather]='TestNarrowedAgainstCPU/n=(3|301)/(int32|int64|float32|float64)/.*/.*/dijkstra'
 	[select]='TestNearestOnDevice/n=301/(int32|int64|float32|float64)/.*/.*/.*/dijkstra'
-	[relabel]='TestBatchedRelabelled/bfs/float32/undirected=true'
 	[nearest]='TestNearestSmallCases|TestNearestDeltas|TestNearestResident|TestNearestErrors'
 	[statsslot]='TestOneSlotStatsBesideStart|TestHubRowsStatsAgainstOracle/rmat11-int/|TestOneSlotStatsAgainstOracle/rmat11-int/scratch-phases'
 	[nearfar]='TestBatchedNearFar$'

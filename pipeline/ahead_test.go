@@ -36,7 +36,7 @@ func TestPlanBesideTheOpening(t *testing.T) {
 		opener.waitStarted(t)
 		defer close(opener.release)
 		g := &Graph{Table: tbl, Undirected: true}
-		beside := g.startBuildBesideOpening(opening, bopt, plansAhead(opt))
+		beside := g.startBuildBesideOpening(opening, bopt, plansAhead(opt), gpu.Tuning{})
 		if beside == nil {
 			t.Fatal("nothing built beside an opening under way")
 		}

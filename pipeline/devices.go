@@ -88,12 +88,12 @@ var gpuDevices = deviceHooks{count: gpuDeviceCount, open: openGPUOn}
 // as before. Release closes the engines opened for the run; the graph's
 // own engine (a CSR built on the GPU, LoadOptions.Devices) serves its
 // device and stays open.
-func (g *Graph) devicesEngine(opt Options, sources int) (eng graph.Engine, release func(), ok bool, err error) {
+func (g *Graph) devicesEngine(opt Options, tune gpu.Tuning, sources int) (eng graph.Engine, release func(), ok bool, err error) {
 	if opt.Engine == "cpu" || opt.Engine == "" {
 		return nil, nil, false, nil
 	}
 	if opt.GPUs != nil {
-		eng, release, err := poolEngine(opt, sources)
+		eng, release, err := poolEngine(opt, tune, sources)
 		return eng, release, true, err
 	}
 	hooks := gpuDevices
@@ -135,14 +135,14 @@ func (g *Graph) devicesEngine(opt Options, sources int) (eng graph.Engine, relea
 				if err != nil {
 					return nil, err
 				}
-				return gpuEngine{e}, nil
+				return gpuEngine{Engine: e}, nil
 			}
 			return hooks.open(d)
 		}
 	}
 	var multi *multiEngine
 	open := func() (graph.Engine, error) {
-		m, err := openDevices(ordinals, openOne, own, opt)
+		m, err := openDevices(ordinals, openOne, own, opt, tune)
 		if err != nil {
 			return nil, err
 		}
@@ -160,9 +160,10 @@ func (g *Graph) devicesEngine(opt Options, sources int) (eng graph.Engine, relea
 }
 
 // openDevices opens an engine on every ordinal (own, where set, stands
-// for the first occurrence of its device). A device that does not open is left out with a notice
+// for the first occurrence of its device), the GPU engines' runs tuned by
+// tune. A device that does not open is left out with a notice
 // naming it; none opening is the error of all of them.
-func openDevices(ordinals []int, open func(int) (graph.Engine, error), own *gpu.Engine, opt Options) (*multiEngine, error) {
+func openDevices(ordinals []int, open func(int) (graph.Engine, error), own *gpu.Engine, opt Options, tune gpu.Tuning) (*multiEngine, error) {
 	m := &multiEngine{memBudget: opt.MemBudget, layout: opt.Layout, threads: opt.Threads, notice: opt.Notice, log: opt.Log}
 	if m.notice == nil {
 		m.notice = io.Discard
@@ -178,7 +179,7 @@ func openDevices(ordinals []int, open func(int) (graph.Engine, error), own *gpu.
 	for i, d := range ordinals {
 		slots[i].label = "gpu " + strconv.Itoa(d)
 		if own != nil && d == own.Ordinal() && !ownTaken {
-			slots[i].eng, ownTaken = gpuEngine{own}, true
+			slots[i].eng, ownTaken = gpuEngine{own, tune}, true
 			continue
 		}
 		wg.Add(1)
@@ -189,7 +190,7 @@ func openDevices(ordinals []int, open func(int) (graph.Engine, error), own *gpu.
 				errs[i] = fmt.Errorf("pipeline: device %s: %w", slots[i].label, err)
 				return
 			}
-			slots[i].eng, slots[i].owned = e, true
+			slots[i].eng, slots[i].owned = tuned(e, tune), true
 		}()
 	}
 	wg.Wait()

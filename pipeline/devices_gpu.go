@@ -34,7 +34,7 @@ func openGPUOn(ordinal int) (graph.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return gpuEngine{e}, nil
+	return gpuEngine{Engine: e}, nil
 }
 
 var _ csrCopier = gpuEngine{}
@@ -44,7 +44,7 @@ var _ csrCopier = gpuEngine{}
 // it), else from host memory.
 func (g gpuEngine) PrepareFrom(ctx context.Context, csr *graph.CSR, req graph.Request, from graph.Runner) (graph.Runner, error) {
 	src, _ := from.(gpuRunner)
-	r, err := g.Engine.PrepareFrom(ctx, csr, req, src.Runner, gpu.Tuning{})
+	r, err := g.Engine.PrepareFrom(ctx, csr, req, src.Runner, g.tune)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/pathctl/pathctl/gpu"
 	"github.com/pathctl/pathctl/graph"
 )
 
@@ -142,7 +143,7 @@ func closeEngineErr(e graph.Engine) error {
 
 // poolEngine chooses the engine of a run of a server with a pool: auto
 // and gpu take one idle device of it.
-func poolEngine(opt Options, sources int) (graph.Engine, func(), error) {
+func poolEngine(opt Options, tune gpu.Tuning, sources int) (graph.Engine, func(), error) {
 	var release func()
 	eng, err := chooseEngine(opt, sources, func() (graph.Engine, error) {
 		e, r, err := opt.GPUs.acquire()
@@ -150,7 +151,7 @@ func poolEngine(opt Options, sources int) (graph.Engine, func(), error) {
 			return nil, err
 		}
 		release = r
-		return e, nil
+		return tuned(e, tune), nil
 	})
 	if err != nil {
 		if release != nil {

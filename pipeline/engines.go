@@ -77,19 +77,23 @@ func gpuUnavailable(err error) error {
 // release when the run is done: it closes an engine opened for the run,
 // gives opt.GPU's turn back and leaves g's open.
 func (g *Graph) engine(opt Options, sources int) (eng graph.Engine, release func(), err error) {
-	if eng, release, ok, err := g.devicesEngine(opt, sources); ok {
+	tune, err := gpuTuning(opt.Tune)
+	if err != nil {
+		return nil, nil, err
+	}
+	if eng, release, ok, err := g.devicesEngine(opt, tune, sources); ok {
 		return eng, release, err // several devices (devices.go)
 	}
 	g.mu.Lock()
 	device, gpuErr := g.device, g.gpuErr
 	g.mu.Unlock()
 	shared, turn := false, false
-	open := openGPU
+	open := func() (graph.Engine, error) { return openGPU(tune) }
 	switch {
 	case device != nil:
 		open = func() (graph.Engine, error) {
 			shared = true
-			return gpuEngine{device}, nil
+			return gpuEngine{device, tune}, nil
 		}
 	case gpuErr != nil:
 		open = func() (graph.Engine, error) { return nil, gpuErr }
@@ -100,7 +104,7 @@ func (g *Graph) engine(opt Options, sources int) (eng graph.Engine, release func
 				return nil, err
 			}
 			turn = true
-			return gpuEngine{e}, nil
+			return gpuEngine{e, tune}, nil
 		}
 	}
 	eng, err = chooseEngine(opt, sources, open)

@@ -11,13 +11,42 @@ import (
 	"github.com/pathctl/pathctl/graph"
 )
 
-// openGPU opens the GPU engine on the first device. The caller closes it.
-func openGPU() (graph.Engine, error) {
+// openGPU opens the GPU engine on the first device, its runs tuned by
+// tune. The caller closes it.
+func openGPU(tune gpu.Tuning) (graph.Engine, error) {
 	e, err := newGPU()
 	if err != nil {
 		return nil, err
 	}
-	return gpuEngine{e}, nil
+	return gpuEngine{e, tune}, nil
+}
+
+// gpuTuning is the GPU engine's tuning of spec (Options.Tune); a bad
+// spec is an ErrInvalid naming the setting.
+func gpuTuning(spec string) (gpu.Tuning, error) {
+	t, err := gpu.ParseTuning(spec)
+	if err != nil {
+		return t, fmt.Errorf("%w: tune: %w", ErrInvalid, err)
+	}
+	return t, nil
+}
+
+// CheckTune reports whether spec is a valid Options.Tune: comma-separated
+// KEY=VALUE settings of the GPU engine's tuning (docs/engine.md lists the
+// keys). The error names the setting that is not.
+func CheckTune(spec string) error {
+	_, err := gpu.ParseTuning(spec)
+	return err
+}
+
+// tuned is eng with its runs tuned by tune where eng is a GPU engine
+// (gpuEngine), else eng.
+func tuned(eng graph.Engine, tune gpu.Tuning) graph.Engine {
+	if g, ok := eng.(gpuEngine); ok {
+		g.tune = tune
+		return g
+	}
+	return eng
 }
 
 // gpuOpens counts the GPU engines opened, so that tests can check that a
@@ -47,9 +76,13 @@ func GPUStatus() EngineStatus {
 }
 
 // gpuEngine adapts *gpu.Engine to the engine seam (graph/seam.go): its
-// Prepare returns the concrete *gpu.Runner, which gpuRunner wraps. The
-// GPU engine resolves auto itself (gpu/auto.go).
-type gpuEngine struct{ *gpu.Engine }
+// Prepare returns the concrete *gpu.Runner, which gpuRunner wraps, tuned
+// by tune (Options.Tune). The GPU engine resolves auto itself
+// (gpu/auto.go).
+type gpuEngine struct {
+	*gpu.Engine
+	tune gpu.Tuning
+}
 
 // The GPU engine's part of the seam, as adapted here.
 var (
@@ -70,7 +103,7 @@ var (
 )
 
 func (g gpuEngine) Prepare(ctx context.Context, csr *graph.CSR, req graph.Request) (graph.Runner, error) {
-	r, err := g.Engine.Prepare(ctx, csr, req)
+	r, err := g.Engine.PrepareTuned(ctx, csr, req, g.tune)
 	if err != nil {
 		return nil, err
 	}

@@ -65,6 +65,10 @@ type LoadOptions struct {
 	// beside an early opening has the GPU kernel's plan of every source
 	// made beside it too (plansAhead).
 	Algorithm Algorithm
+	// Tune is the runs' Options.Tune: the GPU kernel's plan made beside an
+	// early opening is made under it, so that the runs can take it. A bad
+	// spec is an ErrInvalid naming the setting.
+	Tune string
 
 	// planOwn (tests) has every run plan the GPU kernel's plan itself
 	// rather than take one made beside the opening, so that a test
@@ -139,6 +143,10 @@ func LoadGraph(t *arrowio.EdgeTable, opt LoadOptions) (*Graph, error) {
 	// and so are the other devices' where the graph does not keep them.
 	defer opt.Device.discard()
 	defer opt.OtherDevices.GiveUp()
+	tune, err := gpuTuning(opt.Tune)
+	if err != nil {
+		return nil, err
+	}
 	if err := t.AddVertices(opt.Vertices); err != nil {
 		return nil, err
 	}
@@ -163,7 +171,7 @@ func LoadGraph(t *arrowio.EdgeTable, opt LoadOptions) (*Graph, error) {
 		}
 		// While an early opening is still under way, the CSR is built on
 		// the CPU beside it (opening.go).
-		beside := g.startBuildBesideOpening(opt.Device, bopt, plansAhead(opt))
+		beside := g.startBuildBesideOpening(opt.Device, bopt, plansAhead(opt), tune)
 		e, err := g.openDevice(opt.Device, firstDevice(opt.Devices))
 		if err != nil {
 			if opt.Engine == "gpu" {

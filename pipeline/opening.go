@@ -262,8 +262,8 @@ func plansAhead(opt LoadOptions) bool {
 // every vertex (of the graph's shape and rank alone, past
 // maxVerticesPlannedAhead) begins once the CSR is built, on a graph
 // without negative weights while the opening has not failed
-// (plansAhead), and comes with it.
-func (g *Graph) startBuildBesideOpening(early *DeviceOpening, bopt graph.BuildOptions, plan bool) <-chan besideBuild {
+// (plansAhead), under tune (LoadOptions.Tune), and comes with it.
+func (g *Graph) startBuildBesideOpening(early *DeviceOpening, bopt graph.BuildOptions, plan bool, tune gpu.Tuning) <-chan besideBuild {
 	if !buildBesideOpening || len(g.Table.Edges.Src) > maxRowsBesideOpening || !early.pending() {
 		return nil
 	}
@@ -277,7 +277,7 @@ func (g *Graph) startBuildBesideOpening(early *DeviceOpening, bopt graph.BuildOp
 			if csr.NumVertices <= maxVerticesPlannedAhead {
 				sources = everyVertex(csr.NumVertices)
 			}
-			b.ahead = gpu.PlanAhead(csr, sources, gpu.Tuning{})
+			b.ahead = gpu.PlanAhead(csr, sources, tune)
 		}
 		out <- b
 	}()

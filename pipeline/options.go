@@ -49,9 +49,12 @@ type Options struct {
 	// after v on its path to s.
 	Reverse bool
 	// WithPaths adds the path column (pairs layout): the vertices from the
-	// source to the target. Without Targets, K or a cutoff it is refused
-	// on graphs above MaxPathsVertices vertices.
+	// source to the target. It is refused when the output's estimated size
+	// is above MaxOutput (checkPaths).
 	WithPaths bool
+	// MaxOutput bounds the estimated output of WithPaths, in bytes; 0 means
+	// DefaultMaxOutput.
+	MaxOutput int64
 	// WithPredecessors adds the predecessor column (pairs layout).
 	WithPredecessors bool
 	// Delta is the bucket width of delta-stepping; 0 chooses from the weights.
@@ -84,6 +87,12 @@ type Options struct {
 	// run takes one idle device of them and runs whole on it, instead of
 	// GPU or Devices.
 	GPUs *GPUPool
+	// Tune is the GPU engine's tuning: comma-separated KEY=VALUE settings
+	// that change its defaults (pathctl --tune; docs/engine.md lists every
+	// key, its default and the measurement that chose it). "" runs the
+	// defaults; a bad setting is an ErrInvalid naming it (CheckTune checks
+	// a spec alone). The CPU engine ignores it.
+	Tune string
 
 	// MatrixValues, when set, is the memory the matrix layout's distances
 	// will occupy in the output (arrowio.ResultWriter.MatrixValues): every

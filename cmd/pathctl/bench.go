@@ -42,6 +42,7 @@ func benchCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "threads", Usage: "CPU threads (default: every core)"},
 			&cli.StringFlag{Name: "mem", Aliases: []string{"gpu-mem"}, Usage: "memory budget of the blocks in flight, in bytes or with a unit: 512MiB, 8GB (default as for run)"},
 			&cli.StringFlag{Name: "devices", Value: "all", Usage: "GPUs of the GPU rows: all, or ordinals such as 0,1 (--mem applies to each)"},
+			tuneFlag(),
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON instead of the markdown table"},
 			&cli.StringFlag{Name: "out", Usage: "also write the markdown table to this file"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress lines on stderr"},
@@ -95,6 +96,9 @@ func benchParams(c *cli.Context) (benchsuite.Params, error) {
 	}
 	if p.Devices, err = pipeline.ParseDevices(c.String("devices")); err != nil {
 		return p, usagef("--devices %s: want all or device ordinals such as 0,1", c.String("devices"))
+	}
+	if p.Tune, err = readTune(c); err != nil {
+		return p, err
 	}
 	if p.Algos, err = benchsuite.ParseAlgorithms(c.String("algos")); err != nil {
 		return p, usagef("--algos: %v", err)

@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+
+	"github.com/pathctl/pathctl/internal/trace"
 )
 
 func main() {
@@ -24,6 +26,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	outputs := &outputPaths{}
 	quitOnSignal(outputs, os.Stderr, os.Exit)
+	if os.Getenv("PATHCTL_TRACE") == "1" {
+		trace.Enable() // the timeline of each step on stderr (internal/trace)
+	}
 	stopProfile := startCPUProfile(os.Getenv("PATHCTL_CPUPROFILE"), os.Stderr)
 	code := mainWith(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr, startOptions{exits: true, outputs: outputs})
 	stopProfile()

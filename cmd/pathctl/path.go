@@ -38,17 +38,21 @@ func pathCommand(e *env) *cli.Command {
 			if err != nil {
 				return usagef("--devices %s: want all or device ordinals such as 0,1", c.String("devices"))
 			}
+			tune, err := readTune(c)
+			if err != nil {
+				return err
+			}
 			opt := pipeline.Options{
 				Algorithm: algo, Engine: c.String("engine"), Sources: []string{c.String("from")}, Devices: devices,
 				Targets: []string{c.String("to")}, WithPaths: true, Reverse: c.Bool("reverse"),
-				Delta: c.Float64("delta"), Threads: c.Int("threads"),
+				Delta: c.Float64("delta"), Threads: c.Int("threads"), Tune: tune,
 			}
 			if !c.Bool("quiet") {
 				opt.Notice = e.stderr
 			}
 			// One source: auto builds and runs on the CPU; --engine gpu
 			// on the device opened at start-up.
-			g, err := readGraph(e, c, pipeline.LoadOptions{Engine: opt.Engine, Sources: 1})
+			g, err := readGraph(e, c, pipeline.LoadOptions{Engine: opt.Engine, Sources: 1, Tune: tune})
 			if err != nil {
 				return err
 			}

@@ -77,9 +77,25 @@ func computeFlags(defaultAlgo pipeline.Algorithm) []cli.Flag {
 		&cli.StringFlag{Name: "mem", Aliases: []string{"gpu-mem"}, Usage: "memory budget for the source blocks in flight, in bytes or with a unit: 512MiB, 8GB (default: 1 GiB on the CPU, 80% of the GPU's free memory, at most 8 GiB, on a GPU)"},
 		&cli.StringFlag{Name: "devices", Value: "all", Usage: "GPUs a gpu run uses: all, or ordinals such as 0,1 (one engine each, fed from one queue of source blocks; --mem applies to each)"},
 		&cli.IntFlag{Name: "max-block", Usage: "sources per block at most (default: a sixteenth of the sources, or as many as the memory budget holds for the stats layout on a GPU)"},
+		tuneFlag(),
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print the engine, algorithm and block plan chosen, and why the GPU is not used"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing but errors"},
 	)
+}
+
+// tuneFlag is --tune, the GPU engine's tuning (pipeline.Options.Tune).
+func tuneFlag() cli.Flag {
+	return &cli.StringSliceFlag{Name: "tune", Usage: "GPU engine tuning KEY=VALUE, comma-separated or repeated, later settings winning (docs/engine.md lists every key, its default and the measurement that chose it; for comparing settings)"}
+}
+
+// readTune checks --tune and returns its settings as one spec; a setting
+// that is not valid is a usage error naming it.
+func readTune(c *cli.Context) (string, error) {
+	spec := strings.Join(c.StringSlice("tune"), ",")
+	if err := pipeline.CheckTune(spec); err != nil {
+		return "", usagef("--tune: %v", err)
+	}
+	return spec, nil
 }
 
 // computeParams are the compute flags, checked.
@@ -89,7 +105,8 @@ type computeParams struct {
 	mem      int64
 	delta    float64
 	maxBlock int
-	devices  []int // nil: every device
+	devices  []int  // nil: every device
+	tune     string // --tune, checked
 }
 
 // readComputeParams checks the compute flags: a value that means nothing
@@ -115,6 +132,9 @@ func readComputeParams(c *cli.Context, notice io.Writer) (computeParams, error) 
 	}
 	if p.devices, err = pipeline.ParseDevices(c.String("devices")); err != nil {
 		return p, usagef("--devices %s: want all or device ordinals such as 0,1", c.String("devices"))
+	}
+	if p.tune, err = readTune(c); err != nil {
+		return p, err
 	}
 	if c.IsSet("mem") {
 		if p.mem, err = parseBytes("mem", c.String("mem")); err != nil {
@@ -467,7 +487,7 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	opt := pipeline.Options{
 		Algorithm: params.algo, Engine: c.String("engine"), Layout: layout, Sources: sources,
 		WithPredecessors: c.Bool("with-predecessors"), Delta: params.delta,
-		Threads: params.threads, MemBudget: params.mem, MaxBlock: params.maxBlock, Devices: params.devices,
+		Threads: params.threads, MemBudget: params.mem, MaxBlock: params.maxBlock, Devices: params.devices, Tune: params.tune,
 	}
 	if err := applyQueryFlags(c, &opt); err != nil {
 		return err
@@ -495,7 +515,7 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	}
 	var stages loadStages
 	g, err := readGraphTimed(e, c, pipeline.LoadOptions{Engine: opt.Engine, Sources: len(sources), Log: opt.Log, Notice: opt.Notice, Devices: opt.Devices,
-		Algorithm: opt.Algorithm}, &stages)
+		Algorithm: opt.Algorithm, Tune: opt.Tune}, &stages)
 	if err != nil {
 		return err
 	}

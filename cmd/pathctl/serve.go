@@ -45,6 +45,7 @@ func serveCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "tls-key", Usage: "PEM private key of --tls-cert"},
 			&cli.StringFlag{Name: "mem", Usage: "memory budget per run, in bytes or with a unit: 512MiB, 8GB (default as for run)"},
 			&cli.IntFlag{Name: "threads", Usage: "CPU threads per run (default: every core)"},
+			tuneFlag(),
 			&cli.DurationFlag{Name: "drain-timeout", Value: 30 * time.Second, Usage: "how long a shutdown waits for running streams"},
 			&cli.BoolFlag{Name: "exit-with-stdin", Hidden: true, Usage: "stop when stdin closes (the parent that started serve is gone)"},
 		},
@@ -89,6 +90,9 @@ func serveConfig(c *cli.Context) (flight.Config, error) {
 		MaxUploads: c.Int("max-uploads"), IdleTimeout: c.Duration("idle-timeout"),
 	}
 	var err error
+	if cfg.Tune, err = readTune(c); err != nil {
+		return cfg, err
+	}
 	if cfg.Devices, err = pipeline.ParseDevices(c.String("devices")); err != nil {
 		return cfg, usagef("--devices %s: want all or device ordinals such as 0,1", c.String("devices"))
 	}

@@ -54,7 +54,7 @@ func verifyCommand(e *env) *cli.Command {
 			}
 			opt := pipeline.Options{Algorithm: params.algo, Engine: c.String("engine"), Layout: layout, Sources: sources,
 				WithPredecessors: c.Bool("with-predecessors"), Delta: params.delta, Threads: params.threads,
-				MemBudget: params.mem, MaxBlock: params.maxBlock, Devices: params.devices}
+				MemBudget: params.mem, MaxBlock: params.maxBlock, Devices: params.devices, Tune: params.tune}
 			if !c.Bool("quiet") {
 				opt.Notice = e.stderr
 			}

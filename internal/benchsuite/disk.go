@@ -26,7 +26,7 @@ func benchDisk(ctx context.Context, g *pipeline.Graph, bg *GraphReport, p *Param
 	if err := os.MkdirAll(p.DiskDir, 0o755); err != nil {
 		return nil, fmt.Errorf("bench: disk directory: %w", err)
 	}
-	opt := pipeline.Options{Algorithm: graph.Auto, Engine: eng, Layout: arrowio.LayoutMatrix, Threads: p.Threads, MemBudget: p.MemBudget, Devices: p.Devices}
+	opt := pipeline.Options{Algorithm: graph.Auto, Engine: eng, Layout: arrowio.LayoutMatrix, Threads: p.Threads, MemBudget: p.MemBudget, Devices: p.Devices, Tune: p.Tune}
 	// The same run into no file: what the pipeline alone takes.
 	computeStart := time.Now()
 	if _, err := p.Run(ctx, g, opt, func(arrow.RecordBatch) error { return nil }); err != nil {

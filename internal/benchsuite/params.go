@@ -64,6 +64,9 @@ type Params struct {
 	// Devices are the GPUs of the GPU rows (pipeline.Options.Devices; nil:
 	// every device).
 	Devices []int
+	// Tune is the GPU engine's tuning of every row (pipeline.Options.Tune;
+	// "": the defaults).
+	Tune string
 	// Version and Command describe the run in the report.
 	Version, Command string
 	// Log receives progress lines; nil discards them.

@@ -155,7 +155,7 @@ func runRow(ctx context.Context, g *pipeline.Graph, bg *GraphReport, p *Params, 
 	}
 	desc := fmt.Sprintf("%s, engine %s, algorithm %s", bg.Name, eng, algo)
 	opt := pipeline.Options{Algorithm: algo, Engine: eng, Layout: p.Layout, Sources: externalIDs(g, sources),
-		Threads: p.Threads, MemBudget: p.MemBudget, Devices: p.Devices}
+		Threads: p.Threads, MemBudget: p.MemBudget, Devices: p.Devices, Tune: p.Tune}
 	checkIDs := externalIDs(g, check)
 	if checkIDs == nil {
 		checkIDs = []string{}
@@ -172,7 +172,7 @@ func runRow(ctx context.Context, g *pipeline.Graph, bg *GraphReport, p *Params, 
 		return nil, err
 	}
 	if len(check) > 0 {
-		vopt := pipeline.Options{Algorithm: algo, Engine: eng, Sources: checkIDs, Threads: p.Threads, MemBudget: p.MemBudget, Devices: p.Devices}
+		vopt := pipeline.Options{Algorithm: algo, Engine: eng, Sources: checkIDs, Threads: p.Threads, MemBudget: p.MemBudget, Devices: p.Devices, Tune: p.Tune}
 		rep, err := p.Verify(ctx, g, vopt, len(check), p.Seed)
 		if err != nil {
 			return nil, fmt.Errorf("bench: %s: check run: %w", desc, err)

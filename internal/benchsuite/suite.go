@@ -117,7 +117,7 @@ func loadGraph(entry string, p *Params, onGPU bool) (*pipeline.Graph, *GraphRepo
 	plain := pipeline.LoadOptions{Undirected: bg.Undirected, DistType: p.DistType}
 	lopt := plain
 	if onGPU {
-		lopt.Engine, lopt.Devices = "gpu", p.Devices
+		lopt.Engine, lopt.Devices, lopt.Tune = "gpu", p.Devices, p.Tune
 	}
 	start := time.Now()
 	// The rows' devices past the first open beside the build, as a run's

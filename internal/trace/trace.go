@@ -1,8 +1,10 @@
-// Package trace prints, where PATHCTL_TRACE=1, a timeline of a run's
-// steps on stderr: each line is the milliseconds since the process loaded
-// the package, who (a device, the pipeline) and what began or ended. It
-// is the timeline behind --verbose's sums, for finding what the devices
-// of a run wait on. Off by default; nothing reads its lines.
+// Package trace prints, once Enable is called (pathctl calls it where
+// PATHCTL_TRACE=1, the one environment switch it reads for the library), a
+// timeline of a run's steps on stderr: each line is the milliseconds since
+// the process loaded the package, who (a device, the pipeline) and what
+// began or ended. It is the timeline behind --verbose's sums, for finding
+// what the devices of a run wait on. Off by default; nothing reads its
+// lines.
 package trace
 
 import (
@@ -10,22 +12,26 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 var (
-	on    = os.Getenv("PATHCTL_TRACE") == "1"
+	on    atomic.Bool
 	start = time.Now()
 	mu    sync.Mutex
 	out   io.Writer = os.Stderr
 )
 
-// On reports whether PATHCTL_TRACE=1.
-func On() bool { return on }
+// Enable turns the timeline on for the rest of the process.
+func Enable() { on.Store(true) }
 
-// Printf prints one step of who when PATHCTL_TRACE=1.
+// On reports whether the timeline is on (Enable).
+func On() bool { return on.Load() }
+
+// Printf prints one step of who once the timeline is on.
 func Printf(who, format string, args ...any) {
-	if !on {
+	if !on.Load() {
 		return
 	}
 	at := float64(time.Since(start).Microseconds()) / 1000

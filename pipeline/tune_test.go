@@ -1,0 +1,87 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/pathctl/pathctl/gpu"
+	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/testgraphs"
+)
+
+// TestTuneIsChecked checks that a tuning setting that is not valid fails
+// LoadGraph, Run and Verify as an invalid request naming it, and that
+// CheckTune says the same of a spec alone.
+func TestTuneIsChecked(t *testing.T) {
+	const bad = "order=bfs,colour=red"
+	isBad := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `unknown key "colour"`) {
+			t.Errorf("%s with Tune %q: %v, want an invalid request naming the key", what, bad, err)
+		}
+	}
+	if err := CheckTune(bad); err == nil || !strings.Contains(err.Error(), `unknown key "colour"`) {
+		t.Errorf("CheckTune(%q) = %v", bad, err)
+	}
+	if err := CheckTune("order=bfs, hubpack=0"); err != nil {
+		t.Errorf("CheckTune of valid settings: %v", err)
+	}
+	rng := rand.New(rand.NewPCG(38, 1))
+	_, err := LoadGraph(randomTable(rng, 20, 60, testgraphs.Int), LoadOptions{Tune: bad})
+	isBad("LoadGraph", err)
+	g, err := LoadGraph(randomTable(rng, 20, 60, testgraphs.Int), LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	_, err = Run(context.Background(), g, Options{Engine: "cpu", Tune: bad}, func(arrow.RecordBatch) error { return nil })
+	isBad("Run", err)
+	_, err = Verify(context.Background(), g, Options{Engine: "cpu", Tune: bad}, 1, 1)
+	isBad("Verify", err)
+	if _, err := Run(context.Background(), g, Options{Engine: "cpu", Tune: "order=bfs"}, func(arrow.RecordBatch) error { return nil }); err != nil {
+		t.Errorf("Run on the CPU with valid settings: %v", err)
+	}
+}
+
+// TestTuneReachesTheGPUEngines checks that Options.Tune is the tuning of
+// the GPU engines a run takes: a server's pool's device, and every device
+// of a run over several (the engines are adapters of no device here: only
+// what they carry is looked at).
+func TestTuneReachesTheGPUEngines(t *testing.T) {
+	hooks := deviceHooks{
+		count: func() (int, error) { return 2, nil },
+		open:  func(int) (graph.Engine, error) { return gpuEngine{}, nil },
+	}
+	for _, spec := range []string{"", "order=bfs"} {
+		tunedWant := spec != ""
+		pool := newGPUPool([]int{0, 1}, hooks)
+		g := &Graph{}
+		eng, release, err := g.engine(Options{Engine: "gpu", GPUs: pool, Tune: spec}, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ge, ok := eng.(gpuEngine); !ok || (ge.tune != gpu.Tuning{}) != tunedWant {
+			t.Errorf("Tune %q: the pool's engine %T carries a tuning %v, want %v", spec, eng, ok && ge.tune != gpu.Tuning{}, tunedWant)
+		}
+		release()
+
+		tune, err := gpuTuning(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := openDevices([]int{0, 1}, hooks.open, nil, Options{}, tune)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range m.devices {
+			if ge, ok := d.eng.(gpuEngine); !ok || ge.tune != tune {
+				t.Errorf("Tune %q: device %s does not carry the run's tuning", spec, d.label)
+			}
+		}
+	}
+}
