@@ -33,7 +33,6 @@ from ._errors import (
 )
 from ._local import find_binary
 from ._graph import Graph, load
-from ._graph import Graph, load
 from ._pandas import to_pandas
 from .client import Client, connect
 
@@ -52,8 +51,6 @@ __all__ = [
     "distance_matrix",
     "path",
     "matrix_from_table",
-    "load",
-    "Graph",
     "load",
     "Graph",
     "to_pandas",
