@@ -96,6 +96,10 @@ OPTIONS_DOC = """
 
     The edges:
 
+    directed
+        False reads each row as both directions (the CLI's
+        ``--undirected``); an undirected networkx graph is undirected
+        whatever it says.
     weight
         For a networkx graph, the edge attribute that holds the weight
         (``"weight"``, as networkx; 1 where an edge lacks it), or None for
@@ -115,6 +119,8 @@ OPTIONS_DOC = """
 
     The engine:
 
+    engine
+        auto, cpu or gpu (``pathctl.info()`` says which run here).
     dist_type
         The distance type (int32, int64, float32, float64) instead of the
         one chosen from the weights.
