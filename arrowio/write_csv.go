@@ -35,11 +35,24 @@ func csvScalar(t arrow.DataType) bool {
 	return false
 }
 
+// csvList reports whether t is a list of csvScalar values, which CSV holds
+// as one field of the values joined by ';' (csvListAppender): the path
+// column of pairs.
+func csvList(t arrow.DataType) bool {
+	switch l := t.(type) {
+	case *arrow.ListType:
+		return csvScalar(l.Elem())
+	case *arrow.LargeListType:
+		return csvScalar(l.Elem())
+	}
+	return false
+}
+
 // checkCSVSchema refuses what CSV cannot hold, before any file is created.
 func checkCSVSchema(path string, schema *arrow.Schema, v *Vertices) error {
 	if !isMatrixSchema(schema) {
 		for _, f := range schema.Fields() {
-			if !csvScalar(f.Type) {
+			if !csvScalar(f.Type) && !csvList(f.Type) {
 				return fmt.Errorf("arrowio: %s: column %q of type %s cannot be written as csv", path, f.Name, f.Type)
 			}
 		}
@@ -65,7 +78,8 @@ func checkCSVSchema(path string, schema *arrow.Schema, v *Vertices) error {
 }
 
 // tableCSVWriter writes records of csvScalar columns as CSV (or TSV): a
-// header of the column names, then one line per row. Nulls are empty fields;
+// header of the column names, then one line per row. A list column (the
+// path of pairs) is one field of its values joined by ';'. Nulls are empty fields;
 // an empty string is written as "" so that it stays apart from a null.
 // Floats are written in the shortest form that parses back to the same
 // value. It formats straight into reused byte buffers, which is several
@@ -340,6 +354,10 @@ func csvAppender(col arrow.Array, comma byte) (fieldAppender, error) {
 		f = func(dst []byte, i int) []byte { return appendCSVField(dst, a.Value(i), comma, true) }
 	case *array.Boolean:
 		f = func(dst []byte, i int) []byte { return strconv.AppendBool(dst, a.Value(i)) }
+	case *array.List:
+		return csvListAppender(a, comma)
+	case *array.LargeList:
+		return csvListAppender(a, comma)
 	default:
 		return nil, fmt.Errorf("column of type %s cannot be written as csv", col.DataType())
 	}
@@ -351,6 +369,48 @@ func csvAppender(col arrow.Array, comma byte) (fieldAppender, error) {
 			return dst
 		}
 		return f(dst, i)
+	}, nil
+}
+
+// csvListSep joins the values of a list column in one CSV field.
+const csvListSep = ';'
+
+// csvListAppender returns the fieldAppender of a list column: its values
+// joined by ';' in one field (a path 1 -> 2 -> 4 is 1;2;4), empty for a
+// null or empty list. A value is written as in a column of its own with
+// ';' as the separator: a string id holding ';', a quote or a line break
+// is quoted inside the field, so that the ids split back apart; the field
+// is then quoted where the file's separator needs it.
+func csvListAppender(col interface {
+	arrow.Array
+	ValueOffsets(i int) (start, end int64)
+	ListValues() arrow.Array
+}, comma byte) (fieldAppender, error) {
+	if !csvScalar(col.ListValues().DataType()) {
+		return nil, fmt.Errorf("column of type %s cannot be written as csv", col.DataType())
+	}
+	value, err := csvAppender(col.ListValues(), csvListSep)
+	if err != nil {
+		return nil, err
+	}
+	return func(dst []byte, i int) []byte {
+		if col.IsNull(i) {
+			return dst
+		}
+		start := len(dst)
+		lo, hi := col.ValueOffsets(i)
+		for k := lo; k < hi; k++ {
+			if k > lo {
+				dst = append(dst, csvListSep)
+			}
+			dst = value(dst, int(k))
+		}
+		if field := dst[start:]; len(field) > 0 && (field[0] == ' ' || field[0] == '\t' ||
+			strings.ContainsAny(string(field), string([]byte{comma, '"', '\r', '\n'}))) {
+			text := string(field)
+			dst = appendCSVField(dst[:start], text, comma, false)
+		}
+		return dst
 	}, nil
 }
 

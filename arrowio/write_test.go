@@ -473,7 +473,9 @@ func TestWriteOptionsErrors(t *testing.T) {
 	dir := t.TempDir()
 	schema := arrow.NewSchema([]arrow.Field{{Name: "source", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	matrix := ResultSchema(LayoutMatrix, &Vertices{Type: arrow.PrimitiveTypes.Int64, Ints: []int64{1, 2}}, 1, false)
-	listSchema := arrow.NewSchema([]arrow.Field{{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int8)}}, nil)
+	// A list of scalars is one csv field (the path column); a list of
+	// lists has no csv form.
+	listSchema := arrow.NewSchema([]arrow.Field{{Name: "l", Type: arrow.ListOf(arrow.ListOf(arrow.PrimitiveTypes.Int8))}}, nil)
 	for _, tc := range []struct {
 		name, path string
 		schema     *arrow.Schema

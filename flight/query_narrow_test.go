@@ -17,7 +17,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/pathctl/pathctl/internal/testgraphs"
-	"github.com/pathctl/pathctl/pipeline"
 )
 
 // TestQueryNarrowing checks the ticket keys "targets", "cutoff" and "k"
@@ -119,10 +118,11 @@ func TestQueryNarrowing(t *testing.T) {
 	if err != nil || schema.Field(schema.NumFields()-1).Name != "path" || len(recs) == 0 {
 		t.Errorf("with_paths: schema %v, %d records, %v", schema, len(recs), err)
 	}
-	// A graph one vertex above pipeline.MaxPathsVertices (a path 0 -> 1 ->
-	// ... -> 10000), on which paths for every pair are refused.
+	// A path 0 -> 1 -> ... -> 10000, on which paths for every pair (4.1
+	// GiB of output) are above the server's bound, pipeline.DefaultMaxOutput,
+	// and one source's (0.4 MiB) are not.
 	large := testgraphs.Case{Name: "large", Kind: testgraphs.Unweighted}
-	for i := range pipeline.MaxPathsVertices {
+	for i := range 10000 {
 		large.Src = append(large.Src, strconv.Itoa(i))
 		large.Dst = append(large.Dst, strconv.Itoa(i+1))
 	}
@@ -130,7 +130,14 @@ func TestQueryNarrowing(t *testing.T) {
 	_, recs, err = doGet(ctx, cl, `{"graph": "large", "with_paths": true, "sources": [0], "k": 3}`, mem)
 	releaseAll(recs)
 	if err != nil || len(recs) == 0 {
-		t.Errorf("with_paths of the 3 nearest on %d vertices: %d records, %v", pipeline.MaxPathsVertices+1, len(recs), err)
+		t.Errorf("with_paths of the 3 nearest on 10001 vertices: %d records, %v", len(recs), err)
+	}
+	for _, ticket := range []string{`{"graph": "large", "with_paths": true, "sources": [0]}`, `{"graph": "large", "with_paths": true, "sources": [0], "reverse": true}`} {
+		_, recs, err = doGet(ctx, cl, ticket, mem)
+		releaseAll(recs)
+		if err != nil || len(recs) == 0 {
+			t.Errorf("%s: %d records, %v", ticket, len(recs), err)
+		}
 	}
 	// Each bad ticket: INVALID_ARGUMENT, and a message naming the key (or
 	// what it asks for) and the value.
@@ -154,9 +161,8 @@ func TestQueryNarrowing(t *testing.T) {
 		{`{"graph": "ties", "k": 2, "layout": "matrix"}`, []string{"k nearest", "matrix"}},
 		{`{"graph": "ties", "layout": "nearest"}`, []string{"nearest", "needs sources"}},
 		{`{"graph": "ties", "layout": "nearest", "reverse": true, "cutoff": 2}`, []string{"nearest", "needs sources"}},
-		{`{"graph": "large", "with_paths": true, "sources": [0]}`, []string{`"with_paths": `, "paths", "1 sources × 10001 vertices", "10001 rows", "at least 0.4 MiB of output"}},
-		{`{"graph": "large", "with_paths": true}`, []string{`"with_paths": `, "paths", "10001 sources × 10001 vertices", "100020001 rows", "at least 4.1 GiB of output"}},
-		{`{"graph": "large", "with_paths": true, "sources": [0], "reverse": true}`, []string{`"with_paths": `, "paths", "10001 rows", "MiB of output"}},
+		{`{"graph": "large", "with_paths": true}`, []string{`flight: "with_paths": invalid request: paths too large: 10001 sources × 10001 vertices: 100020001 rows, at least 4.1 GiB of output, above the limit of 1.0 GiB; ask for fewer sources, some targets or the k nearest`}},
+		{`{"graph": "large", "with_paths": true, "reverse": true, "cutoff": 2}`, []string{`"with_paths": `, "paths too large", "100020001 rows", "GiB of output"}},
 	} {
 		_, recs, err := doGet(ctx, cl, bad.ticket, mem)
 		releaseAll(recs)

@@ -79,50 +79,61 @@ func (g *Graph) clampNearest(opt Options) int {
 }
 
 // ErrPathsTooLarge is wrapped, beside ErrInvalid, by the refusal of paths
-// for every pair of a graph above MaxPathsVertices.
-var ErrPathsTooLarge = errors.New("paths for every pair")
+// whose estimated output is above Options.MaxOutput.
+var ErrPathsTooLarge = errors.New("paths too large")
 
-// MaxPathsVertices is the largest graph on which paths are given for
-// every pair: above it, WithPaths needs Targets, K or a cutoff.
-const MaxPathsVertices = 10000
+// DefaultMaxOutput is the bound on the estimated output of paths when
+// Options.MaxOutput is 0 (pathctl run --max-output raises it; the Flight
+// server keeps it).
+const DefaultMaxOutput int64 = 1 << 30
 
-// checkPaths refuses paths for every pair of a large graph, saying how
-// large the output would be.
+// checkPaths refuses paths whose output would be above opt.MaxOutput,
+// saying how large it would be. The estimate is a lower bound: the rows
+// (sources × the row's width) times the bytes each holds at least.
 func (g *Graph) checkPaths(opt Options, sources int) error {
-	n := g.NumVertices()
-	// An infinite cutoff cuts nothing: the output is every pair's. Targets
-	// and the k nearest narrow a row to their count, which may be no
-	// narrower than the graph (a K of 10^9, every vertex as a target).
-	cut := opt.HasCutoff && !math.IsInf(opt.Cutoff, 1)
-	width := n
+	if !opt.WithPaths {
+		return nil
+	}
+	// A row is as wide as the graph, unless targets or the k nearest
+	// narrow it to their count (which may be no narrower than the graph:
+	// a K of 10^9, every vertex as a target). A cutoff does not narrow the
+	// estimate: how many vertices lie within it is known only once run.
+	width := g.NumVertices()
 	if opt.Targets != nil {
 		width = min(width, len(opt.Targets))
 	}
 	if opt.K > 0 {
 		width = min(width, opt.K+1) // the source's own row, and its K nearest
 	}
-	if !opt.WithPaths || width <= MaxPathsVertices || cut {
-		return nil
-	}
-	// Each row holds two ids, a distance, a path offset and at least its
-	// two end ids: a lower bound of the output.
+	// Each row holds two ids, a distance, a path offset and a path of at
+	// least two ids.
 	id := int64(8)
 	if g.Table.Vertices.IsString() {
 		id = 16
 	}
-	rows := int64(sources) * int64(width)
-	bytes := rows * (4*id + 8 + 4)
-	return fmt.Errorf("%w: %w of %d sources × %d vertices: %d rows, at least %s of output; above %d vertices paths need at most %d targets or k nearest, or a cutoff",
-		ErrInvalid, ErrPathsTooLarge, sources, width, rows, outputSize(bytes), MaxPathsVertices, MaxPathsVertices)
+	limit := opt.MaxOutput
+	if limit <= 0 {
+		limit = DefaultMaxOutput
+	}
+	rows := int64(sources) * int64(width) // below 2^62: both are int32 counts
+	bytes := float64(rows) * float64(4*id+8+4)
+	if bytes <= float64(limit) {
+		return nil
+	}
+	return fmt.Errorf("%w: %w: %d sources × %d vertices: %d rows, at least %s of output, above the limit of %s; ask for fewer sources, some targets or the k nearest",
+		ErrInvalid, ErrPathsTooLarge, sources, width, rows, outputSize(bytes), outputSize(float64(limit)))
 }
 
-// outputSize is bytes in GiB, or in MiB below one GiB (where 0.0 GiB
-// would read as nothing).
-func outputSize(bytes int64) string {
-	if bytes >= 1<<30 {
-		return fmt.Sprintf("%.1f GiB", float64(bytes)/(1<<30))
+// outputSize is bytes in GiB, in MiB below one GiB, and in bytes below
+// a tenth of a MiB (where 0.0 would read as nothing).
+func outputSize(bytes float64) string {
+	switch {
+	case bytes >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", bytes/(1<<30))
+	case bytes >= 0.1*(1<<20):
+		return fmt.Sprintf("%.1f MiB", bytes/(1<<20))
 	}
-	return fmt.Sprintf("%.1f MiB", float64(bytes)/(1<<20))
+	return fmt.Sprintf("%.0f bytes", bytes)
 }
 
 // resolveTargets maps the external ids of opt.Targets to dense ids, in

@@ -550,40 +550,69 @@ func TestPathsAgainstOracle(t *testing.T) {
 	}
 }
 
-// TestPathsRefusedOnLargeGraphs checks the refusal of paths for every pair
-// above MaxPathsVertices, with the output size, and their acceptance once
-// the question is narrowed.
+// TestPathsRefusedOnLargeGraphs checks that paths are bounded by their
+// estimated output, not by the graph's vertices: one source's paths on a
+// graph of 12578 vertices (0.5 MiB) are given, every source's (6.5 GiB)
+// are refused with the rows and the size, unless Options.MaxOutput is
+// raised. A finite cutoff does not narrow the estimate; K and targets do.
 func TestPathsRefusedOnLargeGraphs(t *testing.T) {
+	const n = 12578
 	rng := testgraphs.Rand(t, 22)
-	g, err := LoadGraph(randomTable(rng, MaxPathsVertices+1, MaxPathsVertices, testgraphs.Int), LoadOptions{})
+	g, err := LoadGraph(randomTable(rng, n, n, testgraphs.Int), LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Schema(g, Options{WithPaths: true, Sources: []string{"0"}})
-	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "10001 rows") || !strings.Contains(err.Error(), "at least 0.4 MiB") {
-		t.Errorf("paths for every pair of %d vertices: %v", MaxPathsVertices+1, err)
+	if _, err := Schema(g, Options{WithPaths: true, Sources: []string{"0"}}); err != nil {
+		t.Errorf("paths of one source on %d vertices (0.5 MiB): %v", n, err)
 	}
-	// An infinite cutoff cuts nothing; every source's paths are GiB.
-	_, err = Schema(g, Options{WithPaths: true, Cutoff: math.Inf(1), HasCutoff: true})
-	if !errors.Is(err, ErrPathsTooLarge) || !strings.Contains(err.Error(), "at least 4.1 GiB") {
-		t.Errorf("paths for every pair of %d vertices under an infinite cutoff: %v", MaxPathsVertices+1, err)
+	_, err = Schema(g, Options{WithPaths: true})
+	for _, want := range []string{"invalid request: paths too large: 12578 sources × 12578 vertices: 158206084 rows, at least 6.5 GiB of output, above the limit of 1.0 GiB",
+		"fewer sources, some targets or the k nearest"} {
+		if !errors.Is(err, ErrInvalid) || !errors.Is(err, ErrPathsTooLarge) || !strings.Contains(err.Error(), want) {
+			t.Errorf("paths for every pair of %d vertices: %v, want %q", n, err, want)
+		}
 	}
-	if _, err := Schema(g, Options{WithPaths: true, Sources: []string{"0"}, Cutoff: 1e9, HasCutoff: true}); err != nil {
-		t.Errorf("paths under a finite cutoff: %v", err)
+	if _, err := Schema(g, Options{WithPaths: true, MaxOutput: 7 << 30}); err != nil {
+		t.Errorf("paths for every pair under a limit of 7 GiB: %v", err)
 	}
-	if _, err := Schema(g, Options{WithPaths: true, Sources: []string{"0"}, K: 3}); err != nil {
-		t.Errorf("paths of the 3 nearest: %v", err)
+	// A limit below one source's output refuses it, in bytes.
+	_, err = Schema(g, Options{WithPaths: true, Sources: []string{"0"}, MaxOutput: 1000})
+	if !errors.Is(err, ErrPathsTooLarge) || !strings.Contains(err.Error(), "at least 0.5 MiB of output, above the limit of 1000 bytes") {
+		t.Errorf("paths of one source under a limit of 1000 bytes: %v", err)
+	}
+	// A cutoff, finite or not, leaves every pair's estimate.
+	for _, cut := range []float64{math.Inf(1), 1e9, 1} {
+		if _, err := Schema(g, Options{WithPaths: true, Cutoff: cut, HasCutoff: true}); !errors.Is(err, ErrPathsTooLarge) {
+			t.Errorf("paths for every pair under a cutoff of %v: %v", cut, err)
+		}
+		if _, err := Schema(g, Options{WithPaths: true, Sources: []string{"0"}, Cutoff: cut, HasCutoff: true}); err != nil {
+			t.Errorf("paths of one source under a cutoff of %v: %v", cut, err)
+		}
+	}
+	if _, err := Schema(g, Options{WithPaths: true, K: 3}); err != nil {
+		t.Errorf("paths of every source's 3 nearest: %v", err)
 	}
 	// A K or a list of targets as wide as the graph narrows nothing.
 	if _, err := Schema(g, Options{WithPaths: true, K: 1 << 40}); !errors.Is(err, ErrPathsTooLarge) {
 		t.Errorf("paths of the 2^40 nearest: %v", err)
 	}
-	every := make([]string, MaxPathsVertices+1)
+	every := make([]string, n)
 	for i := range every {
 		every[i] = "0"
 	}
 	if _, err := Schema(g, Options{WithPaths: true, Targets: every}); !errors.Is(err, ErrPathsTooLarge) {
 		t.Errorf("paths to %d targets: %v", len(every), err)
+	}
+	if _, err := Schema(g, Options{WithPaths: true, Targets: every[:100]}); err != nil {
+		t.Errorf("paths to 100 targets: %v", err)
+	}
+	// Run refuses as Schema does, before any row.
+	_, err = Run(context.Background(), g, Options{WithPaths: true, Engine: "cpu"}, func(arrow.RecordBatch) error {
+		t.Error("a record of a refused run")
+		return nil
+	})
+	if !errors.Is(err, ErrPathsTooLarge) {
+		t.Errorf("Run of paths for every pair: %v", err)
 	}
 }
 

@@ -20,7 +20,8 @@ func queryFlags() []cli.Flag {
 		&cli.StringFlag{Name: "targets", Usage: "comma-separated target ids: only these columns (matrix: the sources × targets matrix in this order)"},
 		&cli.StringFlag{Name: "targets-file", Usage: "file of target ids, one per line"},
 		&cli.Float64Flag{Name: "cutoff", Usage: "distances above `D` count as unreachable; searches stop past it (default: none)"},
-		&cli.BoolFlag{Name: "with-paths", Usage: "add a path column (the ids from source to target) to the pairs layout; above 10000 vertices only with --targets, --k-nearest or --cutoff"},
+		&cli.BoolFlag{Name: "with-paths", Usage: "add a path column (the ids from source to target) to the pairs layout, in csv one field of ids joined by ';'; refused when the output would exceed --max-output"},
+		&cli.StringFlag{Name: "max-output", Value: "1GiB", Usage: "the largest estimated output --with-paths may write, in bytes or with a unit: 512MiB, 8GB"},
 		&cli.BoolFlag{Name: "nearest", Usage: "layout nearest: every vertex's distance to the nearest of --sources, and which (one multi-source run)"},
 		&cli.BoolFlag{Name: "reverse", Usage: "distances to the sources along incoming arcs: rows (source s, target v, d(v → s))"},
 		&cli.IntFlag{Name: "k-nearest", Usage: "per source the `K` nearest other vertices (ties by vertex order), pairs with a rank column (default: every vertex, no rank)"},
@@ -46,6 +47,14 @@ func applyQueryFlags(c *cli.Context, opt *pipeline.Options) error {
 	}
 	opt.Reverse = c.Bool("reverse")
 	opt.WithPaths = c.Bool("with-paths")
+	maxOutput, err := sizeFlag(c, "max-output")
+	if err != nil {
+		return err
+	}
+	if maxOutput == 0 {
+		return usagef("--max-output %s: want a size above 0", c.String("max-output"))
+	}
+	opt.MaxOutput = maxOutput
 	if c.Bool("nearest") {
 		if c.IsSet("layout") && opt.Layout != arrowio.LayoutNearest {
 			return usagef("--nearest is the nearest layout; it does not go with --layout %s", opt.Layout)
@@ -91,7 +100,7 @@ func queryError(c *cli.Context, g *pipeline.Graph, err error) error {
 		return usagef("--targets: %v", err)
 	}
 	if errors.Is(err, pipeline.ErrPathsTooLarge) {
-		return usagef("--with-paths: %v", err)
+		return usagef("--with-paths: %v, or raise --max-output", err)
 	}
 	return err
 }

@@ -81,8 +81,8 @@ func TestTargetsCutoffKNearest(t *testing.T) {
 }
 
 // TestPathCommandAndWithPaths checks pathctl path (the distance, then the
-// ids), its errors, and the refusal of --with-paths for every pair above
-// 10000 vertices with the output size.
+// ids), its errors, and the refusal of --with-paths whose output would
+// exceed --max-output, with the rows and the size.
 func TestPathCommandAndWithPaths(t *testing.T) {
 	dir := t.TempDir()
 	in := writeFile(t, dir, "g.csv", "src,dst,weight\n1,2,1\n2,3,2\n1,3,5\n3,4,4\n")
@@ -98,25 +98,63 @@ func TestPathCommandAndWithPaths(t *testing.T) {
 	if r.code != exitUsage || !strings.Contains(r.stderr, `--to: invalid request: unknown target "9"`) {
 		t.Errorf("path to an unknown id: exit %d, stderr %q", r.code, r.stderr)
 	}
+	// A chain of 12578 vertices: one source's paths (0.5 MiB) are given
+	// whatever the cutoff; every source's (6.5 GiB) are refused with the
+	// rows and the size, a cutoff narrowing nothing, until --max-output
+	// allows them.
 	var big strings.Builder
 	big.WriteString("src,dst\n")
-	for i := range 10000 {
+	for i := range 12577 {
 		fmt.Fprintf(&big, "%d,%d\n", i, i+1)
 	}
 	large := writeFile(t, dir, "large.csv", big.String())
 	out := filepath.Join(dir, "x.arrow")
-	// 10001 rows of at least 44 bytes: 0.4 MiB (not "0.0 GiB"); an
-	// infinite cutoff cuts nothing, so it is refused the same.
-	for _, cut := range [][]string{nil, {"--cutoff", "inf"}, {"--cutoff", "+Inf"}} {
-		args := append([]string{"run", large, "--sources", "0", "--with-paths", "-o", out}, cut...)
+	for _, cut := range [][]string{nil, {"--cutoff", "inf"}, {"--cutoff", "3"}} {
+		args := append([]string{"run", large, "--sources", "0", "--with-paths", "-q", "-o", out}, cut...)
+		if r = pathctl(t, nil, args...); r.code != 0 {
+			t.Errorf("--with-paths of one source on 12578 vertices %v: exit %d, stderr %q", cut, r.code, r.stderr)
+		}
+		os.Remove(out)
+		args = append([]string{"run", large, "--with-paths", "-o", out}, cut...)
 		r = pathctl(t, nil, args...)
-		if r.code != exitUsage || !strings.Contains(r.stderr, "--with-paths: ") || !strings.Contains(r.stderr, "at least 0.4 MiB of output") {
-			t.Errorf("--with-paths on 10001 vertices %v: exit %d, stderr %q", cut, r.code, r.stderr)
+		want := "pathctl: --with-paths: invalid request: paths too large: 12578 sources × 12578 vertices: 158206084 rows, at least 6.5 GiB of output, above the limit of 1.0 GiB; ask for fewer sources, some targets or the k nearest, or raise --max-output\n"
+		if r.code != exitUsage || r.stderr != want {
+			t.Errorf("--with-paths on 12578 vertices %v: exit %d, stderr %q, want %q", cut, r.code, r.stderr, want)
 		}
 		assertNoOutput(t, dir, "x.arrow")
 	}
+	r = pathctl(t, nil, "run", large, "--sources", "0,1", "--with-paths", "--max-output", "1000", "-o", out)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "at least 1.1 MiB of output, above the limit of 1000 bytes;") {
+		t.Errorf("--with-paths --max-output 1000: exit %d, stderr %q", r.code, r.stderr)
+	}
+	assertNoOutput(t, dir, "x.arrow")
+	for _, bad := range []string{"0", "-1GiB", "lots"} {
+		r = pathctl(t, nil, "run", large, "--sources", "0", "--with-paths", "--max-output", bad, "-o", out)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "--max-output") {
+			t.Errorf("--max-output %s: exit %d, stderr %q", bad, r.code, r.stderr)
+		}
+	}
 	r = pathctl(t, nil, "run", large, "--sources", "0", "--with-paths", "--targets", "5", "-q", "-o", out)
 	if r.code != 0 {
-		t.Errorf("--with-paths --targets on 10001 vertices: exit %d, stderr %q", r.code, r.stderr)
+		t.Errorf("--with-paths --targets on 12578 vertices: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestWithPathsCSV writes --with-paths to csv: the path is one column of
+// the ids joined by ';' (refused as a list column before).
+func TestWithPathsCSV(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "g.csv", "src,dst,weight\n1,2,1\n2,3,2\n1,3,5\n3,4,4\n")
+	out := filepath.Join(dir, "paths.csv")
+	r := pathctl(t, nil, "run", in, "--sources", "1", "--with-paths", "-q", "-o", out)
+	if r.code != 0 {
+		t.Fatalf("--with-paths -o paths.csv: exit %d, stderr %q", r.code, r.stderr)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "source,target,distance,path\n1,1,0,1\n1,2,1,1;2\n1,3,3,1;2;3\n1,4,7,1;2;3;4\n"; string(got) != want {
+		t.Errorf("--with-paths as csv:\n got %q\nwant %q", got, want)
 	}
 }

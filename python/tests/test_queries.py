@@ -181,8 +181,8 @@ def test_with_paths_and_path(query_graph, tmp_path):
 
 # --- bad input (issue 17, "Bad input") ----------------------------------------
 
-# Above the graph size beyond which paths need targets, k or a cutoff
-# (pipeline.MaxPathsVertices, 10,000).
+# Paths for every pair of this many vertices (4.1 GiB) are above the bound
+# on their estimated output (pipeline.DefaultMaxOutput, 1 GiB).
 BIG_VERTICES = 10_050
 
 
