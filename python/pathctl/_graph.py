@@ -49,6 +49,8 @@ _DIR_PREFIX = "pathctl-graph-"
 # SIGTERM before it is killed.
 _START_TIMEOUT = 60.0
 _STOP_TIMEOUT = 5.0
+# How long a call that lost its connection waits for the process's exit.
+_LOST_WAIT = 2.0
 
 # Stderr lines of the engine process kept for error messages.
 _STDERR_KEPT = 50
@@ -159,6 +161,14 @@ class _Engine:
                     stderr=tail)
             raise _errors.from_exit(self.proc.returncode, tail)
         return addr[0]
+
+    def wait_exit(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for the process to exit."""
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                pass
 
     def check_alive(self) -> None:
         """Raise the error of an engine process that has exited (and clean
@@ -324,6 +334,9 @@ class Graph:
         try:
             return call(client)
         except _errors.ServiceUnavailableError:
+            # A connection lost to a process on its way out (SIGTERM, a
+            # crash): wait a moment for its exit, which is the error to give.
+            self._engine.wait_exit(_LOST_WAIT)
             self._engine.check_alive()
             raise
         except _errors.PathctlError as exc:
