@@ -223,7 +223,7 @@ func checkKeys(b []byte, names map[string]bool) error {
 		key, _ := tok.(string)
 		switch {
 		case !names[key]:
-			return fmt.Errorf("unknown field %q (fields are matched exactly, in lower case)", key)
+			return fmt.Errorf("unknown field %q%s (fields are matched exactly, in lower case)", key, suggestKey(key, names))
 		case seen[key]:
 			return fmt.Errorf("field %q appears twice", key)
 		}
@@ -234,6 +234,61 @@ func checkKeys(b []byte, names map[string]bool) error {
 		}
 	}
 	return nil
+}
+
+// keyAliases are scipy's and networkx's names of ticket keys: a ticket
+// written with theirs is told ours (where the request has that key).
+var keyAliases = map[string]struct{ key, written, whose string }{
+	"indices":             {"sources", `"sources"`, "scipy's"},
+	"limit":               {"cutoff", `"cutoff"`, "scipy's"},
+	"min_only":            {"layout", `"layout": "nearest"`, "scipy's"},
+	"return_predecessors": {"with_predecessors", `"with_predecessors"`, "scipy's"},
+	"method":              {"algorithm", `"algorithm"`, "scipy's and networkx's"},
+	"target":              {"targets", `"targets"`, "networkx's"},
+}
+
+// suggestKey says which of names an unknown key probably meant: ours for
+// another library's name, else the closest spelling (as Python's
+// difflib.get_close_matches: a similarity of 0.6 or more, here 2·LCS over
+// the lengths summed); "" when none is close.
+func suggestKey(key string, names map[string]bool) string {
+	if a, ok := keyAliases[key]; ok && names[a.key] {
+		return fmt.Sprintf("; did you mean %s? %s is %s name", a.written, key, a.whose)
+	}
+	best, score := "", 0.0
+	for name := range names {
+		r := 2 * float64(lcs(strings.ToLower(key), name)) / float64(len(key)+len(name))
+		if r < 0.6 {
+			continue
+		}
+		if best == "" || r > score || (r == score && name < best) {
+			best, score = name, r // ties: the first name in order, whatever the map's
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+// lcs is the length of the longest common subsequence of a and b (bytes).
+func lcs(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			switch {
+			case a[i-1] == b[j-1]:
+				cur[j] = prev[j-1] + 1
+			case prev[j] >= cur[j-1]:
+				cur[j] = prev[j]
+			default:
+				cur[j] = cur[j-1]
+			}
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // jsonNames lists the JSON keys of struct type t, embedded structs' included.
