@@ -13,7 +13,7 @@ FUZZTIME  ?= 20000x
 VERSION   := $(shell cat VERSION)
 export CGO_ENABLED := 0
 
-.PHONY: fixtures all build run test test-go wheel test-wheel test-race fuzz test-python kernels kernels-check gpu-test bench-cpu bench bench-devices bench-plot bench-export clean
+.PHONY: fixtures all build run test test-go wheel test-wheel test-race fuzz test-python kernels kernels-check gpu-test bench-cpu bench-resident bench bench-devices bench-plot bench-export clean
 
 all: build
 
@@ -96,6 +96,11 @@ test-wheel: $(VENV)/.installed
 
 bench-cpu: build $(VENV)/.installed
 	$(PY) bench/bench_cpu.py $(BENCH_ARGS)
+
+# A graph that stays loaded (pathctl.load): a repeated g.sssp(s) on a
+# 30,000-vertex grid, CPU engine, against pathctl.sssp and scipy.
+bench-resident: build $(VENV)/.installed
+	PATHCTL_BIN=$(CURDIR)/$(BIN) $(PY) bench/bench_resident.py $(BENCH_ARGS)
 
 # The bundled sample graphs in testdata/, rebuilt deterministically.
 fixtures:
