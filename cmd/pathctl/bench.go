@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -26,7 +27,7 @@ func benchCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "graphs", Value: benchsuite.DefaultGraphs, Usage: "comma-separated suite names or edge files"},
 			&cli.StringFlag{Name: "engine", Value: "auto", Usage: "auto (GPU rows where a GPU is usable, and CPU rows), gpu, cpu, or gpu,cpu"},
-			&cli.StringFlag{Name: "algos", Value: benchsuite.DefaultAlgos, Usage: "algorithms of the GPU rows"},
+			&cli.StringFlag{Name: "algos", Value: benchsuite.DefaultAlgos, Usage: "algorithms of the GPU rows (without a GPU row a note says so; --cpu-algos chooses the CPU rows')"},
 			&cli.StringFlag{Name: "cpu-algos", Value: "auto", Usage: "algorithms of the CPU rows"},
 			&cli.StringFlag{Name: "layout", Value: "stats", Usage: "stats or matrix: the layout built (and discarded) by the timed runs"},
 			&cli.IntFlag{Name: "sample", Usage: "run this many sampled sources and extrapolate (default: every source; rmat20's GPU rows 8192)"},
@@ -34,6 +35,8 @@ func benchCommand(e *env) *cli.Command {
 			&cli.IntFlag{Name: "check", Value: 4, Usage: "sources per row compared with the serial oracle"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the generated graphs and of the source samples"},
 			&cli.BoolFlag{Name: "undirected", Usage: "read edge files as undirected (suite graphs always are)"},
+			&cli.StringFlag{Name: "src-col", Value: "src", Usage: "source id column of edge files, as run's"},
+			&cli.StringFlag{Name: "dst-col", Value: "dst", Usage: "target id column of edge files, as run's"},
 			&cli.StringFlag{Name: "dist-type", Usage: "distance type of every graph, int32, int64, float32 or float64, as run's --dist-type (default: the narrowest that holds every distance)"},
 			&cli.StringFlag{Name: "save-graphs", Usage: "write each generated graph to DIR/NAME.parquet (the peers of bench/bench_gpu.py read them)"},
 			&cli.StringFlag{Name: "disk-graph", Usage: "graph whose matrix is written to an Arrow file for the disk ratio; none to skip (default: rmat16 where a GPU is usable and rmat16 is listed)"},
@@ -52,6 +55,7 @@ func benchCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			p.Notice = e.stderr
 			if !c.Bool("quiet") {
 				p.Log = e.stderr
 			}
@@ -83,6 +87,7 @@ func benchParams(c *cli.Context) (benchsuite.Params, error) {
 		Graphs: benchsuite.SplitList(c.String("graphs")), Engines: benchsuite.SplitList(c.String("engine")),
 		Sample: c.Int("sample"), CPUSample: c.Int("cpu-sample"), Check: c.Int("check"),
 		Seed: c.Uint64("seed"), Undirected: c.Bool("undirected"), SaveDir: c.String("save-graphs"),
+		SrcCol: c.String("src-col"), DstCol: c.String("dst-col"), AlgosGiven: c.IsSet("algos"),
 		DiskGraph: c.String("disk-graph"), DiskDir: c.String("disk-dir"), DiskRounds: c.Int("disk-rounds"),
 		Threads: c.Int("threads"),
 		Version: version, Command: strings.Join(append([]string{"pathctl"}, os.Args[1:]...), " "),
@@ -102,6 +107,9 @@ func benchParams(c *cli.Context) (benchsuite.Params, error) {
 	}
 	if p.Algos, err = benchsuite.ParseAlgorithms(c.String("algos")); err != nil {
 		return p, usagef("--algos: %v", err)
+	}
+	if c.IsSet("algos") && !slices.ContainsFunc(p.Engines, func(e string) bool { return e != "cpu" }) {
+		return p, usagef("--algos chooses the algorithms of the GPU rows, and --engine %s runs none; use --cpu-algos", c.String("engine"))
 	}
 	if p.CPUAlgos, err = benchsuite.ParseAlgorithms(c.String("cpu-algos")); err != nil {
 		return p, usagef("--cpu-algos: %v", err)

@@ -29,8 +29,10 @@ type Params struct {
 	// "gpu" (fails without a usable GPU) or "cpu", in row order.
 	Engines []string
 	// Algos are the algorithms of the GPU rows, CPUAlgos those of the CPU
-	// rows.
+	// rows. AlgosGiven says that Algos were chosen (--algos), not the
+	// default: Run then notes when no GPU row runs to take them.
 	Algos, CPUAlgos []graph.Algorithm
+	AlgosGiven      bool
 	// Layout is what the timed runs build (and discard): stats (default)
 	// or matrix.
 	Layout arrowio.Layout
@@ -44,6 +46,9 @@ type Params struct {
 	Seed uint64
 	// Undirected reads edge files as undirected (suite graphs always are).
 	Undirected bool
+	// SrcCol and DstCol name the id columns of edge files ("": "src" and
+	// "dst", arrowio.ReadOptions).
+	SrcCol, DstCol string
 	// DistType is every graph's distance type (0: the one its weights
 	// give, pipeline.LoadOptions.DistType), for example float64 for float32
 	// weights.
@@ -69,8 +74,9 @@ type Params struct {
 	Tune string
 	// Version and Command describe the run in the report.
 	Version, Command string
-	// Log receives progress lines; nil discards them.
-	Log io.Writer
+	// Log receives progress lines; nil discards them. Notice receives the
+	// notes a user should see even without progress lines (nil: Log).
+	Log, Notice io.Writer
 
 	// Run is the kernel timed (nil: pipeline.Run), Verify the verifier
 	// of the check sources (nil: pipeline.Verify) and MeasureDownload the
@@ -150,6 +156,9 @@ func (p Params) withDefaults() (Params, error) {
 	p.DiskRounds = max(p.DiskRounds, 1)
 	if p.Log == nil {
 		p.Log = io.Discard
+	}
+	if p.Notice == nil {
+		p.Notice = p.Log
 	}
 	if p.Run == nil {
 		p.Run = pipeline.Run

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"github.com/pathctl/pathctl/gen"
 	"github.com/pathctl/pathctl/graph"
@@ -55,6 +56,16 @@ func Run(ctx context.Context, p Params) (*Report, error) {
 		if !slices.Contains(engines, name) {
 			engines = append(engines, name)
 		}
+	}
+	// --algos chooses the GPU rows only: said, rather than ignored, where
+	// none runs.
+	if p.AlgosGiven && !slices.Contains(engines, "gpu") {
+		why := "--engine " + strings.Join(p.Engines, ",")
+		if rep.Machine.GPUReason != "" {
+			why = "no GPU: " + rep.Machine.GPUReason
+		}
+		fmt.Fprintf(p.Notice, "pathctl bench: note: --algos chooses the algorithms of the GPU rows, and none runs (%s); the CPU rows run --cpu-algos %s\n",
+			why, joinAlgos(p.CPUAlgos))
 	}
 
 	diskGraph := p.DiskGraph
@@ -238,4 +249,13 @@ func externalIDs(g *pipeline.Graph, vs []graph.VertexID) []string {
 		out[i] = g.Table.Vertices.Format(v)
 	}
 	return out
+}
+
+// joinAlgos is algos as --algos writes them: comma-separated names.
+func joinAlgos(algos []graph.Algorithm) string {
+	names := make([]string, len(algos))
+	for i, a := range algos {
+		names[i] = string(a)
+	}
+	return strings.Join(names, ",")
 }

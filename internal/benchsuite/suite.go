@@ -109,7 +109,7 @@ func loadGraph(entry string, p *Params, onGPU bool) (*pipeline.Graph, *GraphRepo
 			return nil, nil, sg, paramsErrorf("graph %q is neither a suite graph (%s) nor a readable file: %v", entry, Names(), err)
 		}
 		var err error
-		if tbl, err = arrowio.ReadEdges(entry, arrowio.ReadOptions{}); err != nil {
+		if tbl, err = arrowio.ReadEdges(entry, arrowio.ReadOptions{SrcCol: p.SrcCol, DstCol: p.DstCol}); err != nil {
 			return nil, nil, sg, &InputError{err}
 		}
 		bg.Path, bg.Undirected = entry, p.Undirected
