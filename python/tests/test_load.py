@@ -37,6 +37,23 @@ def wait_gone(pid: int, timeout: float = 10.0) -> bool:
     return not alive(pid)
 
 
+def wait_unlocked(path: str, timeout: float = 10.0) -> bool:
+    """Whether the flock of path comes free within timeout."""
+    import fcntl
+    deadline = time.monotonic() + timeout
+    while True:
+        fd = os.open(path, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError:
+            if time.monotonic() > deadline:
+                return False
+        finally:
+            os.close(fd)
+        time.sleep(0.02)
+
+
 @pytest.fixture
 def edges() -> pa.Table:
     return random_edges(11, 40, 160)
@@ -184,6 +201,9 @@ def test_engine_stops_when_python_dies(edges, tmp_path):
         child.wait()
         assert wait_gone(pid), "the engine process outlived its parent"
         assert os.path.isdir(data_dir)  # left by the SIGKILL ...
+        # A Go process shows as a zombie once its main thread has exited,
+        # while its other threads (and its lock) may still be going away.
+        assert wait_unlocked(os.path.join(data_dir, "lock")), "the lock outlived the engine process"
         with pathctl.load(edges):
             assert not os.path.exists(data_dir)  # ... and removed by the next load
     finally:
