@@ -25,7 +25,7 @@ import (
 // (GOGC=100 lets garbage reach the live size), the loaded graphs of the
 // cache (bounded apart, by --cache-bytes), gRPC's buffers per connection
 // and the clients of the test itself, which run in the same process. The
-// README's "Running pathctl serve safely" gives the same figure.
+// "Running pathctl serve safely" in docs/serve.md gives the same figure.
 const loadOverheadBytes = 1 << 30
 
 // rssBytes is the resident set of this process (VmRSS), 0 where /proc

@@ -11,15 +11,32 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// TestReadmeNamesEveryFlag: every flag that run --help and serve --help
-// list is named in README.md, by its long name or one of its aliases
-// (-o for --output), so that a flag added to either command is documented
-// with it.
-func TestReadmeNamesEveryFlag(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+// userDocs is the text of the documents for users: README.md and every
+// page of docs/, which the README links for the reference.
+func userDocs(t *testing.T) []byte {
+	t.Helper()
+	root := filepath.Join("..", "..")
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	var text []byte
+	for _, p := range append([]string{filepath.Join(root, "README.md")}, pages...) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text = append(append(text, b...), '\n')
+	}
+	return text
+}
+
+// TestReadmeNamesEveryFlag: every flag that run --help and serve --help
+// list is named in README.md or a page of docs/, by its long name or one
+// of its aliases (-o for --output), so that a flag added to either command
+// is documented with it.
+func TestReadmeNamesEveryFlag(t *testing.T) {
+	readme := userDocs(t)
 	named := func(name string) bool {
 		pattern := `--` + regexp.QuoteMeta(name) + `([^a-z0-9-]|$)`
 		if len(name) == 1 {
@@ -42,7 +59,7 @@ func TestReadmeNamesEveryFlag(t *testing.T) {
 				found = found || named(n)
 			}
 			if !found {
-				t.Errorf("README.md does not name %s's flag --%s", c.Name, names[0])
+				t.Errorf("neither README.md nor docs/*.md names %s's flag --%s", c.Name, names[0])
 			}
 			checked++
 		}

@@ -29,8 +29,8 @@ func ticketKeys(t reflect.Type) []string {
 	return keys
 }
 
-// TestServeHelpNamesTicketKeys checks that serve --help and the README's
-// Flight table name every key of a query ticket (targets, cutoff, k,
+// TestServeHelpNamesTicketKeys checks that serve --help and the Flight
+// table of docs/serve.md name every key of a query ticket (targets, cutoff, k,
 // reverse and with_paths were missing from both).
 func TestServeHelpNamesTicketKeys(t *testing.T) {
 	keys := ticketKeys(reflect.TypeOf(flight.Query{}))
@@ -43,7 +43,7 @@ func TestServeHelpNamesTicketKeys(t *testing.T) {
 			help = c.Description
 		}
 	}
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "serve.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestServeHelpNamesTicketKeys(t *testing.T) {
 			t.Errorf("serve --help does not name the ticket key %q: %q", key, help)
 		}
 		if !strings.Contains(row, `"`+key+`"`) {
-			t.Errorf("README.md's Flight table does not name the ticket key %q: %q", key, row)
+			t.Errorf("docs/serve.md's Flight table does not name the ticket key %q: %q", key, row)
 		}
 	}
 }
