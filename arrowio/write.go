@@ -79,10 +79,7 @@ type WriteOptions struct {
 	// that leave the cores idle: the GPU); MatrixWritesPositional writes
 	// them with pwrite(2), one stream that the kernel copies without
 	// mapping a page. Which is fastest depends on the machine's cost of a
-	// page fault and its cores. MatrixWritesInPlace is
-	// MatrixWritesPrefill, and offers the mapped values to the producer
-	// (ResultWriter.MatrixValues): rows it computes at their place there
-	// are not copied.
+	// page fault and its cores.
 	MatrixWrites string
 	// ResultPeer, when set, is a connected Unix socket to the process
 	// that will read the result (the Python package, which started this
@@ -113,7 +110,6 @@ const (
 	MatrixWritesMapped     = "mapped"
 	MatrixWritesPrefill    = "prefill"
 	MatrixWritesPositional = "pwrite"
-	MatrixWritesInPlace    = "inplace"
 )
 
 func (o *WriteOptions) allocator() memory.Allocator {
@@ -266,11 +262,11 @@ func CreateResult(path string, schema *arrow.Schema, opt WriteOptions) (*ResultW
 	}
 	w.format = format
 	switch opt.MatrixWrites {
-	case "", MatrixWritesMapped, MatrixWritesPrefill, MatrixWritesPositional, MatrixWritesInPlace:
+	case "", MatrixWritesMapped, MatrixWritesPrefill, MatrixWritesPositional:
 	default:
 		w.discard()
-		return nil, fmt.Errorf("arrowio: %s: matrix writes %q: want %s, %s, %s or %s", path, opt.MatrixWrites,
-			MatrixWritesMapped, MatrixWritesPrefill, MatrixWritesInPlace, MatrixWritesPositional)
+		return nil, fmt.Errorf("arrowio: %s: matrix writes %q: want %s, %s or %s", path, opt.MatrixWrites,
+			MatrixWritesMapped, MatrixWritesPrefill, MatrixWritesPositional)
 	}
 	if opt.MatrixRows > 0 && format == outArrow && comp == CompressionNone && isMatrixSchema(schema) {
 		if w.mapMatrix(schema, opt); w.rw != nil {
@@ -318,8 +314,7 @@ func (w *ResultWriter) mapMatrix(schema *arrow.Schema, opt WriteOptions) {
 			}
 			return
 		}
-		m.offered = opt.MatrixWrites == MatrixWritesInPlace
-		if opt.MatrixWrites == MatrixWritesPrefill || m.offered {
+		if opt.MatrixWrites == MatrixWritesPrefill {
 			m.startPrefill(max(1, runtime.GOMAXPROCS(0)/2))
 		}
 	}
@@ -553,23 +548,6 @@ func (w *ResultWriter) BytesWritten() int64 {
 		return m.valuesOff + int64(m.row*m.width*m.elem)
 	}
 	return w.sink.n
-}
-
-// MatrixValues is the memory of the distances of a matrix written as one
-// record batch into a mapping of its file with MatrixWritesInPlace: the
-// MatrixRows rows of the result, row-major, in the order the records
-// come, each row the distance type's width times the row's length; nil
-// for any other output. A record whose distances lie at their own place
-// in it is written without a copy of them: a producer that computes its
-// rows there (a device copying into this memory) saves the write. It is
-// valid until Close or Abort, which unmap it; nothing may write into it
-// past them.
-func (w *ResultWriter) MatrixValues() []byte {
-	m, ok := w.rw.(*mappedMatrix)
-	if !ok || !m.offered || w.done || m.mapping == nil {
-		return nil
-	}
-	return m.mapping[m.valuesOff : m.valuesOff+int64(m.valuesBytes())]
 }
 
 // Format is the resolved output format ("arrow", "arrows", "parquet" or

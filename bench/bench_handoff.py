@@ -43,9 +43,7 @@ PATHCTL_MATRIX_WRITES in the environment chooses how the binary writes a
 one-batch matrix: ``mapped`` (copies into its mapping on every core),
 ``prefill`` (the same, its pages populated ahead meanwhile; the default
 where the graph is on the GPU) or ``pwrite`` (positioned writes, one
-stream; the default on the CPU) or ``inplace`` (prefill, with the device's
-copies landing straight in the file's pages, registered with the driver;
-opt-in); the header line says which was asked
+stream; the default on the CPU); the header line says which was asked
 for. --compare-writes (none by default) times the memfd CLI row and ``distance_matrix`` again under each
 value it lists, in the same run; the memfd rows' notes carry the binary's
 ``in place:`` counts where it wrote in place.
@@ -231,12 +229,6 @@ def main(argv=None) -> int:
             memfd_info["size"] = size
             sink = re.search(r"in the sink ([0-9.]+(?:ms|µs|us|s))", proc.stderr)
             memfd_info.setdefault("sink", []).append(duration_seconds(sink.group(1)) if sink else float("nan"))
-            placed = re.search(r"in place: (\d+) blocks copied by the device straight into the output's rows, "
-                               r"(\d+) through memory of their own; registering (\d+) chunks .*? took (\S+) .*?"
-                               r"the last done (\S+) after the first began; the blocks waited (\S+)", proc.stderr)
-            memfd_info["inplace"] = (f"; in place {placed.group(1)} blocks, copied {placed.group(2)}; "
-                                     f"registering {placed.group(3)} chunks {placed.group(4)} in all, done at "
-                                     f"{placed.group(5)}, blocks waited {placed.group(6)}") if placed else ""
             return wall, engine_seconds(proc.stderr)
         finally:
             os.close(fd)
@@ -325,7 +317,7 @@ def main(argv=None) -> int:
             wall, eng = median_of(args.repeat, cli_memfd)
             rows.append(("`pathctl run --layout matrix -o /dev/fd/N` (memfd, CLI wall)", wall, eng,
                          f"{memfd_info['batches']} record batches, {memfd_info['size'] / 2**30:.2f} GiB; "
-                         f"in the writer {statistics.median(memfd_info['sink']):.3f} s{memfd_info['inplace']}"))
+                         f"in the writer {statistics.median(memfd_info['sink']):.3f} s"))
         wall, _ = median_of(args.repeat, lambda: read_file(False))
         joined = batches.get("file", 1) > 1
         rows.append(("tmpfs file → numpy (memory_map + matrix_from_table)", wall, None,
@@ -370,7 +362,7 @@ def main(argv=None) -> int:
                 if hasattr(os, "memfd_create"):
                     wall, eng = median_of(args.repeat, cli_memfd)
                     rows.append((f"`pathctl run --layout matrix -o /dev/fd/N`, matrix writes {writes}", wall, eng,
-                                 f"in the writer {statistics.median(memfd_info['sink']):.3f} s{memfd_info['inplace']}"))
+                                 f"in the writer {statistics.median(memfd_info['sink']):.3f} s"))
                 wall, eng = median_of(args.repeat, lambda: dmatrix(False))
                 rows.append((f"`distance_matrix(table)` via {_local.handoff_mode()}, matrix writes {writes}", wall, eng, ""))
             finally:

@@ -94,19 +94,6 @@ type Options struct {
 	// a spec alone). The CPU engine ignores it.
 	Tune string
 
-	// MatrixValues, when set, is the memory the matrix layout's distances
-	// will occupy in the output (arrowio.ResultWriter.MatrixValues): every
-	// source's row, in source order. With a runner that page-locks host
-	// memory (graph.HostPinner, the GPU runner), each block's rows are
-	// then copied by the device straight to their place there, and the
-	// records emit gets wrap them (inplace.go); where the memory cannot be
-	// locked, blocks use memory of their own (said on Log). Other layouts
-	// and runners ignore it.
-	MatrixValues []byte
-
-	// inPlaceChunk, when above 0, replaces the bytes of MatrixValues
-	// registered at a time, inPlaceChunk (tests).
-	inPlaceChunk int
 	// devices, when set, replaces the GPU driver's devices (tests).
 	devices *deviceHooks
 }

@@ -7,8 +7,6 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -72,15 +70,10 @@ func asyncRunner(runner graph.Runner, opt Options) (graph.AsyncRunner, bool) {
 
 // blocksInFlight is the number of blocks runBlocks holds in host memory at
 // once: the one the sink writes and the one computing, and with an
-// AsyncRunner a third, the one whose results are arriving.
+// AsyncRunner a third, the one whose results are arriving
+// (graph.BlockSizing.InFlight).
 func blocksInFlight(runner graph.Runner, opt Options) int {
-	if statsOnDevice(runner, opt) {
-		return 1 // RunStats holds one block on the device and none on the host
-	}
-	if _, ok := asyncRunner(runner, opt); ok {
-		return 3
-	}
-	return 2
+	return sizingOf(runner, opt).InFlight
 }
 
 // runBlocks computes the blocks in one goroutine and hands them to sink in
@@ -116,7 +109,6 @@ func runBlocks(ctx context.Context, g *Graph, runner graph.Runner, opt Options, 
 		// blocks written.
 		p.pool = &blockPool{}
 		p.pool.pin, _ = runner.(graph.HostPinner)
-		p.inPlace = inPlaceFor(opt, p.pool.pin, len(sources), g.NumVertices(), runner.DistType())
 		if d, ok := runner.(*devicesRunner); ok {
 			p.pool.keep = d.depth(false) + 2 // started, at the sink, in its records
 		}
@@ -126,9 +118,6 @@ func runBlocks(ctx context.Context, g *Graph, runner graph.Runner, opt Options, 
 		defer close(results)
 		if p.pool != nil {
 			defer p.pool.close() // after every block started has landed
-		}
-		if p.inPlace != nil {
-			defer p.inPlace.close() // the same
 		}
 		var err error
 		defer func() {
@@ -182,35 +171,6 @@ type producer struct {
 	// pool, when set, recycles the blocks' distance arrays (matrix records
 	// of full rows, which every runner writes whole).
 	pool *blockPool
-	// inPlace, when set, gives the blocks the output's own rows, ahead of
-	// the pool (Options.MatrixValues).
-	inPlace *inPlaceRows
-}
-
-// inPlaceFor starts registering opt.MatrixValues with pin for a matrix of
-// rows rows over n vertices of type t, where both are given and the
-// memory has the matrix's size; else nil.
-func inPlaceFor(opt Options, pin graph.HostPinner, rows, n int, t graph.DistType) *inPlaceRows {
-	if opt.MatrixValues == nil {
-		return nil
-	}
-	if opt.Log == nil {
-		opt.Log = io.Discard
-	}
-	if pin == nil {
-		fmt.Fprintf(opt.Log, "pathctl: in place: the engine does not page-lock host memory (several devices, or the CPU); the writer copies the rows\n")
-		return nil
-	}
-	rowBytes := n * t.Size()
-	if rows <= 0 || rowBytes <= 0 || len(opt.MatrixValues) != rows*rowBytes {
-		fmt.Fprintf(opt.Log, "pathctl: in place: the output's %d bytes of rows are not %d rows of %d bytes; the writer copies the rows\n", len(opt.MatrixValues), rows, rowBytes)
-		return nil
-	}
-	chunk := inPlaceChunk
-	if opt.inPlaceChunk > 0 {
-		chunk = opt.inPlaceChunk
-	}
-	return newInPlaceRows(opt.MatrixValues, rowBytes, chunk, pin, opt.Log)
 }
 
 func (p *producer) newBlock(b SourceBlock) *graph.Block {
@@ -219,11 +179,6 @@ func (p *producer) newBlock(b SourceBlock) *graph.Block {
 		blk.NumVertices = p.g.NumVertices()
 		blk.CellTargets = make([]graph.VertexID, (b.End-b.Start)*p.sched.nearest)
 		return blk
-	}
-	if p.inPlace != nil {
-		if blk := p.inPlace.block(b, p.sources[b.Start:b.End], p.g.NumVertices(), p.runner.DistType()); blk != nil {
-			return blk
-		}
 	}
 	if p.pool != nil {
 		return p.pool.block(p.sources[b.Start:b.End], p.g.NumVertices(), p.runner.DistType(), p.opt.WithPredecessors || p.opt.WithPaths)
@@ -470,7 +425,7 @@ func (p *producer) startResident(ctx context.Context, rr graph.ResidentRunner, a
 		if err := finish(); err != nil {
 			return err
 		}
-		if i == 0 && p.pool != nil && p.inPlace == nil {
+		if i == 0 && p.pool != nil {
 			// The host blocks' memory is made (and pinned) while the
 			// device computes.
 			p.pool.prefill(len(p.blocks), blockMax(p.blocks)*p.g.NumVertices(), p.runner.DistType())

@@ -165,7 +165,7 @@ func outputFlags() []cli.Flag {
 		// hidden, and read from the environment so that the Python
 		// package's runs can be switched too.
 		&cli.StringFlag{Name: "matrix-writes", EnvVars: []string{"PATHCTL_MATRIX_WRITES"}, Hidden: true,
-			Usage: "mapped, prefill, inplace or pwrite: how a matrix in a memfd or on tmpfs is written (default: prefill when the graph is on the GPU, else pwrite; inplace lets the device copy into the file's pages, registered with the driver first)"},
+			Usage: "mapped, prefill or pwrite: how a matrix in a memfd or on tmpfs is written (default: prefill when the graph is on the GPU, else pwrite)"},
 	}
 }
 
@@ -474,10 +474,10 @@ func execute(e *env, c *cli.Context, sources []string) error {
 		return usagef("--layout: %v", err)
 	}
 	switch w := c.String("matrix-writes"); w {
-	case "", arrowio.MatrixWritesMapped, arrowio.MatrixWritesPrefill, arrowio.MatrixWritesPositional, arrowio.MatrixWritesInPlace:
+	case "", arrowio.MatrixWritesMapped, arrowio.MatrixWritesPrefill, arrowio.MatrixWritesPositional:
 	default:
-		return usagef("--matrix-writes %q (or PATHCTL_MATRIX_WRITES): want %s, %s, %s or %s", w,
-			arrowio.MatrixWritesMapped, arrowio.MatrixWritesPrefill, arrowio.MatrixWritesInPlace, arrowio.MatrixWritesPositional)
+		return usagef("--matrix-writes %q (or PATHCTL_MATRIX_WRITES): want %s, %s or %s", w,
+			arrowio.MatrixWritesMapped, arrowio.MatrixWritesPrefill, arrowio.MatrixWritesPositional)
 	}
 	out := c.String("output")
 	format := c.String("format")
@@ -566,11 +566,6 @@ func execute(e *env, c *cli.Context, sources []string) error {
 		// for the engine: the kernel's own copy costs the least of them
 		// (1.9 GB/s a core against 1.1 GB/s copying into the mapping, on
 		// a 2-core machine).
-		// Letting the device copy the rows into the file's own pages
-		// (arrowio.MatrixWritesInPlace, opt-in) registers every page
-		// with the driver first, which cost more than the copies it saves
-		// (R-MAT 16 memfd 5.44 s in place against 2.89 s prefilled, H100;
-		// BENCHMARKS.md, "Issue 16 (H100, run 1 unless said)").
 		// Where the CSR was built does not say: a GPU run's CSR is built
 		// on the CPU while the device opens (a one-stream writer there
 		// held R-MAT 16's distance_matrix at 2.5 s of writes on an H100).
@@ -587,7 +582,6 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	opt.MatrixValues = w.MatrixValues() // nil unless the matrix is written in place
 	bar := newProgress(e, quiet, g.NumVertices())
 	opt.Progress = bar.update
 	runStart := time.Now()
