@@ -29,11 +29,7 @@ package arrowio
 // mapped; the layout is the same. On a GPU run, where the cores wait for
 // the device most of the time, MatrixWrites "prefill" populates the pages
 // of the values in order on half the cores from the start, ahead of the
-// copies, so that allocating them overlaps the compute. MatrixWrites
-// "inplace" does the same and hands the mapped values to the producer
-// (ResultWriter.MatrixValues): a record whose values already lie at their
-// place there (the GPU's copies, landed in the mapping through pages that
-// package pipeline registers with the driver) is not copied. The bitmap
+// copies, so that allocating them overlaps the compute. The bitmap
 // is written only once a null has been seen (a run without one leaves its pages untouched, and they
 // are cut off at the end). Close builds the record batch's metadata with
 // arrow-go over the mapped values (no copy), moves its buffer offsets to
@@ -94,9 +90,6 @@ type mappedMatrix struct {
 	// positional writes the values with WriteAt instead of copying them
 	// into the mapping (WriteOptions.MatrixWrites).
 	positional bool
-	// offered: ResultWriter.MatrixValues hands the mapped values to the
-	// producer (MatrixWritesInPlace).
-	offered bool
 	// prefill, when running, populates the values' pages ahead of the
 	// copies; copied is how far the copies have come (bytes of values).
 	prefill struct {
@@ -227,7 +220,6 @@ func (w *mappedMatrix) Write(rec arrow.RecordBatch) error {
 		err = w.peer.writeAt(src, at)
 	case w.peer != nil:
 		err = w.peer.parallelWriteAt(src, at, peerCopyChunk)
-	case &src[0] == &dst[0]: // computed in place
 	case w.positional:
 		_, err = w.file.WriteAt(src, at)
 	default:

@@ -1,7 +1,7 @@
 package arrowio
 
-// Prefill of a mapped matrix (WriteOptions.MatrixWrites "prefill" and
-// "inplace"): workers populate the pages of the values ahead of the
+// Prefill of a mapped matrix (WriteOptions.MatrixWrites "prefill"):
+// workers populate the pages of the values ahead of the
 // copies, so that on a GPU run the page allocations overlap the compute.
 // It is apart from the writer because it runs beside it, on cores of its
 // own, and shares with it only how far the copies have come.
