@@ -20,7 +20,8 @@ func planRun(opt Options, eng graph.Engine, runner graph.Runner, nv, n int, narr
 	if narrowBytes > 0 && opt.Layout != arrowio.LayoutStats {
 		return planNarrowed(opt, eng, runner, n, narrowBytes), sched
 	}
-	blocks := PlanBlocksInFlight(n, bytesPerSource(runner, opt), lessFixed(budget(opt, eng, runner), runner, opt), maxBlock(opt, n, runner), blocksInFlight(runner, opt))
+	sizing := sizingOf(runner, opt)
+	blocks := PlanBlocksInFlight(n, sizing.PerSource, sizing.Usable(budget(opt, eng, runner)), maxBlock(opt, n, runner), sizing.InFlight)
 	if m, ok := eng.(*multiEngine); ok && len(m.devices) > 1 && statsOnDevice(runner, opt) && opt.MaxBlock == 0 {
 		blocks = evenBlocks(n, blocks)
 	}
@@ -114,8 +115,8 @@ func PlanBlocksInFlight(n int, bytesPerSource, budget int64, maxBlock, inFlight 
 		return nil
 	}
 	size := n
-	if bytesPerSource > 0 && budget > 0 {
-		size = int(min(int64(n), max(1, budget/(int64(max(inFlight, 1))*bytesPerSource))))
+	if most := (graph.BlockSizing{PerSource: bytesPerSource, InFlight: inFlight}).MaxSources(budget); most > 0 {
+		size = min(n, most)
 	}
 	if maxBlock > 0 {
 		size = min(size, maxBlock)
@@ -198,24 +199,18 @@ func maxBlock(opt Options, n int, runner graph.Runner) int {
 	return max(256, n/16)
 }
 
+// sizingOf is the block sizing of runner for opt's layout
+// (graph.SizingOf): the one rule of the planner here and of each device's
+// chunks on several devices (gpu/devices).
+func sizingOf(runner graph.Runner, opt Options) graph.BlockSizing {
+	return graph.SizingOf(runner, opt.Layout == arrowio.LayoutStats)
+}
+
 // bytesPerSource is the memory one more source in a block of opt's run
 // costs: graph.StatsSizer's figure where the runner reduces the stats on
 // the device (one set of result rows on the GPU), else BytesPerSource.
 func bytesPerSource(runner graph.Runner, opt Options) int64 {
-	if s, ok := runner.(graph.StatsSizer); ok && statsOnDevice(runner, opt) {
-		return s.StatsBytesPerSource()
-	}
-	return runner.BytesPerSource()
-}
-
-// lessFixed is budget less what a block of opt's run takes whatever its
-// size (graph.StatsSizer's StatsFixedBytes, for stats on the device), at
-// most half of it.
-func lessFixed(budget int64, runner graph.Runner, opt Options) int64 {
-	if s, ok := runner.(graph.StatsSizer); ok && statsOnDevice(runner, opt) && budget > 0 {
-		return max(budget-s.StatsFixedBytes(), budget/2)
-	}
-	return budget
+	return sizingOf(runner, opt).PerSource
 }
 
 // sizeStatsRun lets a runner that keeps rows beside a stats run's blocks
@@ -241,8 +236,7 @@ func sizeStatsRun(opt Options, eng graph.Engine, runner graph.Runner, n int) {
 // statsOnDevice reports whether the runner reduces opt's stats layout
 // itself, so that no distance block reaches the host.
 func statsOnDevice(runner graph.Runner, opt Options) bool {
-	_, ok := runner.(graph.StatsRunner)
-	return ok && opt.Layout == arrowio.LayoutStats
+	return sizingOf(runner, opt).StatsOnDevice
 }
 
 // residentMax is the most sources of one device block of a

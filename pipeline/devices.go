@@ -364,27 +364,19 @@ func (m *multiEngine) Prepare(ctx context.Context, csr *graph.CSR, req graph.Req
 }
 
 // chunkMax is the most sources device i computes at once: its budget
-// (the run's per-device budget, or its engine's) over its bytes per source
-// and the blocks in flight, as the planner sizes one device's blocks
-// (planRun, blocksInFlight): one where the runner reduces stats on the
-// device, three for an AsyncRunner (which the device's worker keeps two
-// of), two otherwise. On equal devices it is the size of the host blocks,
-// which are then never cut.
+// (the run's per-device budget, or its engine's) sized as the planner
+// sizes one device's blocks (graph.SizingOf, as planRun does): on equal
+// devices it is the size of the host blocks, which are then never cut.
 func (m *multiEngine) chunkMax(i int, r graph.Runner) int {
-	stats := statsOnDevice(r, Options{Layout: m.layout})
+	sizing := graph.SizingOf(r, m.layout == arrowio.LayoutStats)
 	budget := m.memBudget / int64(m.sharing(i))
 	if m.memBudget <= 0 {
-		budget = m.deviceBudget(i, stats)
+		budget = m.deviceBudget(i, sizing.StatsOnDevice)
 	}
-	per := r.BytesPerSource()
-	if sz, ok := r.(graph.StatsSizer); ok && stats {
-		per = sz.StatsBytesPerSource()
-		budget = max(budget-sz.StatsFixedBytes(), budget/2)
+	if most := sizing.MaxSources(sizing.Usable(budget)); most > 0 {
+		return most
 	}
-	if per <= 0 {
-		return 1 << 30
-	}
-	return int(max(1, budget/(int64(blocksInFlight(r, Options{Layout: m.layout}))*per)))
+	return 1 << 30
 }
 
 // isRequestError reports whether err is the request's, the same on every
