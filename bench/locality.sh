@@ -15,7 +15,7 @@
 #   DIR       where graphs and reports go (a new temporary directory)
 #   SCALES    R-MAT scales of the settings' rows ("16 18")
 #   VARIANTS  --tune settings compared on every scale, "base" for
-#             the default ("base oneslot=0 order=id slicemb=24";
+#             the default ("base oneslot=0 order=id";
 #             oneslot=0 sizes and allocates the stats blocks with two
 #             result slots, as before plan.Config.OneSlotStats: blocks a
 #             third smaller (R-MAT 18 on an 80 GB device: 17.5 % of the
@@ -28,9 +28,7 @@
 #             gives the stats blocks X MiB of working distances instead of
 #             a row per source, run in slices (plan.Config.ScratchBytes,
 #             off by default): blocks about twice as large (R-MAT 18 with
-#             scratchmb=8192: 45 % of the vertices); slicemb runs
-#             a phase's groups in slices of that many MiB of working
-#             distances, so that a slice's rows stay in L2; seedsmin=X sets
+#             scratchmb=8192: 45 % of the vertices); seedsmin=X sets
 #             the least share of the vertices a block must hold to run
 #             phases, 0.1 by default)
 #   FLOATS    R-MAT scales of the float rows ("16"; empty for none; R-MAT 18 with
@@ -68,7 +66,7 @@ set -uo pipefail
 bin=${PATHCTL:-bin/pathctl}
 dir=${DIR:-$(mktemp -d)}
 scales=${SCALES:-"16 18"}
-variants=${VARIANTS:-"base oneslot=0 order=id slicemb=24"}
+variants=${VARIANTS:-"base oneslot=0 order=id"}
 floats=${FLOATS-16}
 float_variants=${FLOAT_VARIANTS:-"base"}
 limit=${LIMIT:-60}

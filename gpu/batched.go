@@ -684,11 +684,9 @@ func batchedGrid(count int64) int {
 // distances into their rows of r.dist: clear the frontier, start the
 // working distances in r.aux at infinity (or, with seeds, from the first
 // phase's rows through batched_seedfill), put the sources at 0, and launch
-// rounds back to back until one changes nothing: over every group at once,
-// or with plan.Config.SliceBytes over one slice of groups after another
-// (the groups are independent: each slice converges on its own). Near-far
-// rounds (run.nearFar) lay the frontier out as batchedFrontierBytes says
-// and run through runNearFarRounds. With a scratch (r.scratch, scratch.go)
+// rounds over every group at once, back to back until one changes
+// nothing. Near-far rounds (run.nearFar) lay the frontier out as
+// batchedFrontierBytes says and run through runNearFarRounds. With a scratch (r.scratch, scratch.go)
 // runPhaseScratch runs it instead, and frontier is not read.
 func runPhase(dv *device, r *Runner, run *batchedRun, name string, k int, frontier, sources, rows, seeds, arcs uint64) error {
 	if r.scratch > 0 {
@@ -740,36 +738,13 @@ func runPhase(dv *device, r *Runner, run *batchedRun, name string, k int, fronti
 	defer dv.free(&counters)
 	grid := batchedBlocksPerSM * max(r.e.info.Multiprocessors, 1)
 	last := make([]int32, 1)
-	per := int(groups) // groups per slice (plan.Config.SliceBytes)
-	if sb := r.batched.SliceBytes; sb > 0 && r.batched.trace == nil {
-		per = int(max(1, sb/(int64(n)*BatchWidth*int64(r.distType.Size()))))
-	}
-	first := [4]uint64{cur, next, curSum, nextSum}
-	for g0 := 0; g0 < int(groups); g0 += per {
-		// The slice of groups [g0, g0+per) runs its rounds alone: its
-		// working distances and masks are those of its groups, and the
-		// last-change word starts again from round 1.
-		k := min(k, BatchWidth*(g0+per)) - BatchWidth*g0
-		aux := r.aux.ptr + uint64(BatchWidth*g0)*uint64(n)*uint64(r.distType.Size())
-		cur, next := first[0]+uint64(4*int64(g0)*int64(n)), first[1]+uint64(4*int64(g0)*int64(n))
-		curSum, nextSum := first[2]+uint64(4*int64(g0)*batchedSummaryWords(n)), first[3]+uint64(4*int64(g0)*batchedSummaryWords(n))
-		if run.nearFar {
-			masks := first[0] + uint64(4*int64(g0)*int64(n))
-			sums := first[2] + uint64(4*int64(g0)*batchedSummaryWords(n))
-			if err := runNearFarRounds(dv, r, name, grid, k, aux, masks, sums, maskWords, sumWords, frontier, run.delta,
-				counters.ptr); err != nil {
-				return err
-			}
-			continue
-		}
-		if g0 > 0 {
-			if err := dv.launchAsync("batched_fill_b32", 1, lastChange, int64(batchedHeader/4), uint64(0)); err != nil {
-				return err
-			}
-		}
-		if err := runRounds(dv, r, name, grid, k, aux, cur, next, curSum, nextSum, lastChange, step, counters.ptr, last); err != nil {
+	if run.nearFar {
+		if err := runNearFarRounds(dv, r, name, grid, k, r.aux.ptr, cur, curSum, maskWords, sumWords, frontier, run.delta,
+			counters.ptr); err != nil {
 			return err
 		}
+	} else if err := runRounds(dv, r, name, grid, k, r.aux.ptr, cur, next, curSum, nextSum, lastChange, step, counters.ptr, last); err != nil {
+		return err
 	}
 	return dv.launchAsync("batched_transpose_"+bits, int(min(tiles, batchedTransposeGrid)), r.aux.ptr, int32(n), int32(k),
 		rows, r.dist.ptr)

@@ -44,10 +44,8 @@ func nearFarConfigs() map[string]batchedConfig {
 	phases.Phases, phases.PhasesWeighted = []float64{0.5}, []float64{0.5}
 	plain := on()
 	plain.NearFarScale = 0
-	slices := on()
-	slices.SliceBytes = 1 << 10
 	return map[string]batchedConfig{"nearfar": def, "arcs": arcs, "sparse": sparse, "own": own, "phases": phases,
-		"plain": plain, "slices": slices}
+		"plain": plain}
 }
 
 // droppedGrid is a rows×cols grid (gen.Grid, integer weights lo..hi, or

@@ -14,8 +14,7 @@ package gpu
 // phases apply.
 //
 // Choices: the slices run one after the other, each to convergence (the
-// rounds of one slice read its own working distances only, as
-// plan.Config.SliceBytes's slices do), and a later phase's seeds read the
+// rounds of one slice read its own working distances only), and a later phase's seeds read the
 // rows of the earlier phases, final in the result rows before it starts.
 // Stats blocks only (RunStats under OneSlotStats): a Start reallocates a
 // working row per source. Not with predecessors (their pass borrows

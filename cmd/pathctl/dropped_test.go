@@ -19,6 +19,8 @@ func TestDroppedSettingsRefused(t *testing.T) {
 	}{
 		// The device copying matrix rows into the output's own pages.
 		{[]string{"--layout", "matrix", "--matrix-writes", "inplace"}, `--matrix-writes "inplace"`},
+		// A phase's groups run in slices of working distances.
+		{[]string{"--tune", "slicemb=24"}, `unknown key "slicemb"`},
 	} {
 		args := append([]string{"run", in, "--engine", "cpu", "-o", out}, tc.args...)
 		r := pathctl(t, nil, args...)

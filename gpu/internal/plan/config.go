@@ -89,13 +89,6 @@ type Config struct {
 	// (ExactSumsOf), in blocks of more than one group: then a derived row
 	// equals the one the kernel would compute bit for bit.
 	ExactFloats bool
-	// SliceBytes, when positive, runs a phase's groups in slices whose
-	// working distances (n × BatchWidth distances per group) take at most
-	// this many bytes, at least one group each, every slice's rounds to
-	// convergence before the next: the rows a round reads then stay in
-	// the device's L2 cache instead of every group's at once. 0 runs every
-	// group in every round. The plan does not read it: the rounds do.
-	SliceBytes int64
 	// Sparse is the most sources of a group that an expansion may carry
 	// and still go through the round kernel's sparse relaxation (lanes
 	// spread over sources × arcs) rather than one lane per source on every
@@ -193,7 +186,7 @@ type Config struct {
 	// beside it. A source then costs its result row alone (4 bytes per
 	// vertex for int32 instead of 8), and blocks hold twice the sources,
 	// less the scratch. Not with predecessors; 0 keeps a
-	// working row per source. SliceBytes is not read where it applies.
+	// working row per source.
 	// Not measured yet (issue 18). The plan does not read it: the runner
 	// does.
 	ScratchBytes int64
@@ -360,9 +353,6 @@ func (c Config) check() error {
 	}
 	if !(c.DeltaScale >= 0) || math.IsInf(c.DeltaScale, 0) {
 		return fmt.Errorf("threshold step scale %v, want a finite value ≥ 0", c.DeltaScale)
-	}
-	if c.SliceBytes < 0 {
-		return fmt.Errorf("slices of %d bytes, want at least 0", c.SliceBytes)
 	}
 	if !(c.ScratchMinShare >= 0 && c.ScratchMinShare <= 1) {
 		return fmt.Errorf("scratch minimum share %v, want 0 .. 1", c.ScratchMinShare)

@@ -124,13 +124,13 @@ func TestExactFloatsPlanAsIntegers(t *testing.T) {
 func TestApply(t *testing.T) {
 	t.Parallel()
 	c := DefaultConfig()
-	if err := c.Apply("order=id,leaves=0,mins=false,exactfloats=0,seeds=0.2,seedsmin=0.1,phases=0.5/0.8,sparse=8,slicemb=1.5,step=0.25,oneslot=0,hubrows=64,hubseeds=0.3,hubphases=0.5/0.9,hubpack=0,blockorder=0,scratchmb=2,nearfar=on,nearfarmin=99,nearfarscale=1.5,nearfarown=3"); err != nil {
+	if err := c.Apply("order=id,leaves=0,mins=false,exactfloats=0,seeds=0.2,seedsmin=0.1,phases=0.5/0.8,sparse=8,step=0.25,oneslot=0,hubrows=64,hubseeds=0.3,hubphases=0.5/0.9,hubpack=0,blockorder=0,scratchmb=2,nearfar=on,nearfarmin=99,nearfarscale=1.5,nearfarown=3"); err != nil {
 		t.Fatal(err)
 	}
 	want := DefaultConfig()
 	want.Order, want.Leaves, want.Mins, want.ExactFloats = OrderID, false, false, false
 	want.Seeds, want.SeedsOnMeshes, want.SeedsMinShare, want.Phases, want.PhasesWeighted = 0.2, true, 0.1, []float64{0.5, 0.8}, []float64{0.5, 0.8}
-	want.Sparse, want.SliceBytes, want.DeltaScale, want.StepMeshesOnly, want.OneSlotStats, want.HubRows = 8, 3<<19, 0.25, false, false, 64
+	want.Sparse, want.DeltaScale, want.StepMeshesOnly, want.OneSlotStats, want.HubRows = 8, 0.25, false, false, 64
 	want.ScratchBytes, want.BlockOrder = 2<<20, false
 	want.HubSeeds, want.HubPhases, want.HubPack = 0.3, []float64{0.5, 0.9}, false
 	want.NearFarMode, want.NearFarMinVertices, want.NearFarScale, want.NearFarOwn = NearFarOn, 99, 1.5, 3
@@ -146,7 +146,7 @@ func TestApply(t *testing.T) {
 		"leaves":                     "not key=value",
 		"seedsmin=2":                 `setting "seedsmin=2": seeds minimum share 2`,
 		"seeds=0.1,sparse=99,mins=0": `setting "sparse=99": sparse expansions of up to 99 sources`,
-		"slicemb=-1":                 "slices of -1048576 bytes",
+		"slicemb=1":                  `unknown key "slicemb"`,
 		"order=block,x=":             `unknown key "x"`,
 		"oneslot=maybe":              `setting "oneslot=maybe"`,
 		"hubpack=2":                  `setting "hubpack=2"`,

@@ -18,7 +18,6 @@ import (
 //	seedsmin=X                         SeedsMinShare
 //	phases=X/Y/...                     Phases and PhasesWeighted ("phases=": two phases)
 //	sparse=N                           Sparse
-//	slicemb=X                          SliceBytes in MiB (0: no slices)
 //	step=X                             DeltaScale, on every graph
 //	oneslot=0|1                        OneSlotStats
 //	hubrows=auto|N                     HubRows (auto: HubRowsAuto; 0: none)
@@ -84,10 +83,6 @@ func (c *Config) set(key, val string) error {
 		c.HubSeeds, err = strconv.ParseFloat(val, 64)
 	case "hubphases":
 		c.HubPhases, err = parseShares(val)
-	case "slicemb":
-		var mb float64
-		mb, err = strconv.ParseFloat(val, 64)
-		c.SliceBytes = int64(mb * (1 << 20))
 	case "sparse":
 		c.Sparse, err = strconv.Atoi(val)
 	case "scratchmb":
