@@ -158,3 +158,78 @@ def test_main_readme_sessions(tmp_path):
             assert proc.returncode == 0, f"{command}: exit {proc.returncode}: {proc.stderr}"
             assert proc.stdout.splitlines() == want, f"{command} printed\n{proc.stdout}"
             assert proc.stderr == "", f"{command}: {proc.stderr}"
+
+
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
+
+
+def readme_shell(root, tmp_path):
+    """A root laid out as a fresh clone after `make build`: testdata/ and
+    bin/pathctl, and the environment of a user's shell there, with a
+    `python` that has pyarrow."""
+    from conftest import REPO
+
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    (shims / "python").write_text(f"#!/bin/sh\nexec '{sys.executable}' \"$@\"\n")
+    (shims / "python").chmod(0o755)
+    root.mkdir()
+    (root / "testdata").symlink_to(REPO / "testdata")
+    (root / "bin").mkdir()
+    (root / "bin" / "pathctl").symlink_to(os.environ["PATHCTL_BIN"])
+    # PATH as the README's first block leaves it (export PATH="$PWD/bin:$PATH").
+    return dict(os.environ, PATH=os.pathsep.join([str(root / "bin"), str(shims), os.environ.get("PATH", "")]))
+
+
+def test_main_readme_every_command_runs(tmp_path):
+    """Every shell block of the main README runs as pasted, in the order
+    they come, from a clone's root after `make build` (terminal sessions,
+    "$ command" and its output, are test_main_readme_sessions'): each
+    block as one bash script that stops at the first failing command. A
+    `pathctl serve` line must start serving (it is stopped with SIGTERM
+    once it listens). Every fenced block is sh or python, so that no
+    command escapes this test."""
+    root = tmp_path / "root"
+    env = readme_shell(root, tmp_path)
+    fences = FENCE.findall(MAIN_README.read_text())
+    assert len(fences) >= 6
+    for lang, code in fences:
+        assert lang in ("sh", "python"), f"a ```{lang} block in README.md, which no test runs:\n{code}"
+    ran = served = 0
+    for lang, code in fences:
+        if lang != "sh" or code.startswith("$ "):
+            continue
+        if "pathctl serve" in code:
+            served += serve_line(code, root, env)
+            continue
+        proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", code], cwd=root, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, f"README.md's block\n{code}\nexit {proc.returncode}: {proc.stderr[-3000:]}"
+        ran += code.count("pathctl ")
+    assert ran >= 20 and served == 1
+    for made in ("dist.arrow", "matrix.vertices.arrow", "rmat10.parquet", "bench.md", "od.arrow", "nearest.csv"):
+        assert (root / made).stat().st_size > 0, f"the README's commands wrote no {made}"
+
+
+def serve_line(code, root, env):
+    """Runs a README block that is one `pathctl serve` line, on a free port
+    instead of its own, until it says it listens; then stops it."""
+    lines = [ln for ln in code.splitlines() if ln.strip() and not ln.startswith("#")]
+    assert len(lines) == 1, f"a serve block holds one command:\n{code}"
+    command = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:0", lines[0])
+    proc = subprocess.Popen(["bash", "-c", "exec " + command], cwd=root, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        seen = []
+        for line in proc.stderr:
+            seen.append(line)
+            if "listening on" in line:
+                break
+        assert any("listening on" in ln for ln in seen), f"{command}: {''.join(seen)}"
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0, f"{command} did not stop cleanly: {''.join(seen)}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return 1
