@@ -12,8 +12,10 @@ FUZZTIME  ?= 20000x
 # The one version of the binary and of the Python package (python/setup.py reads it too).
 VERSION   := $(shell cat VERSION)
 export CGO_ENABLED := 0
+# bash for pipefail: a recipe's pipeline fails when its first command does.
+SHELL     := /bin/bash
 
-.PHONY: fixtures all build run test test-go wheel test-wheel test-race fuzz test-python kernels kernels-check gpu-test bench-cpu bench-resident bench bench-devices bench-plot bench-export clean
+.PHONY: fixtures all build run test test-go venv wheel test-wheel test-race fuzz test-python kernels kernels-check gpu-test bench-cpu bench-resident bench bench-devices bench-plot bench-export clean
 
 all: build
 
@@ -22,34 +24,67 @@ build:
 
 # The main job on the bundled sample graph: all-pairs shortest paths (GPU where
 # one is usable, else every CPU core), written as an Arrow IPC file.
+# It prints four lines: the run's summary (pathctl's one line, cut after the
+# figures and after the algorithm) and the five most central vertices.
 run: build
 	@mkdir -p out
-	$(BIN) run testdata/sample.parquet -o out/sample-apsp.arrow --verbose
-	$(BIN) run testdata/sample.parquet --layout stats -o out/sample-stats.csv --quiet
-	@echo "the five most central vertices (by harmonic centrality), from out/sample-stats.csv:"
-	@head -1 out/sample-stats.csv
-	@sort -t, -k6 -g -r out/sample-stats.csv | grep -v '^source' | head -5
+	@set -o pipefail; $(BIN) run testdata/sample.parquet -o out/sample-apsp.arrow 2>&1 \
+		| sed -e 's/, engine /\n  engine /' -e 's/; \([0-9]* rows\)/\n  \1/'
+	@$(BIN) run testdata/sample.parquet --layout stats -o out/sample-stats.csv --quiet
+	@sort -t, -k6 -g -r out/sample-stats.csv | awk -F, '$$1 != "source" && n < 5 \
+		{ printf "%s%s (%.1f)", n++ ? ", " : "top 5 by harmonic centrality (out/sample-stats.csv): ", $$1, $$6 } \
+		END { print "" }'
 
-test: test-go test-race fuzz kernels-check test-python test-wheel
+# make test: the binary and the venv first, then the steps two at a time (the
+# machine's two cores: one step alone leaves a core idle while it waits on
+# its subprocesses, links or downloads), longest first. Each step's lines
+# come out as they are printed, prefixed with its name (and go to
+# out/test/STEP.log); a line says what is still running when all is quiet
+# for 50 s; the last two lines give the GPU tests skipped for want of a GPU,
+# and each step's time and the total (.ci/steps.py). TEST_JOBS=1 runs the
+# steps one after the other.
+TEST_JOBS  ?= 2
+TEST_STEPS := test-go test-race test-python fuzz test-wheel kernels-check
+test:
+	@MAKE="$(MAKE)" python3 .ci/steps.py --jobs $(TEST_JOBS) --first build --first venv $(TEST_STEPS)
+
+# go test through .ci/gotest.py: the lines plain go test prints, then a count
+# of the tests passed, failed and skipped, GPU tests skipped for want of a
+# GPU named apart; GO_SKIPS (set by make test) collects the skipped tests.
+GOTEST = python3 .ci/gotest.py $(if $(GO_SKIPS),--skips $(GO_SKIPS)) --label
 
 # The gpu package again with the pathctl_debug tag (a synchronise and check
 # after every launch): its tests run on fake drivers without a GPU.
 test-go: build
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
+	@echo "go test -count=1 ./... (a line per package as it finishes)"
+	@$(GOTEST) "go test ./..." -- $(GO) test -count=1 ./...
 	$(GO) vet -tags pathctl_debug ./gpu/...
-	$(GO) test -count=1 -tags pathctl_debug ./gpu
+	@echo "go test -count=1 -tags pathctl_debug ./gpu"
+	@$(GOTEST) "go test -tags pathctl_debug ./gpu" -- $(GO) test -count=1 -tags pathctl_debug ./gpu
 
 # The race detector needs cgo; it runs on the packages with concurrency.
+RACE_PKGS := ./cpu/... ./graph/... ./pipeline/... ./arrowio/... ./flight/... ./gpu/internal/plan/...
 test-race:
-	CGO_ENABLED=1 $(GO) test -count=1 -race -short ./cpu/... ./graph/... ./pipeline/... ./arrowio/... ./flight/... ./gpu/internal/plan/...
+	@echo "go test -race -short $(RACE_PKGS) (a line per package as it finishes)"
+	@CGO_ENABLED=1 $(GOTEST) "go test -race" -- $(GO) test -count=1 -race -short $(RACE_PKGS)
 
 FUZZ_TARGETS := arrowio:FuzzReadCSV arrowio:FuzzReadIPC arrowio:FuzzIPCMessageBytes arrowio:FuzzReadParquet arrowio:FuzzReadDIMACS graph:FuzzBuild flight:FuzzParseQuery flight:FuzzQueryRanges flight:FuzzParseUploadOptions flight:FuzzValidateName
+# One instrumented test binary per package (go test -fuzz would link it again
+# for each target), run from the package's directory as go test runs it: the
+# seeds and any failing input in testdata/fuzz/, the generated corpus in go's
+# fuzz cache.
 fuzz:
-	@for t in $(FUZZ_TARGETS); do \
-		pkg=$${t%%:*}; fn=$${t##*:}; \
-		echo "fuzz $$pkg $$fn, $(FUZZTIME)"; \
-		$(GO) test ./$$pkg -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) || exit 1; \
+	@mod=$$($(GO) list -m); cache=$$($(GO) env GOCACHE)/fuzz; mkdir -p bin/fuzz; \
+	for pkg in $(sort $(foreach t,$(FUZZ_TARGETS),$(firstword $(subst :, ,$(t))))); do \
+		targets=$$(for t in $(FUZZ_TARGETS); do [ "$${t%%:*}" = $$pkg ] && echo "$${t##*:}"; done); \
+		echo "fuzz $$pkg: building the instrumented test binary for" $$targets; \
+		$(GO) test -c -fuzz . -o bin/fuzz/$$pkg.test ./$$pkg || exit 1; \
+		for fn in $$targets; do \
+			echo "fuzz $$pkg $$fn, $(FUZZTIME)"; \
+			(cd $$pkg && ../bin/fuzz/$$pkg.test -test.run '^$$' -test.fuzz "^$$fn\$$" -test.fuzztime $(FUZZTIME) \
+				-test.fuzzcachedir "$$cache/$$mod/$$pkg" -test.paniconexit0 -test.timeout 10m) || exit 1; \
+		done; \
 	done
 
 # Kernel image: `make kernels` rebuilds gpu/kernels/kernels.fatbin and the
@@ -72,27 +107,41 @@ gpu-test: build
 	$(GO) test -c -o bin/flight.test ./flight
 	cp gpu/gpu-test.sh bin/gpu-test.sh
 
+# The test venv (about 1.4 GB with pyspark), made once: the stamp is newer
+# than what it installs from until one of those changes.
+PIP = -m pip install --progress-bar off --disable-pip-version-check
+venv: $(VENV)/.installed
 $(VENV)/.installed: VERSION python/setup.py python/pyproject.toml python/requirements-test.txt bench/requirements.txt
 	python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r python/requirements-test.txt -r bench/requirements.txt
-	$(PY) -m pip install --quiet -e ./python
+	$(PY) $(PIP) --quiet --upgrade pip
+	@echo "pip: installing python/requirements-test.txt and bench/requirements.txt into $(VENV) (minutes on the first run)"
+	$(PY) $(PIP) -r python/requirements-test.txt -r bench/requirements.txt
+	$(PY) $(PIP) -e ./python
+	touch $@
+
+# make wheel needs only setuptools (python/requirements-wheel.txt), in a venv
+# of its own: not the test venv.
+WHEEL_VENV := .cache/venv-wheel
+WHEEL_PY   := $(WHEEL_VENV)/bin/python
+$(WHEEL_VENV)/.installed: python/requirements-wheel.txt
+	python3 -m venv $(WHEEL_VENV)
+	$(WHEEL_PY) $(PIP) -r python/requirements-wheel.txt
 	touch $@
 
 test-python: build $(VENV)/.installed
-	PATHCTL_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q python/tests bench/test_bench_cpu.py bench/test_bench_gpu.py bench/test_bench_queries.py bench/test_bench_flight.py bench/test_plot_scaling.py bench/test_bench_devices.py
+	PATHCTL_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q python/tests bench/test_bench_cpu.py bench/test_bench_gpu.py bench/test_bench_queries.py bench/test_bench_flight.py bench/test_plot_scaling.py bench/test_bench_devices.py .ci/test_make.py
 
 # Platform wheels with the binary inside (manylinux_2_17 x86_64 and aarch64)
 # in dist/: `pip install dist/pathctl-*-manylinux*_x86_64*.whl` brings the engine.
 WHEEL_ARCHS ?= amd64 arm64
-wheel: $(VENV)/.installed
-	$(PY) python/tools/build_wheels.py --version $(VERSION) --out dist $(WHEEL_ARCHS)
+wheel: $(WHEEL_VENV)/.installed
+	$(WHEEL_PY) python/tools/build_wheels.py --version $(VERSION) --out dist $(WHEEL_ARCHS)
 
 # This machine's wheel, installed in a fresh venv with no Go and no pathctl
 # on PATH, runs the README's Python example.
-test-wheel: $(VENV)/.installed
+test-wheel: $(WHEEL_VENV)/.installed
 	$(MAKE) --no-print-directory wheel WHEEL_ARCHS=$(shell $(GO) env GOARCH)
-	$(PY) python/tools/check_wheel.py dist/pathctl-$(VERSION)-py3-none-*$(shell uname -m)*.whl
+	$(WHEEL_PY) python/tools/check_wheel.py dist/pathctl-$(VERSION)-py3-none-*$(shell uname -m)*.whl
 
 bench-cpu: build $(VENV)/.installed
 	$(PY) bench/bench_cpu.py $(BENCH_ARGS)
