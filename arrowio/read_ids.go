@@ -183,7 +183,7 @@ const markMaxWorkers = 8
 // the bitmaps are then joined into the table, the words cut among the
 // cores. BenchmarkDenseIntIDs (16.8 million rows over a million ids) on
 // the 2-core development machine, with the keys' range cut the same way:
-// 103-108 → 70-74 ms (BENCHMARKS.md, "Parquet row groups read side by
+// 103-108 → 70-74 ms (docs/benchmarks-history.md, "Parquet row groups read side by
 // side (development machine)").
 func markKeys(srcKeys, dstKeys []int64, lo int64, table []int32) {
 	m := len(srcKeys)

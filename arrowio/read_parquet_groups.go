@@ -22,7 +22,7 @@ import (
 // out at most parquetAheadBytes of them and at most runtime.GOMAXPROCS(0).
 // R-MAT 20 (16 row groups of a million edges) on the 2-core development
 // machine: read in 525-557 ms, 615-702 ms a batch of every column at a
-// time (BENCHMARKS.md, "Parquet row groups read side by side (development
+// time (docs/benchmarks-history.md, "Parquet row groups read side by side (development
 // machine)"). A panic of a decoder (a corrupt page) is caught and raised
 // again in the caller's goroutine, as parquetColumns does, where
 // recoverCorrupt turns it into an error naming the file.

@@ -3,7 +3,7 @@ package flight
 import "google.golang.org/grpc"
 
 // Transport tuning of the gRPC connections that carry Flight streams,
-// measured in BENCHMARKS.md ("Flight transport"). gRPC's defaults suit
+// measured in docs/benchmarks-history.md ("Flight transport"). gRPC's defaults suit
 // many small messages: 32 KiB buffers mean a write system call for every
 // two HTTP/2 frames of 16 KiB, and flow-control windows that start at
 // 64 KiB and grow only as the bandwidth-delay estimator learns. A Flight

@@ -19,7 +19,7 @@ import (
 // phases, the groups' order, the later phases' seeds) reads nothing but
 // the CSR and the block's sources. A process that opens the device beside
 // its read (package pipeline) holds the CSR about 130 ms before the
-// device is ready on an H100 (BENCHMARKS.md, "Issue 18: throughput, float
+// device is ready on an H100 (docs/benchmarks-history.md, "Issue 18: throughput, float
 // weights, the small run"), while the plan of R-MAT 16's one block of
 // every source costs 20-35 ms on the path once it is. PlanAhead makes it
 // in that wait; Engine.AdoptPlan hands it to the next Prepare of its CSR,

@@ -80,7 +80,7 @@ type device struct {
 	// (copyDevice): cuMemcpyPeer would wait for the work of both devices'
 	// default streams, so a device could not take rows while it computes.
 	// (Cut in 2 or 4 pieces on as many streams, R-MAT 18's copies took as
-	// long; BENCHMARKS.md, "The shared hub rows sent as they come".)
+	// long; docs/benchmarks-history.md, "The shared hub rows sent as they come".)
 	peerStream uintptr
 	// copies feeds the copier goroutine (overlap.go) the copies queued on
 	// copyStream, in queue order; copierDone closes when it has stopped.
@@ -460,7 +460,7 @@ func (dv *device) syncCompute(after string) error {
 // thread queueing a copy into this device (cuMemcpyPeerAsync) then blocks
 // until the kernels end. Two H200s, one device running memory-bound
 // kernels and reading 4 bytes every 11 ms, the other queueing 2 GiB
-// (BENCHMARKS.md, "Peer copies held up by the other device's reads
+// (docs/benchmarks-history.md, "Peer copies held up by the other device's reads
 // (BenchmarkPeerCopyWhileBusy)"): the call took 2.5-4.0 ms and the copy
 // ran at 228-270 GB/s when the reads waited, 40-70 µs and 380-394 GB/s
 // when the stream did.

@@ -155,7 +155,7 @@ func (e *Engine) Close() error {
 // Abandon ends the engine's use without releasing the device, for a
 // process that exits right after: the exit releases the context, the
 // kernel image and every allocation at once, where Close tears them down
-// one by one (91 ms on an H100 after a run of R-MAT 16; BENCHMARKS.md,
+// one by one (91 ms on an H100 after a run of R-MAT 16; docs/benchmarks-history.md,
 // "Issue 18: the wall time of a small run"). It waits for the work queued on
 // the device, so that an error of it is still returned; afterwards the
 // engine refuses work as after Close, and Close does nothing. Runners

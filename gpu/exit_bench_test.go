@@ -14,7 +14,7 @@ import (
 // What a process's exit costs after the GPU was used: the time from the
 // moment a process is done (its output closed) to the moment its parent
 // sees it exit. pathctl leaves the context to the exit (Engine.Abandon);
-// BENCHMARKS.md measured 0.12 s between the output closed and the exit
+// docs/benchmarks-history.md measured 0.12 s between the output closed and the exit
 // after R-MAT 16 stats on an H100. The children below say when they are
 // done, and the parent times the rest, so that the tail is split by what
 // the child held: only a context, 26 GB of device memory as that run

@@ -113,7 +113,7 @@ type hubRunSize struct {
 // goroutine of its own from the moment the run is sized: the list is
 // known then, and its plan (a block of every hub, with phases) took 140
 // ms of R-MAT 18's run on two H200s when made once the devices asked for
-// the rows (BENCHMARKS.md, "The host off the devices' path"). started is
+// the rows (docs/benchmarks-history.md, "The host off the devices' path"). started is
 // closed once Start returned (block, finish and err set: the first phase
 // final, the later phases' order and seeds still to come), done once
 // finish ran too.
@@ -125,7 +125,7 @@ type hubPlanAhead struct {
 	// first, for the runners of a group, is the plan's first phase cut
 	// among their parts (cutPhase), made before started is closed: the
 	// phased round's first phase then need not wait for its cut (5.7 ms
-	// of R-MAT 18's on two H200s; BENCHMARKS.md, "Where the round's start
+	// of R-MAT 18's on two H200s; docs/benchmarks-history.md, "Where the round's start
 	// and end went (traces of runs 1–3)").
 	first *phaseCut
 	// taken is set by the one runner that takes the block (the runners
@@ -209,7 +209,7 @@ func (r *Runner) hubPlan(lo, hi int) (bp *plan.Block, finish func(), err error) 
 // core's vertices under plan.Config.HubCore, a HubShare-th of the rows the
 // budget holds, and what leaves the blocks half the budget (the pipeline
 // gives fixed bytes at most half). Measured on R-MAT 18, every source
-// (BENCHMARKS.md, "Issues 18 and 19: hub rows"): on an H100, blocks of
+// (docs/benchmarks-history.md, "Issues 18 and 19: hub rows"): on an H100, blocks of
 // 83,521 sources without hub rows, 6.1 s; with 20,000, 30,000 and 40,000
 // hub rows, 4.5, 3.8 and 3.6 s; on an H200, 3.2 s without, 2.5-2.8 s with
 // the 56,278 of the core.

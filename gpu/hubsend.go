@@ -8,7 +8,7 @@ package gpu
 // 0xFFFF, the sender packs them into 16 bits and writes them straight into
 // the receiver's memory, and the receiver widens them into its rows before
 // its next phase: 26 ms of sends, and 1.81-1.83 x of one device's time
-// against 1.78-1.79 x (BENCHMARKS.md, "Hub rows in 16 bits (`hubpack`, on
+// against 1.78-1.79 x (docs/benchmarks-history.md, "Hub rows in 16 bits (`hubpack`, on
 // by default)").
 //
 // Choices: the packed rows land in the receiver's block rows, which no

@@ -18,7 +18,7 @@ package gpu
 // through the driver's staging otherwise, on a stream that waits for
 // neither device's kernels; a phase's rows whose distances fit go packed
 // in 16 bits (hubsend.go). R-MAT 18's core (56,278 rows) on two H200s
-// (BENCHMARKS.md, "Issues 18 and 19: hub rows" and "The shared hub rows
+// (docs/benchmarks-history.md, "Issues 18 and 19: hub rows" and "The shared hub rows
 // sent as they come"): 2.1 s on one device; halves planned alone 1.58 s
 // each; cut phase by phase 1.04 s each, and 0.11 s of copies.
 //
@@ -189,7 +189,7 @@ func ShareHubRows(runners []*Runner) {
 // device to join the phased round 10 ms of the first phase (the other's
 // memory is mapped then), which the allocations take in part once it is
 // on, beside each other (two H200s: the first phase began 19-20 ms after
-// the blocks against 24-25; BENCHMARKS.md, "Where the round's start and
+// the blocks against 24-25; docs/benchmarks-history.md, "Where the round's start and
 // end went (traces of runs 1–3)"). Where it fails, the rows go through the
 // host, and the copies report the error.
 func reachEachOther(runners []*Runner) {
@@ -335,7 +335,7 @@ func (g *hubGroup) ensureParts(r *Runner) error {
 // derive, a runner that has sent its share of the last phase goes on
 // without waiting for the others' (r.hubs.late): its next block starts on
 // the rows it has while theirs cross the link (on two H200s the last
-// phase's 11 GiB took 31 ms, which every block waited for; BENCHMARKS.md,
+// phase's 11 GiB took 31 ms, which every block waited for; docs/benchmarks-history.md,
 // "The last phase's rows cross while the blocks work"). tell hands the
 // block's plan the rows that may come late, once the last phase is cut.
 // Where a runner fails, the others compute every row alone.
@@ -421,7 +421,7 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 			// its flag is freed now, while its context is idle, since
 			// cuMemFree waits for the context's work, the copies queued
 			// below included (5 ms before r's block, R-MAT 18 on two
-			// H200s; BENCHMARKS.md, "Where the round's start and end
+			// H200s; docs/benchmarks-history.md, "Where the round's start and end
 			// went (traces of runs 1–3)").
 			if err := r.e.dev.free(&st.flag); err != nil {
 				ph.failed = true
@@ -464,7 +464,7 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 	if g.nothingToDerive(ph, r) {
 		// The core's rows all come from the kernel: the empty plan's run
 		// took 17-29 ms on an H200, and its copy of the seeds' arcs 5 ms
-		// (BENCHMARKS.md, "The shared hub rows sent as they come").
+		// (docs/benchmarks-history.md, "The shared hub rows sent as they come").
 		return nil
 	}
 	d := ph.plan.Derivations()
@@ -563,7 +563,7 @@ func (l *lateHubRows) wait() (lost bool) {
 // planned and packed aside (prepare), while the earlier phases run: made
 // by the runner that came first, under the group's lock, the cut and
 // plan of a share held the phases' start 6-15 ms on R-MAT 18's core
-// (BENCHMARKS.md, "The shared hub rows sent as they come"). first, when
+// (docs/benchmarks-history.md, "The shared hub rows sent as they come"). first, when
 // not nil, is the first phase cut already (with the plan made ahead,
 // hubPlanAhead), taken where it was cut for these parts.
 func newPhasedRound(bp *plan.Block, finish func(), parts []hubPart, m int, first *phaseCut) *phasedRound {
@@ -680,7 +680,7 @@ func (g *hubGroup) phase(ph *phasedRound, i int) *phasePrep {
 // cover r's rows of other phases, earlier ones the same on every device
 // and later ones computed on none yet. g.inflight keeps a runner's
 // memory from being freed (leaveHubGroup) while a copy writes into it.
-// R-MAT 18's core on two H200s (BENCHMARKS.md, "The shared hub rows sent
+// R-MAT 18's core on two H200s (docs/benchmarks-history.md, "The shared hub rows sent
 // as they come"): pulling the others' rows after each phase with the lock
 // held, each runner's copies waited behind the other's (106 ms of copies
 // in all, 65 ms after the last phase); pulled at once they shared the link

@@ -86,7 +86,7 @@ func (e *KernelError) Error() string {
 // the driver's lazy module loading (CUDA_MODULE_LOADING=LAZY, the default of
 // Linux drivers since CUDA 12.2; the CLI sets it for older ones) resolving a
 // kernel is what loads its code, so a run loads only the kernels it
-// launches, not every kernel of the image: the device opens faster (BENCHMARKS.md,
+// launches, not every kernel of the image: the device opens faster (docs/benchmarks-history.md,
 // "Issue 18: the wall time of a small run"). A kernel the image lacks then
 // fails its first launch, naming it, rather than the open; the table's
 // hash test catches such an image at build time. false restores the

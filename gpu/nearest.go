@@ -41,7 +41,7 @@ import (
 //
 // Two mean weights keep the relaxations within 15 % of Dijkstra's at a few
 // dozen rounds for many sources, and cap the label-correcting blow-up of one
-// source. Device times belong in BENCHMARKS.md ("Nearest source").
+// source. Device times belong in docs/benchmarks-history.md ("Nearest source").
 const nearestDeltaScale = 2
 
 // nearestWeightSample bounds the arcs whose weights estimate the mean

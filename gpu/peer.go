@@ -154,7 +154,7 @@ func (e *Engine) PrepareFrom(ctx context.Context, g *graph.CSR, req graph.Reques
 // shape, rank and core, plan.Graph), where both plan the same CSR in its
 // own numbering: the runners of one run on several devices then measure
 // it once, not once each and one after the other as the pipeline sizes
-// the run (BENCHMARKS.md, "The host off the devices' path").
+// the run (docs/benchmarks-history.md, "The host off the devices' path").
 func (r *Runner) sharePlanGraph(from *Runner) {
 	from.mu.Lock()
 	pg := from.planGraph

@@ -16,7 +16,7 @@ import (
 // readBack). It reports how long the cuMemcpyPeerAsync call held the
 // sender's thread, the copy's rate, and the longest wait of device 1 for
 // a batch of its kernels (11.3 ms with no copy; 0 when alone); it needs
-// two devices. Two H200s (BENCHMARKS.md, "Peer copies held up by the
+// two devices. Two H200s (docs/benchmarks-history.md, "Peer copies held up by the
 // other device's reads (BenchmarkPeerCopyWhileBusy)"): dtoh 2.5 ms, 270
 // GB/s and 12.0 ms; stream 41-71 µs, 391-394 GB/s and 11.7 ms; alone
 // 37-38 µs and 394 GB/s.

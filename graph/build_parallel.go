@@ -214,7 +214,7 @@ type rowArc[D Number] struct {
 // (sortRowByTarget). R-MAT 18 (8.4 M arcs) on the 2-core development
 // machine: 270-283 ms by comparisons, 215 ms by keys, 131-135 ms with the
 // rows of 128 arcs or more by radix; R-MAT 20, 1.28 -> 0.57 s
-// (BENCHMARKS.md, "The CSR built on the CPU (development machine)").
+// (docs/benchmarks-history.md, "The CSR built on the CPU (development machine)").
 func sortRow[D Number](row []rowArc[D], sc *sortScratch[D]) {
 	if len(row) < 2 {
 		return
@@ -303,7 +303,7 @@ func sortKeys(k, spare []uint64) []uint64 {
 // clears and scans cost more than a comparison sort. R-MAT 18's build on
 // the 2-core development machine, five builds in a row each: 120-140 ms
 // at 128, 126-143 ms at 512, 127-155 ms at 64, 147-163 ms at 1,024
-// (BENCHMARKS.md, "The CSR built on the CPU (development machine)").
+// (docs/benchmarks-history.md, "The CSR built on the CPU (development machine)").
 const radixMinRow = 128
 
 // radixBits is the width of radixSort's digits.

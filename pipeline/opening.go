@@ -246,7 +246,7 @@ type besideBuild struct {
 // the CSR built beside the opening is done, while the device is still
 // opening: the run then takes it instead of planning on its path (20-35
 // ms for R-MAT 16 on an H100; a small run took 391-393 ms to its output
-// closed against 423-445 ms, BENCHMARKS.md "Issue 18 (stats, every
+// closed against 423-445 ms, docs/benchmarks-history.md "Issue 18 (stats, every
 // source)"). Only where the runs are auto over every vertex, and the
 // graph has no negative weight (auto then runs the batched kernel); a run
 // whose first device block is not every vertex, or that stops at a

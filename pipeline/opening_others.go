@@ -12,7 +12,7 @@ import (
 // (Options.Devices; nil: every device of the machine), opening each in a
 // goroutine of its own beside the read, as the first one's DeviceOpening
 // does: a run over two H200s otherwise created the second context after
-// the read, about 110 ms on its path (BENCHMARKS.md, "The host off the
+// the read, about 110 ms on its path (docs/benchmarks-history.md, "The host off the
 // devices' path"). The run takes them as it opens its devices
 // (openDevices); LoadGraph keeps them with the graph where it builds for
 // the GPU, and gives them up otherwise. The nil *OtherDevices opens

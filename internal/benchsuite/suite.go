@@ -123,7 +123,7 @@ func loadGraph(entry string, p *Params, onGPU bool) (*pipeline.Graph, *GraphRepo
 	// The rows' devices past the first open beside the build, as a run's
 	// open beside its read, and the graph keeps them: a row over two
 	// devices otherwise timed the second one's opening (R-MAT 18 on two
-	// H200s: 1.48 s against the CLI's 1.32 s; BENCHMARKS.md, "The shared
+	// H200s: 1.48 s against the CLI's 1.32 s; docs/benchmarks-history.md, "The shared
 	// hub rows sent as they come").
 	lopt.OtherDevices = pipeline.OpenOtherDevicesEarly(lopt, -1)
 	g, err := pipeline.LoadGraph(tbl, lopt)

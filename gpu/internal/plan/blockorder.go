@@ -11,7 +11,7 @@ package plan
 // sources share a block decides how many rows the kernel computes and how
 // far it must go. Blocks cut from the breadth-first order hold
 // neighbourhoods, where blocks cut from the vertices' own order (an R-MAT
-// generator's is random) hold scattered vertices. Measured (BENCHMARKS.md,
+// generator's is random) hold scattered vertices. Measured (docs/benchmarks-history.md,
 // "Issues 18 and 19: stats sources in breadth-first order"; kernel rows
 // summed over the blocks of every source by BenchmarkBlockOrder):
 //

@@ -215,37 +215,37 @@ const HubRowsAuto = -1
 // DefaultConfig is what the GPU engine runs.
 func DefaultConfig() Config {
 	return Config{
-		// BENCHMARKS.md, "What changed, and what was tried": R-MAT 16
+		// docs/benchmarks-history.md, "What changed, and what was tried": R-MAT 16
 		// 1,145 → 1,013 ms, grid 256² 3,484 → 2,241 ms.
 		Order: OrderCluster,
 		// Same section: R-MAT 16 kernels 1,019 → 847 ms.
 		Leaves: true,
-		// BENCHMARKS.md, "What changed (kernel time of one block of every
+		// docs/benchmarks-history.md, "What changed (kernel time of one block of every
 		// source, ...)": R-MAT 16 388 ms (from 842), grid 256² 1,377 ms
 		// (from 2,233).
 		Mins: true,
-		// BENCHMARKS.md, "Stats layout: the host plan and the kernel"
+		// docs/benchmarks-history.md, "Stats layout: the host plan and the kernel"
 		// (the first phase's share, then "More phases"), tried again in
 		// "The kernel: expansions of few sources spread over the arcs".
 		Seeds: 0.15,
 		// phases.go: R-MAT 20 in blocks of about 7,000 sources (1.3 %)
-		// ran 13 % slower split. BENCHMARKS.md, "Issue 18: throughput,
+		// ran 13 % slower split. docs/benchmarks-history.md, "Issue 18: throughput,
 		// float weights, the small run" (its locality settings): R-MAT 18
 		// in blocks of about 16 % ran 11.1 → 9.0 s split (0.1), R-MAT 16
 		// in one block unchanged.
 		SeedsMinShare:  0.1,
 		PhasesWeighted: []float64{0.4},
-		// BENCHMARKS.md, "Stats layout: the host plan and the kernel":
+		// docs/benchmarks-history.md, "Stats layout: the host plan and the kernel":
 		// R-MAT 16's plan 66 → 39 ms on 2 cores with chunks.
 		ClusterChunk: 32 * BatchWidth,
-		// H200, BenchmarkBatchedStep; BENCHMARKS.md, "GPU engine after the
+		// H200, BenchmarkBatchedStep; docs/benchmarks-history.md, "GPU engine after the
 		// second slice, H200": grid 331 ms of kernels with the threshold,
 		// 503 without. See Step.
 		DeltaScale:     0.5,
 		StepMeshesOnly: true,
 		// Issue 17's cutoff row: R-MAT 18 at the 1st percentile ran 0.21×
 		// the full run's speed with the cutoff applied only at the gather
-		// (BENCHMARKS.md, "Issue 17: the narrow queries against scipy").
+		// (docs/benchmarks-history.md, "Issue 17: the narrow queries against scipy").
 		KernelCutoff: true,
 		// Not measured: cutoff.go says what it trades.
 		CutoffReach: 0.05,
@@ -253,33 +253,33 @@ func DefaultConfig() Config {
 		// the integer path's reductions, which the kernel's results cannot
 		// tell apart from its own.
 		ExactFloats: true,
-		// BENCHMARKS.md, "Issues 18 and 19: stats sources in breadth-first
+		// docs/benchmarks-history.md, "Issues 18 and 19: stats sources in breadth-first
 		// order": R-MAT 18 stats in 3 blocks on an H100 6.58 → 6.05 s, in 2
 		// on an H200 3.83 → 3.19 s.
 		BlockOrder: true,
-		// BENCHMARKS.md, "Issues 18 and 19: hub rows": R-MAT 18 every
+		// docs/benchmarks-history.md, "Issues 18 and 19: hub rows": R-MAT 18 every
 		// source on an H100 6.1 → 3.6 s with 40,000 hub rows beside blocks
 		// of 43,521 (half the rows the budget holds), on an H200 3.2 →
 		// 2.5-2.8 s with the core's 56,278; on two H200s 2.95 → 2.1-2.4 s.
 		HubRows:  HubRowsAuto,
 		HubShare: 2,
 		HubCore:  true,
-		// BENCHMARKS.md, "The core's plan in eight phases (issues 18 and
+		// docs/benchmarks-history.md, "The core's plan in eight phases (issues 18 and
 		// 19)": R-MAT 18's core in 8 phases instead of 3, every source on
 		// one H200 2.42-2.44 -> 2.04-2.08 s, on two 1.30-1.32 -> 1.14-1.15 s.
 		HubSeeds:  0.08,
 		HubPhases: []float64{0.2, 0.35, 0.5, 0.65, 0.8, 0.9},
-		// BENCHMARKS.md, "Hub rows in 16 bits (`hubpack`, on by
+		// docs/benchmarks-history.md, "Hub rows in 16 bits (`hubpack`, on by
 		// default)": R-MAT 18, every source, on two H200s 1.78-1.79 ->
 		// 1.81-1.83 x (the two devices' median 1.145-1.149 -> 1.130-1.142 s).
 		HubPack: true,
-		// BENCHMARKS.md, "The kernel: expansions of few sources spread
+		// docs/benchmarks-history.md, "The kernel: expansions of few sources spread
 		// over the arcs": R-MAT 16 288.7 → 168.5 ms.
 		Sparse: 16,
 		// Not measured yet (issue 18): R-MAT 18's stats blocks on an
 		// 80 GB device hold 1.5× the sources (TestStatsBlockGrowth).
 		OneSlotStats: true,
-		// BENCHMARKS.md, "Issue 18 (stats, every source)" (one H200):
+		// docs/benchmarks-history.md, "Issue 18 (stats, every source)" (one H200):
 		// R-MAT 18 5.67 → 3.83 s with a scratch of 8 GiB, its blocks 45 %
 		// of the vertices instead of 26 %; R-MAT 20, whose blocks stay
 		// at 3.3 %, 156 → 166 s, so below a quarter it is declined.
@@ -287,10 +287,10 @@ func DefaultConfig() Config {
 		ScratchMinShare: 0.25,
 		// The million-vertex grid of issue 17's OD row (999,887 vertices)
 		// takes near-far rounds, the 256² grid (65,536) keeps the
-		// threshold rounds of BENCHMARKS.md's figures. Buckets of four
+		// threshold rounds of docs/benchmarks-history.md's figures. Buckets of four
 		// times the mean weight: OD 4,096 × 4,096 kernels 3.02 s against
 		// 4.55 s at 1× and 3.67 s at 2× (one H200; threshold rounds 8.04
-		// s; BENCHMARKS.md, "Issue 17 (H100)").
+		// s; docs/benchmarks-history.md, "Issue 17 (H100)").
 		NearFarMinVertices: 1 << 18,
 		NearFarScale:       4,
 		// Not measured: a grid vertex's word holds one or two sources of

@@ -37,6 +37,6 @@
 //
 // Block.Pack lays the plan out as the words the device reads. Config holds
 // every tuning choice (DefaultConfig is what the engine runs); the values
-// that never change are constants, each naming the BENCHMARKS.md section
+// that never change are constants, each naming the docs/benchmarks-history.md section
 // that measured it.
 package plan

@@ -46,7 +46,7 @@ const lateKernelMaxSources = 4 * BatchWidth
 // rows in place that leaves of the first pass read, so it runs last.
 // Taking the late minimums' early arcs before the wait, and the rest
 // after (a second pass over their rows), made R-MAT 18's blocks 22 ms
-// slower on two H200s (157 → 179 ms; BENCHMARKS.md, "The last phase's
+// slower on two H200s (157 → 179 ms; docs/benchmarks-history.md, "The last phase's
 // rows cross while the blocks work").
 func (b *Block) SplitLate(late func(row int32) bool) {
 	if b.Rows == nil {

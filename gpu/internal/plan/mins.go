@@ -5,7 +5,7 @@ import "github.com/pathctl/pathctl/graph"
 // minsMaxDegree bounds the out-degree of a source derived by a minimum:
 // the minimum reads that many rows of n distances, which costs far less
 // than a source of the kernel. Not measured on its own; the minimums as a
-// whole are in BENCHMARKS.md, "What changed (kernel time of one block of
+// whole are in docs/benchmarks-history.md, "What changed (kernel time of one block of
 // every source, ...)" (R-MAT 16 leaves 43 % of its non-leaf vertices out,
 // the 256×256 grid half).
 const minsMaxDegree = 64

@@ -12,7 +12,7 @@ import (
 // clusterMaxArcs the arcs it reads: late clusters, whose neighbourhoods are
 // mostly taken, fall back to rank order instead of searching far. Not
 // measured against other bounds; the clusters as a whole are in
-// BENCHMARKS.md, "What changed, and what was tried".
+// docs/benchmarks-history.md, "What changed, and what was tried".
 const (
 	clusterMaxVisit = 4096
 	clusterMaxArcs  = 16384

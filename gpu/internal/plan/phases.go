@@ -20,7 +20,7 @@ import (
 // slower split). Weighted graphs' hub rows seed the rest more loosely, so
 // a middle phase of the next-highest degrees tightens the last phase's
 // seeds. H100, kernel ms of one block of every source, by phase ends
-// (shares of the kernel sources; BENCHMARKS.md, "Stats layout: the host
+// (shares of the kernel sources; docs/benchmarks-history.md, "Stats layout: the host
 // plan and the kernel", "More phases"):
 //
 //	                 0.15    0.4     0.15/0.4  0.2/0.5  0.1/0.3/0.6
@@ -52,7 +52,7 @@ func phaseShares(g *graph.CSR, cfg *Config) []float64 {
 // each hand's hubs together, and its plan's phases then split among the
 // devices as evenly as the dealing (R-MAT 18's core on two devices: phases
 // of 7,176 against 6,894 rows otherwise, the later device's wait at every
-// phase's end; BENCHMARKS.md, "The last phase's rows cross while the
+// phase's end; docs/benchmarks-history.md, "The last phase's rows cross while the
 // blocks work").
 func splitSeeded(g *graph.CSR, plan *Block, shares []float64) []int {
 	ks := plan.Sources

@@ -67,7 +67,7 @@ func ExactSumsOf(g *graph.CSR) bool {
 // threshold 570 ms, 0.25× 515, 0.5× 331, 1×, 2×, 4× 567..570 (a step past
 // the frontier's pace never holds a vertex back); R-MAT scale 16: no
 // threshold 891 ms, 0.25× 1574, 0.5× 1097, 1× and up 892..895. So
-// R-MAT-like graphs run without a threshold. BENCHMARKS.md, "GPU engine
+// R-MAT-like graphs run without a threshold. docs/benchmarks-history.md, "GPU engine
 // after the second slice, H200", records the grid's 331 and 503 ms.
 func (cfg Config) Step(shape Shape, asked float64) float64 {
 	if asked > 0 {

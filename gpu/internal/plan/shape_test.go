@@ -120,7 +120,7 @@ func TestNearFarChoice(t *testing.T) {
 	if on, delta := zero.NearFar(grid, 0); !on || !math.IsInf(delta, 1) {
 		t.Errorf("scale 0: near-far %v, delta %v; want on, +Inf", on, delta)
 	}
-	// The default keeps the 256² grid of BENCHMARKS.md on the threshold
+	// The default keeps the 256² grid of docs/benchmarks-history.md on the threshold
 	// rounds and puts issue 17's million-vertex grid on near-far rounds.
 	def := DefaultConfig()
 	g256, g1000 := grid, grid
