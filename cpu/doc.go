@@ -17,4 +17,21 @@
 // d(v) = min over arcs (u, v) of d(u) + w, so all of them, and the serial
 // oracles of internal/ref, give identical distances. Errors are prefixed
 // "cpu: ".
+//
+// Files, one line each:
+//
+//   - atomics.go: CAS and MIN on distances of any type, the seeds' atomics
+//   - auto.go: auto: BFS, Dial's bucket queue or a heap Dijkstra per source
+//   - bellmanford.go: bellman-ford, negative weights and negative cycles
+//   - bfs.go: bfs, hop counts by atomic relaxation with predecessors
+//   - bfslevel.go: bfs-level, level-synchronous hop counts
+//   - delta.go: delta, delta-stepping
+//   - dijkstra.go: dijkstra, the per-source label-correcting loop of seed 000
+//   - doc.go: this overview
+//   - edge.go: edge, edge-parallel relaxation
+//   - engine.go: Engine and its Runner: blocks of sources spread over the workers
+//   - knearest.go: the k nearest of each source, selected during the searches
+//   - nearest.go: nearest source, one multi-source Dijkstra
+//   - nearestbf.go: nearest source with negative weights, one multi-source Bellman-Ford
+//   - workspace.go: one worker's buffers, reused from source to source
 package cpu

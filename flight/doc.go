@@ -75,4 +75,29 @@
 // after Config.SessionTTL (12 h) and live in memory only; the file's token
 // is never accepted as a bearer token. Beyond loopback the server needs
 // authentication and TLS both, unless Config.InsecurePublic.
+//
+// Files, one line each:
+//
+//   - auth.go: basic-then-bearer authentication and the session tokens
+//   - budget.go: the server-wide memory budget (--max-memory) of uploads and queries
+//   - cache.go: stored graphs kept loaded between queries, up to --cache-bytes
+//   - clip.go: how much of a client's input an error message quotes
+//   - config.go: Config and its defaults, the flags of pathctl serve
+//   - doc.go: this overview
+//   - intercept.go: the log line of each call
+//   - lock.go: the data directory's exclusive lock
+//   - names.go: graph names and what is accepted
+//   - query.go: DoGet and GetFlightInfo: a ticket's query run on its graph
+//   - query_narrow.go: the ticket keys of narrow queries (targets, cutoff, k, reverse, paths)
+//   - querymem.go: the memory a query reserves for its result records
+//   - queue.go: the computation slots (--max-concurrent), fair among clients
+//   - request.go: UploadOptions and Query, the JSON of uploads and tickets
+//   - resident.go: CSRs kept on the server's device between a graph's queries
+//   - sender.go: the DoGet result stream, one copy of each batch's body
+//   - sendwatch.go: noticing a result stream whose reader stopped reading
+//   - server.go: Server: the gRPC server, the store and the job queue
+//   - status.go: errors turned into gRPC statuses
+//   - store.go: the data directory: stored graphs, atomic writes, recovery
+//   - transport.go: gRPC transport tuning of the Flight streams
+//   - upload.go: DoPut: an edge table decoded, bounded and stored
 package flight
