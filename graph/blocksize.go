@@ -60,3 +60,7 @@ func (s BlockSizing) MaxSources(usable int64) int {
 	}
 	return int(max(1, usable/(int64(max(s.InFlight, 1))*s.PerSource)))
 }
+
+// SourceBlock is a half-open range of a run's source list computed
+// together: one block of the planner.
+type SourceBlock struct{ Start, End int }

@@ -31,6 +31,16 @@ package graph
 //	               runner                            order whose blocks derive the most rows
 //	StatsRunSizer  gpu runner, several devices'      rows kept beside a stats run's blocks
 //	               runner                            (hub rows), sized for the run
+//	DeviceSet      several devices' runner           the blocks queued to keep every device
+//	                                                 busy, the last round cut among them
+//	DeviceGroup    several devices' engine           even stats blocks, --gpu-mem per device,
+//	                                                 the first device for the nearest layout
+//	NearestDescriber gpu engine (adapted)            how the nearest layout was answered
+//	HubRowsReporter gpu runner                       the hub rows' line of --verbose
+//	DownloadCounter gpu runner                       the device-to-host bytes of --verbose
+//	AheadNarrower  gpu runner                        narrowed blocks started ahead, and stats
+//	NearestSelector cpu and gpu runners              the k nearest selected by the engine
+//	NearestDecliner cpu runners                      why the host selects the k nearest
 //
 // An engine that holds a device also implements io.Closer; the pipeline
 // closes an engine it opened for one run when the run is done.
@@ -234,4 +244,107 @@ type SourceOrderer interface {
 // the call, a runner keeps what its configuration alone says.
 type StatsRunSizer interface {
 	SizeStatsRun(sources int, budget int64)
+}
+
+// DeviceSet is implemented by the runner of several devices (the
+// multi-device runner, a queue of blocks that one engine per device takes
+// whole): the pipeline's producer keeps several of its blocks submitted at
+// once, enough for every device to be busy, and cuts the blocks of the
+// last round among them. The pipeline uses it wherever a runner has it:
+// planning (PlanRunner, ResidentSources), the producer (Depth, StartCut,
+// StartStats, TailCuts) and the --verbose report (Shares).
+type DeviceSet interface {
+	// PlanRunner is the runner whose blocks a run plans: the first
+	// device's, so that the blocks (and the output's record batches) are
+	// those of one device alone.
+	PlanRunner() Runner
+	// Depth is the number of blocks the producer keeps submitted so that
+	// no device waits for one, for the stats layout or another.
+	Depth(stats bool) int
+	// TailCuts is where block i of blocks is cut among the devices
+	// (offsets in the block, multiples of 8): nowhere but in the last
+	// round.
+	TailCuts(i int, blocks []SourceBlock) []int
+	// StartCut is AsyncRunner.Start with out cut at cuts, each part
+	// computed whole by one device.
+	StartCut(ctx context.Context, out *Block, cuts []int) (Waiter, error)
+	// StartStats queues the stats of sources cut at cuts, each part
+	// reduced whole by one device, and returns at once; the stats may be
+	// read once Wait has returned nil.
+	StartStats(ctx context.Context, sources []VertexID, cuts []int) (StatsWaiter, error)
+	// ResidentSources is the most sources of a device block over every
+	// device, each holding per of them (ResidentRunner); 0 where the
+	// devices keep none.
+	ResidentSources(per int) int
+	// Shares says what each device computed since start.
+	Shares(start time.Time) string
+}
+
+// StatsWaiter is a stats block a DeviceSet has queued.
+type StatsWaiter interface {
+	Waiter
+	// Stats is the block's stats, valid once Wait has returned nil.
+	Stats() *Stats
+}
+
+// DeviceGroup is implemented by the engine of several devices (one engine
+// per device). The pipeline asks it how many there are (a stats run on
+// several devices plans even blocks), how many share the first device (a
+// per-device memory budget, --gpu-mem, is split among them), and for the
+// first device's engine (the nearest layout is one run, which the first
+// device answers).
+type DeviceGroup interface {
+	// Devices is the number of engines, one per device named.
+	Devices() int
+	// FirstSharing is the number of engines on the first device.
+	FirstSharing() int
+	// First is the first device's engine, and its label ("gpu 0").
+	First() (Engine, string)
+}
+
+// NearestDescriber is implemented by NearestFinders that say how they
+// answered (the GPU engine: the bucket width, the rounds, the device
+// time). The pipeline puts the description in the summary of a nearest
+// run; it prefers this to NearestFinder where the engine has both.
+type NearestDescriber interface {
+	NearestDescribed(ctx context.Context, g *CSR, sources []VertexID, req Request) (*Nearest, string, error)
+}
+
+// HubRowsReporter is implemented by runners that keep hub rows beside
+// their blocks (the GPU runner): the pipeline adds the report to the
+// --verbose log after a run, where it is not empty.
+type HubRowsReporter interface {
+	HubRowsReport() string
+}
+
+// DownloadCounter is implemented by runners whose results travel from a
+// device (the GPU runner): the pipeline logs the bytes after a run
+// (--verbose).
+type DownloadCounter interface {
+	DownloadedBytes() int64
+}
+
+// AheadNarrower is implemented by NarrowRunners whose Start (AsyncRunner)
+// and RunStats (StatsRunner) honour the request's targets and cutoff as
+// Run does (the GPU runner); their ComputeResident and PinHost paths are
+// still of full rows. The pipeline then starts narrowed blocks ahead
+// (pipeline/narrow.go) instead of running them one at a time.
+type AheadNarrower interface {
+	NarrowsAhead() bool
+}
+
+// NearestSelector is implemented by runners that can select the k nearest
+// of every source themselves (the CPU runners; the GPU runner, on the
+// device): SelectNearest(k), which the pipeline calls before the first
+// block, reports whether they will; then their blocks hold k columns named
+// by CellTargets, NumVertices the graph's, from Run and Start alike.
+type NearestSelector interface {
+	SelectNearest(k int) bool
+}
+
+// NearestDecliner is implemented by NearestSelectors that say why they
+// declined a SelectNearest (the CPU runners): the pipeline puts the reason
+// in the run's description.
+type NearestDecliner interface {
+	NearestDeclined() string
 }

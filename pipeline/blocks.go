@@ -22,7 +22,7 @@ func planRun(opt Options, eng graph.Engine, runner graph.Runner, nv, n int, narr
 	}
 	sizing := sizingOf(runner, opt)
 	blocks := PlanBlocksInFlight(n, sizing.PerSource, sizing.Usable(budget(opt, eng, runner)), maxBlock(opt, n, runner), sizing.InFlight)
-	if m, ok := eng.(*multiEngine); ok && len(m.devices) > 1 && statsOnDevice(runner, opt) && opt.MaxBlock == 0 {
+	if d, ok := eng.(graph.DeviceGroup); ok && d.Devices() > 1 && statsOnDevice(runner, opt) && opt.MaxBlock == 0 {
 		blocks = evenBlocks(n, blocks)
 	}
 	if _, ok := runner.(graph.ResidentRunner); ok && opt.Layout != arrowio.LayoutStats {
@@ -96,8 +96,37 @@ func evenBlocks(n int, blocks []SourceBlock) []SourceBlock {
 	return out
 }
 
+// planOptions is opt as the block planner of a run on eng sees it: with
+// several devices (graph.DeviceGroup), a --gpu-mem budget (per device) is
+// the first device's, split among the engines that share its device.
+func planOptions(opt Options, eng graph.Engine) Options {
+	if d, ok := eng.(graph.DeviceGroup); ok && opt.MemBudget > 0 {
+		opt.MemBudget /= int64(d.FirstSharing())
+	}
+	return opt
+}
+
+// planRunner is the runner whose blocks a run on runner plans: of a
+// multi-device run (graph.DeviceSet), the first device's, so that the
+// blocks (and the output's record batches) are those of one device alone.
+func planRunner(runner graph.Runner) graph.Runner {
+	if d, ok := runner.(graph.DeviceSet); ok {
+		return d.PlanRunner()
+	}
+	return runner
+}
+
 // SourceBlock is a half-open range of the source list run together.
 type SourceBlock struct{ Start, End int }
+
+// seamBlocks is blocks as the engine seam takes them (graph.DeviceSet).
+func seamBlocks(blocks []SourceBlock) []graph.SourceBlock {
+	out := make([]graph.SourceBlock, len(blocks))
+	for i, b := range blocks {
+		out[i] = graph.SourceBlock(b)
+	}
+	return out
+}
 
 // PlanBlocks splits n sources into blocks whose working memory, two blocks
 // in flight, fits budget; every block holds at least one source and at most

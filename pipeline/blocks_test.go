@@ -191,7 +191,7 @@ func TestPlanRunEvenStatsBlocks(t *testing.T) {
 	}
 	r := &devicesRunner{workers: make([]*deviceWorker, 2)}
 	for i := range blocks {
-		if cuts := r.tailCuts(i, blocks); cuts != nil {
+		if cuts := r.TailCuts(i, seamBlocks(blocks)); cuts != nil {
 			t.Errorf("block %d cut at %v on two devices", i, cuts)
 		}
 	}

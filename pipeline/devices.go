@@ -228,10 +228,21 @@ type multiEngine struct {
 }
 
 var (
-	_ graph.Engine   = (*multiEngine)(nil)
-	_ graph.Budgeter = (*multiEngine)(nil)
-	_ io.Closer      = (*multiEngine)(nil)
+	_ graph.Engine      = (*multiEngine)(nil)
+	_ graph.Budgeter    = (*multiEngine)(nil)
+	_ graph.DeviceGroup = (*multiEngine)(nil)
+	_ io.Closer         = (*multiEngine)(nil)
 )
+
+// Devices is the number of engines, one per device named.
+func (m *multiEngine) Devices() int { return len(m.devices) }
+
+// FirstSharing is the number of engines on the first device, among which
+// a per-device budget (--gpu-mem) is split.
+func (m *multiEngine) FirstSharing() int { return m.sharing(0) }
+
+// First is the first device's engine and label.
+func (m *multiEngine) First() (graph.Engine, string) { return m.devices[0].eng, m.devices[0].label }
 
 // Name is the devices' engine name ("gpu").
 func (m *multiEngine) Name() string { return m.devices[0].eng.Name() }
@@ -284,26 +295,6 @@ func (m *multiEngine) sharing(i int) int {
 		}
 	}
 	return n
-}
-
-// planOptions is opt as the block planner of a run on eng sees it: with
-// several devices, a --gpu-mem budget (per device) is the first device's,
-// split among the engines that share its device.
-func planOptions(opt Options, eng graph.Engine) Options {
-	if m, ok := eng.(*multiEngine); ok && opt.MemBudget > 0 {
-		opt.MemBudget /= int64(m.sharing(0))
-	}
-	return opt
-}
-
-// planRunner is the runner whose blocks a run on runner plans: of a
-// multi-device run, the first device's, so that the blocks (and the
-// output's record batches) are those of one device alone.
-func planRunner(runner graph.Runner) graph.Runner {
-	if d, ok := runner.(*devicesRunner); ok {
-		return d.workers[0].runner
-	}
-	return runner
 }
 
 // csrCopier is implemented by engines that can take the graph from a

@@ -140,7 +140,7 @@ func TestDevicesFilesMatchOneDevice(t *testing.T) {
 // every block a device computes has the size one device alone computes
 // (the host block), but for the last block of the run (nine blocks on two
 // devices: the last round's one block, cut into a range per device,
-// tailCuts): a
+// TailCuts): a
 // device that got a cut of every block would lose the batched kernel's
 // block size (and with it its phases) on the GPU.
 func TestDevicesComputeWholeBlocks(t *testing.T) {

@@ -36,11 +36,11 @@ func (r *devicesRunner) residentWorkers() []*deviceWorker {
 	return out
 }
 
-// residentSources is the most sources of a device block over every device
+// ResidentSources is the most sources of a device block over every device
 // that computes device blocks, each holding per of them (rounded down to a
 // multiple of 8, as ComputeResident cuts its parts); 0 where the devices
 // do not.
-func (r *devicesRunner) residentSources(per int) int {
+func (r *devicesRunner) ResidentSources(per int) int {
 	if per > 8 {
 		per -= per % 8
 	}

@@ -20,12 +20,12 @@ import (
 // interfaces the producer drives (Run, AsyncRunner's Start, StatsRunner's
 // RunStats, and ResidentRunner's device blocks, devices_resident.go)
 // through one queue of blocks that the devices' workers take whole, each
-// the next as it becomes idle; the producer keeps depth blocks queued
+// the next as it becomes idle; the producer keeps Depth blocks queued
 // (startAhead, statsAhead). A block larger than a device's budget is cut
 // to it, and a block that nothing else overlaps (Run, RunStats, the last)
 // is shared among the devices idle when it is taken; the blocks of the
 // last round, fewer than the devices, are cut into a part per device
-// (tailCuts).
+// (TailCuts).
 type devicesRunner struct {
 	workers []*deviceWorker
 	n       int // vertices
@@ -45,7 +45,13 @@ var (
 	_ graph.NarrowRunner  = (*devicesRunner)(nil)
 	_ graph.SourceOrderer = (*devicesRunner)(nil)
 	_ graph.StatsRunSizer = (*devicesRunner)(nil)
+	_ graph.DeviceSet     = (*devicesRunner)(nil)
 )
+
+// PlanRunner is the first device's runner, whose blocks a run plans, so
+// that the blocks (and the output's record batches) are those of one
+// device alone.
+func (r *devicesRunner) PlanRunner() graph.Runner { return r.workers[0].runner }
 
 // deviceWorker is one device's runner and what it did.
 type deviceWorker struct {
@@ -66,13 +72,9 @@ func (w *deviceWorker) computed(k int) {
 	w.chunks.Add(1)
 	w.sources.Add(int64(k))
 	w.lastDone.Store(time.Now().UnixNano())
-	if t, ok := w.runner.(interface{ KernelTime() time.Duration }); ok {
-		w.kernel.Add(int64(t.KernelTime()))
-	}
-	if t, ok := w.runner.(interface {
-		HostTimes() (time.Duration, time.Duration)
-	}); ok {
+	if t, ok := w.runner.(graph.DeviceTimer); ok {
 		plan, _ := t.HostTimes()
+		w.kernel.Add(int64(t.KernelTime()))
 		w.plan.Add(int64(plan))
 	}
 }
@@ -197,12 +199,12 @@ func (r *devicesRunner) Run(ctx context.Context, out *graph.Block) error {
 // Start queues out, which one device computes whole (where its budget
 // holds it), and returns; out may be read once Wait has returned nil.
 func (r *devicesRunner) Start(ctx context.Context, out *graph.Block) (graph.Waiter, error) {
-	return r.startBlock(ctx, out, nil)
+	return r.StartCut(ctx, out, nil)
 }
 
-// startBlock is Start, with out cut at cuts (tailCuts), each part
+// StartCut is Start, with out cut at cuts (TailCuts), each part
 // computed whole by one device.
-func (r *devicesRunner) startBlock(ctx context.Context, out *graph.Block, cuts []int) (graph.Waiter, error) {
+func (r *devicesRunner) StartCut(ctx context.Context, out *graph.Block, cuts []int) (graph.Waiter, error) {
 	return r.submit(&deviceJob{ctx: ctx, kind: jobStart, out: out}, len(out.Sources), false, cuts)
 }
 
@@ -220,22 +222,22 @@ func (r *devicesRunner) RunStats(ctx context.Context, sources []graph.VertexID) 
 	return j.stats, nil
 }
 
-// startStats queues the stats of sources, cut at cuts (tailCuts), each
+// StartStats queues the stats of sources, cut at cuts (TailCuts), each
 // part reduced whole by one device (where its budget holds it), and
 // returns. The job's stats may be read once Wait has returned
 // nil.
-func (r *devicesRunner) startStats(ctx context.Context, sources []graph.VertexID, cuts []int) (*deviceJob, error) {
-	return r.submit(&deviceJob{ctx: ctx, kind: jobStats, sources: sources, stats: graph.NewStats(sources, r.DistType())}, len(sources), false, cuts)
+func (r *devicesRunner) StartStats(ctx context.Context, sources []graph.VertexID, cuts []int) (graph.StatsWaiter, error) {
+	return r.submitStats(&deviceJob{ctx: ctx, kind: jobStats, sources: sources, stats: graph.NewStats(sources, r.DistType())}, len(sources), false, cuts)
 }
 
-// cutLastRound switches tailCuts on. Off, every block is computed whole,
+// cutLastRound switches TailCuts on. Off, every block is computed whole,
 // the last round included: a cut can leave a part too small for the
 // batched kernel's phases (under plan.Config's SeedsMinShare of the
 // vertices), which costs it more per source than the idle time it saves
 // where the blocks are few and alike.
 const cutLastRound = true
 
-// tailCuts is where block i of blocks is cut on the devices (offsets in
+// TailCuts is where block i of blocks is cut on the devices (offsets in
 // the block, multiples of 8): nowhere, but in the last round. The last
 // round is the blocks left once every device has had its last whole
 // block: the last (blocks mod devices) blocks, or the last devices blocks
@@ -248,7 +250,7 @@ const cutLastRound = true
 // stay whole, and so does a block a cut would leave a piece of under a
 // sixteenth of a device's share (equal blocks that differ by a few rows,
 // evenBlocks). The record batches stay the host blocks'.
-func (r *devicesRunner) tailCuts(i int, blocks []SourceBlock) []int {
+func (r *devicesRunner) TailCuts(i int, blocks []graph.SourceBlock) []int {
 	if !cutLastRound {
 		return nil
 	}
@@ -278,11 +280,11 @@ func (r *devicesRunner) tailCuts(i int, blocks []SourceBlock) []int {
 	return cuts
 }
 
-// depth is the number of blocks the producer keeps submitted so that no
+// Depth is the number of blocks the producer keeps submitted so that no
 // device waits for one: with stats, one computing per device and one
 // queued; with blocks started ahead, each device also starts its next
 // block before its results land (the one-device overlap, schedule.go).
-func (r *devicesRunner) depth(stats bool) int {
+func (r *devicesRunner) Depth(stats bool) int {
 	if stats {
 		return len(r.workers) + 1
 	}
@@ -536,6 +538,19 @@ type deviceJob struct {
 	nulls     int
 	done      chan struct{}
 }
+
+// submitStats is submit for a stats job, whose error is nil where the
+// job is (no nil *deviceJob in a non-nil StatsWaiter).
+func (r *devicesRunner) submitStats(j *deviceJob, rows int, share bool, cuts []int) (graph.StatsWaiter, error) {
+	j, err := r.submit(j, rows, share, cuts)
+	if err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// Stats is a stats job's stats, valid once Wait has returned nil.
+func (j *deviceJob) Stats() *graph.Stats { return j.stats }
 
 // Wait returns once every chunk has landed or been dropped.
 func (j *deviceJob) Wait() error {

@@ -680,7 +680,7 @@ func TestTailCuts(t *testing.T) {
 	} {
 		r := &devicesRunner{workers: make([]*deviceWorker, c.devices)}
 		for i := range c.blocks {
-			if got := r.tailCuts(i, c.blocks); !slices.Equal(got, c.want[i]) {
+			if got := r.TailCuts(i, seamBlocks(c.blocks)); !slices.Equal(got, c.want[i]) {
 				t.Errorf("%s: block %d cut at %v, want %v", c.name, i, got, c.want[i])
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync/atomic"
+	"time"
 
 	"github.com/pathctl/pathctl/gpu"
 	"github.com/pathctl/pathctl/graph"
@@ -86,20 +87,22 @@ type gpuEngine struct {
 
 // The GPU engine's part of the seam, as adapted here.
 var (
-	_ graph.Engine         = gpuEngine{}
-	_ graph.Budgeter       = gpuEngine{}
-	_ io.Closer            = gpuEngine{}
-	_ graph.Describer      = gpuRunner{}
-	_ graph.StatsRunner    = gpuRunner{}
-	_ graph.StatsSizer     = gpuRunner{}
-	_ graph.AsyncRunner    = gpuRunner{}
-	_ graph.ResidentRunner = gpuRunner{}
-	_ graph.HostPinner     = gpuRunner{}
-	_ graph.DeviceTimer    = gpuRunner{}
-	_ graph.NarrowRunner   = gpuRunner{}
-	_ graph.SourceOrderer  = gpuRunner{}
-	_ graph.ResidentBlock  = residentBlock{}
-	_ graph.DeviceTimer    = residentBlock{}
+	_ graph.Engine           = gpuEngine{}
+	_ graph.Budgeter         = gpuEngine{}
+	_ graph.NearestFinder    = gpuEngine{}
+	_ graph.NearestDescriber = gpuEngine{}
+	_ io.Closer              = gpuEngine{}
+	_ graph.Describer        = gpuRunner{}
+	_ graph.StatsRunner      = gpuRunner{}
+	_ graph.StatsSizer       = gpuRunner{}
+	_ graph.AsyncRunner      = gpuRunner{}
+	_ graph.ResidentRunner   = gpuRunner{}
+	_ graph.HostPinner       = gpuRunner{}
+	_ graph.DeviceTimer      = gpuRunner{}
+	_ graph.NarrowRunner     = gpuRunner{}
+	_ graph.SourceOrderer    = gpuRunner{}
+	_ graph.ResidentBlock    = residentBlock{}
+	_ graph.DeviceTimer      = residentBlock{}
 )
 
 func (g gpuEngine) Prepare(ctx context.Context, csr *graph.CSR, req graph.Request) (graph.Runner, error) {
@@ -132,6 +135,20 @@ func (g gpuEngine) DeviceBudget() int64 {
 		return DefaultMemBudget
 	}
 	return budgetOfFree(free)
+}
+
+// NearestDescribed answers the nearest layout on the device
+// (gpu.Engine.NearestInfo) and describes the run for the summary
+// (graph.NearestDescriber).
+func (g gpuEngine) NearestDescribed(ctx context.Context, csr *graph.CSR, sources []graph.VertexID, req graph.Request) (*graph.Nearest, string, error) {
+	began := time.Now()
+	res, info, err := g.NearestInfo(ctx, csr, sources, req)
+	if err != nil {
+		return nil, "", err
+	}
+	method := fmt.Sprintf("nearest source: one multi-source near-far run on the device (delta %g, %d rounds, %s on the device, %s in all)",
+		info.Delta, info.Rounds, info.Kernel.Round(time.Microsecond), time.Since(began).Round(time.Microsecond))
+	return res, method, nil
 }
 
 // budgetGranule is the step of the budgets taken from a device's free

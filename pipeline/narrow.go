@@ -6,12 +6,12 @@ package pipeline
 // the device, when no predecessors are asked for) honour targets and cutoff
 // themselves; other runners run full rows that hostNarrowed gathers and
 // clips on the host. The k nearest are selected here, except by a runner
-// that selects them itself (nearestSelector: the GPU's, on the device).
+// that selects them itself (graph.NearestSelector: the GPU's, on the device).
 // Both host steps spread a block's rows over the cores in chunks
 // (graph.ForRowChunks), with results equal to a serial run's.
 //
 // A NarrowRunner whose blocks started ahead and stats honour the narrowing
-// too (narrowPaths: the GPU's) runs narrowed blocks like full ones,
+// too (graph.AheadNarrower: the GPU's) runs narrowed blocks like full ones,
 // started ahead (block i+1's kernels while block i travels) and stats
 // reduced on the device, in blocks sized for the narrowed output
 // (blocks.go). narrowAhead and nearestOnDevice switch these off.
@@ -200,51 +200,34 @@ func engineRequest(req graph.Request, paths bool) graph.Request {
 	return req
 }
 
-// narrowAhead lets a narrowPaths runner start narrowed blocks ahead and
+// narrowAhead lets a graph.AheadNarrower runner start narrowed blocks ahead and
 // reduce their stats on the device; false runs its narrowed blocks
 // through Run, one at a time, as before (the switch for the device path).
 const narrowAhead = true
 
-// nearestOnDevice lets a nearestSelector select the k nearest itself
+// nearestOnDevice lets a graph.NearestSelector select the k nearest itself
 // (the GPU, on the device); false selects them on the host from full rows.
 const nearestOnDevice = true
-
-// narrowPaths is implemented by NarrowRunners whose Start (AsyncRunner)
-// and RunStats (StatsRunner) honour the request's targets and cutoff as
-// Run does (the GPU runner); their ComputeResident and PinHost paths are
-// still of full rows.
-type narrowPaths interface {
-	NarrowsAhead() bool
-}
-
-// nearestSelector is implemented by runners that can select the k nearest
-// of every source themselves (the GPU runner, on the device):
-// SelectNearest(k), before the first block, reports whether they will;
-// then their blocks are those nearestOf makes (k columns named by
-// CellTargets, NumVertices the graph's), from Run and Start alike.
-type nearestSelector interface {
-	SelectNearest(k int) bool
-}
 
 // engineSelects asks runner to select opt's k nearest itself, where it
 // can and nearestOnDevice allows; it reports whether it will. Paths and
 // predecessors need full rows on the host.
 func engineSelects(runner graph.Runner, opt Options) bool {
-	sel, ok := runner.(nearestSelector)
+	sel, ok := runner.(graph.NearestSelector)
 	return ok && nearestOnDevice && opt.K > 0 && !opt.WithPaths && !opt.WithPredecessors && sel.SelectNearest(opt.K)
 }
 
 // nearestNote is what the run's description adds for the k nearest: who
 // selects them, and why the host does where the engine could.
 func nearestNote(runner graph.Runner, opt Options, selected bool) string {
-	_, could := runner.(nearestSelector)
+	_, could := runner.(graph.NearestSelector)
 	switch {
 	case opt.K <= 0:
 		return ""
 	case selected:
 		return "; the k nearest selected by the engine"
 	case could && nearestOnDevice:
-		if d, ok := runner.(interface{ NearestDeclined() string }); ok {
+		if d, ok := runner.(graph.NearestDecliner); ok {
 			return "; the k nearest selected on the host from full rows (" + d.NearestDeclined() + ")"
 		}
 		return fmt.Sprintf("; the k nearest selected on the host from full rows (the engine selects K up to %d, without paths or predecessors)", gpu.MaxDeviceNearest)
@@ -256,7 +239,7 @@ func nearestNote(runner graph.Runner, opt Options, selected bool) string {
 // not honour (or was not asked to: paths), a runner that narrows its full
 // rows on the host. A runner that honours it but also has ways of running
 // full rows (fullRows: the GPU's) runs through engineNarrowed, which
-// leaves it Run only, or, for a narrowPaths runner, engineNarrowedAhead,
+// leaves it Run only, or, for a graph.AheadNarrower, engineNarrowedAhead,
 // which also leaves it Start and RunStats.
 func narrowRunner(runner graph.Runner, req graph.Request, n int, paths bool) graph.Runner {
 	if !req.Narrowed() {
@@ -267,7 +250,7 @@ func narrowRunner(runner graph.Runner, req graph.Request, n int, paths bool) gra
 			return runner
 		}
 		en := &engineNarrowed{Runner: runner, algo: req.Algorithm}
-		np, ok := runner.(narrowPaths)
+		np, ok := runner.(graph.AheadNarrower)
 		async, isAsync := runner.(graph.AsyncRunner)
 		stats, isStats := runner.(graph.StatsRunner)
 		if narrowAhead && ok && isAsync && isStats && np.NarrowsAhead() {
@@ -338,7 +321,7 @@ func (e *engineNarrowed) HostTimes() (plan, alloc time.Duration) {
 	return 0, 0
 }
 
-// engineNarrowedAhead is engineNarrowed for a narrowPaths runner: its
+// engineNarrowedAhead is engineNarrowed for a graph.AheadNarrower: its
 // blocks also start ahead (graph.AsyncRunner) and reduce their stats on
 // the device (graph.StatsRunner), narrowed; ComputeResident and PinHost,
 // of full rows, stay hidden.

@@ -15,7 +15,7 @@ import (
 	"github.com/pathctl/pathctl/internal/testgraphs"
 )
 
-// fakeAheadNarrow stands for the GPU runner as a narrowPaths runner: its
+// fakeAheadNarrow stands for the GPU runner as a graph.AheadNarrower: its
 // Run, Start and RunStats honour the request's targets and cutoff (the CPU
 // engine's narrowed runner does the work), and it selects the k nearest
 // itself when told to (SelectNearest, here with nearestOf); its resident
@@ -138,7 +138,7 @@ func TestNarrowAhead(t *testing.T) {
 			runner := narrowRunner(fake, req, n, false)
 			if req.Narrowed() {
 				if _, ok := runner.(*engineNarrowedAhead); !ok {
-					t.Fatalf("%s: a narrowPaths runner runs as %T, want *engineNarrowedAhead", tc.name, runner)
+					t.Fatalf("%s: a graph.AheadNarrower runs as %T, want *engineNarrowedAhead", tc.name, runner)
 				}
 				if _, ok := runner.(graph.ResidentRunner); ok {
 					t.Fatalf("%s: the narrowed runner still offers ComputeResident", tc.name)

@@ -10,7 +10,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/pathctl/pathctl/cpu"
 	"github.com/pathctl/pathctl/graph"
@@ -63,22 +62,20 @@ func (g *Graph) nearest(ctx context.Context, opt Options, csr *graph.CSR, source
 		return nil, "", "", err
 	}
 	defer release()
-	if m, ok := eng.(*multiEngine); ok {
+	if d, ok := eng.(graph.DeviceGroup); ok {
 		// One multi-source run does not split over devices: the first
 		// answers it.
-		eng = m.devices[0].eng
-		fmt.Fprintf(opt.Log, "pathctl: the nearest layout is one run: %s answers it\n", m.devices[0].label)
+		first, label := d.First()
+		eng = first
+		fmt.Fprintf(opt.Log, "pathctl: the nearest layout is one run: %s answers it\n", label)
 	}
-	ge, ok := eng.(gpuEngine)
+	nd, ok := eng.(graph.NearestDescriber)
 	if !ok {
 		return onCPU() // auto fell back: no usable GPU
 	}
-	began := time.Now()
-	res, info, err := ge.NearestInfo(ctx, csr, sources, req)
+	res, method, err := nd.NearestDescribed(ctx, csr, sources, req)
 	if err != nil {
 		return nil, "", "", err
 	}
-	method := fmt.Sprintf("nearest source: one multi-source near-far run on the device (delta %g, %d rounds, %s on the device, %s in all)",
-		info.Delta, info.Rounds, info.Kernel.Round(time.Microsecond), time.Since(began).Round(time.Microsecond))
-	return res, ge.Name(), method, nil
+	return res, eng.Name(), method, nil
 }

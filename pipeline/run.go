@@ -158,10 +158,9 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 	sizeStatsRun(planOptions(opt, eng), eng, runner, len(sources))
 	trace.Printf("pipeline", "planning the blocks")
 	blocks, sched := planRun(planOptions(opt, eng), eng, planRunner(runner), csr.NumVertices, len(sources), narrowedRowBytes(runner, targets, opt.K, selected))
-	if d, ok := runner.(*devicesRunner); ok {
-		// A device block holds one device's on each device
-		// (devices_resident.go).
-		sched.residentMax = d.residentSources(sched.residentMax)
+	if d, ok := runner.(graph.DeviceSet); ok {
+		// A device block holds one device's on each device.
+		sched.residentMax = d.ResidentSources(sched.residentMax)
 	}
 	fmt.Fprintf(opt.Log, "pathctl: %d sources in %d blocks of up to %d\n", len(sources), len(blocks), blockMax(blocks))
 	if sched.residentMax > blockMax(blocks) {
@@ -242,15 +241,15 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 	}
 	sum.Elapsed = time.Since(start)
 	fmt.Fprintf(opt.Log, "pathctl: time %s\n", tm)
-	if d, ok := runner.(*devicesRunner); ok {
+	if d, ok := runner.(graph.DeviceSet); ok {
 		fmt.Fprintf(opt.Log, "pathctl: %s\n", d.Shares(start))
 	}
-	if h, ok := planRunner(runner).(interface{ HubRowsReport() string }); ok {
+	if h, ok := planRunner(runner).(graph.HubRowsReporter); ok {
 		if rep := h.HubRowsReport(); rep != "" {
 			fmt.Fprintf(opt.Log, "pathctl: %s\n", rep)
 		}
 	}
-	if d, ok := prepared.(interface{ DownloadedBytes() int64 }); ok {
+	if d, ok := prepared.(graph.DownloadCounter); ok {
 		fmt.Fprintf(opt.Log, "pathctl: device-to-host: %d bytes of results\n", d.DownloadedBytes())
 	}
 	return sum, nil

@@ -109,8 +109,8 @@ func runBlocks(ctx context.Context, g *Graph, runner graph.Runner, opt Options, 
 		// blocks written.
 		p.pool = &blockPool{}
 		p.pool.pin, _ = runner.(graph.HostPinner)
-		if d, ok := runner.(*devicesRunner); ok {
-			p.pool.keep = d.depth(false) + 2 // started, at the sink, in its records
+		if d, ok := runner.(graph.DeviceSet); ok {
+			p.pool.keep = d.Depth(false) + 2 // started, at the sink, in its records
 		}
 	}
 	errc := make(chan error, 1)
@@ -232,7 +232,7 @@ func (p *producer) sendResult(b SourceBlock, blk *graph.Block) error {
 // several devices go through statsAhead.
 func (p *producer) runInTurn(ctx context.Context) error {
 	statsRunner, _ := p.runner.(graph.StatsRunner)
-	if d, ok := p.runner.(*devicesRunner); ok && p.opt.Layout == arrowio.LayoutStats {
+	if d, ok := p.runner.(graph.DeviceSet); ok && p.opt.Layout == arrowio.LayoutStats {
 		return p.statsAhead(ctx, d)
 	}
 	for _, b := range p.blocks {
@@ -265,14 +265,15 @@ func (p *producer) runInTurn(ctx context.Context) error {
 }
 
 // startAhead starts block i+1 before it waits for block i and sends it on.
-// On several devices (a devicesRunner) it keeps as many blocks started as
-// keep every device busy (devicesRunner.depth), and cuts the blocks of the
-// last round among them (tailCuts).
+// On several devices (a graph.DeviceSet) it keeps as many blocks started
+// as keep every device busy (Depth), and cuts the blocks of the last round
+// among them (TailCuts).
 func (p *producer) startAhead(ctx context.Context, async graph.AsyncRunner) error {
 	ahead := 1
-	devices, _ := async.(*devicesRunner)
+	devices, _ := async.(graph.DeviceSet)
+	var blocks []graph.SourceBlock
 	if devices != nil {
-		ahead = devices.depth(false) - 1
+		ahead, blocks = devices.Depth(false)-1, seamBlocks(p.blocks)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -298,7 +299,7 @@ func (p *producer) startAhead(ctx context.Context, async graph.AsyncRunner) erro
 		var w graph.Waiter
 		var err error
 		if devices != nil {
-			w, err = devices.startBlock(ctx, blk, devices.tailCuts(i, p.blocks))
+			w, err = devices.StartCut(ctx, blk, devices.TailCuts(i, blocks))
 		} else {
 			w, err = async.Start(ctx, blk)
 		}
@@ -324,14 +325,14 @@ func (p *producer) startAhead(ctx context.Context, async graph.AsyncRunner) erro
 
 // statsAhead reduces the stats of the blocks on several devices: it keeps
 // as many blocks submitted as keep every device busy
-// (devicesRunner.depth), sends each block's stats on in order, and cuts
-// the blocks of the last round among them (tailCuts).
-func (p *producer) statsAhead(ctx context.Context, d *devicesRunner) error {
+// (graph.DeviceSet.Depth), sends each block's stats on in order, and cuts
+// the blocks of the last round among them (TailCuts).
+func (p *producer) statsAhead(ctx context.Context, d graph.DeviceSet) error {
 	type submitted struct {
 		b SourceBlock
-		j *deviceJob
+		j graph.StatsWaiter
 	}
-	ahead := d.depth(true) - 1
+	ahead, blocks := d.Depth(true)-1, seamBlocks(p.blocks)
 	ctx, cancel := context.WithCancel(ctx)
 	var queued []submitted
 	defer func() { // nothing may write to a block after runBlocks returns
@@ -349,10 +350,10 @@ func (p *producer) statsAhead(ctx context.Context, d *devicesRunner) error {
 		}
 		p.tally(t0, nil)
 		t0 = time.Now()
-		return p.send(blockResult{end: s.b.End, stats: s.j.stats})
+		return p.send(blockResult{end: s.b.End, stats: s.j.Stats()})
 	}
 	for i, b := range p.blocks {
-		j, err := d.startStats(ctx, p.sources[b.Start:b.End], d.tailCuts(i, p.blocks))
+		j, err := d.StartStats(ctx, p.sources[b.Start:b.End], d.TailCuts(i, blocks))
 		if err != nil {
 			return err
 		}

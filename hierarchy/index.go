@@ -1,0 +1,340 @@
+package hierarchy
+
+// The index file: a hierarchy written once (pathctl index) and read back
+// for the same graph. Layout, little-endian:
+//
+//	magic          8 bytes  "PCTL-CH\x00"
+//	version        uint32   indexVersion
+//	flags          uint32   0 (no flag is defined)
+//	vertices       uint64   the graph's identity: vertex count,
+//	arcs           uint64   arc count,
+//	hash           uint64   and graphHash of its CSR arrays
+//	fractionBits   uint32   distances in units of 2^-f
+//	reserved       uint32   0
+//	upArcs         uint64
+//	downArcs       uint64
+//	order          vertices × int32       vertex of each rank
+//	up             (vertices+1) × int64 offsets, upArcs × int32 heads,
+//	               upArcs × int64 weights, upArcs × int32 bypassed ranks
+//	down           the same with downArcs
+//	checksum       uint64   CRC-64 (ECMA) of every byte before it
+//
+// Read refuses an index of another graph (ErrMismatch), and a truncated or
+// damaged one (ErrCorrupt); after the checksum it still checks every
+// invariant the queries rely on, so no file makes a query index out of
+// range.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc64"
+	"io"
+	"math"
+	"math/bits"
+
+	"github.com/pathctl/pathctl/graph"
+)
+
+const (
+	indexMagic   = "PCTL-CH\x00"
+	indexVersion = 1
+	headerSize   = 8 + 4 + 4 + 3*8 + 4 + 4 + 2*8
+)
+
+var crcTable = crc64.MakeTable(crc64.ECMA)
+
+// identity names the graph a hierarchy belongs to.
+type identity struct {
+	vertices, arcs, hash uint64
+	reversed             bool
+}
+
+// identify hashes g's arrays: O(n + m).
+func identify(g *graph.CSR) identity {
+	h := newWordHash()
+	flags := uint64(g.Type)
+	if g.Weighted {
+		flags |= 1 << 8
+	}
+	if g.Undirected {
+		flags |= 1 << 9
+	}
+	h.add(flags)
+	h.add(uint64(g.NumVertices))
+	for _, o := range g.Offsets {
+		h.add(uint64(o))
+	}
+	for _, t := range g.Targets {
+		h.add(uint64(uint32(t)))
+	}
+	switch w := g.Weights.(type) {
+	case []int32:
+		for _, x := range w {
+			h.add(uint64(uint32(x)))
+		}
+	case []int64:
+		for _, x := range w {
+			h.add(uint64(x))
+		}
+	case []float32:
+		for _, x := range w {
+			h.add(uint64(math.Float32bits(x)))
+		}
+	case []float64:
+		for _, x := range w {
+			h.add(math.Float64bits(x))
+		}
+	}
+	return identity{vertices: uint64(g.NumVertices), arcs: uint64(len(g.Targets)), hash: h.sum()}
+}
+
+// wordHash is a 64-bit multiply–rotate hash over words (not
+// cryptographic: it tells graphs apart, it does not authenticate them).
+type wordHash struct{ h uint64 }
+
+func newWordHash() wordHash { return wordHash{0x243f6a8885a308d3} }
+
+func (w *wordHash) add(x uint64) {
+	w.h = bits.RotateLeft64((w.h^x)*0x9e3779b97f4a7c15, 29)
+}
+
+func (w *wordHash) sum() uint64 {
+	h := w.h
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	return h
+}
+
+// Write writes h as an index file (the layout above). It fails for a
+// reversed hierarchy (write the forward one) and for w's errors.
+func (h *Hierarchy) Write(w io.Writer) error {
+	if h.id.reversed {
+		return errors.New("hierarchy: cannot write a reversed hierarchy")
+	}
+	crc := crc64.New(crcTable)
+	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<16)
+	e := encoder{w: bw}
+	e.bytes([]byte(indexMagic))
+	e.u32(indexVersion)
+	e.u32(0)
+	e.u64(h.id.vertices)
+	e.u64(h.id.arcs)
+	e.u64(h.id.hash)
+	e.u32(uint32(h.fractionBits))
+	e.u32(0)
+	e.u64(uint64(len(h.up.head)))
+	e.u64(uint64(len(h.down.head)))
+	e.i32s(h.order)
+	for _, a := range []*arcs{&h.up, &h.down} {
+		e.i64s(a.off)
+		e.i32s(a.head)
+		e.i64s(a.w)
+		e.i32s(a.mid)
+	}
+	if e.err == nil {
+		e.err = bw.Flush()
+	}
+	if e.err != nil {
+		return fmt.Errorf("hierarchy: writing the index: %w", e.err)
+	}
+	var sum [8]byte
+	binary.LittleEndian.PutUint64(sum[:], crc.Sum64())
+	if _, err := w.Write(sum[:]); err != nil {
+		return fmt.Errorf("hierarchy: writing the index: %w", err)
+	}
+	return nil
+}
+
+type encoder struct {
+	w   *bufio.Writer
+	buf []byte
+	err error
+}
+
+func (e *encoder) bytes(b []byte) {
+	if e.err == nil {
+		_, e.err = e.w.Write(b)
+	}
+}
+
+func (e *encoder) u32(x uint32) { e.bytes(binary.LittleEndian.AppendUint32(e.buf[:0], x)) }
+func (e *encoder) u64(x uint64) { e.bytes(binary.LittleEndian.AppendUint64(e.buf[:0], x)) }
+
+func (e *encoder) i32s(xs []int32) {
+	for len(xs) > 0 && e.err == nil {
+		chunk := xs[:min(len(xs), 8192)]
+		e.buf = e.buf[:0]
+		for _, x := range chunk {
+			e.buf = binary.LittleEndian.AppendUint32(e.buf, uint32(x))
+		}
+		e.bytes(e.buf)
+		xs = xs[len(chunk):]
+	}
+}
+
+func (e *encoder) i64s(xs []int64) {
+	for len(xs) > 0 && e.err == nil {
+		chunk := xs[:min(len(xs), 8192)]
+		e.buf = e.buf[:0]
+		for _, x := range chunk {
+			e.buf = binary.LittleEndian.AppendUint64(e.buf, uint64(x))
+		}
+		e.bytes(e.buf)
+		xs = xs[len(chunk):]
+	}
+}
+
+// Read reads an index file that Write wrote for g. It fails with an error
+// wrapping ErrCorrupt for a file that is not an index, truncated, damaged
+// or of another version, and with one wrapping ErrMismatch when the index
+// belongs to another graph (other vertex or arc count, or other arrays).
+// It reads the whole file into memory and checks g's identity, O(file +
+// n + m).
+func Read(r io.Reader, g *graph.CSR) (*Hierarchy, error) {
+	if err := checkCSR(g); err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("hierarchy: reading the index: %w", err)
+	}
+	h, err := decode(data)
+	if err != nil {
+		return nil, err
+	}
+	if want := identify(g); h.id != want {
+		return nil, fmt.Errorf("%w: the index is of a graph of %d vertices and %d arcs (hash %016x), this one has %d and %d (hash %016x)",
+			ErrMismatch, h.id.vertices, h.id.arcs, h.id.hash, want.vertices, want.arcs, want.hash)
+	}
+	return h, nil
+}
+
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+}
+
+// decode parses and checks an index file.
+func decode(data []byte) (*Hierarchy, error) {
+	// 1. Magic, version, checksum.
+	if len(data) < len(indexMagic) || !bytes.Equal(data[:len(indexMagic)], []byte(indexMagic)) {
+		return nil, corrupt("not a pathctl hierarchy index")
+	}
+	if len(data) < headerSize+8 {
+		return nil, corrupt("truncated header (%d bytes)", len(data))
+	}
+	le := binary.LittleEndian
+	if v := le.Uint32(data[8:]); v != indexVersion {
+		return nil, corrupt("index version %d, this build reads %d", v, indexVersion)
+	}
+	body, sum := data[:len(data)-8], le.Uint64(data[len(data)-8:])
+	if crc64.Checksum(body, crcTable) != sum {
+		return nil, corrupt("checksum mismatch (truncated or damaged file)")
+	}
+	// 2. Header and sizes.
+	d := decoder{data: body, at: 12}
+	if d.u32() != 0 {
+		return nil, corrupt("unknown flags")
+	}
+	id := identity{vertices: d.u64(), arcs: d.u64(), hash: d.u64()}
+	f := d.u32()
+	d.u32()
+	upArcs, downArcs := d.u64(), d.u64()
+	if id.vertices > graph.MaxVertices || f > 1100 {
+		return nil, corrupt("bad header")
+	}
+	n := uint64(id.vertices)
+	const arcBytes = 4 + 8 + 4
+	rest := uint64(len(body) - headerSize)
+	if upArcs > rest/arcBytes || downArcs > rest/arcBytes ||
+		4*n+2*8*(n+1)+(upArcs+downArcs)*arcBytes != rest {
+		return nil, corrupt("sizes do not match the file's length")
+	}
+	// 3. Arrays.
+	h := &Hierarchy{n: int(n), fractionBits: int(f), id: id}
+	h.order = d.i32s(int(n))
+	for _, a := range []struct {
+		half  *arcs
+		count uint64
+	}{{&h.up, upArcs}, {&h.down, downArcs}} {
+		a.half.off = d.i64s(int(n) + 1)
+		a.half.head = d.i32s(int(a.count))
+		a.half.w = d.i64s(int(a.count))
+		a.half.mid = d.i32s(int(a.count))
+	}
+	// 4. Invariants: ranks a permutation, arcs to higher ranks, bypassed
+	// ranks below both ends, weights within the sums' range.
+	h.rank = make([]int32, n)
+	for i := range h.rank {
+		h.rank[i] = -1
+	}
+	for r, v := range h.order {
+		if v < 0 || uint64(v) >= n || h.rank[v] >= 0 {
+			return nil, corrupt("rank order is not a permutation")
+		}
+		h.rank[v] = int32(r)
+	}
+	for _, half := range []*arcs{&h.up, &h.down} {
+		if half.off[0] != 0 || half.off[n] != int64(len(half.head)) {
+			return nil, corrupt("arc offsets do not span the arcs")
+		}
+		for r := range int(n) {
+			lo, hi := half.off[r], half.off[r+1]
+			if lo > hi {
+				return nil, corrupt("arc offsets decrease")
+			}
+			for k := lo; k < hi; k++ {
+				if x := half.head[k]; x <= int32(r) || uint64(x) >= n {
+					return nil, corrupt("arc of rank %d to rank %d", r, x)
+				}
+				if m := half.mid[k]; m < -1 || m >= int32(r) {
+					return nil, corrupt("shortcut of rank %d bypasses rank %d", r, m)
+				}
+				if w := half.w[k]; w < 0 || w > intLimit {
+					return nil, corrupt("arc weight %d", w)
+				}
+			}
+		}
+	}
+	return h, nil
+}
+
+// decoder reads little-endian values from a buffer whose length was
+// checked against the sizes.
+type decoder struct {
+	data []byte
+	at   int
+}
+
+func (d *decoder) u32() uint32 {
+	x := binary.LittleEndian.Uint32(d.data[d.at:])
+	d.at += 4
+	return x
+}
+
+func (d *decoder) u64() uint64 {
+	x := binary.LittleEndian.Uint64(d.data[d.at:])
+	d.at += 8
+	return x
+}
+
+func (d *decoder) i32s(n int) []int32 {
+	out := make([]int32, n)
+	for i := range out {
+		out[i] = int32(binary.LittleEndian.Uint32(d.data[d.at:]))
+		d.at += 4
+	}
+	return out
+}
+
+func (d *decoder) i64s(n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = int64(binary.LittleEndian.Uint64(d.data[d.at:]))
+		d.at += 8
+	}
+	return out
+}
