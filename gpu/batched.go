@@ -96,22 +96,13 @@ const (
 	// far past the 572 rounds of the 256×256 grid (BENCHMARKS.md, "What
 	// changed, and what was tried").
 	batchedOrderedRounds = 1 << 14
-	// batchedTraceRounds bounds the rounds batchedConfig.trace reports.
-	batchedTraceRounds = 1 << 16
 )
 
 // batchedConfig is how a runner runs the batched kernel: the host's plan
-// and the rounds' tuning (plan.Config, from a Tuning), and a trace for
-// benchmarks. Each runner holds its own (newRunner), so that tests run
+// and the rounds' tuning (plan.Config, from a Tuning). Each runner holds its own (newRunner), so that tests run
 // configurations side by side.
 type batchedConfig struct {
 	plan.Config
-	// trace, when set (benchmarks), runs the counting variant of the round
-	// kernel, synchronising after every round, and receives per round:
-	// arcs walked by a warp, lane relaxations that reached the atomic, lane
-	// improvements, vertex expansions by a warp, lane expansions, busy
-	// chunks, and the round's wall time.
-	trace func(round int, counts [6]uint64, elapsed time.Duration)
 }
 
 // defaultBatchedConfig is what Engine.Prepare gives every runner: the
@@ -430,13 +421,8 @@ func runBatched(dv *device, r *Runner, run *batchedRun) error {
 		prefix = "batched_nf"
 	}
 	name := prefix + "round_" + suffix
-	switch cuts := r.kernelCuts(); {
-	case cuts && r.batched.trace != nil:
-		name = prefix + "cutcount_" + suffix
-	case cuts:
+	if r.kernelCuts() {
 		name = prefix + "cutround_" + suffix
-	case r.batched.trace != nil:
-		name = prefix + "count_" + suffix
 	}
 	phases := func() error {
 		off := 0
@@ -731,19 +717,13 @@ func runPhase(dv *device, r *Runner, run *batchedRun, name string, k int, fronti
 		r.aux.ptr, cur, curSum); err != nil {
 		return err
 	}
-	counters, err := traceCounters(dv, r)
-	if err != nil {
-		return err
-	}
-	defer dv.free(&counters)
 	grid := batchedBlocksPerSM * max(r.e.info.Multiprocessors, 1)
 	last := make([]int32, 1)
 	if run.nearFar {
-		if err := runNearFarRounds(dv, r, name, grid, k, r.aux.ptr, cur, curSum, maskWords, sumWords, frontier, run.delta,
-			counters.ptr); err != nil {
+		if err := runNearFarRounds(dv, r, name, grid, k, r.aux.ptr, cur, curSum, maskWords, sumWords, frontier, run.delta); err != nil {
 			return err
 		}
-	} else if err := runRounds(dv, r, name, grid, k, r.aux.ptr, cur, next, curSum, nextSum, lastChange, step, counters.ptr, last); err != nil {
+	} else if err := runRounds(dv, r, name, grid, k, r.aux.ptr, cur, next, curSum, nextSum, lastChange, step, last); err != nil {
 		return err
 	}
 	return dv.launchAsync("batched_transpose_"+bits, int(min(tiles, batchedTransposeGrid)), r.aux.ptr, int32(n), int32(k),
@@ -755,25 +735,17 @@ func runPhase(dv *device, r *Runner, run *batchedRun, name string, k int, fronti
 // until one changes nothing, reading the last-change word into last
 // every few rounds.
 func runRounds(dv *device, r *Runner, name string, grid, k int, aux, cur, next, curSum, nextSum, lastChange uint64,
-	step float64, counters uint64, last []int32) error {
+	step float64, last []int32) error {
 	n := r.n
 	arcTargets, arcWeights := r.roundArcs()
 	cut := r.batchedCut()
 	batch := r.firstRounds(step)
 	for round := int32(1); ; {
 		for range batch {
-			began := time.Now()
 			if err := dv.launchAsync(name, grid, r.offsets.ptr, arcTargets, arcWeights, int32(n), int32(k),
-				aux, cur, next, curSum, nextSum, lastChange, round, batchedThreshold(step, round), int32(r.batched.Sparse), counters,
+				aux, cur, next, curSum, nextSum, lastChange, round, batchedThreshold(step, round), int32(r.batched.Sparse), uint64(0),
 				cut); err != nil {
 				return err
-			}
-			if r.batched.trace != nil && round < batchedTraceRounds {
-				var c [8]uint64
-				if err := dv.readBack(unsafe.Pointer(&c[0]), counters+uint64(64*round), 64, name); err != nil {
-					return err
-				}
-				r.batched.trace(int(round), [6]uint64(c[:6]), time.Since(began))
 			}
 			cur, next = next, cur
 			curSum, nextSum = nextSum, curSum
@@ -801,9 +773,9 @@ func runRounds(dv *device, r *Runner, name string, grid, k int, aux, cur, next, 
 // launches of the round kernel, each followed by batched_nfadvance, in
 // batches that double from batchedFirstRounds to batchedMaxRounds, and
 // reads the done word between batches (launches after done return at
-// once). With a trace it reads the counters after every launch.
+// once).
 func runNearFarRounds(dv *device, r *Runner, name string, grid, k int, aux, masks, sums uint64, maskStride, sumStride int64,
-	control uint64, delta float64, counters uint64) error {
+	control uint64, delta float64) error {
 	n := r.n
 	arcTargets, arcWeights := r.roundArcs()
 	cut := r.batchedCut()
@@ -814,22 +786,14 @@ func runNearFarRounds(dv *device, r *Runner, name string, grid, k int, aux, mask
 	launches := 0
 	for batch := batchedFirstRounds; ; batch = min(2*batch, batchedMaxRounds) {
 		for range batch {
-			began := time.Now()
 			if err := dv.launchAsync(name, grid, r.offsets.ptr, arcTargets, arcWeights, int32(n), int32(k), aux, masks, sums,
-				maskStride, sumStride, control, int32(r.batched.Sparse), int32(r.batched.NearFarOwn), counters, cut); err != nil {
+				maskStride, sumStride, control, int32(r.batched.Sparse), int32(r.batched.NearFarOwn), uint64(0), cut); err != nil {
 				return err
 			}
 			if err := dv.launchAsync("batched_nfadvance", 1, control, delta); err != nil {
 				return err
 			}
 			launches++
-			if r.batched.trace != nil && launches < batchedTraceRounds {
-				var c [8]uint64
-				if err := dv.readBack(unsafe.Pointer(&c[0]), counters+uint64(64*launches), 64, name); err != nil {
-					return err
-				}
-				r.batched.trace(launches, [6]uint64(c[:6]), time.Since(began))
-			}
 		}
 		if err := dv.readBack(unsafe.Pointer(&state[0]), control+8*nearFarDoneWord, 16, name); err != nil {
 			return err
@@ -863,22 +827,4 @@ func infinityBits(t graph.DistType) uint64 {
 		return uint64(math.Float32bits(float32(math.Inf(1))))
 	}
 	return math.Float64bits(math.Inf(1))
-}
-
-// traceCounters is the zeroed buffer of a traced run's counters (per
-// round, 8 words of work the counting variant counts), or none without a
-// trace; the caller frees it.
-func traceCounters(dv *device, r *Runner) (devBuf, error) {
-	var counters devBuf
-	if r.batched.trace == nil {
-		return counters, nil
-	}
-	counters, err := dv.alloc(8 * 8 * batchedTraceRounds)
-	if err != nil {
-		return counters, err
-	}
-	if err := dv.launchAsync("batched_fill_b64", batchedGrid(8*batchedTraceRounds), counters.ptr, int64(8*batchedTraceRounds), uint64(0)); err != nil {
-		return counters, errors.Join(err, dv.free(&counters))
-	}
-	return counters, nil
 }

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/gpu/internal/plan"
@@ -44,8 +43,7 @@ func suiteGraphs(b testing.TB) map[string]*graph.CSR {
 // BenchmarkBatchedSuite runs every source of each graph as one block (as
 // the pipeline does when the device holds it) through the batched kernel,
 // in each configuration of PATHCTL_BATCHED_VARIANTS (suiteVariant), and
-// reports the kernel time; a "trace" variant prints the work of every
-// round. A variant with a cutoff (cut=D) runs the narrowed request, its
+// reports the kernel time. A variant with a cutoff (cut=D) runs the narrowed request, its
 // kernel time including the gather's clip, and checks rows clipped at D.
 func BenchmarkBatchedSuite(b *testing.B) {
 	e, err := New()
@@ -82,36 +80,11 @@ func BenchmarkBatchedSuite(b *testing.B) {
 				if !math.IsInf(cut, 1) {
 					req.Cutoff, req.HasCutoff = cut, true
 				}
-				var tot [6]uint64
-				rounds := 0
-				if strings.HasPrefix(variant, "trace") {
-					cfg.trace = func(round int, c [6]uint64, d time.Duration) {
-						rounds = round
-						for i := range tot {
-							tot[i] += c[i]
-						}
-						if round <= 12 || round%16 == 0 {
-							fmt.Printf("  round %4d: %8.2f ms  chunks %9d  expand %9d  lanes %10d (%.1f/warp)  arcs %11d  tries %12d  wins %12d\n",
-								round, d.Seconds()*1e3, c[5], c[3], c[4], float64(c[4])/max(float64(c[3]), 1), c[0], c[1], c[2])
-						}
-					}
-				}
 				r, err := e.prepare(context.Background(), g, req, cfg)
 				if err != nil {
 					b.Fatal(err)
 				}
 				defer r.Close()
-				if cfg.trace != nil {
-					for b.Loop() {
-						if err := r.Run(context.Background(), out); err != nil {
-							b.Fatal(err)
-						}
-					}
-					fmt.Printf("%s %s: %d rounds; expansions %d (%.2f per vertex-group), lanes %.2f per expansion, lane expansions per (source,vertex) %.2f, arcs walked %d (%.2f × m × groups), tries %d, wins %d\n",
-						name, variant, rounds, tot[3], float64(tot[3])/float64(n)/float64((n+31)/32), float64(tot[4])/max(float64(tot[3]), 1),
-						float64(tot[4])/float64(n)/float64(n), tot[0], float64(tot[0])/float64(g.NumEdges())/float64((n+31)/32), tot[1], tot[2])
-					return
-				}
 				var kernel float64
 				for b.Loop() {
 					if err := r.Run(context.Background(), out); err != nil {
@@ -136,7 +109,7 @@ func BenchmarkBatchedSuite(b *testing.B) {
 
 // suiteVariant is the configuration a variant of BenchmarkBatchedSuite
 // names: dash-separated words over the default configuration with the
-// block's order: trace (count the work of every round), cluster or bfs
+// block's order: cluster or bfs
 // (the source order), noleaves (every source in the kernel but for
 // minimums), nomins (no minimum derivations), serial (clusters on one
 // core), phases=X/Y (later phases' cumulative shares; "phases=" runs two),

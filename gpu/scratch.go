@@ -105,11 +105,6 @@ func runPhaseScratch(dv *device, r *Runner, name string, k int, sources, rows, s
 	}
 	step := r.batched.Step(r.planGraph.Shape(), r.req.Delta)
 	cut := r.batchedCut()
-	counters, err := traceCounters(dv, r)
-	if err != nil {
-		return err
-	}
-	defer dv.free(&counters)
 	grid := batchedBlocksPerSM * max(r.e.info.Multiprocessors, 1)
 	last := make([]int32, 1)
 	vm := r.aux.ptr
@@ -141,7 +136,7 @@ func runPhaseScratch(dv *device, r *Runner, name string, k int, sources, rows, s
 			vm, cur, curSum); err != nil {
 			return err
 		}
-		if err := runRounds(dv, r, name, grid, sk, vm, cur, next, curSum, nextSum, lastChange, step, counters.ptr, last); err != nil {
+		if err := runRounds(dv, r, name, grid, sk, vm, cur, next, curSum, nextSum, lastChange, step, last); err != nil {
 			return err
 		}
 		// Rows 0 is the identity from the slice's first source on.

@@ -570,10 +570,9 @@ __device__ void nearFarRound(const Graph<T>& g, int numSources, T* vm, u32* mask
 }  // namespace batched
 }  // namespace pathctl
 
-// batched_round_T is one round; batched_count_T the same counting its work
-// into counters (the benchmarks' trace); batched_cutround_T and
-// batched_cutcount_T the same under the cutoff cutBits, over arcs in
-// rising weight within each vertex's (batchedRound). Each entry point is
+// batched_round_T is one round; batched_cutround_T the same under the
+// cutoff cutBits, over arcs in rising weight within each vertex's
+// (batchedRound). Each entry point is
 // spelled out: gpu/kernels_gen.go's generator expands one level of macros.
 #define PATHCTL_BATCHED(SUFFIX, T)                                                                 \
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_round_##SUFFIX(            \
@@ -585,30 +584,12 @@ __device__ void nearFarRound(const Graph<T>& g, int numSources, T* vm, u32* mask
                                                  lastChange, round, threshold, sparse, counters,   \
                                                  pathctl::distFromBits<T>(cutBits));               \
   }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_count_##SUFFIX(            \
-      const long long* offsets, const int* targets, const T* weights, int n, int numSources, T* vm, \
-      u32* cur, u32* next, u32* curSum, u32* nextSum, int* lastChange, int round, double threshold, \
-      int sparse, u64* counters, u64 cutBits) {                                                    \
-    pathctl::Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                              \
-    pathctl::batched::batchedRound<T, true, 4, false>(g, numSources, vm, cur, next, curSum, nextSum,\
-                                                 lastChange, round, threshold, sparse, counters,   \
-                                                 pathctl::distFromBits<T>(cutBits));               \
-  }                                                                                                \
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_cutround_##SUFFIX(         \
       const long long* offsets, const int* targets, const T* weights, int n, int numSources, T* vm, \
       u32* cur, u32* next, u32* curSum, u32* nextSum, int* lastChange, int round, double threshold, \
       int sparse, u64* counters, u64 cutBits) {                                                    \
     pathctl::Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                              \
     pathctl::batched::batchedRound<T, false, 4, true>(g, numSources, vm, cur, next, curSum, nextSum,\
-                                                 lastChange, round, threshold, sparse, counters,   \
-                                                 pathctl::distFromBits<T>(cutBits));               \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_cutcount_##SUFFIX(         \
-      const long long* offsets, const int* targets, const T* weights, int n, int numSources, T* vm, \
-      u32* cur, u32* next, u32* curSum, u32* nextSum, int* lastChange, int round, double threshold, \
-      int sparse, u64* counters, u64 cutBits) {                                                    \
-    pathctl::Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                              \
-    pathctl::batched::batchedRound<T, true, 4, true>(g, numSources, vm, cur, next, curSum, nextSum,\
                                                  lastChange, round, threshold, sparse, counters,   \
                                                  pathctl::distFromBits<T>(cutBits));               \
   }
@@ -619,9 +600,7 @@ PATHCTL_BATCHED(f32, float)
 PATHCTL_BATCHED(f64, double)
 
 // batched_nfround_T is one near-far round or split (nearFarRound);
-// batched_nfcount_T the same counting its work into counters at the index
-// of the launch (control's rounds + 1); batched_nfcutround_T and
-// batched_nfcutcount_T the same under the cutoff cutBits, over arcs in
+// batched_nfcutround_T the same under the cutoff cutBits, over arcs in
 // rising weight within each vertex's. batched_nfadvance follows each.
 #define PATHCTL_BATCHED_NF(SUFFIX, T)                                                              \
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_nfround_##SUFFIX(          \
@@ -633,30 +612,12 @@ PATHCTL_BATCHED(f64, double)
         sumStride, (pathctl::batched::NearFarControl*)control, sparse, own, counters,              \
         pathctl::distFromBits<T>(cutBits));                                                        \
   }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_nfcount_##SUFFIX(          \
-      const long long* offsets, const int* targets, const T* weights, int n, int numSources, T* vm, \
-      u32* masks, u32* sums, long long maskStride, long long sumStride, u64* control, int sparse,   \
-      int own, u64* counters, u64 cutBits) {                                                       \
-    pathctl::Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                              \
-    pathctl::batched::nearFarRound<T, true, 4, false>(g, numSources, vm, masks, sums, maskStride,  \
-        sumStride, (pathctl::batched::NearFarControl*)control, sparse, own, counters,              \
-        pathctl::distFromBits<T>(cutBits));                                                        \
-  }                                                                                                \
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_nfcutround_##SUFFIX(       \
       const long long* offsets, const int* targets, const T* weights, int n, int numSources, T* vm, \
       u32* masks, u32* sums, long long maskStride, long long sumStride, u64* control, int sparse,   \
       int own, u64* counters, u64 cutBits) {                                                       \
     pathctl::Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                              \
     pathctl::batched::nearFarRound<T, false, 4, true>(g, numSources, vm, masks, sums, maskStride,  \
-        sumStride, (pathctl::batched::NearFarControl*)control, sparse, own, counters,              \
-        pathctl::distFromBits<T>(cutBits));                                                        \
-  }                                                                                                \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS) batched_nfcutcount_##SUFFIX(       \
-      const long long* offsets, const int* targets, const T* weights, int n, int numSources, T* vm, \
-      u32* masks, u32* sums, long long maskStride, long long sumStride, u64* control, int sparse,   \
-      int own, u64* counters, u64 cutBits) {                                                       \
-    pathctl::Graph<T> g = {offsets, targets, weights, nullptr, n, 0};                              \
-    pathctl::batched::nearFarRound<T, true, 4, true>(g, numSources, vm, masks, sums, maskStride,   \
         sumStride, (pathctl::batched::NearFarControl*)control, sparse, own, counters,              \
         pathctl::distFromBits<T>(cutBits));                                                        \
   }
