@@ -272,19 +272,13 @@ func (r *Runner) startNarrowed(ctx context.Context, out *graph.Block) (*Pending,
 	return r.started(p, err, cycleSource)
 }
 
-// clipAfterKernelCut puts back the gather's clip over the rows of a
-// cutoff alone where the batched kernels cut at it already (kernelCuts),
-// which then changes nothing (batchedCut says why): the switch for a
-// kernel that would leave a distance past the cutoff.
-const clipAfterKernelCut = false
-
 // rowsClippedByKernel reports whether the rows of a narrowed block come
 // from the kernels clipped already, so that no gather runs over them: a
 // cutoff alone (no targets, no selection) at which the batched kernels
 // stop, with every distance they write (the source's own 0 included) at
 // most the cutoff or unreachable.
 func (r *Runner) rowsClippedByKernel() bool {
-	return !clipAfterKernelCut && r.Narrowed() && r.req.Targets == nil && r.nearestK == 0 && r.kernelCuts() && r.req.Cutoff >= 0
+	return r.Narrowed() && r.req.Targets == nil && r.nearestK == 0 && r.kernelCuts() && r.req.Cutoff >= 0
 }
 
 // narrowRows runs the gather (or the selection of the k nearest) over the
