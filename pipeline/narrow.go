@@ -14,7 +14,7 @@ package pipeline
 // too (graph.AheadNarrower: the GPU's) runs narrowed blocks like full ones,
 // started ahead (block i+1's kernels while block i travels) and stats
 // reduced on the device, in blocks sized for the narrowed output
-// (blocks.go). narrowAhead and nearestOnDevice switch these off.
+// (blocks.go).
 
 import (
 	"context"
@@ -200,21 +200,12 @@ func engineRequest(req graph.Request, paths bool) graph.Request {
 	return req
 }
 
-// narrowAhead lets a graph.AheadNarrower runner start narrowed blocks ahead and
-// reduce their stats on the device; false runs its narrowed blocks
-// through Run, one at a time, as before (the switch for the device path).
-const narrowAhead = true
-
-// nearestOnDevice lets a graph.NearestSelector select the k nearest itself
-// (the GPU, on the device); false selects them on the host from full rows.
-const nearestOnDevice = true
-
-// engineSelects asks runner to select opt's k nearest itself, where it
-// can and nearestOnDevice allows; it reports whether it will. Paths and
+// engineSelects asks runner to select opt's k nearest itself (the GPU,
+// on the device), where it can; it reports whether it will. Paths and
 // predecessors need full rows on the host.
 func engineSelects(runner graph.Runner, opt Options) bool {
 	sel, ok := runner.(graph.NearestSelector)
-	return ok && nearestOnDevice && opt.K > 0 && !opt.WithPaths && !opt.WithPredecessors && sel.SelectNearest(opt.K)
+	return ok && opt.K > 0 && !opt.WithPaths && !opt.WithPredecessors && sel.SelectNearest(opt.K)
 }
 
 // nearestNote is what the run's description adds for the k nearest: who
@@ -226,7 +217,7 @@ func nearestNote(runner graph.Runner, opt Options, selected bool) string {
 		return ""
 	case selected:
 		return "; the k nearest selected by the engine"
-	case could && nearestOnDevice:
+	case could:
 		if d, ok := runner.(graph.NearestDecliner); ok {
 			return "; the k nearest selected on the host from full rows (" + d.NearestDeclined() + ")"
 		}
@@ -253,7 +244,7 @@ func narrowRunner(runner graph.Runner, req graph.Request, n int, paths bool) gra
 		np, ok := runner.(graph.AheadNarrower)
 		async, isAsync := runner.(graph.AsyncRunner)
 		stats, isStats := runner.(graph.StatsRunner)
-		if narrowAhead && ok && isAsync && isStats && np.NarrowsAhead() {
+		if ok && isAsync && isStats && np.NarrowsAhead() {
 			return &engineNarrowedAhead{engineNarrowed: en, async: async, stats: stats}
 		}
 		return en

@@ -15,11 +15,6 @@ import (
 	"github.com/pathctl/pathctl/graph"
 )
 
-// nearestOnGPU lets the nearest layout run on the GPU engine. With false,
-// it runs on the CPU engine whatever engine was asked for (the switch to
-// turn the device path off should it fail on a GPU).
-const nearestOnGPU = true
-
 // minGPUNearestVertices is the graph size below which --engine auto answers
 // the nearest layout on the CPU: the device's rounds cost a launch each
 // however small the graph, and below some ten thousand vertices the CPU's
@@ -28,8 +23,7 @@ const nearestOnGPU = true
 const minGPUNearestVertices = 1 << 14
 
 // nearest answers the nearest layout of csr from sources on the engine opt
-// asks for (the CPU for auto on small graphs, or where nearestOnGPU is
-// off), and returns the engine's name and a description of the run for the
+// asks for (the CPU for auto on small graphs), and returns the engine's name and a description of the run for the
 // summary.
 func (g *Graph) nearest(ctx context.Context, opt Options, csr *graph.CSR, sources []graph.VertexID, req graph.Request) (*graph.Nearest, string, string, error) {
 	onCPU := func() (*graph.Nearest, string, string, error) {
@@ -49,9 +43,6 @@ func (g *Graph) nearest(ctx context.Context, opt Options, csr *graph.CSR, source
 		// message points to, answers (above).
 		return nil, "", "", csr.NegativeWeight(req.Algorithm)
 	case opt.Engine == "cpu":
-		return onCPU()
-	case !nearestOnGPU:
-		fmt.Fprintf(opt.Log, "pathctl: the nearest layout runs on the CPU engine (its GPU path is switched off)\n")
 		return onCPU()
 	case opt.Engine == "auto" && csr.NumVertices < minGPUNearestVertices:
 		fmt.Fprintf(opt.Log, "pathctl: %d vertices: the CPU engine answers the nearest layout faster than device rounds\n", csr.NumVertices)
