@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 import pathctl
-from pathctl import _local
+from pathctl import _discovery, _local
 from conftest import _binary
 
 
@@ -39,7 +39,7 @@ def test_bundled_binary_comes_first(monkeypatch, tmp_path):
     other = tmp_path / "other"
     other.mkdir()
     explicit = wrapper(other, "")
-    monkeypatch.setattr(_local, "bundled_binary", lambda: bundled)
+    monkeypatch.setattr(_discovery, "bundled_binary", lambda: bundled)
     # A PATHCTL_BIN left over from a checkout does not shadow the bundled one...
     monkeypatch.setenv("PATHCTL_BIN", str(tmp_path / "stale-pathctl"))
     assert pathctl.find_binary() == bundled
