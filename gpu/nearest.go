@@ -68,16 +68,6 @@ const nearestMeanwhileBatch = 16
 // nearestControlWords is the size of kernels/nearest.cu's Control, in u64.
 const nearestControlWords = 6
 
-// nearestHostOverlap lets the host prepare the result while the rounds run
-// on the device: the result's columns are allocated (and their pages
-// faulted in) on a goroutine of their own, and the pinned stage they are
-// copied through is allocated once a batch of nearestMeanwhileBatch rounds
-// is queued, not after the last round finishes. With false the columns are
-// allocated before the run and the stage after the rounds, as at first
-// (the switch to turn the overlap off should it misbehave on a GPU).
-// Either way the copies out of the stage run on every core.
-const nearestHostOverlap = true
-
 // nearestStageMax is the largest pinned stage that holds both columns of
 // the result at once: past it (some 20 million vertices of int32
 // distances) the columns share a stage of the larger one, one after the
@@ -142,22 +132,17 @@ func (e *Engine) nearestInfo(ctx context.Context, g *graph.CSR, sources []graph.
 	run := &nearestRun{dv: e.dev, g: g, n: g.NumVertices, sources: sources, cut: cutBitsOf(g.Type, req),
 		delta: nearestDelta(g, req.Delta), stageMax: stageMax}
 	info.Delta = run.delta
-	// The result's columns are allocated while the device runs (or
-	// before it, without the overlap).
+	// The result's columns are allocated, and their pages faulted in, on
+	// a goroutine of their own while the device runs, rather than in the
+	// copy out of the stage.
 	columns := make(chan *graph.Nearest, 1)
-	if nearestHostOverlap {
-		go func() {
-			res := newNearestResult(g.Type, g.NumVertices)
-			// Fault the pages in now, while the device works, rather
-			// than in the copy out of the stage.
-			dist, _ := sliceBytes(res.Dist)
-			touchPages(dist)
-			touchPages(asBytes(res.Source))
-			columns <- res
-		}()
-	} else {
-		columns <- newNearestResult(g.Type, g.NumVertices)
-	}
+	go func() {
+		res := newNearestResult(g.Type, g.NumVertices)
+		dist, _ := sliceBytes(res.Dist)
+		touchPages(dist)
+		touchPages(asBytes(res.Source))
+		columns <- res
+	}()
 	var res *graph.Nearest
 	result := func() *graph.Nearest {
 		if res == nil {
@@ -445,12 +430,10 @@ func (r *nearestRun) run(ctx context.Context, dc *deviceCSR, result func() *grap
 	if stageBytes > r.stageMax {
 		stageBytes = max(distSize, 4*int64(r.n))
 	}
+	// The pinned stage is allocated once a batch of nearestMeanwhileBatch
+	// rounds is queued, not after the last round finishes.
 	pinStage := func() error { return dv.ensurePinned(&r.stage, stageBytes) }
-	meanwhile := pinStage
-	if !nearestHostOverlap {
-		meanwhile = nil
-	}
-	if err := r.untilDone(ctx, &cur, &next, round, meanwhile); err != nil {
+	if err := r.untilDone(ctx, &cur, &next, round, pinStage); err != nil {
 		return err
 	}
 	if wide {
