@@ -77,7 +77,7 @@ func batchedSummaryWords(n int) int64 { return int64((n + 1023) >> 10) }
 const (
 	// batchedBlocksPerSM is the thread blocks of a round per multiprocessor:
 	// 8 of 256 threads fill the 2048 threads of an SM of sm_70 .. sm_90; the
-	// warps stride over the chunks. BENCHMARKS.md, "What changed, and what
+	// warps stride over the chunks. docs/benchmarks-history.md, "What changed, and what
 	// was tried": register caps for 6 or 8 blocks per SM gained nothing.
 	batchedBlocksPerSM = 8
 	// batchedTransposeGrid caps the thread blocks of the transpose and the
@@ -86,14 +86,14 @@ const (
 	batchedTransposeGrid = 1 << 16
 	// batchedFirstRounds is the rounds launched before the first read of
 	// the last-change word, and batchedMaxRounds the most between two reads
-	// (doubling in between). BENCHMARKS.md, "GPU engine after the second
+	// (doubling in between). docs/benchmarks-history.md, "GPU engine after the second
 	// slice, H200" (convergence read back every 4–64 rounds).
 	batchedFirstRounds = 4
 	batchedMaxRounds   = 64
 	// batchedOrderedRounds is the rounds after which the threshold is
 	// dropped (plain label correcting), which bounds the rounds spent
 	// waiting on a step too small for the distances. Not measured: a bound
-	// far past the 572 rounds of the 256×256 grid (BENCHMARKS.md, "What
+	// far past the 572 rounds of the 256×256 grid (docs/benchmarks-history.md, "What
 	// changed, and what was tried").
 	batchedOrderedRounds = 1 << 14
 )
@@ -191,12 +191,12 @@ type earlyPlan struct {
 // distances, so it is made, finished and packed while the device (or the
 // devices sharing them, hubshare.go) computes them, instead of after.
 // R-MAT 18 on two H200s: each device's block after the hub rows waited
-// 50-75 ms for its plan (BENCHMARKS.md, "The host off the devices'
+// 50-75 ms for its plan (docs/benchmarks-history.md, "The host off the devices'
 // path"). It begins once the plan of the hub rows made ahead
 // (hubPlanAhead), if any, is done: the two plans spread over every core,
 // and the hub rows' later phases wait for theirs (two H200s: 207-215 ms
 // for the hub rows' plan beside the blocks' against 144-171 on other
-// hosts, and their second phase began 18-30 ms late; BENCHMARKS.md, "The
+// hosts, and their second phase began 18-30 ms late; docs/benchmarks-history.md, "The
 // hub rows' plan beside the blocks' plans"). nil where there is nothing
 // to wait for.
 func (r *Runner) planBesideHubRows() chan earlyPlan {

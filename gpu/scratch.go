@@ -35,7 +35,7 @@ func (r *Runner) scratchPossible() bool {
 // where every source fits one block without it, nor where the blocks it
 // allows hold fewer than ScratchMinShare of the vertices (R-MAT 18's
 // blocks of 45 % of the vertices ran 1.48× faster with it, R-MAT 20's of
-// 3.3 % 0.94×; BENCHMARKS.md, "Issue 18 (stats, every source)"). A
+// 3.3 % 0.94×; docs/benchmarks-history.md, "Issue 18 (stats, every source)"). A
 // ScratchMinShare of 0 always takes it.
 func (r *Runner) scratchPays(free int64) bool {
 	share := r.batched.ScratchMinShare

@@ -79,7 +79,7 @@ func planNarrowed(opt Options, eng graph.Engine, runner graph.Runner, n int, nar
 // block that holds most vertices, so one large block and a small one beat
 // two even ones there (R-MAT 18 on one H200: 147k + 27k sources 3.87 s,
 // 87k + 87k 5.6 s; on two, the even blocks 3.0 s against 3.73 s;
-// BENCHMARKS.md "Issue 19: even blocks on two devices"). The
+// docs/benchmarks-history.md "Issue 19: even blocks on two devices"). The
 // stats files of one and several devices then hold the same rows in other
 // record batches; a block size the caller fixed (Options.MaxBlock) is
 // kept, and the files with it.

@@ -823,7 +823,7 @@ func (q *blockQueue) close() {
 // keep hub rows (hubOrderer), else none: cut from the breadth-first
 // order, one device's blocks held the hubs and their neighbourhoods and
 // the other's the periphery, and the two finished apart (R-MAT 18 stats
-// on two H200s: 2.96 s as given, 3.11 s in that order; BENCHMARKS.md,
+// on two H200s: 2.96 s as given, 3.11 s in that order; docs/benchmarks-history.md,
 // "Issues 18 and 19: stats sources in breadth-first order").
 func (d *devicesRunner) BlockOrder(sources []graph.VertexID, block int) []int32 {
 	if len(d.workers) != 1 {

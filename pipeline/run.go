@@ -279,7 +279,7 @@ func IsInterrupted(err error) bool {
 // float32Rounds reports whether csr has float32 weights whose sums round in
 // float32 but are exact in float64: asked for float64 distances, the GPU
 // derives rows from others as it does for integers (R-MAT 16, weights in
-// 0.1..10, on an H100: 0.30 s against 0.93 s; BENCHMARKS.md, "Issue 18:
+// 0.1..10, on an H100: 0.30 s against 0.93 s; docs/benchmarks-history.md, "Issue 18:
 // float32 weights as float64 distances (run 7, one H100)").
 func float32Rounds(csr *graph.CSR) bool {
 	return csr.Type == graph.DistFloat32 && !graph.ExactFloatSums(csr, 24) && graph.ExactFloatSums(csr, 53)
