@@ -53,8 +53,8 @@ type Options struct {
 // Defaults of Options, measured on road-like grids (the package's
 // benchmark, BenchmarkHierarchy).
 const (
-	DefaultWitnessSettled     = 500
-	DefaultSimulateSettled    = 100
+	DefaultWitnessSettled     = 200
+	DefaultSimulateSettled    = 20
 	DefaultMaxShortcutsPerArc = 4
 )
 

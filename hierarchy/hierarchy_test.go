@@ -309,10 +309,10 @@ func TestBuildRefuses(t *testing.T) {
 	if _, err := Build(huge, Options{}); !errors.Is(err, ErrInexact) {
 		t.Errorf("weights near int64's limit: %v, want ErrInexact", err)
 	}
-	e, _ = testgraphs.Random(rng, testgraphs.RandomOptions{N: 2000, M: 30000, Kind: testgraphs.Int, MinWeight: 1, MaxWeight: 100})
+	e, _ = testgraphs.Random(rng, testgraphs.RandomOptions{N: 1000, M: 12000, Kind: testgraphs.Int, MinWeight: 1, MaxWeight: 100})
 	dense := mustBuildCSR(t, e, false)
-	if _, err := Build(dense, Options{MaxShortcutsPerArc: 0.5}); !errors.Is(err, ErrTooManyShortcuts) {
-		t.Errorf("dense random graph with 0.5 shortcuts per arc: %v, want ErrTooManyShortcuts", err)
+	if _, err := Build(dense, Options{MaxShortcutsPerArc: 0.25}); !errors.Is(err, ErrTooManyShortcuts) {
+		t.Errorf("dense random graph with 0.25 shortcuts per arc: %v, want ErrTooManyShortcuts", err)
 	}
 }
 

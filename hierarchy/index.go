@@ -283,7 +283,7 @@ func decode(data []byte) (*Hierarchy, error) {
 		}
 		for r := range int(n) {
 			lo, hi := half.off[r], half.off[r+1]
-			if lo > hi {
+			if lo > hi || hi > int64(len(half.head)) {
 				return nil, corrupt("arc offsets decrease")
 			}
 			for k := lo; k < hi; k++ {
