@@ -57,6 +57,11 @@ type LoadOptions struct {
 	// AbandonDevice); otherwise it gives them up. The caller still gives
 	// them up or closes them, which does nothing once the graph kept them.
 	OtherDevices *OtherDevices
+	// ExitAfter says that the process exits right after the graph's runs
+	// (the CLI's): what OpenEarly began to open and no graph took is
+	// abandoned to the exit rather than closed, and Release leaves the
+	// graph's device to the exit (AbandonDevice) rather than closing it.
+	ExitAfter bool
 	// Devices are the GPUs the runs will use (Options.Devices): a CSR
 	// built on the GPU is built on the first of them. nil: device 0.
 	Devices []int
@@ -125,6 +130,8 @@ type Graph struct {
 	// ahead is the GPU kernel's plan made beside the opening, handed to
 	// device (plansAhead); nil where none was.
 	ahead *gpu.HostPlan
+	// exitAfter is LoadOptions.ExitAfter: Release abandons the device.
+	exitAfter bool
 	// others are the openings of the other devices of runs over several
 	// (LoadOptions.OtherDevices), kept where the graph was built for the
 	// GPU; nil otherwise and after Close.
@@ -150,7 +157,7 @@ func LoadGraph(t *arrowio.EdgeTable, opt LoadOptions) (*Graph, error) {
 	if err := t.AddVertices(opt.Vertices); err != nil {
 		return nil, err
 	}
-	g := &Graph{Table: t, Undirected: opt.Undirected}
+	g := &Graph{Table: t, Undirected: opt.Undirected, exitAfter: opt.ExitAfter}
 	bopt := graph.BuildOptions{Undirected: opt.Undirected, DistType: opt.DistType}
 	if err := checkDistanceRange(t, &bopt); err != nil {
 		return nil, err

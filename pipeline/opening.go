@@ -351,6 +351,81 @@ func (o *DeviceOpening) failed() bool {
 // Started reports whether an opening was started (a non-nil opening).
 func (o *DeviceOpening) Started() bool { return o != nil }
 
+// EarlyDevices are the GPU engines OpenEarly began to open for one graph.
+// The nil *EarlyDevices opened nothing.
+type EarlyDevices struct {
+	first  *DeviceOpening // nil where the caller's LoadOptions.Device was set
+	others *OtherDevices
+	exits  bool // LoadOptions.ExitAfter
+}
+
+// OpenEarly begins to open, beside the read of an edge input of
+// inputBytes bytes (-1 where unknown), the GPU engines that a graph
+// loaded with *opt may take, under OpenDeviceEarly's rule: the first
+// device, unless opt.Device is set already (an opening begun at process
+// start, OpenDevice), and the others of a run over several
+// (OpenOtherDevicesEarly). It sets opt.Device and opt.OtherDevices for
+// LoadGraph. Release the result on every path, read failures included.
+func OpenEarly(opt *LoadOptions, inputBytes int64) *EarlyDevices {
+	e := &EarlyDevices{exits: opt.ExitAfter}
+	if opt.Device == nil {
+		e.first = OpenDeviceEarly(*opt, inputBytes)
+		opt.Device = e.first
+	}
+	e.others = OpenOtherDevicesEarly(*opt, inputBytes)
+	opt.OtherDevices = e.others
+	if e.exits {
+		e.first.LeaveToExit()
+		e.others.LeaveToExit()
+	}
+	return e
+}
+
+// Release ends what no graph took of the openings: after ExitAfter it
+// gives them up without waiting (GiveUp: a goroutine abandons each engine
+// to the exit), else it waits for them and closes their engines. What a
+// graph took stays the graph's (Graph.Release). Releasing twice, or the
+// nil *EarlyDevices, does nothing more.
+func (e *EarlyDevices) Release() {
+	if e == nil {
+		return
+	}
+	if e.exits {
+		e.others.GiveUp()
+		e.first.GiveUp()
+		return
+	}
+	e.others.Close()
+	e.first.Close()
+}
+
+// Release ends g's use of its GPU engine, once every run on g ended and
+// its results were written: where g was loaded with ExitAfter it leaves
+// the device to the process exit (AbandonDevice), which releases it at
+// once, else it closes it (Close), which frees it piece by piece. A graph
+// without a device does nothing; Close does nothing after it.
+func (g *Graph) Release() error {
+	if g.exitAfter {
+		return g.AbandonDevice()
+	}
+	return g.Close()
+}
+
+// OpenTimes says where opening a GPU engine took its time (the GPU
+// engine's split of its opening).
+type OpenTimes struct {
+	// Driver is loading the driver library and initialising it, done once
+	// a process: 0 for every engine after the first.
+	Driver time.Duration
+	// Context is retaining the device's primary context and making it
+	// current.
+	Context time.Duration
+	// Kernels is loading the kernel image.
+	Kernels time.Duration
+	// Rest is the remainder of the opening.
+	Rest time.Duration
+}
+
 // AbandonDevice ends the use of the GPU engine a graph built on the GPU
 // keeps, without tearing its context down (gpu.Engine.Abandon), for a
 // process that exits right after the run: the exit releases the device at
@@ -371,12 +446,13 @@ func (g *Graph) AbandonDevice() error {
 
 // DeviceOpenTimes says where opening the GPU engine that g keeps took its
 // time (zero where g keeps none: built on the CPU, or closed).
-func (g *Graph) DeviceOpenTimes() gpu.OpenTimes {
+func (g *Graph) DeviceOpenTimes() OpenTimes {
 	g.mu.Lock()
 	e := g.device
 	g.mu.Unlock()
 	if e == nil {
-		return gpu.OpenTimes{}
+		return OpenTimes{}
 	}
-	return e.OpenTimes()
+	o := e.OpenTimes()
+	return OpenTimes{Driver: o.Driver, Context: o.Context, Kernels: o.Kernels, Rest: o.Rest}
 }

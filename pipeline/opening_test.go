@@ -325,7 +325,7 @@ func TestDeviceOpeningGiveUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := g.AbandonDevice(); err != nil || g.DeviceOpenTimes() != (gpu.OpenTimes{}) {
+	if err := g.AbandonDevice(); err != nil || g.DeviceOpenTimes() != (OpenTimes{}) {
 		t.Errorf("a graph built on the CPU: AbandonDevice %v, open times %+v", err, g.DeviceOpenTimes())
 	}
 }

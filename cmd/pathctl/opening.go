@@ -16,7 +16,7 @@ import (
 // H100) then overlap everything before the CSR build instead of starting
 // with the read. Where the command line cannot say (a sources file, flags
 // this pre-parse does not follow), the device opens as before, beside the
-// read, once the flags are parsed (pipeline.OpenDeviceEarly).
+// read, once the flags are parsed (pipeline.OpenEarly).
 
 // startOptions are what main knows of the process that tests calling Main
 // do not.

@@ -78,10 +78,8 @@ func pathCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			if e.exits { // the exit releases a device at once (execute says why)
-				if err := g.AbandonDevice(); err != nil {
-					return err
-				}
+			if err := g.Release(); err != nil { // the exit releases a device at once (execute says why)
+				return err
 			}
 			if len(lines) == 0 {
 				return fmt.Errorf("%w from %s to %s", errNoPath, c.String("from"), c.String("to"))

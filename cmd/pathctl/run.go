@@ -18,7 +18,6 @@ import (
 
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/gen"
-	"github.com/pathctl/pathctl/gpu"
 	"github.com/pathctl/pathctl/internal/trace"
 	"github.com/pathctl/pathctl/pipeline"
 )
@@ -334,7 +333,7 @@ func readGraphTimed(e *env, c *cli.Context, build pipeline.LoadOptions, stages *
 
 // buildGraph is readGraph's work: read EDGES, build the CSR, recording
 // the stages in stages. Where the CSR may be built on the GPU, the device
-// opens beside the read (pipeline.OpenDeviceEarly).
+// opens beside the read (pipeline.OpenEarly).
 func buildGraph(e *env, c *cli.Context, build pipeline.LoadOptions, stages *loadStages) (*pipeline.Graph, error) {
 	if c.NArg() != 1 {
 		return nil, usagef("%s needs exactly one EDGES file (or - for stdin), got %d arguments", c.Command.Name, c.NArg())
@@ -370,27 +369,11 @@ func buildGraph(e *env, c *cli.Context, build pipeline.LoadOptions, stages *load
 	// reading a million edges: done side by side, they cost the longer.
 	// Main began the opening at process start where the command line said
 	// that the run may use the GPU, and gives it up where nobody takes it;
-	// else it begins here, once the flags are parsed.
-	if e.device != nil {
-		build.Device = e.device
-	} else {
-		build.Device = pipeline.OpenDeviceEarly(build, inputBytes(path))
-		if e.exits {
-			build.Device.LeaveToExit()
-			defer build.Device.GiveUp() // on the paths that never reach LoadGraph
-		} else {
-			defer build.Device.Close()
-		}
-	}
-	// A run over several devices opens the others beside the read too;
-	// the graph keeps them for its runs (LoadGraph).
-	build.OtherDevices = pipeline.OpenOtherDevicesEarly(build, inputBytes(path))
-	if e.exits {
-		build.OtherDevices.LeaveToExit()
-		defer build.OtherDevices.GiveUp()
-	} else {
-		defer build.OtherDevices.Close()
-	}
+	// else it begins here, once the flags are parsed, with the other
+	// devices' of a run over several (the graph keeps what it takes).
+	build.Device, build.ExitAfter = e.device, e.exits
+	early := pipeline.OpenEarly(&build, inputBytes(path))
+	defer early.Release()
 	readStart := time.Now()
 	stages.begin = readStart
 	if v := c.String("vertices"); v != "" {
@@ -594,14 +577,10 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	closeStart := time.Now()
 	if err == nil {
 		// The device is not needed past the run. A process about to exit
-		// leaves the context to the exit, which releases it at once, where
-		// Close frees it piece by piece (AbandonDevice still waits for the
-		// device's queued work, so that an error of it aborts the output).
-		if e.exits {
-			err = g.AbandonDevice()
-		} else {
-			err = g.Close()
-		}
+		// leaves the context to the exit, which releases it at once
+		// (Release still waits for the device's queued work, so that an
+		// error of it aborts the output).
+		err = g.Release()
 	}
 	closingDevice := time.Since(closeStart)
 	trace.Printf("cli", "device left")
@@ -651,7 +630,7 @@ type wallTimes struct {
 	// open splits the device's opening (zero where none was kept);
 	// openedAtStart says that it began at Main's start rather than at the
 	// read.
-	open          gpu.OpenTimes
+	open          pipeline.OpenTimes
 	openedAtStart bool
 	run           time.Duration // pipeline.Run: computing and writing the rows
 	closeDevice   time.Duration // closing the GPU engine, or abandoning it (0 on the CPU)
@@ -676,7 +655,7 @@ func printWallTime(log io.Writer, t wallTimes) {
 			opened = fmt.Sprintf(", beside the read; device open overlapped: %s hidden", ms(t.graph.DeviceOpen-t.graph.DeviceWait))
 		}
 		split := ""
-		if o := t.open; o != (gpu.OpenTimes{}) {
+		if o := t.open; o != (pipeline.OpenTimes{}) {
 			split = fmt.Sprintf("; driver %s, context %s, kernels %s, rest %s", ms(o.Driver), ms(o.Context), ms(o.Kernels), ms(o.Rest))
 		}
 		device = fmt.Sprintf(" + waiting for the device %s (opening it took %s%s%s)", ms(t.graph.DeviceWait), ms(t.graph.DeviceOpen), opened, split)
