@@ -23,15 +23,19 @@ const (
 	// LayoutNearest has one row per vertex some source reaches: its
 	// distance to the nearest source, and that source.
 	LayoutNearest Layout = "nearest"
+	// LayoutBetweenness has one row per vertex: its betweenness
+	// centrality (result_betweenness.go).
+	LayoutBetweenness Layout = "betweenness"
 )
 
-// ParseLayout accepts "pairs", "matrix", "stats" and "nearest".
+// ParseLayout accepts "pairs", "matrix", "stats", "nearest" and
+// "betweenness".
 func ParseLayout(s string) (Layout, error) {
 	switch l := Layout(s); l {
-	case LayoutPairs, LayoutMatrix, LayoutStats, LayoutNearest:
+	case LayoutPairs, LayoutMatrix, LayoutStats, LayoutNearest, LayoutBetweenness:
 		return l, nil
 	}
-	return "", fmt.Errorf("arrowio: unknown layout %q (want pairs, matrix, stats or nearest)", s)
+	return "", fmt.Errorf("arrowio: unknown layout %q (want pairs, matrix, stats, nearest or betweenness)", s)
 }
 
 // Schema metadata keys of a result. ResultSchema sets MetaLayout,
@@ -59,6 +63,7 @@ const (
 	ColVertex       = "vertex"
 	ColRank         = "rank"
 	ColPath         = "path"
+	ColBetweenness  = "betweenness"
 )
 
 // MetaNumTargets is the schema metadata key of a result narrowed to some
@@ -168,6 +173,8 @@ func resultSchema(layout Layout, v *Vertices, t graph.DistType, withPred bool, s
 	)
 	var fields []arrow.Field
 	switch layout {
+	case LayoutBetweenness:
+		return betweennessSchema(v)
 	case LayoutNearest:
 		fields = []arrow.Field{
 			{Name: ColVertex, Type: id},
