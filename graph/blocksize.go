@@ -64,3 +64,7 @@ func (s BlockSizing) MaxSources(usable int64) int {
 // SourceBlock is a half-open range of a run's source list computed
 // together: one block of the planner.
 type SourceBlock struct{ Start, End int }
+
+// DefaultMemBudget is the memory budget of the blocks in flight where
+// neither the caller nor the engine (Budgeter) gives one.
+const DefaultMemBudget = 1 << 30

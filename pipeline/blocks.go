@@ -189,6 +189,8 @@ func mergeBlocks(blocks []SourceBlock, size int) []SourceBlock {
 	return out
 }
 
+func roundUp8(n int) int { return (n + 7) / 8 * 8 }
+
 func blockMax(blocks []SourceBlock) int {
 	m := 0
 	for _, b := range blocks {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/gpu/devices"
 	"github.com/pathctl/pathctl/graph"
 )
 
@@ -107,24 +108,14 @@ func TestPlanRunStatsSizer(t *testing.T) {
 			t.Errorf("%s: bytesPerSource %d, want %d", c.name, got, statsPer)
 		}
 	}
-	m := &multiEngine{devices: []deviceSlot{{label: "gpu 0", eng: eng}}, layout: arrowio.LayoutStats, memBudget: 12 * per}
-	if got, want := m.chunkMax(0, sized), int(12*per/statsPer); got != want {
-		t.Errorf("stats chunk of %d sources on a device, want %d", got, want)
-	}
-	m.layout = arrowio.LayoutPairs
-	if got := m.chunkMax(0, sized); got != 4 {
-		t.Errorf("pairs chunk of %d sources on a device, want 4", got)
-	}
-	// Fixed bytes come off the budget, at most half of it.
+	// Fixed bytes come off the budget, at most half of it (each device's
+	// chunks, gpu/devices' TestGroupChunks, follow the same rule:
+	// graph.SizingOf).
 	for _, c := range []struct{ fixed, want int64 }{{6 * per, 24 * per / statsPer}, {40 * per, 15 * per / statsPer}} {
 		fixedSized := statsSized{sized.statsAsync, c.fixed}
 		blocks, _ := planRun(Options{Layout: arrowio.LayoutStats}, eng, fixedSized, nv, sources, 0)
 		if got := blockMax(blocks); got != int(c.want) {
 			t.Errorf("%d fixed bytes: blocks of up to %d sources, want %d", c.fixed, got, c.want)
-		}
-		m.layout = arrowio.LayoutStats
-		if got, want := m.chunkMax(0, fixedSized), int(max(12*per-c.fixed, 6*per)/statsPer); got != want {
-			t.Errorf("%d fixed bytes: stats chunk of %d sources on a device, want %d", c.fixed, got, want)
 		}
 	}
 }
@@ -184,14 +175,13 @@ func TestPlanRunEvenStatsBlocks(t *testing.T) {
 	if blocks, _ := planRun(Options{Layout: arrowio.LayoutStats}, one, sized, nv, sources, 0); !slices.Equal(blocks, []SourceBlock{{0, 700}, {700, 1000}}) {
 		t.Errorf("one device's stats blocks %v, want 700 and 300", blocks)
 	}
-	eng := &multiEngine{devices: []deviceSlot{{label: "gpu 0", eng: one}, {label: "gpu 1", eng: one}}, layout: arrowio.LayoutStats}
+	eng := devices.NewGroup([]devices.Slot{{Label: "gpu 0", Engine: one}, {Label: "gpu 1", Engine: one}}, devices.Config{Stats: true})
 	blocks, _ := planRun(Options{Layout: arrowio.LayoutStats}, eng, sized, nv, sources, 0)
 	if !slices.Equal(blocks, []SourceBlock{{0, 504}, {504, 1000}}) {
 		t.Errorf("stats blocks %v, want two of about 500", blocks)
 	}
-	r := &devicesRunner{workers: make([]*deviceWorker, 2)}
 	for i := range blocks {
-		if cuts := r.TailCuts(i, seamBlocks(blocks)); cuts != nil {
+		if cuts := devices.TailCuts(2, i, seamBlocks(blocks)); cuts != nil {
 			t.Errorf("block %d cut at %v on two devices", i, cuts)
 		}
 	}

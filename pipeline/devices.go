@@ -1,6 +1,8 @@
 package pipeline
 
-// Every GPU of the machine in one run (--devices). One engine per device
+// Every GPU of the machine in one run (--devices): which devices a run
+// takes and opening them; the engine and runner over them are package
+// gpu/devices'. One engine per device
 // prepares the graph; a shared queue of source blocks feeds them. The
 // multi-device runner is a runner like any other (graph/seam.go), except
 // that the producer (schedule.go) keeps several of its blocks submitted
@@ -35,7 +37,6 @@ package pipeline
 // the host.
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -45,6 +46,7 @@ import (
 
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/gpu"
+	"github.com/pathctl/pathctl/gpu/devices"
 	"github.com/pathctl/pathctl/graph"
 )
 
@@ -135,12 +137,12 @@ func (g *Graph) devicesEngine(opt Options, tune gpu.Tuning, sources int) (eng gr
 				if err != nil {
 					return nil, err
 				}
-				return gpuEngine{Engine: e}, nil
+				return devices.Engine{Engine: e}, nil
 			}
 			return hooks.open(d)
 		}
 	}
-	var multi *multiEngine
+	var multi *devices.Group
 	open := func() (graph.Engine, error) {
 		m, err := openDevices(ordinals, openOne, own, opt, tune)
 		if err != nil {
@@ -163,23 +165,20 @@ func (g *Graph) devicesEngine(opt Options, tune gpu.Tuning, sources int) (eng gr
 // for the first occurrence of its device), the GPU engines' runs tuned by
 // tune. A device that does not open is left out with a notice
 // naming it; none opening is the error of all of them.
-func openDevices(ordinals []int, open func(int) (graph.Engine, error), own *gpu.Engine, opt Options, tune gpu.Tuning) (*multiEngine, error) {
-	m := &multiEngine{memBudget: opt.MemBudget, layout: opt.Layout, threads: opt.Threads, notice: opt.Notice, log: opt.Log}
-	if m.notice == nil {
-		m.notice = io.Discard
-	}
-	if m.log == nil {
-		m.log = io.Discard
+func openDevices(ordinals []int, open func(int) (graph.Engine, error), own *gpu.Engine, opt Options, tune gpu.Tuning) (*devices.Group, error) {
+	notice := opt.Notice
+	if notice == nil {
+		notice = io.Discard
 	}
 	// The devices open side by side: a context takes 100-200 ms.
-	slots := make([]deviceSlot, len(ordinals))
+	slots := make([]devices.Slot, len(ordinals))
 	errs := make([]error, len(ordinals))
 	ownTaken := false
 	var wg sync.WaitGroup
 	for i, d := range ordinals {
-		slots[i].label = "gpu " + strconv.Itoa(d)
+		slots[i].Label = "gpu " + strconv.Itoa(d)
 		if own != nil && d == own.Ordinal() && !ownTaken {
-			slots[i].eng, ownTaken = gpuEngine{own, tune}, true
+			slots[i].Engine, ownTaken = devices.Engine{Engine: own, Tune: tune}, true
 			continue
 		}
 		wg.Add(1)
@@ -187,187 +186,29 @@ func openDevices(ordinals []int, open func(int) (graph.Engine, error), own *gpu.
 			defer wg.Done()
 			e, err := open(d)
 			if err != nil {
-				errs[i] = fmt.Errorf("pipeline: device %s: %w", slots[i].label, err)
+				errs[i] = fmt.Errorf("pipeline: device %s: %w", slots[i].Label, err)
 				return
 			}
-			slots[i].eng, slots[i].owned = tuned(e, tune), true
+			slots[i].Engine, slots[i].Owned = devices.Tuned(e, tune), true
 		}()
 	}
 	wg.Wait()
+	var opened []devices.Slot
 	for _, s := range slots {
-		if s.eng != nil {
-			m.devices = append(m.devices, s)
+		if s.Engine != nil {
+			opened = append(opened, s)
 		}
 	}
-	if len(m.devices) == 0 {
+	if len(opened) == 0 {
 		return nil, errors.Join(errs...)
 	}
 	for _, err := range errs {
 		if err != nil {
-			fmt.Fprintf(m.notice, "pathctl: %v; running on the other devices\n", err)
+			fmt.Fprintf(notice, "pathctl: %v; running on the other devices\n", err)
 		}
 	}
-	return m, nil
-}
-
-// deviceSlot is one device of a multi-device engine.
-type deviceSlot struct {
-	label string // "gpu N", in errors and notices
-	eng   graph.Engine
-	owned bool // opened for the run: closed with it
-}
-
-// multiEngine is the engine of a run over several devices.
-type multiEngine struct {
-	devices   []deviceSlot
-	memBudget int64 // Options.MemBudget: per device
-	layout    arrowio.Layout
-	threads   int
-	notice    io.Writer
-	log       io.Writer
-}
-
-var (
-	_ graph.Engine      = (*multiEngine)(nil)
-	_ graph.Budgeter    = (*multiEngine)(nil)
-	_ graph.DeviceGroup = (*multiEngine)(nil)
-	_ io.Closer         = (*multiEngine)(nil)
-)
-
-// Devices is the number of engines, one per device named.
-func (m *multiEngine) Devices() int { return len(m.devices) }
-
-// FirstSharing is the number of engines on the first device, among which
-// a per-device budget (--gpu-mem) is split.
-func (m *multiEngine) FirstSharing() int { return m.sharing(0) }
-
-// First is the first device's engine and label.
-func (m *multiEngine) First() (graph.Engine, string) { return m.devices[0].eng, m.devices[0].label }
-
-// Name is the devices' engine name ("gpu").
-func (m *multiEngine) Name() string { return m.devices[0].eng.Name() }
-
-// Close closes the engines opened for the run.
-func (m *multiEngine) Close() error {
-	var errs []error
-	for _, d := range m.devices {
-		if d.owned {
-			if c, ok := d.eng.(io.Closer); ok {
-				errs = append(errs, c.Close())
-			}
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// DefaultBudget is the first device's, the one whose blocks the run
-// plans (planRunner); the other devices compute those blocks, each within
-// its own budget (chunkMax).
-func (m *multiEngine) DefaultBudget() int64 {
-	return m.deviceBudget(0, false)
-}
-
-// DeviceBudget is the first device's device budget (see DefaultBudget).
-func (m *multiEngine) DeviceBudget() int64 {
-	return m.deviceBudget(0, true)
-}
-
-// deviceBudget is device i's budget as one device alone would plan with
-// it (its engine's, graph.Budgeter, else DefaultMemBudget), split among
-// the engines that share its device (--devices 0,0).
-func (m *multiEngine) deviceBudget(i int, device bool) int64 {
-	budget := int64(DefaultMemBudget)
-	if b, ok := m.devices[i].eng.(graph.Budgeter); ok {
-		budget = b.DefaultBudget()
-		if device {
-			budget = b.DeviceBudget()
-		}
-	}
-	return budget / int64(m.sharing(i))
-}
-
-// sharing is the number of engines on device i's device.
-func (m *multiEngine) sharing(i int) int {
-	n := 0
-	for _, d := range m.devices {
-		if d.label == m.devices[i].label {
-			n++
-		}
-	}
-	return n
-}
-
-// csrCopier is implemented by engines that can take the graph from a
-// runner of another engine of their kind instead of from host memory
-// (the GPU engine: peer to peer where the devices allow it).
-type csrCopier interface {
-	PrepareFrom(ctx context.Context, g *graph.CSR, req graph.Request, from graph.Runner) (graph.Runner, error)
-}
-
-// Prepare prepares the graph on the first device, then on the others from
-// it (csrCopier) or from the host. The first device's error is the
-// request's (a negative weight fails there); another device that fails is
-// left out with a notice naming it.
-func (m *multiEngine) Prepare(ctx context.Context, csr *graph.CSR, req graph.Request) (graph.Runner, error) {
-	first, err := m.devices[0].eng.Prepare(ctx, csr, req)
-	if err != nil {
-		return nil, err
-	}
-	runners := make([]graph.Runner, len(m.devices))
-	runners[0] = first
-	errs := make([]error, len(m.devices))
-	var wg sync.WaitGroup
-	for i := 1; i < len(m.devices); i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if c, ok := m.devices[i].eng.(csrCopier); ok {
-				runners[i], errs[i] = c.PrepareFrom(ctx, csr, req, first)
-			} else {
-				runners[i], errs[i] = m.devices[i].eng.Prepare(ctx, csr, req)
-			}
-		}()
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		for _, r := range runners {
-			if r != nil {
-				r.Close()
-			}
-		}
-		return nil, err
-	}
-	var workers []*deviceWorker
-	for i, r := range runners {
-		if errs[i] != nil {
-			fmt.Fprintf(m.notice, "pathctl: device %s: %v; running on the other devices\n", m.devices[i].label, errs[i])
-			continue
-		}
-		workers = append(workers, &deviceWorker{label: m.devices[i].label, runner: r, maxChunk: m.chunkMax(i, r)})
-	}
-	shareHubRows(workers)
-	fmt.Fprintf(m.log, "pathctl: %d devices:", len(workers))
-	for _, w := range workers {
-		fmt.Fprintf(m.log, " %s (blocks of up to %d sources)", w.label, w.maxChunk)
-	}
-	fmt.Fprintln(m.log)
-	return newDevicesRunner(workers, csr.NumVertices, m.threads, m.notice), nil
-}
-
-// chunkMax is the most sources device i computes at once: its budget
-// (the run's per-device budget, or its engine's) sized as the planner
-// sizes one device's blocks (graph.SizingOf, as planRun does): on equal
-// devices it is the size of the host blocks, which are then never cut.
-func (m *multiEngine) chunkMax(i int, r graph.Runner) int {
-	sizing := graph.SizingOf(r, m.layout == arrowio.LayoutStats)
-	budget := m.memBudget / int64(m.sharing(i))
-	if m.memBudget <= 0 {
-		budget = m.deviceBudget(i, sizing.StatsOnDevice)
-	}
-	if most := sizing.MaxSources(sizing.Usable(budget)); most > 0 {
-		return most
-	}
-	return 1 << 30
+	return devices.NewGroup(opened, devices.Config{MemBudget: opt.MemBudget, DefaultBudget: DefaultMemBudget, Stats: opt.Layout == arrowio.LayoutStats,
+		Threads: opt.Threads, Notice: opt.Notice, Log: opt.Log, RequestError: isRequestError}), nil
 }
 
 // isRequestError reports whether err is the request's, the same on every

@@ -3,10 +3,10 @@ package pipeline
 // The GPU engine's side of the multi-device runs (devices.go).
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/pathctl/pathctl/gpu"
+	"github.com/pathctl/pathctl/gpu/devices"
 	"github.com/pathctl/pathctl/graph"
 )
 
@@ -34,21 +34,7 @@ func openGPUOn(ordinal int) (graph.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return gpuEngine{Engine: e}, nil
-}
-
-var _ csrCopier = gpuEngine{}
-
-// PrepareFrom prepares csr with the graph copied from the device of from
-// where from is a GPU runner of csr (peer to peer where the devices allow
-// it), else from host memory.
-func (g gpuEngine) PrepareFrom(ctx context.Context, csr *graph.CSR, req graph.Request, from graph.Runner) (graph.Runner, error) {
-	src, _ := from.(gpuRunner)
-	r, err := g.Engine.PrepareFrom(ctx, csr, req, src.Runner, g.tune)
-	if err != nil {
-		return nil, err
-	}
-	return gpuRunner{r}, nil
+	return devices.Engine{Engine: e}, nil
 }
 
 // DeviceStatus is one GPU as pathctl info lists it.
@@ -74,17 +60,4 @@ func GPUDevices() []DeviceStatus {
 			Compute: fmt.Sprintf("%d.%d", d.ComputeMajor, d.ComputeMinor), Multiprocessors: d.Multiprocessors}
 	}
 	return out
-}
-
-// shareHubRows lets the GPU runners among the workers, one graph on
-// several devices, compute each a part of their hub rows and copy the
-// others' (gpu.ShareHubRows).
-func shareHubRows(workers []*deviceWorker) {
-	var rs []*gpu.Runner
-	for _, w := range workers {
-		if g, ok := w.runner.(gpuRunner); ok {
-			rs = append(rs, g.Runner)
-		}
-	}
-	gpu.ShareHubRows(rs)
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/pathctl/pathctl/cpu"
+	"github.com/pathctl/pathctl/gpu/devices"
 	"github.com/pathctl/pathctl/graph"
 )
 
@@ -93,7 +94,7 @@ func (g *Graph) engine(opt Options, sources int) (eng graph.Engine, release func
 	case device != nil:
 		open = func() (graph.Engine, error) {
 			shared = true
-			return gpuEngine{device, tune}, nil
+			return devices.Engine{Engine: device, Tune: tune}, nil
 		}
 	case gpuErr != nil:
 		open = func() (graph.Engine, error) { return nil, gpuErr }
@@ -104,7 +105,7 @@ func (g *Graph) engine(opt Options, sources int) (eng graph.Engine, release func
 				return nil, err
 			}
 			turn = true
-			return gpuEngine{e, tune}, nil
+			return devices.Engine{Engine: e, Tune: tune}, nil
 		}
 	}
 	eng, err = chooseEngine(opt, sources, open)

@@ -99,7 +99,7 @@ type Options struct {
 }
 
 // DefaultMemBudget is the CPU engine's block budget when Options.MemBudget is 0.
-const DefaultMemBudget = 1 << 30
+const DefaultMemBudget = graph.DefaultMemBudget
 
 // Summary reports what a run did.
 type Summary struct {

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/pathctl/pathctl/gpu"
+	"github.com/pathctl/pathctl/gpu/devices"
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/internal/testgraphs"
 )
@@ -55,7 +56,7 @@ func TestTuneIsChecked(t *testing.T) {
 func TestTuneReachesTheGPUEngines(t *testing.T) {
 	hooks := deviceHooks{
 		count: func() (int, error) { return 2, nil },
-		open:  func(int) (graph.Engine, error) { return gpuEngine{}, nil },
+		open:  func(int) (graph.Engine, error) { return devices.Engine{}, nil },
 	}
 	for _, spec := range []string{"", "order=bfs"} {
 		tunedWant := spec != ""
@@ -65,8 +66,8 @@ func TestTuneReachesTheGPUEngines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ge, ok := eng.(gpuEngine); !ok || (ge.tune != gpu.Tuning{}) != tunedWant {
-			t.Errorf("Tune %q: the pool's engine %T carries a tuning %v, want %v", spec, eng, ok && ge.tune != gpu.Tuning{}, tunedWant)
+		if ge, ok := eng.(devices.Engine); !ok || (ge.Tune != gpu.Tuning{}) != tunedWant {
+			t.Errorf("Tune %q: the pool's engine %T carries a tuning %v, want %v", spec, eng, ok && ge.Tune != gpu.Tuning{}, tunedWant)
 		}
 		release()
 
@@ -78,9 +79,9 @@ func TestTuneReachesTheGPUEngines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, d := range m.devices {
-			if ge, ok := d.eng.(gpuEngine); !ok || ge.tune != tune {
-				t.Errorf("Tune %q: device %s does not carry the run's tuning", spec, d.label)
+		for _, d := range m.Slots() {
+			if ge, ok := d.Engine.(devices.Engine); !ok || ge.Tune != tune {
+				t.Errorf("Tune %q: device %s does not carry the run's tuning", spec, d.Label)
 			}
 		}
 	}
