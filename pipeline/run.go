@@ -92,6 +92,9 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 	if err != nil {
 		return nil, err
 	}
+	if opt.Layout == arrowio.LayoutBetweenness {
+		return RunBetweenness(ctx, g, opt, BetweennessOptions{}, emit) // networkx's defaults
+	}
 	sources, err := g.resolveSources(opt.Sources)
 	if err != nil {
 		return nil, err
