@@ -153,7 +153,7 @@ func readComputeParams(c *cli.Context, notice io.Writer) (computeParams, error) 
 func outputFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file; - writes an Arrow IPC stream to stdout"},
-		&cli.StringFlag{Name: "layout", Value: "pairs", Usage: "pairs (source, target, distance), matrix (one row of n distances per source) or stats (centralities per source)"},
+		&cli.StringFlag{Name: "layout", Value: "pairs", Usage: "pairs (source, target, distance), matrix (one row of n distances per source), stats (centralities per source) or betweenness (one row per vertex)"},
 		&cli.StringFlag{Name: "format", Usage: "arrow (IPC file), arrows (IPC stream), parquet or csv (default: from the output's extension)"},
 		&cli.StringFlag{Name: "compression", Usage: "none, zstd or lz4 (default: none for Arrow IPC, zstd for Parquet)"},
 		&cli.BoolFlag{Name: "with-predecessors", Usage: "add a predecessor column to the pairs layout"},
@@ -181,6 +181,7 @@ func runCommand(e *env) *cli.Command {
 			Usage: "file descriptor of a Unix socket to the process reading the result: a matrix bound for a memfd is written into its memory instead"},
 	)
 	flags = append(flags, queryFlags()...)
+	flags = append(flags, betweennessFlags()...)
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "shortest paths from every source (or --sources) to every vertex",
@@ -456,6 +457,10 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	if err != nil {
 		return usagef("--layout: %v", err)
 	}
+	bopt, err := readBetweennessFlags(c, layout)
+	if err != nil {
+		return err
+	}
 	switch w := c.String("matrix-writes"); w {
 	case "", arrowio.MatrixWritesMapped, arrowio.MatrixWritesPrefill, arrowio.MatrixWritesPositional:
 	default:
@@ -497,7 +502,7 @@ func execute(e *env, c *cli.Context, sources []string) error {
 		started = time.Now()
 	}
 	var stages loadStages
-	g, err := readGraphTimed(e, c, pipeline.LoadOptions{Engine: opt.Engine, Sources: len(sources), Log: opt.Log, Notice: opt.Notice, Devices: opt.Devices,
+	g, err := readGraphTimed(e, c, pipeline.LoadOptions{Engine: loadEngine(opt.Engine, layout), Sources: len(sources), Log: opt.Log, Notice: opt.Notice, Devices: opt.Devices,
 		Algorithm: opt.Algorithm, Tune: opt.Tune}, &stages)
 	if err != nil {
 		return err
@@ -569,7 +574,7 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	opt.Progress = bar.update
 	runStart := time.Now()
 	trace.Printf("cli", "output created")
-	sum, err := pipeline.Run(e.ctx, g, opt, w.Write)
+	sum, err := runLayout(e.ctx, g, opt, bopt, w.Write)
 	bar.finish()
 	running := time.Since(runStart)
 	trace.Printf("cli", "run done")
