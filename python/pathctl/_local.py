@@ -72,7 +72,9 @@ class Run(_RunProcess, _RunHandoff):
                  algorithm: Optional[str] = None, sources: Optional[Iterable[Any]] = None,
                  source: Any = None, directed: bool = True, with_predecessors: bool = False,
                  engine: str = "auto", vertices_out: bool = False, options: Mapping[str, Any] = (),
-                 output: str = "auto", out: Optional[Any] = None):
+                 output: str = "auto", out: Optional[Any] = None, extra_flags: Iterable[str] = ()):
+        # extra_flags: a layout's own flags, checked by its caller
+        # (_betweenness), passed as they are.
         options = dict(options)
         mode = handoff_mode()
         # "memfd": the result is an IPC file in a memfd; "pipe": an IPC
@@ -166,6 +168,7 @@ class Run(_RunProcess, _RunHandoff):
             self.vertices_path = self._side_file("vertices.arrow", written_by_binary=True)
             args += ["--vertices-out", self.vertices_path]
         args += option_flags(options)
+        args += list(extra_flags)
         args.append(edges_arg)
         self.args = args
         log.debug("pathctl: running %s", " ".join(args))
