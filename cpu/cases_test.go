@@ -46,9 +46,13 @@ func checkCase(t *testing.T, e *Engine, c *testgraphs.Case, g *graph.CSR, algo g
 
 	r, err := e.Prepare(context.Background(), g, req)
 	switch {
-	case algo == graph.BFSLevel && withPred:
-		if err == nil || !strings.Contains(err.Error(), "bfs-level stores no predecessors; use bfs") {
-			t.Fatalf("Prepare: %v, want the bfs-level predecessor error", err)
+	case !algo.HasPredecessors() && withPred:
+		want := "bfs-level stores no predecessors; use bfs"
+		if algo == graph.CH {
+			want = "ch keeps no predecessors; use dijkstra"
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("Prepare: %v, want the %s predecessor error", err, algo)
 		}
 		return
 	case negative:

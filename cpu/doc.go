@@ -1,5 +1,6 @@
 // Package cpu is the parallel CPU engine: the algorithms of design.md
-// (dijkstra, delta, edge, bfs, bfs-level, bellman-ford), each a parallel
+// (dijkstra, delta, edge, bfs, bfs-level, bellman-ford, and ch through a
+// contraction hierarchy), each a parallel
 // implementation of its seed in a file of its own, and an auto kernel of the
 // project's own (BFS, a heap or bucket-queue Dijkstra, or bellman-ford)
 // for the fastest CPU path.
@@ -26,6 +27,7 @@
 //   - bellmanford.go: bellman-ford, negative weights and negative cycles
 //   - bfs.go: bfs, hop counts by atomic relaxation with predecessors
 //   - bfslevel.go: bfs-level, level-synchronous hop counts
+//   - ch.go: ch, one PHAST sweep per source through a contraction hierarchy
 //   - delta.go: delta, delta-stepping
 //   - dijkstra.go: dijkstra, the per-source label-correcting loop of seed 000
 //   - doc.go: this overview

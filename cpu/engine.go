@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/hierarchy"
 	"github.com/pathctl/pathctl/internal/recovered"
 )
 
@@ -21,6 +22,9 @@ type Engine struct {
 	// split over helper goroutines when a block has fewer sources than
 	// threads; tests lower it to exercise that path on small graphs.
 	innerMinArcs int64
+	// hier, when set (WithHierarchy), is the hierarchy ch runners use
+	// instead of building one (ch.go).
+	hier *hierarchy.Hierarchy
 }
 
 // The CPU engine plugs into the engine seam (graph/seam.go) as it is: its
@@ -125,12 +129,18 @@ func (e *Engine) Prepare(ctx context.Context, g *graph.CSR, req graph.Request) (
 	if algo == graph.BFSLevel && req.WithPredecessors {
 		return nil, errors.New("cpu: bfs-level stores no predecessors; use bfs")
 	}
+	if algo == graph.CH && req.WithPredecessors {
+		return nil, errCHPredecessors
+	}
 	if g.HasNegative() && !algo.AcceptsNegative() && !algo.CountsHops() && algo != graph.Auto {
 		return nil, g.NegativeWeight(algo)
 	}
 	threads := e.threads
 	if req.Threads > 0 {
 		threads = req.Threads
+	}
+	if algo == graph.CH {
+		return e.prepareCH(g, req, threads)
 	}
 	if algo.CountsHops() || (algo == graph.Auto && !g.Weighted) {
 		return newRunner[int32](e, g, req, algo, threads)

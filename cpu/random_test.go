@@ -117,6 +117,11 @@ func TestRandomLargeAgainstDijkstra(t *testing.T) {
 		hopWant := oracleRows(t, g, sources, true)
 		for ename, eng := range engines() {
 			for _, algo := range graph.Algorithms {
+				if algo == graph.CH {
+					// ch sums float weights exactly (or refuses them), not
+					// in D's arithmetic: TestCHAgainstDijkstra checks it.
+					continue
+				}
 				withPred := algo.HasPredecessors()
 				for _, block := range [][]graph.VertexID{sources, sources[:1]} {
 					out, err := run(eng, g, graph.Request{Algorithm: algo, WithPredecessors: withPred}, block)

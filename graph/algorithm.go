@@ -9,9 +9,11 @@ import (
 // spell it (design.md, "Algorithms").
 type Algorithm string
 
-// The algorithms. Every engine implements all of them. Auto is resolved by
-// each engine's Prepare, to one of the others or to a faster kernel of the
-// engine's own (cpu/auto.go, gpu/auto.go).
+// The algorithms. Every engine implements all of them but CH, which only
+// the CPU engine runs so far (the pipeline routes it there). Auto is
+// resolved by each engine's Prepare, to one of the others or to a faster
+// kernel of the engine's own (cpu/auto.go, gpu/auto.go); it does not pick
+// CH yet.
 const (
 	Dijkstra    Algorithm = "dijkstra"     // per-source label correcting with a changed flag and predist
 	Delta       Algorithm = "delta"        // delta-stepping: light edges inside a bucket, heavy edges once
@@ -19,11 +21,12 @@ const (
 	BFS         Algorithm = "bfs"          // atomic hop-count relaxation with predecessors
 	BFSLevel    Algorithm = "bfs-level"    // level-synchronous BFS, no atomics, no predecessors
 	BellmanFord Algorithm = "bellman-ford" // label correcting with predecessors; negative weights allowed
+	CH          Algorithm = "ch"           // contraction hierarchy (package hierarchy), PHAST sweeps; no predecessors
 	Auto        Algorithm = "auto"         // the fastest correct choice for the graph
 )
 
 // Algorithms lists every selectable name, Auto last.
-var Algorithms = []Algorithm{Dijkstra, Delta, Edge, BFS, BFSLevel, BellmanFord, Auto}
+var Algorithms = []Algorithm{Dijkstra, Delta, Edge, BFS, BFSLevel, BellmanFord, CH, Auto}
 
 // ParseAlgorithm accepts the names of Algorithms.
 func ParseAlgorithm(s string) (Algorithm, error) {
@@ -46,8 +49,8 @@ func (a Algorithm) CountsHops() bool { return a == BFS || a == BFSLevel }
 func (a Algorithm) AcceptsNegative() bool { return a == BellmanFord }
 
 // HasPredecessors reports whether a can report predecessors. bfs-level
-// follows its seed and stores none.
-func (a Algorithm) HasPredecessors() bool { return a != BFSLevel }
+// follows its seed and stores none; ch's sweeps keep none (yet).
+func (a Algorithm) HasPredecessors() bool { return a != BFSLevel && a != CH }
 
 // Request is what an engine is asked to compute for every block of a run.
 type Request struct {

@@ -1,0 +1,128 @@
+package cpu
+
+// ch: shortest paths through a contraction hierarchy (package hierarchy).
+// Prepare builds the hierarchy of the graph once (or takes the one given
+// by WithHierarchy, read from an index file); every row of a block is then
+// one PHAST query (Delling, Goldberg, Nowatzyk, Werneck, IPDPS 2011): an
+// upward Dijkstra from the source and one linear sweep down the ranks.
+// The rows run on the engine's workers as every other kernel's do, each
+// worker with a hierarchy.Query of its own (from a pool, as workspaces
+// are), so targets' columns, the cutoff and the k nearest are the
+// runner's common code (engine.go): gathered from the full row, cut
+// after it.
+//
+// Choices:
+//   - The hierarchy works on int64 distances (integer weights, or float
+//     weights scaled to integers where hierarchy.Exact holds); a row is
+//     converted to the block's type: Infinity to the type's Infinity,
+//     float rows through Hierarchy.Float, exact in float64 and rounded
+//     once for a float32 block.
+//   - No predecessors: the sweep does not keep them (shortcuts would have
+//     to be unpacked); the request is refused.
+//   - Weights whose sums the hierarchy cannot hold exactly, and graphs
+//     whose contraction gives up (too many shortcuts), are refused with
+//     an error that wraps the hierarchy's and names dijkstra.
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/hierarchy"
+)
+
+// WithHierarchy makes the engine's ch runners use h instead of building a
+// hierarchy in Prepare: the hierarchy of the very graph Prepare is given
+// (hierarchy.Read checks an index file against it; for distances along
+// incoming arcs, the Reverse of the forward graph's). Prepare checks only
+// the vertex count.
+func WithHierarchy(h *hierarchy.Hierarchy) Option {
+	return func(e *Engine) { e.hier = h }
+}
+
+// errCHPredecessors refuses predecessors under ch.
+var errCHPredecessors = errors.New("cpu: ch keeps no predecessors; use dijkstra")
+
+// prepareCH builds (or takes) the hierarchy of g and returns its runner.
+func (e *Engine) prepareCH(g *graph.CSR, req graph.Request, threads int) (graph.Runner, error) {
+	if req.WithPredecessors {
+		return nil, errCHPredecessors
+	}
+	h := e.hier
+	if h == nil {
+		var err error
+		h, err = hierarchy.Build(g, hierarchy.Options{Workers: threads})
+		switch {
+		case errors.Is(err, hierarchy.ErrInexact):
+			return nil, fmt.Errorf("cpu: ch: %w; the hierarchy is exact only for integer weights and float weights whose sums float64 holds; use dijkstra", err)
+		case errors.Is(err, hierarchy.ErrTooManyShortcuts):
+			return nil, fmt.Errorf("cpu: ch: %w: the graph has no hierarchy to find; use dijkstra", err)
+		case err != nil:
+			return nil, fmt.Errorf("cpu: ch: %w", err)
+		}
+	} else if h.NumVertices() != g.NumVertices {
+		return nil, fmt.Errorf("cpu: ch: a hierarchy of %d vertices for a graph of %d", h.NumVertices(), g.NumVertices)
+	}
+	switch g.Type {
+	case graph.DistInt32:
+		return newCHRunner[int32](e, g, req, threads, h)
+	case graph.DistInt64:
+		return newCHRunner[int64](e, g, req, threads, h)
+	case graph.DistFloat32:
+		return newCHRunner[float32](e, g, req, threads, h)
+	default:
+		return newCHRunner[float64](e, g, req, threads, h)
+	}
+}
+
+// chWork is one worker's PHAST query and the int64 row it sweeps into.
+type chWork struct {
+	query *hierarchy.Query
+	row   []int64
+}
+
+func newCHRunner[D graph.Number](e *Engine, g *graph.CSR, req graph.Request, threads int, h *hierarchy.Hierarchy) (*runner[D], error) {
+	r, err := newRunner[D](e, g, req, graph.CH, threads)
+	if err != nil {
+		return nil, err
+	}
+	n := g.NumVertices
+	r.describe = fmt.Sprintf("ch (contraction hierarchy of %d arcs, %d shortcuts; one PHAST sweep per source)", h.Arcs(), h.Shortcuts())
+	works := &sync.Pool{New: func() any { return &chWork{query: h.NewQuery(), row: make([]int64, n)} }}
+	r.solve = func(_ *workspace[D], src graph.VertexID, dist []D, _ []graph.VertexID) error {
+		w := works.Get().(*chWork)
+		defer works.Put(w)
+		if err := w.query.DistancesFrom(src, w.row); err != nil {
+			return fmt.Errorf("cpu: ch: %w", err)
+		}
+		fromHierarchy(h, w.row, dist)
+		return nil
+	}
+	r.workBytes += 3 * 8 * int64(n) // the row, and the query's two distances by rank
+	return r, nil
+}
+
+// fromHierarchy converts a row of the hierarchy's distances into dist.
+func fromHierarchy[D graph.Number](h *hierarchy.Hierarchy, row []int64, dist []D) {
+	inf := graph.Infinity[D]()
+	var zero D
+	switch any(zero).(type) {
+	case float32, float64:
+		for v, d := range row {
+			if d == hierarchy.Infinity {
+				dist[v] = inf
+			} else {
+				dist[v] = D(h.Float(d))
+			}
+		}
+	default:
+		for v, d := range row {
+			if d == hierarchy.Infinity {
+				dist[v] = inf
+			} else {
+				dist[v] = D(d)
+			}
+		}
+	}
+}
