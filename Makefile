@@ -44,7 +44,7 @@ run: build
 # and each step's time and the total (.ci/steps.py). TEST_JOBS=1 runs the
 # steps one after the other.
 TEST_JOBS  ?= 2
-TEST_STEPS := test-go test-race test-python fuzz test-wheel kernels-check
+TEST_STEPS := test-race test-python test-go fuzz kernels-check test-wheel
 test:
 	@MAKE="$(MAKE)" python3 .ci/steps.py --jobs $(TEST_JOBS) --first build --first venv $(TEST_STEPS)
 
@@ -111,6 +111,7 @@ gpu-test: build
 # than what it installs from until one of those changes.
 PIP = -m pip install --progress-bar off --disable-pip-version-check
 venv: $(VENV)/.installed
+	@:
 $(VENV)/.installed: VERSION python/setup.py python/pyproject.toml python/requirements-test.txt bench/requirements.txt
 	python3 -m venv $(VENV)
 	$(PY) $(PIP) --quiet --upgrade pip
