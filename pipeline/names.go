@@ -18,6 +18,7 @@ const (
 	Auto     = graph.Auto
 	BFS      = graph.BFS
 	BFSLevel = graph.BFSLevel
+	CH       = graph.CH
 )
 
 var (

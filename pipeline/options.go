@@ -9,6 +9,7 @@ import (
 
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/hierarchy"
 )
 
 // ErrInvalid is wrapped by errors in a request: an unknown source, an
@@ -57,6 +58,11 @@ type Options struct {
 	MaxOutput int64
 	// WithPredecessors adds the predecessor column (pairs layout).
 	WithPredecessors bool
+	// Index, when set, is the contraction hierarchy of the graph
+	// (hierarchy.Read of an index file, checked against the graph's CSR)
+	// that the algorithm ch uses instead of building one; auto with an
+	// index runs ch. Reverse runs take its Reverse.
+	Index *hierarchy.Hierarchy
 	// Delta is the bucket width of delta-stepping; 0 chooses from the weights.
 	Delta float64
 	// Threads bounds CPU parallelism; 0 means every core.

@@ -55,7 +55,7 @@ func (g *Graph) normalize(opt Options) (Options, error) {
 	if opt.Notice == nil {
 		opt.Notice = io.Discard
 	}
-	return opt, nil
+	return g.routeCH(opt) // ch runs on the CPU engine (ch.go)
 }
 
 // resultType is the distance type a run produces.
@@ -132,7 +132,7 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 	req := graph.Request{Algorithm: opt.Algorithm, WithPredecessors: opt.WithPredecessors || opt.WithPaths, Delta: opt.Delta, Threads: opt.Threads,
 		Targets: targets, Cutoff: opt.Cutoff, HasCutoff: opt.HasCutoff}
 	trace.Printf("pipeline", "preparing the engine")
-	prepared, err := eng.Prepare(ctx, csr, engineRequest(req, opt.WithPaths))
+	prepared, err := prepare(ctx, eng, csr, engineRequest(req, opt.WithPaths), opt)
 	if err != nil {
 		return nil, g.explain(err)
 	}

@@ -69,7 +69,7 @@ func Verify(ctx context.Context, g *Graph, opt Options, samples int, seed uint64
 	}
 	defer release()
 	req := graph.Request{Algorithm: opt.Algorithm, WithPredecessors: opt.WithPredecessors, Delta: opt.Delta, Threads: opt.Threads}
-	runner, err := eng.Prepare(ctx, g.CSR, req)
+	runner, err := prepare(ctx, eng, g.CSR, req, opt)
 	if err != nil {
 		return nil, g.explain(err)
 	}

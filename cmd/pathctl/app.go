@@ -157,6 +157,7 @@ func App(e *env) *cli.App {
 			pathCommand(e),
 			genCommand(e),
 			verifyCommand(e),
+			indexCommand(e),
 			infoCommand(e),
 			serveCommand(e),
 			benchCommand(e),

@@ -62,7 +62,7 @@ func hideFlags(flags []cli.Flag, names []string) {
 
 // computeFlags choose what to compute and where.
 func computeFlags(defaultAlgo pipeline.Algorithm) []cli.Flag {
-	algos := "dijkstra, delta, edge, bfs, bfs-level, bellman-ford or auto"
+	algos := "dijkstra, delta, edge, bfs, bfs-level, bellman-ford, ch (contraction hierarchy, CPU) or auto"
 	if defaultAlgo == pipeline.BFS {
 		algos = "bfs (with predecessors) or bfs-level"
 	}
@@ -182,6 +182,7 @@ func runCommand(e *env) *cli.Command {
 	)
 	flags = append(flags, queryFlags()...)
 	flags = append(flags, betweennessFlags()...)
+	flags = append(flags, indexFlag())
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "shortest paths from every source (or --sources) to every vertex",
@@ -486,6 +487,9 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	if c.Bool("verbose") && !quiet {
 		opt.Log = e.stderr
 	}
+	if err := routeCH(c, &opt); err != nil {
+		return err
+	}
 	if err := checkOutputPaths(c, layout, out); err != nil {
 		return err
 	}
@@ -508,6 +512,9 @@ func execute(e *env, c *cli.Context, sources []string) error {
 		return err
 	}
 	defer g.Close() // on the error paths; closed below otherwise
+	if err := readIndexFlag(c, g, &opt); err != nil {
+		return err
+	}
 	schema, err := pipeline.Schema(g, opt)
 	if err != nil {
 		return queryError(c, g, err)
