@@ -157,6 +157,11 @@ def main() -> int:
         first_ok = all(steps.run(t) == 0 for t in args.first)
         if first_ok:
             steps.pool(args.targets, args.jobs)
+    except KeyboardInterrupt:
+        # ^C reached the steps too (one process group): say so, not a traceback.
+        os.unlink(skips)
+        print(f"\nmake test: interrupted after {clock(time.monotonic() - start)}", flush=True)
+        return 130
     finally:
         stop.set()
     total = time.monotonic() - start
