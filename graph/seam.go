@@ -9,7 +9,7 @@ package graph
 // optional: the pipeline discovers it with a type assertion on these
 // names, and a runner without it is run the plain way. The GPU engine's
 // own types return concrete types (*gpu.Runner, *gpu.Pending), so package
-// pipeline adapts it (pipeline/gpu.go); the CPU engine plugs in as it is.
+// gpu/devices adapts it; the CPU engine plugs in as it is.
 //
 //	interface      implemented by                   used by the pipeline for
 //	Engine         cpu.Engine, gpu.Engine (adapted)  every run
@@ -41,6 +41,11 @@ package graph
 //	AheadNarrower  gpu runner                        narrowed blocks started ahead, and stats
 //	NearestSelector cpu and gpu runners              the k nearest selected by the engine
 //	NearestDecliner cpu runners                      why the host selects the k nearest
+//	GPU            gpu/devices' Driver, registered   opening, counting and listing devices,
+//	               by the program                    tunings, plans beside an opening
+//	GPUDevice      gpu/devices, over *gpu.Engine     a graph's, an opening's or a server's
+//	                                                 device: builds, kept CSRs, release
+//	HostPlan       gpu's host plan                   a plan made beside an opening
 //
 // An engine that holds a device also implements io.Closer; the pipeline
 // closes an engine it opened for one run when the run is done.
@@ -48,6 +53,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 )
 
@@ -347,4 +353,145 @@ type NearestSelector interface {
 // in the run's description.
 type NearestDecliner interface {
 	NearestDeclined() string
+}
+
+// GPU is the GPU side of a process as the pipeline reaches it: package
+// gpu/devices implements it over package gpu (devices.Driver), and the
+// program registers it with the pipeline (pipeline.RegisterGPU, in
+// cmd/pathctl/engines.go), so that the pipeline imports no GPU code.
+// Without one, no GPU is usable: auto runs on the CPU, gpu runs fail.
+// The pipeline uses it wherever it opens, counts or lists devices, checks
+// a tuning, or plans the GPU kernel beside an opening. Tunings are
+// specs: comma-separated KEY=VALUE settings (docs/engine.md).
+type GPU interface {
+	// Open opens the GPU engine on device ordinal; the caller closes it.
+	Open(ordinal int) (GPUDevice, error)
+	// Count is the number of devices the driver sees.
+	Count() (int, error)
+	// Probe describes the first device for pathctl info, or says why no
+	// GPU engine can run here.
+	Probe() (any, error)
+	// List describes every device, without opening a context on any.
+	List() ([]GPUInfo, error)
+	// NoGPU reports whether err says that the machine has no GPU to use
+	// at all (no driver, no device), rather than that a GPU failed.
+	NoGPU(err error) bool
+	// Failed reports whether err is a failure of the device itself (a
+	// driver call's error status, out of memory included).
+	Failed(err error) bool
+	// CheckTune reports whether spec is a valid tuning.
+	CheckTune(spec string) error
+	// PlanAhead plans on the host the GPU kernel's block of sources of
+	// csr (nil: the graph's shape and rank alone), under the tuning spec,
+	// for a device that adopts it (GPUDevice.AdoptPlan).
+	PlanAhead(csr *CSR, sources []VertexID, tune string) HostPlan
+	// Tuned is eng with its runs tuned by the spec where eng is a GPU
+	// engine, else eng.
+	Tuned(eng Engine, tune string) Engine
+	// Group is the engine over several devices' engines, which the first
+	// plans (a DeviceGroup whose runners are DeviceSets).
+	Group(slots []DeviceSlot, cfg GroupConfig) Engine
+}
+
+// GPUDevice is one opened GPU engine as the pipeline holds it: a graph's
+// (LoadGraph builds its CSR on the device), an early opening's, or a
+// server's shared one.
+type GPUDevice interface {
+	// Engine is the device's engine, its runs tuned by the spec.
+	Engine(tune string) Engine
+	// Ordinal is the device's index.
+	Ordinal() int
+	// Close tears the engine down; Abandon leaves its context to the
+	// process exit, for a process about to exit.
+	Close() error
+	Abandon() error
+	// OpenTimes says where the opening's time went.
+	OpenTimes() GPUOpenTimes
+	// FreeMemory is the device's free memory.
+	FreeMemory() (int64, error)
+	// BuildCSRResident builds the CSR on the device, kept there for the
+	// first Prepare.
+	BuildCSRResident(ctx context.Context, edges *Edges, opt BuildOptions) (*CSR, error)
+	// AdoptPlan hands the engine a plan made beside its opening.
+	AdoptPlan(p HostPlan)
+	// IsKept, KeepCSR, BuildKeptCSR and DropCSR keep a graph's CSR on the
+	// device for every run of a server's shared engine; KeptBytes is the
+	// memory they hold, GraphUploads the CSRs copied from the host.
+	IsKept(g *CSR) bool
+	KeepCSR(ctx context.Context, g *CSR) (int64, error)
+	BuildKeptCSR(ctx context.Context, edges *Edges, opt BuildOptions) (*CSR, int64, error)
+	DropCSR(g *CSR) error
+	KeptBytes() int64
+	GraphUploads() int64
+	// MeasureDownload times device-to-host copies of bytes bytes from
+	// pinned memory (pathctl info --bandwidth).
+	MeasureDownload(bytes int64) (bytesPerSecond float64, err error)
+	// Info describes the device.
+	Info() GPUInfo
+}
+
+// HostPlan is a GPU kernel's plan made on the host beside an opening
+// (GPU.PlanAhead): how long it took, and whether a run took it.
+type HostPlan interface {
+	Took() time.Duration
+	Used() bool
+}
+
+// GPUOpenTimes says where opening a GPU engine took its time.
+type GPUOpenTimes struct {
+	// Driver is loading the driver library and initialising it, done once
+	// a process: 0 for every engine after the first.
+	Driver time.Duration
+	// Context is retaining the device's primary context and making it
+	// current.
+	Context time.Duration
+	// Kernels is loading the kernel image.
+	Kernels time.Duration
+	// Rest is the remainder of the opening.
+	Rest time.Duration
+}
+
+// GPUInfo describes one device (GPU.List, GPUDevice.Info).
+type GPUInfo struct {
+	Ordinal         int
+	Name            string
+	TotalMemory     int64
+	Compute         string // compute capability, such as "9.0"
+	Multiprocessors int
+	DriverVersion   int // CUDA version of the driver, 1000·major + 10·minor
+}
+
+// DeviceSlot is one device of a group (GPU.Group).
+type DeviceSlot struct {
+	// Label names the device in errors and notices ("gpu N"); engines of
+	// one device share it.
+	Label string
+	// Engine is the device's engine.
+	Engine Engine
+	// Owned says that the engine was opened for the run: the group's
+	// Close closes it.
+	Owned bool
+}
+
+// GroupConfig is what a group of devices takes of the run.
+type GroupConfig struct {
+	// MemBudget bounds each device's blocks (--gpu-mem, per device); 0
+	// takes each engine's own (Budgeter), else DefaultBudget.
+	MemBudget int64
+	// DefaultBudget is the budget of an engine that has no Budgeter; 0 is
+	// DefaultMemBudget.
+	DefaultBudget int64
+	// Stats says that the run is of the stats layout.
+	Stats bool
+	// Threads bounds the host's stats reductions of devices without a
+	// StatsRunner.
+	Threads int
+	// Notice receives the notices of devices left out, Log the devices'
+	// block sizes (--verbose); nil discards them.
+	Notice, Log io.Writer
+	// RequestError reports whether an error is the request's, the same on
+	// every device (cancelled, a negative cycle, an invalid request),
+	// rather than one device's fault; nil counts cancellations and
+	// negative cycles.
+	RequestError func(error) bool
 }

@@ -36,7 +36,7 @@ func TestPlanBesideTheOpening(t *testing.T) {
 		opener.waitStarted(t)
 		defer close(opener.release)
 		g := &Graph{Table: tbl, Undirected: true}
-		beside := g.startBuildBesideOpening(opening, bopt, plansAhead(opt), gpu.Tuning{})
+		beside := g.startBuildBesideOpening(opening, bopt, plansAhead(opt), "")
 		if beside == nil {
 			t.Fatal("nothing built beside an opening under way")
 		}
@@ -50,7 +50,7 @@ func TestPlanBesideTheOpening(t *testing.T) {
 		if b.ahead == nil {
 			return false
 		}
-		if err := b.ahead.Wait(); err != nil {
+		if err := b.ahead.(*gpu.HostPlan).Wait(); err != nil {
 			t.Fatalf("the plan made beside the opening: %v", err)
 		}
 		return true
@@ -124,7 +124,7 @@ func TestPlanBesideTheOpeningOnGPU(t *testing.T) {
 			layout arrowio.Layout
 		}{{"pairs", small, arrowio.LayoutPairs}, {"stats", large, arrowio.LayoutStats}} {
 			name := fmt.Sprintf("%s, planOwn %v", c.name, planOwn)
-			opening := OpenDeviceWith(func() (*gpu.Engine, error) {
+			opening := OpenDeviceWith(func() (graph.GPUDevice, error) {
 				time.Sleep(150 * time.Millisecond)
 				return newGPU()
 			})

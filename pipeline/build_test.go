@@ -17,6 +17,7 @@ import (
 
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/gen"
+	"github.com/pathctl/pathctl/gpu/devices"
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/internal/testgraphs"
 )
@@ -293,7 +294,7 @@ func checkGPUBuilt(t *testing.T, name string, tbl *arrowio.EdgeTable, undirected
 	if diff := sameCSR(g.CSR, ref.CSR); diff != "" {
 		t.Fatalf("%s: the GPU's CSR: %s", name, diff)
 	}
-	dev := g.device
+	dev := devices.GPUEngine(g.device)
 	n, arcs := int64(g.NumVertices()), g.CSR.NumEdges()
 	graphBytes := 8*(n+1) + 4*arcs + int64(g.CSR.Type.Size())*arcs
 	if got := dev.LiveBytes(); got != graphBytes {

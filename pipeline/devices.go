@@ -45,8 +45,6 @@ import (
 	"sync"
 
 	"github.com/pathctl/pathctl/arrowio"
-	"github.com/pathctl/pathctl/gpu"
-	"github.com/pathctl/pathctl/gpu/devices"
 	"github.com/pathctl/pathctl/graph"
 )
 
@@ -90,7 +88,7 @@ var gpuDevices = deviceHooks{count: gpuDeviceCount, open: openGPUOn}
 // as before. Release closes the engines opened for the run; the graph's
 // own engine (a CSR built on the GPU, LoadOptions.Devices) serves its
 // device and stays open.
-func (g *Graph) devicesEngine(opt Options, tune gpu.Tuning, sources int) (eng graph.Engine, release func(), ok bool, err error) {
+func (g *Graph) devicesEngine(opt Options, tune string, sources int) (eng graph.Engine, release func(), ok bool, err error) {
 	if opt.Engine == "cpu" || opt.Engine == "" {
 		return nil, nil, false, nil
 	}
@@ -137,12 +135,12 @@ func (g *Graph) devicesEngine(opt Options, tune gpu.Tuning, sources int) (eng gr
 				if err != nil {
 					return nil, err
 				}
-				return devices.Engine{Engine: e}, nil
+				return e.Engine(""), nil
 			}
 			return hooks.open(d)
 		}
 	}
-	var multi *devices.Group
+	var multi graph.Engine
 	open := func() (graph.Engine, error) {
 		m, err := openDevices(ordinals, openOne, own, opt, tune)
 		if err != nil {
@@ -158,27 +156,27 @@ func (g *Graph) devicesEngine(opt Options, tune gpu.Tuning, sources int) (eng gr
 	if multi == nil { // auto chose the CPU
 		return eng, func() {}, true, nil
 	}
-	return eng, func() { multi.Close() }, true, nil
+	return eng, func() { closeEngine(multi) }, true, nil
 }
 
 // openDevices opens an engine on every ordinal (own, where set, stands
 // for the first occurrence of its device), the GPU engines' runs tuned by
 // tune. A device that does not open is left out with a notice
 // naming it; none opening is the error of all of them.
-func openDevices(ordinals []int, open func(int) (graph.Engine, error), own *gpu.Engine, opt Options, tune gpu.Tuning) (*devices.Group, error) {
+func openDevices(ordinals []int, open func(int) (graph.Engine, error), own graph.GPUDevice, opt Options, tune string) (graph.Engine, error) {
 	notice := opt.Notice
 	if notice == nil {
 		notice = io.Discard
 	}
 	// The devices open side by side: a context takes 100-200 ms.
-	slots := make([]devices.Slot, len(ordinals))
+	slots := make([]graph.DeviceSlot, len(ordinals))
 	errs := make([]error, len(ordinals))
 	ownTaken := false
 	var wg sync.WaitGroup
 	for i, d := range ordinals {
 		slots[i].Label = "gpu " + strconv.Itoa(d)
 		if own != nil && d == own.Ordinal() && !ownTaken {
-			slots[i].Engine, ownTaken = devices.Engine{Engine: own, Tune: tune}, true
+			slots[i].Engine, ownTaken = own.Engine(tune), true
 			continue
 		}
 		wg.Add(1)
@@ -189,11 +187,11 @@ func openDevices(ordinals []int, open func(int) (graph.Engine, error), own *gpu.
 				errs[i] = fmt.Errorf("pipeline: device %s: %w", slots[i].Label, err)
 				return
 			}
-			slots[i].Engine, slots[i].Owned = devices.Tuned(e, tune), true
+			slots[i].Engine, slots[i].Owned = tuned(e, tune), true
 		}()
 	}
 	wg.Wait()
-	var opened []devices.Slot
+	var opened []graph.DeviceSlot
 	for _, s := range slots {
 		if s.Engine != nil {
 			opened = append(opened, s)
@@ -207,7 +205,7 @@ func openDevices(ordinals []int, open func(int) (graph.Engine, error), own *gpu.
 			fmt.Fprintf(notice, "pathctl: %v; running on the other devices\n", err)
 		}
 	}
-	return devices.NewGroup(opened, devices.Config{MemBudget: opt.MemBudget, DefaultBudget: DefaultMemBudget, Stats: opt.Layout == arrowio.LayoutStats,
+	return gpuDriver.Group(opened, graph.GroupConfig{MemBudget: opt.MemBudget, DefaultBudget: DefaultMemBudget, Stats: opt.Layout == arrowio.LayoutStats,
 		Threads: opt.Threads, Notice: opt.Notice, Log: opt.Log, RequestError: isRequestError}), nil
 }
 

@@ -2,23 +2,16 @@ package pipeline
 
 // The GPU engine's side of the multi-device runs (devices.go).
 
-import (
-	"fmt"
-
-	"github.com/pathctl/pathctl/gpu"
-	"github.com/pathctl/pathctl/gpu/devices"
-	"github.com/pathctl/pathctl/graph"
-)
+import "github.com/pathctl/pathctl/graph"
 
 // gpuDeviceCount is the number of CUDA devices the driver sees.
-func gpuDeviceCount() (int, error) { return gpu.DeviceCount() }
+func gpuDeviceCount() (int, error) { return gpuDriver.Count() }
 
 // newGPUOn opens the GPU engine on device ordinal, counting it.
-func newGPUOn(ordinal int) (*gpu.Engine, error) {
+func newGPUOn(ordinal int) (graph.GPUDevice, error) {
 	gpuOpens.Add(1)
-	return gpu.New(gpu.WithDevice(ordinal))
+	return gpuDriver.Open(ordinal)
 }
-
 // firstDevice is the device a graph is built on for runs on devices (nil:
 // every device): the first named, else device 0.
 func firstDevice(devices []int) int {
@@ -34,7 +27,7 @@ func openGPUOn(ordinal int) (graph.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return devices.Engine{Engine: e}, nil
+	return e.Engine(""), nil
 }
 
 // DeviceStatus is one GPU as pathctl info lists it.
@@ -50,14 +43,13 @@ type DeviceStatus struct {
 // context on any; nil where there is no driver or no device (GPUStatus
 // says why).
 func GPUDevices() []DeviceStatus {
-	devs, err := gpu.Devices()
+	devs, err := gpuDriver.List()
 	if err != nil {
 		return nil
 	}
 	out := make([]DeviceStatus, len(devs))
 	for i, d := range devs {
-		out[i] = DeviceStatus{Ordinal: d.Ordinal, Name: d.Name, TotalMemory: d.TotalMemory,
-			Compute: fmt.Sprintf("%d.%d", d.ComputeMajor, d.ComputeMinor), Multiprocessors: d.Multiprocessors}
+		out[i] = DeviceStatus{Ordinal: d.Ordinal, Name: d.Name, TotalMemory: d.TotalMemory, Compute: d.Compute, Multiprocessors: d.Multiprocessors}
 	}
 	return out
 }

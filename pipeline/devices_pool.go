@@ -6,7 +6,6 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/pathctl/pathctl/gpu"
 	"github.com/pathctl/pathctl/graph"
 )
 
@@ -143,7 +142,7 @@ func closeEngineErr(e graph.Engine) error {
 
 // poolEngine chooses the engine of a run of a server with a pool: auto
 // and gpu take one idle device of it.
-func poolEngine(opt Options, tune gpu.Tuning, sources int) (graph.Engine, func(), error) {
+func poolEngine(opt Options, tune string, sources int) (graph.Engine, func(), error) {
 	var release func()
 	eng, err := chooseEngine(opt, sources, func() (graph.Engine, error) {
 		e, r, err := opt.GPUs.acquire()

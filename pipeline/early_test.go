@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/pathctl/pathctl/gpu"
+	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/internal/testgraphs"
 )
 
@@ -46,7 +46,7 @@ func TestOpenEarlyRelease(t *testing.T) {
 		e.Release() // twice: nothing more
 	}
 	// An opening the caller began (at process start) is the caller's.
-	began := OpenDeviceWith(func() (*gpu.Engine, error) { return nil, errors.New("fake: no device") })
+	began := OpenDeviceWith(func() (graph.GPUDevice, error) { return nil, errors.New("fake: no device") })
 	defer began.GiveUp()
 	opt := LoadOptions{Engine: "gpu", Device: began}
 	OpenEarly(&opt, 1<<30).Release()

@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/pathctl/pathctl/cpu"
-	"github.com/pathctl/pathctl/gpu/devices"
 	"github.com/pathctl/pathctl/graph"
 )
 
@@ -94,7 +93,7 @@ func (g *Graph) engine(opt Options, sources int) (eng graph.Engine, release func
 	case device != nil:
 		open = func() (graph.Engine, error) {
 			shared = true
-			return devices.Engine{Engine: device, Tune: tune}, nil
+			return device.Engine(tune), nil
 		}
 	case gpuErr != nil:
 		open = func() (graph.Engine, error) { return nil, gpuErr }
@@ -105,7 +104,7 @@ func (g *Graph) engine(opt Options, sources int) (eng graph.Engine, release func
 				return nil, err
 			}
 			turn = true
-			return devices.Engine{Engine: e, Tune: tune}, nil
+			return e.Engine(tune), nil
 		}
 	}
 	eng, err = chooseEngine(opt, sources, open)

@@ -1,67 +1,112 @@
 package pipeline
 
+// The GPU as the pipeline reaches it: through the graph.GPU that the
+// program registers (RegisterGPU; cmd/pathctl/engines.go registers
+// package gpu/devices'), so that the pipeline imports no GPU code.
+
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
 
-	"github.com/pathctl/pathctl/gpu"
-	"github.com/pathctl/pathctl/gpu/devices"
 	"github.com/pathctl/pathctl/graph"
 )
 
+// gpuDriver is the registered GPU side of the process; unregisteredGPU until
+// RegisterGPU.
+var gpuDriver graph.GPU = unregisteredGPU{}
+
+// RegisterGPU makes d the GPU engine of the process's runs, as
+// database/sql's drivers register: call it from an init function, before
+// any run. A program that registers none runs on the CPU only (auto falls
+// back to it; --engine gpu fails).
+func RegisterGPU(d graph.GPU) {
+	if d != nil {
+		gpuDriver = d
+	}
+}
+
+// errNoGPUEngine is every GPU call's error where no GPU is registered.
+var errNoGPUEngine = errors.New("pipeline: this program has no GPU engine (none registered with pipeline.RegisterGPU)")
+
+// unregisteredGPU is the GPU side of a program that registered none.
+type unregisteredGPU struct{}
+
+func (unregisteredGPU) Open(int) (graph.GPUDevice, error) { return nil, errNoGPUEngine }
+func (unregisteredGPU) Count() (int, error)               { return 0, errNoGPUEngine }
+func (unregisteredGPU) Probe() (any, error)               { return nil, errNoGPUEngine }
+func (unregisteredGPU) List() ([]graph.GPUInfo, error)    { return nil, errNoGPUEngine }
+func (unregisteredGPU) NoGPU(err error) bool              { return errors.Is(err, errNoGPUEngine) }
+func (unregisteredGPU) Failed(error) bool                 { return false }
+func (unregisteredGPU) Tuned(eng graph.Engine, _ string) graph.Engine {
+	return eng
+}
+func (unregisteredGPU) PlanAhead(*graph.CSR, []graph.VertexID, string) graph.HostPlan { return nil }
+
+// CheckTune accepts the empty tuning only: there is no engine to tune.
+func (unregisteredGPU) CheckTune(spec string) error {
+	if spec != "" {
+		return errNoGPUEngine
+	}
+	return nil
+}
+
+// Group is an engine that fails: no GPU engine opened its devices.
+func (unregisteredGPU) Group([]graph.DeviceSlot, graph.GroupConfig) graph.Engine { return noGroup{} }
+
+type noGroup struct{}
+
+func (noGroup) Name() string { return "gpu" }
+func (noGroup) Prepare(context.Context, *graph.CSR, graph.Request) (graph.Runner, error) {
+	return nil, errNoGPUEngine
+}
+
 // openGPU opens the GPU engine on the first device, its runs tuned by
 // tune. The caller closes it.
-func openGPU(tune gpu.Tuning) (graph.Engine, error) {
+func openGPU(tune string) (graph.Engine, error) {
 	e, err := newGPU()
 	if err != nil {
 		return nil, err
 	}
-	return devices.Engine{Engine: e, Tune: tune}, nil
+	return e.Engine(tune), nil
 }
 
-// gpuTuning is the GPU engine's tuning of spec (Options.Tune); a bad
-// spec is an ErrInvalid naming the setting.
-func gpuTuning(spec string) (gpu.Tuning, error) {
-	t, err := gpu.ParseTuning(spec)
-	if err != nil {
-		return t, fmt.Errorf("%w: tune: %w", ErrInvalid, err)
+// gpuTuning checks spec (Options.Tune) as the GPU engine's tuning and
+// returns it; a bad spec is an ErrInvalid naming the setting.
+func gpuTuning(spec string) (string, error) {
+	if err := gpuDriver.CheckTune(spec); err != nil {
+		return "", fmt.Errorf("%w: tune: %w", ErrInvalid, err)
 	}
-	return t, nil
+	return spec, nil
 }
 
 // CheckTune reports whether spec is a valid Options.Tune: comma-separated
 // KEY=VALUE settings of the GPU engine's tuning (docs/engine.md lists the
 // keys). The error names the setting that is not.
-func CheckTune(spec string) error {
-	_, err := gpu.ParseTuning(spec)
-	return err
-}
+func CheckTune(spec string) error { return gpuDriver.CheckTune(spec) }
 
 // tuned is eng with its runs tuned by tune where eng is a GPU engine,
-// else eng (devices.Tuned).
-func tuned(eng graph.Engine, tune gpu.Tuning) graph.Engine { return devices.Tuned(eng, tune) }
+// else eng.
+func tuned(eng graph.Engine, tune string) graph.Engine { return gpuDriver.Tuned(eng, tune) }
 
 // gpuOpens counts the GPU engines opened, so that tests can check that a
 // graph built on the GPU and its runs share one context.
 var gpuOpens atomic.Int64
 
 // newGPU opens the GPU engine on the first device, counting it.
-func newGPU() (*gpu.Engine, error) {
-	gpuOpens.Add(1)
-	return gpu.New()
-}
+func newGPU() (graph.GPUDevice, error) { return newGPUOn(0) }
 
 // NoGPU reports whether err says that this machine has no GPU to use at
-// all (no driver library, or no device), rather than that a GPU failed.
+// all (no driver library, or no device, or no GPU engine in the
+// program), rather than that a GPU failed.
 func NoGPU(err error) bool {
-	var le *gpu.LibraryError
-	return errors.As(err, &le) || errors.Is(err, gpu.ErrNoDevice)
+	return errors.Is(err, errNoGPUEngine) || gpuDriver.NoGPU(err)
 }
 
 // GPUStatus reports whether the GPU engine can run here, with the device.
 func GPUStatus() EngineStatus {
-	info, err := gpu.Probe()
+	info, err := gpuDriver.Probe()
 	if err != nil {
 		return EngineStatus{Name: "gpu", Reason: err.Error()}
 	}

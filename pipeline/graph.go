@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/pathctl/pathctl/arrowio"
-	"github.com/pathctl/pathctl/gpu"
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/internal/trace"
 )
@@ -123,13 +122,13 @@ type Graph struct {
 	// device is the GPU engine that built CSR, kept for Run (one context per
 	// graph, and the first Prepare adopts the device copy of CSR); nil on
 	// graphs built on the CPU and after Close.
-	device *gpu.Engine
+	device graph.GPUDevice
 	// gpuErr is why LoadGraph found no usable GPU, so that Run says so
 	// without trying again.
 	gpuErr error
 	// ahead is the GPU kernel's plan made beside the opening, handed to
 	// device (plansAhead); nil where none was.
-	ahead *gpu.HostPlan
+	ahead graph.HostPlan
 	// exitAfter is LoadOptions.ExitAfter: Release abandons the device.
 	exitAfter bool
 	// others are the openings of the other devices of runs over several
@@ -231,7 +230,7 @@ func LoadGraph(t *arrowio.EdgeTable, opt LoadOptions) (*Graph, error) {
 
 // openDevice opens the GPU engine, or takes it from early where the read
 // began to open it, and records how long that took.
-func (g *Graph) openDevice(early *DeviceOpening, ordinal int) (*gpu.Engine, error) {
+func (g *Graph) openDevice(early *DeviceOpening, ordinal int) (graph.GPUDevice, error) {
 	if early != nil {
 		e, took, waited, err := early.take()
 		if !errors.Is(err, errOpeningTaken) {
@@ -250,7 +249,9 @@ func (g *Graph) openDevice(early *DeviceOpening, ordinal int) (*gpu.Engine, erro
 // the opening went, as far as it went when called.
 func (g *Graph) Times() LoadTimes {
 	t := g.times
-	t.PlanAhead, t.PlanAheadUsed = g.ahead.Took(), g.ahead.Used()
+	if g.ahead != nil {
+		t.PlanAhead, t.PlanAheadUsed = g.ahead.Took(), g.ahead.Used()
+	}
 	return t
 }
 
@@ -261,7 +262,7 @@ func (g *Graph) Times() LoadTimes {
 // refuses the edges too, it returns graph.Build's error, so that a bad
 // table reads the same whichever engine built it. e is the caller's to
 // close when buildOnGPU fails.
-func (g *Graph) buildOnGPU(e *gpu.Engine, notice io.Writer, bopt graph.BuildOptions) error {
+func (g *Graph) buildOnGPU(e graph.GPUDevice, notice io.Writer, bopt graph.BuildOptions) error {
 	t := g.Table
 	start := time.Now()
 	csr, gerr := e.BuildCSRResident(context.Background(), &t.Edges, bopt)
@@ -350,7 +351,7 @@ func (g *Graph) otherDevices() *OtherDevices {
 }
 
 // takeDevice hands over the engine g keeps, if any, and forgets it.
-func (g *Graph) takeDevice() *gpu.Engine {
+func (g *Graph) takeDevice() graph.GPUDevice {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	e := g.device

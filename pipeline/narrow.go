@@ -26,7 +26,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/pathctl/pathctl/arrowio"
-	"github.com/pathctl/pathctl/gpu"
 	"github.com/pathctl/pathctl/graph"
 )
 
@@ -221,7 +220,7 @@ func nearestNote(runner graph.Runner, opt Options, selected bool) string {
 		if d, ok := runner.(graph.NearestDecliner); ok {
 			return "; the k nearest selected on the host from full rows (" + d.NearestDeclined() + ")"
 		}
-		return fmt.Sprintf("; the k nearest selected on the host from full rows (the engine selects K up to %d, without paths or predecessors)", gpu.MaxDeviceNearest)
+		return "; the k nearest selected on the host from full rows"
 	}
 	return ""
 }

@@ -35,6 +35,12 @@ func (w errWaiter) Wait() error { return w.err }
 
 func (f *fakeAheadNarrow) Narrowed() bool     { return true }
 func (f *fakeAheadNarrow) NarrowsAhead() bool { return true }
+
+// NearestDeclined says why, as the GPU runner's adapter does
+// (gpu/devices' TestNearestDeclined).
+func (f *fakeAheadNarrow) NearestDeclined() string {
+	return "the engine selects K up to 64, without paths or predecessors"
+}
 func (f *fakeAheadNarrow) SelectNearest(k int) bool {
 	f.k = k
 	return true

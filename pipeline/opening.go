@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pathctl/pathctl/gpu"
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/internal/trace"
 )
@@ -23,7 +22,7 @@ import (
 // never started: its methods do nothing.
 type DeviceOpening struct {
 	done  chan struct{} // closed when the open returned
-	e     *gpu.Engine
+	e     graph.GPUDevice
 	err   error
 	took  time.Duration // of the open itself
 	mu    sync.Mutex
@@ -55,7 +54,7 @@ func OpenDeviceEarly(opt LoadOptions, inputBytes int64) *DeviceOpening {
 		return nil
 	}
 	ordinal := firstDevice(opt.Devices)
-	return startOpening(func() (*gpu.Engine, error) { return newGPUOn(ordinal) })
+	return startOpening(func() (graph.GPUDevice, error) { return newGPUOn(ordinal) })
 }
 
 // OpenDevice starts opening the GPU engine in its own goroutine, for a
@@ -69,9 +68,9 @@ func OpenDeviceEarly(opt LoadOptions, inputBytes int64) *DeviceOpening {
 func OpenDevice() *DeviceOpening { return startOpening(newGPU) }
 
 // OpenDeviceWith is OpenDevice with open in place of opening the GPU engine
-// on the first device (gpu.New): tests pass an open that takes as long as
+// on the first device: tests pass an open that takes as long as
 // they want, or fails.
-func OpenDeviceWith(open func() (*gpu.Engine, error)) *DeviceOpening { return startOpening(open) }
+func OpenDeviceWith(open func() (graph.GPUDevice, error)) *DeviceOpening { return startOpening(open) }
 
 // OpensEarly reports whether a graph loaded with opt, from an edge input
 // of inputBytes bytes (-1 where unknown), may be built on the GPU, so that
@@ -97,7 +96,7 @@ func opensEarly(opt LoadOptions, inputBytes int64) bool {
 // startOpening runs open in a goroutine of its own. The engine's driver
 // calls run on its device goroutine, locked to an OS thread
 // (gpu/device.go), so the goroutine that opens it needs no lock of its own.
-func startOpening(open func() (*gpu.Engine, error)) *DeviceOpening {
+func startOpening(open func() (graph.GPUDevice, error)) *DeviceOpening {
 	o := &DeviceOpening{done: make(chan struct{})}
 	start := time.Now()
 	go func() {
@@ -115,7 +114,7 @@ var errOpeningTaken = errors.New("pipeline: the early device opening was already
 // take waits for the opening and hands its engine (or its error) to the
 // caller, who closes the engine; waited is how long take blocked, took how
 // long the open lasted. A second take, or a take after Close, fails.
-func (o *DeviceOpening) take() (e *gpu.Engine, took, waited time.Duration, err error) {
+func (o *DeviceOpening) take() (e graph.GPUDevice, took, waited time.Duration, err error) {
 	o.mu.Lock()
 	taken := o.taken
 	o.taken = true
@@ -182,7 +181,7 @@ func (o *DeviceOpening) discard() {
 func (o *DeviceOpening) GiveUp() { o.discard() }
 
 // LeaveToExit says that the process exits right after the run: an engine
-// the opening gives up is abandoned (gpu.Engine.Abandon), its context left
+// the opening gives up is abandoned (graph.GPUDevice.Abandon), its context left
 // to the exit to release, instead of torn down beside the run. Only a
 // process about to exit calls it; the nil opening ignores it.
 func (o *DeviceOpening) LeaveToExit() {
@@ -236,7 +235,7 @@ type besideBuild struct {
 	csr   *graph.CSR
 	took  time.Duration
 	err   error
-	ahead *gpu.HostPlan
+	ahead graph.HostPlan
 }
 
 // plansAhead reports whether a graph loaded with opt has the plan of the
@@ -263,7 +262,7 @@ func plansAhead(opt LoadOptions) bool {
 // maxVerticesPlannedAhead) begins once the CSR is built, on a graph
 // without negative weights while the opening has not failed
 // (plansAhead), under tune (LoadOptions.Tune), and comes with it.
-func (g *Graph) startBuildBesideOpening(early *DeviceOpening, bopt graph.BuildOptions, plan bool, tune gpu.Tuning) <-chan besideBuild {
+func (g *Graph) startBuildBesideOpening(early *DeviceOpening, bopt graph.BuildOptions, plan bool, tune string) <-chan besideBuild {
 	if !buildBesideOpening || len(g.Table.Edges.Src) > maxRowsBesideOpening || !early.pending() {
 		return nil
 	}
@@ -277,7 +276,7 @@ func (g *Graph) startBuildBesideOpening(early *DeviceOpening, bopt graph.BuildOp
 			if csr.NumVertices <= maxVerticesPlannedAhead {
 				sources = everyVertex(csr.NumVertices)
 			}
-			b.ahead = gpu.PlanAhead(csr, sources, tune)
+			b.ahead = gpuDriver.PlanAhead(csr, sources, tune)
 		}
 		out <- b
 	}()
@@ -310,7 +309,7 @@ func everyVertex(n int) []graph.VertexID {
 // done is dropped (the caller builds on e), and took is false. A table the
 // build refuses is the error graph.Build's refusal gives wherever the CSR is
 // built.
-func (g *Graph) finishBuildBesideOpening(beside <-chan besideBuild, e *gpu.Engine, wait bool) (took bool, err error) {
+func (g *Graph) finishBuildBesideOpening(beside <-chan besideBuild, e graph.GPUDevice, wait bool) (took bool, err error) {
 	if beside == nil {
 		return false, nil
 	}
@@ -413,18 +412,7 @@ func (g *Graph) Release() error {
 
 // OpenTimes says where opening a GPU engine took its time (the GPU
 // engine's split of its opening).
-type OpenTimes struct {
-	// Driver is loading the driver library and initialising it, done once
-	// a process: 0 for every engine after the first.
-	Driver time.Duration
-	// Context is retaining the device's primary context and making it
-	// current.
-	Context time.Duration
-	// Kernels is loading the kernel image.
-	Kernels time.Duration
-	// Rest is the remainder of the opening.
-	Rest time.Duration
-}
+type OpenTimes = graph.GPUOpenTimes
 
 // AbandonDevice ends the use of the GPU engine a graph built on the GPU
 // keeps, without tearing its context down (gpu.Engine.Abandon), for a
@@ -453,6 +441,5 @@ func (g *Graph) DeviceOpenTimes() OpenTimes {
 	if e == nil {
 		return OpenTimes{}
 	}
-	o := e.OpenTimes()
-	return OpenTimes{Driver: o.Driver, Context: o.Context, Kernels: o.Kernels, Rest: o.Rest}
+	return e.OpenTimes()
 }

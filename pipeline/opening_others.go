@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/pathctl/pathctl/gpu"
+	"github.com/pathctl/pathctl/graph"
 )
 
 // OtherDevices are the GPU engines of a run's devices past the first
@@ -38,7 +38,7 @@ func OpenOtherDevicesEarly(opt LoadOptions, inputBytes int64) *OtherDevices {
 	if !opensEarly(opt, inputBytes) || (opt.Devices != nil && len(otherOrdinals(opt.Devices)) == 0) {
 		return nil
 	}
-	return openOthers(opt.Devices, gpuDeviceCount, func(d int) (*gpu.Engine, error) { return newGPUOn(d) })
+	return openOthers(opt.Devices, gpuDeviceCount, func(d int) (graph.GPUDevice, error) { return newGPUOn(d) })
 }
 
 // otherOrdinals are the distinct ordinals of devices past the first.
@@ -55,7 +55,7 @@ func otherOrdinals(devices []int) []int {
 
 // openOthers begins opening, with open, every device of devices past the
 // first (nil: of the count devices), in the background.
-func openOthers(devices []int, count func() (int, error), open func(int) (*gpu.Engine, error)) *OtherDevices {
+func openOthers(devices []int, count func() (int, error), open func(int) (graph.GPUDevice, error)) *OtherDevices {
 	o := &OtherDevices{ready: make(chan struct{}), openings: map[int]*DeviceOpening{}}
 	go func() {
 		defer close(o.ready)
@@ -72,7 +72,7 @@ func openOthers(devices []int, count func() (int, error), open func(int) (*gpu.E
 		o.mu.Lock()
 		defer o.mu.Unlock()
 		for _, d := range otherOrdinals(ordinals) {
-			op := startOpening(func() (*gpu.Engine, error) { return open(d) })
+			op := startOpening(func() (graph.GPUDevice, error) { return open(d) })
 			if o.exiting {
 				op.LeaveToExit()
 			}
@@ -85,7 +85,7 @@ func openOthers(devices []int, count func() (int, error), open func(int) (*gpu.E
 // take hands over the engine opened for ordinal d, waiting for what is
 // left of its opening; ok is false where none was begun for d, or it was
 // taken already.
-func (o *OtherDevices) take(d int) (e *gpu.Engine, ok bool, err error) {
+func (o *OtherDevices) take(d int) (e graph.GPUDevice, ok bool, err error) {
 	if o == nil {
 		return nil, false, nil
 	}

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pathctl/pathctl/gpu"
+	"github.com/pathctl/pathctl/graph"
 )
 
 // TestOtherDevices checks, with fake openings, that the devices past the
@@ -28,7 +28,7 @@ func TestOtherDevices(t *testing.T) {
 	} {
 		var mu sync.Mutex
 		var opened []int
-		open := func(d int) (*gpu.Engine, error) {
+		open := func(d int) (graph.GPUDevice, error) {
 			mu.Lock()
 			opened = append(opened, d)
 			mu.Unlock()
@@ -65,7 +65,7 @@ func TestOtherDevices(t *testing.T) {
 	}
 
 	// No count (no driver): nothing opens, nothing to take.
-	o := openOthers(nil, func() (int, error) { return 0, errors.New("no driver") }, func(int) (*gpu.Engine, error) {
+	o := openOthers(nil, func() (int, error) { return 0, errors.New("no driver") }, func(int) (graph.GPUDevice, error) {
 		t.Error("opened a device without a count")
 		return nil, nil
 	})

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/pathctl/pathctl/arrowio"
-	"github.com/pathctl/pathctl/gpu"
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/internal/testgraphs"
 )
@@ -57,7 +56,7 @@ func newBlockedOpener(err error) *blockedOpener {
 	return &blockedOpener{started: make(chan struct{}), release: make(chan struct{}), err: err}
 }
 
-func (b *blockedOpener) open() (*gpu.Engine, error) {
+func (b *blockedOpener) open() (graph.GPUDevice, error) {
 	close(b.started)
 	<-b.release
 	return nil, b.err

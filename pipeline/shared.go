@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/pathctl/pathctl/arrowio"
-	"github.com/pathctl/pathctl/gpu"
 	"github.com/pathctl/pathctl/graph"
 )
 
@@ -22,7 +21,7 @@ import (
 // looking again, gpu runs fail with it. The zero value is ready to use.
 type SharedGPU struct {
 	once sync.Once
-	e    *gpu.Engine
+	e    graph.GPUDevice
 	err  error
 	// turn is held by the run using the engine, and by Close.
 	turn sync.Mutex
@@ -36,7 +35,7 @@ var errSharedClosed = errors.New("pipeline: the shared GPU engine is closed")
 
 // acquire opens the engine if this is the first use and waits for the
 // turn; release it with s.turn.Unlock.
-func (s *SharedGPU) acquire() (*gpu.Engine, error) {
+func (s *SharedGPU) acquire() (graph.GPUDevice, error) {
 	s.once.Do(func() {
 		e, err := newGPU()
 		s.forget.Lock()
@@ -129,7 +128,7 @@ func (s *SharedGPU) LoadGraph(ctx context.Context, t *arrowio.EdgeTable, opt Loa
 }
 
 // buildKept builds t's CSR with e and keeps it, holding the turn.
-func (s *SharedGPU) buildKept(ctx context.Context, e *gpu.Engine, t *arrowio.EdgeTable, opt LoadOptions) (*Graph, int64, error) {
+func (s *SharedGPU) buildKept(ctx context.Context, e graph.GPUDevice, t *arrowio.EdgeTable, opt LoadOptions) (*Graph, int64, error) {
 	if s.e != e { // closed meanwhile
 		return nil, 0, errSharedClosed
 	}
@@ -194,8 +193,7 @@ func (s *SharedGPU) KeptBytes() int64 {
 // driver call's error status, out of memory included) rather than of the
 // input or the request: a run that failed so may be run again on the CPU.
 func DeviceFailed(err error) bool {
-	var de *gpu.DriverError
-	return errors.As(err, &de)
+	return gpuDriver.Failed(err)
 }
 
 // csrDeviceBytes is what g's CSR takes on the device: int64 offsets, int32

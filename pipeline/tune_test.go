@@ -75,12 +75,12 @@ func TestTuneReachesTheGPUEngines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := openDevices([]int{0, 1}, hooks.open, nil, Options{}, tune)
+		eng, err = openDevices([]int{0, 1}, hooks.open, nil, Options{}, tune)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, d := range m.Slots() {
-			if ge, ok := d.Engine.(devices.Engine); !ok || ge.Tune != tune {
+		for _, d := range eng.(*devices.Group).Slots() {
+			if ge, ok := d.Engine.(devices.Engine); !ok || (ge.Tune != gpu.Tuning{}) != tunedWant {
 				t.Errorf("Tune %q: device %s does not carry the run's tuning", spec, d.Label)
 			}
 		}

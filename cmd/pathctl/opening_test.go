@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pathctl/pathctl/gpu"
+	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/pipeline"
 )
 
@@ -99,7 +100,7 @@ func newStuckOpener(t *testing.T) *stuckOpener {
 
 func (o *stuckOpener) open() *pipeline.DeviceOpening {
 	o.opened.Add(1)
-	return pipeline.OpenDeviceWith(func() (*gpu.Engine, error) {
+	return pipeline.OpenDeviceWith(func() (graph.GPUDevice, error) {
 		<-o.release
 		return nil, errors.New("gpu: released by the test")
 	})
@@ -195,7 +196,7 @@ func TestDeviceOpenedAtStartFails(t *testing.T) {
 	var opened atomic.Int64
 	noGPU := func() *pipeline.DeviceOpening {
 		opened.Add(1)
-		return pipeline.OpenDeviceWith(func() (*gpu.Engine, error) { return nil, fmt.Errorf("gpu: %w: none here", gpu.ErrNoDevice) })
+		return pipeline.OpenDeviceWith(func() (graph.GPUDevice, error) { return nil, fmt.Errorf("gpu: %w: none here", gpu.ErrNoDevice) })
 	}
 	for _, exits := range []bool{false, true} {
 		out := filepath.Join(dir, fmt.Sprintf("auto-%v.arrow", exits))

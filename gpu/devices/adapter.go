@@ -50,6 +50,7 @@ var (
 	_ graph.DeviceTimer      = gpuRunner{}
 	_ graph.NarrowRunner     = gpuRunner{}
 	_ graph.SourceOrderer    = gpuRunner{}
+	_ graph.NearestDecliner  = gpuRunner{}
 	_ graph.ResidentBlock    = residentBlock{}
 	_ graph.DeviceTimer      = residentBlock{}
 )
@@ -122,6 +123,13 @@ const maxHostBudget = 8 << 30
 // gpuRunner adapts *gpu.Runner, whose Start and ComputeResident return
 // concrete types, to graph.AsyncRunner and graph.ResidentRunner.
 type gpuRunner struct{ *gpu.Runner }
+
+// NearestDeclined says why the device did not select the k nearest
+// (graph.NearestDecliner): it selects K up to gpu.MaxDeviceNearest,
+// without paths or predecessors.
+func (r gpuRunner) NearestDeclined() string {
+	return fmt.Sprintf("the engine selects K up to %d, without paths or predecessors", gpu.MaxDeviceNearest)
+}
 
 // Start makes the GPU runner an AsyncRunner: its *gpu.Pending is the
 // Waiter (and no nil *gpu.Pending hides in a non-nil Waiter on error).

@@ -1,6 +1,12 @@
 package devices
 
-import "testing"
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pathctl/pathctl/gpu"
+)
 
 // TestBudgetOfFree checks that a GPU's budget moves in steps: free memory
 // a few megabytes apart (two devices alike, one device in two runs) gives
@@ -16,3 +22,11 @@ func TestBudgetOfFree(t *testing.T) {
 	}
 }
 
+
+// TestNearestDeclined checks that the GPU runner says how many nearest
+// the device selects, for the run's description.
+func TestNearestDeclined(t *testing.T) {
+	if got := (gpuRunner{}).NearestDeclined(); !strings.Contains(got, "K up to "+strconv.Itoa(gpu.MaxDeviceNearest)+",") {
+		t.Errorf("NearestDeclined = %q, want it to name K up to %d", got, gpu.MaxDeviceNearest)
+	}
+}

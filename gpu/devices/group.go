@@ -16,37 +16,10 @@ import (
 )
 
 // Slot is one device of a Group.
-type Slot struct {
-	// Label names the device in errors and notices ("gpu N"); engines of
-	// one device share it.
-	Label string
-	// Engine is the device's engine.
-	Engine graph.Engine
-	// Owned says that the engine was opened for the run: Close closes it.
-	Owned bool
-}
+type Slot = graph.DeviceSlot
 
 // Config is what a Group takes of the run.
-type Config struct {
-	// MemBudget bounds each device's blocks (--gpu-mem, per device); 0
-	// takes each engine's own (graph.Budgeter), else DefaultBudget.
-	MemBudget int64
-	// DefaultBudget is the budget of an engine that has no Budgeter.
-	DefaultBudget int64
-	// Stats says that the run is of the stats layout.
-	Stats bool
-	// Threads bounds the host's stats reductions of devices without a
-	// StatsRunner.
-	Threads int
-	// Notice receives the notices of devices left out; Log the devices'
-	// block sizes (--verbose). nil discards them.
-	Notice, Log io.Writer
-	// RequestError reports whether an error is the request's, the same on
-	// every device (cancelled, a negative cycle, an invalid request),
-	// rather than one device's fault; nil counts cancellations and
-	// negative cycles.
-	RequestError func(error) bool
-}
+type Config = graph.GroupConfig
 
 // Group is the engine of a run over several devices: one engine per
 // device, whose runners take the blocks of one queue.
