@@ -3,9 +3,40 @@
 // blocks (compute overlapping with output), turns blocks into Arrow record
 // batches through the pairs, matrix and stats sinks, and reports progress.
 //
-// Where things live: Run in run.go; the producer schedules that compute the
-// blocks (one at a time, started ahead, or from device-resident blocks) in
-// schedule.go; block planning and memory budgets in blocks.go; the
-// --verbose time lines in timings.go; the engine choice in engines.go; the
-// GPU engine's adapter to the engine seam (graph/seam.go) in gpu.go.
+// It reaches every engine through the interfaces of graph/seam.go, and the
+// GPU through the graph.GPU the program registers (RegisterGPU; package
+// gpu/devices implements it): it imports no GPU code. The runs over several
+// devices are package gpu/devices'.
+//
+// Files:
+//
+//	run.go           Run and Schema: one request from options to records
+//	options.go       Options, Summary, the errors of a request
+//	graph.go         LoadGraph, Graph, LoadOptions: the CSR, built on the CPU
+//	                 or on the GPU
+//	engines.go       the engine choice (auto, cpu, gpu) and the GPU a run takes
+//	gpu.go           the registered GPU (RegisterGPU), tunings, NoGPU, GPUStatus
+//	blocks.go        block planning under the memory budget (graph.SizingOf)
+//	blockorder.go    the stats layout's sources in the engine's block order
+//	schedule.go      the producer: blocks one at a time, started ahead, or from
+//	                 device-resident blocks; several devices' queue depth
+//	pool.go          the recycled (and page-locked) blocks of the matrix layout
+//	narrow.go        targets, cutoff and the k nearest: on the engine or on
+//	                 the host
+//	nearest.go       the engine that answers the nearest layout
+//	betweenness.go   the betweenness layout
+//	ch.go            the ch algorithm (a contraction hierarchy)
+//	overflow.go      refusing graphs whose distances could overflow their type
+//	names.go         the names of graph a front end uses
+//	timings.go       the --verbose time lines
+//	verify.go        Verify: sampled sources against the oracles
+//	verify_rows.go   RowCheck: the rows of one run against the oracles
+//	bandwidth.go     MeasureDownload: the device-to-host rate
+//	devices.go       which devices a run takes (--devices) and opening them
+//	devices_gpu.go   counting and listing the devices
+//	devices_pool.go  GPUPool: a server's devices, one query on each
+//	shared.go        SharedGPU: one engine for the runs of many graphs
+//	opening.go       DeviceOpening, OpenEarly, Release: the device opened
+//	                 beside the read, and the CSR built and planned beside it
+//	opening_others.go OtherDevices: the other devices opened beside the read
 package pipeline

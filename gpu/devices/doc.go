@@ -17,7 +17,11 @@
 //	            nearest layout's description), PrepareFrom, shared hub rows
 //	group.go    Group, Slot, Config: the engine over several devices,
 //	            per-device budgets and chunk sizes
-//	runner.go   the runner over several devices and its block queue:
-//	            whole blocks, cuts of the last round, failure handover
+//	driver.go   Driver and Device: package gpu as the pipeline's graph.GPU
+//	            and graph.GPUDevice (registered with pipeline.RegisterGPU)
+//	runner.go   the runner over several devices (graph.DeviceSet): its
+//	            workers, whole blocks, cuts of the last round, the order
+//	queue.go    the jobs, their chunks and the queue the devices share:
+//	            cutting to each device's budget, failure handover
 //	resident.go device blocks over several devices (graph.ResidentRunner)
 package devices
