@@ -1,4 +1,7 @@
-package hierarchy
+package hierarchy_test
+
+// An external test package: the benchmark runs the CPU engine beside the
+// hierarchy, and package cpu imports hierarchy (its ch runner).
 
 import (
 	"context"
@@ -9,6 +12,7 @@ import (
 	"github.com/pathctl/pathctl/cpu"
 	"github.com/pathctl/pathctl/gen"
 	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/hierarchy"
 )
 
 // gridCSR is pathctl gen grid's graph: a rows×cols two-way grid, weights
@@ -23,7 +27,11 @@ func gridCSR(b *testing.B, rows, cols int) *graph.CSR {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return mustBuildCSR(b, e, false)
+	g, err := graph.Build(e, graph.BuildOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return g
 }
 
 // BenchmarkHierarchy builds the hierarchy of road-like grids and times its
@@ -43,7 +51,7 @@ func BenchmarkHierarchy(b *testing.B) {
 			g := gridCSR(b, size.rows, size.cols)
 			n := g.NumVertices
 			start := time.Now()
-			h, err := Build(g, Options{})
+			h, err := hierarchy.Build(g, hierarchy.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -53,7 +61,7 @@ func BenchmarkHierarchy(b *testing.B) {
 
 			b.Run("build", func(b *testing.B) {
 				for b.Loop() {
-					if _, err := Build(g, Options{}); err != nil {
+					if _, err := hierarchy.Build(g, hierarchy.Options{}); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -13,8 +13,9 @@ import (
 
 // writeRandomEdges writes a random edge table with integer weights from 0
 // (zero weights) and ids in two ranges without edges between them (two
-// components at least), plus a vertex table with an isolated vertex.
-func writeRandomEdges(t *testing.T, rng *rand.Rand, dir string) (edges, vertices string) {
+// components at least), plus a vertex table with an isolated vertex; ids
+// are some of the ids the edges name.
+func writeRandomEdges(t *testing.T, rng *rand.Rand, dir string) (edges, vertices string, ids []string) {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString("src,dst,weight\n")
@@ -23,11 +24,12 @@ func writeRandomEdges(t *testing.T, rng *rand.Rand, dir string) (edges, vertices
 		for range 2 * n {
 			u, v := part*1000+rng.IntN(n), part*1000+rng.IntN(n)
 			fmt.Fprintf(&b, "%d,%d,%d\n", u, v, rng.IntN(9))
+			ids = append(ids, fmt.Sprint(u), fmt.Sprint(v))
 		}
 	}
 	edges = writeFile(t, dir, "g.csv", b.String())
 	vertices = writeFile(t, dir, "v.csv", "vertex\n5000\n")
-	return edges, vertices
+	return edges, vertices, ids
 }
 
 // TestCHEveryLayoutEqualsDijkstra: --algo ch writes what --algo dijkstra
@@ -38,8 +40,8 @@ func TestCHEveryLayoutEqualsDijkstra(t *testing.T) {
 	seed := testgraphs.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 40))
 	dir := t.TempDir()
-	in, vertices := writeRandomEdges(t, rng, dir)
-	target := func() string { return fmt.Sprint(rng.IntN(2)*1000 + rng.IntN(20)) }
+	in, vertices, ids := writeRandomEdges(t, rng, dir)
+	target := func() string { return ids[rng.IntN(len(ids))] }
 	queries := [][]string{
 		nil,
 		{"--targets", target() + "," + target() + ",5000"},
@@ -150,7 +152,7 @@ func TestCHIndexRefusals(t *testing.T) {
 func TestCHVerify(t *testing.T) {
 	seed := testgraphs.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 41))
-	in, _ := writeRandomEdges(t, rng, t.TempDir())
+	in, _, _ := writeRandomEdges(t, rng, t.TempDir())
 	for _, layout := range []string{"pairs", "stats"} {
 		r := inProcess(t, "verify", in, "--algo", "ch", "--engine", "cpu", "--layout", layout)
 		if r.code != 0 || !strings.Contains(r.stdout, "ok:") || !strings.Contains(r.stdout, "algorithm ch (contraction hierarchy") {
