@@ -12,6 +12,7 @@ func newGPUOn(ordinal int) (graph.GPUDevice, error) {
 	gpuOpens.Add(1)
 	return gpuDriver.Open(ordinal)
 }
+
 // firstDevice is the device a graph is built on for runs on devices (nil:
 // every device): the first named, else device 0.
 func firstDevice(devices []int) int {

@@ -22,7 +22,6 @@ func TestBudgetOfFree(t *testing.T) {
 	}
 }
 
-
 // TestNearestDeclined checks that the GPU runner says how many nearest
 // the device selects, for the run's description.
 func TestNearestDeclined(t *testing.T) {

@@ -194,4 +194,3 @@ func (m *Group) chunkMax(i int, r graph.Runner) int {
 	}
 	return 1 << 30
 }
-
