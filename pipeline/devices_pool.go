@@ -4,6 +4,7 @@ package pipeline
 
 import (
 	"errors"
+	"io"
 	"sync"
 
 	"github.com/pathctl/pathctl/graph"
@@ -134,7 +135,7 @@ func (p *GPUPool) Close() error {
 
 // closeEngineErr closes an engine that holds a device (an io.Closer).
 func closeEngineErr(e graph.Engine) error {
-	if c, ok := e.(interface{ Close() error }); ok {
+	if c, ok := e.(io.Closer); ok {
 		return c.Close()
 	}
 	return nil
