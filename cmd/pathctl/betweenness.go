@@ -17,7 +17,7 @@ func betweennessFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "normalized", Value: true, Usage: "layout betweenness: divide by the pairs a vertex may lie between, as networkx (--normalized=false: raw, undirected halved)"},
 		&cli.BoolFlag{Name: "endpoints", Usage: "layout betweenness: count the ends of every path as lying on it"},
 		&cli.IntFlag{Name: "k", Usage: "layout betweenness: from `N` sources sampled with --seed, scaled as networkx scales its k (default: every vertex)"},
-		&cli.Uint64Flag{Name: "seed", Usage: "layout betweenness: seed of the --k sample (default 0; the same seed draws the same sample on every surface)"},
+		&cli.Uint64Flag{Name: "seed", Usage: "layout betweenness: seed of the --k sample; one seed draws the same sample on every surface (default: seed 0)"},
 	}
 }
 
