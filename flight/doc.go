@@ -89,6 +89,7 @@
 //   - names.go: graph names and what is accepted
 //   - query.go: DoGet and GetFlightInfo: a ticket's query run on its graph
 //   - query_narrow.go: the ticket keys of narrow queries (targets, cutoff, k, reverse, paths)
+//   - query_betweenness.go: the ticket keys of the betweenness layout (normalized, endpoints, seed; k its sample)
 //   - querymem.go: the memory a query reserves for its result records
 //   - queue.go: the computation slots (--max-concurrent), fair among clients
 //   - request.go: UploadOptions and Query, the JSON of uploads and tickets

@@ -179,6 +179,7 @@ func (s *Server) prepareQuery(ctx context.Context, b []byte) (Query, *pipeline.G
 		opt.MemBudget = b
 	}
 	q.QueryNarrowing.apply(&opt)
+	q.applyBetweenness(&opt)
 	return q, g, opt, nil
 }
 
@@ -274,14 +275,15 @@ func (s *Server) runQuery(runCtx context.Context, stream grpc.ServerStream, q Qu
 		defer func() { ci.send.Add(int64(time.Since(start))) }()
 		return sendSliced(w, rec, int64(s.cfg.MaxBatchBytes), int64(s.cfg.MaxMessageBytes))
 	}
-	sum, err := s.run(runCtx, g, opt, emit)
+	run := s.runner(q)
+	sum, err := run(runCtx, g, opt, emit)
 	if err != nil && !sent && runCtx.Err() == nil && (opt.Engine == "" || opt.Engine == "auto") && pipeline.DeviceFailed(err) {
 		// Nothing has reached the client: the query runs again on the CPU,
 		// as auto would have chosen without a GPU.
 		s.log.Warn("flight: the GPU failed before any result was sent; running the query on the CPU",
 			"graph", q.Graph, "error", err.Error())
 		opt.Engine = "cpu"
-		sum, err = s.run(runCtx, g, opt, emit)
+		sum, err = run(runCtx, g, opt, emit)
 	}
 	ci.run.Store(int64(time.Since(runStart)))
 	if err != nil {

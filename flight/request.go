@@ -77,6 +77,9 @@ type Query struct {
 	// QueryNarrowing adds the keys "targets", "cutoff", "k", "reverse" and
 	// "with_paths".
 	QueryNarrowing
+	// QueryBetweenness adds the keys "normalized", "endpoints" and "seed"
+	// of the betweenness layout, whose "k" is its sample of sources.
+	QueryBetweenness
 }
 
 // SourceID is an external vertex id written as a JSON string or number; it
@@ -138,7 +141,10 @@ func (q *Query) normalize() error {
 	if q.Delta < 0 {
 		return fmt.Errorf("flight: delta %v is negative", q.Delta)
 	}
-	return q.QueryNarrowing.check()
+	if err := q.QueryNarrowing.check(); err != nil {
+		return err
+	}
+	return q.checkBetweenness()
 }
 
 // sourceStrings returns the sources as text, nil for every vertex.

@@ -23,7 +23,8 @@ func serveCommand(e *env) *cli.Command {
 		Description: "Upload edge tables with DoPut (descriptor path graphs/NAME), query them with\n" +
 			"GetFlightInfo/DoGet (JSON: graph, algorithm, sources, targets, layout, cutoff, k,\n" +
 			"reverse, with_paths, with_predecessors, engine, delta: run's flags by their Python\n" +
-			"names), list them with ListFlights, and drop them with the drop action.",
+			"names; layout betweenness adds normalized, endpoints and seed, its k the sample),\n" +
+			"list them with ListFlights, and drop them with the drop action.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8815", Usage: "HOST:PORT to listen on; beyond loopback it needs --auth-token-file and --tls-cert/--tls-key (or --insecure-public); an empty host without either means loopback only"},
 			&cli.BoolFlag{Name: "insecure-public", Usage: "allow an --addr beyond loopback without authentication and TLS"},
