@@ -183,6 +183,7 @@ func runCommand(e *env) *cli.Command {
 	flags = append(flags, queryFlags()...)
 	flags = append(flags, betweennessFlags()...)
 	flags = append(flags, indexFlag())
+	flags = append(flags, datasetFlags()...)
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "shortest paths from every source (or --sources) to every vertex",
@@ -489,6 +490,9 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	}
 	if err := routeCH(c, &opt); err != nil {
 		return err
+	}
+	if isDatasetOutput(out) {
+		return executeDataset(e, c, opt, bopt, out) // -o DIR/: dataset.go
 	}
 	if err := checkOutputPaths(c, layout, out); err != nil {
 		return err

@@ -1,0 +1,662 @@
+package main
+
+// Results larger than one file (issue 42): -o DIR/ writes a hive-style
+// dataset, one file per block of sources, and --resume completes a run
+// that was killed.
+//
+// The blocks are planned here, not by the pipeline: the sources are cut
+// into blocks of a fixed size (--dataset-block, stored in the manifest and
+// reused on resume, so that the plan does not depend on the memory budget
+// or the device), and each block is one pipeline.Run whose rows go to the
+// block's file. A block's run plans its own sub-blocks inside it as usual;
+// what is lost is the overlap of one dataset block's writing with the next
+// block's compute, a small share for blocks of thousands of sources.
+//
+// On disk, DIR holds:
+//
+//	source_block=00000/part-0.parquet   one per block, written under a hidden
+//	                                    temporary name, renamed when complete
+//	_vertices.parquet                   matrix layout: the vertex (target) order
+//	_pathctl.partial.json               during the run: the blocks done so far
+//	_pathctl.json                       written last: the run is complete
+//
+// Readers (pyarrow.dataset, DuckDB, Spark) skip the names starting with
+// "." or "_".
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/urfave/cli/v2"
+
+	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/pipeline"
+)
+
+const (
+	datasetManifest = "_pathctl.json"
+	datasetPartial  = "_pathctl.partial.json"
+	// datasetVersion is the manifest's format; a resume refuses others.
+	datasetVersion = 1
+	// defaultDatasetBlock is the sources per file of the pairs and stats
+	// layouts, and the most of the matrix layout (datasetBlockSize).
+	defaultDatasetBlock = 4096
+	// datasetMatrixBytes bounds a matrix block's distances (uncompressed)
+	// under the default block size.
+	datasetMatrixBytes = 1 << 30
+)
+
+// datasetFlags are the flags of -o DIR/.
+func datasetFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "resume", Usage: "-o DIR/: continue the run whose dataset DIR holds (same graph and query), computing only the source blocks not yet complete"},
+		&cli.BoolFlag{Name: "overwrite", Usage: "-o DIR/: replace the pathctl dataset DIR holds instead of refusing a non-empty directory"},
+		&cli.IntFlag{Name: "dataset-block", Usage: "-o DIR/: sources per file of the dataset, >= 1 (default: 4096; for the matrix layout fewer, so that a block's distances stay within 1 GiB; a resume reuses the dataset's)"},
+	}
+}
+
+// isDatasetOutput reports whether -o out asks for a dataset: a path ending
+// in a slash, or an existing directory.
+func isDatasetOutput(out string) bool {
+	if out == "" || out == "-" {
+		return false
+	}
+	if strings.HasSuffix(out, "/") || strings.HasSuffix(out, string(os.PathSeparator)) {
+		return true
+	}
+	st, err := os.Stat(out)
+	return err == nil && st.IsDir()
+}
+
+// datasetManifestFile is the manifest, partial or complete.
+type datasetManifestFile struct {
+	Version  int            `json:"version"`
+	Complete bool           `json:"complete"`
+	Graph    datasetGraph   `json:"graph"`
+	Query    datasetQuery   `json:"query"`
+	Schema   datasetSchema  `json:"schema"`
+	Blocks   int            `json:"blocks"`
+	Vertices string         `json:"vertices,omitempty"` // matrix: the vertex order file
+	Files    []datasetFile  `json:"files"`
+	Rows     int64          `json:"rows"`
+	Bytes    int64          `json:"bytes"`
+}
+
+// datasetGraph is the graph's identity: a hash of its CSR arrays and
+// vertex ids, and the load options that shaped them.
+type datasetGraph struct {
+	Hash       string `json:"hash"` // sha256 of the vertex ids and the CSR (offsets, targets, weights)
+	Vertices   int    `json:"vertices"`
+	Arcs       int64  `json:"arcs"`
+	Undirected bool   `json:"undirected"`
+	DistType   string `json:"dist_type"`
+	SrcCol     string `json:"src_col"`
+	DstCol     string `json:"dst_col"`
+	WeightCol  string `json:"weight_col"`
+	Unweighted bool   `json:"unweighted"`
+}
+
+// datasetQuery is what was asked of the graph; a resume must ask the same.
+type datasetQuery struct {
+	Layout           string   `json:"layout"`
+	Format           string   `json:"format"`
+	Compression      string   `json:"compression"`
+	Algorithm        string   `json:"algorithm"`
+	Sources          int      `json:"sources"`      // how many, after repeats are dropped
+	SourcesHash      string   `json:"sources_hash"` // "all" for every vertex, else sha256 of their dense ids in order
+	Targets          int      `json:"targets"`      // 0: every vertex
+	TargetsHash      string   `json:"targets_hash,omitempty"`
+	Cutoff           *float64 `json:"cutoff,omitempty"`
+	K                int      `json:"k,omitempty"`
+	Reverse          bool     `json:"reverse"`
+	WithPredecessors bool     `json:"with_predecessors"`
+	WithPaths        bool     `json:"with_paths"`
+	Betweenness      string   `json:"betweenness,omitempty"` // the betweenness options, as text
+	BlockSize        int      `json:"block_size"`
+}
+
+type datasetSchema struct {
+	Text string `json:"text"` // arrow.Schema's String
+	IPC  string `json:"ipc"`  // the schema as an Arrow IPC stream of no batch, base64
+}
+
+type datasetFile struct {
+	Path  string `json:"path"` // relative to DIR, with slashes
+	Block int    `json:"block"`
+	First int    `json:"first_source"` // index of the block's first source in the sources
+	Count int    `json:"sources"`
+	Rows  int64  `json:"rows"`
+	Bytes int64  `json:"bytes"`
+}
+
+// executeDataset is execute for -o DIR/: opt and bopt are the checked
+// query, sources the --sources ids (nil: every vertex).
+func executeDataset(e *env, c *cli.Context, opt pipeline.Options, bopt pipeline.BetweennessOptions, out string) error {
+	quiet := c.Bool("quiet")
+	dir := filepath.Clean(out)
+	format := c.String("format")
+	ext := ".parquet"
+	switch format {
+	case "", "parquet":
+		format = "parquet"
+	case "arrow", "feather":
+		format, ext = "arrow", ".arrow"
+	default:
+		return usagef("--format %s: a dataset (-o %s) is written as parquet or arrow files", format, out)
+	}
+	resume, overwrite := c.Bool("resume"), c.Bool("overwrite")
+	if resume && overwrite {
+		return usagef("--resume and --overwrite: give one (--overwrite starts the dataset again)")
+	}
+	blockFlag := c.Int("dataset-block")
+	if blockFlag < 0 || (c.IsSet("dataset-block") && blockFlag == 0) {
+		return usagef("--dataset-block %d: want 1 or more", blockFlag)
+	}
+	if c.String("vertices-out") != "" {
+		return usagef("--vertices-out: a dataset (-o %s) keeps its vertex order in %s", out, filepath.Join(out, "_vertices"+ext))
+	}
+	if err := checkOutputPaths(c, opt.Layout, "-"); err != nil {
+		return err
+	}
+	if parent := filepath.Dir(dir); parent != "" {
+		if st, err := os.Stat(parent); err != nil || !st.IsDir() {
+			return usagef("-o %s: directory %s does not exist", out, parent)
+		}
+	}
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return usagef("-o %s: %s is a file, not a directory", out, dir)
+	}
+	// What DIR holds decides whether to start, resume or refuse, before
+	// the graph is read.
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return usagef("-o %s: %v", out, err)
+	}
+	var prior *datasetManifestFile
+	if len(entries) > 0 {
+		switch {
+		case resume:
+			prior, err = readDatasetManifest(dir)
+			if err != nil {
+				return err
+			}
+		case overwrite:
+			if err := clearDataset(dir, entries); err != nil {
+				return err
+			}
+		default:
+			return usagef("-o %s: the directory is not empty; give --resume to continue the run it holds, or --overwrite to replace it", out)
+		}
+	}
+
+	g, err := readGraph(e, c, pipeline.LoadOptions{Engine: loadEngine(opt.Engine, opt.Layout), Sources: len(opt.Sources), Log: opt.Log, Notice: opt.Notice, Devices: opt.Devices,
+		Algorithm: opt.Algorithm, Tune: opt.Tune})
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	if err := readIndexFlag(c, g, &opt); err != nil {
+		return err
+	}
+	schema, err := pipeline.Schema(g, opt)
+	if err != nil {
+		return queryError(c, g, err)
+	}
+	columns, err := pipeline.Columns(g, opt)
+	if err != nil {
+		return queryError(c, g, err)
+	}
+	sources, err := denseSources(g, opt.Sources)
+	if err != nil {
+		return queryError(c, g, err)
+	}
+	targets, err := denseSources(g, opt.Targets)
+	if err != nil {
+		return queryError(c, g, err)
+	}
+
+	m := &datasetManifestFile{Version: datasetVersion}
+	m.Graph = graphIdentity(g, c)
+	m.Query = datasetQuery{
+		Layout: string(opt.Layout), Format: format, Compression: c.String("compression"), Algorithm: string(opt.Algorithm),
+		Sources: len(sources), SourcesHash: idsHash(sources, opt.Sources == nil),
+		K: opt.K, Reverse: opt.Reverse, WithPredecessors: opt.WithPredecessors, WithPaths: opt.WithPaths,
+	}
+	if opt.Targets != nil {
+		m.Query.Targets, m.Query.TargetsHash = len(targets), idsHash(targets, false)
+	}
+	if opt.HasCutoff {
+		m.Query.Cutoff = &opt.Cutoff
+	}
+	if opt.Layout == arrowio.LayoutBetweenness {
+		m.Query.Betweenness = fmt.Sprintf("%+v", bopt)
+	}
+	// The block size: the dataset's own on a resume (a --dataset-block
+	// that differs is another plan), else the flag or the default.
+	switch {
+	case prior != nil && !c.IsSet("dataset-block"):
+		m.Query.BlockSize = prior.Query.BlockSize
+	case blockFlag > 0:
+		m.Query.BlockSize = blockFlag
+	default:
+		m.Query.BlockSize = datasetBlockSize(opt.Layout, len(targets), g.NumVertices(), opt.Targets != nil)
+	}
+	if opt.Layout == arrowio.LayoutNearest || opt.Layout == arrowio.LayoutBetweenness {
+		// One answer over every source: one block.
+		m.Query.BlockSize = max(len(sources), 1)
+	}
+	m.Schema.Text = schema.String()
+	if m.Schema.IPC, err = schemaIPC(schema); err != nil {
+		return err
+	}
+	m.Blocks = (len(sources) + m.Query.BlockSize - 1) / m.Query.BlockSize
+	if m.Blocks == 0 {
+		m.Blocks = 1 // no sources still writes one (empty) file: the schema
+	}
+
+	done := map[int]datasetFile{}
+	if prior != nil {
+		if diff := manifestDiff(prior, m); diff != "" {
+			return usagef("--resume: %s holds another run: %s", out, diff)
+		}
+		if prior.Complete {
+			if !quiet {
+				fmt.Fprintf(e.stderr, "pathctl: %s is complete (%d blocks, %d rows); nothing to resume\n", out, prior.Blocks, prior.Rows)
+			}
+			return nil
+		}
+		for _, f := range prior.Files {
+			// A file that is missing or of another size than recorded
+			// (truncated) is computed again.
+			if st, err := os.Stat(filepath.Join(dir, filepath.FromSlash(f.Path))); err == nil && st.Size() == f.Bytes {
+				done[f.Block] = f
+			}
+		}
+		removeDatasetTemporaries(dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("pathctl: -o %s: %w", out, err)
+	}
+
+	wopt := arrowio.WriteOptions{Format: format, Compression: c.String("compression"), Vertices: columns,
+		MatrixWrites: arrowio.MatrixWritesPositional}
+	if opt.Layout == arrowio.LayoutMatrix {
+		m.Vertices = "_vertices" + ext
+		md := schema.Metadata()
+		meta := arrow.NewMetadata(append(md.Keys(), "pathctl.vertices"), append(md.Values(), m.Vertices))
+		schema = arrow.NewSchema(schema.Fields(), &meta)
+	}
+	width := max(5, len(strconv.Itoa(m.Blocks-1)))
+	bar := newProgress(e, quiet, g.NumVertices())
+	var computed int
+	for b := 0; b < m.Blocks; b++ {
+		first := b * m.Query.BlockSize
+		count := min(m.Query.BlockSize, len(sources)-first)
+		if _, ok := done[b]; ok {
+			continue
+		}
+		rel := fmt.Sprintf("source_block=%0*d/part-0%s", width, b, ext)
+		path := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("pathctl: %w", err)
+		}
+		bo := opt
+		if opt.Layout != arrowio.LayoutNearest && opt.Layout != arrowio.LayoutBetweenness {
+			bo.Sources = make([]string, count)
+			for i, v := range sources[first : first+count] {
+				bo.Sources[i] = g.Table.Vertices.Format(v)
+			}
+		}
+		offset := int64(first)
+		bo.Progress = func(d, _ int64) { bar.update(offset+d, int64(len(sources))) }
+		bw := wopt
+		if opt.Layout == arrowio.LayoutMatrix {
+			bw.MatrixRows = count
+		}
+		e.outputs.add(path) // a SIGQUIT removes its temporary file (signals.go)
+		w, err := arrowio.CreateResult(path, schema, bw)
+		if err != nil {
+			return fmt.Errorf("pathctl: %w", err)
+		}
+		var rows int64
+		emit := func(rec arrow.RecordBatch) error {
+			rows += rec.NumRows()
+			return w.Write(rec)
+		}
+		// No source at all still writes one file, of no rows: the schema.
+		if count > 0 || opt.Layout == arrowio.LayoutBetweenness {
+			if _, err := runLayout(e.ctx, g, bo, bopt, emit); err != nil {
+				w.Abort()
+				bar.finish()
+				return queryError(c, g, err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			return err
+		}
+		done[b] = datasetFile{Path: rel, Block: b, First: first, Count: count, Rows: rows, Bytes: w.BytesWritten()}
+		computed++
+		if err := writeDatasetManifest(dir, datasetPartial, m, done); err != nil {
+			return err
+		}
+	}
+	bar.finish()
+	if err := g.Release(); err != nil {
+		return queryError(c, g, err)
+	}
+	if m.Vertices != "" {
+		if err := writeVertices(filepath.Join(dir, m.Vertices), columns, wopt); err != nil {
+			return err
+		}
+	}
+	m.Complete = true
+	if err := writeDatasetManifest(dir, datasetManifest, m, done); err != nil {
+		return err
+	}
+	os.Remove(filepath.Join(dir, datasetPartial))
+	if !quiet {
+		fmt.Fprintf(e.stderr, "pathctl: dataset %s: %d sources in %d blocks (%d computed now), %d rows; manifest %s\n",
+			out, len(sources), m.Blocks, computed, m.Rows, filepath.Join(out, datasetManifest))
+	}
+	return nil
+}
+
+// datasetBlockSize is the default sources per block: defaultDatasetBlock,
+// and for the matrix layout at most as many rows as datasetMatrixBytes of
+// float64 distances hold.
+func datasetBlockSize(layout arrowio.Layout, targets, vertices int, narrowed bool) int {
+	if layout != arrowio.LayoutMatrix {
+		return defaultDatasetBlock
+	}
+	cols := vertices
+	if narrowed {
+		cols = targets
+	}
+	return max(1, min(defaultDatasetBlock, datasetMatrixBytes/(8*max(cols, 1))))
+}
+
+// denseSources resolves ids (nil: every vertex) as the pipeline does:
+// dense ids in order, repeats dropped (also "7" and "007"). An unknown id
+// is the pipeline's error.
+func denseSources(g *pipeline.Graph, ids []string) ([]graph.VertexID, error) {
+	if ids == nil {
+		all := make([]graph.VertexID, g.NumVertices())
+		for i := range all {
+			all[i] = graph.VertexID(i)
+		}
+		return all, nil
+	}
+	if _, err := g.NumSources(ids); err != nil {
+		return nil, err
+	}
+	seen := make(map[graph.VertexID]bool, len(ids))
+	out := make([]graph.VertexID, 0, len(ids))
+	for _, id := range ids {
+		v, err := g.Table.Vertices.Lookup(id)
+		if err != nil {
+			return nil, err
+		}
+		if !seen[graph.VertexID(v)] {
+			seen[graph.VertexID(v)] = true
+			out = append(out, graph.VertexID(v))
+		}
+	}
+	return out, nil
+}
+
+// idsHash is the sha256 of dense ids, or "all" for every vertex.
+func idsHash(ids []graph.VertexID, all bool) string {
+	if all {
+		return "all"
+	}
+	h := sha256.New()
+	buf := make([]byte, 0, 4096)
+	for _, v := range ids {
+		buf = binary.LittleEndian.AppendUint32(buf, uint32(v))
+		if len(buf) >= 4092 {
+			h.Write(buf)
+			buf = buf[:0]
+		}
+	}
+	h.Write(buf)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// graphIdentity hashes the graph: its vertex ids (the names sources and
+// rows are given by) and its CSR arrays, with the options that shaped them.
+func graphIdentity(g *pipeline.Graph, c *cli.Context) datasetGraph {
+	h := sha256.New()
+	csr := g.CSR
+	fmt.Fprintf(h, "pathctl graph v1 n=%d type=%s weighted=%t undirected=%t\n", csr.NumVertices, csr.Type, csr.Weighted, csr.Undirected)
+	for i := 0; i < g.Table.Vertices.Len(); i++ {
+		s := g.Table.Vertices.Format(int32(i))
+		h.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(s))))
+		h.Write([]byte(s))
+	}
+	hashInts(h, csr.Offsets)
+	hashInts(h, csr.Targets)
+	switch w := csr.Weights.(type) {
+	case []int32:
+		hashInts(h, w)
+	case []int64:
+		hashInts(h, w)
+	case []float32:
+		hashFloats(h, w)
+	case []float64:
+		hashFloats(h, w)
+	}
+	return datasetGraph{
+		Hash: hex.EncodeToString(h.Sum(nil)), Vertices: csr.NumVertices, Arcs: int64(csr.NumEdges()),
+		Undirected: c.Bool("undirected"), DistType: csr.Type.String(),
+		SrcCol: c.String("src-col"), DstCol: c.String("dst-col"), WeightCol: c.String("weight-col"), Unweighted: c.Bool("unweighted"),
+	}
+}
+
+// hashInts writes the values of s, little-endian, to h.
+func hashInts[T ~int32 | ~int64](h hash.Hash, s []T) {
+	buf := make([]byte, 0, 1<<16)
+	for _, x := range s {
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(int64(x)))
+		if len(buf) > 1<<16-8 {
+			h.Write(buf)
+			buf = buf[:0]
+		}
+	}
+	h.Write(buf)
+}
+
+// hashFloats writes the bits of s, little-endian, to h.
+func hashFloats[T ~float32 | ~float64](h hash.Hash, s []T) {
+	buf := make([]byte, 0, 1<<16)
+	for _, x := range s {
+		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(float64(x)))
+		if len(buf) > 1<<16-8 {
+			h.Write(buf)
+			buf = buf[:0]
+		}
+	}
+	h.Write(buf)
+}
+
+// schemaIPC is schema as an Arrow IPC stream of no batch, base64.
+func schemaIPC(schema *arrow.Schema) (string, error) {
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(schema))
+	if err := w.Close(); err != nil {
+		return "", fmt.Errorf("pathctl: serializing the schema: %w", err)
+	}
+	return base64.StdEncoding.EncodeToString(buf.Bytes()), nil
+}
+
+// manifestDiff names the first field in which the run of prior differs
+// from m's ("" when none): the graph's identity, then the query.
+func manifestDiff(prior, m *datasetManifestFile) string {
+	if prior.Version != m.Version {
+		return fmt.Sprintf("manifest version %d there, %d here", prior.Version, m.Version)
+	}
+	if d := fieldDiff("graph", prior.Graph, m.Graph); d != "" {
+		return d + " (another graph)"
+	}
+	if d := fieldDiff("query", prior.Query, m.Query); d != "" {
+		return d + " (another query)"
+	}
+	if prior.Schema.Text != m.Schema.Text {
+		return "schema differs: " + prior.Schema.Text + " there, " + m.Schema.Text + " here"
+	}
+	return ""
+}
+
+// fieldDiff compares two structs of one type field by field, by their
+// JSON names, and says the first that differs.
+func fieldDiff(what string, a, b any) string {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	for i := 0; i < va.NumField(); i++ {
+		fa, fb := va.Field(i).Interface(), vb.Field(i).Interface()
+		if reflect.DeepEqual(fa, fb) {
+			continue
+		}
+		name := strings.Split(va.Type().Field(i).Tag.Get("json"), ",")[0]
+		show := func(x any) string {
+			if p, ok := x.(*float64); ok {
+				if p == nil {
+					return "none"
+				}
+				return strconv.FormatFloat(*p, 'g', -1, 64)
+			}
+			if s, ok := x.(string); ok {
+				return strconv.Quote(s)
+			}
+			return fmt.Sprint(x)
+		}
+		return fmt.Sprintf("%s.%s is %s there, %s here", what, name, show(fa), show(fb))
+	}
+	return ""
+}
+
+// readDatasetManifest reads the complete manifest of dir, else the
+// partial one; a directory with neither is not a pathctl dataset.
+func readDatasetManifest(dir string) (*datasetManifestFile, error) {
+	for _, name := range []string{datasetManifest, datasetPartial} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("pathctl: --resume: %w", err)
+		}
+		m := &datasetManifestFile{}
+		if err := json.Unmarshal(data, m); err != nil {
+			return nil, usagef("--resume: %s: not a pathctl manifest: %v", filepath.Join(dir, name), err)
+		}
+		return m, nil
+	}
+	return nil, usagef("--resume: %s holds no %s or %s: not a pathctl dataset (give --overwrite to replace it)", dir, datasetManifest, datasetPartial)
+}
+
+// writeDatasetManifest writes the manifest name of dir, with the files of
+// done in block order, through a temporary file renamed over it.
+func writeDatasetManifest(dir, name string, m *datasetManifestFile, done map[int]datasetFile) error {
+	m.Files, m.Rows, m.Bytes = m.Files[:0], 0, 0
+	for _, b := range slices.Sorted(mapsKeys(done)) {
+		f := done[b]
+		m.Files = append(m.Files, f)
+		m.Rows += f.Rows
+		m.Bytes += f.Bytes
+	}
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("pathctl: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("pathctl: %w", err)
+	}
+	_, err = tmp.Write(append(data, '\n'))
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), filepath.Join(dir, name))
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("pathctl: writing %s: %w", filepath.Join(dir, name), err)
+	}
+	return nil
+}
+
+func mapsKeys(m map[int]datasetFile) func(func(int) bool) {
+	return func(yield func(int) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// isDatasetEntry reports whether a top-level name of DIR is one pathctl
+// writes.
+func isDatasetEntry(name string) bool {
+	return name == datasetManifest || name == datasetPartial || strings.HasPrefix(name, "source_block=") ||
+		strings.HasPrefix(name, "_vertices.") || strings.HasPrefix(name, "."+datasetManifest+".tmp-") ||
+		strings.HasPrefix(name, "."+datasetPartial+".tmp-") || strings.HasPrefix(name, "._vertices.")
+}
+
+// clearDataset removes the pathctl dataset of dir for --overwrite; a
+// directory that holds anything else is refused, so that --overwrite
+// never deletes files pathctl did not write.
+func clearDataset(dir string, entries []os.DirEntry) error {
+	for _, ent := range entries {
+		if !isDatasetEntry(ent.Name()) {
+			return usagef("--overwrite: %s holds %s, which is not part of a pathctl dataset; remove it or write elsewhere", dir, ent.Name())
+		}
+	}
+	for _, ent := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, ent.Name())); err != nil {
+			return fmt.Errorf("pathctl: --overwrite: %w", err)
+		}
+	}
+	return nil
+}
+
+// removeDatasetTemporaries removes the hidden temporary files a killed run
+// left in dir and its partitions.
+func removeDatasetTemporaries(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, ent := range entries {
+		name := ent.Name()
+		switch {
+		case strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-"):
+			os.Remove(filepath.Join(dir, name))
+		case ent.IsDir() && strings.HasPrefix(name, "source_block="):
+			parts, _ := os.ReadDir(filepath.Join(dir, name))
+			for _, p := range parts {
+				if strings.HasPrefix(p.Name(), ".") && strings.Contains(p.Name(), ".tmp-") {
+					os.Remove(filepath.Join(dir, name, p.Name()))
+				}
+			}
+		}
+	}
+}
