@@ -123,7 +123,7 @@ func mainWith(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if pipeline.IsInterrupted(err) {
 		fmt.Fprintln(stderr, "pathctl: interrupted; no output written")
 	} else {
-		fmt.Fprintf(stderr, "pathctl: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(stderr, "pathctl: %s\n", errorLine(err))
 	}
 	return exitCode(err)
 }
