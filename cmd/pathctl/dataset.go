@@ -88,16 +88,16 @@ func isDatasetOutput(out string) bool {
 
 // datasetManifestFile is the manifest, partial or complete.
 type datasetManifestFile struct {
-	Version  int            `json:"version"`
-	Complete bool           `json:"complete"`
-	Graph    datasetGraph   `json:"graph"`
-	Query    datasetQuery   `json:"query"`
-	Schema   datasetSchema  `json:"schema"`
-	Blocks   int            `json:"blocks"`
-	Vertices string         `json:"vertices,omitempty"` // matrix: the vertex order file
-	Files    []datasetFile  `json:"files"`
-	Rows     int64          `json:"rows"`
-	Bytes    int64          `json:"bytes"`
+	Version  int           `json:"version"`
+	Complete bool          `json:"complete"`
+	Graph    datasetGraph  `json:"graph"`
+	Query    datasetQuery  `json:"query"`
+	Schema   datasetSchema `json:"schema"`
+	Blocks   int           `json:"blocks"`
+	Vertices string        `json:"vertices,omitempty"` // matrix: the vertex order file
+	Files    []datasetFile `json:"files"`
+	Rows     int64         `json:"rows"`
+	Bytes    int64         `json:"bytes"`
 }
 
 // datasetGraph is the graph's identity: a hash of its CSR arrays and
