@@ -18,7 +18,7 @@ func TestQueryFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--targets", "2,99"}, `--targets: invalid request: unknown target "99"`},
+		{[]string{"--targets", "2,99"}, `--targets: "99" is not a vertex of the graph`},
 		{[]string{"--k-nearest", "0"}, "--k-nearest 0"},
 		{[]string{"--k-nearest", "-3"}, "--k-nearest -3"},
 		{[]string{"--cutoff", "-1"}, "--cutoff -1"},
@@ -95,7 +95,7 @@ func TestPathCommandAndWithPaths(t *testing.T) {
 		t.Errorf("path 4 -> 1: exit %d, stderr %q", r.code, r.stderr)
 	}
 	r = pathctl(t, nil, "path", in, "--from", "1", "--to", "9", "-q")
-	if r.code != exitUsage || !strings.Contains(r.stderr, `--to: invalid request: unknown target "9"`) {
+	if r.code != exitUsage || !strings.Contains(r.stderr, `--to: "9" is not a vertex of the graph`) {
 		t.Errorf("path to an unknown id: exit %d, stderr %q", r.code, r.stderr)
 	}
 	// A chain of 12578 vertices: one source's paths (0.5 MiB) are given
@@ -117,7 +117,7 @@ func TestPathCommandAndWithPaths(t *testing.T) {
 		os.Remove(out)
 		args = append([]string{"run", large, "--with-paths", "-o", out}, cut...)
 		r = pathctl(t, nil, args...)
-		want := "pathctl: --with-paths: invalid request: paths too large: 12578 sources × 12578 vertices: 158206084 rows, at least 6.5 GiB of output, above the limit of 1.0 GiB; ask for fewer sources, some targets or the k nearest, or raise --max-output\n"
+		want := "pathctl: --with-paths: paths too large: 12578 sources × 12578 vertices: 158206084 rows, at least 6.5 GiB of output, above the limit of 1.0 GiB; ask for fewer sources, some targets or the k nearest, or raise --max-output\n"
 		if r.code != exitUsage || r.stderr != want {
 			t.Errorf("--with-paths on 12578 vertices %v: exit %d, stderr %q, want %q", cut, r.code, r.stderr, want)
 		}

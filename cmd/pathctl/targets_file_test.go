@@ -29,18 +29,18 @@ func TestTargetsFileErrors(t *testing.T) {
 		want []string // each in the one line
 		not  string   // not in it ("" for no check)
 	}{
-		{[]string{"--targets-file", unknown}, []string{"--targets-file " + unknown + ": ", `unknown target "99"`}, ""},
-		{[]string{"--targets-file", word}, []string{"--targets-file " + word + ": ", `unknown target "abc"`, "not a valid"}, ""},
+		{[]string{"--targets-file", unknown}, []string{"--targets-file " + unknown + ": ", `"99" is not a vertex of the graph`}, ""},
+		{[]string{"--targets-file", word}, []string{"--targets-file " + word + ": ", `"abc" is not a vertex of the graph, whose ids are int64`}, ""},
 		{[]string{"--targets-file", missing}, []string{"--targets-file", missing, "no such file"}, ""},
 		{[]string{"--targets-file", empty}, []string{"--targets-file " + empty, "names no id"}, ""},
-		{[]string{"--targets-file", blank}, []string{"--targets-file " + blank + ": ", `unknown target ""`}, ""},
-		{[]string{"--targets", "2", "--targets-file", unknown}, []string{"--targets-file " + unknown + ": ", `unknown target "99"`}, ""},
-		{[]string{"--targets", "2,77", "--targets-file", good}, []string{"--targets: ", `unknown target "77"`}, "--targets-file"},
-		{[]string{"--targets", "77", "--targets-file", unknown}, []string{"--targets: ", `unknown target "77"`}, "--targets-file"},
-		{[]string{"--sources-file", unknown}, []string{"--sources-file " + unknown + ": ", `source "99"`}, ""},
-		{[]string{"--sources-file", word}, []string{"--sources-file " + word + ": ", `source "abc"`}, ""},
-		{[]string{"--sources", "2,77"}, []string{"--sources: ", `source "77"`}, "--sources-file"},
-		{[]string{"--sources-file", good, "--targets-file", unknown}, []string{"--targets-file " + unknown + ": ", `unknown target "99"`}, "--sources"},
+		{[]string{"--targets-file", blank}, []string{"--targets-file " + blank + ": ", `"" is not a vertex of the graph`}, ""},
+		{[]string{"--targets", "2", "--targets-file", unknown}, []string{"--targets-file " + unknown + ": ", `"99" is not a vertex of the graph`}, ""},
+		{[]string{"--targets", "2,77", "--targets-file", good}, []string{"--targets: ", `"77" is not a vertex of the graph`}, "--targets-file"},
+		{[]string{"--targets", "77", "--targets-file", unknown}, []string{"--targets: ", `"77" is not a vertex of the graph`}, "--targets-file"},
+		{[]string{"--sources-file", unknown}, []string{"--sources-file " + unknown + ": ", `"99" is not a vertex of the graph`}, ""},
+		{[]string{"--sources-file", word}, []string{"--sources-file " + word + ": ", `"abc" is not a vertex of the graph`}, ""},
+		{[]string{"--sources", "2,77"}, []string{"--sources: ", `"77" is not a vertex of the graph`}, "--sources-file"},
+		{[]string{"--sources-file", good, "--targets-file", unknown}, []string{"--targets-file " + unknown + ": ", `"99" is not a vertex of the graph`}, "--sources"},
 	} {
 		for _, layout := range []string{"pairs", "matrix"} {
 			args := append([]string{"run", in, "--engine", "cpu", "--layout", layout, "-o", out}, c.args...)
