@@ -21,6 +21,7 @@ from __future__ import annotations
 import fcntl
 import glob
 import math
+import numbers
 import os
 import re
 import shutil
@@ -71,8 +72,8 @@ def load(edges: Any, *, directed: bool = True, engine: str = "auto",
          env: Optional[dict] = None) -> "Graph":
     """Read ``edges`` once into a long-lived engine process and return a
     :class:`Graph` whose methods (``apsp``, ``sssp``, ``bfs``, ``path``,
-    ``distance_matrix``, ``stream``) answer from it without reading the
-    edges again::
+    ``distance_matrix``, ``stream``, ``betweenness``) answer from it without
+    reading the edges again::
 
         with pathctl.load(df, directed=False) as g:
             for s in sources:
@@ -429,6 +430,44 @@ class Graph:
             else:
                 D = out
         return D, self.vertex_ids()
+
+    def betweenness(self, *, normalized: bool = True, endpoints: bool = False,
+                    k: Optional[int] = None, seed: Optional[int] = None,
+                    sources: Optional[Iterable[Any]] = None,
+                    engine: Optional[str] = None) -> pa.Table:
+        """Betweenness centrality of every vertex, ``vertex`` and
+        ``betweenness`` (float64) in vertex order, as
+        :func:`pathctl.betweenness` gives it for the loaded edges (same
+        ``normalized``, ``endpoints``, ``k``, ``seed`` and ``sources``: one
+        seed draws the same sample here, in the CLI and in the module
+        function). The ticket's ``"layout": "betweenness"`` with its keys
+        ``normalized``, ``endpoints``, ``k`` (the sample) and ``seed``."""
+        from ._checks import check_flag
+
+        check_flag("normalized", normalized)
+        check_flag("endpoints", endpoints)
+        for name, value in (("k", k), ("seed", seed)):
+            if value is not None and (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral)):
+                raise _errors.UsageError(f"{name}={value!r}: {name} is a whole number")
+        if seed is not None and k is None:
+            raise _errors.UsageError("seed draws the k sample; give k too")
+        keys = {"normalized": bool(normalized)}
+        if endpoints:
+            keys["endpoints"] = True
+        if k is not None:
+            keys["k"] = int(k)
+        if seed is not None:
+            keys["seed"] = int(seed)
+
+        def call(client):
+            reader = client._get(_NAME, "auto", sources, "betweenness", False, engine or self.engine,
+                                 None, keys)
+            try:
+                return reader.read_all()
+            except (pa.ArrowException, OSError) as exc:
+                raise _errors.from_flight(exc) from exc
+
+        return self._call(call)
 
     def vertex_ids(self) -> np.ndarray:
         """The vertex ids in vertex order (the columns of
