@@ -183,6 +183,7 @@ func runCommand(e *env) *cli.Command {
 	flags = append(flags, queryFlags()...)
 	flags = append(flags, betweennessFlags()...)
 	flags = append(flags, indexFlag())
+	flags = append(flags, dryRunFlags()...) // dryrun.go
 	flags = append(flags, datasetFlags()...)
 	return &cli.Command{
 		Name:      "run",
@@ -491,6 +492,9 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	if err := routeCH(c, &opt); err != nil {
 		return err
 	}
+	if c.Bool("dry-run") {
+		return executeDryRun(e, c, opt, out, format) // dryrun.go: read the graph, write nothing
+	}
 	if isDatasetOutput(out) {
 		return executeDataset(e, c, opt, bopt, out) // -o DIR/: dataset.go
 	}
@@ -574,6 +578,9 @@ func execute(e *env, c *cli.Context, sources []string) error {
 				wopt.MatrixWrites = arrowio.MatrixWritesPrefill
 			}
 		}
+	}
+	if err := checkSpace(c, g, opt, out, format); err != nil { // space.go
+		return err
 	}
 	e.outputs.add(out) // a SIGQUIT removes their temporary files (signals.go)
 	e.outputs.add(verticesOut)
