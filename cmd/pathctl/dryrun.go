@@ -1,0 +1,94 @@
+package main
+
+// pathctl run --dry-run: the cost before the work. The graph is read (the
+// vertices are counted from it) but nothing is computed and nothing is
+// written, no temporary file either.
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/pathctl/pathctl/gen"
+	"github.com/pathctl/pathctl/pipeline"
+)
+
+// dryRunFlags are --dry-run and --force.
+func dryRunFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "dry-run", Usage: "read the graph and print what the run would do (vertices, sources, targets, rows, the output's estimated size, the engine and algorithm), computing and writing nothing"},
+		&cli.BoolFlag{Name: "force", Usage: "write the output even where its estimated size is above the free space of its file system (refused otherwise, exit 3)"},
+	}
+}
+
+// executeDryRun is execute for --dry-run: it reads the graph on the CPU
+// (no device is opened), checks the request as the run would (an unknown
+// source, paths above --max-output: the same errors) and prints the plan
+// on stdout.
+func executeDryRun(e *env, c *cli.Context, opt pipeline.Options, out, format string) error {
+	if err := checkOutputPaths(c, opt.Layout, out); err != nil {
+		return err
+	}
+	g, err := readGraph(e, c, pipeline.LoadOptions{Engine: "cpu", Notice: opt.Notice})
+	if err != nil {
+		return err
+	}
+	defer g.Close()
+	if err := readIndexFlag(c, g, &opt); err != nil {
+		return err
+	}
+	if _, err := pipeline.Schema(g, opt); err != nil {
+		return queryError(c, g, err)
+	}
+	est, err := pipeline.EstimateOutput(g, opt)
+	if err != nil {
+		return queryError(c, g, err)
+	}
+	engine, algo, err := pipeline.Plan(g, opt)
+	if err != nil {
+		return queryError(c, g, err)
+	}
+	printDryRun(e.stdout, c, g, est, engine, algo, out, format, freeSpace)
+	return nil
+}
+
+// printDryRun writes the plan of a dry run, one "name: value" line each.
+func printDryRun(w io.Writer, c *cli.Context, g *pipeline.Graph, est pipeline.Estimate, engine, algo, out, format string, free func(string) (int64, error)) {
+	every := func(count int, given bool) string {
+		if given {
+			return fmt.Sprint(count)
+		}
+		return fmt.Sprintf("%d (every vertex)", count)
+	}
+	fmt.Fprintf(w, "pathctl: dry run: nothing computed, nothing written\n")
+	fmt.Fprintf(w, "vertices:   %d (%d arcs)\n", est.Vertices, g.CSR.NumEdges())
+	fmt.Fprintf(w, "sources:    %s\n", every(est.Sources, c.String("sources") != "" || c.String("sources-file") != "" || c.IsSet("source")))
+	fmt.Fprintf(w, "targets:    %s\n", every(est.Targets, c.String("targets") != "" || c.String("targets-file") != "" || c.IsSet("k-nearest")))
+	rows := fmt.Sprintf("%d rows", est.Rows)
+	if !est.Exact {
+		rows = fmt.Sprintf("at most %d rows (every pair reachable: unreachable pairs are left out)", est.Rows)
+	}
+	fmt.Fprintf(w, "layout:     %s, %s, %s distances\n", est.Layout, rows, est.DistType)
+	dest := out
+	if out == "-" {
+		dest = "stdout"
+	}
+	need := outputBytes(est, out, format)
+	size := fmt.Sprintf("about %s to %s", gen.HumanBytes(need), dest)
+	if need == est.CSVBytes && need != est.Bytes {
+		size += " (CSV, each number at its widest; as Arrow IPC " + gen.HumanBytes(est.Bytes) + ")"
+	}
+	if dir := spaceDir(out); dir != "" {
+		if avail, err := free(dir); err == nil {
+			size += fmt.Sprintf("; %s free there", gen.HumanBytes(avail))
+			if need > avail {
+				size += ": the run would be refused (exit 3) without --force"
+			}
+		}
+	}
+	fmt.Fprintf(w, "output:     %s\n", size)
+	fmt.Fprintf(w, "engine:     %s\n", engine)
+	fmt.Fprintf(w, "algorithm:  %s\n", algo)
+	fmt.Fprintf(w, "time:       no estimate (no past figure to scale from: BENCHMARKS.md gives measured rates)\n")
+}
