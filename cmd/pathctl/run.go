@@ -588,7 +588,7 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	bar := newProgress(e, quiet, g.NumVertices())
+	bar := newProgressOf(e, c, g.NumVertices()) // progress.go: a bar, or lines on a log
 	opt.Progress = bar.update
 	runStart := time.Now()
 	trace.Printf("cli", "output created")
