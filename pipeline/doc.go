@@ -27,6 +27,8 @@
 //	betweenness.go   the betweenness layout
 //	ch.go            the ch algorithm (a contraction hierarchy)
 //	overflow.go      refusing graphs whose distances could overflow their type
+//	estimate.go      EstimateOutput and Plan: a result's size, engine and algorithm
+//	                 before the run (--dry-run, the free-space check)
 //	names.go         the names of graph a front end uses
 //	timings.go       the --verbose time lines
 //	verify.go        Verify: sampled sources against the oracles
