@@ -58,7 +58,7 @@ func genCommand(e *env) *cli.Command {
 	}
 	return &cli.Command{
 		Name:  "gen",
-		Usage: "write a seeded synthetic graph (R-MAT, 2-D grid, uniform random)",
+		Usage: "write a seeded synthetic graph (R-MAT, 2-D grid, road-like grid, uniform random)",
 		Subcommands: []*cli.Command{
 			sub("rmat", "R-MAT with the Graph500 parameters (a=0.57, b=0.19, c=0.19): edge-factor·2^scale edges between 2^scale vertex ids (ids without an edge are not in the file)",
 				[]cli.Flag{
@@ -85,6 +85,24 @@ func genCommand(e *env) *cli.Command {
 						return nil, err
 					}
 					return gen.Grid(c.Int("rows"), c.Int("cols"), c.Uint64("seed"), opts...)
+				}),
+			sub("road", "road-like grid: local streets, arterials every 8 blocks, highways every 32, weighted by travel time in tenths of a second (--float-weights: seconds), --oneway of the local street segments one-way; strongly connected",
+				[]cli.Flag{
+					&cli.IntFlag{Name: "rows", Value: 128, Usage: "rows of intersections, >= 1"},
+					&cli.IntFlag{Name: "cols", Value: 128, Usage: "columns of intersections, >= 1"},
+					&cli.Float64Flag{Name: "oneway", Usage: "`FRACTION` (0 to 1) of the local street segments that are one-way (default: 0, every street two-way)"},
+				},
+				func(c *cli.Context, opts []gen.Option) (*gen.EdgeList, error) {
+					if err := atLeast(c, 1, "rows", "cols"); err != nil {
+						return nil, err
+					}
+					if c.IsSet("weights") {
+						return nil, usagef("--weights: gen road's weights are travel times; leave it out (or give --float-weights or --unweighted)")
+					}
+					if f := c.Float64("oneway"); !(f >= 0 && f <= 1) {
+						return nil, usagef("--oneway %v: want a fraction from 0 to 1", f)
+					}
+					return gen.Road(c.Int("rows"), c.Int("cols"), c.Float64("oneway"), c.Uint64("seed"), opts...)
 				}),
 			sub("uniform", "uniform random arcs: vertices × degree arcs between uniformly drawn endpoints",
 				[]cli.Flag{
