@@ -189,6 +189,42 @@ def _python_flag(m: "re.Match[str]") -> str:
     return m.group(0)
 
 
+# An id that is not a vertex, as the CLI's line says it (the flag, then
+# the id) and as the Flight server's pipeline error does (the role, the id,
+# then the lookup naming the id again).
+_UNKNOWN_ID_CLI = re.compile(
+    r'^--(?P<flag>sources|targets)(?:-file [^:]+)?: (?P<id>"(?:[^"\\]|\\.)*") is not (?P<rest>a vertex of the graph)')
+_UNKNOWN_ID_SERVER = re.compile(
+    r'(?P<role>source|unknown target) (?P<id>"(?:[^"\\]|\\.)*"): vertex (?P=id) '
+    r'is not (?P<rest>in the graph|a valid [a-z0-9]+ id|an? [a-z0-9]+ id)')
+# A Flight ticket key and its value at the start of a segment ('"k" 0: '),
+# which the CLI's line gives as its flag ("--k-nearest 0: ").
+_TICKET_KEY = re.compile(r'(^|: )"(?P<key>k|cutoff)" (?P<value>[^\s:]+): ')
+
+
+def _one_wording(msg: str) -> str:
+    """``msg`` in the words a local run and a Flight call share: an unknown
+    id is ``source "7" is not a vertex of the graph`` (or ``target``), and a
+    bad ticket value is ``k=0: k is 1 or more``, as ``k=0`` is the
+    keyword the user passed either way."""
+    m = _UNKNOWN_ID_CLI.match(msg)
+    if m:
+        msg = f'{m["flag"].rstrip("s")} {m["id"]} is not {m["rest"]}' + msg[m.end():]
+
+    def server(m: "re.Match[str]") -> str:
+        rest = m["rest"]
+        if rest == "in the graph":
+            rest = "a vertex of the graph"
+        elif rest.endswith(" id"):
+            rest = "a vertex of the graph, whose ids are " + rest[:-len(" id")].split()[-1]
+        return f'{m["role"].replace("unknown ", "")} {m["id"]} is not {rest}'
+
+    msg = _UNKNOWN_ID_SERVER.sub(server, msg)
+    msg = _TICKET_KEY.sub(lambda m: f'{m[1]}{m["key"]}={_FLOAT_WORDS.get(m["value"], m["value"])}: ', msg)
+    # The CLI's placeholder of --k-nearest K is k to a Python user.
+    return msg.replace(": K is 1 or more", ": k is 1 or more")
+
+
 def python_message(message: str, names: Optional[Mapping[str, str]] = None) -> str:
     """The engine's message as a Python user reads it: without the package
     prefixes of the Go code (``arrowio: ``), the name ``stdin`` for edges
@@ -208,6 +244,7 @@ def python_message(message: str, names: Optional[Mapping[str, str]] = None) -> s
     if msg.startswith("stdin: "):
         msg = "edges: " + msg[len("stdin: "):]
     msg = msg.replace(": stdin: ", ": edges: ")
+    msg = _one_wording(msg)
     lead = _LEADING_FLAG.match(msg)
     if lead and lead.group(1) in _VALUE_KEYWORDS:
         keyword, rest = _VALUE_KEYWORDS[lead.group(1)], lead.group(2)
@@ -300,7 +337,7 @@ def from_exit(code: int, stderr: str, names: Optional[Mapping[str, str]] = None,
     return PathctlError(msg, **kw)
 
 
-_UNKNOWN_VERTEX = re.compile(r"is not in the graph")
+_UNKNOWN_VERTEX = re.compile(r"is not (?:in the graph|a vertex of the graph)")
 
 _FLIGHT_PREFIX = re.compile(r"^(?:gRPC|Flight) returned [a-z ]+ error, with message: ", re.IGNORECASE)
 _FLIGHT_DETAIL = re.compile(r"\.? (?:gRPC client debug context|Client context|Detail): .*$",
@@ -314,7 +351,13 @@ def flight_message(exc: BaseException) -> str:
     msg = str(exc)
     msg = _FLIGHT_PREFIX.sub("", msg)
     msg = _FLIGHT_DETAIL.sub("", msg)
+    # The server names its Flight calls; the user calls Client's methods.
+    msg = _DO_PUT.sub(lambda m: f"client.upload({m[1]}, edges)", msg)
+    msg = re.sub(r"\bListFlights\b", "client.graphs()", msg)
     return python_message(msg)
+
+
+_DO_PUT = re.compile(r'DoPut to \["graphs", ("(?:[^"\\]|\\.)*")\]')
 
 
 def from_flight(exc: BaseException) -> PathctlError:

@@ -494,7 +494,7 @@ def _as_local(exc: _errors.PathctlError) -> _errors.PathctlError:
     if msg.startswith(prefix):
         msg = msg[len(prefix):]
     cls = type(exc)
-    if cls is _errors.InvalidInputError and "is not in the graph" not in msg:
+    if cls is _errors.InvalidInputError and not _errors._UNKNOWN_VERTEX.search(msg):
         cls = _errors.UsageError
     if cls is type(exc) and msg == exc.message:
         return exc

@@ -67,6 +67,7 @@ def as_edge_input(edges: Any, id_columns: Sequence[str] = ("src", "dst")) -> Edg
 
         if isinstance(edges, pd.DataFrame):
             table = pa.Table.from_pandas(edges, preserve_index=False)
+            table = _keep_nan_weights(table, edges, id_columns)
             return _normalize_reader(_restore_null_ids(table, id_columns).to_reader())
     if mod == "polars":
         import polars as pl
@@ -85,6 +86,21 @@ def as_edge_input(edges: Any, id_columns: Sequence[str] = ("src", "dst")) -> Edg
         "RecordBatchReader, pandas or polars DataFrame, or an object with __arrow_c_stream__), "
         f"not {type(edges).__name__}"
     )
+
+
+def _keep_nan_weights(table: pa.Table, frame: Any, id_columns: Sequence[str]) -> pa.Table:
+    """``table`` with the NaN of ``frame``'s float columns other than the
+    ids kept as NaN, which from_pandas made null: the engine then refuses
+    the weight NaN the user passed, not a "null weight" they did not."""
+    for name in table.column_names:
+        if name in id_columns or not pa.types.is_floating(table.column(name).type):
+            continue
+        column = frame[name]
+        if getattr(column.dtype, "kind", "") != "f" or table.column(name).null_count == 0:
+            continue
+        values = pa.array(column.to_numpy(), type=table.column(name).type, from_pandas=False)
+        table = table.set_column(table.column_names.index(name), name, values)
+    return table
 
 
 def _restore_null_ids(table: pa.Table, id_columns: Sequence[str]) -> pa.Table:

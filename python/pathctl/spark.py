@@ -326,7 +326,7 @@ def _check_sources(sources: List[Any], vertices: pa.Array) -> None:
         known = (_is_vertex(s, vertices) for s in sources)  # one does not convert: find it in order
     for s, k in zip(sources, known):
         if not k:
-            raise _errors.InvalidInputError(f'source "{s}": vertex "{s}" is not in the graph', exit_code=2)
+            raise _errors.InvalidInputError(f'source "{s}" is not a vertex of the graph', exit_code=2)
 
 
 # What pa.array raises for a value that is no id of the edges' type.

@@ -116,7 +116,7 @@ def test_unknown_source():
     with pytest.raises(pathctl.InvalidInputError, match="99") as info:
         pathctl.sssp(edges(), 99)
     assert type(info.value) is pathctl.InvalidInputError
-    assert info.value.message == 'source "99": vertex "99" is not in the graph'
+    assert info.value.message == 'source "99" is not a vertex of the graph'
 
 
 def assert_one_clean_sentence(message: str) -> None:
@@ -176,7 +176,7 @@ def test_python_message_translates_flags():
     assert python_message("--algo: graph: unknown algorithm \"x\"") == 'unknown algorithm "x"'
     assert python_message("--verbose is not for Python") == "--verbose is not for Python"
     # The keywords of queries narrower than all pairs (issue 17).
-    assert python_message("--k-nearest 0: K is 1 or more") == "k=0: K is 1 or more"
+    assert python_message("--k-nearest 0: K is 1 or more") == "k=0: k is 1 or more"
     assert python_message("--cutoff NaN: the cutoff is a distance of 0 or more") == \
         "cutoff=nan: the cutoff is a distance of 0 or more"
     assert python_message("--cutoff -Inf: no") == "cutoff=-inf: no"
@@ -187,7 +187,7 @@ def test_python_message_translates_flags():
     # An unknown source of the sources' file: the message names it already.
     assert python_message('--sources-file /dev/fd/6: invalid request: source "9": arrowio: vertex "9" is not in the graph',
                           {"--sources-file /dev/fd/6": "--sources", "/dev/fd/6": "sources"}) == \
-        'source "9": vertex "9" is not in the graph'
+        'source "9" is not a vertex of the graph'
     # A made-up path is replaced whole: /dev/fd/5 is not the start of /dev/fd/57.
     assert python_message("/dev/fd/57: bad", {"/dev/fd/5": "edges"}) == "/dev/fd/57: bad"
 
@@ -314,3 +314,27 @@ def test_fatal_error_and_crash_signals(tmp_path):
     killed = crashing_binary(tmp_path, "kill -TERM $$\n")
     with pytest.raises(pathctl.CancelledError, match="signal 15"):
         pathctl.apsp(edges(), binary=killed)
+
+
+def test_messages_share_one_wording():
+    # The CLI's line and the Flight server's error say an unknown id, a bad
+    # k and a missing graph in the same words, naming Python's names.
+    from pathctl._errors import flight_message, python_message
+    assert python_message('--sources: "7" is not a vertex of the graph') == \
+        python_message('invalid request: source "7": arrowio: vertex "7" is not in the graph') == \
+        'source "7" is not a vertex of the graph'
+    assert python_message('--targets: "x" is not a vertex of the graph, whose ids are int64') == \
+        python_message('invalid request: unknown target "x": arrowio: vertex "x" is not a valid int64 id') == \
+        'target "x" is not a vertex of the graph, whose ids are int64'
+    assert python_message("--k-nearest 0: K is 1 or more") == \
+        python_message('flight: "k" 0: k is 1 or more') == "k=0: k is 1 or more"
+    assert flight_message(Exception('flight: no graph "g"; upload it with DoPut to ["graphs", "g"] or see ListFlights')) == \
+        'no graph "g"; upload it with client.upload("g", edges) or see client.graphs()'
+
+
+def test_nan_weight_in_pandas_is_named_nan():
+    import pandas as pd
+    frame = pd.DataFrame({"src": [1, 2], "dst": [2, 3], "weight": [1.0, float("nan")]})
+    with pytest.raises(pathctl.InvalidInputError, match=r'row 1: weight NaN is not finite') as info:
+        pathctl.apsp(frame)
+    assert "null" not in info.value.message

@@ -168,7 +168,7 @@ def test_flight_messages_are_one_clean_sentence(client, graph_file):
     with pytest.raises(pathctl.InvalidInputError) as info:
         client.apsp("g4", sources=[999999])
     assert type(info.value) is pathctl.InvalidInputError
-    assert info.value.message == 'graph "g4": source "999999": vertex "999999" is not in the graph'
+    assert info.value.message == 'graph "g4": source "999999" is not a vertex of the graph'
     with pytest.raises(pathctl.InvalidInputError) as info:
         client.apsp("g4", algorithm="quantum")
     assert_one_clean_sentence(info.value.message)
