@@ -64,7 +64,7 @@ test-go: build
 	@$(GOTEST) "go test -tags pathctl_debug ./gpu" -- $(GO) test -count=1 -tags pathctl_debug ./gpu
 
 # The race detector needs cgo; it runs on the packages with concurrency.
-RACE_PKGS := ./cpu/... ./graph/... ./pipeline/... ./arrowio/... ./flight/... ./gpu/internal/plan/...
+RACE_PKGS := ./cpu/... ./graph/... ./pipeline/... ./arrowio/... ./flight/... ./gpu/internal/plan/... ./gpu/devices/...
 test-race:
 	@echo "go test -race -short $(RACE_PKGS) (a line per package as it finishes)"
 	@CGO_ENABLED=1 $(GOTEST) "go test -race" -- $(GO) test -count=1 -race -short $(RACE_PKGS)
@@ -105,6 +105,7 @@ gpu-test: build
 	$(GO) test -c -o bin/gpu.test ./gpu
 	$(GO) test -c -o bin/pipeline.test ./pipeline
 	$(GO) test -c -o bin/flight.test ./flight
+	$(GO) test -c -o bin/devices.test ./gpu/devices
 	cp gpu/gpu-test.sh bin/gpu-test.sh
 
 # The test venv (about 1.4 GB with pyspark), made once: the stamp is newer

@@ -8,3 +8,4 @@ cd "$(dirname "$0")/.."
 (cd gpu && ../bin/gpu.test -test.count=1 "$@")
 (cd pipeline && ../bin/pipeline.test -test.count=1 "$@")
 (cd flight && ../bin/flight.test -test.count=1 "$@")
+(cd gpu/devices && ../../bin/devices.test -test.count=1 "$@")
