@@ -530,8 +530,12 @@ def rmat_files(args, scale: int, log) -> dict[str, str]:
 def pathctl_bench_json(args, files: list[str], log, *extra: str) -> dict:
     """`pathctl bench --json` of edge files read undirected, every source,
     pathctl's auto on args.engine (the GPU unless given)."""
-    cmd = [args.pathctl, "bench", "--json", "--graphs", ",".join(files), "--undirected", "--algos", "auto",
-           "--engine", args.engine or "gpu", "--check", str(args.check), "--seed", str(args.seed),
+    engine = args.engine or "gpu"
+    # auto on the engine's rows: --algos names the GPU rows', --cpu-algos
+    # the CPU rows' (bench refuses --algos where no GPU row runs).
+    algos = ["--cpu-algos", "auto"] if engine == "cpu" else ["--algos", "auto"]
+    cmd = [args.pathctl, "bench", "--json", "--graphs", ",".join(files), "--undirected", *algos,
+           "--engine", engine, "--check", str(args.check), "--seed", str(args.seed),
            "--sample", str(EVERY_SOURCE), "--cpu-sample", str(EVERY_SOURCE), "--disk-graph", "none", *extra]
     return run_bench_json(cmd, log)
 

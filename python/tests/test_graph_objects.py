@@ -232,11 +232,15 @@ def test_tables_import_neither_scipy_nor_networkx():
     """Telling a graph object from a table looks at the type's module
     name: a table or a path imports neither library."""
     code = (
-        "import sys, pyarrow as pa, pandas as pd, pathctl\n"
+        "import os, sys, pyarrow as pa, pandas as pd, pathctl\n"
         "pathctl.apsp(pa.table({'src': [1, 2], 'dst': [2, 3]}))\n"
         "pathctl.sssp(pd.DataFrame({'src': [1, 2], 'dst': [2, 3]}), 1)\n"
         "bad = [m for m in ('scipy', 'networkx') if m in sys.modules]\n"
-        "assert not bad, bad\n"
+        "print('imported:', bad, flush=True)\n"
+        # An interpreter's teardown after pyarrow aborts now and then
+        # ("terminate called without an active exception", about 1 run in
+        # 12, at 21ac10b too): this test is about imports, not teardown.
+        "os._exit(1 if bad else 0)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=str(REPO / "python"))
