@@ -20,16 +20,8 @@ import (
 // when set, leaves vertices farther than it unreached. Negative weights
 // give a *graph.NegativeWeightError. The distances have g's type.
 func (e *Engine) Nearest(ctx context.Context, g *graph.CSR, sources []graph.VertexID, req graph.Request) (*graph.Nearest, error) {
-	if err := checkCSR(g); err != nil {
+	if err := checkNearestSources(g, sources); err != nil {
 		return nil, err
-	}
-	if len(sources) == 0 {
-		return nil, errors.New("cpu: the nearest source needs at least one source")
-	}
-	for _, s := range sources {
-		if s < 0 || int(s) >= g.NumVertices {
-			return nil, fmt.Errorf("cpu: source %d outside [0, %d)", s, g.NumVertices)
-		}
 	}
 	if g.HasNegative() {
 		return nil, g.NegativeWeight(graph.Dijkstra)
@@ -131,4 +123,21 @@ func nearest[D graph.Number](ctx context.Context, g *graph.CSR, sources []graph.
 		}
 	}
 	return &graph.Nearest{Type: graph.TypeOf[D](), Dist: dist, Source: from}, nil
+}
+
+// checkNearestSources refuses a nearest-source search of g without
+// sources or with one outside the graph.
+func checkNearestSources(g *graph.CSR, sources []graph.VertexID) error {
+	if err := checkCSR(g); err != nil {
+		return err
+	}
+	if len(sources) == 0 {
+		return errors.New("cpu: the nearest source needs at least one source")
+	}
+	for _, s := range sources {
+		if s < 0 || int(s) >= g.NumVertices {
+			return fmt.Errorf("cpu: source %d outside [0, %d)", s, g.NumVertices)
+		}
+	}
+	return nil
 }

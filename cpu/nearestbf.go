@@ -31,8 +31,6 @@ package cpu
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/pathctl/pathctl/graph"
 )
@@ -43,16 +41,8 @@ import (
 // than it unreached. A negative cycle reachable from a source gives a
 // *graph.NegativeCycleError. The distances have g's type.
 func (e *Engine) NearestBellmanFord(ctx context.Context, g *graph.CSR, sources []graph.VertexID, req graph.Request) (*graph.Nearest, error) {
-	if err := checkCSR(g); err != nil {
+	if err := checkNearestSources(g, sources); err != nil {
 		return nil, err
-	}
-	if len(sources) == 0 {
-		return nil, errors.New("cpu: the nearest source needs at least one source")
-	}
-	for _, s := range sources {
-		if s < 0 || int(s) >= g.NumVertices {
-			return nil, fmt.Errorf("cpu: source %d outside [0, %d)", s, g.NumVertices)
-		}
 	}
 	switch g.Type {
 	case graph.DistInt32:
