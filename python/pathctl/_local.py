@@ -148,7 +148,9 @@ class Run(_RunProcess, _RunHandoff):
             out_path = f"/dev/fd/{self._out_fd}"
             self._names[out_path] = "the result"
             args += ["--format", "arrow", "-o", out_path]
-            if layout == "matrix" and _result_peer_wanted():
+            # Only run takes a result peer: sssp and bfs write their one
+            # row into the memfd.
+            if layout == "matrix" and command == "run" and _result_peer_wanted():
                 self._peer = _ResultPeer(out)
                 self._fds.append(self._peer.child_fd)
                 args += ["--result-peer", str(self._peer.child_fd)]
