@@ -60,6 +60,11 @@ func Verify(ctx context.Context, g *Graph, opt Options, samples int, seed uint64
 			opt.Sources[i] = g.vertexName(s)
 		}
 	}
+	// A negative self-loop a source reaches is refused as run refuses it:
+	// no engine, and no oracle, sees the loop.
+	if err := g.CSR.NegativeLoopCycle(opt.Algorithm, sources); err != nil {
+		return nil, g.explain(err)
+	}
 	if opt.Layout == arrowio.LayoutStats {
 		return verifyStats(ctx, g, opt)
 	}

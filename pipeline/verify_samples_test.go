@@ -5,6 +5,10 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/internal/testgraphs"
 )
 
@@ -35,5 +39,27 @@ func TestVerifySampleCounts(t *testing.T) {
 	}
 	if len(rep.Sources) != 2 || rep.Pairs != int64(2*n) {
 		t.Errorf("sources 2,4,2: %v and %d pairs, want [2 4] and %d", rep.Sources, rep.Pairs, 2*n)
+	}
+}
+
+// TestVerifyRefusesNegativeLoops: verify refuses a negative self-loop a
+// source reaches as run does (a negative cycle for bellman-ford and auto,
+// a negative weight for dijkstra); it reported the engine and the oracle
+// in agreement, since neither sees the loop.
+func TestVerifyRefusesNegativeLoops(t *testing.T) {
+	e := &graph.Edges{NumVertices: 3, Src: []graph.VertexID{0, 1, 1}, Dst: []graph.VertexID{1, 1, 2}, IntWeights: []int64{3, -1, 2}}
+	table := &arrowio.EdgeTable{Edges: *e, Vertices: &arrowio.Vertices{Type: arrow.PrimitiveTypes.Int64, Ints: []int64{0, 1, 2}}, Name: "loop.csv"}
+	g, err := LoadGraph(table, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		algo graph.Algorithm
+		want error
+	}{{graph.BellmanFord, graph.ErrNegativeCycle}, {graph.Auto, graph.ErrNegativeCycle}, {graph.Dijkstra, graph.ErrNegativeWeight}} {
+		_, err := Verify(context.Background(), g, Options{Engine: "cpu", Algorithm: c.algo}, 0, 1)
+		if !errors.Is(err, c.want) {
+			t.Errorf("verify --algo %s: %v, want %v", c.algo, err, c.want)
+		}
 	}
 }
