@@ -77,6 +77,8 @@
 //   - engine.go: Engine, one device's engine: Prepare, BuildCSR and Close
 //   - gather.go: narrowed queries on the device: targets, cutoff, k nearest
 //   - hostpin.go: page-locked host memory the device copies into directly
+//   - hubcopy.go: hub rows copied between devices, peer to peer where they allow it
+//   - hubphase.go: the phased round of shared hub rows, each phase cut among the runners
 //   - hubs.go: hub rows kept on the device beside stats blocks
 //   - hubsend.go: hub rows sent between devices in 16 bits
 //   - hubshare.go: hub rows shared among devices: each computes a share and sends it
