@@ -61,6 +61,8 @@
 //   - auto.go: algorithm auto on the GPU, the kernel chosen and why
 //   - bandwidth.go: the device-to-host bandwidth that pathctl bench reports as the floor
 //   - batched.go: Batched, the multi-source kernel auto takes for non-negative weights
+//   - batchedcut.go: the cutoff the batched kernels stop at, and the arcs in rising weight
+//   - batchedrun.go: the batched kernel's launches for one block: phases, rounds, derivations
 //   - bellman_ford.go: bellman-ford, with predecessors and negative cycles
 //   - bfs.go: bfs, hop counts with atomics and predecessors
 //   - blockorder.go: the runner's source order for the batched kernel's blocks
