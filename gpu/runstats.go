@@ -1,0 +1,129 @@
+package gpu
+
+// RunStats (runner.go): the stats layout's reductions run on the device,
+// four words per source brought back and turned into graph.Stats.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/pathctl/pathctl/graph"
+)
+
+// statsWords is the number of 8-byte words kernels/stats.cu writes per
+// source: reachable, eccentricity, sum, harmonic.
+const statsWords = 4
+
+// RunStats computes the stats layout's reductions (design.md, "Outputs")
+// from every source on the device: the distance rows never leave it, only
+// four words per source do, and closeness is derived here from reachable
+// and sum with graph.ComputeStats' expression. Integer sums, reachable
+// counts and eccentricities equal graph.ComputeStats' exactly; float sums
+// and harmonic sums are added in another order than the CPU's vertex order,
+// so they may differ in the last bits (the same bits on every run). Errors
+// are those of Run. A narrowed runner (Narrowed) reduces on the device
+// too, over the targets' columns within the cutoff, as graph.ComputeStats
+// does a narrowed block (gather.go); one that selects the k nearest
+// refuses it. Under plan.Config.OneSlotStats its blocks allocate one
+// result slot's rows (StatsBytesPerSource), and under plan.Config.HubRows
+// small blocks keep the hubs' rows beside them (hubs.go).
+func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph.Stats, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if r.nearestK > 0 {
+		return nil, errors.New("gpu: RunStats of a runner that selects the k nearest: the k nearest are a pairs result")
+	}
+	for _, s := range sources {
+		if s < 0 || int(s) >= r.n {
+			return nil, fmt.Errorf("gpu: source %d outside [0, %d)", s, r.n)
+		}
+	}
+	st := graph.NewStats(sources, r.distType)
+	if len(sources) == 0 {
+		return st, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, errors.New("gpu: run on a closed runner")
+	}
+	words := make([]uint64, statsWords*len(sources))
+	cycleSource := graph.VertexID(-1)
+	tracef(r.e.dev.ordinal, "stats of %d sources", len(sources))
+	defer tracef(r.e.dev.ordinal, "stats of %d sources done", len(sources))
+	err := r.e.dev.do(func() error {
+		r.kernelTime, r.host = 0, hostTimes{}
+		if err := r.uploadTargets(); err != nil {
+			return err
+		}
+		return r.runChunks(len(sources), func(lo, hi int) error {
+			c, err := r.compute(sources[lo:hi], r.statsSlot(), r.statsSlotOnly())
+			if err != nil {
+				return err
+			}
+			if c >= 0 {
+				cycleSource = c
+				return errCycle
+			}
+			dv := r.e.dev
+			if r.Narrowed() {
+				err = dv.launch("stats_narrow_"+typeSuffix(r.distType), hi-lo, r.statsNarrowArgs(hi-lo)...)
+			} else {
+				err = dv.launch("stats_"+typeSuffix(r.distType), hi-lo, r.dist.ptr, int32(r.n), r.sources.ptr, int32(hi-lo), r.stats.ptr)
+			}
+			r.kernelTime += dv.lastKernel
+			if err != nil {
+				return err
+			}
+			part := asBytes(words[statsWords*lo : statsWords*hi])
+			r.downloaded.Add(int64(len(part)))
+			return dv.download(part, r.stats.ptr, &r.stage)
+		})
+	})
+	if errors.Is(err, errCycle) {
+		return nil, negativeCycle(r.g, cycleSource)
+	}
+	if err != nil {
+		return nil, err
+	}
+	fillStats(st, words, r.n)
+	if r.Narrowed() && r.req.Targets != nil {
+		narrowCloseness(st, r.req.Targets)
+	}
+	return st, nil
+}
+
+// fillStats decodes the words of kernels/stats.cu into st.
+func fillStats(st *graph.Stats, words []uint64, n int) {
+	isFloat := st.Type.IsFloat()
+	for i := range st.Sources {
+		w := words[statsWords*i : statsWords*(i+1)]
+		reach := int64(w[0])
+		st.Reachable[i] = reach
+		st.Eccentricity[i] = math.Float64frombits(w[1])
+		var total float64
+		if isFloat {
+			st.SumFloat[i] = math.Float64frombits(w[2])
+			total = st.SumFloat[i]
+		} else {
+			st.SumInt[i] = int64(w[2])
+			total = float64(st.SumInt[i])
+		}
+		st.Harmonic[i] = math.Float64frombits(w[3])
+		if reach > 0 && total > 0 && n > 1 {
+			st.Closeness[i] = (float64(reach) / total) * (float64(reach) / float64(n-1))
+		}
+	}
+}
+
+// statsSlot is the result slot RunStats computes into: the first, once no
+// copy of an earlier Start reads it (with one slot allocated it is the
+// only one with rows).
+func (r *Runner) statsSlot() *resultSlot {
+	s := &r.slots[0]
+	s.settle()
+	return s
+}
