@@ -66,6 +66,7 @@
 //   - bellman_ford.go: bellman-ford, with predecessors and negative cycles
 //   - bfs.go: bfs, hop counts with atomics and predecessors
 //   - blockorder.go: the runner's source order for the batched kernel's blocks
+//   - copier.go: the copier goroutine and the copies it lands: jobs, stage moves, queueCopy
 //   - csr.go: the CSR built on the device from the edge columns
 //   - debug_check.go: debugCheck, the check after every launch in debug builds
 //   - debug_off.go: debugChecks off, without the pathctl_debug tag

@@ -1,0 +1,298 @@
+package gpu
+
+// The copier and the copies it lands (overlap.go): the copier goroutine
+// that waits for each queued device-to-host copy and moves the stage into
+// the caller's block, the jobs it takes, and the queueing of a slot's rows
+// (with the validity kernel's bitmap) on the copy stream.
+
+import (
+	"errors"
+	"runtime"
+	"time"
+	"unsafe"
+
+	"github.com/pathctl/pathctl/graph"
+)
+
+// copyJob is one queued device-to-host copy of a block (or of one chunk of
+// a block that was halved), from a slot's rows to the caller's block.
+type copyJob struct {
+	seq         uint64 // queue order within the runner
+	stage       []byte // the part of the slot's pinned stage the copy fills
+	moves       []stageMove
+	start, stop uintptr
+	// With a validity bitmap: the grid of its kernel, whose null counts
+	// are at partials in the stage, and the block whose Nulls and ValidSet
+	// the copier sets.
+	grid     int
+	partials int
+	block    *graph.Block
+	done     chan struct{} // closed once the copy landed or failed
+	// Set by the copier before done closes.
+	err      error
+	copyTime time.Duration // device to pinned stage, by CUDA events
+	moveTime time.Duration // pinned stage to the caller's block, host clock
+}
+
+// copyQueue is the number of jobs the copier's queue holds before the
+// device goroutine waits to queue more (each runner has at most
+// resultSlots in flight).
+const copyQueue = 8
+
+// startCopier starts the copier goroutine (on the device goroutine, once
+// the context exists).
+func (dv *device) startCopier() {
+	dv.copies = make(chan *copyJob, copyQueue)
+	dv.copierDone = make(chan struct{})
+	go dv.copyLoop(dv.copies, dv.copierDone)
+}
+
+// stopCopier lets the copier finish the jobs queued and waits for it (on
+// the device goroutine, the only sender).
+func (dv *device) stopCopier() {
+	if dv.copies == nil {
+		return
+	}
+	close(dv.copies)
+	<-dv.copierDone
+	dv.copies = nil
+}
+
+// copyLoop is the copier goroutine. It never unlocks its OS thread, so the
+// thread, with the context current, ends with it.
+func (dv *device) copyLoop(jobs <-chan *copyJob, done chan<- struct{}) {
+	defer close(done)
+	runtime.LockOSThread()
+	ctxErr := dv.d.cuCtxSetCurrent(dv.ctx).Err("cuCtxSetCurrent (copier)")
+	for j := range jobs {
+		if ctxErr != nil {
+			j.err = ctxErr
+		} else {
+			j.err = dv.land(j)
+		}
+		close(j.done)
+	}
+	if ctxErr == nil {
+		dv.d.cuCtxSetCurrent(0)
+	}
+}
+
+// land waits for j's copy on the copy stream and moves the stage into the
+// caller's block (on the copier goroutine).
+func (dv *device) land(j *copyJob) error {
+	if err := dv.d.cuEventSynchronize(j.stop).Err("cuEventSynchronize (result copy)"); err != nil {
+		return err
+	}
+	var ms float32
+	if err := dv.d.cuEventElapsedTime(&ms, j.start, j.stop).Err("cuEventElapsedTime (result copy)"); err != nil {
+		return err
+	}
+	j.copyTime = time.Duration(float64(ms) * float64(time.Millisecond))
+	t := time.Now()
+	for _, m := range j.moves {
+		parallelCopy(m.to, j.stage[m.at:m.at+len(m.to)])
+	}
+	j.moveTime = time.Since(t)
+	tracef(dv.ordinal, "result copy landed (on the device %s, moved from the stage %s)", j.copyTime.Round(time.Microsecond), j.moveTime.Round(time.Microsecond))
+	if j.grid > 0 {
+		nulls := 0
+		for _, c := range unsafe.Slice((*uint64)(unsafe.Pointer(&j.stage[j.partials])), j.grid) {
+			nulls += int(c)
+		}
+		j.block.Nulls, j.block.ValidSet = nulls, true
+	}
+	return nil
+}
+
+// stageMove is a part of a copy that lands in the stage, at offset at, and
+// moves on the host into to.
+type stageMove struct {
+	to []byte
+	at int
+}
+
+// copyOut is where a queued copy delivers a block's rows: the bytes of
+// their distances and predecessors, and, for a block whose bitmap the
+// device builds, the bitmap's room and the block.
+type copyOut struct {
+	dist, pred []byte
+	valid      []byte
+	block      *graph.Block
+}
+
+// validOut returns out's room for the bitmap of all its distances when the
+// device should build it: a block with room for it (graph.Block.Valid)
+// and integer distances (floats need no bitmap), else nil.
+func (r *Runner) validOut(out *graph.Block) []byte {
+	if r.distType != graph.DistInt32 && r.distType != graph.DistInt64 {
+		return nil
+	}
+	size := (len(out.Sources)*r.n + 7) / 8
+	if len(out.Valid) < size {
+		return nil
+	}
+	return out.Valid[:size]
+}
+
+// validityGrid bounds the thread blocks of the validity kernel: each adds
+// its null count into its own word of partials.
+const validityGrid = 1024
+
+// queueValidity queues on stream 0 the kernel that builds the bitmap of
+// the count distances at from into s.valid, with its null counts in
+// s.partials, and returns its grid. When the device has no memory left
+// for the bitmap it returns 0: the host builds it instead.
+func (r *Runner) queueValidity(s *resultSlot, from uint64, count int) (int, error) {
+	dv := r.e.dev
+	words := int64(count+31) / 32
+	for _, b := range []struct {
+		buf  *devBuf
+		size int64
+	}{{&s.valid, 4 * words}, {&s.partials, 8 * validityGrid}} {
+		if b.buf.size >= b.size {
+			continue
+		}
+		if err := dv.free(b.buf); err != nil {
+			return 0, err
+		}
+		buf, err := dv.alloc(b.size)
+		if isOutOfMemory(err) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		*b.buf = buf
+	}
+	grid := int(min((words*32+threadsPerBlock-1)/threadsPerBlock, validityGrid))
+	name := "validity_" + typeSuffix(r.distType)
+	if err := dv.launchAsync(name, grid, from, uint64(count), s.valid.ptr, s.partials.ptr); err != nil {
+		return 0, err
+	}
+	return grid, nil
+}
+
+// queueCopy queues, on the copy stream and after the kernels queued so far
+// on stream 0, the copy of s's rows into out (on the device goroutine). s
+// must be idle.
+func (r *Runner) queueCopy(s *resultSlot, out copyOut) (*copyJob, error) {
+	return r.queueCopyFrom(s, s.dist.ptr, s.pred.ptr, out)
+}
+
+// queueCopyFrom is queueCopy from the device rows at fromDist and fromPred
+// (another slot's rows, for a Resident block). Distances and predecessors
+// whose destinations lie in memory PinHost pinned go straight there;
+// otherwise they go through s's stage and the copier moves them on. With
+// out.valid, the validity kernel runs first and its bitmap and null counts
+// travel through the stage.
+func (r *Runner) queueCopyFrom(s *resultSlot, fromDist, fromPred uint64, out copyOut) (*copyJob, error) {
+	dv := r.e.dev
+	d := dv.d
+	if dv.copies == nil {
+		return nil, errClosed
+	}
+	grid := 0
+	if out.valid != nil {
+		var err error
+		if grid, err = r.queueValidity(s, fromDist, len(out.dist)/r.distType.Size()); err != nil {
+			return nil, err
+		}
+	}
+	type part struct {
+		to   []byte
+		from uint64
+	}
+	parts := []part{{out.dist, fromDist}, {out.pred, fromPred}}
+	if grid > 0 {
+		parts = append(parts, part{out.valid, s.valid.ptr})
+	}
+	// Pinned destinations are copied into piece by piece, one piece per
+	// registered range they cross (pinnedPieces).
+	distPieces := dv.pinnedPieces(out.dist)
+	var predPieces [][]byte
+	if len(out.pred) > 0 {
+		predPieces = dv.pinnedPieces(out.pred)
+	}
+	direct := distPieces != nil && (len(out.pred) == 0 || predPieces != nil)
+	var moves []stageMove
+	size := 0
+	for i, p := range parts {
+		if len(p.to) > 0 && (!direct || i == 2) {
+			moves = append(moves, stageMove{to: p.to, at: size})
+			size += len(p.to)
+		}
+	}
+	partials := size
+	if grid > 0 {
+		size += 8 * grid
+	}
+	if err := dv.ensurePinned(&s.stage, int64(size)); err != nil {
+		return nil, err
+	}
+	for _, ev := range []*uintptr{&s.copyStart, &s.copied} {
+		if *ev == 0 {
+			if err := d.cuEventCreate(ev, 0).Err("cuEventCreate"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := d.cuEventRecord(dv.computeDone, 0).Err("cuEventRecord"); err != nil {
+		return nil, err
+	}
+	err := d.cuStreamWaitEvent(dv.copyStream, dv.computeDone, 0).Err("cuStreamWaitEvent")
+	if err == nil {
+		err = d.cuEventRecord(s.copyStart, dv.copyStream).Err("cuEventRecord")
+	}
+	copyTo := func(to unsafe.Pointer, from uint64, n int) {
+		if err == nil && n > 0 {
+			err = d.cuMemcpyDtoHAsync_v2(to, from, uint64(n), dv.copyStream).Err("cuMemcpyDtoHAsync_v2")
+		}
+	}
+	m := 0
+	for i, p := range parts {
+		if len(p.to) == 0 {
+			continue
+		}
+		if direct && i < 2 {
+			pieces := distPieces
+			if i == 1 {
+				pieces = predPieces
+			}
+			from := p.from
+			for _, piece := range pieces {
+				copyTo(unsafe.Pointer(unsafe.SliceData(piece)), from, len(piece))
+				from += uint64(len(piece))
+			}
+			continue
+		}
+		copyTo(unsafe.Add(s.stage.p, moves[m].at), p.from, len(p.to))
+		m++
+	}
+	if grid > 0 {
+		copyTo(unsafe.Add(s.stage.p, partials), s.partials.ptr, 8*grid)
+	}
+	if err == nil {
+		err = d.cuEventRecord(s.copied, dv.copyStream).Err("cuEventRecord")
+	}
+	if err != nil {
+		// Whatever was queued must be over before the slot is reused.
+		return nil, errors.Join(err, d.cuStreamSynchronize(dv.copyStream).Err("cuStreamSynchronize (copy stream)"))
+	}
+	r.copySeq++
+	copied := 8 * grid
+	for _, p := range parts {
+		copied += len(p.to)
+	}
+	r.downloaded.Add(int64(copied))
+	j := &copyJob{
+		seq:   r.copySeq,
+		stage: unsafe.Slice((*byte)(s.stage.p), size),
+		moves: moves,
+		start: s.copyStart, stop: s.copied,
+		done: make(chan struct{}),
+		grid: grid, partials: partials, block: out.block,
+	}
+	s.busy = j
+	dv.copies <- j
+	return j, nil
+}
