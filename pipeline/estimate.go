@@ -71,16 +71,15 @@ func EstimateOutput(g *Graph, opt Options) (Estimate, error) {
 		return Estimate{}, err
 	}
 	n := g.NumVertices()
-	est := Estimate{Layout: opt.Layout, DistType: g.resultType(opt.Algorithm), Vertices: n, Sources: sources, Targets: n}
+	est := Estimate{Layout: opt.Layout, DistType: g.resultType(opt.Algorithm), Vertices: n, Sources: sources}
+	given := -1
 	if targets != nil {
-		est.Targets = len(targets)
+		given = len(targets)
 		if opt.K > 0 {
-			est.Targets = len(distinct(targets))
+			given = len(distinct(targets)) // a vertex is one of the k nearest once
 		}
 	}
-	if opt.K > 0 {
-		est.Targets = min(est.Targets, opt.K+1) // the source's own row, and its K nearest
-	}
+	est.Targets = answerWidth(n, given, opt.K)
 	switch opt.Layout {
 	case arrowio.LayoutMatrix, arrowio.LayoutStats:
 		est.Rows, est.Exact = int64(sources), true

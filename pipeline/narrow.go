@@ -97,13 +97,11 @@ func (g *Graph) checkPaths(opt Options, sources int) error {
 	// narrow it to their count (which may be no narrower than the graph:
 	// a K of 10^9, every vertex as a target). A cutoff does not narrow the
 	// estimate: how many vertices lie within it is known only once run.
-	width := g.NumVertices()
+	targets := -1
 	if opt.Targets != nil {
-		width = min(width, len(opt.Targets))
+		targets = len(opt.Targets)
 	}
-	if opt.K > 0 {
-		width = min(width, opt.K+1) // the source's own row, and its K nearest
-	}
+	width := answerWidth(g.NumVertices(), targets, opt.K)
 	// Each row holds two ids, a distance, a path offset and a path of at
 	// least two ids.
 	id := int64(8)
@@ -121,6 +119,21 @@ func (g *Graph) checkPaths(opt Options, sources int) error {
 	}
 	return fmt.Errorf("%w: %w: %d sources × %d vertices: %d rows, at least %s of output, above the limit of %s; ask for fewer sources, some targets or the k nearest",
 		ErrInvalid, ErrPathsTooLarge, sources, width, rows, outputSize(bytes), outputSize(float64(limit)))
+}
+
+// answerWidth is the columns of one source's answer among n vertices:
+// every vertex, or the targets where given (targets >= 0: a column each,
+// repeats included, so it may pass n), and with the k nearest (k > 0) at
+// most the source's own row and its k nearest.
+func answerWidth(n, targets, k int) int {
+	width := n
+	if targets >= 0 {
+		width = targets
+	}
+	if k > 0 {
+		width = min(width, k+1)
+	}
+	return width
 }
 
 // outputSize is bytes in GiB, in MiB below one GiB, and in bytes below
