@@ -198,7 +198,7 @@ func nonPositiveEdge(csr *graph.CSR) (u, v graph.VertexID, w float64, found bool
 	var zu, zv graph.VertexID
 	for from := range csr.NumVertices {
 		for k := csr.Offsets[from]; k < csr.Offsets[from+1]; k++ {
-			x := betweennessArcWeight(csr, k)
+			x := csr.WeightAt(k)
 			if x < 0 {
 				return graph.VertexID(from), csr.Targets[k], x, true
 			}
@@ -208,21 +208,6 @@ func nonPositiveEdge(csr *graph.CSR) (u, v graph.VertexID, w float64, found bool
 		}
 	}
 	return zu, zv, 0, zero
-}
-
-// betweennessArcWeight is arc k's weight as a float64.
-func betweennessArcWeight(csr *graph.CSR, k int64) float64 {
-	switch w := csr.Weights.(type) {
-	case []int32:
-		return float64(w[k])
-	case []int64:
-		return float64(w[k])
-	case []float32:
-		return float64(w[k])
-	case []float64:
-		return w[k]
-	}
-	return 1
 }
 
 // rescaleBetweenness scales the raw sums b in place as networkx's _rescale
