@@ -324,8 +324,7 @@ func (d *decoder) u64() uint64 {
 func (d *decoder) i32s(n int) []int32 {
 	out := make([]int32, n)
 	for i := range out {
-		out[i] = int32(binary.LittleEndian.Uint32(d.data[d.at:]))
-		d.at += 4
+		out[i] = int32(d.u32())
 	}
 	return out
 }
@@ -333,8 +332,7 @@ func (d *decoder) i32s(n int) []int32 {
 func (d *decoder) i64s(n int) []int64 {
 	out := make([]int64, n)
 	for i := range out {
-		out[i] = int64(binary.LittleEndian.Uint64(d.data[d.at:]))
-		d.at += 8
+		out[i] = int64(d.u64())
 	}
 	return out
 }
