@@ -20,7 +20,7 @@ import (
 // cutoff alone runs none (rowsClippedByKernel).
 func (r *Runner) batchedCut() uint64 {
 	if r.kernelCuts() {
-		return r.cutBits()
+		return r.narrow.cutBits()
 	}
 	return infinityBits(r.distType)
 }
@@ -31,7 +31,7 @@ func (r *Runner) batchedCut() uint64 {
 // the cutoff variants (batched_cutround_*), over the arcs in rising weight
 // (arcsByWeight).
 func (r *Runner) kernelCuts() bool {
-	return r.req.Algorithm == Batched && r.req.HasCutoff && r.batched.KernelCutoff && r.cutBits() != infinityBits(r.distType)
+	return r.req.Algorithm == Batched && r.req.HasCutoff && r.batched.KernelCutoff && r.narrow.cutBits() != infinityBits(r.distType)
 }
 
 // kernelCutoff is the cutoff the batched kernels stop at (batchedCut) as

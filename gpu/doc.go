@@ -78,7 +78,7 @@
 //   - driver.go: the driver binding: the table of bound symbols, statuses and errors
 //   - edge.go: edge, edge-parallel relaxation
 //   - engine.go: Engine, one device's engine: Prepare, BuildCSR and Close
-//   - gather.go: narrowed queries on the device: targets, cutoff, k nearest
+//   - gather.go: narrowing, the narrowed queries on the device: targets, cutoff, k nearest
 //   - hostpin.go: page-locked host memory the device copies into directly
 //   - hubcopy.go: hub rows copied between devices, peer to peer where they allow it
 //   - hubphase.go: the phased round of shared hub rows, each phase cut among the runners

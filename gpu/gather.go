@@ -26,95 +26,96 @@ package gpu
 // (Narrowed is false), selects nothing, and the pipeline narrows its full
 // rows on the host. The selection keeps ties in vertex order by reading
 // the targets in vertex order: the targets are uploaded sorted for it.
+//
+// A runner's narrowing is its own type, narrowing: the request's targets
+// and cutoff, the targets' device copy and the k of the k nearest; the
+// runner computes the rows and hands them to it (Runner.startNarrowed,
+// overlap.go).
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/pathctl/pathctl/graph"
 )
 
-// Narrowed reports whether Run honours the request's targets and cutoff
-// itself (graph.NarrowRunner): true for a request with targets or a cutoff
-// and without predecessors. Such a runner's blocks hold only the targets'
-// columns (every vertex's without targets), with every distance above the
-// cutoff made unreachable.
-func (r *Runner) Narrowed() bool {
-	return r.req.Narrowed() && !r.req.WithPredecessors
+// narrowing is how a runner narrows its rows on the device: the request
+// (its targets, cutoff and predecessors), the graph's size and the
+// distance type, the targets on the device, uploaded by the first
+// narrowed block (sorted when nearestK is set), and the k of the k nearest
+// (SelectNearest), 0 for none.
+type narrowing struct {
+	req       graph.Request
+	n         int
+	distType  graph.DistType
+	targetIDs devBuf
+	nearestK  int
 }
 
-// narrowWidth is the number of columns of a narrowed block: the targets,
-// or every vertex for a cutoff alone.
-func (r *Runner) narrowWidth() int {
-	if r.req.Targets != nil {
-		return len(r.req.Targets)
+// on reports whether the runner honours the request's targets and cutoff
+// itself (Runner.Narrowed): a request with targets or a cutoff and
+// without predecessors.
+func (q *narrowing) on() bool {
+	return q.req.Narrowed() && !q.req.WithPredecessors
+}
+
+// width is the number of columns of a narrowed block: the targets, or
+// every vertex for a cutoff alone.
+func (q *narrowing) width() int {
+	if q.req.Targets != nil {
+		return len(q.req.Targets)
 	}
-	return r.n
+	return q.n
 }
 
-// narrowsBlocks reports whether the runner's blocks are narrowed (its
-// targets' columns, or its k nearest): they run through startNarrowed.
-func (r *Runner) narrowsBlocks() bool { return r.Narrowed() || r.nearestK > 0 }
+// blocks reports whether the runner's blocks are narrowed (its targets'
+// columns, or its k nearest): they run through startNarrowed.
+func (q *narrowing) blocks() bool { return q.on() || q.nearestK > 0 }
 
 // outWidth is the number of cells of a row of the runner's narrowed
-// blocks: k with SelectNearest, else narrowWidth.
-func (r *Runner) outWidth() int {
-	if r.nearestK > 0 {
-		return r.nearestK
+// blocks: k with SelectNearest, else width.
+func (q *narrowing) outWidth() int {
+	if q.nearestK > 0 {
+		return q.nearestK
 	}
-	return r.narrowWidth()
+	return q.width()
 }
 
-// narrowBytesPerSource is the device memory of one source's narrowed cells
-// in one result slot: the gathered (or selected) distances, nothing for a
+// bytesPerSource is the device memory of one source's narrowed cells in
+// one result slot: the gathered (or selected) distances, nothing for a
 // cutoff alone (clipped in place), and the selected vertices.
-func (r *Runner) narrowBytesPerSource() (gathered, selected int64) {
+func (q *narrowing) bytesPerSource() (gathered, selected int64) {
 	switch {
-	case r.nearestK > 0:
-		return int64(r.nearestK) * int64(r.distType.Size()), 4 * int64(r.nearestK)
-	case r.Narrowed() && r.req.Targets != nil:
-		return int64(len(r.req.Targets)) * int64(r.distType.Size()), 0
+	case q.nearestK > 0:
+		return int64(q.nearestK) * int64(q.distType.Size()), 4 * int64(q.nearestK)
+	case q.on() && q.req.Targets != nil:
+		return int64(len(q.req.Targets)) * int64(q.distType.Size()), 0
 	}
 	return 0, 0
 }
-
-// NarrowsAhead reports that Start and RunStats honour the request's
-// targets and cutoff as Run does (package pipeline then starts narrowed
-// blocks ahead and reduces their stats on the device); ComputeResident
-// refuses a narrowed runner.
-func (r *Runner) NarrowsAhead() bool { return true }
 
 // MaxDeviceNearest is the largest k SelectNearest selects on the device
 // (kernels/select.cu's maxK); above it the host selects from full rows.
 const MaxDeviceNearest = 64
 
-// SelectNearest makes the runner's blocks the k nearest of every source
-// (design.md, "Queries narrower than all pairs"), selected on the device:
-// per source, the k nearest other vertices among the request's targets
-// (every vertex without), within its cutoff, by distance and then vertex,
-// nearest first. Run and Start then fill blocks of k columns whose
-// CellTargets name the vertices (graph.NewBlock of k columns, NumVertices
-// the graph's, CellTargets of len(Sources)·k), -1 and Infinity where a
-// source reaches fewer: the blocks package pipeline's host selection
-// makes. It reports false, and changes nothing, for k outside
-// [1, MaxDeviceNearest], for a runner with predecessors, and once a block
-// has run.
-func (r *Runner) SelectNearest(k int) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if k < 1 || k > MaxDeviceNearest || r.req.WithPredecessors || r.capacity > 0 || r.targetIDs.ptr != 0 || r.closed {
+// selectNearest sets the k of the k nearest (Runner.SelectNearest) and
+// reports true, or reports false and changes nothing for k outside
+// [1, MaxDeviceNearest], with predecessors, or once the targets are
+// uploaded.
+func (q *narrowing) selectNearest(k int) bool {
+	if k < 1 || k > MaxDeviceNearest || q.req.WithPredecessors || q.targetIDs.ptr != 0 {
 		return false
 	}
-	r.nearestK = k
+	q.nearestK = k
 	return true
 }
 
-// errNarrowed is what the paths of full rows answer on a narrowed runner.
-func (r *Runner) errNarrowed(what string) error {
-	if r.narrowsBlocks() {
+// errFullRows is what the paths of full rows answer on a narrowed runner.
+func (q *narrowing) errFullRows(what string) error {
+	if q.blocks() {
 		return fmt.Errorf("gpu: %s of a runner prepared for targets, a cutoff or the k nearest: its rows are narrowed on the device", what)
 	}
 	return nil
@@ -123,12 +124,12 @@ func (r *Runner) errNarrowed(what string) error {
 // cutBits is the cutoff as gather.cu reads it: the bits of
 // graph.CutoffOf in the distance type (the type's infinity without a
 // cutoff, which clips nothing).
-func (r *Runner) cutBits() uint64 {
+func (q *narrowing) cutBits() uint64 {
 	c := math.Inf(1)
-	if r.req.HasCutoff {
-		c = r.req.Cutoff
+	if q.req.HasCutoff {
+		c = q.req.Cutoff
 	}
-	switch r.distType {
+	switch q.distType {
 	case graph.DistInt32:
 		return uint64(uint32(graph.CutoffOf[int32](c)))
 	case graph.DistInt64:
@@ -143,34 +144,34 @@ func (r *Runner) cutBits() uint64 {
 // over the cells.
 const gatherGrid = 4096
 
-// checkNarrowBlock checks a block for a narrowed run: the runner's
-// targets as its columns (nil for a cutoff alone), or k columns named by
-// CellTargets for the k nearest; no predecessors.
-func (r *Runner) checkNarrowBlock(out *graph.Block) error {
-	if out.NumVertices != r.n {
-		return fmt.Errorf("gpu: block over %d vertices for a graph of %d", out.NumVertices, r.n)
+// checkBlock checks a block for a narrowed run: the runner's targets as
+// its columns (nil for a cutoff alone), or k columns named by CellTargets
+// for the k nearest; no predecessors.
+func (q *narrowing) checkBlock(out *graph.Block) error {
+	if out.NumVertices != q.n {
+		return fmt.Errorf("gpu: block over %d vertices for a graph of %d", out.NumVertices, q.n)
 	}
-	if out.Type != r.distType {
-		return fmt.Errorf("gpu: block of %s distances, runner computes %s", out.Type, r.distType)
+	if out.Type != q.distType {
+		return fmt.Errorf("gpu: block of %s distances, runner computes %s", out.Type, q.distType)
 	}
 	if out.Pred != nil {
 		return errors.New("gpu: a narrowed block holds no predecessors")
 	}
-	if r.nearestK > 0 {
-		if out.Targets != nil || len(out.CellTargets) != len(out.Sources)*r.nearestK {
+	if q.nearestK > 0 {
+		if out.Targets != nil || len(out.CellTargets) != len(out.Sources)*q.nearestK {
 			return fmt.Errorf("gpu: a block of the %d nearest has no Targets and %d CellTargets, not %d Targets and %d CellTargets",
-				r.nearestK, len(out.Sources)*r.nearestK, len(out.Targets), len(out.CellTargets))
+				q.nearestK, len(out.Sources)*q.nearestK, len(out.Targets), len(out.CellTargets))
 		}
 	} else {
 		if out.CellTargets != nil {
 			return errors.New("gpu: a narrowed block holds distances of fixed columns only")
 		}
-		if (out.Targets == nil) != (r.req.Targets == nil) || len(out.Targets) != len(r.req.Targets) {
-			return fmt.Errorf("gpu: block of %d target columns for a runner prepared with %d targets", len(out.Targets), len(r.req.Targets))
+		if (out.Targets == nil) != (q.req.Targets == nil) || len(out.Targets) != len(q.req.Targets) {
+			return fmt.Errorf("gpu: block of %d target columns for a runner prepared with %d targets", len(out.Targets), len(q.req.Targets))
 		}
 		for j, v := range out.Targets {
-			if v != r.req.Targets[j] {
-				return fmt.Errorf("gpu: block column %d is vertex %d, the runner's target %d", j, v, r.req.Targets[j])
+			if v != q.req.Targets[j] {
+				return fmt.Errorf("gpu: block column %d is vertex %d, the runner's target %d", j, v, q.req.Targets[j])
 			}
 		}
 	}
@@ -178,151 +179,95 @@ func (r *Runner) checkNarrowBlock(out *graph.Block) error {
 	if err != nil {
 		return err
 	}
-	if want := len(out.Sources) * r.outWidth() * r.distType.Size(); len(b) != want {
+	if want := len(out.Sources) * q.outWidth() * q.distType.Size(); len(b) != want {
 		return fmt.Errorf("gpu: block distance slice of %d bytes, want %d", len(b), want)
 	}
 	for _, s := range out.Sources {
-		if s < 0 || int(s) >= r.n {
-			return fmt.Errorf("gpu: source %d outside [0, %d)", s, r.n)
+		if s < 0 || int(s) >= q.n {
+			return fmt.Errorf("gpu: source %d outside [0, %d)", s, q.n)
 		}
 	}
 	return nil
 }
 
-// uploadTargets copies the request's targets to the device once (on the
-// device goroutine), after checking them; sorted for the k nearest.
-func (r *Runner) uploadTargets() error {
-	if r.req.Targets == nil || r.targetIDs.ptr != 0 {
+// uploadTargets copies the request's targets to dv once (on the device
+// goroutine), after checking them; sorted for the k nearest.
+func (q *narrowing) uploadTargets(dv *device) error {
+	if q.req.Targets == nil || q.targetIDs.ptr != 0 {
 		return nil
 	}
-	for _, v := range r.req.Targets {
-		if v < 0 || int(v) >= r.n {
-			return fmt.Errorf("gpu: target %d outside [0, %d)", v, r.n)
+	for _, v := range q.req.Targets {
+		if v < 0 || int(v) >= q.n {
+			return fmt.Errorf("gpu: target %d outside [0, %d)", v, q.n)
 		}
 	}
-	ids := r.req.Targets
-	if r.nearestK > 0 {
+	ids := q.req.Targets
+	if q.nearestK > 0 {
 		// The selection's ties go by vertex: it reads the columns in
 		// vertex order. The set of targets is all it depends on.
 		ids = slices.Clone(ids)
 		slices.Sort(ids)
 	}
 	var err error
-	r.targetIDs, err = r.e.dev.upload(asBytes(ids))
+	q.targetIDs, err = dv.upload(asBytes(ids))
 	return err
 }
 
-// startNarrowed is Start for a runner whose blocks are narrowed
-// (narrowsBlocks): per chunk of sources, the rows are computed into an
-// idle result slot, gathered and clipped (or the k nearest selected) into
-// that slot's own buffers, and the copy of those cells to out is queued on
-// the copy stream. Errors are Start's.
-func (r *Runner) startNarrowed(ctx context.Context, out *graph.Block) (*Pending, error) {
-	if err := r.checkNarrowBlock(out); err != nil {
-		return nil, err
-	}
-	out.ValidSet, out.Nulls = false, 0
-	p := &Pending{}
-	k := len(out.Sources)
-	if k == 0 {
-		return p, nil
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return nil, errors.New("gpu: run on a closed runner")
-	}
-	dist, _ := sliceBytes(out.Dist)
-	w := r.outWidth()
-	rowBytes := w * r.distType.Size()
-	cycleSource := graph.VertexID(-1)
-	err := r.e.dev.do(func() error {
-		r.kernelTime, r.host = 0, hostTimes{}
-		if err := r.uploadTargets(); err != nil {
-			return err
-		}
-		return r.runChunks(k, func(lo, hi int) error {
-			s := r.takeSlot()
-			c, err := r.compute(out.Sources[lo:hi], s, false)
-			if err != nil {
-				return err
-			}
-			if c >= 0 {
-				cycleSource = c
-				return errCycle
-			}
-			from, err := r.narrowRows(s, hi-lo)
-			if err != nil {
-				return err
-			}
-			cp := copyOut{dist: dist[lo*rowBytes : hi*rowBytes]}
-			if r.nearestK > 0 {
-				cp.pred = asBytes(out.CellTargets[lo*w : hi*w])
-			} else if r.req.Targets == nil && lo == 0 && hi == k {
-				cp.valid, cp.block = r.validOut(out), out // full rows, clipped
-			}
-			j, err := r.queueCopyFrom(s, from, s.selected.ptr, cp)
-			if err != nil {
-				return err
-			}
-			p.jobs = append(p.jobs, j)
-			return nil
-		})
-	})
-	return r.started(p, err, cycleSource)
-}
+// release frees the targets' device copy (on the device goroutine).
+func (q *narrowing) release(dv *device) error { return dv.free(&q.targetIDs) }
 
 // rowsClippedByKernel reports whether the rows of a narrowed block come
 // from the kernels clipped already, so that no gather runs over them: a
 // cutoff alone (no targets, no selection) at which the batched kernels
-// stop, with every distance they write (the source's own 0 included) at
-// most the cutoff or unreachable.
-func (r *Runner) rowsClippedByKernel() bool {
-	return r.Narrowed() && r.req.Targets == nil && r.nearestK == 0 && r.kernelCuts() && r.req.Cutoff >= 0
+// stop (kernelCuts, Runner.kernelCuts), with every distance they write
+// (the source's own 0 included) at most the cutoff or unreachable.
+func (q *narrowing) rowsClippedByKernel(kernelCuts bool) bool {
+	return q.on() && q.req.Targets == nil && q.nearestK == 0 && kernelCuts && q.req.Cutoff >= 0
 }
 
 // narrowRows runs the gather (or the selection of the k nearest) over the
-// k rows of slot s, just computed, and returns where the narrowed
-// distances are: s.gathered, or s.dist itself for a cutoff alone, clipped
-// in place, or left as the kernels clipped them (rowsClippedByKernel) (on
-// the device goroutine).
-func (r *Runner) narrowRows(s *resultSlot, k int) (uint64, error) {
-	dv := r.e.dev
-	suffix := typeSuffix(r.distType)
+// k rows of slot s, just computed for the sources at the device address
+// sources, and returns where the narrowed distances are: s.gathered, or
+// s.dist itself for a cutoff alone, clipped in place, or left as the
+// kernels clipped them (rowsClippedByKernel), with the device time of its
+// kernel (on the device goroutine).
+func (q *narrowing) narrowRows(dv *device, s *resultSlot, k int, sources uint64, kernelCuts bool) (uint64, time.Duration, error) {
+	suffix := typeSuffix(q.distType)
 	var err error
 	into := s.gathered.ptr
 	switch {
-	case r.nearestK > 0:
-		err = dv.launch("select_nearest_"+suffix, k, r.selectArgs(s, k)...)
-	case r.rowsClippedByKernel():
-		return s.dist.ptr, nil
+	case q.nearestK > 0:
+		err = dv.launch("select_nearest_"+suffix, k, q.selectArgs(s, k, sources)...)
+	case q.rowsClippedByKernel(kernelCuts):
+		return s.dist.ptr, 0, nil
 	default:
-		if r.req.Targets == nil {
+		if q.req.Targets == nil {
 			into = s.dist.ptr
 		}
-		cells := int64(k) * int64(r.narrowWidth())
+		cells := int64(k) * int64(q.width())
 		grid := int(min((cells+threadsPerBlock-1)/threadsPerBlock, gatherGrid))
-		err = dv.launch("gather_"+suffix, grid, r.gatherArgs(s, k, into)...)
+		err = dv.launch("gather_"+suffix, grid, q.gatherArgs(s, k, into)...)
 	}
-	r.kernelTime += dv.lastKernel
-	return into, err
+	return into, dv.lastKernel, err
 }
 
 // gatherArgs are gather.cu's arguments for the k rows of slot s, gathered
 // into into.
-func (r *Runner) gatherArgs(s *resultSlot, k int, into uint64) []any {
-	return []any{s.dist.ptr, int32(r.n), int32(k), r.targetIDs.ptr, int32(r.narrowWidth()), r.cutBits(), into}
+func (q *narrowing) gatherArgs(s *resultSlot, k int, into uint64) []any {
+	return []any{s.dist.ptr, int32(q.n), int32(k), q.targetIDs.ptr, int32(q.width()), q.cutBits(), into}
 }
 
-// selectArgs are select.cu's arguments for the k rows of slot s.
-func (r *Runner) selectArgs(s *resultSlot, k int) []any {
-	return []any{s.dist.ptr, int32(r.n), r.sources.ptr, int32(k), r.targetIDs.ptr, int32(r.narrowWidth()), r.cutBits(),
-		int32(r.nearestK), s.selected.ptr, s.gathered.ptr}
+// selectArgs are select.cu's arguments for the k rows of slot s, whose
+// sources are at the device address sources.
+func (q *narrowing) selectArgs(s *resultSlot, k int, sources uint64) []any {
+	return []any{s.dist.ptr, int32(q.n), sources, int32(k), q.targetIDs.ptr, int32(q.width()), q.cutBits(),
+		int32(q.nearestK), s.selected.ptr, s.gathered.ptr}
 }
 
-// statsNarrowArgs are stats_narrow_*'s arguments for the k rows at r.dist.
-func (r *Runner) statsNarrowArgs(k int) []any {
-	return []any{r.dist.ptr, int32(r.n), r.sources.ptr, int32(k), r.targetIDs.ptr, int32(r.narrowWidth()), r.cutBits(), r.stats.ptr}
+// statsArgs are stats_narrow_*'s arguments for the k rows at dist, of the
+// sources at sources, reduced into the stats words at stats.
+func (q *narrowing) statsArgs(k int, dist, sources, stats uint64) []any {
+	return []any{dist, int32(q.n), sources, int32(k), q.targetIDs.ptr, int32(q.width()), q.cutBits(), stats}
 }
 
 // narrowCloseness sets the closeness of st, whose other fields are those
@@ -348,10 +293,3 @@ func narrowCloseness(st *graph.Stats, targets []graph.VertexID) {
 		}
 	}
 }
-
-// DownloadedBytes is the number of result bytes (distances, predecessors,
-// validity bitmaps, stats words) the runner has copied from the device to
-// the host since Prepare: for a narrowed runner, sources × targets × the
-// distance's size per Run, and for one that selects the k nearest,
-// sources × k × (the distance's size + 4).
-func (r *Runner) DownloadedBytes() int64 { return r.downloaded.Load() }

@@ -362,7 +362,7 @@ func TestNarrowedRequests(t *testing.T) {
 		}
 		g := smallCSR(t, []int64{1, 2, 3, 4}, tc.typ)
 		r := newRunner(nil, g, graph.Request{Algorithm: graph.Dijkstra, Cutoff: tc.cutoff, HasCutoff: tc.has}, batchedConfig{})
-		if got := r.cutBits(); got != tc.want {
+		if got := r.narrow.cutBits(); got != tc.want {
 			t.Errorf("%s cutoff %v (set %v): bits %#x, want %#x", tc.typ, tc.cutoff, tc.has, got, tc.want)
 		}
 	}
@@ -401,8 +401,8 @@ func TestRowsClippedByKernel(t *testing.T) {
 		{"predecessors (not narrowed)", graph.DistInt32, graph.Request{Algorithm: Batched, Cutoff: 5, HasCutoff: true, WithPredecessors: true}, on, 0, false},
 	} {
 		r := newRunner(nil, smallCSR(t, []int64{1, 2, 3, 4}, tc.typ), tc.req, tc.cfg)
-		r.nearestK = tc.nearest
-		if got := r.rowsClippedByKernel(); got != tc.want {
+		r.narrow.nearestK = tc.nearest
+		if got := r.narrow.rowsClippedByKernel(r.kernelCuts()); got != tc.want {
 			t.Errorf("%s: rowsClippedByKernel = %v, want %v", tc.what, got, tc.want)
 		}
 	}

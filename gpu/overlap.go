@@ -193,7 +193,7 @@ func (r *Runner) Start(ctx context.Context, out *graph.Block) (*Pending, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if r.narrowsBlocks() {
+	if r.narrow.blocks() {
 		return r.startNarrowed(ctx, out)
 	}
 	if err := r.checkBlock(out); err != nil {
@@ -233,6 +233,69 @@ func (r *Runner) Start(ctx context.Context, out *graph.Block) (*Pending, error) 
 				cp.valid, cp.block = r.validOut(out), out
 			}
 			j, err := r.queueCopy(s, cp)
+			if err != nil {
+				return err
+			}
+			p.jobs = append(p.jobs, j)
+			return nil
+		})
+	})
+	return r.started(p, err, cycleSource)
+}
+
+// startNarrowed is Start for a runner whose blocks are narrowed
+// (narrowing.blocks, gather.go): per chunk of sources, the rows are
+// computed into an idle result slot, gathered and clipped (or the k
+// nearest selected) into that slot's own buffers, and the copy of those
+// cells to out is queued on the copy stream. Errors are Start's.
+func (r *Runner) startNarrowed(ctx context.Context, out *graph.Block) (*Pending, error) {
+	q := &r.narrow
+	if err := q.checkBlock(out); err != nil {
+		return nil, err
+	}
+	out.ValidSet, out.Nulls = false, 0
+	p := &Pending{}
+	k := len(out.Sources)
+	if k == 0 {
+		return p, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, errors.New("gpu: run on a closed runner")
+	}
+	dist, _ := sliceBytes(out.Dist)
+	w := q.outWidth()
+	rowBytes := w * r.distType.Size()
+	cycleSource := graph.VertexID(-1)
+	dv := r.e.dev
+	err := dv.do(func() error {
+		r.kernelTime, r.host = 0, hostTimes{}
+		if err := q.uploadTargets(dv); err != nil {
+			return err
+		}
+		return r.runChunks(k, func(lo, hi int) error {
+			s := r.takeSlot()
+			c, err := r.compute(out.Sources[lo:hi], s, false)
+			if err != nil {
+				return err
+			}
+			if c >= 0 {
+				cycleSource = c
+				return errCycle
+			}
+			from, took, err := q.narrowRows(dv, s, hi-lo, r.sources.ptr, r.kernelCuts())
+			r.kernelTime += took
+			if err != nil {
+				return err
+			}
+			cp := copyOut{dist: dist[lo*rowBytes : hi*rowBytes]}
+			if q.nearestK > 0 {
+				cp.pred = asBytes(out.CellTargets[lo*w : hi*w])
+			} else if q.req.Targets == nil && lo == 0 && hi == k {
+				cp.valid, cp.block = r.validOut(out), out // full rows, clipped
+			}
+			j, err := r.queueCopyFrom(s, from, s.selected.ptr, cp)
 			if err != nil {
 				return err
 			}
@@ -285,7 +348,7 @@ func (r *Runner) ComputeResident(ctx context.Context, sources []graph.VertexID) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := r.errNarrowed("ComputeResident"); err != nil {
+	if err := r.narrow.errFullRows("ComputeResident"); err != nil {
 		return nil, err
 	}
 	for _, s := range sources {

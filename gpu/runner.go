@@ -36,12 +36,9 @@ type Runner struct {
 	// lent is the kept copy of the graph (kept.go) this runner borrows
 	// instead of uploading it, or nil; release gives it back.
 	lent *keptCSR
-	// targetIDs are the request's targets on the device, uploaded by the
-	// first narrowed block (gather.go); sorted when nearestK is set.
-	targetIDs devBuf
-	// nearestK, when above 0, is the k of the k nearest the runner selects
-	// on the device (SelectNearest, gather.go).
-	nearestK int
+	// narrow narrows the blocks to the request's targets, cutoff or k
+	// nearest on the device (gather.go).
+	narrow narrowing
 
 	// Per-source buffers for capacity sources, grown on demand; oneSlot
 	// when only the first result slot's rows were allocated (a stats
@@ -167,6 +164,7 @@ func newRunner(e *Engine, g *graph.CSR, req graph.Request, batched batchedConfig
 	if req.Algorithm == graph.Delta {
 		r.delta = chooseDelta(g, req.Delta)
 	}
+	r.narrow = narrowing{req: req, n: r.n, distType: r.distType}
 	return r
 }
 
@@ -211,6 +209,46 @@ func (r *Runner) DistType() graph.DistType { return r.distType }
 
 // Delta is the bucket width delta-stepping runs with (0 for the others).
 func (r *Runner) Delta() float64 { return r.delta }
+
+// Narrowed reports whether Run honours the request's targets and cutoff
+// itself (graph.NarrowRunner): true for a request with targets or a cutoff
+// and without predecessors. Such a runner's blocks hold only the targets'
+// columns (every vertex's without targets), with every distance above the
+// cutoff made unreachable (gather.go).
+func (r *Runner) Narrowed() bool { return r.narrow.on() }
+
+// NarrowsAhead reports that Start and RunStats honour the request's
+// targets and cutoff as Run does (package pipeline then starts narrowed
+// blocks ahead and reduces their stats on the device); ComputeResident
+// refuses a narrowed runner.
+func (r *Runner) NarrowsAhead() bool { return true }
+
+// SelectNearest makes the runner's blocks the k nearest of every source
+// (design.md, "Queries narrower than all pairs"), selected on the device:
+// per source, the k nearest other vertices among the request's targets
+// (every vertex without), within its cutoff, by distance and then vertex,
+// nearest first. Run and Start then fill blocks of k columns whose
+// CellTargets name the vertices (graph.NewBlock of k columns, NumVertices
+// the graph's, CellTargets of len(Sources)·k), -1 and Infinity where a
+// source reaches fewer: the blocks package pipeline's host selection
+// makes. It reports false, and changes nothing, for k outside
+// [1, MaxDeviceNearest], for a runner with predecessors, and once a block
+// has run.
+func (r *Runner) SelectNearest(k int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.capacity > 0 || r.closed {
+		return false
+	}
+	return r.narrow.selectNearest(k)
+}
+
+// DownloadedBytes is the number of result bytes (distances, predecessors,
+// validity bitmaps, stats words) the runner has copied from the device to
+// the host since Prepare: for a narrowed runner, sources × targets × the
+// distance's size per Run, and for one that selects the k nearest,
+// sources × k × (the distance's size + 4).
+func (r *Runner) DownloadedBytes() int64 { return r.downloaded.Load() }
 
 // Close frees the device memory of the runner. Closing twice is a no-op.
 func (r *Runner) Close() error {

@@ -51,7 +51,7 @@ func (r *Runner) bytesPerSource(oneSlot bool) int64 {
 		}
 		return int64(r.n)*int64(l.dist+l.pred+l.aux+l.flags) + perSourceBytes
 	}
-	gathered, selected := r.narrowBytesPerSource()
+	gathered, selected := r.narrow.bytesPerSource()
 	return int64(r.n)*int64(resultSlots*(l.dist+l.pred)+l.aux+l.flags) + perSourceBytes + resultSlots*(gathered+selected)
 }
 
@@ -112,9 +112,10 @@ func (r *Runner) release() error {
 	var errs []error
 	errs = append(errs, r.releaseBlock())
 	errs = append(errs, r.giveBack())
-	for _, b := range []*devBuf{&r.offsets, &r.targets, &r.weights, &r.arcSources, &r.targetIDs} {
+	for _, b := range []*devBuf{&r.offsets, &r.targets, &r.weights, &r.arcSources} {
 		errs = append(errs, dv.free(b))
 	}
+	errs = append(errs, r.narrow.release(dv))
 	errs = append(errs, r.releaseSlots())
 	errs = append(errs, r.releaseArcsByWeight())
 	errs = append(errs, dv.freePinned(&r.stage))
@@ -174,7 +175,7 @@ func (r *Runner) ensureCapacity(k int, oneSlot bool) error {
 		{&r.flags, cells * int64(l.flags)},
 		{&r.stats, 8 * statsWords * int64(k)},
 	}
-	gathered, selected := r.narrowBytesPerSource()
+	gathered, selected := r.narrow.bytesPerSource()
 	hubRows := 0
 	if oneSlot {
 		hubRows = r.hubRowsFor(k)

@@ -33,7 +33,7 @@ func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if r.nearestK > 0 {
+	if r.narrow.nearestK > 0 {
 		return nil, errors.New("gpu: RunStats of a runner that selects the k nearest: the k nearest are a pairs result")
 	}
 	for _, s := range sources {
@@ -56,7 +56,7 @@ func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph
 	defer tracef(r.e.dev.ordinal, "stats of %d sources done", len(sources))
 	err := r.e.dev.do(func() error {
 		r.kernelTime, r.host = 0, hostTimes{}
-		if err := r.uploadTargets(); err != nil {
+		if err := r.narrow.uploadTargets(r.e.dev); err != nil {
 			return err
 		}
 		return r.runChunks(len(sources), func(lo, hi int) error {
@@ -70,7 +70,7 @@ func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph
 			}
 			dv := r.e.dev
 			if r.Narrowed() {
-				err = dv.launch("stats_narrow_"+typeSuffix(r.distType), hi-lo, r.statsNarrowArgs(hi-lo)...)
+				err = dv.launch("stats_narrow_"+typeSuffix(r.distType), hi-lo, r.narrow.statsArgs(hi-lo, r.dist.ptr, r.sources.ptr, r.stats.ptr)...)
 			} else {
 				err = dv.launch("stats_"+typeSuffix(r.distType), hi-lo, r.dist.ptr, int32(r.n), r.sources.ptr, int32(hi-lo), r.stats.ptr)
 			}

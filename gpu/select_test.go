@@ -240,17 +240,17 @@ func TestSelectNearestRefusals(t *testing.T) {
 			t.Errorf("request %+v, k %d: SelectNearest = %v, want %v", tc.req, tc.k, got, tc.want)
 		}
 		if !tc.want {
-			if r.nearestK != 0 || r.BytesPerSource() != plain {
+			if r.narrow.nearestK != 0 || r.BytesPerSource() != plain {
 				t.Errorf("request %+v, k %d: a refusal changed the runner", tc.req, tc.k)
 			}
 			continue
 		}
-		gathered, selected := r.narrowBytesPerSource()
+		gathered, selected := r.narrow.bytesPerSource()
 		if gathered != int64(tc.k*4) || selected != int64(tc.k*4) {
 			t.Errorf("k %d of int32 distances: %d + %d bytes per source and slot, want %d + %d", tc.k, gathered, selected, 4*tc.k, 4*tc.k)
 		}
-		if !r.narrowsBlocks() || r.outWidth() != tc.k {
-			t.Errorf("k %d: narrowsBlocks %v, width %d", tc.k, r.narrowsBlocks(), r.outWidth())
+		if !r.narrow.blocks() || r.narrow.outWidth() != tc.k {
+			t.Errorf("k %d: narrowsBlocks %v, width %d", tc.k, r.narrow.blocks(), r.narrow.outWidth())
 		}
 	}
 }
@@ -262,12 +262,12 @@ func TestNarrowLaunchArgs(t *testing.T) {
 	for _, typ := range []graph.DistType{graph.DistInt32, graph.DistInt64, graph.DistFloat32, graph.DistFloat64} {
 		g := smallCSR(t, []int64{1, 2, 3, 4}, typ)
 		r := newRunner(nil, g, graph.Request{Algorithm: graph.Dijkstra, Targets: []graph.VertexID{1, 0}, HasCutoff: true}, batchedConfig{})
-		r.nearestK = 3
+		r.narrow.nearestK = 3
 		s := &r.slots[0]
 		for name, args := range map[string][]any{
-			"gather_":         r.gatherArgs(s, 2, s.gathered.ptr),
-			"select_nearest_": r.selectArgs(s, 2),
-			"stats_narrow_":   r.statsNarrowArgs(2),
+			"gather_":         r.narrow.gatherArgs(s, 2, s.gathered.ptr),
+			"select_nearest_": r.narrow.selectArgs(s, 2, r.sources.ptr),
+			"stats_narrow_":   r.narrow.statsArgs(2, r.dist.ptr, r.sources.ptr, r.stats.ptr),
 		} {
 			i, ok := kernelIndex[name+typeSuffix(typ)]
 			if !ok {
