@@ -123,14 +123,14 @@ func launchBatched(r *Runner, k int) error {
 		return fmt.Errorf("gpu: batched launch of %d sources with %d on the host", k, len(r.blockSources))
 	}
 	early := r.planBesideHubRows()
-	if err := r.ensureHubRows(); err != nil {
+	if err := r.hubs.ensure(); err != nil {
 		if early != nil {
 			<-early // the plan's goroutine reads the runner's sources
 		}
 		return fmt.Errorf("gpu: batched: hub rows: %w", err)
 	}
-	late := r.hubs.late // rows still arriving from other devices
-	r.hubs.late = nil
+	late := r.hubs.rows.late // rows still arriving from other devices
+	r.hubs.rows.late = nil
 	began := time.Now()
 	var (
 		bp     *plan.Block
@@ -144,12 +144,12 @@ func launchBatched(r *Runner, k int) error {
 		tracef(r.ordinal(), "plan taken")
 		bp, packed, err = p.block, p.packed, p.err
 	} else {
-		bp, finish, packed, err = r.startPlan(r.blockSources, r.kernelCutoff(), r.residentRows())
+		bp, finish, packed, err = r.startPlan(r.blockSources, r.kernelCutoff(), r.hubs.resident())
 	}
 	if err == nil && late != nil && bp.Early == nil {
 		// A plan not split around them waits for them first.
 		if late.wait() {
-			err = r.ensureHubRows()
+			err = r.hubs.ensure()
 		}
 		late = nil
 	}
@@ -198,16 +198,16 @@ type earlyPlan struct {
 // hub rows' plan beside the blocks' plans"). nil where there is nothing
 // to wait for.
 func (r *Runner) planBesideHubRows() chan earlyPlan {
-	if r.hubs.ready || len(r.hubs.vertices) == 0 {
+	if r.hubs.rows.ready || len(r.hubs.rows.vertices) == 0 {
 		return nil
 	}
-	res := plan.Resident{Vertices: r.hubs.vertices, FirstRow: int32(r.hubs.firstRow)}
+	res := plan.Resident{Vertices: r.hubs.rows.vertices, FirstRow: int32(r.hubs.rows.firstRow)}
 	sources, cut := r.blockSources, r.kernelCutoff()
 	out := make(chan earlyPlan, 1)
 	lateRows := make(chan []bool, 1)
 	var once sync.Once
-	r.hubs.tell = func(late []bool) { once.Do(func() { lateRows <- late }) }
-	ahead := r.hubRun.ahead
+	r.hubs.rows.tell = func(late []bool) { once.Do(func() { lateRows <- late }) }
+	ahead := r.hubs.run.ahead
 	go func() {
 		if ahead != nil {
 			<-ahead.done
@@ -218,7 +218,7 @@ func (r *Runner) planBesideHubRows() chan earlyPlan {
 			if finish != nil {
 				finish()
 			}
-			// ensureHubRows tells which rows may come late, if any.
+			// hubStore.ensure tells which rows may come late, if any.
 			if late := <-lateRows; late != nil && bp.Rows != nil {
 				bp.SplitLate(func(row int32) bool {
 					i := row - res.FirstRow
@@ -271,7 +271,7 @@ func (r *Runner) runPlan(bp *plan.Block, finish func(), packed *plan.Packed, beg
 		where := make([]devBuf, len(run.phases))
 		where[0] = r.dist
 		if r.frontierRows.ptr != 0 {
-			where[0] = r.frontierRows // hub rows: runHubPlan
+			where[0] = r.frontierRows // hub rows: hubStore.runPlan
 		}
 		if bp.Early != nil && bp.Early.KernelLate {
 			where[0] = devBuf{} // the block's rows hold the early part's

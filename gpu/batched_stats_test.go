@@ -362,9 +362,9 @@ func TestStatsBlockGrowth(t *testing.T) {
 		per = r.StatsBytesPerSource()
 		size = min(int64(n), (budget-r.StatsFixedBytes())/per)
 		t.Logf("R-MAT %d, one slot, hubrows=1024: %d bytes a source and %d for the hub rows, blocks of %d sources (%.1f %%) beside %d hub rows",
-			scale, per, r.StatsFixedBytes(), size, 100*float64(size)/float64(n), r.hubRowsFor(int(size)))
-		if size >= sizes[true] || r.hubRowsFor(int(size)) == 0 {
-			t.Errorf("R-MAT %d: hub rows leave blocks of %d (%d without) and keep %d rows", scale, size, sizes[true], r.hubRowsFor(int(size)))
+			scale, per, r.StatsFixedBytes(), size, 100*float64(size)/float64(n), r.hubs.forBlock(int(size)))
+		if size >= sizes[true] || r.hubs.forBlock(int(size)) == 0 {
+			t.Errorf("R-MAT %d: hub rows leave blocks of %d (%d without) and keep %d rows", scale, size, sizes[true], r.hubs.forBlock(int(size)))
 		}
 	}
 }
@@ -419,7 +419,7 @@ func TestHubRowsStatsAgainstOracle(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer r.Close()
-				kept := r.hubRowsPossible()
+				kept := r.hubs.possible()
 				if (gname == "rmat11-int" || gname == "rmat11-float-exact") && !kept {
 					t.Fatal("hub rows not kept on a graph of exact sums")
 				}
@@ -434,8 +434,8 @@ func TestHubRowsStatsAgainstOracle(t *testing.T) {
 							t.Fatalf("blocks of %d, sources %d..%d: %v", size, lo, hi, err)
 						}
 						compareStats(t, got, subStats(want, lo, hi), absSum[lo:hi], absHarm[lo:hi])
-						if wantRows := r.hubRowsFor(r.capacity); r.hubs.ready != (wantRows > 0) || len(r.hubs.vertices) != wantRows {
-							t.Fatalf("blocks of %d: %d hub rows, ready %v; want %d", size, len(r.hubs.vertices), r.hubs.ready, wantRows)
+						if wantRows := r.hubs.forBlock(r.capacity); r.hubs.rows.ready != (wantRows > 0) || len(r.hubs.rows.vertices) != wantRows {
+							t.Fatalf("blocks of %d: %d hub rows, ready %v; want %d", size, len(r.hubs.rows.vertices), r.hubs.rows.ready, wantRows)
 						}
 					}
 					if size == 97 || !kept {
@@ -447,7 +447,7 @@ func TestHubRowsStatsAgainstOracle(t *testing.T) {
 					if err := r.Run(context.Background(), b); err != nil {
 						t.Fatal(err)
 					}
-					if len(r.hubs.vertices) != 0 {
+					if len(r.hubs.rows.vertices) != 0 {
 						t.Fatal("hub rows kept through a block of rows")
 					}
 					got, err := r.RunStats(context.Background(), sources[n-size:])
@@ -455,7 +455,7 @@ func TestHubRowsStatsAgainstOracle(t *testing.T) {
 						t.Fatal(err)
 					}
 					compareStats(t, got, subStats(want, n-size, n), absSum[n-size:], absHarm[n-size:])
-					if !r.hubs.ready {
+					if !r.hubs.rows.ready {
 						t.Fatal("hub rows not computed again after a block of rows")
 					}
 				}
@@ -507,7 +507,7 @@ func TestHubRowsFor(t *testing.T) {
 		{"fractional floats", fractional, graph.Request{Algorithm: Batched}, hubs, n / 8, 0},
 	} {
 		r := newRunner(nil, c.g, c.req, c.cfg)
-		if got := r.hubRowsFor(c.k); got != c.want {
+		if got := r.hubs.forBlock(c.k); got != c.want {
 			t.Errorf("%s: %d hub rows for a block of %d, want %d", c.name, got, c.k, c.want)
 		}
 		base := c.cfg
@@ -516,7 +516,7 @@ func TestHubRowsFor(t *testing.T) {
 			t.Errorf("%s: hub rows add %d bytes a source", c.name, extra)
 		}
 		want := int64(0)
-		if r.hubRowsPossible() && c.cfg.HubRows > 0 {
+		if r.hubs.possible() && c.cfg.HubRows > 0 {
 			want = 64 * n * 4
 		}
 		if got := r.StatsFixedBytes(); got != want {
@@ -632,17 +632,17 @@ func TestSizeStatsRun(t *testing.T) {
 		n := g.NumVertices
 		cfg := rowsConfig()
 		r := newRunner(nil, g, graph.Request{Algorithm: Batched}, cfg)
-		if !r.hubRowsPossible() {
+		if !r.hubs.possible() {
 			continue
 		}
-		per, row := r.StatsBytesPerSource(), r.rowBytes()
+		per, row := r.StatsBytesPerSource(), r.hubs.rowBytes()
 		core, err := r.planGraph.Core(n, cfg.Config)
 		if err != nil {
 			t.Fatal(err)
 		}
 		r.SizeStatsRun(n, per*int64(n))
-		if got := r.StatsFixedBytes(); got != 0 || r.hubRowsFor(n/2) != 0 {
-			t.Errorf("%s: a run one block holds keeps %d hub rows (%d bytes)", gname, r.hubRowsFor(n/2), got)
+		if got := r.StatsFixedBytes(); got != 0 || r.hubs.forBlock(n/2) != 0 {
+			t.Errorf("%s: a run one block holds keeps %d hub rows (%d bytes)", gname, r.hubs.forBlock(n/2), got)
 		}
 		budget := per * int64(n/4)
 		r.SizeStatsRun(n, budget)
@@ -650,10 +650,10 @@ func TestSizeStatsRun(t *testing.T) {
 		if want == 0 {
 			t.Fatalf("%s: the test's budget leaves no hub rows", gname)
 		}
-		if got := r.hubRowsFor(n / 4); got != want {
+		if got := r.hubs.forBlock(n / 4); got != want {
 			t.Errorf("%s: %d hub rows beside blocks of %d, want %d (core %d)", gname, got, n/4, want, len(core))
 		}
-		if got := r.hubRowsFor(want / 2); got != want/2 {
+		if got := r.hubs.forBlock(want / 2); got != want/2 {
 			t.Errorf("%s: a block of %d keeps %d hub rows, want its size", gname, want/2, got)
 		}
 		if got := r.StatsFixedBytes(); got != int64(want)*row {
@@ -662,14 +662,14 @@ func TestSizeStatsRun(t *testing.T) {
 		cfg.HubRows = 0
 		off := newRunner(nil, g, graph.Request{Algorithm: Batched}, cfg)
 		off.SizeStatsRun(n, budget)
-		if off.hubRowsFor(n/4) != 0 || off.StatsFixedBytes() != 0 {
+		if off.hubs.forBlock(n/4) != 0 || off.StatsFixedBytes() != 0 {
 			t.Errorf("%s: hub rows kept with HubRows 0", gname)
 		}
 	}
 }
 
 // TestHubPlanAhead checks, without a device, that sizing a run with hub
-// rows begins the plan of its hub list (hubPlanAhead), that hubPlan hands
+// rows begins the plan of its hub list (hubPlanAhead), that hubStore.plan hands
 // it over once, equal to the plan made then, and plans a part of the
 // list or a second request anew; and that runners of one group share one
 // plan made ahead.
@@ -679,25 +679,25 @@ func TestHubPlanAhead(t *testing.T) {
 		n := g.NumVertices
 		cfg := rowsConfig()
 		r := newRunner(nil, g, graph.Request{Algorithm: Batched}, cfg)
-		if !r.hubRowsPossible() {
+		if !r.hubs.possible() {
 			continue
 		}
 		r.SizeStatsRun(n, r.StatsBytesPerSource()*int64(n/4))
-		h := r.hubRowsFor(n / 4)
-		a := r.hubRun.ahead
+		h := r.hubs.forBlock(n / 4)
+		a := r.hubs.run.ahead
 		if h == 0 || a == nil {
 			t.Fatalf("%s: %d hub rows, plan ahead %v", gname, h, a != nil)
 		}
-		v, err := r.hubVertices(h)
+		v, err := r.hubs.vertices(h)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.hubs = hubState{vertices: v, firstRow: n / 4}
+		r.hubs.rows = hubState{vertices: v, firstRow: n / 4}
 		want, err := r.planGraph.Plan(v, cfg.HubPlan())
 		if err != nil {
 			t.Fatal(err)
 		}
-		// complete is a plan of hubPlan's once its finish ran.
+		// complete is a plan of hubStore.plan's once its finish ran.
 		complete := func(bp *plan.Block, finish func(), err error) *plan.Block {
 			t.Helper()
 			if err != nil {
@@ -708,15 +708,15 @@ func TestHubPlanAhead(t *testing.T) {
 			}
 			return bp
 		}
-		got := complete(r.hubPlan(0, h))
+		got := complete(r.hubs.plan(0, h))
 		if got != a.block || !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: the hub rows' plan is not the one made ahead, or differs from the plan made now", gname)
 		}
-		again := complete(r.hubPlan(0, h))
+		again := complete(r.hubs.plan(0, h))
 		if again == got || !reflect.DeepEqual(again, want) {
 			t.Errorf("%s: a second plan of the hub list is the one made ahead again (%v), or another plan", gname, again == got)
 		}
-		if part := complete(r.hubPlan(0, h/2)); len(part.Sources)+len(part.Mins)+len(part.Derive) == 0 {
+		if part := complete(r.hubs.plan(0, h/2)); len(part.Sources)+len(part.Mins)+len(part.Derive) == 0 {
 			t.Errorf("%s: a part of the hub list planned nothing", gname)
 		}
 
@@ -726,14 +726,14 @@ func TestHubPlanAhead(t *testing.T) {
 		ShareHubRows([]*Runner{r0, r1})
 		r0.SizeStatsRun(n, r0.StatsBytesPerSource()*int64(n/4))
 		r1.SizeStatsRun(n, r1.StatsBytesPerSource()*int64(n/4))
-		if r0.hubRun.ahead == nil || r0.hubRun.ahead != r1.hubRun.ahead {
-			t.Errorf("%s: the runners of a group made %v and %v plans ahead, want one shared", gname, r0.hubRun.ahead, r1.hubRun.ahead)
+		if r0.hubs.run.ahead == nil || r0.hubs.run.ahead != r1.hubs.run.ahead {
+			t.Errorf("%s: the runners of a group made %v and %v plans ahead, want one shared", gname, r0.hubs.run.ahead, r1.hubs.run.ahead)
 		}
-		<-r0.hubRun.ahead.done
+		<-r0.hubs.run.ahead.done
 		if a.first != nil {
 			t.Errorf("%s: a runner without a group cut the first phase among parts", gname)
 		}
-		checkFirstCut(t, gname, r0.hubRun.ahead)
+		checkFirstCut(t, gname, r0.hubs.run.ahead)
 		checked++
 	}
 	if checked == 0 {

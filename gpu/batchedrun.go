@@ -165,7 +165,7 @@ func runBatched(dv *device, r *Runner, run *batchedRun) error {
 			// Another device failed before its rows landed: compute them
 			// here (their kernels use the block's rows), then the early
 			// part again.
-			if err := r.ensureHubRows(); err != nil {
+			if err := r.hubs.ensure(); err != nil {
 				return err
 			}
 			if err := early(); err != nil {

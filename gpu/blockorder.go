@@ -15,12 +15,12 @@ import (
 // come first, in the hub rows' order (plan.HubsFirst).
 func (r *Runner) BlockOrder(sources []graph.VertexID, block int) []int32 {
 	c := r.batched.Config
-	if !c.BlockOrder || r.req.Algorithm != Batched || r.req.WithPredecessors || !(c.Leaves || c.Mins) || !r.derivesExactly() {
+	if !c.BlockOrder || r.req.Algorithm != Batched || r.req.WithPredecessors || !(c.Leaves || c.Mins) || !derivesExactly(r.distType, r.batched, r.planGraph) {
 		return nil
 	}
 	order := r.planGraph.BlockOrder(sources, block)
-	if h := r.hubRowsFor(block); h > 0 && order != nil {
-		if hubs, err := r.hubVertices(h); err == nil { // else the block's plan says why
+	if h := r.hubs.forBlock(block); h > 0 && order != nil {
+		if hubs, err := r.hubs.vertices(h); err == nil { // else the block's plan says why
 			order = plan.HubsFirst(order, sources, hubs)
 		}
 	}
@@ -34,11 +34,11 @@ func (r *Runner) BlockOrder(sources []graph.VertexID, block int) []int32 {
 // given order, every block then copies its hubs' rows in one piece and
 // derives about as many rows as the others.
 func (r *Runner) HubOrder(sources []graph.VertexID, block int) []int32 {
-	h := r.hubRowsFor(block)
+	h := r.hubs.forBlock(block)
 	if h == 0 || block >= len(sources) {
 		return nil
 	}
-	hubs, err := r.hubVertices(h)
+	hubs, err := r.hubs.vertices(h)
 	if err != nil {
 		return nil
 	}

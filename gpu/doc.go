@@ -82,7 +82,7 @@
 //   - hostpin.go: page-locked host memory the device copies into directly
 //   - hubcopy.go: hub rows copied between devices, peer to peer where they allow it
 //   - hubphase.go: the phased round of shared hub rows, each phase cut among the runners
-//   - hubs.go: hub rows kept on the device beside stats blocks
+//   - hubs.go: hubStore, the hub rows a runner keeps on the device beside stats blocks
 //   - hubsend.go: hub rows sent between devices in 16 bits
 //   - hubshare.go: hub rows shared among devices: each computes a share and sends it
 //   - kept.go: kept CSRs, a graph's device copy that outlives its runners (serve)

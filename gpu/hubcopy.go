@@ -4,14 +4,14 @@ package gpu
 // from its owner, device to device or peer to peer where the devices allow
 // it, through the driver's staging in host memory otherwise.
 
-// copyHubPart copies part p's rows from its owner's device into r's hub
+// copyPart copies part p's rows from its owner's device into r's hub
 // rows, and waits for the copy (with the group's lock held, so that the
 // owner cannot free them meanwhile). It reports whether the copy went
 // device to device (one context, or peer to peer) rather than through
 // the driver's staging in host memory.
-func (r *Runner) copyHubPart(p *hubPart) (bool, error) {
-	to := r.dist.ptr + uint64(int64(r.hubs.firstRow+p.lo)*r.rowBytes())
-	peer, _, err := copyDevice(r.e.dev, r.e.dev, p.owner.e.dev, to, p.at, uint64(int64(p.hi-p.lo)*r.rowBytes()), true)
+func (hs *hubStore) copyPart(p *hubPart) (bool, error) {
+	to := hs.r.dist.ptr + uint64(int64(hs.rows.firstRow+p.lo)*hs.rowBytes())
+	peer, _, err := copyDevice(hs.r.e.dev, hs.r.e.dev, p.owner.r.e.dev, to, p.at, uint64(int64(p.hi-p.lo)*hs.rowBytes()), true)
 	return peer, err
 }
 

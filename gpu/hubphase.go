@@ -24,7 +24,7 @@ import (
 // and each derives the plan's minimums and leaves itself at the end.
 type phasedRound struct {
 	plan *plan.Block
-	// finish, until it ran, makes the plan's later phases (hubPlan).
+	// finish, until it ran, makes the plan's later phases (hubStore.plan).
 	finish func()
 	// prep is each phase cut among the runners, made ahead by prepare.
 	prep []phasePrep
@@ -35,7 +35,7 @@ type phasedRound struct {
 	failed bool
 	took   []time.Duration // per runner, computing its shares
 	rows   []int           // per runner, the rows it computed
-	joined map[*Runner]bool
+	joined map[*hubStore]bool
 	// packed holds, by phase, sender and receiver (their indices among
 	// the runners), the spans sent packed, which the receiver widens.
 	packed map[[3]int]bool
@@ -71,22 +71,22 @@ type phaseCut struct {
 // "The last phase's rows cross while the blocks work"). tell hands the
 // block's plan the rows that may come late, once the last phase is cut.
 // Where a runner fails, the others compute every row alone.
-func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
-	j := slices.Index(g.runners, r)
+func (g *hubGroup) ensurePhased(hs *hubStore, tell func([]bool)) error {
+	j := slices.Index(g.runners, hs)
 	// r's stage, before the plan is waited for (peer access is on since
 	// ShareHubRows, reachEachOther). Where it cannot be made, r's rows go
 	// whole.
-	if st := newHubStage(r, g.base[r]); st != nil {
-		g.stage[r] = st
-		defer r.e.dev.free(&st.flag) // r's packs are over when it returns (freed already when it goes on)
+	if st := newHubStage(hs, g.base[hs]); st != nil {
+		g.stage[hs] = st
+		defer hs.r.e.dev.free(&st.flag) // r's packs are over when it returns (freed already when it goes on)
 	}
-	tracef(r.ordinal(), "hub rows: stage ready")
+	tracef(hs.r.ordinal(), "hub rows: stage ready")
 	if g.phased == nil {
-		a := r.hubRun.ahead
-		bp, finish, err := r.hubPlan(0, len(r.hubs.vertices))
-		tracef(r.ordinal(), "hub rows: plan's first phase made")
+		a := hs.run.ahead
+		bp, finish, err := hs.plan(0, len(hs.rows.vertices))
+		tracef(hs.r.ordinal(), "hub rows: plan's first phase made")
 		if err != nil {
-			g.phased = &phasedRound{failed: true, joined: map[*Runner]bool{}}
+			g.phased = &phasedRound{failed: true, joined: map[*hubStore]bool{}}
 			g.cond.Broadcast()
 			return err
 		}
@@ -97,7 +97,7 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 		g.phased = newPhasedRound(bp, finish, g.parts, len(g.runners), first)
 	}
 	ph := g.phased
-	ph.joined[r] = true
+	ph.joined[hs] = true
 	last := len(ph.done) - 1
 	if !ph.failed && last >= 0 {
 		pr, h := &ph.prep[last], g.h
@@ -112,7 +112,7 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 		}
 		g.mu.Unlock()
 		defer g.mu.Lock()
-		return r.computeHubRows(0, len(r.hubs.vertices))
+		return hs.compute(0, len(hs.rows.vertices))
 	}
 	if ph.failed {
 		return alone()
@@ -126,10 +126,10 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 			return alone()
 		}
 		if part := pr.part[j]; part != nil {
-			tracef(r.ordinal(), "hub phase %d: %d rows", i, len(part.Sources))
+			tracef(hs.r.ordinal(), "hub phase %d: %d rows", i, len(part.Sources))
 			g.mu.Unlock()
 			began := time.Now()
-			err := r.runHubPlan(part, nil, pr.packed[j], 0, time.Now())
+			err := hs.runPlan(part, nil, pr.packed[j], 0, time.Now())
 			g.mu.Lock()
 			ph.took[j] += time.Since(began)
 			ph.rows[j] += len(part.Sources)
@@ -139,29 +139,29 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 				return err
 			}
 		}
-		tracef(r.ordinal(), "hub phase %d computed", i)
+		tracef(hs.r.ordinal(), "hub phase %d computed", i)
 		if hubPhaseFault != nil {
-			if err := hubPhaseFault(g, ph, r, i); err != nil {
+			if err := hubPhaseFault(g, ph, hs, i); err != nil {
 				ph.failed = true
 				g.cond.Broadcast()
 				return err
 			}
 		}
-		goOn := i == last && g.nothingToDerive(ph, r)
-		if st := g.stage[r]; goOn && st != nil {
+		goOn := i == last && g.nothingToDerive(ph, hs)
+		if st := g.stage[hs]; goOn && st != nil {
 			// r packs nothing more (the last phase's spans go whole):
 			// its flag is freed now, while its context is idle, since
 			// cuMemFree waits for the context's work, the copies queued
 			// below included (5 ms before r's block, R-MAT 18 on two
 			// H200s; docs/benchmarks-history.md, "Where the round's start and end
 			// went (traces of runs 1–3)").
-			if err := r.e.dev.free(&st.flag); err != nil {
+			if err := hs.r.e.dev.free(&st.flag); err != nil {
 				ph.failed = true
 				g.cond.Broadcast()
 				return err
 			}
 		}
-		sent, err := g.pushSpans(r, ph, pr, i, goOn)
+		sent, err := g.pushSpans(hs, ph, pr, i, goOn)
 		if err != nil {
 			ph.failed = true
 			g.cond.Broadcast()
@@ -171,8 +171,8 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 			// r's share counts as sent once its copies are waited for
 			// (lateHubRows.wait), which its block does after queueing
 			// the work that reads none of the others' shares.
-			tracef(r.ordinal(), "hub phase %d: going on while the shares cross", i)
-			r.hubs.late = &lateHubRows{g: g, ph: ph, r: r, sent: sent}
+			tracef(hs.r.ordinal(), "hub phase %d: going on while the shares cross", i)
+			hs.rows.late = &lateHubRows{g: g, ph: ph, hs: hs, sent: sent}
 			return nil
 		}
 		ph.done[i]++
@@ -183,17 +183,17 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 		if ph.failed {
 			return alone()
 		}
-		if err := g.widen(r, ph, pr, i); err != nil {
+		if err := g.widen(hs, ph, pr, i); err != nil {
 			ph.failed = true
 			g.cond.Broadcast()
 			return err
 		}
-		tracef(r.ordinal(), "hub phase %d: every device's share in place", i)
+		tracef(hs.r.ordinal(), "hub phase %d: every device's share in place", i)
 	}
 	ph.copied++
-	tracef(r.ordinal(), "hub phases copied")
+	tracef(hs.r.ordinal(), "hub phases copied")
 	g.cond.Broadcast()
-	if g.nothingToDerive(ph, r) {
+	if g.nothingToDerive(ph, hs) {
 		// The core's rows all come from the kernel: the empty plan's run
 		// took 17-29 ms on an H200, and its copy of the seeds' arcs 5 ms
 		// (docs/benchmarks-history.md, "The shared hub rows sent as they come").
@@ -202,15 +202,15 @@ func (g *hubGroup) ensurePhased(r *Runner, tell func([]bool)) error {
 	d := ph.plan.Derivations()
 	g.mu.Unlock()
 	defer g.mu.Lock()
-	tracef(r.ordinal(), "hub derivations: %d minimums, %d leaves", len(d.Mins), len(d.Derive))
-	defer tracef(r.ordinal(), "hub derivations done")
-	return r.runHubPlan(d, nil, nil, 0, time.Now())
+	tracef(hs.r.ordinal(), "hub derivations: %d minimums, %d leaves", len(d.Mins), len(d.Derive))
+	defer tracef(hs.r.ordinal(), "hub derivations done")
+	return hs.runPlan(d, nil, nil, 0, time.Now())
 }
 
 // nothingToDerive reports whether the round's plan derives no row from
 // the rows its phases compute, once finished (with g.mu held, released
 // meanwhile; finishPlan).
-func (g *hubGroup) nothingToDerive(ph *phasedRound, r *Runner) bool {
+func (g *hubGroup) nothingToDerive(ph *phasedRound, hs *hubStore) bool {
 	g.finishPlan(ph) // (done already past a first phase)
 	return len(ph.plan.Mins) == 0 && len(ph.plan.Derive) == 0
 }
@@ -233,14 +233,14 @@ func lateRowsOf(pr *phasePrep, j, h int) []bool {
 // hubPhaseFault, when set (by tests), is called with g.mu held after
 // runner r computed its share of phase i of a phased round; an error
 // fails r there, as a kernel's would.
-var hubPhaseFault func(g *hubGroup, ph *phasedRound, r *Runner, i int) error
+var hubPhaseFault func(g *hubGroup, ph *phasedRound, hs *hubStore, i int) error
 
 // lateHubRows are the rows of a phased round's last phase that the other
 // runners still send when r goes on without them (ensurePhased).
 type lateHubRows struct {
 	g  *hubGroup
 	ph *phasedRound
-	r  *Runner
+	hs *hubStore
 	// sent, when not nil, waits for r's own share's copies (pushSpans).
 	sent func() error
 	// waited is set once wait was called.
@@ -251,10 +251,10 @@ type lateHubRows struct {
 // counts it sent, and waits until every runner has sent its own (on r's
 // device goroutine). It reports lost where one failed first (r's own
 // copies included): r's rows then lack a share, so r.hubs.ready is
-// cleared and the next ensureHubRows computes them. Called again, it
+// cleared and the next hubStore.ensure computes them. Called again, it
 // returns at once (false).
 func (l *lateHubRows) wait() (lost bool) {
-	g, ph, r := l.g, l.ph, l.r
+	g, ph, hs := l.g, l.ph, l.hs
 	if l.waited {
 		return false
 	}
@@ -268,7 +268,7 @@ func (l *lateHubRows) wait() (lost bool) {
 	defer g.mu.Unlock()
 	last := len(ph.done) - 1
 	if err != nil {
-		tracef(r.ordinal(), "hub phase %d: sending failed: %v", last, err)
+		tracef(hs.r.ordinal(), "hub phase %d: sending failed: %v", last, err)
 		ph.failed = true
 	} else {
 		ph.done[last]++
@@ -278,13 +278,13 @@ func (l *lateHubRows) wait() (lost bool) {
 		g.cond.Wait()
 	}
 	if ph.failed {
-		tracef(r.ordinal(), "hub rows lost: another device failed before its share arrived")
-		r.hubs.ready = false
+		tracef(hs.r.ordinal(), "hub rows lost: another device failed before its share arrived")
+		hs.rows.ready = false
 		g.lost++
 		return true
 	}
 	ph.copied++
-	tracef(r.ordinal(), "hub phases copied (waited %s)", time.Since(began).Round(time.Microsecond))
+	tracef(hs.r.ordinal(), "hub phases copied (waited %s)", time.Since(began).Round(time.Microsecond))
 	g.cond.Broadcast()
 	return false
 }
@@ -301,7 +301,7 @@ func (l *lateHubRows) wait() (lost bool) {
 func newPhasedRound(bp *plan.Block, finish func(), parts []hubPart, m int, first *phaseCut) *phasedRound {
 	phases := bp.NumPhases()
 	ph := &phasedRound{plan: bp, done: make([]int, phases), took: make([]time.Duration, m), rows: make([]int, m),
-		joined: map[*Runner]bool{}, prep: make([]phasePrep, phases), packed: map[[3]int]bool{}}
+		joined: map[*hubStore]bool{}, prep: make([]phasePrep, phases), packed: map[[3]int]bool{}}
 	if finish != nil {
 		ph.finish = sync.OnceFunc(finish)
 	}
@@ -411,7 +411,7 @@ func (g *hubGroup) phase(ph *phasedRound, i int) *phasePrep {
 // which no other runner writes: beside r's rows of the phase it may
 // cover r's rows of other phases, earlier ones the same on every device
 // and later ones computed on none yet. g.inflight keeps a runner's
-// memory from being freed (leaveHubGroup) while a copy writes into it.
+// memory from being freed (hubStore.leave) while a copy writes into it.
 // R-MAT 18's core on two H200s (docs/benchmarks-history.md, "The shared hub rows sent
 // as they come"): pulling the others' rows after each phase with the lock
 // held, each runner's copies waited behind the other's (106 ms of copies
@@ -424,23 +424,23 @@ func (g *hubGroup) phase(ph *phasedRound, i int) *phasePrep {
 // Otherwise a receiver with a stage gets the span packed in 16 bits where
 // its values fit (hubsend.go; ph.packed says so), and widens it once every
 // share of the phase is in (widen).
-func (g *hubGroup) pushSpans(r *Runner, ph *phasedRound, pr *phasePrep, i int, async bool) (sent func() error, err error) {
-	j := slices.Index(g.runners, r)
+func (g *hubGroup) pushSpans(hs *hubStore, ph *phasedRound, pr *phasePrep, i int, async bool) (sent func() error, err error) {
+	j := slices.Index(g.runners, hs)
 	sp := pr.span[j]
 	if sp[1] <= sp[0] || ph.failed {
 		return nil, nil
 	}
-	at := uint64(int64(sp[0]) * r.rowBytes())
-	size := int64(sp[1]-sp[0]) * r.rowBytes()
-	var to []*Runner
+	at := uint64(int64(sp[0]) * hs.rowBytes())
+	size := int64(sp[1]-sp[0]) * hs.rowBytes()
+	var to []*hubStore
 	for _, other := range g.runners {
-		if other != r {
+		if other != hs {
 			to = append(to, other)
 		}
 	}
 	var packs []packedSend
 	if !async {
-		packs = g.packedSends(r, pr, i)
+		packs = g.packedSends(hs, pr, i)
 	}
 	g.inflight++
 	g.mu.Unlock()
@@ -451,8 +451,8 @@ func (g *hubGroup) pushSpans(r *Runner, ph *phasedRound, pr *phasePrep, i int, a
 		g.cond.Broadcast()
 		return nil, err
 	}
-	count := int64(sp[1]-sp[0]) * int64(r.n)
-	packed, err := g.sendPacked(r, packs, g.base[r]+at, count)
+	count := int64(sp[1]-sp[0]) * int64(hs.r.n)
+	packed, err := g.sendPacked(hs, packs, g.base[hs]+at, count)
 	if err != nil {
 		return fail(err)
 	}
@@ -461,10 +461,10 @@ func (g *hubGroup) pushSpans(r *Runner, ph *phasedRound, pr *phasePrep, i int, a
 		if packed[o] {
 			continue
 		}
-		p, q, err := copyDevice(r.e.dev, o.e.dev, r.e.dev, g.base[o]+at, g.base[r]+at, uint64(size), !async)
+		p, q, err := copyDevice(hs.r.e.dev, o.r.e.dev, hs.r.e.dev, g.base[o]+at, g.base[hs]+at, uint64(size), !async)
 		if err != nil {
 			if queued { // the copies queued before it still write
-				r.e.dev.d.cuStreamSynchronize(r.e.dev.peerStream)
+				hs.r.e.dev.d.cuStreamSynchronize(hs.r.e.dev.peerStream)
 			}
 			return fail(err)
 		}
@@ -476,7 +476,7 @@ func (g *hubGroup) pushSpans(r *Runner, ph *phasedRound, pr *phasePrep, i int, a
 		if len(packed) > 0 {
 			how = fmt.Sprintf(", to %d of them in 16 bits", len(packed))
 		}
-		tracef(r.ordinal(), "hub phase %d: sent to %d devices (%.1f GiB each in %s%s)", i, len(to), float64(size)/(1<<30), took.Round(time.Millisecond), how)
+		tracef(hs.r.ordinal(), "hub phase %d: sent to %d devices (%.1f GiB each in %s%s)", i, len(to), float64(size)/(1<<30), took.Round(time.Millisecond), how)
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		g.inflight--
@@ -498,7 +498,7 @@ func (g *hubGroup) pushSpans(r *Runner, ph *phasedRound, pr *phasePrep, i int, a
 	}
 	if queued {
 		g.mu.Lock()
-		dv := r.e.dev
+		dv := hs.r.e.dev
 		return func() error {
 			return done(dv.d.cuStreamSynchronize(dv.peerStream).Err("cuStreamSynchronize (peer stream)"))
 		}, nil

@@ -35,7 +35,22 @@ import (
 	"time"
 
 	"github.com/pathctl/pathctl/gpu/internal/plan"
+	"github.com/pathctl/pathctl/graph"
 )
+
+// hubStore is a runner's hub rows: which hubs it keeps and where, whether
+// they are computed (rows), what SizeStatsRun chose for the run and the
+// plan it began (run), and the group of runners of the graph on other
+// devices that share them (group, hubshare.go). The rows themselves lie in
+// its runner's first result slot, past the block's rows, and its runner
+// runs their plans (runPlan): the store decides which rows, when and from
+// where; the runner's kernels compute them.
+type hubStore struct {
+	r     *Runner
+	rows  hubState
+	run   hubRunSize
+	group *hubGroup
+}
 
 // hubState is the runner's hub rows: the hubs (in the graph's numbering),
 // the block row of the first hub's row in the first result slot (its
@@ -57,45 +72,45 @@ type hubState struct {
 	tell func(late []bool)
 }
 
-// hubRowsPossible reports whether the runner may keep hub rows for its
+// possible reports whether the runner may keep hub rows for its
 // stats blocks: plan.Config.HubRows and OneSlotStats set, the batched
 // kernel without predecessors or a cutoff in the kernel, and
 // rows derived from others exact (integer weights, or floats whose sums
 // are exact under ExactFloats).
-func (r *Runner) hubRowsPossible() bool {
-	c := r.batched.Config
-	if c.HubRows == 0 || !c.OneSlotStats || r.req.Algorithm != Batched || r.req.WithPredecessors ||
-		r.kernelCuts() || r.n < 2 {
+func (hs *hubStore) possible() bool {
+	c := hs.r.batched.Config
+	if c.HubRows == 0 || !c.OneSlotStats || hs.r.req.Algorithm != Batched || hs.r.req.WithPredecessors ||
+		hs.r.kernelCuts() || hs.r.n < 2 {
 		return false
 	}
-	return r.derivesExactly()
+	return derivesExactly(hs.r.distType, hs.r.batched, hs.r.planGraph)
 }
 
 // derivesExactly reports whether rows the batched kernel's plan derives
 // from others equal the kernel's own: integer distances, or floats whose
 // sums are exact under plan.Config.ExactFloats.
-func (r *Runner) derivesExactly() bool {
-	return !r.distType.IsFloat() || (r.batched.ExactFloats && r.planGraph.ExactSums())
+func derivesExactly(t graph.DistType, c batchedConfig, pg *plan.Graph) bool {
+	return !t.IsFloat() || (c.ExactFloats && pg.ExactSums())
 }
 
-// hubRowsFor is the number of hub rows a stats block of k sources keeps:
-// none where hubRowsPossible is false or the block holds every vertex;
+// forBlock is the number of hub rows a stats block of k sources keeps:
+// none where hubStore.possible is false or the block holds every vertex;
 // else, once the run is sized (SizeStatsRun), its hub rows, at most k
 // (the hubs' own block has the block's buffers); before, or without the
 // call, plan.Config.HubRows, at most k and, under plan.Config.HubShare,
 // at most one per HubShare of the block's sources.
-func (r *Runner) hubRowsFor(k int) int {
-	if !r.hubRowsPossible() || k >= r.n {
+func (hs *hubStore) forBlock(k int) int {
+	if !hs.possible() || k >= hs.r.n {
 		return 0
 	}
-	if r.hubRun.sized {
-		return min(r.hubRun.rows, k)
+	if hs.run.sized {
+		return min(hs.run.rows, k)
 	}
-	if r.batched.HubRows < 0 { // plan.HubRowsAuto: sized by the run alone
+	if hs.r.batched.HubRows < 0 { // plan.HubRowsAuto: sized by the run alone
 		return 0
 	}
-	h := min(r.batched.HubRows, k)
-	if s := r.batched.HubShare; s > 0 {
+	h := min(hs.r.batched.HubRows, k)
+	if s := hs.r.batched.HubShare; s > 0 {
 		h = min(h, k/s)
 	}
 	return h
@@ -133,27 +148,27 @@ type hubPlanAhead struct {
 	taken atomic.Bool
 }
 
-// planHubRowsAhead begins the plan of the h hub rows a run keeps (on any
+// planAhead begins the plan of the h hub rows a run keeps (on any
 // goroutine, before the run's first block).
-func (r *Runner) planHubRowsAhead(h int) {
+func (hs *hubStore) planAhead(h int) {
 	if h <= 0 {
 		return
 	}
-	v, err := r.hubVertices(h)
+	v, err := hs.vertices(h)
 	if err != nil {
 		return // the block's own planning says why
 	}
-	g := r.hubGroup
+	g := hs.group
 	if g != nil {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		if g.ahead != nil && slices.Equal(g.ahead.vertices, v) {
-			r.hubRun.ahead = g.ahead // planned by another runner of the group
+			hs.run.ahead = g.ahead // planned by another runner of the group
 			return
 		}
 	}
 	a := &hubPlanAhead{vertices: v, started: make(chan struct{}), done: make(chan struct{})}
-	r.hubRun.ahead = a
+	hs.run.ahead = a
 	if g != nil {
 		g.ahead = a
 	}
@@ -163,7 +178,7 @@ func (r *Runner) planHubRowsAhead(h int) {
 			his = append(his, b[1])
 		}
 	}
-	pg, cfg, ordinal := r.planGraph, r.batched.HubPlan(), r.ordinal()
+	pg, cfg, ordinal := hs.r.planGraph, hs.r.batched.HubPlan(), hs.r.ordinal()
 	go func() {
 		defer close(a.done)
 		tracef(ordinal, "plan of %d hub rows ahead", len(v))
@@ -181,15 +196,15 @@ func (r *Runner) planHubRowsAhead(h int) {
 	}()
 }
 
-// hubPlan is the plan of hub rows lo to hi, in rows of its own from 0
-// (runHubPlan places them), in the phases of plan.Config.HubPlan: the one
+// plan is the plan of hub rows lo to hi, in rows of its own from 0
+// (hubStore.runPlan places them), in the phases of plan.Config.HubPlan: the one
 // begun when the run was sized where it is the whole list (taken once),
 // else made now. Its first phase is final; finish, when not nil, waits for
 // the rest (the later phases' order and seeds, the derivations' arcs),
 // which the first phase's kernels need not wait for.
-func (r *Runner) hubPlan(lo, hi int) (bp *plan.Block, finish func(), err error) {
-	if a := r.hubRun.ahead; a != nil && lo == 0 && hi == len(r.hubs.vertices) && slices.Equal(a.vertices, r.hubs.vertices) {
-		r.hubRun.ahead = nil
+func (hs *hubStore) plan(lo, hi int) (bp *plan.Block, finish func(), err error) {
+	if a := hs.run.ahead; a != nil && lo == 0 && hi == len(hs.rows.vertices) && slices.Equal(a.vertices, hs.rows.vertices) {
+		hs.run.ahead = nil
 		if a.taken.CompareAndSwap(false, true) {
 			<-a.started
 			if a.err != nil || a.block.NumPhases() == 1 {
@@ -199,10 +214,10 @@ func (r *Runner) hubPlan(lo, hi int) (bp *plan.Block, finish func(), err error) 
 			return a.block, func() { <-a.done }, nil
 		}
 	}
-	return r.planGraph.StartResident(r.hubs.vertices[lo:hi], r.batched.HubPlan(), math.Inf(1), plan.Resident{})
+	return hs.r.planGraph.StartResident(hs.rows.vertices[lo:hi], hs.r.batched.HubPlan(), math.Inf(1), plan.Resident{})
 }
 
-// SizeStatsRun sizes the hub rows of a stats run of sources sources whose
+// size sizes the hub rows of a stats run of sources sources whose
 // blocks have budget bytes of device memory (graph.StatsRunSizer): none
 // where one block holds them all, else at most plan.Config.HubRows (where
 // not plan.HubRowsAuto), the
@@ -213,13 +228,13 @@ func (r *Runner) hubPlan(lo, hi int) (bp *plan.Block, finish func(), err error) 
 // 83,521 sources without hub rows, 6.1 s; with 20,000, 30,000 and 40,000
 // hub rows, 4.5, 3.8 and 3.6 s; on an H200, 3.2 s without, 2.5-2.8 s with
 // the 56,278 of the core.
-func (r *Runner) SizeStatsRun(sources int, budget int64) {
-	r.hubRun = hubRunSize{sized: true}
-	if !r.hubRowsPossible() || budget <= 0 {
+func (hs *hubStore) size(sources int, budget int64) {
+	hs.run = hubRunSize{sized: true}
+	if !hs.possible() || budget <= 0 {
 		return
 	}
-	scratch := r.scratchFixedBytes()
-	per, row := r.StatsBytesPerSource(), r.rowBytes()
+	scratch := hs.r.scratchFixedBytes()
+	per, row := hs.r.StatsBytesPerSource(), hs.rowBytes()
 	if per <= 0 || row <= 0 {
 		return
 	}
@@ -228,53 +243,53 @@ func (r *Runner) SizeStatsRun(sources int, budget int64) {
 		return
 	}
 	h := (budget/2 - scratch) / row
-	if r.batched.HubRows > 0 {
-		h = min(h, int64(r.batched.HubRows))
+	if hs.r.batched.HubRows > 0 {
+		h = min(h, int64(hs.r.batched.HubRows))
 	}
-	if s := r.batched.HubShare; s > 0 {
+	if s := hs.r.batched.HubShare; s > 0 {
 		h = min(h, rows/int64(s))
 	}
-	if r.batched.HubCore {
-		core, err := r.planGraph.Core(r.n, r.batched.Config)
+	if hs.r.batched.HubCore {
+		core, err := hs.r.planGraph.Core(hs.r.n, hs.r.batched.Config)
 		if err != nil {
 			return // no hub rows: the block's plan does without
 		}
 		h = min(h, int64(len(core)))
 	}
-	r.hubRun.rows = int(max(h, 0))
-	r.planHubRowsAhead(r.hubRun.rows)
+	hs.run.rows = int(max(h, 0))
+	hs.planAhead(hs.run.rows)
 }
 
-// StatsFixedBytes is the device memory a stats block takes whatever its
+// fixedBytes is the device memory a stats block takes whatever its
 // size (graph.StatsSizer): the scratch working distances where
 // scratchPossible (scratch.go), and the plan.Config.HubRows distance rows
-// the block may keep where hubRowsPossible.
-func (r *Runner) StatsFixedBytes() int64 {
-	b := r.scratchFixedBytes()
+// the block may keep where hubStore.possible.
+func (hs *hubStore) fixedBytes() int64 {
+	b := hs.r.scratchFixedBytes()
 	switch {
-	case r.hubRun.sized:
-		b += int64(r.hubRun.rows) * r.rowBytes()
-	case r.hubRowsPossible() && r.batched.HubRows > 0:
-		b += int64(min(r.batched.HubRows, r.n)) * r.rowBytes()
+	case hs.run.sized:
+		b += int64(hs.run.rows) * hs.rowBytes()
+	case hs.possible() && hs.r.batched.HubRows > 0:
+		b += int64(min(hs.r.batched.HubRows, hs.r.n)) * hs.rowBytes()
 	}
 	return b
 }
 
-// residentRows are the hub rows the block's plan may read: none until
+// resident are the hub rows the block's plan may read: none until
 // they are computed.
-func (r *Runner) residentRows() plan.Resident {
-	if !r.hubs.ready {
+func (hs *hubStore) resident() plan.Resident {
+	if !hs.rows.ready {
 		return plan.Resident{}
 	}
-	return plan.Resident{Vertices: r.hubs.vertices, FirstRow: int32(r.hubs.firstRow)}
+	return plan.Resident{Vertices: hs.rows.vertices, FirstRow: int32(hs.rows.firstRow)}
 }
 
-// ensureHubRows computes the hub rows where the buffers hold room for them
+// ensure computes the hub rows where the buffers hold room for them
 // and they are not yet computed (on the device goroutine, before the
 // block's plan): from the runners sharing them (hubshare.go) where r has
-// a group, else here (computeHubRows).
-func (r *Runner) ensureHubRows() error {
-	h := &r.hubs
+// a group, else here (hubStore.compute).
+func (hs *hubStore) ensure() error {
+	h := &hs.rows
 	tell := h.tell
 	h.tell = nil
 	if tell == nil {
@@ -289,23 +304,23 @@ func (r *Runner) ensureHubRows() error {
 		return nil
 	}
 	began := time.Now()
-	tracef(r.ordinal(), "hub rows: %d", len(h.vertices))
+	tracef(hs.r.ordinal(), "hub rows: %d", len(h.vertices))
 	defer func() {
 		h.took = time.Since(began)
-		tracef(r.ordinal(), "hub rows ready")
+		tracef(hs.r.ordinal(), "hub rows ready")
 	}()
 	shared := false
-	if r.hubGroup == nil {
+	if hs.group == nil {
 		tell(nil) // the plan need not wait for the rows
 	}
-	if g := r.hubGroup; g != nil {
+	if g := hs.group; g != nil {
 		var err error
-		if shared, err = g.ensureShared(r, tell); err != nil {
+		if shared, err = g.ensureShared(hs, tell); err != nil {
 			return err
 		}
 	}
 	if !shared {
-		if err := r.computeHubRows(0, len(h.vertices)); err != nil {
+		if err := hs.compute(0, len(h.vertices)); err != nil {
 			return err
 		}
 	}
@@ -313,35 +328,35 @@ func (r *Runner) ensureHubRows() error {
 	return nil
 }
 
-// computeHubRows computes the rows of hubs lo to hi: the batched kernel
+// compute computes the rows of hubs lo to hi: the batched kernel
 // over them, planned as a block of their own (its phases seeded from
 // earlier ones, nothing read from the block's rows) and run in rows
-// firstRow+lo, firstRow+lo+1, ... of the first slot (runHubPlan). Its
+// firstRow+lo, firstRow+lo+1, ... of the first slot (hubStore.runPlan). Its
 // device time adds to the runner's kernel time.
-func (r *Runner) computeHubRows(lo, hi int) error {
+func (hs *hubStore) compute(lo, hi int) error {
 	began := time.Now()
-	bp, finish, err := r.hubPlan(lo, hi)
+	bp, finish, err := hs.plan(lo, hi)
 	if err != nil {
 		return err
 	}
-	tracef(r.ordinal(), "hub rows: plan's first phase made")
-	return r.runHubPlan(bp, finish, nil, lo, began)
+	tracef(hs.r.ordinal(), "hub rows: plan's first phase made")
+	return hs.runPlan(bp, finish, nil, lo, began)
 }
 
-// hubVertices are the h vertices whose rows the runner keeps as hub rows:
+// vertices are the h vertices whose rows the runner keeps as hub rows:
 // the graph's core (plan.Graph.Core) under plan.Config.HubCore, else its
 // hubs (plan.Graph.Hubs); fewer where the core is smaller.
-func (r *Runner) hubVertices(h int) ([]int32, error) {
+func (hs *hubStore) vertices(h int) ([]int32, error) {
 	var v []int32
-	if r.batched.HubCore {
+	if hs.r.batched.HubCore {
 		var err error
-		if v, err = r.planGraph.Core(h, r.batched.Config); err != nil {
+		if v, err = hs.r.planGraph.Core(h, hs.r.batched.Config); err != nil {
 			return nil, err
 		}
 	} else {
-		v = r.planGraph.Hubs(h)
+		v = hs.r.planGraph.Hubs(h)
 	}
-	if g := r.hubGroup; g != nil {
+	if g := hs.group; g != nil {
 		v = dealt(v, len(g.parts))
 	}
 	return v, nil
@@ -362,29 +377,29 @@ func dealt(v []int32, m int) []int32 {
 	return out
 }
 
-// allocHubRows records, for buffers of capacity k just allocated for a
+// alloc records, for buffers of capacity k just allocated for a
 // stats block, the hubs whose rows the first slot holds past its
 // capacity's (hubRows of them); their rows are computed by the next
 // batched launch.
-func (r *Runner) allocHubRows(k, hubRows int) error {
-	r.leaveHubGroup()
-	r.hubs = hubState{}
+func (hs *hubStore) alloc(k, hubRows int) error {
+	hs.leave()
+	hs.rows = hubState{}
 	if hubRows > 0 {
-		v, err := r.hubVertices(hubRows)
+		v, err := hs.vertices(hubRows)
 		if err != nil {
 			return fmt.Errorf("gpu: hub rows: %w", err)
 		}
-		r.hubs = hubState{vertices: v, firstRow: k}
+		hs.rows = hubState{vertices: v, firstRow: k}
 	}
 	return nil
 }
 
 // blockRows is the view of slot s's distance rows that a block's kernels
 // see: the rows of the buffers' capacity, without the hub rows past them.
-func (r *Runner) blockRows(s *resultSlot) devBuf {
+func (hs *hubStore) blockRows(s *resultSlot) devBuf {
 	d := s.dist
-	if len(r.hubs.vertices) > 0 && s == &r.slots[0] {
-		d.size = int64(r.capacity) * int64(r.n) * int64(r.distType.Size())
+	if len(hs.rows.vertices) > 0 && s == &hs.r.slots[0] {
+		d.size = int64(hs.r.capacity) * int64(hs.r.n) * int64(hs.r.distType.Size())
 	}
 	return d
 }

@@ -61,23 +61,23 @@ func (s *hubStage) slot(i, o, k int, counts []int64) (uint64, bool) {
 // are not int32, the rows past the first phase's frontier (of every hub,
 // at most) leave no room, or its flag cannot be made (r's rows then go
 // whole: a 4-byte allocation that fails leaves the kernels to say why).
-func newHubStage(r *Runner, hubBase uint64) *hubStage {
-	if !r.batched.HubPack || r.distType != graph.DistInt32 {
+func newHubStage(hs *hubStore, hubBase uint64) *hubStage {
+	if !hs.r.batched.HubPack || hs.r.distType != graph.DistInt32 {
 		return nil
 	}
-	region := int64(r.hubs.firstRow) * r.rowBytes()
+	region := int64(hs.rows.firstRow) * hs.rowBytes()
 	regionAt := hubBase - uint64(region)
 	q := (region / 4) &^ (2*packedAlign - 1)
-	frontier := batchedFrontierBytes(r.n, len(r.hubs.vertices), true)
+	frontier := batchedFrontierBytes(hs.r.n, len(hs.rows.vertices), true)
 	if q < 2*packedAlign || frontier > region-q-packedAlign {
 		return nil
 	}
-	flag, err := r.e.dev.alloc(4)
+	flag, err := hs.r.e.dev.alloc(4)
 	if err != nil {
 		return nil
 	}
-	if err := r.e.dev.d.cuMemsetD32_v2(flag.ptr, 0, 1).Err("cuMemsetD32_v2"); err != nil {
-		r.e.dev.free(&flag)
+	if err := hs.r.e.dev.d.cuMemsetD32_v2(flag.ptr, 0, 1).Err("cuMemsetD32_v2"); err != nil {
+		hs.r.e.dev.free(&flag)
 		return nil
 	}
 	at := (regionAt + uint64(region-q) + packedAlign - 1) &^ (packedAlign - 1)
@@ -138,7 +138,7 @@ func (dv *device) packedOverflow(overflow uint64) (bool, error) {
 
 // packedSend is one receiver of a sender's packed span: where it lands.
 type packedSend struct {
-	to   *Runner
+	to   *hubStore
 	dst  uint64
 	flag uint64 // the sender's overflow flag
 }
@@ -160,13 +160,13 @@ func spanCounts(pr *phasePrep, n int) []int64 {
 // has a stage (its flag, not yet freed) and has not found its rows too
 // wide before. Two engines of one device share its primary context, and
 // pack too (their tests on one device take this path).
-func (g *hubGroup) packedSends(r *Runner, pr *phasePrep, i int) []packedSend {
-	own := g.stage[r]
+func (g *hubGroup) packedSends(hs *hubStore, pr *phasePrep, i int) []packedSend {
+	own := g.stage[hs]
 	if own == nil || own.wide || own.flag.ptr == 0 {
 		return nil
 	}
-	j := slices.Index(g.runners, r)
-	counts := spanCounts(pr, r.n)
+	j := slices.Index(g.runners, hs)
+	counts := spanCounts(pr, hs.r.n)
 	var out []packedSend
 	for k, o := range g.runners {
 		st := g.stage[o]
@@ -187,11 +187,11 @@ func (g *hubGroup) packedSends(r *Runner, pr *phasePrep, i int) []packedSend {
 // rows of a later phase, not yet computed, packs whatever they hold, and
 // may find them wide: slower, never wrong. On r's device goroutine, g.mu
 // released.
-func (g *hubGroup) sendPacked(r *Runner, packs []packedSend, src uint64, count int64) (map[*Runner]bool, error) {
-	dv := r.e.dev
-	sent := map[*Runner]bool{}
+func (g *hubGroup) sendPacked(hs *hubStore, packs []packedSend, src uint64, count int64) (map[*hubStore]bool, error) {
+	dv := hs.r.e.dev
+	sent := map[*hubStore]bool{}
 	for _, p := range packs {
-		if to := p.to.e.dev; to.ctx != dv.ctx {
+		if to := p.to.r.e.dev; to.ctx != dv.ctx {
 			reach, err := enablePeer(dv, to)
 			if err != nil {
 				return nil, err
@@ -213,9 +213,9 @@ func (g *hubGroup) sendPacked(r *Runner, packs []packedSend, src uint64, count i
 		return nil, err
 	}
 	if over {
-		tracef(r.ordinal(), "hub rows: a distance does not fit in 16 bits, the rows go whole")
+		tracef(hs.r.ordinal(), "hub rows: a distance does not fit in 16 bits, the rows go whole")
 		g.mu.Lock()
-		g.stage[r].wide = true
+		g.stage[hs].wide = true
 		g.mu.Unlock()
 		return nil, nil
 	}
@@ -224,13 +224,13 @@ func (g *hubGroup) sendPacked(r *Runner, packs []packedSend, src uint64, count i
 
 // widen queues, on r's stream 0 before its next phase, the widening of the
 // spans of phase i that the others sent r packed (with g.mu held).
-func (g *hubGroup) widen(r *Runner, ph *phasedRound, pr *phasePrep, i int) error {
-	st := g.stage[r]
+func (g *hubGroup) widen(hs *hubStore, ph *phasedRound, pr *phasePrep, i int) error {
+	st := g.stage[hs]
 	if st == nil {
 		return nil
 	}
-	k := slices.Index(g.runners, r)
-	counts := spanCounts(pr, r.n)
+	k := slices.Index(g.runners, hs)
+	counts := spanCounts(pr, hs.r.n)
 	for j := range g.runners {
 		if !ph.packed[[3]int{i, j, k}] {
 			continue
@@ -239,8 +239,8 @@ func (g *hubGroup) widen(r *Runner, ph *phasedRound, pr *phasePrep, i int) error
 		if !ok {
 			return fmt.Errorf("gpu: hub phase %d: rows sent packed do not fit the stage", i)
 		}
-		dst := g.base[r] + uint64(int64(pr.span[j][0])*r.rowBytes())
-		if err := r.e.dev.unpack16(src, counts[j], dst); err != nil {
+		dst := g.base[hs] + uint64(int64(pr.span[j][0])*hs.rowBytes())
+		if err := hs.r.e.dev.unpack16(src, counts[j], dst); err != nil {
 			return err
 		}
 	}

@@ -83,7 +83,7 @@ func TestHubRowsPacked(t *testing.T) {
 				if !kept {
 					t.Fatal("the graph's core does not fit as hub rows")
 				}
-				gr := runners[0].hubGroup
+				gr := runners[0].hubs.group
 				gr.mu.Lock()
 				packed, copies := gr.packed, gr.copies
 				gr.mu.Unlock()

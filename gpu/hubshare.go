@@ -45,14 +45,14 @@ import (
 type hubGroup struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
-	runners []*Runner
+	runners []*hubStore
 	// mode is how the runners share the rows: decided once, when every
 	// runner has asked for them (modePhases) or hubArrivalWait after the
 	// first did (modeParts); arrived counts them, and base holds each
 	// one's first hub row's address.
 	mode    int
 	arrived int
-	base    map[*Runner]uint64
+	base    map[*hubStore]uint64
 	phased  *phasedRound
 	// h is the length of the hub list the parts cut (the first runner's
 	// to compute rows); parts are its pieces.
@@ -79,7 +79,7 @@ type hubGroup struct {
 	// stage is where each runner of the phased round receives rows
 	// packed in 16 bits (hubsend.go): none where it takes none; packed
 	// counts the spans sent so.
-	stage  map[*Runner]*hubStage
+	stage  map[*hubStore]*hubStage
 	packed int
 }
 
@@ -88,7 +88,7 @@ type hubGroup struct {
 type hubPart struct {
 	lo, hi int
 	state  int
-	owner  *Runner
+	owner  *hubStore
 	// at is the device address of the part's first row in owner's
 	// buffer (valid while ready).
 	at uint64
@@ -126,14 +126,18 @@ func ShareHubRows(runners []*Runner) {
 	if len(runners) < 2 {
 		return
 	}
-	g := &hubGroup{parts: make([]hubPart, len(runners)), peer: true, runners: runners, base: map[*Runner]uint64{}, stage: map[*Runner]*hubStage{}}
+	stores := make([]*hubStore, len(runners))
+	for i, r := range runners {
+		stores[i] = &r.hubs
+	}
+	g := &hubGroup{parts: make([]hubPart, len(runners)), peer: true, runners: stores, base: map[*hubStore]uint64{}, stage: map[*hubStore]*hubStage{}}
 	g.cond = sync.NewCond(&g.mu)
 	for _, r := range runners {
 		r.mu.Lock()
-		r.hubGroup = g
+		r.hubs.group = g
 		r.mu.Unlock()
 	}
-	reachEachOther(runners)
+	reachEachOther(stores)
 }
 
 // reachEachOther enables each device's access to the others' memory,
@@ -145,19 +149,20 @@ func ShareHubRows(runners []*Runner) {
 // the blocks against 24-25; docs/benchmarks-history.md, "Where the round's start and
 // end went (traces of runs 1–3)"). Where it fails, the rows go through the
 // host, and the copies report the error.
-func reachEachOther(runners []*Runner) {
+func reachEachOther(stores []*hubStore) {
 	var wg sync.WaitGroup
-	for _, r := range runners {
-		if r.e == nil || !r.hubRowsPossible() {
+	for _, hs := range stores {
+		if hs.r.e == nil || !hs.possible() {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.e.dev.do(func() error {
-				for _, o := range runners {
-					if o.e != nil && o.e.dev.ctx != r.e.dev.ctx {
-						enablePeer(r.e.dev, o.e.dev)
+			dv := hs.r.e.dev
+			dv.do(func() error {
+				for _, o := range stores {
+					if o.r.e != nil && o.r.e.dev.ctx != dv.ctx {
+						enablePeer(dv, o.r.e.dev)
 					}
 				}
 				return nil
@@ -167,11 +172,11 @@ func reachEachOther(runners []*Runner) {
 	wg.Wait()
 }
 
-// HubRowsCopied is how many parts of the hub rows the runner's group took
+// copiedParts is how many parts of the hub rows the runner's group took
 // from another device than the one that computed them (0 without a
 // group), for tests and --verbose.
-func (r *Runner) HubRowsCopied() int {
-	g := r.hubGroup
+func (hs *hubStore) copiedParts() int {
+	g := hs.group
 	if g == nil {
 		return 0
 	}
@@ -184,8 +189,8 @@ func (r *Runner) HubRowsCopied() int {
 // goroutine): the parts no runner has claimed are computed here, the
 // parts another runner computes are waited for and copied. It reports
 // false, doing nothing, where r's hub list is not the group's length.
-func (g *hubGroup) ensureShared(r *Runner, tell func([]bool)) (bool, error) {
-	h := len(r.hubs.vertices)
+func (g *hubGroup) ensureShared(hs *hubStore, tell func([]bool)) (bool, error) {
+	h := len(hs.rows.vertices)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.h == 0 {
@@ -199,7 +204,7 @@ func (g *hubGroup) ensureShared(r *Runner, tell func([]bool)) (bool, error) {
 		return false, nil
 	}
 	if g.mode == modeUndecided {
-		g.base[r] = r.dist.ptr + uint64(int64(r.hubs.firstRow)*r.rowBytes())
+		g.base[hs] = hs.r.dist.ptr + uint64(int64(hs.rows.firstRow)*hs.rowBytes())
 		g.arrived++
 		switch {
 		case g.arrived == len(g.runners):
@@ -219,16 +224,16 @@ func (g *hubGroup) ensureShared(r *Runner, tell func([]bool)) (bool, error) {
 			g.cond.Wait()
 		}
 	}
-	if g.mode == modePhases && (g.phased == nil || !g.phased.joined[r]) {
-		return true, g.ensurePhased(r, tell)
+	if g.mode == modePhases && (g.phased == nil || !g.phased.joined[hs]) {
+		return true, g.ensurePhased(hs, tell)
 	}
 	tell(nil) // every row in place before r's block
-	return true, g.ensureParts(r)
+	return true, g.ensureParts(hs)
 }
 
 // ensureParts is ensureShared by parts (modeParts, or a runner that needs
 // the rows again after its phased round), with g.mu held.
-func (g *hubGroup) ensureParts(r *Runner) error {
+func (g *hubGroup) ensureParts(hs *hubStore) error {
 	have := make([]bool, len(g.parts))
 	for left := len(g.parts); left > 0; {
 		progressed := false
@@ -243,28 +248,28 @@ func (g *hubGroup) ensureParts(r *Runner) error {
 			}
 			switch {
 			case p.state == partFree:
-				p.state, p.owner = partComputing, r
+				p.state, p.owner = partComputing, hs
 				g.mu.Unlock()
 				began := time.Now()
-				err := r.computeHubRows(p.lo, p.hi)
+				err := hs.compute(p.lo, p.hi)
 				g.mu.Lock()
-				p.took, p.device = time.Since(began), r.e.dev.ordinal
+				p.took, p.device = time.Since(began), hs.r.e.dev.ordinal
 				if err != nil {
 					p.state, p.owner = partFree, nil
 					g.cond.Broadcast()
 					return err
 				}
-				p.state, p.at = partReady, r.dist.ptr+uint64(int64(r.hubs.firstRow+p.lo)*r.rowBytes())
+				p.state, p.at = partReady, hs.r.dist.ptr+uint64(int64(hs.rows.firstRow+p.lo)*hs.rowBytes())
 				g.cond.Broadcast()
-			case p.state == partReady && p.owner == r:
+			case p.state == partReady && p.owner == hs:
 			case p.state == partReady:
 				began := time.Now()
-				peer, err := r.copyHubPart(p)
+				peer, err := hs.copyPart(p)
 				if err != nil {
 					return err
 				}
 				g.copies++
-				g.copied += int64(p.hi-p.lo) * r.rowBytes()
+				g.copied += int64(p.hi-p.lo) * hs.rowBytes()
 				g.copying += time.Since(began)
 				g.peer = g.peer && peer
 			default: // another runner computes it
@@ -281,7 +286,7 @@ func (g *hubGroup) ensureParts(r *Runner) error {
 	return nil
 }
 
-// runHubPlan runs a plan of hub rows whose own rows start at 0 (its
+// runPlan runs a plan of hub rows whose own rows start at 0 (its
 // later phases finished by finish, when not nil, while the first runs;
 // packed ahead, when packed is not nil; runPlan) in the hub rows from hub
 // first on: the block's kernels, which address rows from the start of
@@ -289,33 +294,33 @@ func (g *hubGroup) ensureParts(r *Runner) error {
 // the plan need not be shifted and its first phase runs before the rest
 // of it is made. Its device time adds to the runner's kernel time; began
 // is when its planning began.
-func (r *Runner) runHubPlan(bp *plan.Block, finish func(), packed *plan.Packed, first int, began time.Time) error {
+func (hs *hubStore) runPlan(bp *plan.Block, finish func(), packed *plan.Packed, first int, began time.Time) error {
 	if bp.Rows == nil {
 		bp.Rows = ownRows(len(bp.Sources)) // the hubs, not the block's sources
 	}
-	view := r.dist
-	row := r.rowBytes()
-	r.dist = devBuf{ptr: r.slots[0].dist.ptr + uint64(int64(r.hubs.firstRow+first)*row), size: int64(len(r.hubs.vertices)-first) * row}
+	view := hs.r.dist
+	row := hs.rowBytes()
+	hs.r.dist = devBuf{ptr: hs.r.slots[0].dist.ptr + uint64(int64(hs.rows.firstRow+first)*row), size: int64(len(hs.rows.vertices)-first) * row}
 	// The first phase's frontier lies where a block's would, in the
 	// block's rows: a part of a later phase (one phase of its own, a
 	// phased round) would otherwise lay it over the earlier phases' rows.
-	r.frontierRows = view
-	defer func() { r.dist, r.frontierRows = view, devBuf{} }()
-	if err := r.runPlan(bp, finish, packed, began, nil); err != nil {
+	hs.r.frontierRows = view
+	defer func() { hs.r.dist, hs.r.frontierRows = view, devBuf{} }()
+	if err := hs.r.runPlan(bp, finish, packed, began, nil); err != nil {
 		return err
 	}
-	r.kernelTime += r.e.dev.lastKernel
+	hs.r.kernelTime += hs.r.e.dev.lastKernel
 	return nil
 }
 
-// HubRowsReport says, for --verbose, what the runner's hub rows (hubs.go)
+// report says, for --verbose, what the runner's hub rows (hubs.go)
 // cost: how many, where each part was computed and in how long, and what
 // was copied between devices; empty where the runner keeps none.
-func (r *Runner) HubRowsReport() string {
-	r.mu.Lock()
-	h, took := len(r.hubs.vertices), r.hubs.took
-	g := r.hubGroup
-	r.mu.Unlock()
+func (hs *hubStore) report() string {
+	hs.r.mu.Lock()
+	h, took := len(hs.rows.vertices), hs.rows.took
+	g := hs.group
+	hs.r.mu.Unlock()
 	if h == 0 {
 		return ""
 	}
@@ -335,7 +340,7 @@ func (r *Runner) HubRowsReport() string {
 			if j > 0 {
 				b.WriteString(",")
 			}
-			fmt.Fprintf(&b, " %d computed on device %d in %s", ph.rows[j], o.e.dev.ordinal, ph.took[j].Round(time.Millisecond))
+			fmt.Fprintf(&b, " %d computed on device %d in %s", ph.rows[j], o.r.e.dev.ordinal, ph.took[j].Round(time.Millisecond))
 		}
 		if g.packed > 0 {
 			how += fmt.Sprintf(", %d of them packed in 16 bits", g.packed)
@@ -358,29 +363,29 @@ func (r *Runner) HubRowsReport() string {
 	return b.String()
 }
 
-// leaveHubGroup withdraws the parts r computed, before its buffers are
+// leave withdraws the parts r computed, before its buffers are
 // freed: the other runners compute them again if they still need them.
-func (r *Runner) leaveHubGroup() {
-	g := r.hubGroup
+func (hs *hubStore) leave() {
+	g := hs.group
 	if g == nil {
 		return
 	}
-	if l := r.hubs.late; l != nil { // r's own count of the last phase, first
-		r.hubs.late = nil
+	if l := hs.rows.late; l != nil { // r's own count of the last phase, first
+		hs.rows.late = nil
 		l.wait()
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	// A phased round's rows are read by the others until each has copied
 	// the last phase.
-	for ph := g.phased; ph != nil && ph.joined[r] && !ph.failed && ph.copied < len(g.runners); {
+	for ph := g.phased; ph != nil && ph.joined[hs] && !ph.failed && ph.copied < len(g.runners); {
 		g.cond.Wait()
 	}
 	for g.inflight > 0 { // a copy may write r's rows (pushSpans)
 		g.cond.Wait()
 	}
 	for i := range g.parts {
-		if p := &g.parts[i]; p.owner == r && p.state == partReady {
+		if p := &g.parts[i]; p.owner == hs && p.state == partReady {
 			p.state, p.owner, p.at = partFree, nil, 0
 		}
 	}
@@ -401,4 +406,4 @@ func handBounds(h, m int) [][2]int {
 }
 
 // rowBytes is the size of one distance row.
-func (r *Runner) rowBytes() int64 { return int64(r.n) * int64(r.distType.Size()) }
+func (hs *hubStore) rowBytes() int64 { return int64(hs.r.n) * int64(hs.r.distType.Size()) }

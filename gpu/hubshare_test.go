@@ -64,8 +64,8 @@ func TestHubRowsLostLate(t *testing.T) {
 	g := statsSlotGraphs(t)["rmat11-int"]
 	var failing *Runner
 	injected := errors.New("injected failure in the last phase")
-	hubPhaseFault = func(g *hubGroup, ph *phasedRound, r *Runner, i int) error {
-		if r != failing || i < len(ph.done)-1 {
+	hubPhaseFault = func(g *hubGroup, ph *phasedRound, hs *hubStore, i int) error {
+		if hs.r != failing || i < len(ph.done)-1 {
 			return nil
 		}
 		for ph.done[i] < 1 { // the other runner has sent its share and gone on
@@ -81,7 +81,7 @@ func TestHubRowsLostLate(t *testing.T) {
 	if errs[0] != nil || !errors.Is(errs[1], injected) {
 		t.Fatalf("errors %v, want none on engine 0 and the injected one on engine 1", errs)
 	}
-	gr := runners[0].hubGroup
+	gr := runners[0].hubs.group
 	gr.mu.Lock()
 	lost := gr.lost
 	gr.mu.Unlock()
@@ -168,11 +168,11 @@ func statsOnSharedEngines(t *testing.T, engines []*Engine, g *graph.CSR, togethe
 		if errs[i] != nil {
 			continue
 		}
-		if wantRows := r.hubRowsFor(r.capacity); r.hubs.ready != (wantRows > 0) || len(r.hubs.vertices) != wantRows {
-			t.Fatalf("engine %d: %d hub rows, ready %v; want %d", i, len(r.hubs.vertices), r.hubs.ready, wantRows)
+		if wantRows := r.hubs.forBlock(r.capacity); r.hubs.rows.ready != (wantRows > 0) || len(r.hubs.rows.vertices) != wantRows {
+			t.Fatalf("engine %d: %d hub rows, ready %v; want %d", i, len(r.hubs.rows.vertices), r.hubs.rows.ready, wantRows)
 		}
 	}
-	return runners, errs, runners[0].hubRowsPossible()
+	return runners, errs, runners[0].hubs.possible()
 }
 
 // TestDealtHands checks that dealt deals a list into hands in turn, and

@@ -83,17 +83,12 @@ type Runner struct {
 	// blockSources are the sources of the block being computed, as
 	// uploaded to r.sources (the batched kernel plans on the host).
 	blockSources []graph.VertexID
-	// hubs are the hub rows kept past a stats block's rows (hubs.go), and
-	// hubRun their count SizeStatsRun chose for the run.
-	hubs   hubState
-	hubRun hubRunSize
-	// frontierRows, while runHubPlan runs hub rows, is where their first
-	// phase's frontier lies instead of the start of r.dist (the hub rows
-	// themselves then): the block's rows.
+	// frontierRows, while the hub store runs hub rows (runPlan), is where
+	// their first phase's frontier lies instead of the start of r.dist
+	// (the hub rows themselves then): the block's rows.
 	frontierRows devBuf
-	// hubGroup, when set, shares the hub rows with runners of the graph
-	// on other devices (hubshare.go).
-	hubGroup *hubGroup
+	// hubs are the hub rows kept past a stats block's rows (hubs.go).
+	hubs hubStore
 	// scratch is the sources of one slice of the batched kernel's scratch
 	// working distances in r.aux (scratch.go); 0 for a working row per
 	// source.
@@ -165,6 +160,7 @@ func newRunner(e *Engine, g *graph.CSR, req graph.Request, batched batchedConfig
 		r.delta = chooseDelta(g, req.Delta)
 	}
 	r.narrow = narrowing{req: req, n: r.n, distType: r.distType}
+	r.hubs.r = r
 	return r
 }
 
@@ -250,6 +246,26 @@ func (r *Runner) SelectNearest(k int) bool {
 // sources × k × (the distance's size + 4).
 func (r *Runner) DownloadedBytes() int64 { return r.downloaded.Load() }
 
+// SizeStatsRun sizes the hub rows of a stats run of sources sources whose
+// blocks have budget bytes of device memory (graph.StatsRunSizer), and
+// begins their plan (hubStore.size, hubs.go).
+func (r *Runner) SizeStatsRun(sources int, budget int64) { r.hubs.size(sources, budget) }
+
+// StatsFixedBytes is the device memory a stats block takes whatever its
+// size (graph.StatsSizer): the scratch working distances (scratch.go) and
+// the hub rows the block may keep (hubStore.fixedBytes, hubs.go).
+func (r *Runner) StatsFixedBytes() int64 { return r.hubs.fixedBytes() }
+
+// HubRowsCopied is how many parts of the hub rows the runner's group took
+// from another device than the one that computed them (0 without a
+// group), for tests and --verbose (hubshare.go).
+func (r *Runner) HubRowsCopied() int { return r.hubs.copiedParts() }
+
+// HubRowsReport says, for --verbose, what the runner's hub rows (hubs.go)
+// cost: how many, where each part was computed and in how long, and what
+// was copied between devices; empty where the runner keeps none.
+func (r *Runner) HubRowsReport() string { return r.hubs.report() }
+
 // Close frees the device memory of the runner. Closing twice is a no-op.
 func (r *Runner) Close() error {
 	r.mu.Lock()
@@ -330,7 +346,7 @@ func (r *Runner) compute(sources []graph.VertexID, s *resultSlot, oneSlot bool) 
 		return -1, err
 	}
 	tracef(dv.ordinal, "buffers for %d sources ready (%s)", k, time.Since(began).Round(time.Microsecond))
-	r.dist, r.pred = r.blockRows(s), s.pred
+	r.dist, r.pred = r.hubs.blockRows(s), s.pred
 	r.blockSources = sources
 	defer func() { r.blockSources = nil }()
 	if err := dv.d.cuMemcpyHtoD_v2(r.sources.ptr, ptrOf(sources), uint64(4*k)).Err("cuMemcpyHtoD_v2"); err != nil {

@@ -126,7 +126,7 @@ func (r *Runner) release() error {
 // have landed (on the device goroutine).
 func (r *Runner) releaseBlock() error {
 	dv := r.e.dev
-	r.leaveHubGroup()
+	r.hubs.leave()
 	r.settleSlots()
 	bufs := []*devBuf{&r.sources, &r.status, &r.aux, &r.flags, &r.stats}
 	for i := range r.slots {
@@ -139,7 +139,7 @@ func (r *Runner) releaseBlock() error {
 	}
 	r.dist, r.pred = devBuf{}, devBuf{}
 	r.capacity, r.oneSlot = 0, false
-	r.hubs, r.scratch = hubState{}, 0
+	r.hubs.rows, r.scratch = hubState{}, 0
 	return errors.Join(errs...)
 }
 
@@ -150,7 +150,7 @@ func (r *Runner) releaseBlock() error {
 // is asked for, or more hub rows than a run sized since allows
 // (SizeStatsRun: they would take memory its blocks were planned in).
 func (r *Runner) ensureCapacity(k int, oneSlot bool) error {
-	if k <= r.capacity && (oneSlot || !r.oneSlot) && len(r.hubs.vertices) <= r.hubRowsFor(r.capacity) {
+	if k <= r.capacity && (oneSlot || !r.oneSlot) && len(r.hubs.rows.vertices) <= r.hubs.forBlock(r.capacity) {
 		return nil
 	}
 	if err := r.releaseBlock(); err != nil {
@@ -178,7 +178,7 @@ func (r *Runner) ensureCapacity(k int, oneSlot bool) error {
 	gathered, selected := r.narrow.bytesPerSource()
 	hubRows := 0
 	if oneSlot {
-		hubRows = r.hubRowsFor(k)
+		hubRows = r.hubs.forBlock(k)
 	}
 	for i := range r.slots {
 		s := &r.slots[i]
@@ -202,7 +202,7 @@ func (r *Runner) ensureCapacity(k int, oneSlot bool) error {
 		}
 	}
 	r.capacity, r.oneSlot, r.scratch = k, oneSlot, scratch
-	if err := r.allocHubRows(k, hubRows); err != nil {
+	if err := r.hubs.alloc(k, hubRows); err != nil {
 		return errors.Join(err, r.releaseBlock())
 	}
 	return nil
