@@ -249,7 +249,7 @@ func (r *Runner) runPlan(bp *plan.Block, finish func(), packed *plan.Packed, beg
 	if late != nil && bp.Early == nil {
 		return errors.New("gpu: batched: late hub rows beside a plan not split around them")
 	}
-	if r.scratch == 0 { // a scratch's slices run the threshold rounds (scratch.go)
+	if r.buf.scratch == 0 { // a scratch's slices run the threshold rounds (scratch.go)
 		run.nearFar, run.delta = r.batched.NearFar(r.planGraph.Shape(), r.req.Delta)
 	}
 	for i := range bp.NumPhases() {
@@ -266,10 +266,10 @@ func (r *Runner) runPlan(bp *plan.Block, finish func(), packed *plan.Packed, beg
 		}
 	}()
 	run.frontiers = make([]uint64, len(run.phases))
-	if r.scratch == 0 { // with a scratch the frontiers lie in it (scratch.go)
+	if r.buf.scratch == 0 { // with a scratch the frontiers lie in it (scratch.go)
 		need := make([]int64, len(run.phases))
 		where := make([]devBuf, len(run.phases))
-		where[0] = r.dist
+		where[0] = r.buf.dist
 		if r.frontierRows.ptr != 0 {
 			where[0] = r.frontierRows // hub rows: hubStore.runPlan
 		}
@@ -278,8 +278,8 @@ func (r *Runner) runPlan(bp *plan.Block, finish func(), packed *plan.Packed, beg
 		}
 		for i := 1; i < len(run.phases); i++ {
 			at := (int64(run.phases[i])*int64(n)*int64(r.distType.Size()) + 255) &^ 255
-			if at < r.aux.size {
-				where[i] = devBuf{ptr: r.aux.ptr + uint64(at), size: r.aux.size - at}
+			if at < r.buf.aux.size {
+				where[i] = devBuf{ptr: r.buf.aux.ptr + uint64(at), size: r.buf.aux.size - at}
 			}
 		}
 		tempAt := int64(0)
@@ -305,7 +305,7 @@ func (r *Runner) runPlan(bp *plan.Block, finish func(), packed *plan.Packed, beg
 	}
 	run.sources, run.rows = make([]uint64, len(run.phases)), make([]uint64, len(run.phases))
 	for i := range run.phases {
-		run.sources[i] = r.sources.ptr + uint64(4*bp.PhaseStart(i))
+		run.sources[i] = r.buf.sources.ptr + uint64(4*bp.PhaseStart(i))
 	}
 	// upload sends a packed part of the plan (plan.Block.Pack) and points
 	// run at it.

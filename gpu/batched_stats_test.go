@@ -154,13 +154,13 @@ func TestOneSlotStatsAgainstOracle(t *testing.T) {
 						}
 						compareStats(t, got, subStats(want, lo, hi), absSum[lo:hi], absHarm[lo:hi])
 					}
-					if want := min(r.capacity, r.scratchSources()); r.scratch != want {
-						t.Errorf("blocks of %d: scratch slices of %d sources, want %d", size, r.scratch, want)
+					if want := min(r.buf.capacity, r.scratchSources()); r.buf.scratch != want {
+						t.Errorf("blocks of %d: scratch slices of %d sources, want %d", size, r.buf.scratch, want)
 					}
-					second := r.slots[1].dist.ptr != 0
-					if r.oneSlot != cfg.OneSlotStats || second == cfg.OneSlotStats {
+					second := r.buf.slots[1].dist.ptr != 0
+					if r.buf.oneSlot != cfg.OneSlotStats || second == cfg.OneSlotStats {
 						t.Errorf("blocks of %d: one slot allocated %v, second slot's rows %v; want one slot %v",
-							size, r.oneSlot, second, cfg.OneSlotStats)
+							size, r.buf.oneSlot, second, cfg.OneSlotStats)
 					}
 				}
 			})
@@ -207,7 +207,7 @@ func TestOneSlotStatsBesideStart(t *testing.T) {
 	}
 	third := n / 3
 	stats(0, third)
-	if !r.oneSlot {
+	if !r.buf.oneSlot {
 		t.Fatal("RunStats left both slots allocated")
 	}
 	b := graph.NewBlock(sources[third:2*third], n, r.DistType(), false)
@@ -216,11 +216,11 @@ func TestOneSlotStatsBesideStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.oneSlot {
+	if r.buf.oneSlot {
 		t.Fatal("Start ran on one slot")
 	}
 	stats(third+third/2, n) // larger than the buffers: one slot again, once the copy landed
-	if !r.oneSlot {
+	if !r.buf.oneSlot {
 		t.Error("RunStats past the buffers of both slots reallocated both")
 	}
 	if err := p.Wait(); err != nil {
@@ -234,7 +234,7 @@ func TestOneSlotStatsBesideStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	stats(third, 2*third) // within the buffers of both slots: kept, the first slot settled
-	if r.oneSlot {
+	if r.buf.oneSlot {
 		t.Error("RunStats within two slots' buffers reallocated them")
 	}
 	if err := p2.Wait(); err != nil {
@@ -434,7 +434,7 @@ func TestHubRowsStatsAgainstOracle(t *testing.T) {
 							t.Fatalf("blocks of %d, sources %d..%d: %v", size, lo, hi, err)
 						}
 						compareStats(t, got, subStats(want, lo, hi), absSum[lo:hi], absHarm[lo:hi])
-						if wantRows := r.hubs.forBlock(r.capacity); r.hubs.rows.ready != (wantRows > 0) || len(r.hubs.rows.vertices) != wantRows {
+						if wantRows := r.hubs.forBlock(r.buf.capacity); r.hubs.rows.ready != (wantRows > 0) || len(r.hubs.rows.vertices) != wantRows {
 							t.Fatalf("blocks of %d: %d hub rows, ready %v; want %d", size, len(r.hubs.rows.vertices), r.hubs.rows.ready, wantRows)
 						}
 					}

@@ -110,11 +110,11 @@ func runBatched(dv *device, r *Runner, run *batchedRun) error {
 	// (run.after is read here: the first phase's run.later sets it).
 	derive := func(c0, c1, m0, m1, l0, l1, p0, p1 int) error {
 		after := run.after
-		if err := copyResidentRows(dv, r.dist.ptr, int64(n)*int64(r.distType.Size()), run.copies[c0:c1]); err != nil {
+		if err := copyResidentRows(dv, r.buf.dist.ptr, int64(n)*int64(r.distType.Size()), run.copies[c0:c1]); err != nil {
 			return err
 		}
 		if m1 > m0 {
-			if err := dv.launchAsync("batched_mins_"+suffix, batchedGrid(int64(m1-m0)*int64(n)), r.dist.ptr, int32(n), after.mins+uint64(8*4*m0),
+			if err := dv.launchAsync("batched_mins_"+suffix, batchedGrid(int64(m1-m0)*int64(n)), r.buf.dist.ptr, int32(n), after.mins+uint64(8*4*m0),
 				int64(m1-m0), run.arcs, r.weights.ptr, cut); err != nil {
 				return err
 			}
@@ -124,7 +124,7 @@ func runBatched(dv *device, r *Runner, run *batchedRun) error {
 				continue
 			}
 			total := int64(pass[1]-pass[0]) * int64(n)
-			if err := dv.launchAsync("batched_derive_"+suffix, batchedGrid(total), r.dist.ptr, int32(n), after.leaves+uint64(8*4*pass[0]), int64(pass[1]-pass[0]),
+			if err := dv.launchAsync("batched_derive_"+suffix, batchedGrid(total), r.buf.dist.ptr, int32(n), after.leaves+uint64(8*4*pass[0]), int64(pass[1]-pass[0]),
 				r.weights.ptr, cut); err != nil {
 				return err
 			}
@@ -229,7 +229,7 @@ func batchedGrid(count int64) int {
 // batchedFrontierBytes says and run through runNearFarRounds. With a scratch (r.scratch, scratch.go)
 // runPhaseScratch runs it instead, and frontier is not read.
 func runPhase(dv *device, r *Runner, run *batchedRun, name string, k int, frontier, sources, rows, seeds, arcs uint64) error {
-	if r.scratch > 0 {
+	if r.buf.scratch > 0 {
 		return runPhaseScratch(dv, r, name, k, sources, rows, seeds, arcs)
 	}
 	n := r.n
@@ -260,28 +260,28 @@ func runPhase(dv *device, r *Runner, run *batchedRun, name string, k int, fronti
 		return err
 	}
 	if seeds != 0 {
-		if err := dv.launchAsync("batched_seedfill_"+typeSuffix(r.distType), int(min(tiles, batchedTransposeGrid)), r.dist.ptr, int32(n), int32(k),
-			seeds, arcs, r.weights.ptr, r.aux.ptr, cut); err != nil {
+		if err := dv.launchAsync("batched_seedfill_"+typeSuffix(r.distType), int(min(tiles, batchedTransposeGrid)), r.buf.dist.ptr, int32(n), int32(k),
+			seeds, arcs, r.weights.ptr, r.buf.aux.ptr, cut); err != nil {
 			return err
 		}
-	} else if err := dv.launchAsync("batched_fill_"+bits, batchedGrid(cells), r.aux.ptr, cells, infinityBits(r.distType)); err != nil {
+	} else if err := dv.launchAsync("batched_fill_"+bits, batchedGrid(cells), r.buf.aux.ptr, cells, infinityBits(r.distType)); err != nil {
 		return err
 	}
 	if err := dv.launchAsync("batched_seed_"+bits, (k+threadsPerBlock-1)/threadsPerBlock, sources, int32(k), int32(n),
-		r.aux.ptr, cur, curSum); err != nil {
+		r.buf.aux.ptr, cur, curSum); err != nil {
 		return err
 	}
 	grid := batchedBlocksPerSM * max(r.e.info.Multiprocessors, 1)
 	last := make([]int32, 1)
 	if run.nearFar {
-		if err := runNearFarRounds(dv, r, name, grid, k, r.aux.ptr, cur, curSum, maskWords, sumWords, frontier, run.delta); err != nil {
+		if err := runNearFarRounds(dv, r, name, grid, k, r.buf.aux.ptr, cur, curSum, maskWords, sumWords, frontier, run.delta); err != nil {
 			return err
 		}
-	} else if err := runRounds(dv, r, name, grid, k, r.aux.ptr, cur, next, curSum, nextSum, lastChange, step, last); err != nil {
+	} else if err := runRounds(dv, r, name, grid, k, r.buf.aux.ptr, cur, next, curSum, nextSum, lastChange, step, last); err != nil {
 		return err
 	}
-	return dv.launchAsync("batched_transpose_"+bits, int(min(tiles, batchedTransposeGrid)), r.aux.ptr, int32(n), int32(k),
-		rows, r.dist.ptr)
+	return dv.launchAsync("batched_transpose_"+bits, int(min(tiles, batchedTransposeGrid)), r.buf.aux.ptr, int32(n), int32(k),
+		rows, r.buf.dist.ptr)
 }
 
 // runRounds launches rounds of the kernel name over k sources (working

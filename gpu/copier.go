@@ -123,11 +123,11 @@ type copyOut struct {
 // validOut returns out's room for the bitmap of all its distances when the
 // device should build it: a block with room for it (graph.Block.Valid)
 // and integer distances (floats need no bitmap), else nil.
-func (r *Runner) validOut(out *graph.Block) []byte {
-	if r.distType != graph.DistInt32 && r.distType != graph.DistInt64 {
+func (bb *blockBufs) validOut(out *graph.Block) []byte {
+	if bb.distType != graph.DistInt32 && bb.distType != graph.DistInt64 {
 		return nil
 	}
-	size := (len(out.Sources)*r.n + 7) / 8
+	size := (len(out.Sources)*bb.n + 7) / 8
 	if len(out.Valid) < size {
 		return nil
 	}
@@ -142,8 +142,8 @@ const validityGrid = 1024
 // the count distances at from into s.valid, with its null counts in
 // s.partials, and returns its grid. When the device has no memory left
 // for the bitmap it returns 0: the host builds it instead.
-func (r *Runner) queueValidity(s *resultSlot, from uint64, count int) (int, error) {
-	dv := r.e.dev
+func (bb *blockBufs) queueValidity(s *resultSlot, from uint64, count int) (int, error) {
+	dv := bb.dv
 	words := int64(count+31) / 32
 	for _, b := range []struct {
 		buf  *devBuf
@@ -165,7 +165,7 @@ func (r *Runner) queueValidity(s *resultSlot, from uint64, count int) (int, erro
 		*b.buf = buf
 	}
 	grid := int(min((words*32+threadsPerBlock-1)/threadsPerBlock, validityGrid))
-	name := "validity_" + typeSuffix(r.distType)
+	name := "validity_" + typeSuffix(bb.distType)
 	if err := dv.launchAsync(name, grid, from, uint64(count), s.valid.ptr, s.partials.ptr); err != nil {
 		return 0, err
 	}
@@ -175,8 +175,8 @@ func (r *Runner) queueValidity(s *resultSlot, from uint64, count int) (int, erro
 // queueCopy queues, on the copy stream and after the kernels queued so far
 // on stream 0, the copy of s's rows into out (on the device goroutine). s
 // must be idle.
-func (r *Runner) queueCopy(s *resultSlot, out copyOut) (*copyJob, error) {
-	return r.queueCopyFrom(s, s.dist.ptr, s.pred.ptr, out)
+func (bb *blockBufs) queueCopy(s *resultSlot, out copyOut) (*copyJob, error) {
+	return bb.queueCopyFrom(s, s.dist.ptr, s.pred.ptr, out)
 }
 
 // queueCopyFrom is queueCopy from the device rows at fromDist and fromPred
@@ -185,8 +185,8 @@ func (r *Runner) queueCopy(s *resultSlot, out copyOut) (*copyJob, error) {
 // otherwise they go through s's stage and the copier moves them on. With
 // out.valid, the validity kernel runs first and its bitmap and null counts
 // travel through the stage.
-func (r *Runner) queueCopyFrom(s *resultSlot, fromDist, fromPred uint64, out copyOut) (*copyJob, error) {
-	dv := r.e.dev
+func (bb *blockBufs) queueCopyFrom(s *resultSlot, fromDist, fromPred uint64, out copyOut) (*copyJob, error) {
+	dv := bb.dv
 	d := dv.d
 	if dv.copies == nil {
 		return nil, errClosed
@@ -194,7 +194,7 @@ func (r *Runner) queueCopyFrom(s *resultSlot, fromDist, fromPred uint64, out cop
 	grid := 0
 	if out.valid != nil {
 		var err error
-		if grid, err = r.queueValidity(s, fromDist, len(out.dist)/r.distType.Size()); err != nil {
+		if grid, err = bb.queueValidity(s, fromDist, len(out.dist)/bb.distType.Size()); err != nil {
 			return nil, err
 		}
 	}
@@ -278,14 +278,14 @@ func (r *Runner) queueCopyFrom(s *resultSlot, fromDist, fromPred uint64, out cop
 		// Whatever was queued must be over before the slot is reused.
 		return nil, errors.Join(err, d.cuStreamSynchronize(dv.copyStream).Err("cuStreamSynchronize (copy stream)"))
 	}
-	r.copySeq++
+	bb.copySeq++
 	copied := 8 * grid
 	for _, p := range parts {
 		copied += len(p.to)
 	}
-	r.downloaded.Add(int64(copied))
+	bb.downloaded.Add(int64(copied))
 	j := &copyJob{
-		seq:   r.copySeq,
+		seq:   bb.copySeq,
 		stage: unsafe.Slice((*byte)(s.stage.p), size),
 		moves: moves,
 		start: s.copyStart, stop: s.copied,

@@ -13,7 +13,7 @@ var dijkstraPlan = kernelPlan{
 	},
 	launch: func(r *Runner, k int) error {
 		return r.e.dev.launch("dijkstra_"+typeSuffix(r.distType), k, r.offsets.ptr, r.targets.ptr, r.weights.ptr,
-			int32(r.n), r.sources.ptr, int32(k), r.dist.ptr, r.aux.ptr, r.flags.ptr)
+			int32(r.n), r.buf.sources.ptr, int32(k), r.buf.dist.ptr, r.buf.aux.ptr, r.buf.flags.ptr)
 	},
 	derivesPredecessors: always,
 }

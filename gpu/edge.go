@@ -11,7 +11,7 @@ var edgePlan = kernelPlan{
 	layout: func(t graph.DistType, _ bool) layout { return layout{dist: t.Size()} },
 	launch: func(r *Runner, k int) error {
 		return r.e.dev.launch("edge_"+typeSuffix(r.distType), k, r.arcSources.ptr, r.targets.ptr, r.weights.ptr,
-			r.g.NumEdges(), int32(r.n), r.sources.ptr, int32(k), r.dist.ptr)
+			r.g.NumEdges(), int32(r.n), r.buf.sources.ptr, int32(k), r.buf.dist.ptr)
 	},
 	derivesPredecessors: always,
 }

@@ -10,7 +10,7 @@ package gpu
 // device to device (one context, or peer to peer) rather than through
 // the driver's staging in host memory.
 func (hs *hubStore) copyPart(p *hubPart) (bool, error) {
-	to := hs.r.dist.ptr + uint64(int64(hs.rows.firstRow+p.lo)*hs.rowBytes())
+	to := hs.r.buf.dist.ptr + uint64(int64(hs.rows.firstRow+p.lo)*hs.rowBytes())
 	peer, _, err := copyDevice(hs.r.e.dev, hs.r.e.dev, p.owner.r.e.dev, to, p.at, uint64(int64(p.hi-p.lo)*hs.rowBytes()), true)
 	return peer, err
 }

@@ -398,8 +398,8 @@ func (hs *hubStore) alloc(k, hubRows int) error {
 // see: the rows of the buffers' capacity, without the hub rows past them.
 func (hs *hubStore) blockRows(s *resultSlot) devBuf {
 	d := s.dist
-	if len(hs.rows.vertices) > 0 && s == &hs.r.slots[0] {
-		d.size = int64(hs.r.capacity) * int64(hs.r.n) * int64(hs.r.distType.Size())
+	if len(hs.rows.vertices) > 0 && s == &hs.r.buf.slots[0] {
+		d.size = int64(hs.r.buf.capacity) * int64(hs.r.n) * int64(hs.r.distType.Size())
 	}
 	return d
 }

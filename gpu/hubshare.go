@@ -204,7 +204,7 @@ func (g *hubGroup) ensureShared(hs *hubStore, tell func([]bool)) (bool, error) {
 		return false, nil
 	}
 	if g.mode == modeUndecided {
-		g.base[hs] = hs.r.dist.ptr + uint64(int64(hs.rows.firstRow)*hs.rowBytes())
+		g.base[hs] = hs.r.buf.dist.ptr + uint64(int64(hs.rows.firstRow)*hs.rowBytes())
 		g.arrived++
 		switch {
 		case g.arrived == len(g.runners):
@@ -259,7 +259,7 @@ func (g *hubGroup) ensureParts(hs *hubStore) error {
 					g.cond.Broadcast()
 					return err
 				}
-				p.state, p.at = partReady, hs.r.dist.ptr+uint64(int64(hs.rows.firstRow+p.lo)*hs.rowBytes())
+				p.state, p.at = partReady, hs.r.buf.dist.ptr+uint64(int64(hs.rows.firstRow+p.lo)*hs.rowBytes())
 				g.cond.Broadcast()
 			case p.state == partReady && p.owner == hs:
 			case p.state == partReady:
@@ -298,14 +298,14 @@ func (hs *hubStore) runPlan(bp *plan.Block, finish func(), packed *plan.Packed, 
 	if bp.Rows == nil {
 		bp.Rows = ownRows(len(bp.Sources)) // the hubs, not the block's sources
 	}
-	view := hs.r.dist
+	view := hs.r.buf.dist
 	row := hs.rowBytes()
-	hs.r.dist = devBuf{ptr: hs.r.slots[0].dist.ptr + uint64(int64(hs.rows.firstRow+first)*row), size: int64(len(hs.rows.vertices)-first) * row}
+	hs.r.buf.dist = devBuf{ptr: hs.r.buf.slots[0].dist.ptr + uint64(int64(hs.rows.firstRow+first)*row), size: int64(len(hs.rows.vertices)-first) * row}
 	// The first phase's frontier lies where a block's would, in the
 	// block's rows: a part of a later phase (one phase of its own, a
 	// phased round) would otherwise lay it over the earlier phases' rows.
 	hs.r.frontierRows = view
-	defer func() { hs.r.dist, hs.r.frontierRows = view, devBuf{} }()
+	defer func() { hs.r.buf.dist, hs.r.frontierRows = view, devBuf{} }()
 	if err := hs.r.runPlan(bp, finish, packed, began, nil); err != nil {
 		return err
 	}

@@ -168,7 +168,7 @@ func statsOnSharedEngines(t *testing.T, engines []*Engine, g *graph.CSR, togethe
 		if errs[i] != nil {
 			continue
 		}
-		if wantRows := r.hubs.forBlock(r.capacity); r.hubs.rows.ready != (wantRows > 0) || len(r.hubs.rows.vertices) != wantRows {
+		if wantRows := r.hubs.forBlock(r.buf.capacity); r.hubs.rows.ready != (wantRows > 0) || len(r.hubs.rows.vertices) != wantRows {
 			t.Fatalf("engine %d: %d hub rows, ready %v; want %d", i, len(r.hubs.rows.vertices), r.hubs.rows.ready, wantRows)
 		}
 	}

@@ -32,10 +32,10 @@ func isOutOfMemory(err error) bool {
 	return errors.As(err, &de) && de.Result == ResultOutOfMemory
 }
 
-// outOfMemory describes the failed allocation of a block of k sources of
-// perSource device bytes each (on the device goroutine).
-func (r *Runner) outOfMemory(k int, perSource int64, err error) error {
-	free, _, ferr := r.e.dev.memInfo()
+// outOfMemory describes the failed allocation on dv of a block of k
+// sources of perSource device bytes each (on the device goroutine).
+func outOfMemory(dv *device, k int, perSource int64, err error) error {
+	free, _, ferr := dv.memInfo()
 	if ferr != nil {
 		free = -1
 	}
@@ -49,7 +49,7 @@ func (r *Runner) outOfMemory(k int, perSource int64, err error) error {
 // half for later blocks. A second failure is returned, saying that the block
 // was halved.
 func (r *Runner) runChunks(k int, fn func(lo, hi int) error) error {
-	return runChunks(k, &r.fit, fn, r.releaseBlock)
+	return runChunks(k, &r.buf.fit, fn, r.releaseBlock)
 }
 
 func runChunks(k int, fit *int, fn func(lo, hi int) error, release func() error) error {

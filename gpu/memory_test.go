@@ -123,8 +123,8 @@ func TestOutOfMemoryHalving(t *testing.T) {
 			if err := r.Run(context.Background(), got); err != nil {
 				t.Fatalf("Run with room for 4 sources: %v", err)
 			}
-			if r.fit != 4 {
-				t.Errorf("fit = %d after halving a block of 7, want 4", r.fit)
+			if r.buf.fit != 4 {
+				t.Errorf("fit = %d after halving a block of 7, want 4", r.buf.fit)
 			}
 			if !sameBlock(got, want, alg != graph.BellmanFord) {
 				t.Error("halved block differs from the whole block")
@@ -137,7 +137,7 @@ func TestOutOfMemoryHalving(t *testing.T) {
 				t.Error("halved stats differ from the whole block's")
 			}
 			// Nothing fits now: the whole block and its half both fail.
-			r.fit = 0
+			r.buf.fit = 0
 			if err := e.dev.do(r.releaseBlock); err != nil {
 				t.Fatal(err)
 			}

@@ -88,10 +88,10 @@ func (s *resultSlot) settle() {
 
 // takeSlot returns an idle result slot, waiting for the older copy in
 // flight when none is (on the device goroutine).
-func (r *Runner) takeSlot() *resultSlot {
+func (bb *blockBufs) takeSlot() *resultSlot {
 	var oldest *resultSlot
-	for i := range r.slots {
-		s := &r.slots[i]
+	for i := range bb.slots {
+		s := &bb.slots[i]
 		if s.idle() {
 			return s
 		}
@@ -104,20 +104,29 @@ func (r *Runner) takeSlot() *resultSlot {
 }
 
 // settleSlots waits until no copy reads any slot.
-func (r *Runner) settleSlots() {
-	for i := range r.slots {
-		r.slots[i].settle()
+func (bb *blockBufs) settleSlots() {
+	for i := range bb.slots {
+		bb.slots[i].settle()
 	}
+}
+
+// statsSlot is the result slot RunStats computes into: the first, once no
+// copy of an earlier Start reads it (with one slot allocated it is the
+// only one with rows).
+func (bb *blockBufs) statsSlot() *resultSlot {
+	s := &bb.slots[0]
+	s.settle()
+	return s
 }
 
 // releaseSlots frees the slots' stages and events once no copy reads them
 // (on the device goroutine; their device rows go with releaseBlock).
-func (r *Runner) releaseSlots() error {
-	dv := r.e.dev
-	r.settleSlots()
+func (bb *blockBufs) releaseSlots() error {
+	dv := bb.dv
+	bb.settleSlots()
 	var errs []error
-	for i := range r.slots {
-		s := &r.slots[i]
+	for i := range bb.slots {
+		s := &bb.slots[i]
 		errs = append(errs, dv.freePinned(&s.stage))
 		for _, ev := range []*uintptr{&s.copyStart, &s.copied} {
 			if *ev != 0 {
@@ -216,7 +225,7 @@ func (r *Runner) Start(ctx context.Context, out *graph.Block) (*Pending, error) 
 	err := r.e.dev.do(func() error {
 		r.kernelTime, r.host = 0, hostTimes{}
 		return r.runChunks(k, func(lo, hi int) error {
-			s := r.takeSlot()
+			s := r.buf.takeSlot()
 			c, err := r.compute(out.Sources[lo:hi], s, false)
 			if err != nil {
 				return err
@@ -230,9 +239,9 @@ func (r *Runner) Start(ctx context.Context, out *graph.Block) (*Pending, error) 
 				cp.pred = asBytes(out.Pred[lo*r.n : hi*r.n])
 			} else if lo == 0 && hi == k {
 				// The bitmap of a block that was halved is the host's.
-				cp.valid, cp.block = r.validOut(out), out
+				cp.valid, cp.block = r.buf.validOut(out), out
 			}
-			j, err := r.queueCopy(s, cp)
+			j, err := r.buf.queueCopy(s, cp)
 			if err != nil {
 				return err
 			}
@@ -275,7 +284,7 @@ func (r *Runner) startNarrowed(ctx context.Context, out *graph.Block) (*Pending,
 			return err
 		}
 		return r.runChunks(k, func(lo, hi int) error {
-			s := r.takeSlot()
+			s := r.buf.takeSlot()
 			c, err := r.compute(out.Sources[lo:hi], s, false)
 			if err != nil {
 				return err
@@ -284,7 +293,7 @@ func (r *Runner) startNarrowed(ctx context.Context, out *graph.Block) (*Pending,
 				cycleSource = c
 				return errCycle
 			}
-			from, took, err := q.narrowRows(dv, s, hi-lo, r.sources.ptr, r.kernelCuts())
+			from, took, err := q.narrowRows(dv, s, hi-lo, r.buf.sources.ptr, r.kernelCuts())
 			r.kernelTime += took
 			if err != nil {
 				return err
@@ -293,9 +302,9 @@ func (r *Runner) startNarrowed(ctx context.Context, out *graph.Block) (*Pending,
 			if q.nearestK > 0 {
 				cp.pred = asBytes(out.CellTargets[lo*w : hi*w])
 			} else if q.req.Targets == nil && lo == 0 && hi == k {
-				cp.valid, cp.block = r.validOut(out), out // full rows, clipped
+				cp.valid, cp.block = r.buf.validOut(out), out // full rows, clipped
 			}
-			j, err := r.queueCopyFrom(s, from, s.selected.ptr, cp)
+			j, err := r.buf.queueCopyFrom(s, from, s.selected.ptr, cp)
 			if err != nil {
 				return err
 			}
@@ -368,8 +377,8 @@ func (r *Runner) ComputeResident(ctx context.Context, sources []graph.VertexID) 
 	cycleSource := graph.VertexID(-1)
 	err := r.e.dev.do(func() error {
 		r.kernelTime, r.host = 0, hostTimes{}
-		r.settleSlots()
-		res.slot = r.takeSlot()
+		r.buf.settleSlots()
+		res.slot = r.buf.takeSlot()
 		c, err := r.compute(sources, res.slot, false)
 		cycleSource = c
 		return err
@@ -422,11 +431,11 @@ func (res *Resident) Start(ctx context.Context, lo, hi int, out *graph.Block) (*
 	if out.Pred != nil {
 		c.pred = asBytes(out.Pred)
 	} else {
-		c.valid, c.block = r.validOut(out), out
+		c.valid, c.block = r.buf.validOut(out), out
 	}
 	rowBytes := uint64(r.n * r.distType.Size())
 	err := r.e.dev.do(func() error {
-		j, err := r.queueCopyFrom(r.takeSlot(), res.slot.dist.ptr+uint64(lo)*rowBytes, res.slot.pred.ptr+uint64(lo)*uint64(4*r.n), c)
+		j, err := r.buf.queueCopyFrom(r.buf.takeSlot(), res.slot.dist.ptr+uint64(lo)*rowBytes, res.slot.pred.ptr+uint64(lo)*uint64(4*r.n), c)
 		if err == nil {
 			p.jobs = append(p.jobs, j)
 		}

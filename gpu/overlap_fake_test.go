@@ -126,12 +126,12 @@ func TestCopyPathWithFakeDriver(t *testing.T) {
 	const n = 6
 	// int64 distances, so that a mix-up of the distance and predecessor
 	// parts of the stage shows.
-	r := &Runner{e: &Engine{dev: dv}, n: n, distType: graph.DistInt64}
+	r := fakeRunner(dv, n, graph.DistInt64)
 	// Each slot's device rows hold 5 sources' worth of distances and
 	// predecessors; a block of k sources fills the first k rows.
-	for i := range r.slots {
-		r.slots[i].dist = f.devAlloc(make([]byte, 5*n*8))
-		r.slots[i].pred = f.devAlloc(make([]byte, 5*n*4))
+	for i := range r.buf.slots {
+		r.buf.slots[i].dist = f.devAlloc(make([]byte, 5*n*8))
+		r.buf.slots[i].pred = f.devAlloc(make([]byte, 5*n*4))
 	}
 	fill := func(s *resultSlot, block, k int) {
 		f.mu.Lock()
@@ -147,10 +147,10 @@ func TestCopyPathWithFakeDriver(t *testing.T) {
 	var outs []*graph.Block
 	for block, k := range []int{3, 5, 1, 4, 2} {
 		out := graph.NewBlock(make([]graph.VertexID, k), n, graph.DistInt64, true)
-		s := r.takeSlot()
+		s := r.buf.takeSlot()
 		fill(s, block, k)
 		dist, _ := sliceBytes(out.Dist)
-		j, err := r.queueCopy(s, copyOut{dist: dist, pred: asBytes(out.Pred)})
+		j, err := r.buf.queueCopy(s, copyOut{dist: dist, pred: asBytes(out.Pred)})
 		if err != nil {
 			t.Fatalf("block %d: queueCopy: %v", block, err)
 		}
@@ -175,10 +175,10 @@ func TestCopyPathWithFakeDriver(t *testing.T) {
 	// A copy that cannot be queued: error, slot idle, copy stream drained.
 	f.fail = "cuMemcpyDtoHAsync_v2"
 	f.calls = nil
-	s := r.takeSlot()
+	s := r.buf.takeSlot()
 	out := graph.NewBlock(make([]graph.VertexID, 2), n, graph.DistInt64, false)
 	dist, _ := sliceBytes(out.Dist)
-	if _, err := r.queueCopy(s, copyOut{dist: dist}); err == nil || !strings.Contains(err.Error(), "cuMemcpyDtoHAsync_v2") {
+	if _, err := r.buf.queueCopy(s, copyOut{dist: dist}); err == nil || !strings.Contains(err.Error(), "cuMemcpyDtoHAsync_v2") {
 		t.Fatalf("queueCopy with a failing copy: err = %v", err)
 	}
 	if s.busy != nil || !slices.Contains(f.calls, "cuStreamSynchronize") {
@@ -187,7 +187,7 @@ func TestCopyPathWithFakeDriver(t *testing.T) {
 
 	// A copy that fails on the copy stream: Wait says so.
 	f.fail = "cuEventSynchronize"
-	j, err := r.queueCopy(r.takeSlot(), copyOut{dist: dist})
+	j, err := r.buf.queueCopy(r.buf.takeSlot(), copyOut{dist: dist})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,19 +196,19 @@ func TestCopyPathWithFakeDriver(t *testing.T) {
 	}
 	f.fail = ""
 
-	if err := r.releaseSlots(); err != nil {
+	if err := r.buf.releaseSlots(); err != nil {
 		t.Fatal(err)
 	}
 	if len(f.host) != 0 || len(f.live) != 0 {
 		t.Errorf("after releaseSlots: %d pinned stages and %d events left", len(f.host), len(f.live))
 	}
-	for i := range r.slots {
-		if r.slots[i].busy != nil || r.slots[i].stage.p != nil {
+	for i := range r.buf.slots {
+		if r.buf.slots[i].busy != nil || r.buf.slots[i].stage.p != nil {
 			t.Errorf("slot %d not idle and empty after releaseSlots", i)
 		}
 	}
 	dv.stopCopier()
-	if _, err := r.queueCopy(&r.slots[0], copyOut{dist: dist}); !errors.Is(err, errClosed) {
+	if _, err := r.buf.queueCopy(&r.buf.slots[0], copyOut{dist: dist}); !errors.Is(err, errClosed) {
 		t.Errorf("queueCopy after the copier stopped: err = %v", err)
 	}
 }
@@ -229,11 +229,11 @@ func TestPinnedCopyGoesDirect(t *testing.T) {
 	}()
 	defer close(dv.work)
 	const n, k = 7, 3
-	r := &Runner{e: &Engine{dev: dv}, n: n, distType: graph.DistInt32}
-	for i := range r.slots {
-		r.slots[i].dist = f.devAlloc(make([]byte, k*n*4))
+	r := fakeRunner(dv, n, graph.DistInt32)
+	for i := range r.buf.slots {
+		r.buf.slots[i].dist = f.devAlloc(make([]byte, k*n*4))
 	}
-	dev := unsafe.Slice((*int32)(unsafe.Pointer(&f.dev[r.slots[0].dist.ptr][0])), k*n)
+	dev := unsafe.Slice((*int32)(unsafe.Pointer(&f.dev[r.buf.slots[0].dist.ptr][0])), k*n)
 	for c := range dev {
 		dev[c] = int32(3*c + 1)
 	}
@@ -252,9 +252,9 @@ func TestPinnedCopyGoesDirect(t *testing.T) {
 		direct bool
 	}{{"pinned", pinned, true}, {"plain", plain, false}} {
 		dist, _ := sliceBytes(tc.out.Dist)
-		s := &r.slots[0]
+		s := &r.buf.slots[0]
 		s.settle()
-		j, err := r.queueCopy(s, copyOut{dist: dist})
+		j, err := r.buf.queueCopy(s, copyOut{dist: dist})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,7 +275,7 @@ func TestPinnedCopyGoesDirect(t *testing.T) {
 	if !slices.Contains(f.calls, "cuMemHostUnregister") || len(dv.pins) != 0 || dv.pinnedHost(pinnedBytes) {
 		t.Errorf("UnpinHost left %d pins (calls %v)", len(dv.pins), f.calls)
 	}
-	if err := r.releaseSlots(); err != nil {
+	if err := r.buf.releaseSlots(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -324,11 +324,11 @@ func TestCopyAcrossAdjoiningPins(t *testing.T) {
 		return copyDtoH(dst, src, size, s)
 	}
 	const n, k = 7, 3
-	r := &Runner{e: &Engine{dev: dv}, n: n, distType: graph.DistInt32}
-	for i := range r.slots {
-		r.slots[i].dist = f.devAlloc(make([]byte, k*n*4))
+	r := fakeRunner(dv, n, graph.DistInt32)
+	for i := range r.buf.slots {
+		r.buf.slots[i].dist = f.devAlloc(make([]byte, k*n*4))
 	}
-	dev := unsafe.Slice((*int32)(unsafe.Pointer(&f.dev[r.slots[0].dist.ptr][0])), k*n)
+	dev := unsafe.Slice((*int32)(unsafe.Pointer(&f.dev[r.buf.slots[0].dist.ptr][0])), k*n)
 	for c := range dev {
 		dev[c] = int32(5*c + 2)
 	}
@@ -345,9 +345,9 @@ func TestCopyAcrossAdjoiningPins(t *testing.T) {
 	}
 	copyOnce := func(out []byte) *copyJob {
 		t.Helper()
-		s := &r.slots[0]
+		s := &r.buf.slots[0]
 		s.settle()
-		j, err := r.queueCopy(s, copyOut{dist: out})
+		j, err := r.buf.queueCopy(s, copyOut{dist: out})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -391,7 +391,15 @@ func TestCopyAcrossAdjoiningPins(t *testing.T) {
 	if len(dv.pins) != 0 || len(dv.pinning) != 0 {
 		t.Errorf("%d pins and %d in flight left", len(dv.pins), len(dv.pinning))
 	}
-	if err := r.releaseSlots(); err != nil {
+	if err := r.buf.releaseSlots(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// fakeRunner is a runner of a graph of n vertices and distances of type t
+// on dv with nothing prepared: its buffers and copies only.
+func fakeRunner(dv *device, n int, t graph.DistType) *Runner {
+	r := &Runner{e: &Engine{dev: dv}, n: n, distType: t}
+	r.buf.dv, r.buf.n, r.buf.distType = dv, n, t
+	return r
 }

@@ -27,37 +27,37 @@ func TestTakeSlot(t *testing.T) {
 		return j
 	}
 	r := &Runner{}
-	if s := r.takeSlot(); s != &r.slots[0] {
+	if s := r.buf.takeSlot(); s != &r.buf.slots[0] {
 		t.Fatal("both slots idle: did not take slot 0")
 	}
-	r.slots[0].busy = job(1, false)
-	if s := r.takeSlot(); s != &r.slots[1] {
+	r.buf.slots[0].busy = job(1, false)
+	if s := r.buf.takeSlot(); s != &r.buf.slots[1] {
 		t.Fatal("slot 0 in flight: did not take slot 1")
 	}
-	r.slots[0].busy = job(1, true)
-	r.slots[1].busy = job(2, false)
-	if s := r.takeSlot(); s != &r.slots[0] || s.busy != nil {
+	r.buf.slots[0].busy = job(1, true)
+	r.buf.slots[1].busy = job(2, false)
+	if s := r.buf.takeSlot(); s != &r.buf.slots[0] || s.busy != nil {
 		t.Fatal("slot 0 landed: did not take it, or kept its job")
 	}
 	// Both in flight: Start waits for the older copy, whichever slot it is.
 	for _, older := range []int{0, 1} {
 		jobs := [2]*copyJob{job(7, false), job(7, false)}
 		jobs[older].seq = 6
-		r.slots[0].busy, r.slots[1].busy = jobs[0], jobs[1]
+		r.buf.slots[0].busy, r.buf.slots[1].busy = jobs[0], jobs[1]
 		go func() {
 			time.Sleep(20 * time.Millisecond)
 			close(jobs[older].done)
 		}()
-		s := r.takeSlot()
-		if s != &r.slots[older] || s.busy != nil {
-			t.Fatalf("both in flight, slot %d older: took slot %v", older, s == &r.slots[0])
+		s := r.buf.takeSlot()
+		if s != &r.buf.slots[older] || s.busy != nil {
+			t.Fatalf("both in flight, slot %d older: took slot %v", older, s == &r.buf.slots[0])
 		}
 		select {
 		case <-jobs[older].done:
 		default:
 			t.Fatal("took a slot whose copy had not landed")
 		}
-		if r.slots[1-older].busy != jobs[1-older] {
+		if r.buf.slots[1-older].busy != jobs[1-older] {
 			t.Fatal("the newer copy's slot was touched")
 		}
 	}
@@ -320,8 +320,8 @@ func TestStartAheadHalved(t *testing.T) {
 		b := startAhead(t, r, n, sources, []int{11}, ahead, true)
 		checkRows(t, g, b, want, g)
 	}
-	if r.fit != 6 {
-		t.Errorf("fit = %d, want 6", r.fit)
+	if r.buf.fit != 6 {
+		t.Errorf("fit = %d, want 6", r.buf.fit)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/pathctl/pathctl/gpu/internal/plan"
@@ -40,33 +39,14 @@ type Runner struct {
 	// nearest on the device (gather.go).
 	narrow narrowing
 
-	// Per-source buffers for capacity sources, grown on demand; oneSlot
-	// when only the first result slot's rows were allocated (a stats
-	// block under plan.Config.OneSlotStats: statsSlotOnly).
-	mu       sync.Mutex
-	capacity int
-	oneSlot  bool
-	sources  devBuf // int32 per source
-	status   devBuf // int32 per source: 1 where a negative cycle showed
-	aux      devBuf // predist, packed cells or BFS levels
-	flags    devBuf // changed / pending / frontier bytes
-	stats    devBuf // statsWords 8-byte words per source (RunStats)
-	stage    pinned // host staging for small synchronous downloads
-	closed   bool
-	// slots are the two sets of result rows (overlap.go); dist and pred
-	// are the rows of the slot the current block computes into (a
-	// distance row and an int32 predecessor row per source), views that
-	// the kernels' plans read and nothing frees through.
-	slots   [resultSlots]resultSlot
-	dist    devBuf
-	pred    devBuf
-	copySeq uint64 // copies queued so far
-	// fit is the most sources a block may hold on this device, learnt by
-	// halving a block that ran out of device memory; 0 while unknown.
-	fit int
+	// buf is the block's per-source buffers and the two result slots
+	// (runnerbufs.go, overlap.go, copier.go).
+	buf blockBufs
+
+	mu     sync.Mutex
+	closed bool
 
 	kernelTime time.Duration // device time of the last Run's kernels
-	downloaded atomic.Int64  // result bytes copied to the host (DownloadedBytes)
 	host       hostTimes     // host time of the last Run beside the kernels
 
 	// batched is how the batched kernel runs (batched.go), and planGraph
@@ -89,10 +69,6 @@ type Runner struct {
 	frontierRows devBuf
 	// hubs are the hub rows kept past a stats block's rows (hubs.go).
 	hubs hubStore
-	// scratch is the sources of one slice of the batched kernel's scratch
-	// working distances in r.aux (scratch.go); 0 for a working row per
-	// source.
-	scratch int
 	// scratchDeclined is set by Prepare where the scratch would not pay on
 	// this device (scratchPays): the stats blocks keep a working row per
 	// source.
@@ -161,6 +137,10 @@ func newRunner(e *Engine, g *graph.CSR, req graph.Request, batched batchedConfig
 	}
 	r.narrow = narrowing{req: req, n: r.n, distType: r.distType}
 	r.hubs.r = r
+	r.buf.n, r.buf.distType = r.n, r.distType
+	if e != nil {
+		r.buf.dv = e.dev
+	}
 	return r
 }
 
@@ -233,7 +213,7 @@ func (r *Runner) NarrowsAhead() bool { return true }
 func (r *Runner) SelectNearest(k int) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.capacity > 0 || r.closed {
+	if r.buf.capacity > 0 || r.closed {
 		return false
 	}
 	return r.narrow.selectNearest(k)
@@ -244,7 +224,7 @@ func (r *Runner) SelectNearest(k int) bool {
 // the host since Prepare: for a narrowed runner, sources × targets × the
 // distance's size per Run, and for one that selects the k nearest,
 // sources × k × (the distance's size + 4).
-func (r *Runner) DownloadedBytes() int64 { return r.downloaded.Load() }
+func (r *Runner) DownloadedBytes() int64 { return r.buf.downloaded.Load() }
 
 // SizeStatsRun sizes the hub rows of a stats run of sources sources whose
 // blocks have budget bytes of device memory (graph.StatsRunSizer), and
@@ -346,10 +326,10 @@ func (r *Runner) compute(sources []graph.VertexID, s *resultSlot, oneSlot bool) 
 		return -1, err
 	}
 	tracef(dv.ordinal, "buffers for %d sources ready (%s)", k, time.Since(began).Round(time.Microsecond))
-	r.dist, r.pred = r.hubs.blockRows(s), s.pred
+	r.buf.dist, r.buf.pred = r.hubs.blockRows(s), s.pred
 	r.blockSources = sources
 	defer func() { r.blockSources = nil }()
-	if err := dv.d.cuMemcpyHtoD_v2(r.sources.ptr, ptrOf(sources), uint64(4*k)).Err("cuMemcpyHtoD_v2"); err != nil {
+	if err := dv.d.cuMemcpyHtoD_v2(r.buf.sources.ptr, ptrOf(sources), uint64(4*k)).Err("cuMemcpyHtoD_v2"); err != nil {
 		return -1, err
 	}
 	if err := r.launch(k); err != nil {
@@ -357,7 +337,7 @@ func (r *Runner) compute(sources []graph.VertexID, s *resultSlot, oneSlot bool) 
 	}
 	if plans[r.req.Algorithm].status {
 		status := make([]int32, k)
-		if err := dv.download(asBytes(status), r.status.ptr, &r.stage); err != nil {
+		if err := dv.download(asBytes(status), r.buf.status.ptr, &r.buf.stage); err != nil {
 			return -1, err
 		}
 		for i, s := range status {
@@ -404,7 +384,7 @@ func (r *Runner) launch(k int) error {
 		return err
 	}
 	err = dv.launch("predecessors_"+typeSuffix(r.distType), k, r.offsets.ptr, r.targets.ptr, r.weights.ptr,
-		int32(r.n), r.sources.ptr, int32(k), r.dist.ptr, r.aux.ptr, r.pred.ptr)
+		int32(r.n), r.buf.sources.ptr, int32(k), r.buf.dist.ptr, r.buf.aux.ptr, r.buf.pred.ptr)
 	r.kernelTime += dv.lastKernel
 	return err
 }

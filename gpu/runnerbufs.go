@@ -6,6 +6,7 @@ package gpu
 
 import (
 	"errors"
+	"sync/atomic"
 
 	"github.com/pathctl/pathctl/graph"
 )
@@ -116,31 +117,20 @@ func (r *Runner) release() error {
 		errs = append(errs, dv.free(b))
 	}
 	errs = append(errs, r.narrow.release(dv))
-	errs = append(errs, r.releaseSlots())
 	errs = append(errs, r.releaseArcsByWeight())
-	errs = append(errs, dv.freePinned(&r.stage))
+	errs = append(errs, r.buf.release())
 	return errors.Join(errs...)
 }
 
 // releaseBlock frees the per-source buffers, once the copies in flight
-// have landed (on the device goroutine).
+// have landed, and forgets the hub rows they held (on the device
+// goroutine).
 func (r *Runner) releaseBlock() error {
-	dv := r.e.dev
 	r.hubs.leave()
-	r.settleSlots()
-	bufs := []*devBuf{&r.sources, &r.status, &r.aux, &r.flags, &r.stats}
-	for i := range r.slots {
-		s := &r.slots[i]
-		bufs = append(bufs, &s.dist, &s.pred, &s.valid, &s.partials, &s.gathered, &s.selected)
-	}
-	var errs []error
-	for _, b := range bufs {
-		errs = append(errs, dv.free(b))
-	}
-	r.dist, r.pred = devBuf{}, devBuf{}
-	r.capacity, r.oneSlot = 0, false
-	r.hubs.rows, r.scratch = hubState{}, 0
-	return errors.Join(errs...)
+	r.buf.settleSlots()
+	err := r.buf.freeBlock()
+	r.hubs.rows = hubState{}
+	return err
 }
 
 // ensureCapacity sizes the per-source buffers for k sources: with oneSlot
@@ -150,60 +140,153 @@ func (r *Runner) releaseBlock() error {
 // is asked for, or more hub rows than a run sized since allows
 // (SizeStatsRun: they would take memory its blocks were planned in).
 func (r *Runner) ensureCapacity(k int, oneSlot bool) error {
-	if k <= r.capacity && (oneSlot || !r.oneSlot) && len(r.hubs.rows.vertices) <= r.hubs.forBlock(r.capacity) {
+	if k <= r.buf.capacity && (oneSlot || !r.buf.oneSlot) && len(r.hubs.rows.vertices) <= r.hubs.forBlock(r.buf.capacity) {
 		return nil
 	}
 	if err := r.releaseBlock(); err != nil {
 		return err
 	}
-	dv := r.e.dev
-	l := layoutOf(r.req.Algorithm, r.distType, r.req.WithPredecessors)
-	cells := int64(k) * int64(r.n)
+	b := blockShape{k: k, oneSlot: oneSlot, l: layoutOf(r.req.Algorithm, r.distType, r.req.WithPredecessors)}
+	b.auxBytes = int64(k) * int64(r.n) * int64(b.l.aux)
+	if oneSlot && r.scratchPossible() {
+		b.scratch = min(k, r.scratchSources())
+		b.auxBytes = r.scratchBytesFor(b.scratch)
+	}
+	b.gathered, b.selected = r.narrow.bytesPerSource()
+	if oneSlot {
+		b.hubRows = r.hubs.forBlock(k)
+	}
+	if err := r.buf.allocBlock(b); err != nil {
+		if isOutOfMemory(err) {
+			err = outOfMemory(r.e.dev, k, r.bytesPerSource(oneSlot), err)
+		}
+		return errors.Join(err, r.releaseBlock())
+	}
+	if err := r.hubs.alloc(k, b.hubRows); err != nil {
+		return errors.Join(err, r.releaseBlock())
+	}
+	return nil
+}
+
+// blockBufs is a runner's per-source device buffers for capacity
+// sources, grown on demand (Runner.ensureCapacity), and its two result
+// slots (overlap.go) with the copies that take their rows to the host
+// (copier.go): the device, the graph's size and the distance type they
+// are sized by, what they hold now, and what they learnt (fit) and
+// counted (downloaded).
+type blockBufs struct {
+	dv       *device
+	n        int
+	distType graph.DistType
+
+	// capacity is the sources the buffers hold; oneSlot is set when only
+	// the first result slot's rows were allocated (a stats block under
+	// plan.Config.OneSlotStats: statsSlotOnly).
+	capacity int
+	oneSlot  bool
+	sources  devBuf // int32 per source
+	status   devBuf // int32 per source: 1 where a negative cycle showed
+	aux      devBuf // predist, packed cells or BFS levels
+	flags    devBuf // changed / pending / frontier bytes
+	stats    devBuf // statsWords 8-byte words per source (RunStats)
+	stage    pinned // host staging for small synchronous downloads
+	// slots are the two sets of result rows (overlap.go); dist and pred
+	// are the rows of the slot the current block computes into (a
+	// distance row and an int32 predecessor row per source), views that
+	// the kernels' plans read and nothing frees through.
+	slots   [resultSlots]resultSlot
+	dist    devBuf
+	pred    devBuf
+	copySeq uint64 // copies queued so far
+	// fit is the most sources a block may hold on this device, learnt by
+	// halving a block that ran out of device memory; 0 while unknown.
+	fit int
+	// scratch is the sources of one slice of the batched kernel's scratch
+	// working distances in aux (scratch.go); 0 for a working row per
+	// source.
+	scratch int
+	// downloaded counts the result bytes copied to the host
+	// (DownloadedBytes).
+	downloaded atomic.Int64
+}
+
+// blockShape is what a block's buffers hold: k sources, with oneSlot
+// only the first result slot's rows (and hubRows hub rows past them,
+// hubs.go), else every slot's rows and narrowed cells (gathered and
+// selected bytes per source); the algorithm's layout, and aux bytes of
+// working rows, a scratch's of slices of scratch sources where scratch is
+// above 0.
+type blockShape struct {
+	k                  int
+	oneSlot            bool
+	l                  layout
+	auxBytes           int64
+	scratch            int
+	gathered, selected int64
+	hubRows            int
+}
+
+// allocBlock allocates the buffers of a block of shape b into freed
+// buffers (freeBlock) and records their capacity (on the device
+// goroutine). It returns the first allocation's error, leaving what it
+// allocated for freeBlock.
+func (bb *blockBufs) allocBlock(b blockShape) error {
+	k := b.k
+	cells := int64(k) * int64(bb.n)
 	type sized struct {
 		buf  *devBuf
 		size int64
 	}
-	auxBytes, scratch := cells*int64(l.aux), 0
-	if oneSlot && r.scratchPossible() {
-		scratch = min(k, r.scratchSources())
-		auxBytes = r.scratchBytesFor(scratch)
-	}
 	bufs := []sized{
-		{&r.sources, 4 * int64(k)},
-		{&r.status, 4 * int64(k)},
-		{&r.aux, auxBytes},
-		{&r.flags, cells * int64(l.flags)},
-		{&r.stats, 8 * statsWords * int64(k)},
+		{&bb.sources, 4 * int64(k)},
+		{&bb.status, 4 * int64(k)},
+		{&bb.aux, b.auxBytes},
+		{&bb.flags, cells * int64(b.l.flags)},
+		{&bb.stats, 8 * statsWords * int64(k)},
 	}
-	gathered, selected := r.narrow.bytesPerSource()
-	hubRows := 0
-	if oneSlot {
-		hubRows = r.hubs.forBlock(k)
-	}
-	for i := range r.slots {
-		s := &r.slots[i]
+	for i := range bb.slots {
+		s := &bb.slots[i]
 		switch {
-		case !oneSlot:
-			bufs = append(bufs, sized{&s.dist, cells * int64(l.dist)}, sized{&s.pred, cells * int64(l.pred)},
-				sized{&s.gathered, gathered * int64(k)}, sized{&s.selected, selected * int64(k)})
+		case !b.oneSlot:
+			bufs = append(bufs, sized{&s.dist, cells * int64(b.l.dist)}, sized{&s.pred, cells * int64(b.l.pred)},
+				sized{&s.gathered, b.gathered * int64(k)}, sized{&s.selected, b.selected * int64(k)})
 		case i == 0:
 			// The hub rows (hubs.go) follow the block's rows.
-			rows := cells + int64(hubRows)*int64(r.n)
-			bufs = append(bufs, sized{&s.dist, rows * int64(l.dist)}, sized{&s.pred, cells * int64(l.pred)})
+			rows := cells + int64(b.hubRows)*int64(bb.n)
+			bufs = append(bufs, sized{&s.dist, rows * int64(b.l.dist)}, sized{&s.pred, cells * int64(b.l.pred)})
 		}
 	}
 	for _, b := range bufs {
 		var err error
-		if *b.buf, err = dv.alloc(b.size); err != nil {
-			if isOutOfMemory(err) {
-				err = r.outOfMemory(k, r.bytesPerSource(oneSlot), err)
-			}
-			return errors.Join(err, r.releaseBlock())
+		if *b.buf, err = bb.dv.alloc(b.size); err != nil {
+			return err
 		}
 	}
-	r.capacity, r.oneSlot, r.scratch = k, oneSlot, scratch
-	if err := r.hubs.alloc(k, hubRows); err != nil {
-		return errors.Join(err, r.releaseBlock())
-	}
+	bb.capacity, bb.oneSlot, bb.scratch = k, b.oneSlot, b.scratch
 	return nil
+}
+
+// freeBlock frees the per-source buffers and the slots' rows, which no
+// copy may read any more (settleSlots), and forgets their capacity (on
+// the device goroutine).
+func (bb *blockBufs) freeBlock() error {
+	bufs := []*devBuf{&bb.sources, &bb.status, &bb.aux, &bb.flags, &bb.stats}
+	for i := range bb.slots {
+		s := &bb.slots[i]
+		bufs = append(bufs, &s.dist, &s.pred, &s.valid, &s.partials, &s.gathered, &s.selected)
+	}
+	var errs []error
+	for _, b := range bufs {
+		errs = append(errs, bb.dv.free(b))
+	}
+	bb.dist, bb.pred = devBuf{}, devBuf{}
+	bb.capacity, bb.oneSlot, bb.scratch = 0, false, 0
+	return errors.Join(errs...)
+}
+
+// release frees the slots' stages and events and the staging buffer,
+// once no copy reads them (on the device goroutine; the rows go with
+// freeBlock).
+func (bb *blockBufs) release() error {
+	return errors.Join(bb.releaseSlots(), bb.dv.freePinned(&bb.stage))
 }

@@ -60,7 +60,7 @@ func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph
 			return err
 		}
 		return r.runChunks(len(sources), func(lo, hi int) error {
-			c, err := r.compute(sources[lo:hi], r.statsSlot(), r.statsSlotOnly())
+			c, err := r.compute(sources[lo:hi], r.buf.statsSlot(), r.statsSlotOnly())
 			if err != nil {
 				return err
 			}
@@ -70,17 +70,17 @@ func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph
 			}
 			dv := r.e.dev
 			if r.Narrowed() {
-				err = dv.launch("stats_narrow_"+typeSuffix(r.distType), hi-lo, r.narrow.statsArgs(hi-lo, r.dist.ptr, r.sources.ptr, r.stats.ptr)...)
+				err = dv.launch("stats_narrow_"+typeSuffix(r.distType), hi-lo, r.narrow.statsArgs(hi-lo, r.buf.dist.ptr, r.buf.sources.ptr, r.buf.stats.ptr)...)
 			} else {
-				err = dv.launch("stats_"+typeSuffix(r.distType), hi-lo, r.dist.ptr, int32(r.n), r.sources.ptr, int32(hi-lo), r.stats.ptr)
+				err = dv.launch("stats_"+typeSuffix(r.distType), hi-lo, r.buf.dist.ptr, int32(r.n), r.buf.sources.ptr, int32(hi-lo), r.buf.stats.ptr)
 			}
 			r.kernelTime += dv.lastKernel
 			if err != nil {
 				return err
 			}
 			part := asBytes(words[statsWords*lo : statsWords*hi])
-			r.downloaded.Add(int64(len(part)))
-			return dv.download(part, r.stats.ptr, &r.stage)
+			r.buf.downloaded.Add(int64(len(part)))
+			return dv.download(part, r.buf.stats.ptr, &r.buf.stage)
 		})
 	})
 	if errors.Is(err, errCycle) {
@@ -117,13 +117,4 @@ func fillStats(st *graph.Stats, words []uint64, n int) {
 			st.Closeness[i] = (float64(reach) / total) * (float64(reach) / float64(n-1))
 		}
 	}
-}
-
-// statsSlot is the result slot RunStats computes into: the first, once no
-// copy of an earlier Start reads it (with one slot allocated it is the
-// only one with rows).
-func (r *Runner) statsSlot() *resultSlot {
-	s := &r.slots[0]
-	s.settle()
-	return s
 }

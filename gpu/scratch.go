@@ -107,10 +107,10 @@ func runPhaseScratch(dv *device, r *Runner, name string, k int, sources, rows, s
 	cut := r.batchedCut()
 	grid := batchedBlocksPerSM * max(r.e.info.Multiprocessors, 1)
 	last := make([]int32, 1)
-	vm := r.aux.ptr
-	frontier := vm + uint64(scratchDistBytes(n, r.scratch, size))
-	for lo := 0; lo < k; lo += r.scratch {
-		sk := min(r.scratch, k-lo)
+	vm := r.buf.aux.ptr
+	frontier := vm + uint64(scratchDistBytes(n, r.buf.scratch, size))
+	for lo := 0; lo < k; lo += r.buf.scratch {
+		sk := min(r.buf.scratch, k-lo)
 		groups := int64((sk + BatchWidth - 1) / BatchWidth)
 		maskWords := groups * int64(n)
 		sumWords := groups * batchedSummaryWords(n)
@@ -125,7 +125,7 @@ func runPhaseScratch(dv *device, r *Runner, name string, k int, sources, rows, s
 			return err
 		}
 		if seeds != 0 {
-			if err := dv.launchAsync("batched_seedfill_"+typeSuffix(r.distType), int(min(tiles, batchedTransposeGrid)), r.dist.ptr, int32(n), int32(sk),
+			if err := dv.launchAsync("batched_seedfill_"+typeSuffix(r.distType), int(min(tiles, batchedTransposeGrid)), r.buf.dist.ptr, int32(n), int32(sk),
 				seeds+uint64(8*4*lo), arcs, r.weights.ptr, vm, cut); err != nil {
 				return err
 			}
@@ -140,7 +140,7 @@ func runPhaseScratch(dv *device, r *Runner, name string, k int, sources, rows, s
 			return err
 		}
 		// Rows 0 is the identity from the slice's first source on.
-		sliceRows, dist := rows, r.dist.ptr
+		sliceRows, dist := rows, r.buf.dist.ptr
 		if rows != 0 {
 			sliceRows += uint64(4 * lo)
 		} else {

@@ -263,11 +263,11 @@ func TestNarrowLaunchArgs(t *testing.T) {
 		g := smallCSR(t, []int64{1, 2, 3, 4}, typ)
 		r := newRunner(nil, g, graph.Request{Algorithm: graph.Dijkstra, Targets: []graph.VertexID{1, 0}, HasCutoff: true}, batchedConfig{})
 		r.narrow.nearestK = 3
-		s := &r.slots[0]
+		s := &r.buf.slots[0]
 		for name, args := range map[string][]any{
 			"gather_":         r.narrow.gatherArgs(s, 2, s.gathered.ptr),
-			"select_nearest_": r.narrow.selectArgs(s, 2, r.sources.ptr),
-			"stats_narrow_":   r.narrow.statsArgs(2, r.dist.ptr, r.sources.ptr, r.stats.ptr),
+			"select_nearest_": r.narrow.selectArgs(s, 2, r.buf.sources.ptr),
+			"stats_narrow_":   r.narrow.statsArgs(2, r.buf.dist.ptr, r.buf.sources.ptr, r.buf.stats.ptr),
 		} {
 			i, ok := kernelIndex[name+typeSuffix(typ)]
 			if !ok {
