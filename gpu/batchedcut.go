@@ -1,10 +1,10 @@
 package gpu
 
-// The cutoff the batched kernels stop at (batched.go) and the arcs in
-// rising weight that their cutoff rounds read instead of the CSR's.
+// The cutoff the batched kernels stop at (batched.go); the arcs in rising
+// weight that their cutoff rounds read instead of the CSR's are the
+// runner's graph's (runnercsr.go).
 
 import (
-	"errors"
 	"math"
 
 	"github.com/pathctl/pathctl/gpu/internal/plan"
@@ -42,60 +42,6 @@ func (r *Runner) kernelCutoff() float64 {
 		return r.req.Cutoff
 	}
 	return math.Inf(1)
-}
-
-// arcsByWeight is the device copy of the arcs of the graph the batched
-// kernel walks (plan.Graph.ArcsByWeight of r.planGraph: every vertex's arcs
-// in rising weight), which the cutoff rounds read instead of r.targets and
-// r.weights; from is the plan graph it was made from. The offsets are
-// r.offsets. The other kernels (derivations, predecessors) index arcs in
-// the CSR's own order and read r.weights.
-type arcsByWeight struct {
-	targets, weights devBuf
-	from             *plan.Graph
-}
-
-// uploadArcsByWeight sorts and uploads r.byWeight for a runner whose
-// batched kernels stop at a cutoff (kernelCuts), or again where the plan
-// graph changed since (on the device goroutine); else it does nothing.
-// The copy costs m · (4 + the distance's size) bytes of device memory.
-func (r *Runner) uploadArcsByWeight() error {
-	if !r.kernelCuts() || r.byWeight.from == r.planGraph {
-		return nil
-	}
-	if err := r.releaseArcsByWeight(); err != nil {
-		return err
-	}
-	targets, weights := r.planGraph.ArcsByWeight()
-	w, err := sliceBytes(weights)
-	if err != nil {
-		return err
-	}
-	dv := r.e.dev
-	if r.byWeight.targets, err = dv.upload(asBytes(targets)); err != nil {
-		return err
-	}
-	if r.byWeight.weights, err = dv.upload(w); err != nil {
-		return err
-	}
-	r.byWeight.from = r.planGraph
-	return nil
-}
-
-// releaseArcsByWeight frees r.byWeight (on the device goroutine).
-func (r *Runner) releaseArcsByWeight() error {
-	dv := r.e.dev
-	r.byWeight.from = nil
-	return errors.Join(dv.free(&r.byWeight.targets), dv.free(&r.byWeight.weights))
-}
-
-// roundArcs are the device arrays of arc targets and weights the round
-// kernels read: r.byWeight's under a cutoff in the kernel, else the CSR's.
-func (r *Runner) roundArcs() (targets, weights uint64) {
-	if r.kernelCuts() {
-		return r.byWeight.targets.ptr, r.byWeight.weights.ptr
-	}
-	return r.targets.ptr, r.weights.ptr
 }
 
 // firstRounds is the rounds runPhase launches before it first reads

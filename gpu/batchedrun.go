@@ -64,7 +64,7 @@ type derivations struct {
 // (uploadArcsByWeight).
 func runBatched(dv *device, r *Runner, run *batchedRun) error {
 	n := r.n
-	if err := r.uploadArcsByWeight(); err != nil {
+	if err := r.csr.uploadArcsByWeight(dv, r.kernelCuts(), r.planGraph); err != nil {
 		return err
 	}
 	if err := dv.d.cuEventRecord(dv.start, 0).Err("cuEventRecord"); err != nil {
@@ -115,7 +115,7 @@ func runBatched(dv *device, r *Runner, run *batchedRun) error {
 		}
 		if m1 > m0 {
 			if err := dv.launchAsync("batched_mins_"+suffix, batchedGrid(int64(m1-m0)*int64(n)), r.buf.dist.ptr, int32(n), after.mins+uint64(8*4*m0),
-				int64(m1-m0), run.arcs, r.weights.ptr, cut); err != nil {
+				int64(m1-m0), run.arcs, r.csr.weights.ptr, cut); err != nil {
 				return err
 			}
 		}
@@ -125,7 +125,7 @@ func runBatched(dv *device, r *Runner, run *batchedRun) error {
 			}
 			total := int64(pass[1]-pass[0]) * int64(n)
 			if err := dv.launchAsync("batched_derive_"+suffix, batchedGrid(total), r.buf.dist.ptr, int32(n), after.leaves+uint64(8*4*pass[0]), int64(pass[1]-pass[0]),
-				r.weights.ptr, cut); err != nil {
+				r.csr.weights.ptr, cut); err != nil {
 				return err
 			}
 		}
@@ -261,7 +261,7 @@ func runPhase(dv *device, r *Runner, run *batchedRun, name string, k int, fronti
 	}
 	if seeds != 0 {
 		if err := dv.launchAsync("batched_seedfill_"+typeSuffix(r.distType), int(min(tiles, batchedTransposeGrid)), r.buf.dist.ptr, int32(n), int32(k),
-			seeds, arcs, r.weights.ptr, r.buf.aux.ptr, cut); err != nil {
+			seeds, arcs, r.csr.weights.ptr, r.buf.aux.ptr, cut); err != nil {
 			return err
 		}
 	} else if err := dv.launchAsync("batched_fill_"+bits, batchedGrid(cells), r.buf.aux.ptr, cells, infinityBits(r.distType)); err != nil {
@@ -291,12 +291,12 @@ func runPhase(dv *device, r *Runner, run *batchedRun, name string, k int, fronti
 func runRounds(dv *device, r *Runner, name string, grid, k int, aux, cur, next, curSum, nextSum, lastChange uint64,
 	step float64, last []int32) error {
 	n := r.n
-	arcTargets, arcWeights := r.roundArcs()
+	arcTargets, arcWeights := r.csr.roundArcs(r.kernelCuts())
 	cut := r.batchedCut()
 	batch := r.firstRounds(step)
 	for round := int32(1); ; {
 		for range batch {
-			if err := dv.launchAsync(name, grid, r.offsets.ptr, arcTargets, arcWeights, int32(n), int32(k),
+			if err := dv.launchAsync(name, grid, r.csr.offsets.ptr, arcTargets, arcWeights, int32(n), int32(k),
 				aux, cur, next, curSum, nextSum, lastChange, round, batchedThreshold(step, round), int32(r.batched.Sparse), uint64(0),
 				cut); err != nil {
 				return err
@@ -331,7 +331,7 @@ func runRounds(dv *device, r *Runner, name string, grid, k int, aux, cur, next, 
 func runNearFarRounds(dv *device, r *Runner, name string, grid, k int, aux, masks, sums uint64, maskStride, sumStride int64,
 	control uint64, delta float64) error {
 	n := r.n
-	arcTargets, arcWeights := r.roundArcs()
+	arcTargets, arcWeights := r.csr.roundArcs(r.kernelCuts())
 	cut := r.batchedCut()
 	if err := dv.launchAsync("batched_nfstart", 1, control, delta); err != nil {
 		return err
@@ -340,7 +340,7 @@ func runNearFarRounds(dv *device, r *Runner, name string, grid, k int, aux, mask
 	launches := 0
 	for batch := batchedFirstRounds; ; batch = min(2*batch, batchedMaxRounds) {
 		for range batch {
-			if err := dv.launchAsync(name, grid, r.offsets.ptr, arcTargets, arcWeights, int32(n), int32(k), aux, masks, sums,
+			if err := dv.launchAsync(name, grid, r.csr.offsets.ptr, arcTargets, arcWeights, int32(n), int32(k), aux, masks, sums,
 				maskStride, sumStride, control, int32(r.batched.Sparse), int32(r.batched.NearFarOwn), uint64(0), cut); err != nil {
 				return err
 			}

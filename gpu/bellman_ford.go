@@ -21,10 +21,10 @@ var bellmanFordPlan = kernelPlan{
 	launch: func(r *Runner, k int) error {
 		t := typeSuffix(r.distType)
 		if r.req.WithPredecessors && packsPredecessors(r.distType) {
-			return r.e.dev.launch("bellman_ford_pred_"+t, k, r.offsets.ptr, r.targets.ptr, r.weights.ptr, int32(r.n),
+			return r.e.dev.launch("bellman_ford_pred_"+t, k, r.csr.offsets.ptr, r.csr.targets.ptr, r.csr.weights.ptr, int32(r.n),
 				r.buf.sources.ptr, int32(k), r.buf.aux.ptr, r.buf.dist.ptr, r.buf.pred.ptr, r.buf.flags.ptr, r.buf.status.ptr)
 		}
-		return r.e.dev.launch("bellman_ford_"+t, k, r.offsets.ptr, r.targets.ptr, r.weights.ptr, int32(r.n),
+		return r.e.dev.launch("bellman_ford_"+t, k, r.csr.offsets.ptr, r.csr.targets.ptr, r.csr.weights.ptr, int32(r.n),
 			r.buf.sources.ptr, int32(k), r.buf.dist.ptr, r.buf.flags.ptr, r.buf.status.ptr)
 	},
 	derivesPredecessors: func(t graph.DistType) bool { return !packsPredecessors(t) },

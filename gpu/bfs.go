@@ -16,10 +16,10 @@ var bfsPlan = kernelPlan{
 	},
 	launch: func(r *Runner, k int) error {
 		if r.req.WithPredecessors {
-			return r.e.dev.launch("bfs_pred_i32", k, r.offsets.ptr, r.targets.ptr, int32(r.n), r.buf.sources.ptr, int32(k),
+			return r.e.dev.launch("bfs_pred_i32", k, r.csr.offsets.ptr, r.csr.targets.ptr, int32(r.n), r.buf.sources.ptr, int32(k),
 				r.buf.aux.ptr, r.buf.dist.ptr, r.buf.pred.ptr, r.buf.flags.ptr, r.buf.status.ptr)
 		}
-		return r.e.dev.launch("bfs_i32", k, r.offsets.ptr, r.targets.ptr, int32(r.n), r.buf.sources.ptr, int32(k),
+		return r.e.dev.launch("bfs_i32", k, r.csr.offsets.ptr, r.csr.targets.ptr, int32(r.n), r.buf.sources.ptr, int32(k),
 			r.buf.dist.ptr, r.buf.flags.ptr, r.buf.status.ptr)
 	},
 	derivesPredecessors: never,
@@ -32,7 +32,7 @@ var bfsPlan = kernelPlan{
 var bfsLevelPlan = kernelPlan{
 	layout: func(graph.DistType, bool) layout { return layout{dist: 4} },
 	launch: func(r *Runner, k int) error {
-		return r.e.dev.launch("bfs_level_i32", k, r.offsets.ptr, r.targets.ptr, int32(r.n), r.buf.sources.ptr, int32(k),
+		return r.e.dev.launch("bfs_level_i32", k, r.csr.offsets.ptr, r.csr.targets.ptr, int32(r.n), r.buf.sources.ptr, int32(k),
 			r.buf.dist.ptr)
 	},
 	derivesPredecessors: never,

@@ -12,7 +12,7 @@ var deltaPlan = kernelPlan{
 		return layout{dist: t.Size(), aux: t.Size(), flags: 2}
 	},
 	launch: func(r *Runner, k int) error {
-		return r.e.dev.launch("delta_"+typeSuffix(r.distType), k, r.offsets.ptr, r.targets.ptr, r.weights.ptr,
+		return r.e.dev.launch("delta_"+typeSuffix(r.distType), k, r.csr.offsets.ptr, r.csr.targets.ptr, r.csr.weights.ptr,
 			int32(r.n), r.buf.sources.ptr, int32(k), r.delta, r.buf.dist.ptr, r.buf.aux.ptr, r.buf.flags.ptr)
 	},
 	derivesPredecessors: always,

@@ -12,7 +12,7 @@ var dijkstraPlan = kernelPlan{
 		return layout{dist: t.Size(), aux: t.Size(), flags: 1}
 	},
 	launch: func(r *Runner, k int) error {
-		return r.e.dev.launch("dijkstra_"+typeSuffix(r.distType), k, r.offsets.ptr, r.targets.ptr, r.weights.ptr,
+		return r.e.dev.launch("dijkstra_"+typeSuffix(r.distType), k, r.csr.offsets.ptr, r.csr.targets.ptr, r.csr.weights.ptr,
 			int32(r.n), r.buf.sources.ptr, int32(k), r.buf.dist.ptr, r.buf.aux.ptr, r.buf.flags.ptr)
 	},
 	derivesPredecessors: always,

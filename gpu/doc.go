@@ -95,7 +95,8 @@
 //   - peer.go: several devices: enumerating them, a graph prepared from a peer's copy
 //   - probe.go: Probe and DeviceInfo, what pathctl info prints
 //   - runner.go: Runner, the blocks of one request on a graph uploaded to the device
-//   - runnerbufs.go: blockBufs, a runner's per-source device buffers; a source's cost, the CSR upload
+//   - runnercsr.go: runnerCSR, a runner's graph on the device: uploaded, adopted or borrowed, and its arcs by weight
+//   - runnerbufs.go: blockBufs, a runner's per-source device buffers; a source's cost
 //   - runstats.go: RunStats, the stats layout's reductions on the device
 //   - scratch.go: scratch working distances of stats blocks
 //   - seam.go: which interfaces of graph/seam.go the engine's types implement

@@ -10,7 +10,7 @@ import "github.com/pathctl/pathctl/graph"
 var edgePlan = kernelPlan{
 	layout: func(t graph.DistType, _ bool) layout { return layout{dist: t.Size()} },
 	launch: func(r *Runner, k int) error {
-		return r.e.dev.launch("edge_"+typeSuffix(r.distType), k, r.arcSources.ptr, r.targets.ptr, r.weights.ptr,
+		return r.e.dev.launch("edge_"+typeSuffix(r.distType), k, r.csr.arcSources.ptr, r.csr.targets.ptr, r.csr.weights.ptr,
 			r.g.NumEdges(), int32(r.n), r.buf.sources.ptr, int32(k), r.buf.dist.ptr)
 	},
 	derivesPredecessors: always,

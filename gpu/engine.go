@@ -212,15 +212,24 @@ func (e *Engine) prepare(ctx context.Context, g *graph.CSR, req graph.Request, b
 	}
 	r := newRunner(e, g, req, batched)
 	r.autoWhy = autoWhy
-	r.adopt = e.takeResident(g)
-	if r.adopt == nil {
-		r.lent = e.borrowKept(g)
+	r.csr.adopt = e.takeResident(g)
+	if r.csr.adopt == nil {
+		r.csr.lent = e.borrowKept(g)
 	}
-	if req.Algorithm == Batched && r.lent == nil {
+	if req.Algorithm == Batched && r.csr.lent == nil {
 		r.adoptAhead(e.takeAhead(g))
 	}
-	uploads := r.adopt == nil && r.lent == nil
-	if err := e.dev.do(r.upload); err != nil {
+	uploads := r.csr.adopt == nil && r.csr.lent == nil
+	if r.csr.lent != nil {
+		r.planGraph = r.csr.lent.plan // measured once for every borrower
+	}
+	upload := func() error {
+		if err := r.csr.upload(e.dev, g, req.Algorithm); err != nil {
+			return err
+		}
+		return r.csr.uploadArcsByWeight(e.dev, r.kernelCuts(), r.planGraph)
+	}
+	if err := e.dev.do(upload); err != nil {
 		return nil, errors.Join(err, e.dev.do(r.release))
 	}
 	if uploads {

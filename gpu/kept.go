@@ -173,41 +173,6 @@ func (e *Engine) borrowKept(g *graph.CSR) *keptCSR {
 	return k
 }
 
-// lend points r's graph buffers at k's, and its plans at k's measure of
-// the graph (on the device goroutine). A runner that counts hops reads no
-// weights.
-func (r *Runner) lend(k *keptCSR) {
-	r.offsets, r.targets = k.dc.offsets, k.dc.targets
-	r.planGraph = k.plan
-	if !r.req.Algorithm.CountsHops() {
-		r.weights = k.dc.weights
-	}
-}
-
-// giveBack clears r's views of its borrowed copy, so that release frees
-// only what r owns, and frees the copy when it was dropped and r was its
-// last user (on the device goroutine).
-func (r *Runner) giveBack() error {
-	k := r.lent
-	if k == nil {
-		return nil
-	}
-	r.lent = nil
-	r.offsets, r.targets = devBuf{}, devBuf{}
-	if r.weights.ptr == k.dc.weights.ptr {
-		r.weights = devBuf{}
-	}
-	e := r.e
-	e.mu.Lock()
-	k.users--
-	free := k.dropped && k.users == 0
-	e.mu.Unlock()
-	if !free {
-		return nil
-	}
-	return k.dc.free(e.dev)
-}
-
 // freeKept frees every kept copy at Close, after the runners closed (on
 // the caller's goroutine).
 func (e *Engine) freeKept(kept map[*graph.CSR]*keptCSR) error {

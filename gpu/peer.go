@@ -104,7 +104,7 @@ func (e *Engine) CSRCopies() int64 { return e.csrCopies.Load() }
 func (e *Engine) PrepareFrom(ctx context.Context, g *graph.CSR, req graph.Request, from *Runner, t Tuning) (*Runner, error) {
 	tracef(e.dev.ordinal, "prepare from another device's CSR")
 	defer tracef(e.dev.ordinal, "prepare from done")
-	if from == nil || from.g != g || from.e == e || from.offsets.ptr == 0 || ctx.Err() != nil {
+	if from == nil || from.g != g || from.e == e || from.csr.offsets.ptr == 0 || ctx.Err() != nil {
 		return e.PrepareTuned(ctx, g, req, t)
 	}
 	e.mu.Lock()
@@ -180,7 +180,7 @@ func (dc *deviceCSR) copyFrom(dst *device, from *Runner) (bool, error) {
 		}
 	}
 	for _, b := range []struct{ dst, src *devBuf }{
-		{&dc.offsets, &from.offsets}, {&dc.targets, &from.targets}, {&dc.weights, &from.weights},
+		{&dc.offsets, &from.csr.offsets}, {&dc.targets, &from.csr.targets}, {&dc.weights, &from.csr.weights},
 	} {
 		if b.src.ptr == 0 {
 			continue // weights a hop-counting runner freed: Prepare uploads them if needed

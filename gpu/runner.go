@@ -27,14 +27,8 @@ type Runner struct {
 	distType graph.DistType // of the results
 	delta    float64        // bucket width of delta-stepping
 
-	// Graph on the device.
-	offsets, targets, weights, arcSources devBuf
-	// adopt is the device copy of the graph that BuildCSRResident left,
-	// taken by upload instead of uploading, or nil.
-	adopt *deviceCSR
-	// lent is the kept copy of the graph (kept.go) this runner borrows
-	// instead of uploading it, or nil; release gives it back.
-	lent *keptCSR
+	// csr is the graph on the device (runnercsr.go).
+	csr runnerCSR
 	// narrow narrows the blocks to the request's targets, cutoff or k
 	// nearest on the device (gather.go).
 	narrow narrowing
@@ -57,9 +51,6 @@ type Runner struct {
 	// ahead is the plan made before the engine opened (ahead.go), for
 	// the first batched block it matches; nil once taken or dropped.
 	ahead *HostPlan
-	// byWeight are the arcs the batched kernel's cutoff rounds walk
-	// (batched.go).
-	byWeight arcsByWeight
 	// blockSources are the sources of the block being computed, as
 	// uploaded to r.sources (the batched kernel plans on the host).
 	blockSources []graph.VertexID
@@ -383,7 +374,7 @@ func (r *Runner) launch(k int) error {
 	if err != nil || !r.req.WithPredecessors || !p.derivesPredecessors(r.distType) {
 		return err
 	}
-	err = dv.launch("predecessors_"+typeSuffix(r.distType), k, r.offsets.ptr, r.targets.ptr, r.weights.ptr,
+	err = dv.launch("predecessors_"+typeSuffix(r.distType), k, r.csr.offsets.ptr, r.csr.targets.ptr, r.csr.weights.ptr,
 		int32(r.n), r.buf.sources.ptr, int32(k), r.buf.dist.ptr, r.buf.aux.ptr, r.buf.pred.ptr)
 	r.kernelTime += dv.lastKernel
 	return err

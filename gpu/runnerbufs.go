@@ -60,64 +60,14 @@ func (r *Runner) bytesPerSource(oneSlot bool) int64 {
 // word and its stats words.
 const perSourceBytes = 4 + 4 + 8*statsWords
 
-// upload copies the CSR to the device (on the device goroutine).
-func (r *Runner) upload() error {
-	dv := r.e.dev
-	g := r.g
-	var err error
-	if k := r.lent; k != nil {
-		r.lend(k)
-	} else if dc := r.adopt; dc != nil {
-		r.adopt = nil
-		r.offsets, r.targets, r.weights = dc.offsets, dc.targets, dc.weights
-		if r.req.Algorithm.CountsHops() {
-			if err := dv.free(&r.weights); err != nil {
-				return err
-			}
-		}
-	} else {
-		if r.offsets, err = dv.upload(asBytes(g.Offsets)); err != nil {
-			return err
-		}
-		if r.targets, err = dv.upload(asBytes(g.Targets)); err != nil {
-			return err
-		}
-	}
-	if !r.req.Algorithm.CountsHops() && r.weights.ptr == 0 {
-		w, err := sliceBytes(g.Weights)
-		if err != nil {
-			return err
-		}
-		if r.weights, err = dv.upload(w); err != nil {
-			return err
-		}
-	}
-	if r.req.Algorithm == graph.Edge {
-		src := make([]int32, g.NumEdges())
-		for u := 0; u < g.NumVertices; u++ {
-			for k := g.Offsets[u]; k < g.Offsets[u+1]; k++ {
-				src[k] = int32(u)
-			}
-		}
-		if r.arcSources, err = dv.upload(asBytes(src)); err != nil {
-			return err
-		}
-	}
-	return r.uploadArcsByWeight()
-}
-
 // release frees every device buffer and the staging buffers, once the
 // copies in flight have landed (on the device goroutine).
 func (r *Runner) release() error {
 	dv := r.e.dev
 	var errs []error
 	errs = append(errs, r.releaseBlock())
-	errs = append(errs, r.giveBack())
-	for _, b := range []*devBuf{&r.offsets, &r.targets, &r.weights, &r.arcSources} {
-		errs = append(errs, dv.free(b))
-	}
+	errs = append(errs, r.csr.release(dv, &r.e.mu))
 	errs = append(errs, r.narrow.release(dv))
-	errs = append(errs, r.releaseArcsByWeight())
 	errs = append(errs, r.buf.release())
 	return errors.Join(errs...)
 }

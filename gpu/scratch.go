@@ -126,7 +126,7 @@ func runPhaseScratch(dv *device, r *Runner, name string, k int, sources, rows, s
 		}
 		if seeds != 0 {
 			if err := dv.launchAsync("batched_seedfill_"+typeSuffix(r.distType), int(min(tiles, batchedTransposeGrid)), r.buf.dist.ptr, int32(n), int32(sk),
-				seeds+uint64(8*4*lo), arcs, r.weights.ptr, vm, cut); err != nil {
+				seeds+uint64(8*4*lo), arcs, r.csr.weights.ptr, vm, cut); err != nil {
 				return err
 			}
 		} else if err := dv.launchAsync("batched_fill_"+bits, batchedGrid(cells), vm, cells, infinityBits(r.distType)); err != nil {
