@@ -175,14 +175,14 @@ func (e *Engine) takeAhead(g *graph.CSR) *HostPlan {
 	return p
 }
 
-// adoptAhead gives r the plan made ahead for its CSR: its plan graph (the
+// adopt gives r the plan made ahead for its CSR: its plan graph (the
 // shape and rank, measured or being measured) at once, its block for
 // r's first batched block that matches it (startPlan).
-func (r *Runner) adoptAhead(p *HostPlan) {
-	if p == nil || p.csr != r.g {
+func (bk *batchedKernel) adopt(p *HostPlan) {
+	if p == nil || p.csr != bk.g {
 		return
 	}
-	r.planGraph, r.ahead = p.graph, p
+	bk.graph, bk.ahead = p.graph, p
 	if p.sources == nil {
 		p.mu.Lock()
 		p.used = true
@@ -196,15 +196,15 @@ func (r *Runner) adoptAhead(p *HostPlan) {
 // its own. packed, when not nil, is the whole plan packed for upload
 // (finish is then nil). A plan made ahead is taken once; a block it does
 // not match drops it.
-func (r *Runner) startPlan(sources []int32, cut float64, res plan.Resident) (bp *plan.Block, finish func(), packed *plan.Packed, err error) {
-	if p := r.ahead; p != nil {
-		r.ahead = nil
+func (bk *batchedKernel) startPlan(sources []int32, cut float64, res plan.Resident) (bp *plan.Block, finish func(), packed *plan.Packed, err error) {
+	if p := bk.ahead; p != nil {
+		bk.ahead = nil
 		if p.sources != nil && math.IsInf(cut, 1) && len(res.Vertices) == 0 && slices.Equal(p.sources, sources) &&
-			reflect.DeepEqual(p.config.Config, r.batched.Config) {
+			reflect.DeepEqual(p.config.Config, bk.cfg.Config) {
 			return p.take()
 		}
 	}
-	bp, finish, err = r.planGraph.StartResident(sources, r.batched.Config, cut, res)
+	bp, finish, err = bk.graph.StartResident(sources, bk.cfg.Config, cut, res)
 	return bp, finish, nil, err
 }
 

@@ -46,11 +46,11 @@ func TestPlanAheadIsThePlanAfter(t *testing.T) {
 	}
 
 	r := newRunner(nil, g, graph.Request{Algorithm: Batched}, cfg)
-	r.adoptAhead(p)
-	if r.planGraph != p.graph {
+	r.bk.adopt(p)
+	if r.bk.graph != p.graph {
 		t.Error("the runner does not read the plan graph measured ahead")
 	}
-	bp, finish, packed, err := r.startPlan(sources, math.Inf(1), plan.Resident{})
+	bp, finish, packed, err := r.bk.startPlan(sources, math.Inf(1), plan.Resident{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestPlanAheadIsThePlanAfter(t *testing.T) {
 		t.Error("the packed plan made ahead differs from the plan made after, packed")
 	}
 	// Taken once: the next block plans its own.
-	if _, _, packed, err := r.startPlan(sources, math.Inf(1), plan.Resident{}); err != nil || packed != nil {
+	if _, _, packed, err := r.bk.startPlan(sources, math.Inf(1), plan.Resident{}); err != nil || packed != nil {
 		t.Errorf("a second block took the plan again (packed %v, err %v)", packed != nil, err)
 	}
 }
@@ -100,11 +100,11 @@ func TestPlanAheadNotTaken(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := planAhead(g, all, cfg)
 			r := newRunner(nil, c.csr, graph.Request{Algorithm: Batched}, c.cfg)
-			r.adoptAhead(p)
-			if (r.planGraph == p.graph) != (c.csr == g) {
-				t.Errorf("plan graph taken %v, want %v (same CSR)", r.planGraph == p.graph, c.csr == g)
+			r.bk.adopt(p)
+			if (r.bk.graph == p.graph) != (c.csr == g) {
+				t.Errorf("plan graph taken %v, want %v (same CSR)", r.bk.graph == p.graph, c.csr == g)
 			}
-			bp, finish, packed, err := r.startPlan(c.sources, c.cut, plan.Resident{})
+			bp, finish, packed, err := r.bk.startPlan(c.sources, c.cut, plan.Resident{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -138,11 +138,11 @@ func TestPlanAheadMeasureOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := newRunner(nil, g, graph.Request{Algorithm: Batched}, defaultBatchedConfig())
-	r.adoptAhead(p)
-	if r.planGraph != p.graph || !p.Used() {
+	r.bk.adopt(p)
+	if r.bk.graph != p.graph || !p.Used() {
 		t.Fatalf("the runner did not take the graph measured ahead (used %v)", p.Used())
 	}
-	bp, finish, packed, err := r.startPlan(all, math.Inf(1), plan.Resident{})
+	bp, finish, packed, err := r.bk.startPlan(all, math.Inf(1), plan.Resident{})
 	if err != nil || bp == nil || packed != nil {
 		t.Fatalf("own plan: block %v, packed %v, err %v", bp != nil, packed != nil, err)
 	}
@@ -166,8 +166,8 @@ func TestPlanAheadError(t *testing.T) {
 		t.Fatal("Wait: no error from an invalid configuration")
 	}
 	r := newRunner(nil, g, graph.Request{Algorithm: Batched}, bad)
-	r.adoptAhead(p)
-	_, _, _, err := r.startPlan(all, math.Inf(1), plan.Resident{})
+	r.bk.adopt(p)
+	_, _, _, err := r.bk.startPlan(all, math.Inf(1), plan.Resident{})
 	if err == nil || !strings.Contains(err.Error(), "planned ahead") {
 		t.Fatalf("the block that took a failed plan: %v, want its error, saying it was planned ahead", err)
 	}

@@ -103,19 +103,44 @@ type batchedConfig struct {
 	plan.Config
 }
 
+// batchedKernel is the host's side of a runner's batched kernel: its
+// configuration, what its plans read of the graph beside the arcs (graph:
+// the shape and breadth-first rank, measured on the first batched block,
+// or shared with a kept copy's borrowers and another device's runner of
+// the graph), the plan made before the engine opened (ahead, ahead.go:
+// for the first batched block it matches; nil once taken or dropped), the
+// request with the cutoff the kernels may stop at (batchedcut.go), and
+// whether this device declined the stats blocks' scratch (scratch.go).
+type batchedKernel struct {
+	cfg   batchedConfig
+	graph *plan.Graph
+	ahead *HostPlan
+	g     *graph.CSR
+	req   graph.Request
+	n     int
+	// distType is the runner's; reqBits is the request's cutoff in it, as
+	// the kernels read it (narrowing.cutBits).
+	distType graph.DistType
+	reqBits  uint64
+	// scratchDeclined is set by Prepare where the scratch would not pay
+	// on this device (scratchPays): the stats blocks keep a working row
+	// per source.
+	scratchDeclined bool
+}
+
 // defaultBatchedConfig is what Engine.Prepare gives every runner: the
 // plan's default (plan.DefaultConfig).
 func defaultBatchedConfig() batchedConfig {
 	return batchedConfig{Config: plan.DefaultConfig()}
 }
 
-// launchBatched runs the batched kernel for the k sources in r.sources:
-// plan the kernel's sources (plan.Graph.StartResident under r.batched,
+// launchBatched runs the batched kernel for the k sources in r.buf.sources:
+// plan the kernel's sources (plan.Graph.StartResident under r.bk.cfg,
 // beside the hub rows kept resident (hubs.go) where there are: leaves and
 // minimums left out, phases split, groups clustered; or take the plan
 // made ahead, ahead.go), fill the working distances with infinity and clear the
 // masks, seed the sources, launch rounds back to back until one changes
-// nothing, transpose into the rows of r.dist, and derive the rows of the
+// nothing, transpose into the rows of r.buf.dist, and derive the rows of the
 // leaves. Launches are asynchronous; the device time of the whole sequence
 // is left in dv.lastKernel for Runner.launch.
 func launchBatched(r *Runner, k int) error {
@@ -139,12 +164,12 @@ func launchBatched(r *Runner, k int) error {
 		err    error
 	)
 	if early != nil {
-		tracef(r.ordinal(), "waiting for the plan made beside the hub rows")
+		tracef(r.ordinal, "waiting for the plan made beside the hub rows")
 		p := <-early
-		tracef(r.ordinal(), "plan taken")
+		tracef(r.ordinal, "plan taken")
 		bp, packed, err = p.block, p.packed, p.err
 	} else {
-		bp, finish, packed, err = r.startPlan(r.blockSources, r.kernelCutoff(), r.hubs.resident())
+		bp, finish, packed, err = r.bk.startPlan(r.blockSources, r.bk.cutoff(), r.hubs.resident())
 	}
 	if err == nil && late != nil && bp.Early == nil {
 		// A plan not split around them waits for them first.
@@ -167,7 +192,7 @@ func launchBatched(r *Runner, k int) error {
 
 // ownRows are the rows 0 .. k-1: a plan's sources in their own order,
 // made explicit so that runPlan uploads them (nil Rows take the block's
-// sources, r.sources).
+// sources, r.buf.sources).
 func ownRows(k int) []int32 {
 	rows := make([]int32, k)
 	for i := range rows {
@@ -202,7 +227,7 @@ func (r *Runner) planBesideHubRows() chan earlyPlan {
 		return nil
 	}
 	res := plan.Resident{Vertices: r.hubs.rows.vertices, FirstRow: int32(r.hubs.rows.firstRow)}
-	sources, cut := r.blockSources, r.kernelCutoff()
+	sources, cut := r.blockSources, r.bk.cutoff()
 	out := make(chan earlyPlan, 1)
 	lateRows := make(chan []bool, 1)
 	var once sync.Once
@@ -212,8 +237,8 @@ func (r *Runner) planBesideHubRows() chan earlyPlan {
 		if ahead != nil {
 			<-ahead.done
 		}
-		tracef(r.ordinal(), "plan of %d sources beside the hub rows", len(sources))
-		bp, finish, packed, err := r.startPlan(sources, cut, res)
+		tracef(r.ordinal, "plan of %d sources beside the hub rows", len(sources))
+		bp, finish, packed, err := r.bk.startPlan(sources, cut, res)
 		if err == nil && packed == nil {
 			if finish != nil {
 				finish()
@@ -225,19 +250,19 @@ func (r *Runner) planBesideHubRows() chan earlyPlan {
 					return i >= 0 && int(i) < len(late) && late[i]
 				})
 				if e := bp.Early; e != nil {
-					tracef(r.ordinal(), "plan split around the late rows: early %d of %d copies, %d of %d minimums, %d of %d leaves; kernel late %v",
+					tracef(r.ordinal, "plan split around the late rows: early %d of %d copies, %d of %d minimums, %d of %d leaves; kernel late %v",
 						e.Copies, len(bp.Copies), e.Mins, len(bp.Mins), e.Passes[0], len(bp.Derive), e.KernelLate)
 				}
 			}
 			packed = completePlan(bp, nil)
 		}
-		tracef(r.ordinal(), "plan beside the hub rows made")
+		tracef(r.ordinal, "plan beside the hub rows made")
 		out <- earlyPlan{block: bp, packed: packed, err: err}
 	}()
 	return out
 }
 
-// runPlan uploads the plan bp of the block in r.sources (its later part
+// runPlan uploads the plan bp of the block in r.buf.sources (its later part
 // completed by finish, when not nil, while the first phase runs; packed,
 // when not nil, is the whole plan made ahead and packed) and runs
 // it (runBatched); began is when its planning began, the host's plan
@@ -250,7 +275,7 @@ func (r *Runner) runPlan(bp *plan.Block, finish func(), packed *plan.Packed, beg
 		return errors.New("gpu: batched: late hub rows beside a plan not split around them")
 	}
 	if r.buf.scratch == 0 { // a scratch's slices run the threshold rounds (scratch.go)
-		run.nearFar, run.delta = r.batched.NearFar(r.planGraph.Shape(), r.req.Delta)
+		run.nearFar, run.delta = r.bk.cfg.NearFar(r.bk.graph.Shape(), r.req.Delta)
 	}
 	for i := range bp.NumPhases() {
 		run.phases = append(run.phases, bp.PhaseStart(i+1)-bp.PhaseStart(i))

@@ -136,7 +136,7 @@ func checkBatchedCutoff[D graph.Number](t *testing.T, e *Engine, rng *rand.Rand,
 				if r.Narrowed() == withPred {
 					t.Fatalf("predecessors %v: Narrowed() = %v", withPred, r.Narrowed())
 				}
-				if r.narrow.rowsClippedByKernel(r.kernelCuts()) {
+				if r.narrow.rowsClippedByKernel(r.bk.cuts()) {
 					unclipped++
 				}
 				for _, size := range sizes {

@@ -138,9 +138,9 @@ func TestOneSlotStatsAgainstOracle(t *testing.T) {
 				// These graphs fit one block: a scratch is taken only
 				// where ScratchMinShare does not ask its blocks to pay.
 				scratch := cfg.ScratchBytes > 0 && cfg.ScratchMinShare == 0 && cfg.OneSlotStats
-				if (r.scratchSources() > 0) != scratch {
+				if (r.bk.scratchSources() > 0) != scratch {
 					t.Errorf("scratch slices of %d sources under %d bytes, minimum share %v; want a scratch %v",
-						r.scratchSources(), cfg.ScratchBytes, cfg.ScratchMinShare, scratch)
+						r.bk.scratchSources(), cfg.ScratchBytes, cfg.ScratchMinShare, scratch)
 				}
 				for _, size := range []int{len(sources), (len(sources) + 2) / 3, 97} {
 					if testing.Short() && size == 97 {
@@ -154,7 +154,7 @@ func TestOneSlotStatsAgainstOracle(t *testing.T) {
 						}
 						compareStats(t, got, subStats(want, lo, hi), absSum[lo:hi], absHarm[lo:hi])
 					}
-					if want := min(r.buf.capacity, r.scratchSources()); r.buf.scratch != want {
+					if want := min(r.buf.capacity, r.bk.scratchSources()); r.buf.scratch != want {
 						t.Errorf("blocks of %d: scratch slices of %d sources, want %d", size, r.buf.scratch, want)
 					}
 					second := r.buf.slots[1].dist.ptr != 0
@@ -352,7 +352,7 @@ func TestStatsBlockGrowth(t *testing.T) {
 		per, fixed := r.StatsBytesPerSource(), r.StatsFixedBytes()
 		size := min(int64(n), (budget-fixed)/per)
 		t.Logf("R-MAT %d, one slot, scratchmb=8192: %d bytes a source and %d of scratch (slices of %d sources), blocks of %d sources (%.1f %%)",
-			scale, per, fixed, r.scratchSources(), size, 100*float64(size)/float64(n))
+			scale, per, fixed, r.bk.scratchSources(), size, 100*float64(size)/float64(n))
 		if size <= sizes[true] {
 			t.Errorf("R-MAT %d: a scratch leaves blocks of %d (%d without)", scale, size, sizes[true])
 		}
@@ -536,7 +536,7 @@ func TestScratchBytes(t *testing.T) {
 	cfg := defaultBatchedConfig()
 	cfg.ScratchBytes = 100 * n * 4 // 100 rows: slices of 96 sources
 	r := newRunner(nil, g, graph.Request{Algorithm: Batched}, cfg)
-	if got := r.scratchSources(); got != 96 {
+	if got := r.bk.scratchSources(); got != 96 {
 		t.Errorf("slices of %d sources, want 96", got)
 	}
 	if got, want := r.StatsBytesPerSource(), int64(4*n+perSourceBytes); got != want {
@@ -550,7 +550,7 @@ func TestScratchBytes(t *testing.T) {
 	}
 	small := cfg
 	small.ScratchBytes = 1
-	if got := newRunner(nil, g, graph.Request{Algorithm: Batched}, small).scratchSources(); got != BatchWidth {
+	if got := newRunner(nil, g, graph.Request{Algorithm: Batched}, small).bk.scratchSources(); got != BatchWidth {
 		t.Errorf("a scratch below one group's rows: slices of %d sources, want %d", got, BatchWidth)
 	}
 	twoSlots := cfg
@@ -560,8 +560,8 @@ func TestScratchBytes(t *testing.T) {
 		"predecessors": newRunner(nil, g, graph.Request{Algorithm: Batched, WithPredecessors: true}, cfg),
 		"dijkstra":     newRunner(nil, g, graph.Request{Algorithm: graph.Dijkstra}, cfg),
 	} {
-		if r.scratchSources() != 0 || r.StatsFixedBytes() != 0 {
-			t.Errorf("%s: slices of %d sources, %d fixed bytes; want no scratch", name, r.scratchSources(), r.StatsFixedBytes())
+		if r.bk.scratchSources() != 0 || r.StatsFixedBytes() != 0 {
+			t.Errorf("%s: slices of %d sources, %d fixed bytes; want no scratch", name, r.bk.scratchSources(), r.StatsFixedBytes())
 		}
 	}
 }
@@ -597,15 +597,15 @@ func TestScratchPays(t *testing.T) {
 		cfg := defaultBatchedConfig()
 		cfg.ScratchMinShare = c.share
 		r := newRunner(nil, g, graph.Request{Algorithm: Batched}, cfg)
-		if got := r.scratchPays(free); got != c.want {
+		if got := r.bk.scratchPays(free, func() int64 { return r.bytesPerSource(true) }); got != c.want {
 			t.Errorf("%s: scratch pays %v, want %v", c.name, got, c.want)
 		}
-		if r.scratchDeclined || r.scratchSources() == 0 {
-			t.Errorf("%s: scratchPays changed the runner (declined %v, slices of %d)", c.name, r.scratchDeclined, r.scratchSources())
+		if r.bk.scratchDeclined || r.bk.scratchSources() == 0 {
+			t.Errorf("%s: scratchPays changed the runner (declined %v, slices of %d)", c.name, r.bk.scratchDeclined, r.bk.scratchSources())
 		}
-		r.scratchDeclined = true
-		if r.scratchSources() != 0 || r.StatsFixedBytes() != 0 || r.StatsBytesPerSource() != int64(c.n)*8+perSourceBytes {
-			t.Errorf("%s: a declined scratch still sizes slices of %d, %d fixed bytes, %d a source", c.name, r.scratchSources(), r.StatsFixedBytes(), r.StatsBytesPerSource())
+		r.bk.scratchDeclined = true
+		if r.bk.scratchSources() != 0 || r.StatsFixedBytes() != 0 || r.StatsBytesPerSource() != int64(c.n)*8+perSourceBytes {
+			t.Errorf("%s: a declined scratch still sizes slices of %d, %d fixed bytes, %d a source", c.name, r.bk.scratchSources(), r.StatsFixedBytes(), r.StatsBytesPerSource())
 		}
 	}
 }
@@ -636,7 +636,7 @@ func TestSizeStatsRun(t *testing.T) {
 			continue
 		}
 		per, row := r.StatsBytesPerSource(), r.hubs.rowBytes()
-		core, err := r.planGraph.Core(n, cfg.Config)
+		core, err := r.bk.graph.Core(n, cfg.Config)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -693,7 +693,7 @@ func TestHubPlanAhead(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.hubs.rows = hubState{vertices: v, firstRow: n / 4}
-		want, err := r.planGraph.Plan(v, cfg.HubPlan())
+		want, err := r.bk.graph.Plan(v, cfg.HubPlan())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/pathctl/pathctl/gpu/internal/plan"
 )
 
-// batchedCut is the cutoff the batched kernels stop at, as the bits of a
+// stopBits is the cutoff the batched kernels stop at, as the bits of a
 // distance of the runner's type: the request's cutoff (cutBits, as the
 // gather reads it) when it has one and the configuration lets the kernels
 // apply it (plan.Config.KernelCutoff), else the type's infinity, which
@@ -18,28 +18,28 @@ import (
 // where a search that never passes the cutoff still finds every distance
 // at most the cutoff exactly; a clip after it would change nothing, and a
 // cutoff alone runs none (rowsClippedByKernel).
-func (r *Runner) batchedCut() uint64 {
-	if r.kernelCuts() {
-		return r.narrow.cutBits()
+func (bk *batchedKernel) stopBits() uint64 {
+	if bk.cuts() {
+		return bk.reqBits
 	}
-	return infinityBits(r.distType)
+	return infinityBits(bk.distType)
 }
 
-// kernelCuts reports whether the batched kernels stop at the request's
+// cuts reports whether the batched kernels stop at the request's
 // cutoff: it has one below the distance type's infinity, and the
 // configuration lets them (plan.Config.KernelCutoff). The rounds are then
 // the cutoff variants (batched_cutround_*), over the arcs in rising weight
 // (arcsByWeight).
-func (r *Runner) kernelCuts() bool {
-	return r.req.Algorithm == Batched && r.req.HasCutoff && r.batched.KernelCutoff && r.narrow.cutBits() != infinityBits(r.distType)
+func (bk *batchedKernel) cuts() bool {
+	return bk.req.Algorithm == Batched && bk.req.HasCutoff && bk.cfg.KernelCutoff && bk.reqBits != infinityBits(bk.distType)
 }
 
-// kernelCutoff is the cutoff the batched kernels stop at (batchedCut) as
+// cutoff is the cutoff the batched kernels stop at (batchedKernel.stopBits) as
 // the plan reads it: the request's, or +Inf where the kernels compute full
 // rows.
-func (r *Runner) kernelCutoff() float64 {
-	if r.kernelCuts() {
-		return r.req.Cutoff
+func (bk *batchedKernel) cutoff() float64 {
+	if bk.cuts() {
+		return bk.req.Cutoff
 	}
 	return math.Inf(1)
 }
@@ -50,8 +50,8 @@ func (r *Runner) kernelCutoff() float64 {
 // vertices back (step 0) and it is at most batchedMaxRounds, else
 // batchedFirstRounds. The bound lets a phase under a small cutoff end
 // after one read.
-func (r *Runner) firstRounds(step float64) int {
-	if b := plan.RoundsWithin(r.g, r.kernelCutoff()); b > 0 && b <= batchedMaxRounds && math.IsInf(batchedThreshold(step, 1), 1) {
+func (bk *batchedKernel) firstRounds(step float64) int {
+	if b := plan.RoundsWithin(bk.g, bk.cutoff()); b > 0 && b <= batchedMaxRounds && math.IsInf(batchedThreshold(step, 1), 1) {
 		return b
 	}
 	return batchedFirstRounds

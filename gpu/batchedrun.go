@@ -64,7 +64,7 @@ type derivations struct {
 // (uploadArcsByWeight).
 func runBatched(dv *device, r *Runner, run *batchedRun) error {
 	n := r.n
-	if err := r.csr.uploadArcsByWeight(dv, r.kernelCuts(), r.planGraph); err != nil {
+	if err := r.csr.uploadArcsByWeight(dv, r.bk.cuts(), r.bk.graph); err != nil {
 		return err
 	}
 	if err := dv.d.cuEventRecord(dv.start, 0).Err("cuEventRecord"); err != nil {
@@ -76,7 +76,7 @@ func runBatched(dv *device, r *Runner, run *batchedRun) error {
 		prefix = "batched_nf"
 	}
 	name := prefix + "round_" + suffix
-	if r.kernelCuts() {
+	if r.bk.cuts() {
 		name = prefix + "cutround_" + suffix
 	}
 	phases := func() error {
@@ -104,7 +104,7 @@ func runBatched(dv *device, r *Runner, run *batchedRun) error {
 		}
 		return nil
 	}
-	cut := r.batchedCut()
+	cut := r.bk.stopBits()
 	// derive queues the copies [c0, c1), the minimums [m0, m1) and the
 	// leaves [l0, l1) of the first pass and [p0, p1) of the second
 	// (run.after is read here: the first phase's run.later sets it).
@@ -157,7 +157,7 @@ func runBatched(dv *device, r *Runner, run *batchedRun) error {
 				var early, rest float32
 				dv.d.cuEventElapsedTime(&early, dv.start, mid)
 				dv.d.cuEventElapsedTime(&rest, mid, dv.stop)
-				tracef(r.ordinal(), "block split around the late rows: early part %.1f ms on the device, the rest %.1f ms; the rows landed %s after the early part was queued",
+				tracef(r.ordinal, "block split around the late rows: early part %.1f ms on the device, the rest %.1f ms; the rows landed %s after the early part was queued",
 					early, rest, landed.Sub(queued).Round(time.Microsecond))
 			}()
 		}
@@ -221,12 +221,12 @@ func batchedGrid(count int64) int {
 
 // runPhase runs the round kernel name for k sources (device int32 arrays
 // sources and rows, rows 0 for the identity) and transposes their
-// distances into their rows of r.dist: clear the frontier, start the
-// working distances in r.aux at infinity (or, with seeds, from the first
+// distances into their rows of r.buf.dist: clear the frontier, start the
+// working distances in r.buf.aux at infinity (or, with seeds, from the first
 // phase's rows through batched_seedfill), put the sources at 0, and launch
 // rounds over every group at once, back to back until one changes
 // nothing. Near-far rounds (run.nearFar) lay the frontier out as
-// batchedFrontierBytes says and run through runNearFarRounds. With a scratch (r.scratch, scratch.go)
+// batchedFrontierBytes says and run through runNearFarRounds. With a scratch (r.buf.scratch, scratch.go)
 // runPhaseScratch runs it instead, and frontier is not read.
 func runPhase(dv *device, r *Runner, run *batchedRun, name string, k int, frontier, sources, rows, seeds, arcs uint64) error {
 	if r.buf.scratch > 0 {
@@ -253,8 +253,8 @@ func runPhase(dv *device, r *Runner, run *batchedRun, name string, k int, fronti
 	if r.distType.Size() == 8 {
 		bits = "b64"
 	}
-	step := r.batched.Step(r.planGraph.Shape(), r.req.Delta)
-	cut := r.batchedCut()
+	step := r.bk.cfg.Step(r.bk.graph.Shape(), r.req.Delta)
+	cut := r.bk.stopBits()
 	tiles := int64((n+31)/32) * groups
 	if err := dv.launchAsync("batched_fill_b32", batchedGrid(words), frontier, words, uint64(0)); err != nil {
 		return err
@@ -291,13 +291,13 @@ func runPhase(dv *device, r *Runner, run *batchedRun, name string, k int, fronti
 func runRounds(dv *device, r *Runner, name string, grid, k int, aux, cur, next, curSum, nextSum, lastChange uint64,
 	step float64, last []int32) error {
 	n := r.n
-	arcTargets, arcWeights := r.csr.roundArcs(r.kernelCuts())
-	cut := r.batchedCut()
-	batch := r.firstRounds(step)
+	arcTargets, arcWeights := r.csr.roundArcs(r.bk.cuts())
+	cut := r.bk.stopBits()
+	batch := r.bk.firstRounds(step)
 	for round := int32(1); ; {
 		for range batch {
 			if err := dv.launchAsync(name, grid, r.csr.offsets.ptr, arcTargets, arcWeights, int32(n), int32(k),
-				aux, cur, next, curSum, nextSum, lastChange, round, batchedThreshold(step, round), int32(r.batched.Sparse), uint64(0),
+				aux, cur, next, curSum, nextSum, lastChange, round, batchedThreshold(step, round), int32(r.bk.cfg.Sparse), uint64(0),
 				cut); err != nil {
 				return err
 			}
@@ -331,8 +331,8 @@ func runRounds(dv *device, r *Runner, name string, grid, k int, aux, cur, next, 
 func runNearFarRounds(dv *device, r *Runner, name string, grid, k int, aux, masks, sums uint64, maskStride, sumStride int64,
 	control uint64, delta float64) error {
 	n := r.n
-	arcTargets, arcWeights := r.csr.roundArcs(r.kernelCuts())
-	cut := r.batchedCut()
+	arcTargets, arcWeights := r.csr.roundArcs(r.bk.cuts())
+	cut := r.bk.stopBits()
 	if err := dv.launchAsync("batched_nfstart", 1, control, delta); err != nil {
 		return err
 	}
@@ -341,7 +341,7 @@ func runNearFarRounds(dv *device, r *Runner, name string, grid, k int, aux, mask
 	for batch := batchedFirstRounds; ; batch = min(2*batch, batchedMaxRounds) {
 		for range batch {
 			if err := dv.launchAsync(name, grid, r.csr.offsets.ptr, arcTargets, arcWeights, int32(n), int32(k), aux, masks, sums,
-				maskStride, sumStride, control, int32(r.batched.Sparse), int32(r.batched.NearFarOwn), uint64(0), cut); err != nil {
+				maskStride, sumStride, control, int32(r.bk.cfg.Sparse), int32(r.bk.cfg.NearFarOwn), uint64(0), cut); err != nil {
 				return err
 			}
 			if err := dv.launchAsync("batched_nfadvance", 1, control, delta); err != nil {

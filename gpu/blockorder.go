@@ -14,11 +14,11 @@ import (
 // Where the blocks keep hub rows (hubs.go), the hubs among the sources
 // come first, in the hub rows' order (plan.HubsFirst).
 func (r *Runner) BlockOrder(sources []graph.VertexID, block int) []int32 {
-	c := r.batched.Config
-	if !c.BlockOrder || r.req.Algorithm != Batched || r.req.WithPredecessors || !(c.Leaves || c.Mins) || !derivesExactly(r.distType, r.batched, r.planGraph) {
+	c := r.bk.cfg.Config
+	if !c.BlockOrder || r.req.Algorithm != Batched || r.req.WithPredecessors || !(c.Leaves || c.Mins) || !derivesExactly(r.distType, r.bk.cfg, r.bk.graph) {
 		return nil
 	}
-	order := r.planGraph.BlockOrder(sources, block)
+	order := r.bk.graph.BlockOrder(sources, block)
 	if h := r.hubs.forBlock(block); h > 0 && order != nil {
 		if hubs, err := r.hubs.vertices(h); err == nil { // else the block's plan says why
 			order = plan.HubsFirst(order, sources, hubs)

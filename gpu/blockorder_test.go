@@ -48,7 +48,7 @@ func TestRunnerBlockOrder(t *testing.T) {
 			t.Errorf("%s: an order: %v, want %v", c.name, got != nil, c.ordered)
 			continue
 		}
-		if got != nil && !slices.Equal(got, r.planGraph.BlockOrder(sources, c.block)) {
+		if got != nil && !slices.Equal(got, r.bk.graph.BlockOrder(sources, c.block)) {
 			t.Errorf("%s: the runner's order is not the plan's", c.name)
 		}
 	}

@@ -60,8 +60,8 @@
 //   - ahead.go: PlanAhead, the batched kernel's host plan made before the engine is open
 //   - auto.go: algorithm auto on the GPU, the kernel chosen and why
 //   - bandwidth.go: the device-to-host bandwidth that pathctl bench reports as the floor
-//   - batched.go: Batched, the multi-source kernel auto takes for non-negative weights
-//   - batchedcut.go: the cutoff the batched kernels stop at, and the arcs in rising weight
+//   - batched.go: Batched, the multi-source kernel auto takes for non-negative weights; batchedKernel, a runner's host side of it
+//   - batchedcut.go: the cutoff the batched kernels stop at
 //   - batchedrun.go: the batched kernel's launches for one block: phases, rounds, derivations
 //   - bellman_ford.go: bellman-ford, with predecessors and negative cycles
 //   - bfs.go: bfs, hop counts with atomics and predecessors

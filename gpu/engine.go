@@ -217,17 +217,17 @@ func (e *Engine) prepare(ctx context.Context, g *graph.CSR, req graph.Request, b
 		r.csr.lent = e.borrowKept(g)
 	}
 	if req.Algorithm == Batched && r.csr.lent == nil {
-		r.adoptAhead(e.takeAhead(g))
+		r.bk.adopt(e.takeAhead(g))
 	}
 	uploads := r.csr.adopt == nil && r.csr.lent == nil
 	if r.csr.lent != nil {
-		r.planGraph = r.csr.lent.plan // measured once for every borrower
+		r.bk.graph = r.csr.lent.plan // measured once for every borrower
 	}
 	upload := func() error {
 		if err := r.csr.upload(e.dev, g, req.Algorithm); err != nil {
 			return err
 		}
-		return r.csr.uploadArcsByWeight(e.dev, r.kernelCuts(), r.planGraph)
+		return r.csr.uploadArcsByWeight(e.dev, r.bk.cuts(), r.bk.graph)
 	}
 	if err := e.dev.do(upload); err != nil {
 		return nil, errors.Join(err, e.dev.do(r.release))
@@ -235,10 +235,10 @@ func (e *Engine) prepare(ctx context.Context, g *graph.CSR, req graph.Request, b
 	if uploads {
 		e.graphUploads.Add(1)
 	}
-	if r.scratchPossible() && r.batched.ScratchMinShare > 0 {
+	if r.bk.scratchPossible() && r.bk.cfg.ScratchMinShare > 0 {
 		err := e.dev.do(func() error {
 			free, _, err := e.dev.memInfo()
-			r.scratchDeclined = err != nil || !r.scratchPays(free)
+			r.bk.scratchDeclined = err != nil || !r.bk.scratchPays(free, func() int64 { return r.bytesPerSource(true) })
 			return nil
 		})
 		if err != nil {

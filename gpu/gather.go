@@ -219,7 +219,7 @@ func (q *narrowing) release(dv *device) error { return dv.free(&q.targetIDs) }
 // rowsClippedByKernel reports whether the rows of a narrowed block come
 // from the kernels clipped already, so that no gather runs over them: a
 // cutoff alone (no targets, no selection) at which the batched kernels
-// stop (kernelCuts, Runner.kernelCuts), with every distance they write
+// stop (kernelCuts, batchedKernel.cuts), with every distance they write
 // (the source's own 0 included) at most the cutoff or unreachable.
 func (q *narrowing) rowsClippedByKernel(kernelCuts bool) bool {
 	return q.on() && q.req.Targets == nil && q.nearestK == 0 && kernelCuts && q.req.Cutoff >= 0

@@ -402,7 +402,7 @@ func TestRowsClippedByKernel(t *testing.T) {
 	} {
 		r := newRunner(nil, smallCSR(t, []int64{1, 2, 3, 4}, tc.typ), tc.req, tc.cfg)
 		r.narrow.nearestK = tc.nearest
-		if got := r.narrow.rowsClippedByKernel(r.kernelCuts()); got != tc.want {
+		if got := r.narrow.rowsClippedByKernel(r.bk.cuts()); got != tc.want {
 			t.Errorf("%s: rowsClippedByKernel = %v, want %v", tc.what, got, tc.want)
 		}
 	}

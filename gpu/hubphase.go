@@ -80,11 +80,11 @@ func (g *hubGroup) ensurePhased(hs *hubStore, tell func([]bool)) error {
 		g.stage[hs] = st
 		defer hs.r.e.dev.free(&st.flag) // r's packs are over when it returns (freed already when it goes on)
 	}
-	tracef(hs.r.ordinal(), "hub rows: stage ready")
+	tracef(hs.r.ordinal, "hub rows: stage ready")
 	if g.phased == nil {
 		a := hs.run.ahead
 		bp, finish, err := hs.plan(0, len(hs.rows.vertices))
-		tracef(hs.r.ordinal(), "hub rows: plan's first phase made")
+		tracef(hs.r.ordinal, "hub rows: plan's first phase made")
 		if err != nil {
 			g.phased = &phasedRound{failed: true, joined: map[*hubStore]bool{}}
 			g.cond.Broadcast()
@@ -126,7 +126,7 @@ func (g *hubGroup) ensurePhased(hs *hubStore, tell func([]bool)) error {
 			return alone()
 		}
 		if part := pr.part[j]; part != nil {
-			tracef(hs.r.ordinal(), "hub phase %d: %d rows", i, len(part.Sources))
+			tracef(hs.r.ordinal, "hub phase %d: %d rows", i, len(part.Sources))
 			g.mu.Unlock()
 			began := time.Now()
 			err := hs.runPlan(part, nil, pr.packed[j], 0, time.Now())
@@ -139,7 +139,7 @@ func (g *hubGroup) ensurePhased(hs *hubStore, tell func([]bool)) error {
 				return err
 			}
 		}
-		tracef(hs.r.ordinal(), "hub phase %d computed", i)
+		tracef(hs.r.ordinal, "hub phase %d computed", i)
 		if hubPhaseFault != nil {
 			if err := hubPhaseFault(g, ph, hs, i); err != nil {
 				ph.failed = true
@@ -171,7 +171,7 @@ func (g *hubGroup) ensurePhased(hs *hubStore, tell func([]bool)) error {
 			// r's share counts as sent once its copies are waited for
 			// (lateHubRows.wait), which its block does after queueing
 			// the work that reads none of the others' shares.
-			tracef(hs.r.ordinal(), "hub phase %d: going on while the shares cross", i)
+			tracef(hs.r.ordinal, "hub phase %d: going on while the shares cross", i)
 			hs.rows.late = &lateHubRows{g: g, ph: ph, hs: hs, sent: sent}
 			return nil
 		}
@@ -188,10 +188,10 @@ func (g *hubGroup) ensurePhased(hs *hubStore, tell func([]bool)) error {
 			g.cond.Broadcast()
 			return err
 		}
-		tracef(hs.r.ordinal(), "hub phase %d: every device's share in place", i)
+		tracef(hs.r.ordinal, "hub phase %d: every device's share in place", i)
 	}
 	ph.copied++
-	tracef(hs.r.ordinal(), "hub phases copied")
+	tracef(hs.r.ordinal, "hub phases copied")
 	g.cond.Broadcast()
 	if g.nothingToDerive(ph, hs) {
 		// The core's rows all come from the kernel: the empty plan's run
@@ -202,8 +202,8 @@ func (g *hubGroup) ensurePhased(hs *hubStore, tell func([]bool)) error {
 	d := ph.plan.Derivations()
 	g.mu.Unlock()
 	defer g.mu.Lock()
-	tracef(hs.r.ordinal(), "hub derivations: %d minimums, %d leaves", len(d.Mins), len(d.Derive))
-	defer tracef(hs.r.ordinal(), "hub derivations done")
+	tracef(hs.r.ordinal, "hub derivations: %d minimums, %d leaves", len(d.Mins), len(d.Derive))
+	defer tracef(hs.r.ordinal, "hub derivations done")
 	return hs.runPlan(d, nil, nil, 0, time.Now())
 }
 
@@ -268,7 +268,7 @@ func (l *lateHubRows) wait() (lost bool) {
 	defer g.mu.Unlock()
 	last := len(ph.done) - 1
 	if err != nil {
-		tracef(hs.r.ordinal(), "hub phase %d: sending failed: %v", last, err)
+		tracef(hs.r.ordinal, "hub phase %d: sending failed: %v", last, err)
 		ph.failed = true
 	} else {
 		ph.done[last]++
@@ -278,13 +278,13 @@ func (l *lateHubRows) wait() (lost bool) {
 		g.cond.Wait()
 	}
 	if ph.failed {
-		tracef(hs.r.ordinal(), "hub rows lost: another device failed before its share arrived")
+		tracef(hs.r.ordinal, "hub rows lost: another device failed before its share arrived")
 		hs.rows.ready = false
 		g.lost++
 		return true
 	}
 	ph.copied++
-	tracef(hs.r.ordinal(), "hub phases copied (waited %s)", time.Since(began).Round(time.Microsecond))
+	tracef(hs.r.ordinal, "hub phases copied (waited %s)", time.Since(began).Round(time.Microsecond))
 	g.cond.Broadcast()
 	return false
 }
@@ -476,7 +476,7 @@ func (g *hubGroup) pushSpans(hs *hubStore, ph *phasedRound, pr *phasePrep, i int
 		if len(packed) > 0 {
 			how = fmt.Sprintf(", to %d of them in 16 bits", len(packed))
 		}
-		tracef(hs.r.ordinal(), "hub phase %d: sent to %d devices (%.1f GiB each in %s%s)", i, len(to), float64(size)/(1<<30), took.Round(time.Millisecond), how)
+		tracef(hs.r.ordinal, "hub phase %d: sent to %d devices (%.1f GiB each in %s%s)", i, len(to), float64(size)/(1<<30), took.Round(time.Millisecond), how)
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		g.inflight--

@@ -18,7 +18,7 @@ package gpu
 // Choices: the hub rows live in the first result slot's distance buffer,
 // past its capacity's rows, so that the derivation, minimum and seed
 // kernels, which address rows by index in that buffer, read them with no
-// change; the view r.dist that the block's kernels see (and whose start
+// change; the view r.buf.dist that the block's kernels see (and whose start
 // holds the first phase's frontier) stops at the capacity's rows. They are
 // kept for stats blocks only (RunStats under plan.Config.OneSlotStats): a
 // Start reallocates both slots, and the rows are computed again by the
@@ -78,12 +78,12 @@ type hubState struct {
 // rows derived from others exact (integer weights, or floats whose sums
 // are exact under ExactFloats).
 func (hs *hubStore) possible() bool {
-	c := hs.r.batched.Config
+	c := hs.r.bk.cfg.Config
 	if c.HubRows == 0 || !c.OneSlotStats || hs.r.req.Algorithm != Batched || hs.r.req.WithPredecessors ||
-		hs.r.kernelCuts() || hs.r.n < 2 {
+		hs.r.bk.cuts() || hs.r.n < 2 {
 		return false
 	}
-	return derivesExactly(hs.r.distType, hs.r.batched, hs.r.planGraph)
+	return derivesExactly(hs.r.distType, hs.r.bk.cfg, hs.r.bk.graph)
 }
 
 // derivesExactly reports whether rows the batched kernel's plan derives
@@ -106,11 +106,11 @@ func (hs *hubStore) forBlock(k int) int {
 	if hs.run.sized {
 		return min(hs.run.rows, k)
 	}
-	if hs.r.batched.HubRows < 0 { // plan.HubRowsAuto: sized by the run alone
+	if hs.r.bk.cfg.HubRows < 0 { // plan.HubRowsAuto: sized by the run alone
 		return 0
 	}
-	h := min(hs.r.batched.HubRows, k)
-	if s := hs.r.batched.HubShare; s > 0 {
+	h := min(hs.r.bk.cfg.HubRows, k)
+	if s := hs.r.bk.cfg.HubShare; s > 0 {
 		h = min(h, k/s)
 	}
 	return h
@@ -178,7 +178,7 @@ func (hs *hubStore) planAhead(h int) {
 			his = append(his, b[1])
 		}
 	}
-	pg, cfg, ordinal := hs.r.planGraph, hs.r.batched.HubPlan(), hs.r.ordinal()
+	pg, cfg, ordinal := hs.r.bk.graph, hs.r.bk.cfg.HubPlan(), hs.r.ordinal
 	go func() {
 		defer close(a.done)
 		tracef(ordinal, "plan of %d hub rows ahead", len(v))
@@ -214,7 +214,7 @@ func (hs *hubStore) plan(lo, hi int) (bp *plan.Block, finish func(), err error) 
 			return a.block, func() { <-a.done }, nil
 		}
 	}
-	return hs.r.planGraph.StartResident(hs.rows.vertices[lo:hi], hs.r.batched.HubPlan(), math.Inf(1), plan.Resident{})
+	return hs.r.bk.graph.StartResident(hs.rows.vertices[lo:hi], hs.r.bk.cfg.HubPlan(), math.Inf(1), plan.Resident{})
 }
 
 // size sizes the hub rows of a stats run of sources sources whose
@@ -233,7 +233,7 @@ func (hs *hubStore) size(sources int, budget int64) {
 	if !hs.possible() || budget <= 0 {
 		return
 	}
-	scratch := hs.r.scratchFixedBytes()
+	scratch := hs.r.bk.scratchFixedBytes()
 	per, row := hs.r.StatsBytesPerSource(), hs.rowBytes()
 	if per <= 0 || row <= 0 {
 		return
@@ -243,14 +243,14 @@ func (hs *hubStore) size(sources int, budget int64) {
 		return
 	}
 	h := (budget/2 - scratch) / row
-	if hs.r.batched.HubRows > 0 {
-		h = min(h, int64(hs.r.batched.HubRows))
+	if hs.r.bk.cfg.HubRows > 0 {
+		h = min(h, int64(hs.r.bk.cfg.HubRows))
 	}
-	if s := hs.r.batched.HubShare; s > 0 {
+	if s := hs.r.bk.cfg.HubShare; s > 0 {
 		h = min(h, rows/int64(s))
 	}
-	if hs.r.batched.HubCore {
-		core, err := hs.r.planGraph.Core(hs.r.n, hs.r.batched.Config)
+	if hs.r.bk.cfg.HubCore {
+		core, err := hs.r.bk.graph.Core(hs.r.n, hs.r.bk.cfg.Config)
 		if err != nil {
 			return // no hub rows: the block's plan does without
 		}
@@ -265,12 +265,12 @@ func (hs *hubStore) size(sources int, budget int64) {
 // scratchPossible (scratch.go), and the plan.Config.HubRows distance rows
 // the block may keep where hubStore.possible.
 func (hs *hubStore) fixedBytes() int64 {
-	b := hs.r.scratchFixedBytes()
+	b := hs.r.bk.scratchFixedBytes()
 	switch {
 	case hs.run.sized:
 		b += int64(hs.run.rows) * hs.rowBytes()
-	case hs.possible() && hs.r.batched.HubRows > 0:
-		b += int64(min(hs.r.batched.HubRows, hs.r.n)) * hs.rowBytes()
+	case hs.possible() && hs.r.bk.cfg.HubRows > 0:
+		b += int64(min(hs.r.bk.cfg.HubRows, hs.r.n)) * hs.rowBytes()
 	}
 	return b
 }
@@ -304,10 +304,10 @@ func (hs *hubStore) ensure() error {
 		return nil
 	}
 	began := time.Now()
-	tracef(hs.r.ordinal(), "hub rows: %d", len(h.vertices))
+	tracef(hs.r.ordinal, "hub rows: %d", len(h.vertices))
 	defer func() {
 		h.took = time.Since(began)
-		tracef(hs.r.ordinal(), "hub rows ready")
+		tracef(hs.r.ordinal, "hub rows ready")
 	}()
 	shared := false
 	if hs.group == nil {
@@ -339,7 +339,7 @@ func (hs *hubStore) compute(lo, hi int) error {
 	if err != nil {
 		return err
 	}
-	tracef(hs.r.ordinal(), "hub rows: plan's first phase made")
+	tracef(hs.r.ordinal, "hub rows: plan's first phase made")
 	return hs.runPlan(bp, finish, nil, lo, began)
 }
 
@@ -348,13 +348,13 @@ func (hs *hubStore) compute(lo, hi int) error {
 // hubs (plan.Graph.Hubs); fewer where the core is smaller.
 func (hs *hubStore) vertices(h int) ([]int32, error) {
 	var v []int32
-	if hs.r.batched.HubCore {
+	if hs.r.bk.cfg.HubCore {
 		var err error
-		if v, err = hs.r.planGraph.Core(h, hs.r.batched.Config); err != nil {
+		if v, err = hs.r.bk.graph.Core(h, hs.r.bk.cfg.Config); err != nil {
 			return nil, err
 		}
 	} else {
-		v = hs.r.planGraph.Hubs(h)
+		v = hs.r.bk.graph.Hubs(h)
 	}
 	if g := hs.group; g != nil {
 		v = dealt(v, len(g.parts))

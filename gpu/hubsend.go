@@ -62,7 +62,7 @@ func (s *hubStage) slot(i, o, k int, counts []int64) (uint64, bool) {
 // at most) leave no room, or its flag cannot be made (r's rows then go
 // whole: a 4-byte allocation that fails leaves the kernels to say why).
 func newHubStage(hs *hubStore, hubBase uint64) *hubStage {
-	if !hs.r.batched.HubPack || hs.r.distType != graph.DistInt32 {
+	if !hs.r.bk.cfg.HubPack || hs.r.distType != graph.DistInt32 {
 		return nil
 	}
 	region := int64(hs.rows.firstRow) * hs.rowBytes()
@@ -213,7 +213,7 @@ func (g *hubGroup) sendPacked(hs *hubStore, packs []packedSend, src uint64, coun
 		return nil, err
 	}
 	if over {
-		tracef(hs.r.ordinal(), "hub rows: a distance does not fit in 16 bits, the rows go whole")
+		tracef(hs.r.ordinal, "hub rows: a distance does not fit in 16 bits, the rows go whole")
 		g.mu.Lock()
 		g.stage[hs].wide = true
 		g.mu.Unlock()

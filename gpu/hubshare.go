@@ -290,7 +290,7 @@ func (g *hubGroup) ensureParts(hs *hubStore) error {
 // later phases finished by finish, when not nil, while the first runs;
 // packed ahead, when packed is not nil; runPlan) in the hub rows from hub
 // first on: the block's kernels, which address rows from the start of
-// r.dist, see a view of the first slot's rows that starts there, so that
+// r.buf.dist, see a view of the first slot's rows that starts there, so that
 // the plan need not be shifted and its first phase runs before the rest
 // of it is made. Its device time adds to the runner's kernel time; began
 // is when its planning began.

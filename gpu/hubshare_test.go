@@ -120,7 +120,7 @@ func statsOnSharedEngines(t *testing.T, engines []*Engine, g *graph.CSR, togethe
 	for _, f := range before {
 		f(runners)
 	}
-	core, err := runners[0].planGraph.Core(n, cfg.Config)
+	core, err := runners[0].bk.graph.Core(n, cfg.Config)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func TestKeptCSRLentToRunners(t *testing.T) {
 			t.Errorf("Prepare %d (%s): GraphUploads = %d, want 1: the kept copy was not lent", i, alg, up)
 		}
 		e.mu.Lock()
-		shared := r.planGraph == e.kept[g].plan
+		shared := r.bk.graph == e.kept[g].plan
 		e.mu.Unlock()
 		if !shared {
 			t.Errorf("Prepare %d (%s): the runner measures the graph again instead of sharing the kept copy's measure", i, alg)

@@ -43,9 +43,9 @@ func outOfMemory(dv *device, k int, perSource int64, err error) error {
 }
 
 // runChunks runs fn over the sources [0, k) of a block, in one call or, once
-// r.fit is known, in chunks of at most r.fit sources. When a chunk of two or
+// r.buf.fit is known, in chunks of at most r.buf.fit sources. When a chunk of two or
 // more sources runs out of device memory, the block buffers are released and
-// the chunk is retried as two halves, once per call; r.fit remembers the
+// the chunk is retried as two halves, once per call; r.buf.fit remembers the
 // half for later blocks. A second failure is returned, saying that the block
 // was halved.
 func (r *Runner) runChunks(k int, fn func(lo, hi int) error) error {

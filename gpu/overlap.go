@@ -293,7 +293,7 @@ func (r *Runner) startNarrowed(ctx context.Context, out *graph.Block) (*Pending,
 				cycleSource = c
 				return errCycle
 			}
-			from, took, err := q.narrowRows(dv, s, hi-lo, r.buf.sources.ptr, r.kernelCuts())
+			from, took, err := q.narrowRows(dv, s, hi-lo, r.buf.sources.ptr, r.bk.cuts())
 			r.kernelTime += took
 			if err != nil {
 				return err

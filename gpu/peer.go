@@ -146,23 +146,23 @@ func (e *Engine) PrepareFrom(ctx context.Context, g *graph.CSR, req graph.Reques
 	if err != nil {
 		return nil, errors.Join(err, e.ReleaseCSR(g))
 	}
-	r.sharePlanGraph(from)
+	sharePlanGraph(r, from)
 	return r, nil
 }
 
-// sharePlanGraph makes r's plans read from's measure of their graph (its
+// sharePlanGraph makes the plans of r, just prepared, read from's measure of their graph (its
 // shape, rank and core, plan.Graph), where both plan the same CSR in its
 // own numbering: the runners of one run on several devices then measure
 // it once, not once each and one after the other as the pipeline sizes
 // the run (docs/benchmarks-history.md, "The host off the devices' path").
-func (r *Runner) sharePlanGraph(from *Runner) {
+func sharePlanGraph(r, from *Runner) {
 	from.mu.Lock()
-	pg := from.planGraph
+	pg := from.bk.graph
 	from.mu.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if pg != nil && r.planGraph != nil && pg.CSR() == r.g && r.planGraph.CSR() == r.g {
-		r.planGraph = pg
+	if pg != nil && r.bk.graph != nil && pg.CSR() == r.g && r.bk.graph.CSR() == r.g {
+		r.bk.graph = pg
 	}
 }
 

@@ -20,6 +20,9 @@ type Runner struct {
 	g   *graph.CSR
 	req graph.Request // its Algorithm resolved: never graph.Auto
 	n   int
+	// ordinal is the device's, -1 for a runner without one (tests of the
+	// host's choices), for the PATHCTL_TRACE timeline.
+	ordinal int
 	// autoWhy is why Prepare chose req.Algorithm for a request of
 	// graph.Auto; empty when the algorithm was asked for.
 	autoWhy string
@@ -43,27 +46,17 @@ type Runner struct {
 	kernelTime time.Duration // device time of the last Run's kernels
 	host       hostTimes     // host time of the last Run beside the kernels
 
-	// batched is how the batched kernel runs (batched.go), and planGraph
-	// what its plans read of the graph beside the arcs (the graph's shape
-	// and breadth-first rank), measured on the first batched block.
-	batched   batchedConfig
-	planGraph *plan.Graph
-	// ahead is the plan made before the engine opened (ahead.go), for
-	// the first batched block it matches; nil once taken or dropped.
-	ahead *HostPlan
+	// bk is how the batched kernel plans and runs (batched.go).
+	bk batchedKernel
 	// blockSources are the sources of the block being computed, as
-	// uploaded to r.sources (the batched kernel plans on the host).
+	// uploaded to r.buf.sources (the batched kernel plans on the host).
 	blockSources []graph.VertexID
 	// frontierRows, while the hub store runs hub rows (runPlan), is where
-	// their first phase's frontier lies instead of the start of r.dist
+	// their first phase's frontier lies instead of the start of r.buf.dist
 	// (the hub rows themselves then): the block's rows.
 	frontierRows devBuf
 	// hubs are the hub rows kept past a stats block's rows (hubs.go).
 	hubs hubStore
-	// scratchDeclined is set by Prepare where the scratch would not pay on
-	// this device (scratchPays): the stats blocks keep a working row per
-	// source.
-	scratchDeclined bool
 }
 
 // layout is the bytes per vertex of each per-source buffer.
@@ -80,13 +73,13 @@ type kernelPlan struct {
 	// layout is the per-vertex bytes of the algorithm's own buffers, for
 	// distances of type t; with predecessors when withPred.
 	layout func(t graph.DistType, withPred bool) layout
-	// launch runs the kernels that fill r.dist (and r.pred when they track
-	// predecessors) for the k sources in r.sources.
+	// launch runs the kernels that fill r.buf.dist (and r.buf.pred when they track
+	// predecessors) for the k sources in r.buf.sources.
 	launch func(r *Runner, k int) error
 	// derivesPredecessors reports whether predecessors.cu must derive the
 	// predecessors from the distances after launch.
 	derivesPredecessors func(t graph.DistType) bool
-	// status reports whether the kernels write r.status (negative cycles).
+	// status reports whether the kernels write r.buf.status (negative cycles).
 	status bool
 }
 
@@ -119,7 +112,7 @@ func never(graph.DistType) bool  { return false }
 func always(graph.DistType) bool { return true }
 
 func newRunner(e *Engine, g *graph.CSR, req graph.Request, batched batchedConfig) *Runner {
-	r := &Runner{e: e, g: g, req: req, n: g.NumVertices, distType: g.Type, batched: batched, planGraph: plan.NewGraph(g)}
+	r := &Runner{e: e, g: g, req: req, n: g.NumVertices, distType: g.Type, ordinal: -1}
 	if req.Algorithm.CountsHops() {
 		r.distType = graph.DistInt32
 	}
@@ -128,9 +121,10 @@ func newRunner(e *Engine, g *graph.CSR, req graph.Request, batched batchedConfig
 	}
 	r.narrow = narrowing{req: req, n: r.n, distType: r.distType}
 	r.hubs.r = r
+	r.bk = batchedKernel{cfg: batched, graph: plan.NewGraph(g), g: g, req: req, n: r.n, distType: r.distType, reqBits: r.narrow.cutBits()}
 	r.buf.n, r.buf.distType = r.n, r.distType
 	if e != nil {
-		r.buf.dv = e.dev
+		r.buf.dv, r.ordinal = e.dev, e.dev.ordinal
 	}
 	return r
 }
@@ -304,7 +298,7 @@ func (r *Runner) checkBlock(out *graph.Block) error {
 
 // compute runs the algorithm for sources on the device goroutine, leaving
 // the distances (and predecessors) in the rows of slot s, which must be
-// idle, and in r.dist (and r.pred), their views; oneSlot allocates the
+// idle, and in r.buf.dist (and r.buf.pred), their views; oneSlot allocates the
 // first slot's rows only (ensureCapacity), and then s must be the first.
 // It returns the first source that reaches a negative cycle, or -1.
 func (r *Runner) compute(sources []graph.VertexID, s *resultSlot, oneSlot bool) (graph.VertexID, error) {

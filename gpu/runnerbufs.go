@@ -35,19 +35,15 @@ func (r *Runner) BytesPerSource() int64 {
 // the batched kernel's int32 rows that is 8 bytes per vertex instead of
 // 12.
 func (r *Runner) StatsBytesPerSource() int64 {
-	return r.bytesPerSource(r.statsSlotOnly())
+	return r.bytesPerSource(r.bk.cfg.OneSlotStats)
 }
-
-// statsSlotOnly reports whether RunStats allocates one result slot's rows
-// only (plan.Config.OneSlotStats).
-func (r *Runner) statsSlotOnly() bool { return r.batched.OneSlotStats }
 
 // bytesPerSource is BytesPerSource, or with oneSlot the per-source
 // buffers of the first result slot alone, without narrowed cells.
 func (r *Runner) bytesPerSource(oneSlot bool) int64 {
 	l := layoutOf(r.req.Algorithm, r.distType, r.req.WithPredecessors)
 	if oneSlot {
-		if r.scratchPossible() {
+		if r.bk.scratchPossible() {
 			l.aux = 0 // a fixed scratch (StatsFixedBytes)
 		}
 		return int64(r.n)*int64(l.dist+l.pred+l.aux+l.flags) + perSourceBytes
@@ -98,9 +94,9 @@ func (r *Runner) ensureCapacity(k int, oneSlot bool) error {
 	}
 	b := blockShape{k: k, oneSlot: oneSlot, l: layoutOf(r.req.Algorithm, r.distType, r.req.WithPredecessors)}
 	b.auxBytes = int64(k) * int64(r.n) * int64(b.l.aux)
-	if oneSlot && r.scratchPossible() {
-		b.scratch = min(k, r.scratchSources())
-		b.auxBytes = r.scratchBytesFor(b.scratch)
+	if oneSlot && r.bk.scratchPossible() {
+		b.scratch = min(k, r.bk.scratchSources())
+		b.auxBytes = r.bk.scratchBytesFor(b.scratch)
 	}
 	b.gathered, b.selected = r.narrow.bytesPerSource()
 	if oneSlot {
@@ -131,7 +127,7 @@ type blockBufs struct {
 
 	// capacity is the sources the buffers hold; oneSlot is set when only
 	// the first result slot's rows were allocated (a stats block under
-	// plan.Config.OneSlotStats: statsSlotOnly).
+	// plan.Config.OneSlotStats: RunStats).
 	capacity int
 	oneSlot  bool
 	sources  devBuf // int32 per source

@@ -131,7 +131,7 @@ func (c *runnerCSR) release(dv *device, mu *sync.Mutex) error {
 }
 
 // uploadArcsByWeight sorts the arcs of pg and uploads them as c.byWeight
-// where the batched kernels stop at a cutoff (cuts, Runner.kernelCuts)
+// where the batched kernels stop at a cutoff (cuts, batchedKernel.cuts)
 // and they are not there yet, or again where pg changed since (on the
 // device goroutine); else it does nothing. The copy costs
 // m · (4 + the distance's size) bytes of device memory.

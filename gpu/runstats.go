@@ -60,7 +60,7 @@ func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph
 			return err
 		}
 		return r.runChunks(len(sources), func(lo, hi int) error {
-			c, err := r.compute(sources[lo:hi], r.buf.statsSlot(), r.statsSlotOnly())
+			c, err := r.compute(sources[lo:hi], r.buf.statsSlot(), r.bk.cfg.OneSlotStats)
 			if err != nil {
 				return err
 			}

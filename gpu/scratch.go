@@ -1,10 +1,10 @@
 package gpu
 
 // Scratch working distances (plan.Config.ScratchBytes, issue 18): the
-// batched kernel keeps its working distances group-major in r.aux, a row
+// batched kernel keeps its working distances group-major in r.buf.aux, a row
 // per source beside the result row, so a stats block costs 8 bytes per
 // source and vertex for int32 distances (one result slot, OneSlotStats).
-// With a scratch, r.aux is a fixed buffer of at most ScratchBytes: a phase
+// With a scratch, r.buf.aux is a fixed buffer of at most ScratchBytes: a phase
 // runs its sources in slices that fit it, each slice filled (or seeded),
 // relaxed to convergence and transposed into its result rows before the
 // next, with its frontier masks in the scratch past its working
@@ -18,15 +18,15 @@ package gpu
 // rows of the earlier phases, final in the result rows before it starts.
 // Stats blocks only (RunStats under OneSlotStats): a Start reallocates a
 // working row per source. Not with predecessors (their pass borrows
-// r.aux).
+// r.buf.aux).
 
 // scratchPossible reports whether the runner's stats blocks run with a
 // scratch: plan.Config.ScratchBytes and OneSlotStats set, the batched
 // kernel, no predecessors.
-func (r *Runner) scratchPossible() bool {
-	c := r.batched.Config
-	return c.ScratchBytes > 0 && c.OneSlotStats && r.req.Algorithm == Batched && !r.req.WithPredecessors && r.n > 0 &&
-		!r.scratchDeclined
+func (bk *batchedKernel) scratchPossible() bool {
+	c := bk.cfg.Config
+	return c.ScratchBytes > 0 && c.OneSlotStats && bk.req.Algorithm == Batched && !bk.req.WithPredecessors && bk.n > 0 &&
+		!bk.scratchDeclined
 }
 
 // scratchPays reports whether a scratch gives this graph's stats blocks
@@ -36,20 +36,22 @@ func (r *Runner) scratchPossible() bool {
 // allows hold fewer than ScratchMinShare of the vertices (R-MAT 18's
 // blocks of 45 % of the vertices ran 1.48× faster with it, R-MAT 20's of
 // 3.3 % 0.94×; docs/benchmarks-history.md, "Issue 18 (stats, every source)"). A
-// ScratchMinShare of 0 always takes it.
-func (r *Runner) scratchPays(free int64) bool {
-	share := r.batched.ScratchMinShare
+// ScratchMinShare of 0 always takes it. perSource is a stats block's
+// device bytes per source (Runner.bytesPerSource of one slot), asked with
+// the scratch declined and then without.
+func (bk *batchedKernel) scratchPays(free int64, perSource func() int64) bool {
+	share := bk.cfg.ScratchMinShare
 	if share <= 0 {
 		return true
 	}
 	budget := free / 10 * 8
-	n := int64(r.n)
-	declined := r.scratchDeclined
-	defer func() { r.scratchDeclined = declined }()
-	r.scratchDeclined = true
-	without := r.bytesPerSource(true)
-	r.scratchDeclined = false
-	with, fixed := r.bytesPerSource(true), r.scratchBytesFor(r.scratchSources())
+	n := int64(bk.n)
+	declined := bk.scratchDeclined
+	defer func() { bk.scratchDeclined = declined }()
+	bk.scratchDeclined = true
+	without := perSource()
+	bk.scratchDeclined = false
+	with, fixed := perSource(), bk.scratchBytesFor(bk.scratchSources())
 	if without > 0 && budget/without >= n {
 		return false
 	}
@@ -58,30 +60,30 @@ func (r *Runner) scratchPays(free int64) bool {
 
 // scratchFixedBytes is the device memory of a stats block's scratch
 // (scratchBytesFor its slices), 0 where scratchPossible is false.
-func (r *Runner) scratchFixedBytes() int64 {
-	if !r.scratchPossible() {
+func (bk *batchedKernel) scratchFixedBytes() int64 {
+	if !bk.scratchPossible() {
 		return 0
 	}
-	return r.scratchBytesFor(r.scratchSources())
+	return bk.scratchBytesFor(bk.scratchSources())
 }
 
 // scratchSources is the most sources one slice of the scratch holds: the
 // working distances of ScratchBytes, rounded down to whole groups, at
 // least one group; 0 without a scratch.
-func (r *Runner) scratchSources() int {
-	if !r.scratchPossible() {
+func (bk *batchedKernel) scratchSources() int {
+	if !bk.scratchPossible() {
 		return 0
 	}
-	row := int64(r.n) * int64(r.distType.Size())
-	s := int(min(r.batched.ScratchBytes/row, int64(r.n)+BatchWidth))
+	row := int64(bk.n) * int64(bk.distType.Size())
+	s := int(min(bk.cfg.ScratchBytes/row, int64(bk.n)+BatchWidth))
 	return max(BatchWidth, s/BatchWidth*BatchWidth)
 }
 
 // scratchBytesFor is the device memory of a scratch for slices of s
 // sources: their working distances, aligned to 256 bytes, then their
 // frontier (batchedFrontierBytes).
-func (r *Runner) scratchBytesFor(s int) int64 {
-	return scratchDistBytes(r.n, s, r.distType.Size()) + batchedFrontierBytes(r.n, s, false)
+func (bk *batchedKernel) scratchBytesFor(s int) int64 {
+	return scratchDistBytes(bk.n, s, bk.distType.Size()) + batchedFrontierBytes(bk.n, s, false)
 }
 
 // scratchDistBytes is the bytes of the working distances of s sources over
@@ -90,12 +92,12 @@ func scratchDistBytes(n, s, size int) int64 {
 	return (int64(s)*int64(n)*int64(size) + 255) &^ 255
 }
 
-// runPhaseScratch is runPhase with the scratch (r.scratch sources a
-// slice, r.aux the scratch): for every slice of the phase's k sources
+// runPhaseScratch is runPhase with the scratch (r.buf.scratch sources a
+// slice, r.buf.aux the scratch): for every slice of the phase's k sources
 // (device int32 arrays sources and rows, rows 0 for the identity; seeds,
 // when not 0, four words per source), clear its frontier, fill or seed its
 // working distances, put its sources at 0, launch rounds until one changes
-// nothing, and transpose it into its rows of r.dist.
+// nothing, and transpose it into its rows of r.buf.dist.
 func runPhaseScratch(dv *device, r *Runner, name string, k int, sources, rows, seeds, arcs uint64) error {
 	n := r.n
 	size := r.distType.Size()
@@ -103,8 +105,8 @@ func runPhaseScratch(dv *device, r *Runner, name string, k int, sources, rows, s
 	if size == 8 {
 		bits = "b64"
 	}
-	step := r.batched.Step(r.planGraph.Shape(), r.req.Delta)
-	cut := r.batchedCut()
+	step := r.bk.cfg.Step(r.bk.graph.Shape(), r.req.Delta)
+	cut := r.bk.stopBits()
 	grid := batchedBlocksPerSM * max(r.e.info.Multiprocessors, 1)
 	last := make([]int32, 1)
 	vm := r.buf.aux.ptr

@@ -13,12 +13,3 @@ func tracef(ordinal int, format string, args ...any) {
 		trace.Printf("gpu "+strconv.Itoa(ordinal), format, args...)
 	}
 }
-
-// ordinal is the runner's device ordinal, -1 for a runner without one
-// (tests of the host's choices).
-func (r *Runner) ordinal() int {
-	if r.e == nil || r.e.dev == nil {
-		return -1
-	}
-	return r.e.dev.ordinal
-}

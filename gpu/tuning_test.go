@@ -74,8 +74,8 @@ func TestPrepareTunedTakesTheTuning(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.batched.Order != c.order || !r.batched.HubPack {
-			t.Errorf("%s: order %q, hub pack %v; want %q and the default hub pack", c.name, r.batched.Order, r.batched.HubPack, c.order)
+		if r.bk.cfg.Order != c.order || !r.bk.cfg.HubPack {
+			t.Errorf("%s: order %q, hub pack %v; want %q and the default hub pack", c.name, r.bk.cfg.Order, r.bk.cfg.HubPack, c.order)
 		}
 		r.Close()
 	}
