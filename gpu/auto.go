@@ -52,7 +52,3 @@ func describeKernel(algo graph.Algorithm, why string) string {
 	}
 	return fmt.Sprintf("auto: %s (%s)", algo, why)
 }
-
-// Describe names the kernel the runner runs; for a request of auto, the
-// one Prepare chose and why (graph.Describer).
-func (r *Runner) Describe() string { return describeKernel(r.req.Algorithm, r.autoWhy) }

@@ -147,7 +147,7 @@ func launchBatched(r *Runner, k int) error {
 	if len(r.blockSources) != k {
 		return fmt.Errorf("gpu: batched launch of %d sources with %d on the host", k, len(r.blockSources))
 	}
-	early := r.planBesideHubRows()
+	early := planBesideHubRows(r)
 	if err := r.hubs.ensure(); err != nil {
 		if early != nil {
 			<-early // the plan's goroutine reads the runner's sources
@@ -179,7 +179,7 @@ func launchBatched(r *Runner, k int) error {
 		late = nil
 	}
 	if err == nil {
-		err = r.runPlan(bp, finish, packed, began, late)
+		err = runPlan(r, bp, finish, packed, began, late)
 	}
 	if late != nil {
 		late.wait() // (at once where the run waited already)
@@ -208,7 +208,7 @@ type earlyPlan struct {
 	err    error
 }
 
-// planBesideHubRows starts, where the block's hub rows are still to be
+// planBesideHubRows starts, where the block's hub rows of r are still to be
 // computed (hubs.go), its plan on the host in a goroutine of its own: the
 // plan reads which vertices the hub rows hold and where, not their
 // distances, so it is made, finished and packed while the device (or the
@@ -222,7 +222,7 @@ type earlyPlan struct {
 // hosts, and their second phase began 18-30 ms late; docs/benchmarks-history.md, "The
 // hub rows' plan beside the blocks' plans"). nil where there is nothing
 // to wait for.
-func (r *Runner) planBesideHubRows() chan earlyPlan {
+func planBesideHubRows(r *Runner) chan earlyPlan {
 	if r.hubs.rows.ready || len(r.hubs.rows.vertices) == 0 {
 		return nil
 	}
@@ -262,12 +262,12 @@ func (r *Runner) planBesideHubRows() chan earlyPlan {
 	return out
 }
 
-// runPlan uploads the plan bp of the block in r.buf.sources (its later part
+// runPlan uploads the plan bp of r's block in r.buf.sources (its later part
 // completed by finish, when not nil, while the first phase runs; packed,
 // when not nil, is the whole plan made ahead and packed) and runs
 // it (runBatched); began is when its planning began, the host's plan
 // time.
-func (r *Runner) runPlan(bp *plan.Block, finish func(), packed *plan.Packed, began time.Time, late *lateHubRows) (err error) {
+func runPlan(r *Runner, bp *plan.Block, finish func(), packed *plan.Packed, began time.Time, late *lateHubRows) (err error) {
 	dv := r.e.dev
 	n := r.n
 	run := batchedRun{seedFirst: bp.SeedFirst, copies: bp.Copies, early: bp.Early, late: late}

@@ -65,7 +65,6 @@
 //   - batchedrun.go: the batched kernel's launches for one block: phases, rounds, derivations
 //   - bellman_ford.go: bellman-ford, with predecessors and negative cycles
 //   - bfs.go: bfs, hop counts with atomics and predecessors
-//   - blockorder.go: the runner's source order for the batched kernel's blocks
 //   - copier.go: the copier goroutine and the copies it lands: jobs, stage moves, queueCopy
 //   - csr.go: the CSR built on the device from the edge columns
 //   - debug_check.go: debugCheck, the check after every launch in debug builds

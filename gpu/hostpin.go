@@ -103,21 +103,34 @@ func (dv *device) onContext(f func() error) error {
 	return <-errc
 }
 
-// PinHost page-locks b, host memory (Go memory, or a shared mapping of a
-// file in memory), for the device's copies: a result copy whose
-// destination lies wholly in pinned memory (in one range, or in ranges
-// pinned side by side) lands there directly. b stays allocated, and
-// pinned, until UnpinHost or the engine's Close. The memory must not be
-// pinned already. Pinning touches every page of b, so it pays off for
-// memory that several blocks reuse or that is the result's final place;
-// it runs beside the device goroutine, so it may overlap a block's
-// kernels, and several PinHost calls may run at once (the driver's call
-// is made outside the lock that copies consult).
-func (r *Runner) PinHost(b []byte) error {
+// dropPin removes p from pins.
+func dropPin(pins []hostPin, p hostPin) []hostPin {
+	for i, q := range pins {
+		if q.base() == p.base() && len(q.keep) == len(p.keep) {
+			return append(pins[:i], pins[i+1:]...)
+		}
+	}
+	return pins
+}
+
+// unpinAll unlocks everything PinHost pinned (on the device goroutine, at
+// teardown, once no copy runs).
+func (dv *device) unpinAll() error {
+	dv.pinMu.Lock()
+	defer dv.pinMu.Unlock()
+	var errs []error
+	for _, p := range dv.pins {
+		errs = append(errs, dv.d.cuMemHostUnregister(unsafe.Pointer(unsafe.SliceData(p.keep))).Err("cuMemHostUnregister"))
+	}
+	dv.pins = nil
+	return errors.Join(errs...)
+}
+
+// pinHost is Runner.PinHost on dv.
+func (dv *device) pinHost(b []byte) error {
 	if len(b) == 0 {
 		return nil
 	}
-	dv := r.e.dev
 	return dv.onContext(func() error {
 		dv.pinMu.Lock()
 		for _, p := range append(dv.pins, dv.pinning...) {
@@ -141,26 +154,11 @@ func (r *Runner) PinHost(b []byte) error {
 	})
 }
 
-// dropPin removes p from pins.
-func dropPin(pins []hostPin, p hostPin) []hostPin {
-	for i, q := range pins {
-		if q.base() == p.base() && len(q.keep) == len(p.keep) {
-			return append(pins[:i], pins[i+1:]...)
-		}
-	}
-	return pins
-}
-
-// UnpinHost unlocks memory PinHost pinned, once no copy writes into it any
-// more; b must be the slice given to PinHost. Unpinning what is not
-// pinned, or after the engine closed, does nothing. The range stops
-// counting as pinned for new copies at once; the copies already queued
-// land before the driver unlocks it.
-func (r *Runner) UnpinHost(b []byte) error {
+// unpinHost is Runner.UnpinHost on dv.
+func (dv *device) unpinHost(b []byte) error {
 	if len(b) == 0 {
 		return nil
 	}
-	dv := r.e.dev
 	err := dv.onContext(func() error {
 		dv.pinMu.Lock()
 		me := hostPin{keep: b}
@@ -186,17 +184,4 @@ func (r *Runner) UnpinHost(b []byte) error {
 		return nil
 	}
 	return err
-}
-
-// unpinAll unlocks everything PinHost pinned (on the device goroutine, at
-// teardown, once no copy runs).
-func (dv *device) unpinAll() error {
-	dv.pinMu.Lock()
-	defer dv.pinMu.Unlock()
-	var errs []error
-	for _, p := range dv.pins {
-		errs = append(errs, dv.d.cuMemHostUnregister(unsafe.Pointer(unsafe.SliceData(p.keep))).Err("cuMemHostUnregister"))
-	}
-	dv.pins = nil
-	return errors.Join(errs...)
 }

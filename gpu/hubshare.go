@@ -306,7 +306,7 @@ func (hs *hubStore) runPlan(bp *plan.Block, finish func(), packed *plan.Packed, 
 	// phased round) would otherwise lay it over the earlier phases' rows.
 	hs.r.frontierRows = view
 	defer func() { hs.r.buf.dist, hs.r.frontierRows = view, devBuf{} }()
-	if err := hs.r.runPlan(bp, finish, packed, began, nil); err != nil {
+	if err := runPlan(hs.r, bp, finish, packed, began, nil); err != nil {
 		return err
 	}
 	hs.r.kernelTime += hs.r.e.dev.lastKernel

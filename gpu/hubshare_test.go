@@ -40,7 +40,7 @@ func TestHubRowsSharedAmongEngines(t *testing.T) {
 				if !kept {
 					return
 				}
-				if runners[0].HubRowsCopied() == 0 {
+				if runners[0].hubs.copiedParts() == 0 {
 					t.Error("no hub row was copied between the engines")
 				}
 				rep := runners[1].HubRowsReport()

@@ -43,16 +43,12 @@ func outOfMemory(dv *device, k int, perSource int64, err error) error {
 }
 
 // runChunks runs fn over the sources [0, k) of a block, in one call or, once
-// r.buf.fit is known, in chunks of at most r.buf.fit sources. When a chunk of two or
-// more sources runs out of device memory, the block buffers are released and
-// the chunk is retried as two halves, once per call; r.buf.fit remembers the
-// half for later blocks. A second failure is returned, saying that the block
-// was halved.
-func (r *Runner) runChunks(k int, fn func(lo, hi int) error) error {
-	return runChunks(k, &r.buf.fit, fn, r.releaseBlock)
-}
-
-func runChunks(k int, fit *int, fn func(lo, hi int) error, release func() error) error {
+// *fit is known, in chunks of at most *fit sources. When a chunk of two or
+// more sources runs out of device memory, the block buffers are released
+// (release) and the chunk is retried as two halves, once per call; *fit
+// remembers the half for later blocks. A second failure is returned,
+// saying that the block was halved.
+func runChunks(k int, fit *int, release func() error, fn func(lo, hi int) error) error {
 	size := k
 	if *fit > 0 {
 		size = min(size, *fit)

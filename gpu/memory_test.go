@@ -44,19 +44,19 @@ func TestRunChunks(t *testing.T) {
 			var calls [][2]int
 			fit := tc.fit
 			released := 0
-			err := runChunks(tc.k, &fit, func(lo, hi int) error {
+			err := runChunks(tc.k, &fit, func() error {
+				released++
+				if !tc.releaseOK {
+					return errors.New("release failed")
+				}
+				return nil
+			}, func(lo, hi int) error {
 				calls = append(calls, [2]int{lo, hi})
 				if tc.other != nil {
 					return tc.other
 				}
 				if hi-lo > tc.limit {
 					return errOOM
-				}
-				return nil
-			}, func() error {
-				released++
-				if !tc.releaseOK {
-					return errors.New("release failed")
 				}
 				return nil
 			})

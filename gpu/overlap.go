@@ -205,7 +205,7 @@ func (r *Runner) Start(ctx context.Context, out *graph.Block) (*Pending, error) 
 	if r.narrow.blocks() {
 		return r.startNarrowed(ctx, out)
 	}
-	if err := r.checkBlock(out); err != nil {
+	if err := checkFullBlock(out, r.n, r.distType, r.req.WithPredecessors); err != nil {
 		return nil, err
 	}
 	out.ValidSet, out.Nulls = false, 0
@@ -224,7 +224,7 @@ func (r *Runner) Start(ctx context.Context, out *graph.Block) (*Pending, error) 
 	cycleSource := graph.VertexID(-1)
 	err := r.e.dev.do(func() error {
 		r.kernelTime, r.host = 0, hostTimes{}
-		return r.runChunks(k, func(lo, hi int) error {
+		return runChunks(k, &r.buf.fit, r.releaseBlock, func(lo, hi int) error {
 			s := r.buf.takeSlot()
 			c, err := r.compute(out.Sources[lo:hi], s, false)
 			if err != nil {
@@ -283,7 +283,7 @@ func (r *Runner) startNarrowed(ctx context.Context, out *graph.Block) (*Pending,
 		if err := q.uploadTargets(dv); err != nil {
 			return err
 		}
-		return r.runChunks(k, func(lo, hi int) error {
+		return runChunks(k, &r.buf.fit, r.releaseBlock, func(lo, hi int) error {
 			s := r.buf.takeSlot()
 			c, err := r.compute(out.Sources[lo:hi], s, false)
 			if err != nil {
@@ -413,7 +413,7 @@ func (res *Resident) Start(ctx context.Context, lo, hi int, out *graph.Block) (*
 			return nil, fmt.Errorf("gpu: block row %d is source %d, the resident row %d", i, s, res.sources[lo+i])
 		}
 	}
-	if err := r.checkBlock(out); err != nil {
+	if err := checkFullBlock(out, r.n, r.distType, r.req.WithPredecessors); err != nil {
 		return nil, err
 	}
 	out.ValidSet, out.Nulls = false, 0

@@ -168,9 +168,6 @@ func chooseDelta(g *graph.CSR, asked float64) float64 {
 // or int32 hop counts for bfs and bfs-level.
 func (r *Runner) DistType() graph.DistType { return r.distType }
 
-// Delta is the bucket width delta-stepping runs with (0 for the others).
-func (r *Runner) Delta() float64 { return r.delta }
-
 // Narrowed reports whether Run honours the request's targets and cutoff
 // itself (graph.NarrowRunner): true for a request with targets or a cutoff
 // and without predecessors. Such a runner's blocks hold only the targets'
@@ -221,15 +218,77 @@ func (r *Runner) SizeStatsRun(sources int, budget int64) { r.hubs.size(sources, 
 // the hub rows the block may keep (hubStore.fixedBytes, hubs.go).
 func (r *Runner) StatsFixedBytes() int64 { return r.hubs.fixedBytes() }
 
-// HubRowsCopied is how many parts of the hub rows the runner's group took
-// from another device than the one that computed them (0 without a
-// group), for tests and --verbose (hubshare.go).
-func (r *Runner) HubRowsCopied() int { return r.hubs.copiedParts() }
-
 // HubRowsReport says, for --verbose, what the runner's hub rows (hubs.go)
 // cost: how many, where each part was computed and in how long, and what
 // was copied between devices; empty where the runner keeps none.
 func (r *Runner) HubRowsReport() string { return r.hubs.report() }
+
+// Describe names the kernel the runner runs; for a request of auto, the
+// one Prepare chose and why (graph.Describer).
+func (r *Runner) Describe() string { return describeKernel(r.req.Algorithm, r.autoWhy) }
+
+// BlockOrder makes the runner a graph.SourceOrderer: the batched kernel's
+// blocks derive rows only from rows of the same block, and
+// plan.Graph.BlockOrder chooses which sources share one. It is nil where
+// the runner derives no row (another kernel than the batched one,
+// predecessors, or float distances whose derived rows would not be
+// exact) and under plan.Config.BlockOrder off (--tune blockorder=0).
+// Where the blocks keep hub rows (hubs.go), the hubs among the sources
+// come first, in the hub rows' order (plan.HubsFirst).
+func (r *Runner) BlockOrder(sources []graph.VertexID, block int) []int32 {
+	c := r.bk.cfg.Config
+	if !c.BlockOrder || r.req.Algorithm != Batched || r.req.WithPredecessors || !(c.Leaves || c.Mins) || !derivesExactly(r.distType, r.bk.cfg, r.bk.graph) {
+		return nil
+	}
+	order := r.bk.graph.BlockOrder(sources, block)
+	if h := r.hubs.forBlock(block); h > 0 && order != nil {
+		if hubs, err := r.hubs.vertices(h); err == nil { // else the block's plan says why
+			order = plan.HubsFirst(order, sources, hubs)
+		}
+	}
+	return order
+}
+
+// HubOrder is the sources' own order with the hubs among them spread over
+// its blocks of block sources, each block's share first and in the hub
+// rows' order (plan.HubsSpread), where such blocks keep hub rows
+// (hubs.go); nil otherwise. On several devices, whose blocks keep the
+// given order, every block then copies its hubs' rows in one piece and
+// derives about as many rows as the others.
+func (r *Runner) HubOrder(sources []graph.VertexID, block int) []int32 {
+	h := r.hubs.forBlock(block)
+	if h == 0 || block >= len(sources) {
+		return nil
+	}
+	hubs, err := r.hubs.vertices(h)
+	if err != nil {
+		return nil
+	}
+	given := make([]int32, len(sources))
+	for i := range given {
+		given[i] = int32(i)
+	}
+	return plan.HubsSpread(given, sources, hubs, block)
+}
+
+// PinHost page-locks b, host memory (Go memory, or a shared mapping of a
+// file in memory), for the device's copies: a result copy whose
+// destination lies wholly in pinned memory (in one range, or in ranges
+// pinned side by side) lands there directly. b stays allocated, and
+// pinned, until UnpinHost or the engine's Close. The memory must not be
+// pinned already. Pinning touches every page of b, so it pays off for
+// memory that several blocks reuse or that is the result's final place;
+// it runs beside the device goroutine, so it may overlap a block's
+// kernels, and several PinHost calls may run at once (the driver's call
+// is made outside the lock that copies consult).
+func (r *Runner) PinHost(b []byte) error { return r.e.dev.pinHost(b) }
+
+// UnpinHost unlocks memory PinHost pinned, once no copy writes into it any
+// more; b must be the slice given to PinHost. Unpinning what is not
+// pinned, or after the engine closed, does nothing. The range stops
+// counting as pinned for new copies at once; the copies already queued
+// land before the driver unlocks it.
+func (r *Runner) UnpinHost(b []byte) error { return r.e.dev.unpinHost(b) }
 
 // Close frees the device memory of the runner. Closing twice is a no-op.
 func (r *Runner) Close() error {
@@ -265,32 +324,35 @@ func (r *Runner) Run(ctx context.Context, out *graph.Block) error {
 // cycle.
 var errCycle = errors.New("gpu: negative cycle")
 
-func (r *Runner) checkBlock(out *graph.Block) error {
+// checkFullBlock checks that out is a block of full rows for a runner
+// over n vertices of distances of type t, with predecessors only where
+// the runner was prepared withPred.
+func checkFullBlock(out *graph.Block, n int, t graph.DistType, withPred bool) error {
 	k := len(out.Sources)
-	if out.NumVertices != r.n {
-		return fmt.Errorf("gpu: block over %d vertices for a graph of %d", out.NumVertices, r.n)
+	if out.NumVertices != n {
+		return fmt.Errorf("gpu: block over %d vertices for a graph of %d", out.NumVertices, n)
 	}
-	if out.Type != r.distType {
-		return fmt.Errorf("gpu: block of %s distances, runner computes %s", out.Type, r.distType)
+	if out.Type != t {
+		return fmt.Errorf("gpu: block of %s distances, runner computes %s", out.Type, t)
 	}
 	b, err := sliceBytes(out.Dist)
 	if err != nil {
 		return err
 	}
-	if len(b) != k*r.n*r.distType.Size() {
-		return fmt.Errorf("gpu: block distance slice of %d bytes, want %d", len(b), k*r.n*r.distType.Size())
+	if len(b) != k*n*t.Size() {
+		return fmt.Errorf("gpu: block distance slice of %d bytes, want %d", len(b), k*n*t.Size())
 	}
 	if out.Pred != nil {
-		if !r.req.WithPredecessors {
+		if !withPred {
 			return errors.New("gpu: block asks for predecessors but the runner was prepared without them")
 		}
-		if len(out.Pred) != k*r.n {
-			return fmt.Errorf("gpu: block predecessor slice of %d, want %d", len(out.Pred), k*r.n)
+		if len(out.Pred) != k*n {
+			return fmt.Errorf("gpu: block predecessor slice of %d, want %d", len(out.Pred), k*n)
 		}
 	}
 	for _, s := range out.Sources {
-		if s < 0 || int(s) >= r.n {
-			return fmt.Errorf("gpu: source %d outside [0, %d)", s, r.n)
+		if s < 0 || int(s) >= n {
+			return fmt.Errorf("gpu: source %d outside [0, %d)", s, n)
 		}
 	}
 	return nil

@@ -59,7 +59,7 @@ func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph
 		if err := r.narrow.uploadTargets(r.e.dev); err != nil {
 			return err
 		}
-		return r.runChunks(len(sources), func(lo, hi int) error {
+		return runChunks(len(sources), &r.buf.fit, r.releaseBlock, func(lo, hi int) error {
 			c, err := r.compute(sources[lo:hi], r.buf.statsSlot(), r.bk.cfg.OneSlotStats)
 			if err != nil {
 				return err
