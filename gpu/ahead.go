@@ -151,30 +151,6 @@ func (p *HostPlan) Wait() error {
 	return p.err
 }
 
-// AdoptPlan hands p to the next Prepare of p's CSR on e (see PlanAhead).
-// A plan for another CSR than the one Prepare gets is never taken; a
-// second plan for one CSR replaces the first. nil does nothing.
-func (e *Engine) AdoptPlan(p *HostPlan) {
-	if p == nil {
-		return
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.ahead == nil {
-		e.ahead = map[*graph.CSR]*HostPlan{}
-	}
-	e.ahead[p.csr] = p
-}
-
-// takeAhead hands over the plan made ahead for g, if any, and forgets it.
-func (e *Engine) takeAhead(g *graph.CSR) *HostPlan {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	p := e.ahead[g]
-	delete(e.ahead, g)
-	return p
-}
-
 // adopt gives r the plan made ahead for its CSR: its plan graph (the
 // shape and rank, measured or being measured) at once, its block for
 // r's first batched block that matches it (startPlan).

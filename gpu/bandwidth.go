@@ -26,20 +26,12 @@ const downloadRepetitions = 5
 // downloadPattern fills the device buffer MeasureDownload copies.
 const downloadPattern uint32 = 0x5a17c0de
 
-// MeasureDownload copies bytes bytes from device memory to pinned host
-// memory several times and returns the best rate seen, in bytes per second.
-// It allocates bytes of device memory and bytes of pinned host memory for
-// the duration of the call and frees both before returning, also on error.
-// bytes must be positive and a multiple of 4; it fails when either
-// allocation fails (CUDA_ERROR_OUT_OF_MEMORY for the device), when a driver
-// call fails, or when the copied data does not match what the device held.
-// Cost: about downloadRepetitions+1 copies of bytes, plus a memset.
-func (e *Engine) MeasureDownload(bytes int64) (bytesPerSecond float64, err error) {
+// measureDownload is Engine.MeasureDownload on dv.
+func measureDownload(dv *device, bytes int64) (bytesPerSecond float64, err error) {
 	if bytes <= 0 || bytes%4 != 0 {
 		return 0, fmt.Errorf("gpu: MeasureDownload: %d bytes: want a positive multiple of 4", bytes)
 	}
-	err = e.dev.do(func() (err error) {
-		dv := e.dev
+	err = dv.do(func() (err error) {
 		src, err := dv.alloc(bytes)
 		if err != nil {
 			return err
@@ -58,7 +50,7 @@ func (e *Engine) MeasureDownload(bytes int64) (bytesPerSecond float64, err error
 		best := 0.0
 		for rep := 0; rep <= downloadRepetitions; rep++ {
 			clear(words)
-			seconds, err := dv.timedDownload(host.p, src.ptr, bytes)
+			seconds, err := timedDownload(dv, host.p, src.ptr, bytes)
 			if err != nil {
 				return err
 			}
@@ -81,10 +73,10 @@ func (e *Engine) MeasureDownload(bytes int64) (bytesPerSecond float64, err error
 	return bytesPerSecond, nil
 }
 
-// timedDownload copies size bytes at src to dst (pinned) and returns the
+// timedDownload copies size bytes at src on dv to dst (pinned) and returns the
 // seconds between CUDA events recorded around the copy. It runs on the
 // device goroutine.
-func (dv *device) timedDownload(dst unsafe.Pointer, src uint64, size int64) (float64, error) {
+func timedDownload(dv *device, dst unsafe.Pointer, src uint64, size int64) (float64, error) {
 	d := dv.d
 	if err := d.cuEventRecord(dv.start, 0).Err("cuEventRecord"); err != nil {
 		return 0, err

@@ -36,42 +36,19 @@ func (e *Engine) BuildCSRResident(ctx context.Context, edges *graph.Edges, opt g
 	if err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
-		return nil, errors.Join(errClosed, e.dev.do(func() error { return dc.free(e.dev) }))
+	if err := e.graphs.putResident(g, dc); err != nil {
+		return nil, errors.Join(err, e.dev.do(func() error { return dc.free(e.dev) }))
 	}
-	if e.resident == nil {
-		e.resident = map[*graph.CSR]*deviceCSR{}
-	}
-	e.resident[g] = dc
-	e.mu.Unlock()
 	return g, nil
 }
 
 // ReleaseCSR frees the device copy BuildCSRResident kept for g, if no
 // Prepare adopted it yet.
 func (e *Engine) ReleaseCSR(g *graph.CSR) error {
-	if dc := e.takeResident(g); dc != nil {
+	if dc := e.graphs.takeResident(g); dc != nil {
 		return e.dev.do(func() error { return dc.free(e.dev) })
 	}
 	return nil
-}
-
-// takeResident removes and returns the device copy kept for g, or nil.
-func (e *Engine) takeResident(g *graph.CSR) *deviceCSR {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	dc := e.resident[g]
-	delete(e.resident, g)
-	return dc
-}
-
-// peekResident returns the device copy kept for g, or nil, leaving it kept.
-func (e *Engine) peekResident(g *graph.CSR) *deviceCSR {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.resident[g]
 }
 
 // deviceCSR is a CSR in device memory, laid out as the runner uploads one.

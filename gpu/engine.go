@@ -26,16 +26,10 @@ type Engine struct {
 
 	mu      sync.Mutex
 	runners map[*Runner]struct{}
-	// resident holds the device copies BuildCSRResident kept, until a
-	// Prepare of their CSR adopts them.
-	resident map[*graph.CSR]*deviceCSR
-	// kept holds the device copies KeepCSR and BuildKeptCSR keep, lent to
-	// every Prepare of their CSR until DropCSR (kept.go).
-	kept map[*graph.CSR]*keptCSR
-	// ahead holds the batched kernel's plans made before the engine
-	// opened (AdoptPlan), until a Prepare of their CSR takes them.
-	ahead  map[*graph.CSR]*HostPlan
-	closed bool
+	closed  bool
+	// graphs are the graphs held on the device beside the runners, and the
+	// plans made ahead for their next Prepare (kept.go).
+	graphs graphCopies
 
 	// graphUploads counts the Prepares that copied their CSR from the host.
 	graphUploads atomic.Int64
@@ -95,6 +89,35 @@ type OpenTimes struct {
 // OpenTimes says where New's time went.
 func (e *Engine) OpenTimes() OpenTimes { return e.dev.opened }
 
+// Ordinal is the index of the engine's device.
+func (e *Engine) Ordinal() int { return e.dev.ordinal }
+
+// CSRCopies is the number of Prepares (PrepareFrom) that copied their
+// CSR from another engine's device rather than from host memory.
+func (e *Engine) CSRCopies() int64 { return e.csrCopies.Load() }
+
+// AdoptPlan hands p to the next Prepare of p's CSR on e (see PlanAhead).
+// A plan for another CSR than the one Prepare gets is never taken; a
+// second plan for one CSR replaces the first. nil does nothing.
+func (e *Engine) AdoptPlan(p *HostPlan) {
+	if p == nil {
+		return
+	}
+	e.graphs.putAhead(p)
+}
+
+// MeasureDownload copies bytes bytes from device memory to pinned host
+// memory several times and returns the best rate seen, in bytes per second.
+// It allocates bytes of device memory and bytes of pinned host memory for
+// the duration of the call and frees both before returning, also on error.
+// bytes must be positive and a multiple of 4; it fails when either
+// allocation fails (CUDA_ERROR_OUT_OF_MEMORY for the device), when a driver
+// call fails, or when the copied data does not match what the device held.
+// Cost: about downloadRepetitions+1 copies of bytes, plus a memset.
+func (e *Engine) MeasureDownload(bytes int64) (bytesPerSecond float64, err error) {
+	return measureDownload(e.dev, bytes)
+}
+
 // Name is "gpu".
 func (e *Engine) Name() string { return "gpu" }
 
@@ -135,19 +158,12 @@ func (e *Engine) Close() error {
 	for r := range e.runners {
 		runners = append(runners, r)
 	}
-	resident := e.resident
-	e.resident = nil
-	kept := e.kept
-	e.kept, e.ahead = nil, nil
 	e.mu.Unlock()
 	var errs []error
 	for _, r := range runners {
 		errs = append(errs, r.Close())
 	}
-	for _, dc := range resident {
-		errs = append(errs, e.dev.do(func() error { return dc.free(e.dev) }))
-	}
-	errs = append(errs, e.freeKept(kept))
+	errs = append(errs, e.graphs.close(e.dev))
 	errs = append(errs, e.dev.close())
 	return errors.Join(errs...)
 }
@@ -184,6 +200,58 @@ func (e *Engine) Prepare(ctx context.Context, g *graph.CSR, req graph.Request) (
 	return e.prepare(ctx, g, req, defaultBatchedConfig())
 }
 
+// PrepareTuned is Prepare under the tuning t.
+func (e *Engine) PrepareTuned(ctx context.Context, g *graph.CSR, req graph.Request, t Tuning) (*Runner, error) {
+	return e.prepare(ctx, g, req, t.batched())
+}
+
+// PrepareFrom is PrepareTuned with the graph taken from the device copy of
+// from, a runner of g on another engine: copied device to device where
+// both engines share a context (two engines on one device), peer to peer
+// where cuDeviceCanAccessPeer allows it, and uploaded from host memory
+// otherwise (also where from is nil or runs another graph). Errors are
+// Prepare's, and the copy's naming the driver call.
+func (e *Engine) PrepareFrom(ctx context.Context, g *graph.CSR, req graph.Request, from *Runner, t Tuning) (*Runner, error) {
+	tracef(e.dev.ordinal, "prepare from another device's CSR")
+	defer tracef(e.dev.ordinal, "prepare from done")
+	if from == nil || from.g != g || from.e == e || from.csr.offsets.ptr == 0 || ctx.Err() != nil {
+		return e.PrepareTuned(ctx, g, req, t)
+	}
+	e.mu.Lock()
+	closed := e.closed
+	e.mu.Unlock()
+	if closed {
+		return nil, errClosed
+	}
+	if e.graphs.peekResident(g) == nil {
+		dc := &deviceCSR{}
+		copied := false
+		err := e.dev.do(func() error {
+			var err error
+			copied, err = dc.copyFrom(e.dev, from)
+			if err != nil {
+				return errors.Join(err, dc.free(e.dev))
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if copied {
+			if err := e.graphs.putResident(g, dc); err != nil {
+				return nil, errors.Join(err, e.dev.do(func() error { return dc.free(e.dev) }))
+			}
+			e.csrCopies.Add(1)
+		}
+	}
+	r, err := e.PrepareTuned(ctx, g, req, t)
+	if err != nil {
+		return nil, errors.Join(err, e.ReleaseCSR(g))
+	}
+	sharePlanGraph(r, from)
+	return r, nil
+}
+
 // prepare is Prepare with the batched kernel's configuration (tests and
 // benchmarks pass others than the default).
 func (e *Engine) prepare(ctx context.Context, g *graph.CSR, req graph.Request, batched batchedConfig) (*Runner, error) {
@@ -212,12 +280,12 @@ func (e *Engine) prepare(ctx context.Context, g *graph.CSR, req graph.Request, b
 	}
 	r := newRunner(e, g, req, batched)
 	r.autoWhy = autoWhy
-	r.csr.adopt = e.takeResident(g)
+	r.csr.adopt = e.graphs.takeResident(g)
 	if r.csr.adopt == nil {
-		r.csr.lent = e.borrowKept(g)
+		r.csr.lent = e.graphs.borrowKept(g)
 	}
 	if req.Algorithm == Batched && r.csr.lent == nil {
-		r.bk.adopt(e.takeAhead(g))
+		r.bk.adopt(e.graphs.takeAhead(g))
 	}
 	uploads := r.csr.adopt == nil && r.csr.lent == nil
 	if r.csr.lent != nil {

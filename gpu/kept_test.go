@@ -52,9 +52,9 @@ func TestKeptCSRLentToRunners(t *testing.T) {
 		if up := e.GraphUploads(); up != 1 {
 			t.Errorf("Prepare %d (%s): GraphUploads = %d, want 1: the kept copy was not lent", i, alg, up)
 		}
-		e.mu.Lock()
-		shared := r.bk.graph == e.kept[g].plan
-		e.mu.Unlock()
+		e.graphs.mu.Lock()
+		shared := r.bk.graph == e.graphs.kept[g].plan
+		e.graphs.mu.Unlock()
 		if !shared {
 			t.Errorf("Prepare %d (%s): the runner measures the graph again instead of sharing the kept copy's measure", i, alg)
 		}

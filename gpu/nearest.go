@@ -154,7 +154,7 @@ func (e *Engine) nearestInfo(ctx context.Context, g *graph.CSR, sources []graph.
 		// Looked up on the device goroutine: a Prepare may take the copy
 		// from the map meanwhile, but its runner frees it on this
 		// goroutine, after this run.
-		dc := e.peekResident(g)
+		dc := e.graphs.peekResident(g)
 		if dc == nil {
 			e.graphUploads.Add(1)
 		}

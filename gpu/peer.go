@@ -7,11 +7,7 @@ package gpu
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"fmt"
-
-	"github.com/pathctl/pathctl/graph"
 )
 
 // resultPeerAlreadyEnabled is CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED: a
@@ -86,68 +82,6 @@ func Devices() ([]DeviceInfo, error) {
 		out = append(out, info)
 	}
 	return out, nil
-}
-
-// Ordinal is the index of the engine's device.
-func (e *Engine) Ordinal() int { return e.dev.ordinal }
-
-// CSRCopies is the number of Prepares (PrepareFrom) that copied their
-// CSR from another engine's device rather than from host memory.
-func (e *Engine) CSRCopies() int64 { return e.csrCopies.Load() }
-
-// PrepareFrom is PrepareTuned with the graph taken from the device copy of
-// from, a runner of g on another engine: copied device to device where
-// both engines share a context (two engines on one device), peer to peer
-// where cuDeviceCanAccessPeer allows it, and uploaded from host memory
-// otherwise (also where from is nil or runs another graph). Errors are
-// Prepare's, and the copy's naming the driver call.
-func (e *Engine) PrepareFrom(ctx context.Context, g *graph.CSR, req graph.Request, from *Runner, t Tuning) (*Runner, error) {
-	tracef(e.dev.ordinal, "prepare from another device's CSR")
-	defer tracef(e.dev.ordinal, "prepare from done")
-	if from == nil || from.g != g || from.e == e || from.csr.offsets.ptr == 0 || ctx.Err() != nil {
-		return e.PrepareTuned(ctx, g, req, t)
-	}
-	e.mu.Lock()
-	_, kept := e.resident[g]
-	closed := e.closed
-	e.mu.Unlock()
-	if closed {
-		return nil, errClosed
-	}
-	if !kept {
-		dc := &deviceCSR{}
-		copied := false
-		err := e.dev.do(func() error {
-			var err error
-			copied, err = dc.copyFrom(e.dev, from)
-			if err != nil {
-				return errors.Join(err, dc.free(e.dev))
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		if copied {
-			e.mu.Lock()
-			if e.closed {
-				e.mu.Unlock()
-				return nil, errors.Join(errClosed, e.dev.do(func() error { return dc.free(e.dev) }))
-			}
-			if e.resident == nil {
-				e.resident = map[*graph.CSR]*deviceCSR{}
-			}
-			e.resident[g] = dc
-			e.mu.Unlock()
-			e.csrCopies.Add(1)
-		}
-	}
-	r, err := e.PrepareTuned(ctx, g, req, t)
-	if err != nil {
-		return nil, errors.Join(err, e.ReleaseCSR(g))
-	}
-	sharePlanGraph(r, from)
-	return r, nil
 }
 
 // sharePlanGraph makes the plans of r, just prepared, read from's measure of their graph (its

@@ -62,7 +62,7 @@ func (r *Runner) release() error {
 	dv := r.e.dev
 	var errs []error
 	errs = append(errs, r.releaseBlock())
-	errs = append(errs, r.csr.release(dv, &r.e.mu))
+	errs = append(errs, r.csr.release(dv, &r.e.graphs.mu))
 	errs = append(errs, r.narrow.release(dv))
 	errs = append(errs, r.buf.release())
 	return errors.Join(errs...)

@@ -97,8 +97,8 @@ func (c *runnerCSR) lend(k *keptCSR, alg graph.Algorithm) {
 
 // giveBack clears the views of the borrowed copy, so that release frees
 // only what the runner owns, and frees the copy on dv when it was dropped
-// and this runner was its last user, its count guarded by mu (the
-// engine's; on the device goroutine).
+// and this runner was its last user, its count guarded by mu (its
+// engine's graphCopies'; on the device goroutine).
 func (c *runnerCSR) giveBack(dv *device, mu *sync.Mutex) error {
 	k := c.lent
 	if k == nil {

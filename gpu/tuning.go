@@ -1,12 +1,10 @@
 package gpu
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
 	"github.com/pathctl/pathctl/gpu/internal/plan"
-	"github.com/pathctl/pathctl/graph"
 )
 
 // Tuning is the GPU engine's tuning: the configuration of the batched
@@ -42,9 +40,4 @@ func (t Tuning) batched() batchedConfig {
 		return defaultBatchedConfig()
 	}
 	return batchedConfig{Config: *t.config}
-}
-
-// PrepareTuned is Prepare under the tuning t.
-func (e *Engine) PrepareTuned(ctx context.Context, g *graph.CSR, req graph.Request, t Tuning) (*Runner, error) {
-	return e.prepare(ctx, g, req, t.batched())
 }
