@@ -39,28 +39,36 @@ type copyJob struct {
 // resultSlots in flight).
 const copyQueue = 8
 
-// startCopier starts the copier goroutine (on the device goroutine, once
-// the context exists).
-func (dv *device) startCopier() {
-	dv.copies = make(chan *copyJob, copyQueue)
-	dv.copierDone = make(chan struct{})
-	go dv.copyLoop(dv.copies, dv.copierDone)
+// copier is a device's copier goroutine: jobs feeds it the copies queued
+// on the copy stream, in queue order (nil while it is not running), and
+// done closes when it has stopped.
+type copier struct {
+	jobs chan *copyJob
+	done chan struct{}
 }
 
-// stopCopier lets the copier finish the jobs queued and waits for it (on
-// the device goroutine, the only sender).
-func (dv *device) stopCopier() {
-	if dv.copies == nil {
+// start starts the copier goroutine of dv (on the device goroutine, once
+// the context exists).
+func (c *copier) start(dv *device) {
+	c.jobs = make(chan *copyJob, copyQueue)
+	c.done = make(chan struct{})
+	go c.loop(dv, c.jobs, c.done)
+}
+
+// stop lets the copier finish the jobs queued and waits for it (on the
+// device goroutine, the only sender).
+func (c *copier) stop() {
+	if c.jobs == nil {
 		return
 	}
-	close(dv.copies)
-	<-dv.copierDone
-	dv.copies = nil
+	close(c.jobs)
+	<-c.done
+	c.jobs = nil
 }
 
-// copyLoop is the copier goroutine. It never unlocks its OS thread, so the
-// thread, with the context current, ends with it.
-func (dv *device) copyLoop(jobs <-chan *copyJob, done chan<- struct{}) {
+// loop is the copier goroutine of dv. It never unlocks its OS thread, so
+// the thread, with the context current, ends with it.
+func (c *copier) loop(dv *device, jobs <-chan *copyJob, done chan<- struct{}) {
 	defer close(done)
 	runtime.LockOSThread()
 	ctxErr := dv.d.cuCtxSetCurrent(dv.ctx).Err("cuCtxSetCurrent (copier)")
@@ -68,7 +76,7 @@ func (dv *device) copyLoop(jobs <-chan *copyJob, done chan<- struct{}) {
 		if ctxErr != nil {
 			j.err = ctxErr
 		} else {
-			j.err = dv.land(j)
+			j.err = j.land(dv)
 		}
 		close(j.done)
 	}
@@ -77,9 +85,9 @@ func (dv *device) copyLoop(jobs <-chan *copyJob, done chan<- struct{}) {
 	}
 }
 
-// land waits for j's copy on the copy stream and moves the stage into the
-// caller's block (on the copier goroutine).
-func (dv *device) land(j *copyJob) error {
+// land waits for j's copy on dv's copy stream and moves the stage into
+// the caller's block (on the copier goroutine).
+func (j *copyJob) land(dv *device) error {
 	if err := dv.d.cuEventSynchronize(j.stop).Err("cuEventSynchronize (result copy)"); err != nil {
 		return err
 	}
@@ -188,7 +196,7 @@ func (bb *blockBufs) queueCopy(s *resultSlot, out copyOut) (*copyJob, error) {
 func (bb *blockBufs) queueCopyFrom(s *resultSlot, fromDist, fromPred uint64, out copyOut) (*copyJob, error) {
 	dv := bb.dv
 	d := dv.d
-	if dv.copies == nil {
+	if dv.copier.jobs == nil {
 		return nil, errClosed
 	}
 	grid := 0
@@ -208,10 +216,10 @@ func (bb *blockBufs) queueCopyFrom(s *resultSlot, fromDist, fromPred uint64, out
 	}
 	// Pinned destinations are copied into piece by piece, one piece per
 	// registered range they cross (pinnedPieces).
-	distPieces := dv.pinnedPieces(out.dist)
+	distPieces := dv.pins.pieces(out.dist)
 	var predPieces [][]byte
 	if len(out.pred) > 0 {
-		predPieces = dv.pinnedPieces(out.pred)
+		predPieces = dv.pins.pieces(out.pred)
 	}
 	direct := distPieces != nil && (len(out.pred) == 0 || predPieces != nil)
 	var moves []stageMove
@@ -293,6 +301,6 @@ func (bb *blockBufs) queueCopyFrom(s *resultSlot, fromDist, fromPred uint64, out
 		grid: grid, partials: partials, block: out.block,
 	}
 	s.busy = j
-	dv.copies <- j
+	dv.copier.jobs <- j
 	return j, nil
 }

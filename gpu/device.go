@@ -82,16 +82,10 @@ type device struct {
 	// (Cut in 2 or 4 pieces on as many streams, R-MAT 18's copies took as
 	// long; docs/benchmarks-history.md, "The shared hub rows sent as they come".)
 	peerStream uintptr
-	// copies feeds the copier goroutine (overlap.go) the copies queued on
-	// copyStream, in queue order; copierDone closes when it has stopped.
-	copies     chan *copyJob
-	copierDone chan struct{}
-	// pins are the ranges of host memory PinHost registered (hostpin.go),
-	// pinning those being registered or unregistered (outside the lock),
-	// both guarded by pinMu.
-	pins    []hostPin
-	pinning []hostPin
-	pinMu   sync.Mutex
+	// copier lands the copies queued on copyStream (copier.go).
+	copier copier
+	// pins are the ranges of host memory PinHost registered (hostpin.go).
+	pins hostPins
 	// ctxMu is held for reading by driver calls made off the device
 	// goroutine (onContext) and for writing by close, so that the context
 	// outlives them.
@@ -197,7 +191,7 @@ func (dv *device) setup() (err error) {
 	if err := d.cuEventCreate(&dv.computeDone, eventDisableTiming).Err("cuEventCreate"); err != nil {
 		return err
 	}
-	dv.startCopier()
+	dv.copier.start(dv)
 	return nil
 }
 
@@ -214,9 +208,9 @@ const (
 // teardown releases what setup took, on the device goroutine.
 func (dv *device) teardown() error {
 	d := dv.d
-	dv.stopCopier()
+	dv.copier.stop()
 	var errs []error
-	errs = append(errs, dv.unpinAll())
+	errs = append(errs, dv.pins.unpinAll(dv.d))
 	if dv.computeDone != 0 {
 		errs = append(errs, d.cuEventDestroy_v2(dv.computeDone).Err("cuEventDestroy_v2"))
 		dv.computeDone = 0

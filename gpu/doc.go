@@ -65,7 +65,7 @@
 //   - batchedrun.go: the batched kernel's launches for one block: phases, rounds, derivations
 //   - bellman_ford.go: bellman-ford, with predecessors and negative cycles
 //   - bfs.go: bfs, hop counts with atomics and predecessors
-//   - copier.go: the copier goroutine and the copies it lands: jobs, stage moves, queueCopy
+//   - copier.go: copier, a device's copier goroutine, and the copies it lands: jobs, stage moves, queueCopy
 //   - csr.go: the CSR built on the device from the edge columns
 //   - debug_check.go: debugCheck, the check after every launch in debug builds
 //   - debug_off.go: debugChecks off, without the pathctl_debug tag
@@ -78,7 +78,7 @@
 //   - edge.go: edge, edge-parallel relaxation
 //   - engine.go: Engine, one device's engine: its methods but the graph copies' and nearest's; Prepare, Close
 //   - gather.go: narrowing, the narrowed queries on the device: targets, cutoff, k nearest
-//   - hostpin.go: page-locked host memory the device copies into directly
+//   - hostpin.go: hostPins, page-locked host memory the device copies into directly
 //   - hubcopy.go: hub rows copied between devices, peer to peer where they allow it
 //   - hubphase.go: the phased round of shared hub rows, each phase cut among the runners
 //   - hubs.go: hubStore, the hub rows a runner keeps on the device beside stats blocks

@@ -15,8 +15,18 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"unsafe"
 )
+
+// hostPins are the ranges of host memory PinHost registered on a device
+// (pins), and those being registered or unregistered outside the lock
+// (pinning), both guarded by mu.
+type hostPins struct {
+	mu      sync.Mutex
+	pins    []hostPin
+	pinning []hostPin
+}
 
 // hostPin is a range of Go memory registered with the driver. keep holds
 // the slice, so that the memory stays allocated while it is registered.
@@ -41,25 +51,25 @@ func (p hostPin) overlaps(b []byte) bool {
 	return len(b) > 0 && lo < p.base()+uintptr(len(p.keep)) && p.base() < lo+uintptr(len(b))
 }
 
-// pinnedHost reports whether b lies wholly in memory registered by
+// pinned reports whether b lies wholly in memory registered by
 // PinHost (in one range or in several that adjoin).
-func (dv *device) pinnedHost(b []byte) bool { return dv.pinnedPieces(b) != nil }
+func (hp *hostPins) pinned(b []byte) bool { return hp.pieces(b) != nil }
 
-// pinnedPieces cuts b, where it lies wholly in memory registered by
+// pieces cuts b, where it lies wholly in memory registered by
 // PinHost, into pieces that each lie in one registered range, in order;
 // nil where some byte of b is not pinned. A copy is queued per piece: a
 // copy's destination must be one registration.
-func (dv *device) pinnedPieces(b []byte) [][]byte {
+func (hp *hostPins) pieces(b []byte) [][]byte {
 	if len(b) == 0 {
 		return nil
 	}
-	dv.pinMu.Lock()
-	defer dv.pinMu.Unlock()
+	hp.mu.Lock()
+	defer hp.mu.Unlock()
 	var pieces [][]byte
 	for rest := b; len(rest) > 0; {
 		lo := uintptr(unsafe.Pointer(unsafe.SliceData(rest)))
 		found := false
-		for _, p := range dv.pins {
+		for _, p := range hp.pins {
 			if p.contains(rest[:1]) {
 				n := min(len(rest), int(p.base()+uintptr(len(p.keep))-lo))
 				pieces = append(pieces, rest[:n])
@@ -115,69 +125,69 @@ func dropPin(pins []hostPin, p hostPin) []hostPin {
 
 // unpinAll unlocks everything PinHost pinned (on the device goroutine, at
 // teardown, once no copy runs).
-func (dv *device) unpinAll() error {
-	dv.pinMu.Lock()
-	defer dv.pinMu.Unlock()
+func (hp *hostPins) unpinAll(d *driver) error {
+	hp.mu.Lock()
+	defer hp.mu.Unlock()
 	var errs []error
-	for _, p := range dv.pins {
-		errs = append(errs, dv.d.cuMemHostUnregister(unsafe.Pointer(unsafe.SliceData(p.keep))).Err("cuMemHostUnregister"))
+	for _, p := range hp.pins {
+		errs = append(errs, d.cuMemHostUnregister(unsafe.Pointer(unsafe.SliceData(p.keep))).Err("cuMemHostUnregister"))
 	}
-	dv.pins = nil
+	hp.pins = nil
 	return errors.Join(errs...)
 }
 
-// pinHost is Runner.PinHost on dv.
-func (dv *device) pinHost(b []byte) error {
+// pin is Runner.PinHost on dv.
+func (hp *hostPins) pin(dv *device, b []byte) error {
 	if len(b) == 0 {
 		return nil
 	}
 	return dv.onContext(func() error {
-		dv.pinMu.Lock()
-		for _, p := range append(dv.pins, dv.pinning...) {
+		hp.mu.Lock()
+		for _, p := range append(hp.pins, hp.pinning...) {
 			if p.overlaps(b) {
-				dv.pinMu.Unlock()
+				hp.mu.Unlock()
 				return fmt.Errorf("gpu: PinHost: %d bytes overlap memory already pinned", len(b))
 			}
 		}
 		me := hostPin{keep: b}
-		dv.pinning = append(dv.pinning, me)
-		dv.pinMu.Unlock()
+		hp.pinning = append(hp.pinning, me)
+		hp.mu.Unlock()
 		err := dv.d.cuMemHostRegister_v2(unsafe.Pointer(unsafe.SliceData(b)), uint64(len(b)), 0).Err("cuMemHostRegister_v2")
-		dv.pinMu.Lock()
-		defer dv.pinMu.Unlock()
-		dv.pinning = dropPin(dv.pinning, me)
+		hp.mu.Lock()
+		defer hp.mu.Unlock()
+		hp.pinning = dropPin(hp.pinning, me)
 		if err != nil {
 			return fmt.Errorf("%w (%d bytes)", err, len(b))
 		}
-		dv.pins = append(dv.pins, me)
+		hp.pins = append(hp.pins, me)
 		return nil
 	})
 }
 
-// unpinHost is Runner.UnpinHost on dv.
-func (dv *device) unpinHost(b []byte) error {
+// unpin is Runner.UnpinHost on dv.
+func (hp *hostPins) unpin(dv *device, b []byte) error {
 	if len(b) == 0 {
 		return nil
 	}
 	err := dv.onContext(func() error {
-		dv.pinMu.Lock()
+		hp.mu.Lock()
 		me := hostPin{keep: b}
-		n := len(dv.pins)
-		dv.pins = dropPin(dv.pins, me)
-		if len(dv.pins) == n {
-			dv.pinMu.Unlock()
+		n := len(hp.pins)
+		hp.pins = dropPin(hp.pins, me)
+		if len(hp.pins) == n {
+			hp.mu.Unlock()
 			return nil
 		}
 		// Still registered: no PinHost may take it until unregistered.
-		dv.pinning = append(dv.pinning, me)
-		dv.pinMu.Unlock()
+		hp.pinning = append(hp.pinning, me)
+		hp.mu.Unlock()
 		err := dv.d.cuStreamSynchronize(dv.copyStream).Err("cuStreamSynchronize (copy stream)")
 		if err == nil {
 			err = dv.d.cuMemHostUnregister(unsafe.Pointer(unsafe.SliceData(b))).Err("cuMemHostUnregister")
 		}
-		dv.pinMu.Lock()
-		dv.pinning = dropPin(dv.pinning, me)
-		dv.pinMu.Unlock()
+		hp.mu.Lock()
+		hp.pinning = dropPin(hp.pinning, me)
+		hp.mu.Unlock()
 		return err
 	})
 	if errors.Is(err, errClosed) {

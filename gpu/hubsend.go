@@ -113,19 +113,19 @@ func packedSlots(counts []int64, k int) (at []int64, total int64) {
 // src into 16 bits at dst (dv's memory, or a peer's that dv's context
 // reaches), setting the int32 at overflow (dv's memory) to 1 where one does
 // not fit.
-func (dv *device) pack16(src uint64, count int64, dst, overflow uint64) error {
+func pack16(dv *device, src uint64, count int64, dst, overflow uint64) error {
 	return dv.launchAsync("hub_pack16_i32", batchedGrid((count+3)/4), src, uint64(count), dst, overflow)
 }
 
 // unpack16 queues, on dv's stream 0, the widening of count packed
 // distances at src (dv's memory) into int32 distances at dst.
-func (dv *device) unpack16(src uint64, count int64, dst uint64) error {
+func unpack16(dv *device, src uint64, count int64, dst uint64) error {
 	return dv.launchAsync("hub_unpack16_i32", batchedGrid((count+3)/4), src, uint64(count), dst)
 }
 
 // packedOverflow waits for dv's stream 0 and reports whether the int32
 // flag at overflow was set, clearing it for the next pack.
-func (dv *device) packedOverflow(overflow uint64) (bool, error) {
+func packedOverflow(dv *device, overflow uint64) (bool, error) {
 	var flag int32
 	if err := dv.readBack(unsafe.Pointer(&flag), overflow, 4, "hub_pack16_i32"); err != nil {
 		return false, err
@@ -200,7 +200,7 @@ func (g *hubGroup) sendPacked(hs *hubStore, packs []packedSend, src uint64, coun
 				continue
 			}
 		}
-		if err := dv.pack16(src, count, p.dst, p.flag); err != nil {
+		if err := pack16(dv, src, count, p.dst, p.flag); err != nil {
 			return nil, err
 		}
 		sent[p.to] = true
@@ -208,7 +208,7 @@ func (g *hubGroup) sendPacked(hs *hubStore, packs []packedSend, src uint64, coun
 	if len(sent) == 0 {
 		return nil, nil
 	}
-	over, err := dv.packedOverflow(packs[0].flag)
+	over, err := packedOverflow(dv, packs[0].flag)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +240,7 @@ func (g *hubGroup) widen(hs *hubStore, ph *phasedRound, pr *phasePrep, i int) er
 			return fmt.Errorf("gpu: hub phase %d: rows sent packed do not fit the stage", i)
 		}
 		dst := g.base[hs] + uint64(int64(pr.span[j][0])*hs.rowBytes())
-		if err := hs.r.e.dev.unpack16(src, counts[j], dst); err != nil {
+		if err := unpack16(hs.r.e.dev, src, counts[j], dst); err != nil {
 			return err
 		}
 	}

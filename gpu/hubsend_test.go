@@ -147,17 +147,17 @@ func TestHubPack16(t *testing.T) {
 		if err := dv.d.cuMemsetD32_v2(out.ptr, 0x5a5a5a5a, uint64(len(host))).Err("cuMemsetD32_v2"); err != nil {
 			return err
 		}
-		if err := dv.pack16(src.ptr+4, count, packed.ptr, flag.ptr); err != nil {
+		if err := pack16(dv, src.ptr+4, count, packed.ptr, flag.ptr); err != nil {
 			return err
 		}
-		over, err := dv.packedOverflow(flag.ptr)
+		over, err := packedOverflow(dv, flag.ptr)
 		if err != nil {
 			return err
 		}
 		if over {
 			t.Error("values below 0xFFFF and infinity set the overflow flag")
 		}
-		if err := dv.unpack16(packed.ptr, count, out.ptr+4); err != nil {
+		if err := unpack16(dv, packed.ptr, count, out.ptr+4); err != nil {
 			return err
 		}
 		got := make([]int32, len(host))
@@ -183,10 +183,10 @@ func TestHubPack16(t *testing.T) {
 			if err := dv.d.cuMemcpyHtoD_v2(src.ptr+uint64(4*at), unsafe.Pointer(&one[0]), 4).Err("cuMemcpyHtoD_v2"); err != nil {
 				return err
 			}
-			if err := dv.pack16(src.ptr+4, count, packed.ptr, flag.ptr); err != nil {
+			if err := pack16(dv, src.ptr+4, count, packed.ptr, flag.ptr); err != nil {
 				return err
 			}
-			if over, err = dv.packedOverflow(flag.ptr); err != nil {
+			if over, err = packedOverflow(dv, flag.ptr); err != nil {
 				return err
 			}
 			if !over {
@@ -198,10 +198,10 @@ func TestHubPack16(t *testing.T) {
 			}
 		}
 		// The flag was cleared by the last read.
-		if err := dv.pack16(src.ptr+4, count, packed.ptr, flag.ptr); err != nil {
+		if err := pack16(dv, src.ptr+4, count, packed.ptr, flag.ptr); err != nil {
 			return err
 		}
-		if over, err = dv.packedOverflow(flag.ptr); err != nil || over {
+		if over, err = packedOverflow(dv, flag.ptr); err != nil || over {
 			t.Errorf("the flag stayed set after packedOverflow read it (%v)", err)
 		}
 		return nil
@@ -281,8 +281,8 @@ func BenchmarkHubSend16(b *testing.B) {
 	b.Run("packed", func(b *testing.B) {
 		var send, widen time.Duration
 		for range b.N {
-			send += timed(a, func() error { return a.pack16(src.ptr, count, staging.ptr, flag.ptr) })
-			widen += timed(c, func() error { return c.unpack16(staging.ptr, count, dst.ptr) })
+			send += timed(a, func() error { return pack16(a, src.ptr, count, staging.ptr, flag.ptr) })
+			widen += timed(c, func() error { return unpack16(c, staging.ptr, count, dst.ptr) })
 		}
 		report(b, "send", send)
 		report(b, "widen", widen)
@@ -290,11 +290,11 @@ func BenchmarkHubSend16(b *testing.B) {
 	b.Run("packedcopy", func(b *testing.B) {
 		var pack, send, widen time.Duration
 		for range b.N {
-			pack += timed(a, func() error { return a.pack16(src.ptr, count, local.ptr, flag.ptr) })
+			pack += timed(a, func() error { return pack16(a, src.ptr, count, local.ptr, flag.ptr) })
 			send += timed(a, func() error {
 				return a.d.cuMemcpyPeerAsync(staging.ptr, c.ctx, local.ptr, a.ctx, uint64(packedBytes(count)), a.peerStream).Err("cuMemcpyPeerAsync")
 			})
-			widen += timed(c, func() error { return c.unpack16(staging.ptr, count, dst.ptr) })
+			widen += timed(c, func() error { return unpack16(c, staging.ptr, count, dst.ptr) })
 		}
 		report(b, "pack", pack)
 		report(b, "send", send)

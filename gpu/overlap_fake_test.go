@@ -111,7 +111,7 @@ func newFakeCopyDevice() (*device, *fakeCopyDriver) {
 	d.cuMemHostRegister_v2 = func(unsafe.Pointer, uint64, uint32) Result { return f.call("cuMemHostRegister_v2") }
 	d.cuMemHostUnregister = func(unsafe.Pointer) Result { return f.call("cuMemHostUnregister") }
 	dv := &device{d: d, copyStream: 77, computeDone: 99}
-	dv.startCopier()
+	dv.copier.start(dv)
 	return dv, f
 }
 
@@ -122,7 +122,7 @@ func newFakeCopyDevice() (*device, *fakeCopyDriver) {
 // and that releaseSlots frees every stage and event.
 func TestCopyPathWithFakeDriver(t *testing.T) {
 	dv, f := newFakeCopyDevice()
-	defer dv.stopCopier()
+	defer dv.copier.stop()
 	const n = 6
 	// int64 distances, so that a mix-up of the distance and predecessor
 	// parts of the stage shows.
@@ -207,7 +207,7 @@ func TestCopyPathWithFakeDriver(t *testing.T) {
 			t.Errorf("slot %d not idle and empty after releaseSlots", i)
 		}
 	}
-	dv.stopCopier()
+	dv.copier.stop()
 	if _, err := r.buf.queueCopy(&r.buf.slots[0], copyOut{dist: dist}); !errors.Is(err, errClosed) {
 		t.Errorf("queueCopy after the copier stopped: err = %v", err)
 	}
@@ -220,7 +220,7 @@ func TestCopyPathWithFakeDriver(t *testing.T) {
 // unregisters.
 func TestPinnedCopyGoesDirect(t *testing.T) {
 	dv, f := newFakeCopyDevice()
-	defer dv.stopCopier()
+	defer dv.copier.stop()
 	dv.work = make(chan func())
 	go func() {
 		for w := range dv.work {
@@ -272,8 +272,8 @@ func TestPinnedCopyGoesDirect(t *testing.T) {
 	if err := r.UnpinHost(pinnedBytes); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(f.calls, "cuMemHostUnregister") || len(dv.pins) != 0 || dv.pinnedHost(pinnedBytes) {
-		t.Errorf("UnpinHost left %d pins (calls %v)", len(dv.pins), f.calls)
+	if !slices.Contains(f.calls, "cuMemHostUnregister") || len(dv.pins.pins) != 0 || dv.pins.pinned(pinnedBytes) {
+		t.Errorf("UnpinHost left %d pins (calls %v)", len(dv.pins.pins), f.calls)
 	}
 	if err := r.buf.releaseSlots(); err != nil {
 		t.Fatal(err)
@@ -287,7 +287,7 @@ func TestPinnedCopyGoesDirect(t *testing.T) {
 // and that a block reaching past the pinned ranges goes through the stage.
 func TestCopyAcrossAdjoiningPins(t *testing.T) {
 	dv, f := newFakeCopyDevice()
-	defer dv.stopCopier()
+	defer dv.copier.stop()
 	dv.work = make(chan func())
 	go func() {
 		for w := range dv.work {
@@ -388,8 +388,8 @@ func TestCopyAcrossAdjoiningPins(t *testing.T) {
 	if err := r.UnpinHost(dist[:cut]); err != nil {
 		t.Fatal(err)
 	}
-	if len(dv.pins) != 0 || len(dv.pinning) != 0 {
-		t.Errorf("%d pins and %d in flight left", len(dv.pins), len(dv.pinning))
+	if len(dv.pins.pins) != 0 || len(dv.pins.pinning) != 0 {
+		t.Errorf("%d pins and %d in flight left", len(dv.pins.pins), len(dv.pins.pinning))
 	}
 	if err := r.buf.releaseSlots(); err != nil {
 		t.Fatal(err)

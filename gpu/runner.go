@@ -281,14 +281,14 @@ func (r *Runner) HubOrder(sources []graph.VertexID, block int) []int32 {
 // it runs beside the device goroutine, so it may overlap a block's
 // kernels, and several PinHost calls may run at once (the driver's call
 // is made outside the lock that copies consult).
-func (r *Runner) PinHost(b []byte) error { return r.e.dev.pinHost(b) }
+func (r *Runner) PinHost(b []byte) error { return r.e.dev.pins.pin(r.e.dev, b) }
 
 // UnpinHost unlocks memory PinHost pinned, once no copy writes into it any
 // more; b must be the slice given to PinHost. Unpinning what is not
 // pinned, or after the engine closed, does nothing. The range stops
 // counting as pinned for new copies at once; the copies already queued
 // land before the driver unlocks it.
-func (r *Runner) UnpinHost(b []byte) error { return r.e.dev.unpinHost(b) }
+func (r *Runner) UnpinHost(b []byte) error { return r.e.dev.pins.unpin(r.e.dev, b) }
 
 // Close frees the device memory of the runner. Closing twice is a no-op.
 func (r *Runner) Close() error {
