@@ -215,7 +215,7 @@ func (bb *blockBufs) queueCopyFrom(s *resultSlot, fromDist, fromPred uint64, out
 		parts = append(parts, part{out.valid, s.valid.ptr})
 	}
 	// Pinned destinations are copied into piece by piece, one piece per
-	// registered range they cross (pinnedPieces).
+	// registered range they cross (hostPins.pieces).
 	distPieces := dv.pins.pieces(out.dist)
 	var predPieces [][]byte
 	if len(out.pred) > 0 {

@@ -4,7 +4,7 @@ package gpu
 // from its owner, device to device or peer to peer where the devices allow
 // it, through the driver's staging in host memory otherwise.
 
-// copyPart copies part p's rows from its owner's device into r's hub
+// copyPart copies part p's rows from its owner's device into hs's hub
 // rows, and waits for the copy (with the group's lock held, so that the
 // owner cannot free them meanwhile). It reports whether the copy went
 // device to device (one context, or peer to peer) rather than through

@@ -65,7 +65,7 @@ type phaseCut struct {
 // share of each phase, sends it to the others and waits for theirs, then
 // derives the plan's minimums and leaves. Where there is nothing to
 // derive, a runner that has sent its share of the last phase goes on
-// without waiting for the others' (r.hubs.late): its next block starts on
+// without waiting for the others' (hs.rows.late): its next block starts on
 // the rows it has while theirs cross the link (on two H200s the last
 // phase's 11 GiB took 31 ms, which every block waited for; docs/benchmarks-history.md,
 // "The last phase's rows cross while the blocks work"). tell hands the
@@ -73,12 +73,12 @@ type phaseCut struct {
 // Where a runner fails, the others compute every row alone.
 func (g *hubGroup) ensurePhased(hs *hubStore, tell func([]bool)) error {
 	j := slices.Index(g.runners, hs)
-	// r's stage, before the plan is waited for (peer access is on since
-	// ShareHubRows, reachEachOther). Where it cannot be made, r's rows go
+	// hs's stage, before the plan is waited for (peer access is on since
+	// ShareHubRows, reachEachOther). Where it cannot be made, hs's rows go
 	// whole.
 	if st := newHubStage(hs, g.base[hs]); st != nil {
 		g.stage[hs] = st
-		defer hs.r.e.dev.free(&st.flag) // r's packs are over when it returns (freed already when it goes on)
+		defer hs.r.e.dev.free(&st.flag) // hs's packs are over when it returns (freed already when it goes on)
 	}
 	tracef(hs.r.ordinal, "hub rows: stage ready")
 	if g.phased == nil {
@@ -107,7 +107,7 @@ func (g *hubGroup) ensurePhased(hs *hubStore, tell func([]bool)) error {
 		}()
 	}
 	alone := func() error {
-		for g.inflight > 0 { // a packed send may still write r's block rows
+		for g.inflight > 0 { // a packed send may still write hs's block rows
 			g.cond.Wait()
 		}
 		g.mu.Unlock()
@@ -149,10 +149,10 @@ func (g *hubGroup) ensurePhased(hs *hubStore, tell func([]bool)) error {
 		}
 		goOn := i == last && g.nothingToDerive(ph, hs)
 		if st := g.stage[hs]; goOn && st != nil {
-			// r packs nothing more (the last phase's spans go whole):
+			// hs packs nothing more (the last phase's spans go whole):
 			// its flag is freed now, while its context is idle, since
 			// cuMemFree waits for the context's work, the copies queued
-			// below included (5 ms before r's block, R-MAT 18 on two
+			// below included (5 ms before hs's block, R-MAT 18 on two
 			// H200s; docs/benchmarks-history.md, "Where the round's start and end
 			// went (traces of runs 1–3)").
 			if err := hs.r.e.dev.free(&st.flag); err != nil {
@@ -168,7 +168,7 @@ func (g *hubGroup) ensurePhased(hs *hubStore, tell func([]bool)) error {
 			return err
 		}
 		if goOn {
-			// r's share counts as sent once its copies are waited for
+			// hs's share counts as sent once its copies are waited for
 			// (lateHubRows.wait), which its block does after queueing
 			// the work that reads none of the others' shares.
 			tracef(hs.r.ordinal, "hub phase %d: going on while the shares cross", i)
@@ -231,26 +231,26 @@ func lateRowsOf(pr *phasePrep, j, h int) []bool {
 }
 
 // hubPhaseFault, when set (by tests), is called with g.mu held after
-// runner r computed its share of phase i of a phased round; an error
-// fails r there, as a kernel's would.
+// runner hs computed its share of phase i of a phased round; an error
+// fails hs there, as a kernel's would.
 var hubPhaseFault func(g *hubGroup, ph *phasedRound, hs *hubStore, i int) error
 
 // lateHubRows are the rows of a phased round's last phase that the other
-// runners still send when r goes on without them (ensurePhased).
+// runners still send when hs goes on without them (ensurePhased).
 type lateHubRows struct {
 	g  *hubGroup
 	ph *phasedRound
 	hs *hubStore
-	// sent, when not nil, waits for r's own share's copies (pushSpans).
+	// sent, when not nil, waits for hs's own share's copies (pushSpans).
 	sent func() error
 	// waited is set once wait was called.
 	waited bool
 }
 
-// wait waits for r's copies of its share of the round's last phase,
-// counts it sent, and waits until every runner has sent its own (on r's
-// device goroutine). It reports lost where one failed first (r's own
-// copies included): r's rows then lack a share, so r.hubs.ready is
+// wait waits for hs's copies of its share of the round's last phase,
+// counts it sent, and waits until every runner has sent its own (on hs's
+// device goroutine). It reports lost where one failed first (hs's own
+// copies included): hs's rows then lack a share, so hs.rows.ready is
 // cleared and the next hubStore.ensure computes them. Called again, it
 // returns at once (false).
 func (l *lateHubRows) wait() (lost bool) {
@@ -403,13 +403,13 @@ func (g *hubGroup) phase(ph *phasedRound, i int) *phasePrep {
 	return pr
 }
 
-// pushSpans copies r's rows of phase i of the round into every other
+// pushSpans copies hs's rows of phase i of the round into every other
 // runner's, with g.mu held on entry and on return but not during the
 // copies: a runner sends its rows as soon as it has computed them, while
 // the others may still compute theirs, and a phase is done once every
-// runner has sent its own. The span lies in r's part of the hub list,
-// which no other runner writes: beside r's rows of the phase it may
-// cover r's rows of other phases, earlier ones the same on every device
+// runner has sent its own. The span lies in hs's part of the hub list,
+// which no other runner writes: beside hs's rows of the phase it may
+// cover hs's rows of other phases, earlier ones the same on every device
 // and later ones computed on none yet. g.inflight keeps a runner's
 // memory from being freed (hubStore.leave) while a copy writes into it.
 // R-MAT 18's core on two H200s (docs/benchmarks-history.md, "The shared hub rows sent
@@ -418,9 +418,9 @@ func (g *hubGroup) phase(ph *phasedRound, i int) *phasePrep {
 // in all, 65 ms after the last phase); pulled at once they shared the link
 // (30 and 60 ms after the last phase).
 //
-// With async (a last phase that r leaves without waiting) the copies are
+// With async (a last phase that hs leaves without waiting) the copies are
 // only queued where they go peer to peer, and sent, when not nil, waits
-// for them and counts them, with g.mu released (on r's device goroutine).
+// for them and counts them, with g.mu released (on hs's device goroutine).
 // Otherwise a receiver with a stage gets the span packed in 16 bits where
 // its values fit (hubsend.go; ph.packed says so), and widens it once every
 // share of the phase is in (widen).

@@ -286,7 +286,7 @@ func (hs *hubStore) resident() plan.Resident {
 
 // ensure computes the hub rows where the buffers hold room for them
 // and they are not yet computed (on the device goroutine, before the
-// block's plan): from the runners sharing them (hubshare.go) where r has
+// block's plan): from the runners sharing them (hubshare.go) where hs has
 // a group, else here (hubStore.compute).
 func (hs *hubStore) ensure() error {
 	h := &hs.rows

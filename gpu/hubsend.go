@@ -55,11 +55,11 @@ func (s *hubStage) slot(i, o, k int, counts []int64) (uint64, bool) {
 	return s.at + uint64(int64(i%2)*s.half+at[o]), true
 }
 
-// newHubStage gives runner r, joining a phased round, a stage for the
+// newHubStage gives runner hs, joining a phased round, a stage for the
 // packed rows the others send it, in the last quarter of its block rows
 // (those before its first hub row's, at hubBase): none where HubPack is off, the distances
 // are not int32, the rows past the first phase's frontier (of every hub,
-// at most) leave no room, or its flag cannot be made (r's rows then go
+// at most) leave no room, or its flag cannot be made (hs's rows then go
 // whole: a 4-byte allocation that fails leaves the kernels to say why).
 func newHubStage(hs *hubStore, hubBase uint64) *hubStage {
 	if !hs.r.bk.cfg.HubPack || hs.r.distType != graph.DistInt32 {
@@ -155,8 +155,8 @@ func spanCounts(pr *phasePrep, n int) []int64 {
 	return counts
 }
 
-// packedSends are the runners to which r may send its span of phase i
-// packed (with g.mu held): those with a stage where the span fits, where r
+// packedSends are the runners to which hs may send its span of phase i
+// packed (with g.mu held): those with a stage where the span fits, where hs
 // has a stage (its flag, not yet freed) and has not found its rows too
 // wide before. Two engines of one device share its primary context, and
 // pack too (their tests on one device take this path).
@@ -180,12 +180,12 @@ func (g *hubGroup) packedSends(hs *hubStore, pr *phasePrep, i int) []packedSend 
 	return out
 }
 
-// sendPacked packs count distances at src (r's rows) into each receiver
-// of packs that r's context reaches (its own, or a peer's), and waits: it
-// returns those sent, none where a value did not fit (r's stage is then
+// sendPacked packs count distances at src (hs's rows) into each receiver
+// of packs that hs's context reaches (its own, or a peer's), and waits: it
+// returns those sent, none where a value did not fit (hs's stage is then
 // marked wide, and the rows go whole, now and after). A span that covers
 // rows of a later phase, not yet computed, packs whatever they hold, and
-// may find them wide: slower, never wrong. On r's device goroutine, g.mu
+// may find them wide: slower, never wrong. On hs's device goroutine, g.mu
 // released.
 func (g *hubGroup) sendPacked(hs *hubStore, packs []packedSend, src uint64, count int64) (map[*hubStore]bool, error) {
 	dv := hs.r.e.dev
@@ -222,8 +222,8 @@ func (g *hubGroup) sendPacked(hs *hubStore, packs []packedSend, src uint64, coun
 	return sent, nil
 }
 
-// widen queues, on r's stream 0 before its next phase, the widening of the
-// spans of phase i that the others sent r packed (with g.mu held).
+// widen queues, on hs's stream 0 before its next phase, the widening of the
+// spans of phase i that the others sent hs packed (with g.mu held).
 func (g *hubGroup) widen(hs *hubStore, ph *phasedRound, pr *phasePrep, i int) error {
 	st := g.stage[hs]
 	if st == nil {

@@ -185,10 +185,10 @@ func (hs *hubStore) copiedParts() int {
 	return g.copies
 }
 
-// ensureShared fills r's hub rows from the group (on r's device
+// ensureShared fills hs's hub rows from the group (on hs's device
 // goroutine): the parts no runner has claimed are computed here, the
 // parts another runner computes are waited for and copied. It reports
-// false, doing nothing, where r's hub list is not the group's length.
+// false, doing nothing, where hs's hub list is not the group's length.
 func (g *hubGroup) ensureShared(hs *hubStore, tell func([]bool)) (bool, error) {
 	h := len(hs.rows.vertices)
 	g.mu.Lock()
@@ -227,7 +227,7 @@ func (g *hubGroup) ensureShared(hs *hubStore, tell func([]bool)) (bool, error) {
 	if g.mode == modePhases && (g.phased == nil || !g.phased.joined[hs]) {
 		return true, g.ensurePhased(hs, tell)
 	}
-	tell(nil) // every row in place before r's block
+	tell(nil) // every row in place before hs's block
 	return true, g.ensureParts(hs)
 }
 
@@ -363,14 +363,14 @@ func (hs *hubStore) report() string {
 	return b.String()
 }
 
-// leave withdraws the parts r computed, before its buffers are
+// leave withdraws the parts hs computed, before its buffers are
 // freed: the other runners compute them again if they still need them.
 func (hs *hubStore) leave() {
 	g := hs.group
 	if g == nil {
 		return
 	}
-	if l := hs.rows.late; l != nil { // r's own count of the last phase, first
+	if l := hs.rows.late; l != nil { // hs's own count of the last phase, first
 		hs.rows.late = nil
 		l.wait()
 	}
@@ -381,7 +381,7 @@ func (hs *hubStore) leave() {
 	for ph := g.phased; ph != nil && ph.joined[hs] && !ph.failed && ph.copied < len(g.runners); {
 		g.cond.Wait()
 	}
-	for g.inflight > 0 { // a copy may write r's rows (pushSpans)
+	for g.inflight > 0 { // a copy may write hs's rows (pushSpans)
 		g.cond.Wait()
 	}
 	for i := range g.parts {
