@@ -55,6 +55,18 @@
 // the pathctl_debug tag, every kernel launch is synchronised and checked
 // (debug_on.go).
 //
+// A Runner holds its parts, each with one job: its graph on the device
+// (runnerCSR, runnercsr.go), the block's buffers and result slots
+// (blockBufs, runnerbufs.go), the batched kernel's host side (its
+// configuration, plan graph, plan made ahead, cutoff and scratch:
+// batchedKernel, batched.go), the narrowing of its rows to targets, a
+// cutoff or the k nearest (narrowing, gather.go), and the hub rows kept
+// beside stats blocks (hubStore, hubs.go), shared across devices by a
+// hubGroup (hubshare.go). An Engine holds its device and the graphs kept
+// on it for later Prepares (graphCopies, kept.go); a device holds its
+// copier (copier.go) and the host memory pinned for it (hostPins,
+// hostpin.go).
+//
 // Files, one line each:
 //
 //   - ahead.go: PlanAhead, the batched kernel's host plan made before the engine is open
