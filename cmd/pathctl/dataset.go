@@ -59,6 +59,7 @@ func datasetFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "resume", Usage: "-o DIR/: continue the run whose dataset DIR holds (same graph and query), computing only the source blocks not yet complete"},
 		&cli.BoolFlag{Name: "overwrite", Usage: "-o DIR/: replace the pathctl dataset DIR holds instead of refusing a non-empty directory"},
 		&cli.IntFlag{Name: "dataset-block", Usage: "-o DIR/: sources per file of the dataset, >= 1 (default: 4096; for the matrix layout fewer, so that a block's distances stay within 1 GiB; a resume reuses the dataset's)"},
+		datasetFaultFlag(), // dataset_faults.go
 	}
 }
 
@@ -98,6 +99,10 @@ func executeDataset(e *env, c *cli.Context, opt pipeline.Options, bopt pipeline.
 	if blockFlag < 0 || (c.IsSet("dataset-block") && blockFlag == 0) {
 		return usagef("--dataset-block %d: want 1 or more", blockFlag)
 	}
+	fault, err := parseDatasetFault(c.String("dataset-fault"))
+	if err != nil {
+		return err
+	}
 	if c.String("vertices-out") != "" {
 		return usagef("--vertices-out: a dataset (-o %s) keeps its vertex order in %s", out, filepath.Join(out, "_vertices"+ext))
 	}
@@ -121,6 +126,9 @@ func executeDataset(e *env, c *cli.Context, opt pipeline.Options, bopt pipeline.
 	var prior *datasetManifestFile
 	if len(entries) > 0 {
 		switch {
+		case resume && onlyTemporaries(entries):
+			// Killed before its first manifest: nothing to keep.
+			removeDatasetTemporaries(dir)
 		case resume:
 			prior, err = readDatasetManifest(dir)
 			if err != nil {
@@ -206,6 +214,10 @@ func executeDataset(e *env, c *cli.Context, opt pipeline.Options, bopt pipeline.
 			return usagef("--resume: %s holds another run: %s", out, diff)
 		}
 		if prior.Complete {
+			// Killed between the complete manifest's rename and the
+			// partial one's removal: the latter is left over.
+			os.Remove(filepath.Join(dir, datasetPartial))
+			removeDatasetTemporaries(dir)
 			if !quiet {
 				fmt.Fprintf(e.stderr, "pathctl: %s is complete (%d blocks, %d rows); nothing to resume\n", out, prior.Blocks, prior.Rows)
 			}
@@ -214,8 +226,13 @@ func executeDataset(e *env, c *cli.Context, opt pipeline.Options, bopt pipeline.
 		for _, f := range prior.Files {
 			// A file that is missing or of another size than recorded
 			// (truncated) is computed again.
-			if st, err := os.Stat(filepath.Join(dir, filepath.FromSlash(f.Path))); err == nil && st.Size() == f.Bytes {
+			path := filepath.Join(dir, filepath.FromSlash(f.Path))
+			if st, err := os.Stat(path); err == nil && st.Size() == f.Bytes {
 				done[f.Block] = f
+			} else if err == nil {
+				// Removed now, so that readers of the dataset meanwhile
+				// never meet it.
+				os.Remove(path)
 			}
 		}
 		removeDatasetTemporaries(dir)
@@ -231,6 +248,11 @@ func executeDataset(e *env, c *cli.Context, opt pipeline.Options, bopt pipeline.
 		md := schema.Metadata()
 		meta := arrow.NewMetadata(append(md.Keys(), "pathctl.vertices"), append(md.Values(), m.Vertices))
 		schema = arrow.NewSchema(schema.Fields(), &meta)
+	}
+	// The partial manifest comes first: a run killed at any later point
+	// leaves a dataset --resume knows.
+	if err := writeDatasetManifest(dir, datasetPartial, m, done); err != nil {
+		return datasetWriteError(out, datasetPartial, err, len(done), m.Blocks)
 	}
 	width := max(5, len(strconv.Itoa(m.Blocks-1)))
 	bar := newProgress(e, quiet, g.NumVertices())
@@ -267,23 +289,37 @@ func executeDataset(e *env, c *cli.Context, opt pipeline.Options, bopt pipeline.
 		var rows int64
 		emit := func(rec arrow.RecordBatch) error {
 			rows += rec.NumRows()
-			return w.Write(rec)
+			if err := fault.noSpace("part", b, path); err != nil {
+				return err
+			}
+			if err := w.Write(rec); err != nil {
+				return err
+			}
+			fault.at("part", b)
+			return nil
 		}
 		// No source at all still writes one file, of no rows: the schema.
 		if count > 0 || opt.Layout == arrowio.LayoutBetweenness {
 			if _, err := runLayout(e.ctx, g, bo, bopt, emit); err != nil {
 				w.Abort()
 				bar.finish()
-				return queryError(c, g, err)
+				return datasetWriteError(out, rel, queryError(c, g, err), len(done), m.Blocks)
 			}
 		}
 		if err := w.Close(); err != nil {
-			return err
+			return datasetWriteError(out, rel, err, len(done), m.Blocks)
 		}
+		syncDir(filepath.Dir(path))
+		fault.at("renamed", b)
 		done[b] = datasetFile{Path: rel, Block: b, First: first, Count: count, Rows: rows, Bytes: w.BytesWritten()}
 		computed++
-		if err := writeDatasetManifest(dir, datasetPartial, m, done); err != nil {
-			return err
+		err = fault.beforeManifest(dir, datasetPartial, m, b)
+		if err == nil {
+			err = writeDatasetManifest(dir, datasetPartial, m, done)
+		}
+		if err != nil {
+			delete(done, b) // its file stays; a resume computes it again
+			return datasetWriteError(out, datasetPartial, err, len(done), m.Blocks)
 		}
 	}
 	bar.finish()
@@ -292,13 +328,18 @@ func executeDataset(e *env, c *cli.Context, opt pipeline.Options, bopt pipeline.
 	}
 	if m.Vertices != "" {
 		if err := writeVertices(filepath.Join(dir, m.Vertices), columns, wopt); err != nil {
-			return err
+			return datasetWriteError(out, m.Vertices, err, len(done), m.Blocks)
 		}
 	}
 	m.Complete = true
-	if err := writeDatasetManifest(dir, datasetManifest, m, done); err != nil {
-		return err
+	err = fault.beforeManifest(dir, datasetManifest, m, finalBlock)
+	if err == nil {
+		err = writeDatasetManifest(dir, datasetManifest, m, done)
 	}
+	if err != nil {
+		return datasetWriteError(out, datasetManifest, err, len(done), m.Blocks)
+	}
+	fault.at("renamed", finalBlock)
 	os.Remove(filepath.Join(dir, datasetPartial))
 	if !quiet {
 		fmt.Fprintf(e.stderr, "pathctl: dataset %s: %d sources in %d blocks (%d computed now), %d rows; manifest %s\n",
@@ -373,6 +414,19 @@ func clearDataset(dir string, entries []os.DirEntry) error {
 		}
 	}
 	return nil
+}
+
+// onlyTemporaries reports whether entries (of DIR) are the hidden
+// temporary files and partitions of a run killed before its first
+// manifest, with no part file complete.
+func onlyTemporaries(entries []os.DirEntry) bool {
+	for _, ent := range entries {
+		name := ent.Name()
+		if !isDatasetEntry(name) || name == datasetManifest || name == datasetPartial || strings.HasPrefix(name, "_vertices.") {
+			return false
+		}
+	}
+	return true
 }
 
 // removeDatasetTemporaries removes the hidden temporary files a killed run

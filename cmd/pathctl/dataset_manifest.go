@@ -273,6 +273,7 @@ func writeDatasetManifest(dir, name string, m *datasetManifestFile, done map[int
 		os.Remove(tmp.Name())
 		return fmt.Errorf("pathctl: writing %s: %w", filepath.Join(dir, name), err)
 	}
+	syncDir(dir) // dataset_space.go
 	return nil
 }
 
