@@ -59,6 +59,7 @@ func datasetFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "resume", Usage: "-o DIR/: continue the run whose dataset DIR holds (same graph and query), computing only the source blocks not yet complete"},
 		&cli.BoolFlag{Name: "overwrite", Usage: "-o DIR/: replace the pathctl dataset DIR holds instead of refusing a non-empty directory"},
 		&cli.IntFlag{Name: "dataset-block", Usage: "-o DIR/: sources per file of the dataset, >= 1 (default: 4096; for the matrix layout fewer, so that a block's distances stay within 1 GiB; a resume reuses the dataset's)"},
+		partitionFlag(),    // dataset_partition.go
 		datasetFaultFlag(), // dataset_faults.go
 	}
 }
@@ -100,6 +101,10 @@ func executeDataset(e *env, c *cli.Context, opt pipeline.Options, bopt pipeline.
 		return usagef("--dataset-block %d: want 1 or more", blockFlag)
 	}
 	fault, err := parseDatasetFault(c.String("dataset-fault"))
+	if err != nil {
+		return err
+	}
+	partitionBy, err := checkPartitionBy(c, opt.Layout)
 	if err != nil {
 		return err
 	}
@@ -175,6 +180,7 @@ func executeDataset(e *env, c *cli.Context, opt pipeline.Options, bopt pipeline.
 		Layout: string(opt.Layout), Format: format, Compression: c.String("compression"), Algorithm: string(opt.Algorithm),
 		Sources: len(sources), SourcesHash: idsHash(sources, opt.Sources == nil),
 		K: opt.K, Reverse: opt.Reverse, WithPredecessors: opt.WithPredecessors, WithPaths: opt.WithPaths,
+		PartitionBy: partitionBy,
 	}
 	if opt.Targets != nil {
 		m.Query.Targets, m.Query.TargetsHash = len(targets), idsHash(targets, false)
@@ -198,6 +204,20 @@ func executeDataset(e *env, c *cli.Context, opt pipeline.Options, bopt pipeline.
 	if opt.Layout == arrowio.LayoutNearest || opt.Layout == arrowio.LayoutBetweenness {
 		// One answer over every source: one block.
 		m.Query.BlockSize = max(len(sources), 1)
+	}
+	var partitionDirs []string // --partition-by source: each source's directory
+	if partitionBy == partitionBySource {
+		m.Query.BlockSize = 1
+		ids := make([]string, len(sources))
+		for i, v := range sources {
+			ids[i] = g.Table.Vertices.Format(v)
+		}
+		if partitionDirs, err = sourcePartitions(ids); err != nil {
+			return err
+		}
+		if len(sources) == 0 {
+			partitionDirs = []string{partitionBySource + "=" + hiveDefaultPartition} // the schema's empty file
+		}
 	}
 	m.Schema.Text = schema.String()
 	if m.Schema.IPC, err = schemaIPC(schema); err != nil {
@@ -263,7 +283,7 @@ func executeDataset(e *env, c *cli.Context, opt pipeline.Options, bopt pipeline.
 		if _, ok := done[b]; ok {
 			continue
 		}
-		rel := fmt.Sprintf("source_block=%0*d/part-0%s", width, b, ext)
+		rel := datasetPartPath(partitionDirs, b, width, ext) // dataset_partition.go
 		path := filepath.Join(dir, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return fmt.Errorf("pathctl: %w", err)
@@ -394,7 +414,7 @@ func denseSources(g *pipeline.Graph, ids []string) ([]graph.VertexID, error) {
 // isDatasetEntry reports whether a top-level name of DIR is one pathctl
 // writes.
 func isDatasetEntry(name string) bool {
-	return name == datasetManifest || name == datasetPartial || strings.HasPrefix(name, "source_block=") ||
+	return name == datasetManifest || name == datasetPartial || isPartitionDir(name) ||
 		strings.HasPrefix(name, "_vertices.") || strings.HasPrefix(name, "."+datasetManifest+".tmp-") ||
 		strings.HasPrefix(name, "."+datasetPartial+".tmp-") || strings.HasPrefix(name, "._vertices.")
 }
@@ -438,7 +458,7 @@ func removeDatasetTemporaries(dir string) {
 		switch {
 		case strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-"):
 			os.Remove(filepath.Join(dir, name))
-		case ent.IsDir() && strings.HasPrefix(name, "source_block="):
+		case ent.IsDir() && isPartitionDir(name):
 			parts, _ := os.ReadDir(filepath.Join(dir, name))
 			for _, p := range parts {
 				if strings.HasPrefix(p.Name(), ".") && strings.Contains(p.Name(), ".tmp-") {

@@ -76,6 +76,7 @@ type datasetQuery struct {
 	WithPaths        bool     `json:"with_paths"`
 	Betweenness      string   `json:"betweenness,omitempty"` // the betweenness options, as text
 	BlockSize        int      `json:"block_size"`
+	PartitionBy      string   `json:"partition_by"` // "source_block" or "source" (dataset_partition.go)
 }
 
 type datasetSchema struct {
@@ -235,6 +236,9 @@ func readDatasetManifest(dir string) (*datasetManifestFile, error) {
 		m := &datasetManifestFile{}
 		if err := json.Unmarshal(data, m); err != nil {
 			return nil, usagef("--resume: %s: not a pathctl manifest: %v", filepath.Join(dir, name), err)
+		}
+		if m.Query.PartitionBy == "" {
+			m.Query.PartitionBy = partitionBySourceBlock // a manifest from before --partition-by
 		}
 		return m, nil
 	}
