@@ -82,15 +82,9 @@ func isDatasetOutput(out string) bool {
 func executeDataset(e *env, c *cli.Context, opt pipeline.Options, bopt pipeline.BetweennessOptions, out string) error {
 	quiet := c.Bool("quiet")
 	dir := filepath.Clean(out)
-	format := c.String("format")
-	ext := ".parquet"
-	switch format {
-	case "", "parquet":
-		format = "parquet"
-	case "arrow", "feather":
-		format, ext = "arrow", ".arrow"
-	default:
-		return usagef("--format %s: a dataset (-o %s) is written as parquet or arrow files", format, out)
+	format, ext, err := datasetFormat(c.String("format"), out) // dataset_space.go
+	if err != nil {
+		return err
 	}
 	resume, overwrite := c.Bool("resume"), c.Bool("overwrite")
 	if resume && overwrite {
@@ -191,23 +185,13 @@ func executeDataset(e *env, c *cli.Context, opt pipeline.Options, bopt pipeline.
 	if opt.Layout == arrowio.LayoutBetweenness {
 		m.Query.Betweenness = fmt.Sprintf("%+v", bopt)
 	}
-	// The block size: the dataset's own on a resume (a --dataset-block
-	// that differs is another plan), else the flag or the default.
-	switch {
-	case prior != nil && !c.IsSet("dataset-block"):
-		m.Query.BlockSize = prior.Query.BlockSize
-	case blockFlag > 0:
-		m.Query.BlockSize = blockFlag
-	default:
-		m.Query.BlockSize = datasetBlockSize(opt.Layout, len(targets), g.NumVertices(), opt.Targets != nil)
+	priorBlock := 0
+	if prior != nil {
+		priorBlock = prior.Query.BlockSize
 	}
-	if opt.Layout == arrowio.LayoutNearest || opt.Layout == arrowio.LayoutBetweenness {
-		// One answer over every source: one block.
-		m.Query.BlockSize = max(len(sources), 1)
-	}
+	m.Query.BlockSize = datasetBlockPlan(c, opt.Layout, partitionBy, len(sources), len(targets), g.NumVertices(), opt.Targets != nil, priorBlock)
 	var partitionDirs []string // --partition-by source: each source's directory
 	if partitionBy == partitionBySource {
-		m.Query.BlockSize = 1
 		ids := make([]string, len(sources))
 		for i, v := range sources {
 			ids[i] = g.Table.Vertices.Format(v)
@@ -223,10 +207,7 @@ func executeDataset(e *env, c *cli.Context, opt pipeline.Options, bopt pipeline.
 	if m.Schema.IPC, err = schemaIPC(schema); err != nil {
 		return err
 	}
-	m.Blocks = (len(sources) + m.Query.BlockSize - 1) / m.Query.BlockSize
-	if m.Blocks == 0 {
-		m.Blocks = 1 // no sources still writes one (empty) file: the schema
-	}
+	m.Blocks = datasetBlockCount(len(sources), m.Query.BlockSize)
 
 	done := map[int]datasetFile{}
 	if prior != nil {
@@ -257,6 +238,9 @@ func executeDataset(e *env, c *cli.Context, opt pipeline.Options, bopt pipeline.
 		}
 		removeDatasetTemporaries(dir)
 	}
+	if err := checkDatasetSpace(c, g, opt, out, m, done, len(sources)); err != nil { // dataset_space.go
+		return err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("pathctl: -o %s: %w", out, err)
 	}
@@ -275,7 +259,8 @@ func executeDataset(e *env, c *cli.Context, opt pipeline.Options, bopt pipeline.
 		return datasetWriteError(out, datasetPartial, err, len(done), m.Blocks)
 	}
 	width := max(5, len(strconv.Itoa(m.Blocks-1)))
-	bar := newProgress(e, quiet, g.NumVertices())
+	bar := newProgressOf(e, c, g.NumVertices())
+	prog := newDatasetProgress(bar, done, len(sources)) // dataset_space.go
 	var computed int
 	for b := 0; b < m.Blocks; b++ {
 		first := b * m.Query.BlockSize
@@ -295,8 +280,7 @@ func executeDataset(e *env, c *cli.Context, opt pipeline.Options, bopt pipeline.
 				bo.Sources[i] = g.Table.Vertices.Format(v)
 			}
 		}
-		offset := int64(first)
-		bo.Progress = func(d, _ int64) { bar.update(offset+d, int64(len(sources))) }
+		bo.Progress = prog.block(count)
 		bw := wopt
 		if opt.Layout == arrowio.LayoutMatrix {
 			bw.MatrixRows = count

@@ -75,8 +75,8 @@ type datasetQuery struct {
 	WithPredecessors bool     `json:"with_predecessors"`
 	WithPaths        bool     `json:"with_paths"`
 	Betweenness      string   `json:"betweenness,omitempty"` // the betweenness options, as text
+	PartitionBy      string   `json:"partition_by"`          // "source_block" or "source" (dataset_partition.go)
 	BlockSize        int      `json:"block_size"`
-	PartitionBy      string   `json:"partition_by"` // "source_block" or "source" (dataset_partition.go)
 }
 
 type datasetSchema struct {

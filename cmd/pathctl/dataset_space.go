@@ -1,13 +1,22 @@
 package main
 
-// The space a -o DIR/ dataset takes: the error of a disk that fills up
-// during the run, and the durability of what was written before it.
+// The plan and the space of a -o DIR/ dataset: its files, their size in
+// --dry-run and against the free space, the error of a disk that fills
+// up during the run, the durability of what was written before it, and
+// the run's progress.
 
 import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/gen"
+	"github.com/pathctl/pathctl/pipeline"
 )
 
 // datasetWriteError is err, met while writing name (relative to the
@@ -33,4 +42,141 @@ func syncDir(dir string) {
 		d.Sync()
 		d.Close()
 	}
+}
+
+// datasetFormat is the format and file extension of a dataset's parts
+// for --format (parquet unless arrow is asked for).
+func datasetFormat(format, out string) (string, string, error) {
+	switch format {
+	case "", "parquet":
+		return "parquet", ".parquet", nil
+	case "arrow", "feather":
+		return "arrow", ".arrow", nil
+	}
+	return "", "", usagef("--format %s: a dataset (-o %s) is written as parquet or arrow files", format, out)
+}
+
+// datasetBlockPlan is the sources per file: one answer over every source
+// (nearest, betweenness) is one file; --partition-by source is one source
+// a file; else the dataset's own on a resume (prior > 0: a
+// --dataset-block that differs is another plan, refused), or the flag, or
+// the default (datasetBlockSize).
+func datasetBlockPlan(c *cli.Context, layout arrowio.Layout, partitionBy string, sources, targets, vertices int, narrowed bool, prior int) int {
+	switch {
+	case layout == arrowio.LayoutNearest || layout == arrowio.LayoutBetweenness:
+		return max(sources, 1)
+	case partitionBy == partitionBySource:
+		return 1
+	case prior > 0 && !c.IsSet("dataset-block"):
+		return prior
+	case c.Int("dataset-block") > 0:
+		return c.Int("dataset-block")
+	}
+	return datasetBlockSize(layout, targets, vertices, narrowed)
+}
+
+// datasetBlockCount is the files of sources in blocks of blockSize: no
+// source at all still writes one (empty) file, which holds the schema.
+func datasetBlockCount(sources, blockSize int) int {
+	return max(1, (sources+blockSize-1)/blockSize)
+}
+
+// datasetBytesLeft is the estimated bytes of the blocks of m not in done,
+// of a result of total bytes over sources: each block's share of the
+// sources.
+func datasetBytesLeft(total int64, m *datasetManifestFile, done map[int]datasetFile, sources int) int64 {
+	if sources == 0 || m.Blocks == 1 {
+		if len(done) > 0 {
+			return 0
+		}
+		return total
+	}
+	left := 0
+	for b := range m.Blocks {
+		if _, ok := done[b]; !ok {
+			left += min(m.Query.BlockSize, sources-b*m.Query.BlockSize)
+		}
+	}
+	return int64(float64(total) * float64(left) / float64(sources))
+}
+
+// checkDatasetSpace refuses, as checkSpace does a file (exit 3 unless
+// --force), a dataset at out whose blocks still to write (those not in
+// done, on a resume) are estimated above the free space of the file
+// system of its directory.
+func checkDatasetSpace(c flagReader, g *pipeline.Graph, opt pipeline.Options, out string, m *datasetManifestFile, done map[int]datasetFile, sources int) error {
+	if spaceDir(out) == "" {
+		return nil
+	}
+	est, err := pipeline.EstimateOutput(g, opt)
+	if err != nil {
+		return nil // the run says what is wrong with the request
+	}
+	return checkOutputSpace(out, datasetBytesLeft(est.Bytes, m, done, sources), c.Bool("force"), freeSpace)
+}
+
+// datasetDryRun is the line --dry-run prints for -o DIR/: how many files
+// the dataset is, where, and their estimated size; it refuses the flags
+// the run would refuse.
+func datasetDryRun(c *cli.Context, opt pipeline.Options, est pipeline.Estimate, out string) (string, error) {
+	_, ext, err := datasetFormat(c.String("format"), out)
+	if err != nil {
+		return "", err
+	}
+	partitionBy, err := checkPartitionBy(c, opt.Layout)
+	if err != nil {
+		return "", err
+	}
+	if partitionBy == partitionBySource && est.Sources > maxSourcePartitions {
+		if _, err := sourcePartitions(make([]string, est.Sources)); err != nil {
+			return "", err
+		}
+	}
+	blockSize := datasetBlockPlan(c, opt.Layout, partitionBy, est.Sources, est.Targets, est.Vertices, opt.Targets != nil, 0)
+	blocks := datasetBlockCount(est.Sources, blockSize)
+	width := max(5, len(strconv.Itoa(blocks-1)))
+	where := fmt.Sprintf("one per block of up to %d sources: %s", blockSize, datasetPartPath(nil, 0, width, ext))
+	if blocks > 1 {
+		where += " to " + datasetPartPath(nil, blocks-1, width, ext)
+	}
+	if partitionBy == partitionBySource {
+		where = "one per source: source=ID/part-0" + ext
+	}
+	side := datasetManifest
+	if opt.Layout == arrowio.LayoutMatrix {
+		side = "_vertices" + ext + ", " + side
+	}
+	size := fmt.Sprintf("about %s each, %s in all", gen.HumanBytes(est.Bytes/int64(blocks)), gen.HumanBytes(est.Bytes))
+	if ext == ".parquet" {
+		size += " (as Arrow IPC; Parquet, compressed, is smaller)"
+	}
+	files := fmt.Sprintf("%d files", blocks)
+	if blocks == 1 {
+		files = "1 file"
+	}
+	return fmt.Sprintf("dataset:    %s (%s), %s; %s", files, where, side, size), nil
+}
+
+// datasetProgress turns the progress of each block's run into that of
+// the sources this run computes (a resume's blocks already complete
+// left out, so that the time left is the time still to take).
+type datasetProgress struct {
+	bar         *progress
+	done, total int64
+}
+
+func newDatasetProgress(bar *progress, done map[int]datasetFile, sources int) *datasetProgress {
+	p := &datasetProgress{bar: bar, total: int64(sources)}
+	for _, f := range done {
+		p.total -= int64(f.Count)
+	}
+	return p
+}
+
+// block is the pipeline's Progress of the next block, of count sources;
+// the block after it starts where it ends.
+func (p *datasetProgress) block(count int) func(done, total int64) {
+	start := p.done
+	p.done += int64(count)
+	return func(d, _ int64) { p.bar.update(start+min(d, int64(count)), p.total) }
 }

@@ -50,7 +50,16 @@ func executeDryRun(e *env, c *cli.Context, opt pipeline.Options, out, format str
 	if err != nil {
 		return queryError(c, g, err)
 	}
+	var dataset string // -o DIR/: its files (dataset_space.go)
+	if isDatasetOutput(out) {
+		if dataset, err = datasetDryRun(c, opt, est, out); err != nil {
+			return err
+		}
+	}
 	printDryRun(e.stdout, c, g, est, engine, algo, out, format, freeSpace)
+	if dataset != "" {
+		fmt.Fprintln(e.stdout, dataset)
+	}
 	return nil
 }
 

@@ -37,7 +37,9 @@ func spaceDir(out string) string {
 	if out == "" || out == "-" || strings.HasPrefix(out, "/dev/") || arrowio.WrittenInPlace(out) {
 		return ""
 	}
-	if st, err := os.Stat(out); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+	if st, err := os.Stat(out); err == nil && st.IsDir() {
+		return filepath.Clean(out) // a dataset directory, given without the slash
+	} else if err == nil && !st.Mode().IsRegular() {
 		return "" // a FIFO, a socket, a device elsewhere than /dev
 	}
 	dir := filepath.Dir(filepath.Clean(out))
