@@ -42,7 +42,8 @@ func partitionFlag() cli.Flag {
 func checkPartitionBy(c *cli.Context, layout arrowio.Layout) (string, error) {
 	by := c.String("partition-by")
 	switch by {
-	case partitionBySourceBlock:
+	case "", partitionBySourceBlock: // "": sssp and bfs, which have no flag
+		by = partitionBySourceBlock
 	case partitionBySource:
 		if layout == arrowio.LayoutNearest || layout == arrowio.LayoutBetweenness {
 			return "", usagef("--partition-by source: the %s layout is one answer over every source, not one per source", layout)

@@ -155,3 +155,22 @@ func TestDatasetPartitionBySourceRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestDatasetOfSSSP: sssp, which has no --partition-by, writes its one
+// source as a dataset of one source block.
+func TestDatasetOfSSSP(t *testing.T) {
+	tmp := t.TempDir()
+	edges := partitionEdges(t, tmp)
+	one := filepath.Join(tmp, "one.parquet")
+	if code, stderr := runInProcess(t, "sssp", edges, "-s", "plain", "-q", "-o", one); code != 0 {
+		t.Fatal(stderr)
+	}
+	schema, want := tableRows(t, one)
+	dir := filepath.Join(tmp, "ds") + "/"
+	if code, stderr := runInProcess(t, "sssp", edges, "-s", "plain", "-q", "-o", dir); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if got := datasetRows(t, dir, schema); !slices.Equal(got, want) || readManifest(t, dir).Query.PartitionBy != "source_block" {
+		t.Fatalf("rows %v, want %v; manifest %+v", got, want, readManifest(t, dir).Query)
+	}
+}

@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import _graphs
+from ._dataset import dataset_flags, open_dataset
 from ._keywords import OPTIONS_DOC, keywords
 from ._local import OPTION_NAMES, Run, run_stream, run_table
 
@@ -52,7 +53,9 @@ def apsp(edges: Any, *, algorithm: str = "auto", sources: Optional[Iterable[Any]
          dist_type: Optional[str] = None, delta: Optional[float] = None,
          threads: Optional[int] = None, mem: Optional[int] = None,
          devices: Optional[str] = None, binary: Optional[str] = None,
-         env: Optional[Mapping[str, str]] = None) -> pa.Table:
+         env: Optional[Mapping[str, str]] = None, out: Any = None, resume: bool = False,
+         overwrite: bool = False, partition_by: Optional[str] = None,
+         dataset_block: Optional[int] = None) -> Union[pa.Table, "pyarrow.dataset.Dataset"]:
     """Shortest paths from every vertex (or from ``sources``) of ``edges``.
 
     ``edges`` is a path to a Parquet, Arrow IPC, CSV/TSV or DIMACS .gr file,
@@ -103,17 +106,34 @@ def apsp(edges: Any, *, algorithm: str = "auto", sources: Optional[Iterable[Any]
 
     A note or warning of the binary (about the weight column, say) is
     raised as a :class:`UserWarning`. The whole result is held in memory;
-    use :func:`stream` for results larger than memory. Raises a
+    use :func:`stream` or ``out=`` for results larger than memory. Raises a
     :class:`PathctlError` subclass carrying the engine's message:
     InvalidInputError (bad data, unknown source), UsageError (bad option),
     EngineUnavailableError (``engine="gpu"`` without a GPU),
     NegativeWeightError / NegativeCycleError, and BinaryNotFoundError when
     there is no binary.
+
+    ``out="dir/"`` writes the result as a partitioned Parquet dataset
+    there instead (``pathctl run -o dir/``: a file per block of
+    ``dataset_block`` sources under ``source_block=NNNNN/``, or one per
+    source under ``source=ID/`` with ``partition_by="source"``, and the
+    ``_pathctl.json`` manifest last) and returns it as a
+    :class:`pyarrow.dataset.Dataset` whose ``to_table()`` is the table
+    returned without ``out``. A run killed midway keeps its complete
+    blocks: ``resume=True`` computes the rest (and refuses another graph or
+    query, UsageError); a directory holding a dataset already is refused
+    unless ``resume=True`` or ``overwrite=True``. A matrix's vertex order
+    is ``dir/_vertices.parquet``.
     """
     edges, directed, options = _prepare(edges, directed, weight, locals())
+    dataset = dataset_flags(out, resume=resume, overwrite=overwrite, partition_by=partition_by,
+                            dataset_block=dataset_block)
     run = Run("run", edges, layout=layout, algorithm=algorithm, sources=sources,
               directed=directed, with_predecessors=with_predecessors, engine=engine,
-              options=options)
+              options=options, dataset=dataset)
+    if dataset is not None:
+        run.finish()
+        return open_dataset(out)
     return run_table(run)
 
 

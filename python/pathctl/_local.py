@@ -72,14 +72,18 @@ class Run(_RunProcess, _RunHandoff):
                  algorithm: Optional[str] = None, sources: Optional[Iterable[Any]] = None,
                  source: Any = None, directed: bool = True, with_predecessors: bool = False,
                  engine: str = "auto", vertices_out: bool = False, options: Mapping[str, Any] = (),
-                 output: str = "auto", out: Optional[Any] = None, extra_flags: Iterable[str] = ()):
+                 output: str = "auto", out: Optional[Any] = None, extra_flags: Iterable[str] = (),
+                 dataset: Optional[Sequence[str]] = None):
         # extra_flags: a layout's own flags, checked by its caller
-        # (_betweenness), passed as they are.
+        # (_betweenness), passed as they are. dataset: the flags of a
+        # result written as a dataset directory (_dataset), not handed back.
         options = dict(options)
         mode = handoff_mode()
         # "memfd": the result is an IPC file in a memfd; "pipe": an IPC
         # stream on stdout.
         self.output = "memfd" if output != "pipe" and mode == "memfd" else "pipe"
+        if dataset is not None:
+            self.output = "dataset"
         self._fds: List[int] = []  # memfds this process still holds
         # The matrix written into this process's memory (see the top).
         self._peer: Optional[_ResultPeer] = None
@@ -142,7 +146,9 @@ class Run(_RunProcess, _RunHandoff):
         if targets is not None:
             args += ["--targets-file", self._id_file("targets", targets)]
         args += ["--layout", layout, "--engine", str(engine)]
-        if self.output == "memfd":
+        if self.output == "dataset":
+            args += list(dataset)
+        elif self.output == "memfd":
             self._out_fd = _new_memfd("pathctl-result")
             self._fds.append(self._out_fd)
             out_path = f"/dev/fd/{self._out_fd}"
