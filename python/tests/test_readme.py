@@ -43,6 +43,8 @@ def test_readme_examples_run(tmp_path, monkeypatch, capsys):
     for text in shown:  # what the README shows a print() writing, it writes
         assert text in out, f"the README shows\n{text}\nbut the example printed\n{out}"
     assert namespace["routes"].column("path").to_pylist() == [[1, 3, 4], [1, 3]]
+    # The dataset of out="pairs/" is the one-file table, rows and order.
+    assert namespace["parts"].to_table().to_pylist() == namespace["pairs"].to_pylist()
     to_4 = namespace["to_4"]
     assert list(zip(*(to_4.column(c).to_pylist() for c in ("source", "target", "distance")))) == \
         [(4, 1, 6), (4, 2, 7), (4, 3, 5), (4, 4, 0)]  # d(v -> 4), the graph's arcs walked backwards
@@ -109,6 +111,7 @@ def test_main_readme_python_example(tmp_path, monkeypatch):
     finally:
         server.stop()
     assert namespace["pairs"].num_rows == 10
+    assert namespace["parts"].to_table().to_pylist() == namespace["pairs"].to_pylist()  # out="pairs-ds/"
     assert (namespace["same"] == namespace["dist"]).all()
 
 
@@ -149,7 +152,7 @@ def test_main_readme_sessions(tmp_path):
     env = dict(os.environ, PATH=os.pathsep.join([str(shims), os.environ.get("PATH", "")]))
     sessions = main_readme_sessions()
     commands = [command for steps in sessions for command, _ in steps]
-    for shown in ("--reverse", "--with-paths", "pathctl path "):
+    for shown in ("--reverse", "--with-paths", "pathctl path ", "-o tiny-ds/"):
         assert any(shown in c for c in commands), f"no session shows {shown}"
     for steps in sessions:
         for command, want in steps:
