@@ -28,7 +28,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import _errors
+from . import _errors, _spark_dataset
 from ._checks import check_flags, check_id_list
 
 SPARK_LAYOUTS = ("pairs", "stats")
@@ -42,7 +42,8 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
          token: Optional[str] = None, tls_root_certs: Optional[bytes] = None,
          binary: Optional[str] = None, graph_name: Optional[str] = None,
          targets: Optional[Iterable[Any]] = None, cutoff: Optional[float] = None,
-         k: Optional[int] = None, reverse: bool = False, with_paths: bool = False) -> Any:
+         k: Optional[int] = None, reverse: bool = False, with_paths: bool = False,
+         out: Any = None, overwrite: bool = False) -> Any:
     """Shortest paths of the edges in Spark DataFrame ``edges_df`` from every
     vertex (or from ``sources``), as a Spark DataFrame in the ``pairs``
     (source, target, distance[, predecessor]) or ``stats`` (source,
@@ -75,11 +76,23 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
     call too, before any task runs. ``sources`` and ``targets`` are lists
     (one id alone is a TypeError) and the switches bools, as in
     :func:`pathctl.apsp`.
+
+    ``out="dir/"`` (local binaries only, not ``endpoints``) runs the blocks
+    now, each task writing its block straight into a Parquet dataset there
+    (``source_block=NNNNN/part-0.parquet``, renamed into place when whole,
+    so that a retried task replaces its block rather than adding it twice),
+    writes the ``_pathctl.json`` manifest last, and returns
+    ``spark.read.parquet(out)`` (with the ``source_block`` partition
+    column). The directory must be one every executor sees; a non-empty
+    one is refused unless ``overwrite=True``.
     """
     check_flags(directed=directed, with_predecessors=with_predecessors, unweighted=unweighted,
                 reverse=reverse, with_paths=with_paths)
     check_id_list("sources", sources)
     check_id_list("targets", targets)
+    if out is not None and endpoints:
+        raise _errors.UsageError("pathctl.spark: out= writes through the executors' own binaries; "
+                                 "pathctl serve endpoints do not write datasets")
     if layout not in SPARK_LAYOUTS:
         raise _errors.UsageError(f"pathctl.spark: layout {layout!r} is not supported in Spark "
                                  f"(want one of {', '.join(SPARK_LAYOUTS)})")
@@ -141,9 +154,18 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
     if not block_rows:
         return spark.createDataFrame([], spark_schema)
     blocks_df = sc.parallelize(block_rows, numSlices=len(block_rows)).toDF("block INT, sources STRING")
+    dataset = None
+    if out is not None:
+        dataset = (_spark_dataset.dataset_dir(out, overwrite), _spark_dataset.block_width(len(blocks)), block_size)
     task = _BlockTask(bcast=bcast, run=run, local_opts=local_opts, target=target,
-                      endpoints=endpoints, graph=name, token=token, tls_root_certs=tls_root_certs)
-    return blocks_df.mapInArrow(task, spark_schema)
+                      endpoints=endpoints, graph=name, token=token, tls_root_certs=tls_root_certs,
+                      dataset=dataset)
+    if dataset is None:
+        return blocks_df.mapInArrow(task, spark_schema)
+    written = _collect_arrow(blocks_df.mapInArrow(task, "manifest STRING")).column("manifest").to_pylist()
+    _spark_dataset.write_manifest(dataset[0], written, None if sources is None else source_ids,
+                                  block_size, len(source_ids))
+    return spark.read.parquet(dataset[0])
 
 
 def use_driver_python(sc: Any) -> bool:
@@ -172,7 +194,11 @@ class _BlockTask:
     """The function mapInArrow runs on an executor: one pathctl run per block
     row it is given."""
 
-    def __init__(self, *, bcast, run, local_opts, target, endpoints, graph, token, tls_root_certs):
+    def __init__(self, *, bcast, run, local_opts, target, endpoints, graph, token, tls_root_certs,
+                 dataset=None):
+        # dataset: (directory, digits of the block numbers, block size) of
+        # out=, where each block is written there and its manifest returned.
+        self.dataset = dataset
         self.bcast = bcast
         self.run = run
         self.local_opts = local_opts
@@ -194,8 +220,19 @@ class _BlockTask:
             blocks = batch.column("block").to_pylist()
             lists = batch.column("sources").to_pylist()
             for block, text in zip(blocks, lists):
+                if self.dataset is not None:
+                    yield pa.record_batch([pa.array([self._write(block, json.loads(text))])], names=["manifest"])
+                    continue
                 for out in self._block(block, json.loads(text)):
                     yield cast_batch(out, self.target)
+
+    def _write(self, block: int, sources: List[Any]) -> str:
+        directory, width, block_size = self.dataset
+        opts = dict(self.local_opts)
+        opts.update(_gpu_options(_task_gpus()))
+        edges = pa.ipc.open_stream(pa.BufferReader(self.bcast.value))
+        return _spark_dataset.write_block(directory, block, block * block_size, width, sources, edges,
+                                          {**self.run, **opts})
 
     def _block(self, block: int, sources: List[Any]) -> Iterator[pa.RecordBatch]:
         if self.endpoints:

@@ -312,3 +312,32 @@ def test_spark_unknown_source_in_a_later_block(spark, graph, unknown):
     assert info.value.exit_code == 2
     got = to_arrow(pathctl.spark.apsp(df, sources=vertices[:5], block_size=2, layout="stats"))
     assert sorted(got.column("source").to_pylist()) == vertices[:5]
+
+
+def test_spark_writes_a_dataset(spark, graph, tmp_path):
+    """out=: every task writes its block into one Parquet dataset, the
+    manifest last; the files hold the CLI's rows, each once, and the
+    returned DataFrame reads them."""
+    from pathctl._dataset import open_dataset
+
+    edges, path, d = graph
+    out = tmp_path / "ds"
+    df = pathctl.spark.apsp(spark.createDataFrame(edges), block_size=20, engine="cpu", out=str(out))
+    want = cli_result(path, d, "--engine", "cpu")
+    got = open_dataset(out).to_table()
+    assert got.schema.equals(want.schema, check_metadata=False)
+    assert got.to_pylist() == want.to_pylist()  # the sources' order, block after block
+    assert df.count() == want.num_rows and "source_block" in df.columns
+    manifest = pq_manifest(out)
+    assert manifest["complete"] and manifest["writer"] == "pathctl.spark"
+    assert manifest["blocks"] == math.ceil(len(set(want.column("source").to_pylist())) / 20)
+    assert not [n for n in os.listdir(out) if n.startswith(".")]
+    with pytest.raises(pathctl.UsageError, match="not empty"):
+        pathctl.spark.apsp(spark.createDataFrame(edges), block_size=20, engine="cpu", out=str(out))
+
+
+def pq_manifest(out):
+    import json
+
+    with open(os.path.join(out, "_pathctl.json")) as f:
+        return json.load(f)
