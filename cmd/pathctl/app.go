@@ -121,7 +121,7 @@ func mainWith(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return exitOK
 	}
 	if pipeline.IsInterrupted(err) {
-		fmt.Fprintln(stderr, "pathctl: interrupted; no output written")
+		fmt.Fprintln(stderr, "pathctl: interrupted; "+interruptedOutput(err)) // dataset_space.go
 	} else {
 		fmt.Fprintf(stderr, "pathctl: %s\n", errorLine(err))
 	}

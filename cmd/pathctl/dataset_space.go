@@ -23,14 +23,39 @@ import (
 // dataset out), as the run reports it. A full disk (ENOSPC, or a quota's
 // EDQUOT) is the input's error, exit 3, as the free-space check's refusal
 // is: the blocks complete so far stay, readable, and --resume computes the
-// rest once there is room. Other errors pass unchanged.
+// rest once there is room. An interruption says that the blocks complete
+// are kept (datasetKept). Other errors pass unchanged.
 func datasetWriteError(out, name string, err error, complete, blocks int) error {
+	if pipeline.IsInterrupted(err) {
+		return datasetKept{err, out, complete, blocks}
+	}
 	if !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EDQUOT) {
 		return err
 	}
 	return inputError{fmt.Errorf("-o %s: the disk is full (no space left on device) while writing %s: "+
 		"%d of %d blocks are complete and kept, readable as a dataset; free space and run the same command with --resume to compute the rest",
 		out, name, complete, blocks)}
+}
+
+// datasetKept is an error that ended a dataset run which keeps the
+// blocks complete so far (an interruption): it says so where the error
+// is reported.
+type datasetKept struct {
+	error
+	out              string
+	complete, blocks int
+}
+
+func (e datasetKept) Unwrap() error { return e.error }
+
+// interruptedOutput is what an interrupted run leaves: no output, or the
+// complete blocks of a dataset, which --resume continues.
+func interruptedOutput(err error) string {
+	var kept datasetKept
+	if errors.As(err, &kept) && kept.complete > 0 {
+		return fmt.Sprintf("%s keeps %d of %d blocks, complete; the same command with --resume computes the rest", kept.out, kept.complete, kept.blocks)
+	}
+	return "no output written"
 }
 
 // syncDir flushes the entries of dir (a file renamed into it) to the
