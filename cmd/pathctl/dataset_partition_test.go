@@ -174,3 +174,28 @@ func TestDatasetOfSSSP(t *testing.T) {
 		t.Fatalf("rows %v, want %v; manifest %+v", got, want, readManifest(t, dir).Query)
 	}
 }
+
+// TestDatasetOneAnswerLayouts: nearest and betweenness, one answer over
+// every source, are a dataset of one block with the one file's rows.
+func TestDatasetOneAnswerLayouts(t *testing.T) {
+	tmp := t.TempDir()
+	edges := datasetEdges(t, tmp)
+	for _, layout := range [][]string{{"--nearest", "--sources", "1,5"}, {"--layout", "betweenness"}} {
+		args := append([]string{"run", edges, "--engine", "cpu", "-q"}, layout...)
+		one := filepath.Join(t.TempDir(), "one.parquet")
+		if code, stderr := runInProcess(t, append(args, "-o", one)...); code != 0 {
+			t.Fatalf("%v: one file: exit %d: %s", layout, code, stderr)
+		}
+		schema, want := tableRows(t, one)
+		dir := filepath.Join(t.TempDir(), "ds") + "/"
+		if code, stderr := runInProcess(t, append(args, "--dataset-block", "1", "-o", dir)...); code != 0 {
+			t.Fatalf("%v: dataset: exit %d: %s", layout, code, stderr)
+		}
+		if got := datasetRows(t, dir, schema); !slices.Equal(got, want) || len(want) == 0 {
+			t.Fatalf("%v: dataset rows\n%v\nwant\n%v", layout, got, want)
+		}
+		if m := readManifest(t, dir); m.Blocks != 1 || len(m.Files) != 1 {
+			t.Fatalf("%v: %d blocks, %d files; want one", layout, m.Blocks, len(m.Files))
+		}
+	}
+}
