@@ -84,7 +84,7 @@ type Config struct {
 	// (--max-concurrent, default 1); the others wait in a queue.
 	MaxConcurrent int
 	// Devices are the GPUs the runs use (--devices; nil: every device):
-	// over several, each run takes an idle one (pipeline.GPUPool).
+	// over several, each run takes an idle one (pipeline.NewGPUPool).
 	Devices []int
 	// MaxUploadBytes bounds the bytes of one upload (--max-upload-bytes,
 	// default 4 GiB).

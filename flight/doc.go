@@ -44,7 +44,7 @@
 // Config.MaxQueryPairs bound one query. Uploads are bounded by what they
 // decode to (Config.MaxUploadBytes): every message is checked with
 // arrowio.IPCMessageBytes before arrow-go allocates for it. Runs on the GPU
-// share one engine (pipeline.SharedGPU), opened by the first of them and
+// share one engine (pipeline.NewSharedGPU), opened by the first of them and
 // closed when the server stops, and take turns on it. A cached graph's CSR
 // stays resident on that device between queries (resident.go): made so by
 // its first GPU query, or built there when the graph is loaded while the
@@ -52,7 +52,7 @@
 // freed with its cache entry (eviction, drop, replacement, shutdown).
 // Config.NoResidentCSR turns this off.
 // Over several devices (Config.Devices) each run takes an idle one of a
-// pipeline.GPUPool, and only the shared device keeps resident CSRs.
+// pool (pipeline.NewGPUPool), and only the shared device keeps resident CSRs.
 // A client that cancels or disconnects stops its job. Results are sent in
 // messages of at most Config.MaxBatchBytes (3 MiB) with framing, under the 4 MiB
 // that gRPC clients accept by default, each body copied once before gRPC

@@ -170,7 +170,7 @@ func (s *Server) prepareQuery(ctx context.Context, b []byte) (Query, *pipeline.G
 		MemBudget:        s.cfg.MemBudget,
 		Tune:             s.cfg.Tune,
 		Allocator:        s.mem,
-		GPU:              &s.gpu,
+		GPU:              s.gpu,
 		GPUs:             s.gpus,
 	}
 	if b := s.queryHostBudget(); opt.MemBudget == 0 && b < pipeline.DefaultMemBudget {

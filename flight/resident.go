@@ -9,10 +9,10 @@ import (
 )
 
 // Resident CSRs: a GPU query makes its graph's CSR resident on the
-// server's device (pipeline.SharedGPU.Keep), so that the next queries on
+// server's device (pipeline.ResidentGraphs.Keep), so that the next queries on
 // that graph borrow it instead of uploading it again. Once the device is
 // open, a graph uploaded or read back from its file is built on the
-// device and kept there from the start (SharedGPU.LoadGraph), when the
+// device and kept there from the start (ResidentGraphs.LoadGraph), when the
 // device is not busy with a run at that instant. The device bytes
 // count in the cache's budget (--cache-bytes) beside the host bytes, and
 // the copy goes with its cache entry: on eviction, on a drop or a
@@ -21,7 +21,7 @@ import (
 // query. Config.NoResidentCSR turns it off.
 
 // residentKeeper keeps graphs' CSRs in device memory between queries:
-// *pipeline.SharedGPU, or a fake in tests.
+// pipeline.ResidentGraphs, or a fake in tests.
 type residentKeeper interface {
 	// Keep makes g's CSR resident and returns its device bytes.
 	Keep(ctx context.Context, g *pipeline.Graph) (int64, error)
@@ -35,7 +35,7 @@ type residentKeeper interface {
 }
 
 // loadGraph builds the graph of an uploaded or stored table: on the
-// server's GPU, kept resident, where SharedGPU.LoadGraph can, else on the CPU. The
+// server's GPU, kept resident, where ResidentGraphs.LoadGraph can, else on the CPU. The
 // caller counts the device bytes in the cache (addDevice), or forgets
 // the copy.
 func (s *Server) loadGraph(ctx context.Context, t *arrowio.EdgeTable, opt pipeline.LoadOptions) (*pipeline.Graph, int64, error) {

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
 
+	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/pipeline"
 )
 
@@ -43,13 +44,13 @@ type Server struct {
 	cache *graphCache // stored graphs in memory, by data file name
 	// gpu is the GPU engine every run shares, opened by the first run that
 	// wants it and closed when the server stops.
-	gpu pipeline.SharedGPU
+	gpu graph.SharedGPU
 	// resident keeps the CSRs of cached graphs on the device between
 	// queries (&gpu, or a test's fake); nil with Config.NoResidentCSR.
 	resident residentKeeper
 	// gpus, where Config.Devices names several devices, hold one engine
 	// each; a run takes an idle one (nil: every run shares gpu).
-	gpus *pipeline.GPUPool
+	gpus graph.GPUPool
 	// run is pipeline.Run, or a test's stand-in (Config.run).
 	run func(context.Context, *pipeline.Graph, pipeline.Options, func(arrow.RecordBatch) error) (*pipeline.Summary, error)
 
@@ -85,6 +86,7 @@ func NewServer(cfg Config) (_ *Server, err error) {
 		log:   cfg.Logger,
 		mem:   cfg.Allocator,
 		queue: newFairQueue(cfg.MaxConcurrent),
+		gpu:   pipeline.NewSharedGPU(),
 		gpus:  pipeline.NewGPUPool(cfg.Devices),
 	}
 	s.budget = newMemBudget(cfg.MaxMemory)
@@ -94,7 +96,7 @@ func NewServer(cfg Config) (_ *Server, err error) {
 	}
 	var forget func(*pipeline.Graph)
 	if !cfg.NoResidentCSR {
-		s.resident = &s.gpu
+		s.resident = pipeline.ResidentGraphs{GPU: s.gpu}
 		if cfg.keeper != nil {
 			s.resident = cfg.keeper
 		}
@@ -191,7 +193,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	<-done
 	s.cache.clear()
-	if err := errors.Join(s.gpu.Close(), s.gpus.Close()); err != nil {
+	if err := closeGPUs(s.gpu, s.gpus); err != nil {
 		s.log.Warn("flight: closing the GPU engine", "error", err.Error())
 	}
 	s.log.Info("flight: stopped")
@@ -206,7 +208,7 @@ func (s *Server) Close() error {
 		s.grpc.Stop()
 		s.lis.Close()
 		s.cache.clear()
-		err = errors.Join(s.gpu.Close(), s.gpus.Close())
+		err = closeGPUs(s.gpu, s.gpus)
 		s.lock.release()
 	})
 	return err
@@ -378,4 +380,12 @@ func (s *Server) GetSchema(ctx context.Context, d *flight.FlightDescriptor) (*fl
 
 func notFound(name string) error {
 	return status.Errorf(codes.NotFound, "flight: no graph %q; upload it with DoPut to [\"graphs\", %q] or see ListFlights", name, name)
+}
+
+// closeGPUs closes the shared device and the pool, where there is one.
+func closeGPUs(gpu graph.SharedGPU, gpus graph.GPUPool) error {
+	if gpus == nil {
+		return gpu.Close()
+	}
+	return errors.Join(gpu.Close(), gpus.Close())
 }

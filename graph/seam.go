@@ -42,7 +42,12 @@ package graph
 //	NearestSelector cpu and gpu runners              the k nearest selected by the engine
 //	NearestDecliner cpu runners                      why the host selects the k nearest
 //	GPU            gpu/devices' Driver, registered   opening, counting and listing devices,
-//	               by the program                    tunings, plans beside an opening
+//	               by the program                    tunings, plans beside an opening, the
+//	                                                 engine over several devices
+//	GPUOpening     gpu/devices' Opening              a device opened beside the read
+//	GPUOthers      gpu/devices' Others               the other devices opened beside the read
+//	SharedGPU      gpu/devices' Shared               a server's one device, runs taking turns
+//	GPUPool        gpu/devices' Pool                 a server's devices, a run on an idle one
 //	GPUDevice      gpu/devices, over *gpu.Engine     a graph's, an opening's or a server's
 //	                                                 device: builds, kept CSRs, release
 //	HostPlan       gpu's host plan                   a plan made beside an opening
@@ -388,9 +393,100 @@ type GPU interface {
 	// Tuned is eng with its runs tuned by the spec where eng is a GPU
 	// engine, else eng.
 	Tuned(eng Engine, tune string) Engine
-	// Group is the engine over several devices' engines, which the first
-	// plans (a DeviceGroup whose runners are DeviceSets).
-	Group(slots []DeviceSlot, cfg GroupConfig) Engine
+	// OpenGroup opens an engine on every ordinal, side by side, and
+	// returns the engine over them, which the first plans (a DeviceGroup
+	// whose runners are DeviceSets). own, where set, stands for the first
+	// occurrence of its device (a graph's); others, where set, hands over
+	// the devices opened beside the read. The runs are tuned by the spec.
+	// A device that does not open is left out with a notice naming it
+	// (cfg.Notice); none opening is the error of all of them.
+	OpenGroup(ordinals []int, own GPUDevice, others GPUOthers, tune string, cfg GroupConfig) (Engine, error)
+	// Shared is a new, unopened device for the runs of many graphs (a
+	// server's; Options.GPU).
+	Shared() SharedGPU
+	// Pool is a server's devices (nil: every device), one engine each
+	// (Options.GPUs); nil where a server needs none: devices is device 0
+	// alone, or every device of a machine with at most one.
+	Pool(devices []int) GPUPool
+}
+
+// GPUOpening is a GPU device opening in a goroutine of its own beside the
+// read (gpu/devices' Opening; LoadOptions.Device): LoadGraph takes it
+// where it builds for the GPU, and gives it up otherwise. Every method of
+// a nil opening does nothing (Take fails with ErrOpeningTaken).
+type GPUOpening interface {
+	// Take waits for the open and hands its device (or its error) over:
+	// took is how long the open lasted, waited how long Take blocked. A
+	// second Take, or one after GiveUp, fails with ErrOpeningTaken.
+	Take() (dev GPUDevice, took, waited time.Duration, err error)
+	// Pending reports whether the open is under way and not yet taken.
+	Pending() bool
+	// Failed reports whether the open ended without a device.
+	Failed() bool
+	// GiveUp gives the opening up without waiting for it: a goroutine
+	// closes the device (or leaves it to the exit of a process about to
+	// exit). Later Takes fail.
+	GiveUp()
+}
+
+// ErrOpeningTaken is GPUOpening.Take's error where the opening was taken
+// or given up already.
+var ErrOpeningTaken = errors.New("graph: the early device opening was already taken or given up")
+
+// GPUOthers are the devices past the first of a run over several, each
+// opening in a goroutine of its own beside the read (gpu/devices' Others;
+// LoadOptions.OtherDevices). A graph built for the GPU keeps them for its
+// runs (GPU.OpenGroup takes them); otherwise LoadGraph gives them up.
+// Every method of nil GPUOthers does nothing.
+type GPUOthers interface {
+	// Take hands over the device opened for ordinal, waiting for what is
+	// left of its open; ok is false where none was begun for it, or it
+	// was taken already.
+	Take(ordinal int) (dev GPUDevice, ok bool, err error)
+	// Keep hands the openings to a graph: GiveUp does nothing after it,
+	// End ends them.
+	Keep()
+	// GiveUp gives up, without waiting, every opening no run took, unless
+	// a graph keeps them.
+	GiveUp()
+	// End ends every opening no run took, kept or not: it closes their
+	// devices, or with abandon gives them up to the process exit.
+	End(abandon bool) error
+}
+
+// SharedGPU is one GPU device for the runs of many graphs, as a server
+// holds it (gpu/devices' Shared; Options.GPU): opened by the first run
+// that wants it, kept open until Close; runs on it take turns. Where the
+// device cannot open, that error is kept and returned to every run.
+type SharedGPU interface {
+	// Acquire opens the device on first use and waits for the turn; call
+	// release once the run is done with the device.
+	Acquire() (dev GPUDevice, release func(), err error)
+	// TryAcquire takes the turn where the device is open and free this
+	// instant; it never opens the device nor waits.
+	TryAcquire() (dev GPUDevice, release func(), ok bool)
+	// Opened reports whether the device is open.
+	Opened() bool
+	// Forget frees the device copy kept of csr (GPUDevice.KeepCSR), at
+	// once or once the run using it ends, without waiting for the turn.
+	Forget(csr *CSR) error
+	// GraphUploads and KeptBytes are the device's (GPUDevice), 0 before
+	// it opened.
+	GraphUploads() int64
+	KeptBytes() int64
+	// Close waits for the run using the device and closes it; later runs
+	// find it closed. Closing a device never opened does nothing.
+	Close() error
+}
+
+// GPUPool is a server's devices, one engine each (gpu/devices' Pool;
+// Options.GPUs): each run takes an idle one and runs whole on it.
+type GPUPool interface {
+	// Acquire opens the devices on first use and waits for an idle one;
+	// call release once the run is done with it.
+	Acquire() (eng Engine, release func(), err error)
+	// Close waits for the runs holding a device and closes every engine.
+	Close() error
 }
 
 // GPUDevice is one opened GPU engine as the pipeline holds it: a graph's
@@ -461,19 +557,7 @@ type GPUInfo struct {
 	DriverVersion   int // CUDA version of the driver, 1000·major + 10·minor
 }
 
-// DeviceSlot is one device of a group (GPU.Group).
-type DeviceSlot struct {
-	// Label names the device in errors and notices ("gpu N"); engines of
-	// one device share it.
-	Label string
-	// Engine is the device's engine.
-	Engine Engine
-	// Owned says that the engine was opened for the run: the group's
-	// Close closes it.
-	Owned bool
-}
-
-// GroupConfig is what a group of devices takes of the run.
+// GroupConfig is what a group of devices takes of the run (GPU.OpenGroup).
 type GroupConfig struct {
 	// MemBudget bounds each device's blocks (--gpu-mem, per device); 0
 	// takes each engine's own (Budgeter), else DefaultBudget.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/gpu"
+	"github.com/pathctl/pathctl/gpu/devices"
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/internal/testgraphs"
 )
@@ -32,7 +33,7 @@ func TestPlanBesideTheOpening(t *testing.T) {
 	besidePlan := func(t *testing.T, tbl *arrowio.EdgeTable, opt LoadOptions) bool {
 		t.Helper()
 		opener := newBlockedOpener(noGPU)
-		opening := OpenDeviceWith(opener.open)
+		opening := devices.OpenWith(opener.open)
 		opener.waitStarted(t)
 		defer close(opener.release)
 		g := &Graph{Table: tbl, Undirected: true}
@@ -44,7 +45,7 @@ func TestPlanBesideTheOpening(t *testing.T) {
 		if b.err != nil {
 			t.Fatal(b.err)
 		}
-		if opening.failed() {
+		if opening.Failed() {
 			t.Fatal("an opening under way says it failed")
 		}
 		if b.ahead == nil {
@@ -79,7 +80,7 @@ func TestPlanBesideTheOpening(t *testing.T) {
 	// An opening that fails while the CSR is built: the plan, if begun, is
 	// no part of the graph, which runs on the CPU.
 	opener := newBlockedOpener(noGPU)
-	opening := OpenDeviceWith(opener.open)
+	opening := devices.OpenWith(opener.open)
 	opener.waitStarted(t)
 	time.AfterFunc(30*time.Millisecond, func() { close(opener.release) })
 	g, err := LoadGraph(tbl, LoadOptions{Undirected: true, Engine: "auto", Device: opening})
@@ -89,7 +90,7 @@ func TestPlanBesideTheOpening(t *testing.T) {
 	if times := g.Times(); times.PlanAhead != 0 || times.PlanAheadUsed || g.ahead != nil {
 		t.Errorf("the open failed: times %+v, plan kept %v; want no plan", times, g.ahead != nil)
 	}
-	if !opening.failed() {
+	if !opening.Failed() {
 		t.Error("an opening that returned an error does not say it failed")
 	}
 }
@@ -124,7 +125,7 @@ func TestPlanBesideTheOpeningOnGPU(t *testing.T) {
 			layout arrowio.Layout
 		}{{"pairs", small, arrowio.LayoutPairs}, {"stats", large, arrowio.LayoutStats}} {
 			name := fmt.Sprintf("%s, planOwn %v", c.name, planOwn)
-			opening := OpenDeviceWith(func() (graph.GPUDevice, error) {
+			opening := devices.OpenWith(func() (graph.GPUDevice, error) {
 				time.Sleep(150 * time.Millisecond)
 				return newGPU()
 			})

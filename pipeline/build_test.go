@@ -97,7 +97,7 @@ func TestLoadGraphEngines(t *testing.T) {
 	status := GPUStatus()
 	for _, engine := range []string{"", "cpu", "auto"} {
 		var log, notice bytes.Buffer
-		opens := gpuOpens.Load()
+		opens := devices.Opens()
 		g, err := LoadGraph(tbl, LoadOptions{Undirected: true, Engine: engine, Log: &log, Notice: &notice})
 		if err != nil {
 			t.Fatalf("engine %q: %v", engine, err)
@@ -133,7 +133,7 @@ func TestLoadGraphEngines(t *testing.T) {
 			if runNotice.Len() != 0 || strings.Count(runLog.String(), wantLog) != 1 {
 				t.Errorf("auto: Run's notice %q and log %q, want no notice and %q in the log", runNotice.String(), runLog.String(), wantLog)
 			}
-			if got := gpuOpens.Load() - opens; got != 1 {
+			if got := devices.Opens() - opens; got != 1 {
 				t.Errorf("auto: %d GPU engines opened by LoadGraph and Run, want 1", got)
 			}
 			_, err := collectText(t, g, Options{Engine: "gpu"})
@@ -149,13 +149,13 @@ func TestLoadGraphEngines(t *testing.T) {
 	}
 
 	// Auto with few sources stays on the CPU without opening a device.
-	opens := gpuOpens.Load()
+	opens := devices.Opens()
 	g, err := LoadGraph(tbl, LoadOptions{Engine: "auto", Sources: minGPUSources - 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.BuiltOn() != "cpu" || gpuOpens.Load() != opens {
-		t.Errorf("auto for %d sources: built on %s, %d devices opened", minGPUSources-1, g.BuiltOn(), gpuOpens.Load()-opens)
+	if g.BuiltOn() != "cpu" || devices.Opens() != opens {
+		t.Errorf("auto for %d sources: built on %s, %d devices opened", minGPUSources-1, g.BuiltOn(), devices.Opens()-opens)
 	}
 	if err := g.Close(); err != nil {
 		t.Fatal(err)
@@ -164,8 +164,8 @@ func TestLoadGraphEngines(t *testing.T) {
 	if g, err = LoadGraph(small, LoadOptions{Engine: "auto"}); err != nil {
 		t.Fatal(err)
 	}
-	if g.BuiltOn() != "cpu" || gpuOpens.Load() != opens {
-		t.Errorf("auto on %d vertices: built on %s, %d devices opened", minGPUSources-1, g.BuiltOn(), gpuOpens.Load()-opens)
+	if g.BuiltOn() != "cpu" || devices.Opens() != opens {
+		t.Errorf("auto on %d vertices: built on %s, %d devices opened", minGPUSources-1, g.BuiltOn(), devices.Opens()-opens)
 	}
 	if err := g.Close(); err != nil {
 		t.Fatal(err)
@@ -278,7 +278,7 @@ func TestGPUBuiltGraphRuns(t *testing.T) {
 // checkGPUBuilt is TestGPUBuiltGraphRuns on one table.
 func checkGPUBuilt(t *testing.T, name string, tbl *arrowio.EdgeTable, undirected, exact bool, rng *rand.Rand) {
 	t.Helper()
-	opens := gpuOpens.Load()
+	opens := devices.Opens()
 	var log bytes.Buffer
 	g, err := LoadGraph(tbl, LoadOptions{Undirected: undirected, Engine: "gpu", Log: &log})
 	if err != nil {
@@ -341,7 +341,7 @@ func checkGPUBuilt(t *testing.T, name string, tbl *arrowio.EdgeTable, undirected
 		}
 	}
 	// Every GPU run above used the graph's engine; ref's opened their own.
-	if got := gpuOpens.Load() - opens; got != 1+3 {
+	if got := devices.Opens() - opens; got != 1+3 {
 		t.Fatalf("%s: %d GPU engines opened, want 1 for the GPU-built graph and 3 for the CPU-built one", name, got)
 	}
 	for range 2 {

@@ -1,48 +1,19 @@
 package pipeline
 
 // Every GPU of the machine in one run (--devices): which devices a run
-// takes and opening them; the engine and runner over them are package
-// gpu/devices'. One engine per device
-// prepares the graph; a shared queue of source blocks feeds them. The
-// multi-device runner is a runner like any other (graph/seam.go), except
-// that the producer (schedule.go) keeps several of its blocks submitted
-// at once, enough for every device to be busy. The host blocks are
-// planned as for one device alone (the first: planRunner), and each
-// device computes whole host blocks, one after the other, as that device
-// alone would: the batched kernel keeps its block size, and with it its
-// phases and derived rows (a block cut among N devices would hold 1/N of
-// the sources). The results go to the writer in the order of the blocks,
-// and each block's records are those of one device: the output of N
-// devices is the output of one, byte for byte, whichever device computed
-// a block. Only blocks nothing else can overlap are cut among the devices
-// idle when they are taken: the last block of a run, and the blocks of
-// producers that run one at a time (narrowed runs, Run); each still goes
-// to the writer whole.
-//
-// A device's chunks are bounded by its own memory budget (--gpu-mem is per
-// device; without it, each engine's Budgeter), as its blocks would be
-// were it alone: on equal devices this is the host block, which is then
-// never cut; a device whose budget holds less cuts the blocks it takes. A device that fails with an
-// error of the device (out of memory, a driver error: anything that is not
-// a cancellation, a negative cycle or an invalid request) puts its chunk
-// back at the front of the queue, says so on the notice writer naming the
-// device, and takes no further chunk; the others take its chunk. When every
-// device has failed, the run fails with their errors, each naming its
-// device.
-//
-// The CSR reaches every device once: the first device prepares the graph
-// (adopting the copy it built, or uploading it), and the others copy it
-// from that device where the engine can (csrCopier: the GPU engine copies
-// peer to peer where cuDeviceCanAccessPeer allows it), else upload it from
-// the host.
+// takes. The driver opens them (graph.GPU.OpenGroup), and the engine and
+// runner over them are package gpu/devices': one queue of whole host
+// blocks, per-device budgets, peer sharing and failure handover. The
+// pipeline plans the host blocks as for the first device alone
+// (graph.DeviceSet.PlanRunner), and its producer (schedule.go) keeps
+// several of them submitted at once (graph.DeviceSet.Depth), so that
+// every device is busy and the output of N devices is the output of one.
 
 import (
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/graph"
@@ -69,15 +40,14 @@ func ParseDevices(s string) ([]int, error) {
 	return out, nil
 }
 
-// deviceHooks replace the GPU driver for tests: count says how many
-// devices there are, open opens the engine of one ordinal.
-type deviceHooks struct {
-	count func() (int, error)
-	open  func(ordinal int) (graph.Engine, error)
+// firstDevice is the device a graph is built on for runs on devices (nil:
+// every device): the first named, else device 0.
+func firstDevice(devices []int) int {
+	if len(devices) > 0 {
+		return devices[0]
+	}
+	return 0
 }
-
-// gpuDevices is the real machine's devices.
-var gpuDevices = deviceHooks{count: gpuDeviceCount, open: openGPUOn}
 
 // devicesEngine returns the engine of a run over several devices, with
 // ok set, where opt asks for one: an engine other than cpu, and either
@@ -85,9 +55,10 @@ var gpuDevices = deviceHooks{count: gpuDeviceCount, open: openGPUOn}
 // path takes (the graph's, else device 0), or Devices nil (every device)
 // on a machine with more than one. A server's pool (opt.GPUs) gives the
 // run one idle device. Otherwise ok is false and the run takes one device
-// as before. Release closes the engines opened for the run; the graph's
-// own engine (a CSR built on the GPU, LoadOptions.Devices) serves its
-// device and stays open.
+// as before. The driver (graph.GPU.OpenGroup) opens the devices; release
+// closes the engines opened for the run, and the graph's own engine (a
+// CSR built on the GPU, LoadOptions.Devices) serves its device and stays
+// open.
 func (g *Graph) devicesEngine(opt Options, tune string, sources int) (eng graph.Engine, release func(), ok bool, err error) {
 	if opt.Engine == "cpu" || opt.Engine == "" {
 		return nil, nil, false, nil
@@ -96,12 +67,9 @@ func (g *Graph) devicesEngine(opt Options, tune string, sources int) (eng graph.
 		eng, release, err := poolEngine(opt, tune, sources)
 		return eng, release, true, err
 	}
-	hooks := gpuDevices
-	if opt.devices != nil {
-		hooks = *opt.devices
-	}
+	driver := opt.driver()
 	g.mu.Lock()
-	own, gpuErr := g.device, g.gpuErr
+	own, gpuErr, others := g.device, g.gpuErr, g.others
 	g.mu.Unlock()
 	if gpuErr != nil {
 		return nil, nil, false, nil
@@ -111,7 +79,7 @@ func (g *Graph) devicesEngine(opt Options, tune string, sources int) (eng graph.
 		if opt.GPU != nil {
 			return nil, nil, false, nil // a server's shared engine is one device
 		}
-		n, err := hooks.count()
+		n, err := driver.Count()
 		if err != nil || n <= 1 {
 			return nil, nil, false, nil // no GPU or one: the one-device path says why
 		}
@@ -127,22 +95,10 @@ func (g *Graph) devicesEngine(opt Options, tune string, sources int) (eng graph.
 			return nil, nil, false, nil
 		}
 	}
-	openOne := hooks.open
-	if others := g.otherDevices(); others != nil && opt.devices == nil {
-		// The devices past the first began to open beside the read.
-		openOne = func(d int) (graph.Engine, error) {
-			if e, ok, err := others.take(d); ok {
-				if err != nil {
-					return nil, err
-				}
-				return e.Engine(""), nil
-			}
-			return hooks.open(d)
-		}
-	}
 	var multi graph.Engine
 	open := func() (graph.Engine, error) {
-		m, err := openDevices(ordinals, openOne, own, opt, tune)
+		m, err := driver.OpenGroup(ordinals, own, others, tune, graph.GroupConfig{MemBudget: opt.MemBudget, DefaultBudget: DefaultMemBudget,
+			Stats: opt.Layout == arrowio.LayoutStats, Threads: opt.Threads, Notice: opt.Notice, Log: opt.Log, RequestError: isRequestError})
 		if err != nil {
 			return nil, err
 		}
@@ -159,54 +115,28 @@ func (g *Graph) devicesEngine(opt Options, tune string, sources int) (eng graph.
 	return eng, func() { closeEngine(multi) }, true, nil
 }
 
-// openDevices opens an engine on every ordinal (own, where set, stands
-// for the first occurrence of its device), the GPU engines' runs tuned by
-// tune. A device that does not open is left out with a notice
-// naming it; none opening is the error of all of them.
-func openDevices(ordinals []int, open func(int) (graph.Engine, error), own graph.GPUDevice, opt Options, tune string) (graph.Engine, error) {
-	notice := opt.Notice
-	if notice == nil {
-		notice = io.Discard
-	}
-	// The devices open side by side: a context takes 100-200 ms.
-	slots := make([]graph.DeviceSlot, len(ordinals))
-	errs := make([]error, len(ordinals))
-	ownTaken := false
-	var wg sync.WaitGroup
-	for i, d := range ordinals {
-		slots[i].Label = "gpu " + strconv.Itoa(d)
-		if own != nil && d == own.Ordinal() && !ownTaken {
-			slots[i].Engine, ownTaken = own.Engine(tune), true
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			e, err := open(d)
-			if err != nil {
-				errs[i] = fmt.Errorf("pipeline: device %s: %w", slots[i].Label, err)
-				return
-			}
-			slots[i].Engine, slots[i].Owned = tuned(e, tune), true
-		}()
-	}
-	wg.Wait()
-	var opened []graph.DeviceSlot
-	for _, s := range slots {
-		if s.Engine != nil {
-			opened = append(opened, s)
-		}
-	}
-	if len(opened) == 0 {
-		return nil, errors.Join(errs...)
-	}
-	for _, err := range errs {
+// poolEngine chooses the engine of a run of a server with a pool: auto
+// and gpu take one idle device of it.
+func poolEngine(opt Options, tune string, sources int) (graph.Engine, func(), error) {
+	var release func()
+	eng, err := chooseEngine(opt, sources, func() (graph.Engine, error) {
+		e, r, err := opt.GPUs.Acquire()
 		if err != nil {
-			fmt.Fprintf(notice, "pathctl: %v; running on the other devices\n", err)
+			return nil, err
 		}
+		release = r
+		return opt.driver().Tuned(e, tune), nil
+	})
+	if err != nil {
+		if release != nil {
+			release()
+		}
+		return nil, nil, err
 	}
-	return gpuDriver.Group(opened, graph.GroupConfig{MemBudget: opt.MemBudget, DefaultBudget: DefaultMemBudget, Stats: opt.Layout == arrowio.LayoutStats,
-		Threads: opt.Threads, Notice: opt.Notice, Log: opt.Log, RequestError: isRequestError}), nil
+	if release == nil {
+		release = func() {}
+	}
+	return eng, release, nil
 }
 
 // isRequestError reports whether err is the request's, the same on every

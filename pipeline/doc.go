@@ -5,40 +5,37 @@
 //
 // It reaches every engine through the interfaces of graph/seam.go, and the
 // GPU through the graph.GPU the program registers (RegisterGPU; package
-// gpu/devices implements it): it imports no GPU code. The runs over several
-// devices are package gpu/devices'.
+// gpu/devices implements it): it imports no GPU code and asserts no
+// concrete runner type. The devices themselves are package gpu/devices':
+// opening them early, a server's shared device and pool, the engine and
+// runner over several devices (their block queue, budgets, peer sharing
+// and failure handover). The pipeline holds them as graph.GPUOpening,
+// graph.GPUOthers, graph.SharedGPU and graph.GPUPool values.
 //
 // Files:
 //
-//	run.go           Run and Schema: one request from options to records
-//	options.go       Options, Summary, the errors of a request
-//	graph.go         LoadGraph, Graph, LoadOptions: the CSR, built on the CPU
-//	                 or on the GPU
-//	engines.go       the engine choice (auto, cpu, gpu) and the GPU a run takes
-//	gpu.go           the registered GPU (RegisterGPU), tunings, NoGPU, GPUStatus
-//	blocks.go        block planning under the memory budget (graph.SizingOf)
-//	blockorder.go    the stats layout's sources in the engine's block order
-//	schedule.go      the producer: blocks one at a time, started ahead, or from
-//	                 device-resident blocks; several devices' queue depth
-//	pool.go          the recycled (and page-locked) blocks of the matrix layout
-//	narrow.go        targets, cutoff and the k nearest: on the engine or on
-//	                 the host
-//	nearest.go       the engine that answers the nearest layout
-//	betweenness.go   the betweenness layout
-//	ch.go            the ch algorithm (a contraction hierarchy)
-//	overflow.go      refusing graphs whose distances could overflow their type
-//	estimate.go      EstimateOutput and Plan: a result's size, engine and algorithm
-//	                 before the run (--dry-run, the free-space check)
-//	names.go         the names of graph a front end uses
-//	timings.go       the --verbose time lines
-//	verify.go        Verify: sampled sources against the oracles
-//	verify_rows.go   RowCheck: the rows of one run against the oracles
-//	bandwidth.go     MeasureDownload: the device-to-host rate
-//	devices.go       which devices a run takes (--devices) and opening them
-//	devices_gpu.go   counting and listing the devices
-//	devices_pool.go  GPUPool: a server's devices, one query on each
-//	shared.go        SharedGPU: one engine for the runs of many graphs
-//	opening.go       DeviceOpening, OpenEarly, Release: the device opened
-//	                 beside the read, and the CSR built and planned beside it
-//	opening_others.go OtherDevices: the other devices opened beside the read
+//   - doc.go: this overview
+//   - run.go: Run and Schema: one request from options to records
+//   - options.go: Options, Summary, the errors of a request
+//   - graph.go: LoadGraph, Graph, LoadOptions: the CSR, built on the CPU or on the GPU
+//   - engines.go: the engine choice (auto, cpu, gpu) and the GPU a run takes
+//   - gpu.go: the registered GPU (RegisterGPU), tunings, NoGPU, GPUStatus, a server's shared device and pool
+//   - devices.go: which devices a run takes (--devices), opened by the driver
+//   - opening.go: OpensEarly, the CSR built and planned beside an early opening, Release
+//   - shared.go: ResidentGraphs: graphs kept on a server's shared device
+//   - blocks.go: block planning under the memory budget (graph.SizingOf)
+//   - blockorder.go: the stats layout's sources in the engine's block order
+//   - schedule.go: the producer: blocks one at a time, started ahead, or from device-resident blocks; several devices' queue depth
+//   - pool.go: the recycled (and page-locked) blocks of the matrix layout
+//   - narrow.go: targets, cutoff and the k nearest: on the engine or on the host
+//   - nearest.go: the engine that answers the nearest layout
+//   - betweenness.go: the betweenness layout
+//   - ch.go: the ch algorithm (a contraction hierarchy)
+//   - overflow.go: refusing graphs whose distances could overflow their type
+//   - estimate.go: EstimateOutput and Plan: a result's size, engine and algorithm before the run (--dry-run, the free-space check)
+//   - names.go: the names of graph a front end uses
+//   - timings.go: the --verbose time lines
+//   - verify.go: Verify: sampled sources against the oracles
+//   - verify_rows.go: RowCheck: the rows of one run against the oracles
+//   - bandwidth.go: MeasureDownload: the device-to-host rate
 package pipeline

@@ -87,8 +87,9 @@ func (g *Graph) engine(opt Options, sources int) (eng graph.Engine, release func
 	g.mu.Lock()
 	device, gpuErr := g.device, g.gpuErr
 	g.mu.Unlock()
-	shared, turn := false, false
-	open := func() (graph.Engine, error) { return openGPU(tune) }
+	shared := false
+	var turn func() // the shared GPU's turn, held for the run
+	open := func() (graph.Engine, error) { return openGPU(opt.driver(), tune) }
 	switch {
 	case device != nil:
 		open = func() (graph.Engine, error) {
@@ -99,25 +100,25 @@ func (g *Graph) engine(opt Options, sources int) (eng graph.Engine, release func
 		open = func() (graph.Engine, error) { return nil, gpuErr }
 	case opt.GPU != nil:
 		open = func() (graph.Engine, error) {
-			e, err := opt.GPU.acquire()
+			e, release, err := opt.GPU.Acquire()
 			if err != nil {
 				return nil, err
 			}
-			turn = true
+			turn = release
 			return e.Engine(tune), nil
 		}
 	}
 	eng, err = chooseEngine(opt, sources, open)
-	if turn && (err != nil || eng == nil) {
-		opt.GPU.turn.Unlock()
-		turn = false
+	if turn != nil && (err != nil || eng == nil) {
+		turn()
+		turn = nil
 	}
 	if err != nil {
 		return nil, nil, err
 	}
 	switch {
-	case turn:
-		return eng, opt.GPU.turn.Unlock, nil
+	case turn != nil:
+		return eng, turn, nil
 	case shared:
 		return eng, func() {}, nil
 	}

@@ -5,10 +5,8 @@ package pipeline
 // package gpu/devices'), so that the pipeline imports no GPU code.
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 
 	"github.com/pathctl/pathctl/graph"
 )
@@ -52,20 +50,56 @@ func (unregisteredGPU) CheckTune(spec string) error {
 	return nil
 }
 
-// Group is an engine that fails: no GPU engine opened its devices.
-func (unregisteredGPU) Group([]graph.DeviceSlot, graph.GroupConfig) graph.Engine { return noGroup{} }
-
-type noGroup struct{}
-
-func (noGroup) Name() string { return "gpu" }
-func (noGroup) Prepare(context.Context, *graph.CSR, graph.Request) (graph.Runner, error) {
+// OpenGroup fails: no GPU engine opens the devices.
+func (unregisteredGPU) OpenGroup([]int, graph.GPUDevice, graph.GPUOthers, string, graph.GroupConfig) (graph.Engine, error) {
 	return nil, errNoGPUEngine
 }
 
-// openGPU opens the GPU engine on the first device, its runs tuned by
-// tune. The caller closes it.
-func openGPU(tune string) (graph.Engine, error) {
-	e, err := newGPU()
+// Shared is a device that never opens.
+func (unregisteredGPU) Shared() graph.SharedGPU { return noShared{} }
+
+// Pool is none: the runs share the (unopenable) shared device.
+func (unregisteredGPU) Pool([]int) graph.GPUPool { return nil }
+
+// noShared is the shared device of a program without a GPU engine.
+type noShared struct{}
+
+func (noShared) Acquire() (graph.GPUDevice, func(), error)   { return nil, nil, errNoGPUEngine }
+func (noShared) TryAcquire() (graph.GPUDevice, func(), bool) { return nil, nil, false }
+func (noShared) Opened() bool                                { return false }
+func (noShared) Forget(*graph.CSR) error                     { return nil }
+func (noShared) GraphUploads() int64                         { return 0 }
+func (noShared) KeptBytes() int64                            { return 0 }
+func (noShared) Close() error                                { return nil }
+
+// NewSharedGPU is the registered GPU side's shared device for a server's
+// runs (Options.GPU): opened by the first run that wants it, closed by
+// its Close.
+func NewSharedGPU() graph.SharedGPU { return gpuDriver.Shared() }
+
+// NewGPUPool is the registered GPU side's pool of a server's devices
+// (Options.GPUs; devices nil: every device), nil where a server needs
+// none (one device): its runs then share NewSharedGPU's.
+func NewGPUPool(devices []int) graph.GPUPool { return gpuDriver.Pool(devices) }
+
+// DeviceFailed reports whether err is a failure of the GPU itself (a
+// driver call's error status, out of memory included) rather than of the
+// input or the request: a run that failed so may be run again on the CPU.
+func DeviceFailed(err error) bool { return gpuDriver.Failed(err) }
+
+// driver is the GPU side of a run: Options.Driver where set, else the
+// registered one.
+func (opt Options) driver() graph.GPU {
+	if opt.Driver != nil {
+		return opt.Driver
+	}
+	return gpuDriver
+}
+
+// openGPU opens driver's GPU engine on the first device, its runs tuned
+// by tune. The caller closes it.
+func openGPU(driver graph.GPU, tune string) (graph.Engine, error) {
+	e, err := driver.Open(0)
 	if err != nil {
 		return nil, err
 	}
@@ -90,12 +124,8 @@ func CheckTune(spec string) error { return gpuDriver.CheckTune(spec) }
 // else eng.
 func tuned(eng graph.Engine, tune string) graph.Engine { return gpuDriver.Tuned(eng, tune) }
 
-// gpuOpens counts the GPU engines opened, so that tests can check that a
-// graph built on the GPU and its runs share one context.
-var gpuOpens atomic.Int64
-
-// newGPU opens the GPU engine on the first device, counting it.
-func newGPU() (graph.GPUDevice, error) { return newGPUOn(0) }
+// newGPU opens the GPU engine on the first device.
+func newGPU() (graph.GPUDevice, error) { return gpuDriver.Open(0) }
 
 // NoGPU reports whether err says that this machine has no GPU to use at
 // all (no driver library, or no device, or no GPU engine in the

@@ -42,24 +42,21 @@ type LoadOptions struct {
 	// place): ids without edges become vertices every other vertex finds
 	// unreachable. nil: the vertex set is the ids in the edges.
 	Vertices *arrowio.Vertices
-	// Device, when set, is the GPU engine OpenDeviceEarly began to open
-	// beside the read: where LoadGraph builds on the GPU it takes that
-	// engine, waiting for what is left of the open, instead of opening
-	// one; where it builds on the CPU it gives the opening up without
-	// waiting (a goroutine closes it). The caller still Closes it, which
-	// does nothing once LoadGraph took it.
-	Device *DeviceOpening
+	// Device, when set, is the GPU engine opening beside the read
+	// (gpu/devices' Opening, begun where OpensEarly says so): where
+	// LoadGraph builds on the GPU it takes that engine, waiting for what
+	// is left of the open, instead of opening one; where it builds on the
+	// CPU it gives the opening up without waiting (a goroutine closes it).
+	Device graph.GPUOpening
 	// OtherDevices, when set, are the engines of the run's devices past
-	// the first, opening beside the read (OpenOtherDevicesEarly): where
+	// the first, opening beside the read (gpu/devices' Others): where
 	// LoadGraph builds for the GPU the graph keeps them for its runs over
 	// several devices (and ends those no run took in Close or
-	// AbandonDevice); otherwise it gives them up. The caller still gives
-	// them up or closes them, which does nothing once the graph kept them.
-	OtherDevices *OtherDevices
+	// AbandonDevice); otherwise it gives them up.
+	OtherDevices graph.GPUOthers
 	// ExitAfter says that the process exits right after the graph's runs
-	// (the CLI's): what OpenEarly began to open and no graph took is
-	// abandoned to the exit rather than closed, and Release leaves the
-	// graph's device to the exit (AbandonDevice) rather than closing it.
+	// (the CLI's): Release leaves the graph's device to the exit
+	// (AbandonDevice) rather than closing it.
 	ExitAfter bool
 	// Devices are the GPUs the runs will use (Options.Devices): a CSR
 	// built on the GPU is built on the first of them. nil: device 0.
@@ -89,7 +86,7 @@ type LoadTimes struct {
 	DeviceOpen time.Duration
 	// DeviceWait is the part of DeviceOpen that LoadGraph waited for: all
 	// of it where LoadGraph opened the device, what was left of an early
-	// opening (OpenDeviceEarly) after the read otherwise.
+	// opening (LoadOptions.Device) after the read otherwise.
 	DeviceWait time.Duration
 	// Early says that the device was opened early, beside the read.
 	Early bool
@@ -134,7 +131,7 @@ type Graph struct {
 	// others are the openings of the other devices of runs over several
 	// (LoadOptions.OtherDevices), kept where the graph was built for the
 	// GPU; nil otherwise and after Close.
-	others *OtherDevices
+	others graph.GPUOthers
 }
 
 // LoadGraph builds the CSR of t, on the CPU or the GPU as opt.Engine says,
@@ -147,8 +144,12 @@ type Graph struct {
 func LoadGraph(t *arrowio.EdgeTable, opt LoadOptions) (*Graph, error) {
 	// An early opening the build does not take is given up on every path,
 	// and so are the other devices' where the graph does not keep them.
-	defer opt.Device.discard()
-	defer opt.OtherDevices.GiveUp()
+	if opt.Device != nil {
+		defer opt.Device.GiveUp()
+	}
+	if opt.OtherDevices != nil {
+		defer opt.OtherDevices.GiveUp()
+	}
 	tune, err := gpuTuning(opt.Tune)
 	if err != nil {
 		return nil, err
@@ -230,16 +231,16 @@ func LoadGraph(t *arrowio.EdgeTable, opt LoadOptions) (*Graph, error) {
 
 // openDevice opens the GPU engine, or takes it from early where the read
 // began to open it, and records how long that took.
-func (g *Graph) openDevice(early *DeviceOpening, ordinal int) (graph.GPUDevice, error) {
+func (g *Graph) openDevice(early graph.GPUOpening, ordinal int) (graph.GPUDevice, error) {
 	if early != nil {
-		e, took, waited, err := early.take()
-		if !errors.Is(err, errOpeningTaken) {
+		e, took, waited, err := early.Take()
+		if !errors.Is(err, graph.ErrOpeningTaken) {
 			g.times.DeviceOpen, g.times.DeviceWait, g.times.Early = took, waited, true
 			return e, err
 		}
 	}
 	start := time.Now()
-	e, err := newGPUOn(ordinal)
+	e, err := gpuDriver.Open(ordinal)
 	g.times.DeviceOpen = time.Since(start)
 	g.times.DeviceWait = g.times.DeviceOpen
 	return e, err
@@ -315,7 +316,10 @@ func (g *Graph) HoldsDevice() bool {
 // stay valid; later runs open an engine of their own. Closing twice, or a
 // graph built on the CPU, does nothing. Close no graph that a Run is using.
 func (g *Graph) Close() error {
-	err := g.takeOthers().close()
+	var err error
+	if o := g.takeOthers(); o != nil {
+		err = o.End(false)
+	}
 	if e := g.takeDevice(); e != nil {
 		return errors.Join(err, e.Close())
 	}
@@ -323,11 +327,11 @@ func (g *Graph) Close() error {
 }
 
 // keepOthers keeps the other devices' openings with g for its runs.
-func (g *Graph) keepOthers(o *OtherDevices) {
+func (g *Graph) keepOthers(o graph.GPUOthers) {
 	if o == nil {
 		return
 	}
-	o.keep()
+	o.Keep()
 	g.mu.Lock()
 	g.others = o
 	g.mu.Unlock()
@@ -335,19 +339,12 @@ func (g *Graph) keepOthers(o *OtherDevices) {
 
 // takeOthers hands over the other devices' openings g keeps, if any, and
 // forgets them.
-func (g *Graph) takeOthers() *OtherDevices {
+func (g *Graph) takeOthers() graph.GPUOthers {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	o := g.others
 	g.others = nil
 	return o
-}
-
-// otherDevices are the other devices' openings g keeps (nil: none).
-func (g *Graph) otherDevices() *OtherDevices {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.others
 }
 
 // takeDevice hands over the engine g keeps, if any, and forgets it.

@@ -1,36 +1,16 @@
 package pipeline
 
+// The device opened early, beside the read (gpu/devices' Opening, as a
+// graph.GPUOpening in LoadOptions.Device): the rule of when a run opens
+// it, and the CSR built on the CPU, with the GPU kernel's plan, while
+// LoadGraph waits for what is left of the open.
+
 import (
-	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/pathctl/pathctl/graph"
-	"github.com/pathctl/pathctl/internal/trace"
 )
-
-// DeviceOpening is a GPU engine opening in a goroutine of its own while the
-// edges are read (OpenDeviceEarly, or OpenDevice from process start):
-// creating the context and loading the kernel image take 130-225 ms on an
-// H100, longer than reading a million-edge Parquet file (65 ms), so that
-// side by side the two cost the longer of them instead of their sum, and
-// the CSR is built on the CPU in the rest of the wait (buildBesideOpening).
-// LoadGraph takes it through LoadOptions.Device; Close it, or GiveUp, on
-// every path, since a read that fails never reaches LoadGraph (both do
-// nothing after LoadGraph took it). The nil *DeviceOpening is an opening
-// never started: its methods do nothing.
-type DeviceOpening struct {
-	done  chan struct{} // closed when the open returned
-	e     graph.GPUDevice
-	err   error
-	took  time.Duration // of the open itself
-	mu    sync.Mutex
-	taken bool // by LoadGraph or Close
-	// exiting says that the process exits after the run (LeaveToExit): an
-	// engine given up is abandoned to the exit rather than closed.
-	exiting bool
-}
 
 // minEarlyOpenBytes is the smallest input on which auto, asked for every
 // source, opens the device before it knows the vertex count: below it the
@@ -39,48 +19,17 @@ type DeviceOpening struct {
 // Where the size is unknown (standard input) the device is opened early.
 const minEarlyOpenBytes = 256 << 10
 
-// OpenDeviceEarly starts opening the GPU engine in its own goroutine when a
-// graph loaded with opt will be built on the GPU, or may be: engine "gpu";
-// engine "auto" for minGPUSources sources or more; and auto for every
-// source (opt.Sources 0), which depends on the vertex count not yet read,
-// when inputBytes, the size of the edge input (-1 where unknown), is at
-// least minEarlyOpenBytes. Otherwise (engine "cpu", few sources, a small
-// input) it returns nil and opens nothing. Pass the result as
-// opt.Device to LoadGraph, and Close it. On a machine without a GPU the
-// open fails within milliseconds (no driver library, or no device) and
-// LoadGraph treats that failure as it treats its own.
-func OpenDeviceEarly(opt LoadOptions, inputBytes int64) *DeviceOpening {
-	if !opensEarly(opt, inputBytes) {
-		return nil
-	}
-	ordinal := firstDevice(opt.Devices)
-	return startOpening(func() (graph.GPUDevice, error) { return newGPUOn(ordinal) })
-}
-
-// OpenDevice starts opening the GPU engine in its own goroutine, for a
-// caller that has decided, before the flags are parsed or the input read,
-// that the run may use the GPU (the CLI opens it at process start where its
-// command line passes OpensEarly): creating the context then overlaps the
-// start-up and the read whole. Pass it as LoadOptions.Device: LoadGraph
-// takes it, or gives it up without waiting where the graph is built on the
-// CPU. A caller that never reaches LoadGraph gives it up (GiveUp) or closes
-// it.
-func OpenDevice() *DeviceOpening { return startOpening(newGPU) }
-
-// OpenDeviceWith is OpenDevice with open in place of opening the GPU engine
-// on the first device: tests pass an open that takes as long as
-// they want, or fails.
-func OpenDeviceWith(open func() (graph.GPUDevice, error)) *DeviceOpening { return startOpening(open) }
-
 // OpensEarly reports whether a graph loaded with opt, from an edge input
 // of inputBytes bytes (-1 where unknown), may be built on the GPU, so that
-// opening the device before the read is worth it: OpenDeviceEarly's rule.
-func OpensEarly(opt LoadOptions, inputBytes int64) bool { return opensEarly(opt, inputBytes) }
-
-// opensEarly is OpenDeviceEarly's rule, the same as LoadGraph's (which
+// opening the device before the read is worth it: engine "gpu"; engine
+// "auto" for minGPUSources sources or more; and auto for every source
+// (opt.Sources 0), which depends on the vertex count not yet read, when
+// the input is at least minEarlyOpenBytes. It is LoadGraph's rule (which
 // opens the device where auto's sources reach minGPUSources) with the
-// vertex count guessed from the input's size.
-func opensEarly(opt LoadOptions, inputBytes int64) bool {
+// vertex count guessed from the input's size. On a machine without a GPU
+// an early open fails within milliseconds (no driver library, or no
+// device), and LoadGraph treats that failure as it treats its own.
+func OpensEarly(opt LoadOptions, inputBytes int64) bool {
 	switch opt.Engine {
 	case "gpu":
 		return true
@@ -91,126 +40,6 @@ func opensEarly(opt LoadOptions, inputBytes int64) bool {
 		return inputBytes < 0 || inputBytes >= minEarlyOpenBytes
 	}
 	return false
-}
-
-// startOpening runs open in a goroutine of its own. The engine's driver
-// calls run on its device goroutine, locked to an OS thread
-// (gpu/device.go), so the goroutine that opens it needs no lock of its own.
-func startOpening(open func() (graph.GPUDevice, error)) *DeviceOpening {
-	o := &DeviceOpening{done: make(chan struct{})}
-	start := time.Now()
-	go func() {
-		defer close(o.done)
-		trace.Printf("pipeline", "opening the device")
-		o.e, o.err = open()
-		o.took = time.Since(start)
-		trace.Printf("pipeline", "device opened (%v)", o.err == nil)
-	}()
-	return o
-}
-
-var errOpeningTaken = errors.New("pipeline: the early device opening was already taken or closed")
-
-// take waits for the opening and hands its engine (or its error) to the
-// caller, who closes the engine; waited is how long take blocked, took how
-// long the open lasted. A second take, or a take after Close, fails.
-func (o *DeviceOpening) take() (e graph.GPUDevice, took, waited time.Duration, err error) {
-	o.mu.Lock()
-	taken := o.taken
-	o.taken = true
-	o.mu.Unlock()
-	if taken {
-		return nil, 0, 0, errOpeningTaken
-	}
-	start := time.Now()
-	<-o.done
-	return o.e, o.took, time.Since(start), o.err
-}
-
-// Close waits for the opening to end and closes the engine it opened,
-// unless LoadGraph took it. Closing twice does nothing.
-func (o *DeviceOpening) Close() error {
-	if o == nil {
-		return nil
-	}
-	o.mu.Lock()
-	taken := o.taken
-	o.taken = true
-	o.mu.Unlock()
-	if taken {
-		return nil
-	}
-	<-o.done
-	if o.e == nil {
-		return nil
-	}
-	return o.e.Close()
-}
-
-// discard gives the opening up without waiting for it: a goroutine waits
-// and closes the engine, so that a run on the CPU does not wait for a
-// device it will not use. Unless taken already, later takes fail and Close
-// does nothing.
-func (o *DeviceOpening) discard() {
-	if o == nil {
-		return
-	}
-	o.mu.Lock()
-	taken, exiting := o.taken, o.exiting
-	o.taken = true
-	o.mu.Unlock()
-	if taken {
-		return
-	}
-	go func() {
-		<-o.done
-		switch {
-		case o.e == nil:
-		case exiting:
-			o.e.Abandon()
-		default:
-			o.e.Close()
-		}
-	}()
-}
-
-// GiveUp gives the opening up without waiting for it, unless LoadGraph took
-// it: a goroutine waits for the open and closes the engine (abandons it,
-// after LeaveToExit). Later takes fail and Close does nothing. Giving up
-// twice, or the nil opening, does nothing.
-func (o *DeviceOpening) GiveUp() { o.discard() }
-
-// LeaveToExit says that the process exits right after the run: an engine
-// the opening gives up is abandoned (graph.GPUDevice.Abandon), its context left
-// to the exit to release, instead of torn down beside the run. Only a
-// process about to exit calls it; the nil opening ignores it.
-func (o *DeviceOpening) LeaveToExit() {
-	if o == nil {
-		return
-	}
-	o.mu.Lock()
-	o.exiting = true
-	o.mu.Unlock()
-}
-
-// pending reports whether the opening is still under way and not yet
-// taken.
-func (o *DeviceOpening) pending() bool {
-	if o == nil {
-		return false
-	}
-	o.mu.Lock()
-	taken := o.taken
-	o.mu.Unlock()
-	if taken {
-		return false
-	}
-	select {
-	case <-o.done:
-		return false
-	default:
-		return true
-	}
 }
 
 // buildBesideOpening builds the CSR on the CPU while LoadGraph waits for an
@@ -262,8 +91,8 @@ func plansAhead(opt LoadOptions) bool {
 // maxVerticesPlannedAhead) begins once the CSR is built, on a graph
 // without negative weights while the opening has not failed
 // (plansAhead), under tune (LoadOptions.Tune), and comes with it.
-func (g *Graph) startBuildBesideOpening(early *DeviceOpening, bopt graph.BuildOptions, plan bool, tune string) <-chan besideBuild {
-	if !buildBesideOpening || len(g.Table.Edges.Src) > maxRowsBesideOpening || !early.pending() {
+func (g *Graph) startBuildBesideOpening(early graph.GPUOpening, bopt graph.BuildOptions, plan bool, tune string) <-chan besideBuild {
+	if !buildBesideOpening || early == nil || len(g.Table.Edges.Src) > maxRowsBesideOpening || !early.Pending() {
 		return nil
 	}
 	out := make(chan besideBuild, 1) // the build never waits for a reader
@@ -271,7 +100,7 @@ func (g *Graph) startBuildBesideOpening(early *DeviceOpening, bopt graph.BuildOp
 		start := time.Now()
 		csr, err := graph.Build(&g.Table.Edges, bopt)
 		b := besideBuild{csr: csr, took: time.Since(start), err: err}
-		if err == nil && plan && !csr.HasNegative() && csr.NumVertices >= minGPUSources && !early.failed() {
+		if err == nil && plan && !csr.HasNegative() && csr.NumVertices >= minGPUSources && !early.Failed() {
 			var sources []graph.VertexID // the graph's shape and rank alone
 			if csr.NumVertices <= maxVerticesPlannedAhead {
 				sources = everyVertex(csr.NumVertices)
@@ -335,69 +164,6 @@ func (g *Graph) finishBuildBesideOpening(beside <-chan besideBuild, e graph.GPUD
 	return true, nil
 }
 
-// failed reports whether the opening ended without an engine (no GPU
-// here): a plan for the GPU is then not worth making. false while it is
-// under way.
-func (o *DeviceOpening) failed() bool {
-	select {
-	case <-o.done:
-		return o.err != nil
-	default:
-		return false
-	}
-}
-
-// Started reports whether an opening was started (a non-nil opening).
-func (o *DeviceOpening) Started() bool { return o != nil }
-
-// EarlyDevices are the GPU engines OpenEarly began to open for one graph.
-// The nil *EarlyDevices opened nothing.
-type EarlyDevices struct {
-	first  *DeviceOpening // nil where the caller's LoadOptions.Device was set
-	others *OtherDevices
-	exits  bool // LoadOptions.ExitAfter
-}
-
-// OpenEarly begins to open, beside the read of an edge input of
-// inputBytes bytes (-1 where unknown), the GPU engines that a graph
-// loaded with *opt may take, under OpenDeviceEarly's rule: the first
-// device, unless opt.Device is set already (an opening begun at process
-// start, OpenDevice), and the others of a run over several
-// (OpenOtherDevicesEarly). It sets opt.Device and opt.OtherDevices for
-// LoadGraph. Release the result on every path, read failures included.
-func OpenEarly(opt *LoadOptions, inputBytes int64) *EarlyDevices {
-	e := &EarlyDevices{exits: opt.ExitAfter}
-	if opt.Device == nil {
-		e.first = OpenDeviceEarly(*opt, inputBytes)
-		opt.Device = e.first
-	}
-	e.others = OpenOtherDevicesEarly(*opt, inputBytes)
-	opt.OtherDevices = e.others
-	if e.exits {
-		e.first.LeaveToExit()
-		e.others.LeaveToExit()
-	}
-	return e
-}
-
-// Release ends what no graph took of the openings: after ExitAfter it
-// gives them up without waiting (GiveUp: a goroutine abandons each engine
-// to the exit), else it waits for them and closes their engines. What a
-// graph took stays the graph's (Graph.Release). Releasing twice, or the
-// nil *EarlyDevices, does nothing more.
-func (e *EarlyDevices) Release() {
-	if e == nil {
-		return
-	}
-	if e.exits {
-		e.others.GiveUp()
-		e.first.GiveUp()
-		return
-	}
-	e.others.Close()
-	e.first.Close()
-}
-
 // Release ends g's use of its GPU engine, once every run on g ended and
 // its results were written: where g was loaded with ExitAfter it leaves
 // the device to the process exit (AbandonDevice), which releases it at
@@ -410,10 +176,6 @@ func (g *Graph) Release() error {
 	return g.Close()
 }
 
-// OpenTimes says where opening a GPU engine took its time (the GPU
-// engine's split of its opening).
-type OpenTimes = graph.GPUOpenTimes
-
 // AbandonDevice ends the use of the GPU engine a graph built on the GPU
 // keeps, without tearing its context down (gpu.Engine.Abandon), for a
 // process that exits right after the run: the exit releases the device at
@@ -423,8 +185,7 @@ type OpenTimes = graph.GPUOpenTimes
 // closed, does nothing. Processes that go on (a server, tests) call Close.
 func (g *Graph) AbandonDevice() error {
 	if o := g.takeOthers(); o != nil {
-		o.LeaveToExit()
-		o.giveUp()
+		o.End(true)
 	}
 	if e := g.takeDevice(); e != nil {
 		return e.Abandon()
@@ -434,12 +195,12 @@ func (g *Graph) AbandonDevice() error {
 
 // DeviceOpenTimes says where opening the GPU engine that g keeps took its
 // time (zero where g keeps none: built on the CPU, or closed).
-func (g *Graph) DeviceOpenTimes() OpenTimes {
+func (g *Graph) DeviceOpenTimes() graph.GPUOpenTimes {
 	g.mu.Lock()
 	e := g.device
 	g.mu.Unlock()
 	if e == nil {
-		return OpenTimes{}
+		return graph.GPUOpenTimes{}
 	}
 	return e.OpenTimes()
 }

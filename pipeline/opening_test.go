@@ -9,14 +9,15 @@ import (
 	"time"
 
 	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/gpu/devices"
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/internal/testgraphs"
 )
 
-// TestOpenDeviceEarlyRule checks when the device is opened beside the
+// TestOpensEarly checks when the device is opened beside the
 // read: as LoadGraph would open it, with the vertex count of "every
 // source" guessed from the input's size.
-func TestOpenDeviceEarlyRule(t *testing.T) {
+func TestOpensEarly(t *testing.T) {
 	cases := []struct {
 		engine  string
 		sources int
@@ -36,12 +37,9 @@ func TestOpenDeviceEarlyRule(t *testing.T) {
 		{"auto", 0, minEarlyOpenBytes, true},
 	}
 	for _, c := range cases {
-		if got := opensEarly(LoadOptions{Engine: c.engine, Sources: c.sources}, c.bytes); got != c.want {
+		if got := OpensEarly(LoadOptions{Engine: c.engine, Sources: c.sources}, c.bytes); got != c.want {
 			t.Errorf("engine %q, %d sources, %d bytes: opens early %v, want %v", c.engine, c.sources, c.bytes, got, c.want)
 		}
-	}
-	if o := OpenDeviceEarly(LoadOptions{Engine: "cpu"}, 1<<30); o != nil || o.Started() || o.Close() != nil {
-		t.Errorf("engine cpu: an opening was started")
 	}
 }
 
@@ -83,7 +81,7 @@ func TestDeviceOpensBesideTheRead(t *testing.T) {
 	noGPU := errors.New("gpu: no device here")
 	for _, engine := range []string{"auto", "gpu"} {
 		opener := newBlockedOpener(noGPU)
-		opening := startOpening(opener.open)
+		opening := devices.OpenWith(opener.open)
 		opener.waitStarted(t) // started, and startOpening returned: no wait
 		tbl := randomTable(rng, 2*minGPUSources, 8*minGPUSources, testgraphs.Int)
 		const rest = 30 * time.Millisecond
@@ -121,7 +119,7 @@ func TestDeviceOpensBesideTheRead(t *testing.T) {
 		if err := opening.Close(); err != nil {
 			t.Errorf("%s: Close after LoadGraph took the opening: %v", engine, err)
 		}
-		if _, _, _, err := opening.take(); !errors.Is(err, errOpeningTaken) {
+		if _, _, _, err := opening.Take(); !errors.Is(err, graph.ErrOpeningTaken) {
 			t.Errorf("%s: a second take: %v", engine, err)
 		}
 	}
@@ -138,21 +136,21 @@ func TestDeviceOpeningGivenUp(t *testing.T) {
 	big := randomTable(rng, 2*minGPUSources, 400, testgraphs.Int)
 	cases := []struct {
 		name string
-		load func(o *DeviceOpening) error
+		load func(o *devices.Opening) error
 	}{
-		{"few vertices", func(o *DeviceOpening) error {
+		{"few vertices", func(o *devices.Opening) error {
 			_, err := LoadGraph(small, LoadOptions{Engine: "auto", Device: o})
 			return err
 		}},
-		{"few sources", func(o *DeviceOpening) error {
+		{"few sources", func(o *devices.Opening) error {
 			_, err := LoadGraph(big, LoadOptions{Engine: "auto", Sources: 3, Device: o})
 			return err
 		}},
-		{"engine cpu", func(o *DeviceOpening) error {
+		{"engine cpu", func(o *devices.Opening) error {
 			_, err := LoadGraph(big, LoadOptions{Engine: "cpu", Device: o})
 			return err
 		}},
-		{"unknown engine", func(o *DeviceOpening) error {
+		{"unknown engine", func(o *devices.Opening) error {
 			if _, err := LoadGraph(big, LoadOptions{Engine: "tpu", Device: o}); !errors.Is(err, ErrInvalid) {
 				t.Errorf("engine tpu: %v", err)
 			}
@@ -163,8 +161,8 @@ func TestDeviceOpeningGivenUp(t *testing.T) {
 		bad := badTables[bt]
 		cases = append(cases, struct {
 			name string
-			load func(o *DeviceOpening) error
-		}{"bad table: " + bad.name, func(o *DeviceOpening) error {
+			load func(o *devices.Opening) error
+		}{"bad table: " + bad.name, func(o *devices.Opening) error {
 			opt := bad.opt
 			opt.Engine, opt.Device = "auto", o
 			if _, err := LoadGraph(&arrowio.EdgeTable{Edges: bad.edges, Name: "bad.csv"}, opt); err == nil {
@@ -175,7 +173,7 @@ func TestDeviceOpeningGivenUp(t *testing.T) {
 	}
 	for _, c := range cases {
 		opener := newBlockedOpener(errors.New("gpu: not used"))
-		opening := startOpening(opener.open)
+		opening := devices.OpenWith(opener.open)
 		opener.waitStarted(t)
 		loaded := make(chan error, 1)
 		go func() { loaded <- c.load(opening) }()
@@ -188,7 +186,7 @@ func TestDeviceOpeningGivenUp(t *testing.T) {
 			close(opener.release)
 			t.Fatalf("%s: LoadGraph waited for a device it does not use", c.name)
 		}
-		if _, _, _, err := opening.take(); !errors.Is(err, errOpeningTaken) {
+		if _, _, _, err := opening.Take(); !errors.Is(err, graph.ErrOpeningTaken) {
 			t.Errorf("%s: the opening was not given up: take %v", c.name, err)
 		}
 		close(opener.release)
@@ -196,7 +194,7 @@ func TestDeviceOpeningGivenUp(t *testing.T) {
 
 	// A read that fails never reaches LoadGraph: Close waits for the open.
 	opener := newBlockedOpener(nil)
-	opening := startOpening(opener.open)
+	opening := devices.OpenWith(opener.open)
 	opener.waitStarted(t)
 	closed := make(chan error, 1)
 	go func() { closed <- opening.Close() }()
@@ -236,11 +234,11 @@ func TestDeviceOpenedEarlyOnGPU(t *testing.T) {
 	// on the CPU beside the open, long before it ends), and loaded once the
 	// open ended (the CSR is built on the GPU).
 	for _, waitOpen := range []bool{false, true} {
-		opens := gpuOpens.Load()
-		opening := OpenDeviceEarly(LoadOptions{Engine: "auto"}, -1)
+		opens := devices.Opens()
+		opening := devices.Open(0)
 		defer opening.Close()
 		if waitOpen {
-			for opening.pending() {
+			for opening.Pending() {
 				time.Sleep(time.Millisecond)
 			}
 		}
@@ -260,7 +258,7 @@ func TestDeviceOpenedEarlyOnGPU(t *testing.T) {
 		if got != want {
 			t.Errorf("open waited for %v: the GPU run of the graph built beside the early device differs from the CPU engine's", waitOpen)
 		}
-		if n := gpuOpens.Load() - opens; n != 1 {
+		if n := devices.Opens() - opens; n != 1 {
 			t.Errorf("open waited for %v: %d engines opened for the early build and its run, want 1", waitOpen, n)
 		}
 		if err := g.Close(); err != nil {
@@ -269,10 +267,10 @@ func TestDeviceOpenedEarlyOnGPU(t *testing.T) {
 	}
 	// Given up by LoadGraph (a small graph), and closed without LoadGraph.
 	small := randomTable(rng, minGPUSources-1, 100, testgraphs.Int)
-	if _, err := LoadGraph(small, LoadOptions{Engine: "auto", Device: OpenDeviceEarly(LoadOptions{Engine: "auto"}, -1)}); err != nil {
+	if _, err := LoadGraph(small, LoadOptions{Engine: "auto", Device: devices.Open(0)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := OpenDeviceEarly(LoadOptions{Engine: "gpu"}, -1).Close(); err != nil {
+	if err := devices.Open(0).Close(); err != nil {
 		t.Fatalf("closing an early opening never used: %v", err)
 	}
 	e, err := newGPU()
@@ -292,7 +290,7 @@ func TestDeviceOpenedEarlyOnGPU(t *testing.T) {
 func TestDeviceOpeningGiveUp(t *testing.T) {
 	for _, exiting := range []bool{false, true} {
 		opener := newBlockedOpener(errors.New("gpu: not used"))
-		opening := OpenDeviceWith(opener.open)
+		opening := devices.OpenWith(opener.open)
 		opener.waitStarted(t)
 		if exiting {
 			opening.LeaveToExit()
@@ -308,7 +306,7 @@ func TestDeviceOpeningGiveUp(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatalf("exiting %v: GiveUp waited for the open", exiting)
 		}
-		if _, _, _, err := opening.take(); !errors.Is(err, errOpeningTaken) {
+		if _, _, _, err := opening.Take(); !errors.Is(err, graph.ErrOpeningTaken) {
 			t.Errorf("exiting %v: take after GiveUp: %v", exiting, err)
 		}
 		close(opener.release)
@@ -316,7 +314,7 @@ func TestDeviceOpeningGiveUp(t *testing.T) {
 			t.Errorf("exiting %v: Close after GiveUp: %v", exiting, err)
 		}
 	}
-	var none *DeviceOpening
+	var none *devices.Opening
 	none.LeaveToExit()
 	none.GiveUp()
 	rng := rand.New(rand.NewPCG(11, 12))
@@ -324,7 +322,7 @@ func TestDeviceOpeningGiveUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := g.AbandonDevice(); err != nil || g.DeviceOpenTimes() != (OpenTimes{}) {
+	if err := g.AbandonDevice(); err != nil || g.DeviceOpenTimes() != (graph.GPUOpenTimes{}) {
 		t.Errorf("a graph built on the CPU: AbandonDevice %v, open times %+v", err, g.DeviceOpenTimes())
 	}
 }
@@ -350,7 +348,7 @@ func TestDeviceLeftToExitOnGPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opening := OpenDevice()
+	opening := devices.Open(0)
 	opening.LeaveToExit()
 	defer opening.GiveUp()
 	g, err := LoadGraph(tbl, LoadOptions{Undirected: true, Engine: "auto", Device: opening})
@@ -376,7 +374,7 @@ func TestDeviceLeftToExitOnGPU(t *testing.T) {
 	if err := g.Close(); err != nil {
 		t.Errorf("Close after AbandonDevice: %v", err)
 	}
-	unused := OpenDevice()
+	unused := devices.Open(0)
 	unused.LeaveToExit()
 	unused.GiveUp()
 	again, err := LoadGraph(tbl, LoadOptions{Undirected: true, Engine: "gpu"})
@@ -404,7 +402,7 @@ func TestCSRBuiltBesideTheOpening(t *testing.T) {
 	noGPU := errors.New("gpu: no device here")
 	for _, engine := range []string{"auto", "gpu"} {
 		opener := newBlockedOpener(noGPU)
-		opening := OpenDeviceWith(opener.open)
+		opening := devices.OpenWith(opener.open)
 		opener.waitStarted(t)
 		time.AfterFunc(30*time.Millisecond, func() { close(opener.release) })
 		var log bytes.Buffer
@@ -435,7 +433,7 @@ func TestCSRBuiltBesideTheOpening(t *testing.T) {
 	bad.Edges.Src[5] = int32(bad.Edges.NumVertices) // outside the vertex range
 	_, wantErr := graph.Build(&bad.Edges, graph.BuildOptions{})
 	opener := newBlockedOpener(noGPU)
-	opening := OpenDeviceWith(opener.open)
+	opening := devices.OpenWith(opener.open)
 	opener.waitStarted(t)
 	time.AfterFunc(20*time.Millisecond, func() { close(opener.release) })
 	if _, err := LoadGraph(bad, LoadOptions{Engine: "auto", Device: opening}); err == nil || !strings.Contains(err.Error(), wantErr.Error()) {
@@ -444,9 +442,9 @@ func TestCSRBuiltBesideTheOpening(t *testing.T) {
 
 	// An opening that ended before the load: nothing is built beside it.
 	opener = newBlockedOpener(noGPU)
-	opening = OpenDeviceWith(opener.open)
+	opening = devices.OpenWith(opener.open)
 	close(opener.release)
-	for opening.pending() {
+	for opening.Pending() {
 		time.Sleep(time.Millisecond)
 	}
 	g, err := LoadGraph(tbl, LoadOptions{Undirected: true, Engine: "auto", Device: opening})

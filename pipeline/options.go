@@ -83,25 +83,25 @@ type Options struct {
 	Allocator memory.Allocator
 	// GPU, when set, is the GPU engine of runs on graphs that keep none of
 	// their own (LoadGraph built their CSR on the CPU), instead of one
-	// opened and closed for the run.
-	GPU *SharedGPU
+	// opened and closed for the run: a server's (NewSharedGPU).
+	GPU graph.SharedGPU
 	// Devices are the GPU ordinals a GPU run uses, one engine each fed
 	// from one queue of source blocks (devices.go); nil means every
 	// device. MemBudget then bounds each device's blocks.
 	Devices []int
-	// GPUs, when set, are a server's GPUs (one engine per device): a GPU
-	// run takes one idle device of them and runs whole on it, instead of
-	// GPU or Devices.
-	GPUs *GPUPool
+	// GPUs, when set, are a server's GPUs (one engine per device,
+	// NewGPUPool): a GPU run takes one idle device of them and runs whole
+	// on it, instead of GPU or Devices.
+	GPUs graph.GPUPool
 	// Tune is the GPU engine's tuning: comma-separated KEY=VALUE settings
 	// that change its defaults (pathctl --tune; docs/engine.md lists every
 	// key, its default and the measurement that chose it). "" runs the
 	// defaults; a bad setting is an ErrInvalid naming it (CheckTune checks
 	// a spec alone). The CPU engine ignores it.
 	Tune string
-
-	// devices, when set, replaces the GPU driver's devices (tests).
-	devices *deviceHooks
+	// Driver, when set, is the GPU side the run opens its devices through
+	// instead of the registered one (RegisterGPU): tests pass fake devices.
+	Driver graph.GPU
 }
 
 // DefaultMemBudget is the CPU engine's block budget when Options.MemBudget is 0.

@@ -72,11 +72,12 @@ type env struct {
 	stdoutIsTTY    bool
 	// start is when Main began: the wall time of --verbose counts from it.
 	start time.Time
-	// device is the GPU engine opening since Main began (opening.go), nil
-	// where the command line did not ask for one; exits says that the
-	// process exits when Main returns (startOptions).
-	device *pipeline.DeviceOpening
-	exits  bool
+	// devices are the GPU engines opened before the graph needs them:
+	// since Main began where the command line asked for one (opening.go),
+	// else beside the read (buildGraph); exits says that the process
+	// exits when Main returns (startOptions).
+	devices *earlyDevices
+	exits   bool
 	// outputs records the result files being written, whose temporary
 	// files a SIGQUIT removes (signals.go); nil records nothing.
 	outputs *outputPaths
@@ -98,21 +99,14 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 func mainWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, opt startOptions) int {
 	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr,
 		stderrIsTTY: isTerminal(stderr), stdoutIsTTY: isTerminal(stdout), start: time.Now(), exits: opt.exits,
-		outputs: opt.outputs}
+		outputs: opt.outputs, devices: newEarlyDevices(opt.exits)}
+	// What no graph took is given up without waiting: a run on the CPU,
+	// or one that failed before, does not wait for a device.
+	defer e.devices.Release()
 	app := App(e)
 	args, err := prepareArgs(app, args)
 	if err == nil && opensAtStart(app, args) {
-		open := opt.openDevice
-		if open == nil {
-			open = pipeline.OpenDevice
-		}
-		e.device = open()
-		if e.exits {
-			e.device.LeaveToExit()
-		}
-		// Unless LoadGraph took it: a run on the CPU, or one that failed
-		// before, does not wait for it.
-		defer e.device.GiveUp()
+		e.devices.OpenFirst(opt.openDevice)
 	}
 	if err == nil {
 		err = app.RunContext(ctx, args)

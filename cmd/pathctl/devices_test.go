@@ -16,7 +16,7 @@ import (
 // of two GPUs.
 func TestPrintInfoListsDevices(t *testing.T) {
 	info := Info{Version: "v", Engines: []pipeline.EngineStatus{{Name: "cpu", Available: true}, {Name: "gpu", Available: true}}, Default: "gpu",
-		Devices: []pipeline.DeviceStatus{
+		Devices: []deviceStatus{
 			{Ordinal: 0, Name: "NVIDIA H200", TotalMemory: 141 << 30, Compute: "9.0", Multiprocessors: 132},
 			{Ordinal: 1, Name: "NVIDIA H200", TotalMemory: 141 << 30, Compute: "9.0", Multiprocessors: 132},
 		}}
@@ -89,7 +89,7 @@ func TestServeDevicesFlag(t *testing.T) {
 		t.Errorf("--max-concurrent 5: %d, %v", cfg.MaxConcurrent, err)
 	}
 	cfg, err = parsedConfig(t)
-	if want := pipeline.DeviceSlots(nil); err != nil || cfg.Devices != nil || cfg.MaxConcurrent != want {
+	if want := deviceSlots(nil); err != nil || cfg.Devices != nil || cfg.MaxConcurrent != want {
 		t.Errorf("defaults: devices %v, max-concurrent %d, %v; want every device and %d", cfg.Devices, cfg.MaxConcurrent, err, want)
 	}
 	var usage usageError

@@ -22,7 +22,7 @@ type Info struct {
 	Engines   []pipeline.EngineStatus `json:"engines"`
 	Default   string                  `json:"default_engine"`
 	// Devices are every GPU the driver sees (run --devices picks among them).
-	Devices []pipeline.DeviceStatus `json:"devices,omitempty"`
+	Devices []deviceStatus `json:"devices,omitempty"`
 }
 
 func collectInfo() Info {
@@ -34,7 +34,7 @@ func collectInfo() Info {
 	}
 	if info.Engines[1].Available {
 		info.Default = "gpu"
-		info.Devices = pipeline.GPUDevices()
+		info.Devices = deviceStatuses()
 	}
 	return info
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/pipeline"
 )
 
@@ -16,7 +17,7 @@ import (
 // H100) then overlap everything before the CSR build instead of starting
 // with the read. Where the command line cannot say (a sources file, flags
 // this pre-parse does not follow), the device opens as before, beside the
-// read, once the flags are parsed (pipeline.OpenEarly).
+// read, once the flags are parsed (earlyDevices.Begin).
 
 // startOptions are what main knows of the process that tests calling Main
 // do not.
@@ -25,8 +26,8 @@ type startOptions struct {
 	// context is then left to the exit to release (gpu.Engine.Abandon)
 	// instead of torn down piece by piece after the run.
 	exits bool
-	// openDevice starts opening the device; nil is pipeline.OpenDevice.
-	openDevice func() *pipeline.DeviceOpening
+	// openDevice opens the device at process start; nil opens device 0.
+	openDevice func() (graph.GPUDevice, error)
 	// outputs records the result files written, for quitOnSignal.
 	outputs *outputPaths
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/pathctl/pathctl/gpu"
 	"github.com/pathctl/pathctl/graph"
-	"github.com/pathctl/pathctl/pipeline"
 )
 
 // edgeFile writes a CSV of rows weighted edges over n vertices.
@@ -98,18 +97,16 @@ func newStuckOpener(t *testing.T) *stuckOpener {
 	return o
 }
 
-func (o *stuckOpener) open() *pipeline.DeviceOpening {
+func (o *stuckOpener) open() (graph.GPUDevice, error) {
 	o.opened.Add(1)
-	return pipeline.OpenDeviceWith(func() (graph.GPUDevice, error) {
-		<-o.release
-		return nil, errors.New("gpu: released by the test")
-	})
+	<-o.release
+	return nil, errors.New("gpu: released by the test")
 }
 
 // runMain runs the CLI in process as main does (exits: true) or as tests
 // do, with open as the device opener, and fails the test if it does not
 // return within limit.
-func runMain(t *testing.T, exits bool, open func() *pipeline.DeviceOpening, limit time.Duration, args ...string) result {
+func runMain(t *testing.T, exits bool, open func() (graph.GPUDevice, error), limit time.Duration, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
 	done := make(chan int, 1)
@@ -164,6 +161,10 @@ func TestCPURunDoesNotWaitForTheDevice(t *testing.T) {
 			if r.code != c.code {
 				t.Errorf("%s: exit %d, want %d: %s", name, r.code, c.code, r.stderr)
 			}
+			// The open runs in a goroutine of its own: give it a moment.
+			for deadline := time.Now().Add(5 * time.Second); c.opens && opener.opened.Load() == 0 && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
 			if got := opener.opened.Load() == 1; got != c.opens {
 				t.Errorf("%s: opened at start %v, want %v", name, got, c.opens)
 			}
@@ -194,9 +195,9 @@ func TestDeviceOpenedAtStartFails(t *testing.T) {
 		t.Fatalf("--engine cpu: exit %d: %s", r.code, r.stderr)
 	}
 	var opened atomic.Int64
-	noGPU := func() *pipeline.DeviceOpening {
+	noGPU := func() (graph.GPUDevice, error) {
 		opened.Add(1)
-		return pipeline.OpenDeviceWith(func() (graph.GPUDevice, error) { return nil, fmt.Errorf("gpu: %w: none here", gpu.ErrNoDevice) })
+		return nil, fmt.Errorf("gpu: %w: none here", gpu.ErrNoDevice)
 	}
 	for _, exits := range []bool{false, true} {
 		out := filepath.Join(dir, fmt.Sprintf("auto-%v.arrow", exits))

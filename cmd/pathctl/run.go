@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/internal/trace"
 	"github.com/pathctl/pathctl/pipeline"
 )
@@ -323,7 +324,7 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	if opt.Log != nil {
 		printWallTime(opt.Log, wallTimes{
 			wall: wall, startUp: stages.begin.Sub(started), read: stages.read, load: stages.load,
-			graph: g.Times(), open: openTimes, openedAtStart: e.device != nil,
+			graph: g.Times(), open: openTimes, openedAtStart: e.devices.AtStart(),
 			run: running, closeDevice: closingDevice, leftToExit: e.exits, closeOutput: closingOutput,
 		})
 	}
@@ -341,7 +342,7 @@ type wallTimes struct {
 	// open splits the device's opening (zero where none was kept);
 	// openedAtStart says that it began at Main's start rather than at the
 	// read.
-	open          pipeline.OpenTimes
+	open          graph.GPUOpenTimes
 	openedAtStart bool
 	run           time.Duration // pipeline.Run: computing and writing the rows
 	closeDevice   time.Duration // closing the GPU engine, or abandoning it (0 on the CPU)
@@ -366,7 +367,7 @@ func printWallTime(log io.Writer, t wallTimes) {
 			opened = fmt.Sprintf(", beside the read; device open overlapped: %s hidden", ms(t.graph.DeviceOpen-t.graph.DeviceWait))
 		}
 		split := ""
-		if o := t.open; o != (pipeline.OpenTimes{}) {
+		if o := t.open; o != (graph.GPUOpenTimes{}) {
 			split = fmt.Sprintf("; driver %s, context %s, kernels %s, rest %s", ms(o.Driver), ms(o.Context), ms(o.Kernels), ms(o.Rest))
 		}
 		device = fmt.Sprintf(" + waiting for the device %s (opening it took %s%s%s)", ms(t.graph.DeviceWait), ms(t.graph.DeviceOpen), opened, split)

@@ -73,7 +73,7 @@ func readGraphTimed(e *env, c *cli.Context, build pipeline.LoadOptions, stages *
 
 // buildGraph is readGraph's work: read EDGES, build the CSR, recording
 // the stages in stages. Where the CSR may be built on the GPU, the device
-// opens beside the read (pipeline.OpenEarly).
+// opens beside the read (earlyDevices.Begin).
 func buildGraph(e *env, c *cli.Context, build pipeline.LoadOptions, stages *loadStages) (*pipeline.Graph, error) {
 	if c.NArg() != 1 {
 		return nil, usagef("%s needs exactly one EDGES file (or - for stdin), got %d arguments", c.Command.Name, c.NArg())
@@ -111,9 +111,10 @@ func buildGraph(e *env, c *cli.Context, build pipeline.LoadOptions, stages *load
 	// that the run may use the GPU, and gives it up where nobody takes it;
 	// else it begins here, once the flags are parsed, with the other
 	// devices' of a run over several (the graph keeps what it takes).
-	build.Device, build.ExitAfter = e.device, e.exits
-	early := pipeline.OpenEarly(&build, inputBytes(path))
-	defer early.Release()
+	if pipeline.OpensEarly(build, inputBytes(path)) {
+		e.devices.Begin(build.Devices)
+	}
+	build.Device, build.OtherDevices, build.ExitAfter = e.devices.First(), e.devices.Others(), e.exits
 	readStart := time.Now()
 	stages.begin = readStart
 	if v := c.String("vertices"); v != "" {

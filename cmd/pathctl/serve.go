@@ -99,7 +99,7 @@ func serveConfig(c *cli.Context) (flight.Config, error) {
 		return cfg, usagef("--devices %s: want all or device ordinals such as 0,1", c.String("devices"))
 	}
 	if !c.IsSet("max-concurrent") {
-		cfg.MaxConcurrent = pipeline.DeviceSlots(cfg.Devices)
+		cfg.MaxConcurrent = deviceSlots(cfg.Devices)
 	}
 	if cfg.MaxUploadBytes, err = sizeFlag(c, "max-upload-bytes"); err != nil {
 		return cfg, err

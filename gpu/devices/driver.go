@@ -8,22 +8,36 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/pathctl/pathctl/gpu"
 	"github.com/pathctl/pathctl/graph"
 )
 
-// Driver is package gpu as a graph.GPU. The program registers it with the
-// pipeline (pipeline.RegisterGPU(devices.Driver{})).
-type Driver struct{}
+// Driver is package gpu as a graph.GPU. The program registers its zero
+// value with the pipeline (pipeline.RegisterGPU(devices.Driver{})).
+type Driver struct {
+	// count and open, when set, replace the machine's devices (tests):
+	// how many there are, and the engine on one ordinal.
+	count func() (int, error)
+	open  func(ordinal int) (graph.Engine, error)
+}
 
 var (
 	_ graph.GPU       = Driver{}
 	_ graph.GPUDevice = (*device)(nil)
 )
 
+// opens counts the GPU engines opened (Opens).
+var opens atomic.Int64
+
+// Opens is the number of GPU engines the driver opened in this process,
+// so that tests can check that a graph and its runs share one context.
+func Opens() int64 { return opens.Load() }
+
 // Open opens the GPU engine on device ordinal (gpu.New).
 func (Driver) Open(ordinal int) (graph.GPUDevice, error) {
+	opens.Add(1)
 	e, err := gpu.New(gpu.WithDevice(ordinal))
 	if err != nil {
 		return nil, err
@@ -32,7 +46,24 @@ func (Driver) Open(ordinal int) (graph.GPUDevice, error) {
 }
 
 // Count is the number of CUDA devices the driver sees.
-func (Driver) Count() (int, error) { return gpu.DeviceCount() }
+func (d Driver) Count() (int, error) {
+	if d.count != nil {
+		return d.count()
+	}
+	return gpu.DeviceCount()
+}
+
+// engine opens the engine of device ordinal.
+func (d Driver) engine(ordinal int) (graph.Engine, error) {
+	if d.open != nil {
+		return d.open(ordinal)
+	}
+	e, err := d.Open(ordinal)
+	if err != nil {
+		return nil, err
+	}
+	return e.Engine(""), nil
+}
 
 // Probe describes the first device (gpu.Probe).
 func (Driver) Probe() (any, error) {
@@ -54,6 +85,30 @@ func (Driver) List() ([]graph.GPUInfo, error) {
 		out[i] = gpuInfo(d)
 	}
 	return out, nil
+}
+
+// Status is one GPU as pathctl info lists it.
+type Status struct {
+	Ordinal         int    `json:"ordinal"`
+	Name            string `json:"name"`
+	TotalMemory     int64  `json:"total_memory"`
+	Compute         string `json:"compute_capability"` // such as "9.0"
+	Multiprocessors int    `json:"multiprocessors"`
+}
+
+// Statuses lists every CUDA device the driver sees, without opening a
+// context on any; nil where there is no driver or no device (Probe says
+// why).
+func Statuses() []Status {
+	devs, err := Driver{}.List()
+	if err != nil {
+		return nil
+	}
+	out := make([]Status, len(devs))
+	for i, d := range devs {
+		out[i] = Status{Ordinal: d.Ordinal, Name: d.Name, TotalMemory: d.TotalMemory, Compute: d.Compute, Multiprocessors: d.Multiprocessors}
+	}
+	return out
 }
 
 // gpuInfo is d as the seam describes a device.
@@ -97,9 +152,15 @@ func (Driver) Tuned(eng graph.Engine, tune string) graph.Engine {
 	return Tuned(eng, t)
 }
 
-// Group is NewGroup.
-func (Driver) Group(slots []graph.DeviceSlot, cfg graph.GroupConfig) graph.Engine {
-	return NewGroup(slots, cfg)
+// Shared is a new Shared device (device 0).
+func (Driver) Shared() graph.SharedGPU { return &Shared{} }
+
+// Pool is NewPool's pool, nil where a server needs none.
+func (d Driver) Pool(devices []int) graph.GPUPool {
+	if p := d.newPool(devices); p != nil {
+		return p
+	}
+	return nil
 }
 
 // Device is e as a graph.GPUDevice.

@@ -10,13 +10,23 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/pathctl/pathctl/graph"
 )
 
 // Slot is one device of a Group.
-type Slot = graph.DeviceSlot
+type Slot struct {
+	// Label names the device in errors and notices ("gpu N"); engines of
+	// one device share it.
+	Label string
+	// Engine is the device's engine.
+	Engine graph.Engine
+	// Owned says that the engine was opened for the run: the group's
+	// Close closes it.
+	Owned bool
+}
 
 // Config is what a Group takes of the run.
 type Config = graph.GroupConfig
@@ -26,6 +36,69 @@ type Config = graph.GroupConfig
 type Group struct {
 	devices []Slot
 	cfg     Config
+}
+
+// OpenGroup opens an engine on every ordinal, side by side (a context
+// takes 100-200 ms), and returns the Group over them. own, where set,
+// stands for the first occurrence of its device (the graph's, which built
+// the CSR); others, where set, hands over the devices that began to open
+// beside the read. The engines' runs are tuned by tune. A device that
+// does not open is left out with a notice naming it; none opening is the
+// error of all of them.
+func (d Driver) OpenGroup(ordinals []int, own graph.GPUDevice, others graph.GPUOthers, tune string, cfg Config) (graph.Engine, error) {
+	notice := cfg.Notice
+	if notice == nil {
+		notice = io.Discard
+	}
+	open := d.engine
+	if others != nil {
+		open = func(ordinal int) (graph.Engine, error) {
+			if e, ok, err := others.Take(ordinal); ok {
+				if err != nil {
+					return nil, err
+				}
+				return e.Engine(""), nil
+			}
+			return d.engine(ordinal)
+		}
+	}
+	slots := make([]Slot, len(ordinals))
+	errs := make([]error, len(ordinals))
+	ownTaken := false
+	var wg sync.WaitGroup
+	for i, ordinal := range ordinals {
+		slots[i].Label = "gpu " + strconv.Itoa(ordinal)
+		if own != nil && ordinal == own.Ordinal() && !ownTaken {
+			slots[i].Engine, ownTaken = own.Engine(tune), true
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e, err := open(ordinal)
+			if err != nil {
+				errs[i] = fmt.Errorf("devices: device %s: %w", slots[i].Label, err)
+				return
+			}
+			slots[i].Engine, slots[i].Owned = d.Tuned(e, tune), true
+		}()
+	}
+	wg.Wait()
+	var opened []Slot
+	for _, s := range slots {
+		if s.Engine != nil {
+			opened = append(opened, s)
+		}
+	}
+	if len(opened) == 0 {
+		return nil, errors.Join(errs...)
+	}
+	for _, err := range errs {
+		if err != nil {
+			fmt.Fprintf(notice, "pathctl: %v; running on the other devices\n", err)
+		}
+	}
+	return NewGroup(opened, cfg), nil
 }
 
 // NewGroup is the engine of slots, the first of which plans the run's

@@ -60,7 +60,7 @@ type deviceWorker struct {
 	index  int // in the runner's workers, and the queue's
 	label  string
 	runner graph.Runner
-	// maxChunk is the most sources of one chunk (multiEngine.chunkMax).
+	// maxChunk is the most sources of one chunk (Group.chunkMax).
 	maxChunk int
 	// chunks and sources count what the device computed, and lastDone is
 	// when its last chunk was (Unix nanoseconds; 0 before the first);

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/gen"
+	"github.com/pathctl/pathctl/gpu/devices"
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/pipeline"
 )
@@ -125,7 +126,11 @@ func loadGraph(entry string, p *Params, onGPU bool) (*pipeline.Graph, *GraphRepo
 	// devices otherwise timed the second one's opening (R-MAT 18 on two
 	// H200s: 1.48 s against the CLI's 1.32 s; docs/benchmarks-history.md, "The shared
 	// hub rows sent as they come").
-	lopt.OtherDevices = pipeline.OpenOtherDevicesEarly(lopt, -1)
+	if onGPU {
+		if others := devices.OpenOthers(lopt.Devices); others != nil {
+			lopt.OtherDevices = others
+		}
+	}
 	g, err := pipeline.LoadGraph(tbl, lopt)
 	if onGPU && errors.Is(err, pipeline.ErrUnavailable) {
 		// The GPU rows then open the device themselves, and say why

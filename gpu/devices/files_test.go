@@ -1,4 +1,4 @@
-package pipeline
+package devices
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/pipeline"
 )
 
 // deviceKinds are the fake devices' kinds the block tests run: Run only,
@@ -34,9 +35,9 @@ func fakeDevicesOf(n int, async, stats bool, budget int64) []*fakeDevice {
 
 // writeRun runs opt on g and writes the result through the writer of
 // pathctl run (an Arrow IPC file), returning the file's bytes.
-func writeRun(t *testing.T, g *Graph, opt Options, name string) []byte {
+func writeRun(t *testing.T, g *pipeline.Graph, opt pipeline.Options, name string) []byte {
 	t.Helper()
-	schema, err := Schema(g, opt)
+	schema, err := pipeline.Schema(g, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func writeRun(t *testing.T, g *Graph, opt Options, name string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Run(t.Context(), g, opt, w.Write); err != nil {
+	if _, err := pipeline.Run(t.Context(), g, opt, w.Write); err != nil {
 		w.Abort()
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func writeRun(t *testing.T, g *Graph, opt Options, name string) []byte {
 }
 
 // perSource is the bytes per source of a fake device's runner for opt on g.
-func perSource(t *testing.T, g *Graph, opt Options) int64 {
+func perSource(t *testing.T, g *pipeline.Graph, opt pipeline.Options) int64 {
 	t.Helper()
 	algo := opt.Algorithm
 	if algo == "" {
@@ -77,9 +78,9 @@ func perSource(t *testing.T, g *Graph, opt Options) int64 {
 // oneFakeDevice is the options of a run on one fake device alone, through
 // the one-device path (a server's pool of one device hands it over as it
 // is, as the GPU engine of a one-device run).
-func oneFakeDevice(opt Options, dev *fakeDevice) Options {
+func oneFakeDevice(opt pipeline.Options, dev *fakeDevice) pipeline.Options {
 	opt.Engine = "gpu"
-	opt.GPUs = newGPUPool([]int{1}, *fakeDevices(newFakeDevice(), dev))
+	opt.GPUs = fakeDevices(newFakeDevice(), dev).newPool([]int{1})
 	return opt
 }
 
@@ -93,7 +94,7 @@ func oneFakeDevice(opt Options, dev *fakeDevice) Options {
 func TestDevicesFilesMatchOneDevice(t *testing.T) {
 	g := devicesTestGraph(t, 7, 300, 1800)
 	defer g.Close()
-	layouts := []Options{
+	layouts := []pipeline.Options{
 		{Layout: arrowio.LayoutStats},
 		{Layout: arrowio.LayoutMatrix},
 		{Layout: arrowio.LayoutPairs},
@@ -120,7 +121,7 @@ func TestDevicesFilesMatchOneDevice(t *testing.T) {
 				for _, n := range []int{2, 3} {
 					devs := gateAll(fakeDevicesOf(n, kind.async, kind.stats, budget)...)
 					opt := base
-					opt.Engine, opt.Devices, opt.devices = "gpu", []int{0, 1, 2}[:n], fakeDevices(devs...)
+					opt.Engine, opt.Devices, opt.Driver = "gpu", []int{0, 1, 2}[:n], fakeDevices(devs...)
 					got := writeRun(t, g, opt, fmt.Sprint(n))
 					if !bytes.Equal(got, want) {
 						t.Errorf("%d devices wrote %d bytes that differ from one device's %d", n, len(got), len(want))
@@ -157,9 +158,9 @@ func TestDevicesComputeWholeBlocks(t *testing.T) {
 					inFlight = 3
 				}
 				const size = 45
-				budget := inFlight * size * perSource(t, g, Options{})
+				budget := inFlight * size * perSource(t, g, pipeline.Options{})
 				one := fakeDevicesOf(1, kind.async, kind.stats, budget)[0]
-				writeRun(t, g, oneFakeDevice(Options{Layout: layout}, one), "one")
+				writeRun(t, g, oneFakeDevice(pipeline.Options{Layout: layout}, one), "one")
 				blocks := one.seen() // in the order they started
 				slices.Sort(blocks)
 				last := 400 - 400/size*size
@@ -168,7 +169,7 @@ func TestDevicesComputeWholeBlocks(t *testing.T) {
 				}
 
 				devs := gateAll(fakeDevicesOf(2, kind.async, kind.stats, budget)...)
-				opt := Options{Layout: layout, Engine: "gpu", Devices: []int{0, 1}, devices: fakeDevices(devs...)}
+				opt := pipeline.Options{Layout: layout, Engine: "gpu", Devices: []int{0, 1}, Driver: fakeDevices(devs...)}
 				writeRun(t, g, opt, "two")
 				var whole, rest int
 				var all []int
@@ -208,7 +209,7 @@ func TestDevicesComputeWholeBlocks(t *testing.T) {
 func TestDevicesResidentBlocks(t *testing.T) {
 	g := devicesTestGraph(t, 9, 400, 2400)
 	defer g.Close()
-	budget := 3 * 45 * perSource(t, g, Options{}) // host blocks of 45, device blocks of 135
+	budget := 3 * 45 * perSource(t, g, pipeline.Options{}) // host blocks of 45, device blocks of 135
 	resident := func(n int) []*fakeDevice {
 		devs := fakeDevicesOf(n, true, false, budget)
 		for _, d := range devs {
@@ -219,12 +220,12 @@ func TestDevicesResidentBlocks(t *testing.T) {
 	for _, layout := range []arrowio.Layout{arrowio.LayoutMatrix, arrowio.LayoutPairs} {
 		t.Run(string(layout), func(t *testing.T) {
 			one := resident(1)[0]
-			want := writeRun(t, g, oneFakeDevice(Options{Layout: layout}, one), "one")
+			want := writeRun(t, g, oneFakeDevice(pipeline.Options{Layout: layout}, one), "one")
 			if seen := one.seen(); !slices.Equal(seen, []int{135, 135, 130}) {
 				t.Fatalf("one device computed device blocks %v, want [135 135 130]", seen)
 			}
 			devs := resident(2)
-			opt := Options{Layout: layout, Engine: "gpu", Devices: []int{0, 1}, devices: fakeDevices(devs...)}
+			opt := pipeline.Options{Layout: layout, Engine: "gpu", Devices: []int{0, 1}, Driver: fakeDevices(devs...)}
 			if got := writeRun(t, g, opt, "two"); !bytes.Equal(got, want) {
 				t.Errorf("two devices wrote %d bytes that differ from one device's %d", len(got), len(want))
 			}
@@ -239,7 +240,7 @@ func TestDevicesResidentBlocks(t *testing.T) {
 			devs = resident(3)
 			devs[1].failAfter, devs[1].failWith = 0, errors.New("fake: CUDA_ERROR_ECC_UNCORRECTABLE")
 			var notice bytes.Buffer
-			opt = Options{Layout: layout, Engine: "gpu", Devices: []int{0, 1, 2}, devices: fakeDevices(devs...), Notice: &notice}
+			opt = pipeline.Options{Layout: layout, Engine: "gpu", Devices: []int{0, 1, 2}, Driver: fakeDevices(devs...), Notice: &notice}
 			if got := writeRun(t, g, opt, "three"); !bytes.Equal(got, want) {
 				t.Errorf("three devices, one failing, wrote %d bytes that differ from one device's %d", len(got), len(want))
 			}

@@ -1,4 +1,4 @@
-package pipeline
+package devices
 
 import (
 	"errors"
@@ -35,22 +35,22 @@ func TestOtherDevices(t *testing.T) {
 			return nil, fmt.Errorf("fake open of %d", d)
 		}
 		o := openOthers(c.devices, func() (int, error) { return c.count, nil }, open)
-		o.keep()
+		o.Keep()
 		o.GiveUp() // kept by a graph: nothing
 		for _, d := range c.want {
-			_, ok, err := o.take(d)
+			_, ok, err := o.Take(d)
 			if !ok || err == nil || err.Error() != fmt.Sprintf("fake open of %d", d) {
 				t.Errorf("%s: take(%d) = %v, %v; want the fake opening's error", c.name, d, ok, err)
 			}
-			if _, ok, _ := o.take(d); ok {
+			if _, ok, _ := o.Take(d); ok {
 				t.Errorf("%s: device %d taken twice", c.name, d)
 			}
 		}
-		first := firstDevice(c.devices)
-		if _, ok, _ := o.take(first); ok {
+		first := FirstDevice(c.devices)
+		if _, ok, _ := o.Take(first); ok {
 			t.Errorf("%s: an opening of the first device %d", c.name, first)
 		}
-		if _, ok, _ := o.take(7); ok && !slices.Contains(c.want, 7) {
+		if _, ok, _ := o.Take(7); ok && !slices.Contains(c.want, 7) {
 			t.Errorf("%s: an opening of device 7, not asked for", c.name)
 		}
 		if err := o.close(); err != nil {
@@ -69,16 +69,16 @@ func TestOtherDevices(t *testing.T) {
 		t.Error("opened a device without a count")
 		return nil, nil
 	})
-	if _, ok, _ := o.take(1); ok {
+	if _, ok, _ := o.Take(1); ok {
 		t.Error("an opening without a device count")
 	}
 	if err := o.Close(); err != nil {
 		t.Error(err)
 	}
-	var none *OtherDevices
+	var none *Others
 	none.GiveUp()
 	none.LeaveToExit()
-	if _, ok, err := none.take(1); ok || err != nil || none.Close() != nil {
-		t.Error("the nil OtherDevices is not inert")
+	if _, ok, err := none.Take(1); ok || err != nil || none.Close() != nil || none.End(true) != nil || none.End(false) != nil {
+		t.Error("the nil Others is not inert")
 	}
 }

@@ -1,4 +1,4 @@
-package pipeline
+package devices
 
 import (
 	"errors"
@@ -7,12 +7,13 @@ import (
 
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/pipeline"
 )
 
 // TestNewGPUPool checks when a server gets a pool: several devices, or one
 // other than device 0.
 func TestNewGPUPool(t *testing.T) {
-	hooks := func(n int) deviceHooks { return *fakeDevices(make([]*fakeDevice, n)...) }
+	hooks := func(n int) Driver { return fakeDevices(make([]*fakeDevice, n)...) }
 	for _, c := range []struct {
 		devices []int
 		count   int
@@ -20,7 +21,7 @@ func TestNewGPUPool(t *testing.T) {
 	}{
 		{nil, 1, 0}, {nil, 0, 0}, {nil, 3, 3}, {[]int{0}, 4, 0}, {[]int{1}, 4, 1}, {[]int{0, 0}, 1, 2},
 	} {
-		p := newGPUPool(c.devices, hooks(c.count))
+		p := hooks(c.count).newPool(c.devices)
 		switch {
 		case c.size == 0 && p != nil:
 			t.Errorf("devices %v of %d: a pool of %d", c.devices, c.count, p.Size())
@@ -28,7 +29,7 @@ func TestNewGPUPool(t *testing.T) {
 			t.Errorf("devices %v of %d: pool %v, want %d devices", c.devices, c.count, p, c.size)
 		}
 	}
-	if err := (*GPUPool)(nil).Close(); err != nil {
+	if err := (*Pool)(nil).Close(); err != nil {
 		t.Errorf("closing no pool: %v", err)
 	}
 }
@@ -38,12 +39,12 @@ func TestNewGPUPool(t *testing.T) {
 // the runs and refuses later ones.
 func TestGPUPoolHandsOutIdleDevices(t *testing.T) {
 	devs := []*fakeDevice{newFakeDevice(), newFakeDevice()}
-	p := newGPUPool([]int{0, 1}, *fakeDevices(devs...))
-	a, releaseA, err := p.acquire()
+	p := fakeDevices(devs...).newPool([]int{0, 1})
+	a, releaseA, err := p.Acquire()
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, releaseB, err := p.acquire()
+	b, releaseB, err := p.Acquire()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func TestGPUPoolHandsOutIdleDevices(t *testing.T) {
 	}
 	got := make(chan graph.Engine)
 	go func() {
-		e, release, err := p.acquire()
+		e, release, err := p.Acquire()
 		if err != nil {
 			t.Error(err)
 		}
@@ -79,7 +80,7 @@ func TestGPUPoolHandsOutIdleDevices(t *testing.T) {
 	if err := <-closed; err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := p.acquire(); !errors.Is(err, errPoolClosed) {
+	if _, _, err := p.Acquire(); !errors.Is(err, errPoolClosed) {
 		t.Errorf("acquire after Close: %v", err)
 	}
 }
@@ -90,18 +91,18 @@ func TestGPUPoolHandsOutIdleDevices(t *testing.T) {
 func TestGPUPoolRunsEachQueryOnOneDevice(t *testing.T) {
 	g := devicesTestGraph(t, 5, 100, 500)
 	defer g.Close()
-	want, err := collectText(t, g, Options{Engine: "cpu", Layout: arrowio.LayoutMatrix})
+	want, err := collectText(t, g, pipeline.Options{Engine: "cpu", Layout: arrowio.LayoutMatrix})
 	if err != nil {
 		t.Fatal(err)
 	}
 	devs := []*fakeDevice{newFakeDevice(), newFakeDevice()}
-	p := newGPUPool(nil, *fakeDevices(devs...))
+	p := fakeDevices(devs...).newPool(nil)
 	defer p.Close()
 	for range 3 {
 		for _, d := range devs {
 			d.chunks = nil
 		}
-		got, err := collectText(t, g, Options{Engine: "gpu", Layout: arrowio.LayoutMatrix, GPUs: p, MaxBlock: 10})
+		got, err := collectText(t, g, pipeline.Options{Engine: "gpu", Layout: arrowio.LayoutMatrix, GPUs: p, MaxBlock: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,11 +114,11 @@ func TestGPUPoolRunsEachQueryOnOneDevice(t *testing.T) {
 		}
 	}
 
-	broken := newGPUPool([]int{0, 1}, deviceHooks{open: func(d int) (graph.Engine, error) { return nil, errors.New("fake: no such device") }})
-	if _, err := collectText(t, g, Options{Engine: "gpu", GPUs: broken}); !errors.Is(err, ErrUnavailable) {
+	broken := Driver{open: func(d int) (graph.Engine, error) { return nil, errors.New("fake: no such device") }}.newPool([]int{0, 1})
+	if _, err := collectText(t, g, pipeline.Options{Engine: "gpu", GPUs: broken}); !errors.Is(err, pipeline.ErrUnavailable) {
 		t.Errorf("gpu run on a pool that does not open: %v, want ErrUnavailable", err)
 	}
-	if _, err := collectText(t, g, Options{Engine: "auto", GPUs: broken}); err != nil {
+	if _, err := collectText(t, g, pipeline.Options{Engine: "auto", GPUs: broken}); err != nil {
 		t.Errorf("auto run on a pool that does not open: %v, want the CPU's result", err)
 	}
 }

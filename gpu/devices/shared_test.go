@@ -1,4 +1,4 @@
-package pipeline
+package devices
 
 import (
 	"errors"
@@ -9,32 +9,33 @@ import (
 
 	"github.com/pathctl/pathctl/internal/syncbuf"
 	"github.com/pathctl/pathctl/internal/testgraphs"
+	"github.com/pathctl/pathctl/pipeline"
 )
 
-// TestSharedGPU runs two graphs built on the CPU through one SharedGPU, as
+// TestSharedGPU runs two graphs built on the CPU through one Shared device, as
 // a server does: the device opens once for every run (or, without a GPU,
 // is looked for once), the results equal the CPU engine's, runs at the same
 // time take turns, and after Close gpu runs fail while auto runs use the
 // CPU.
 func TestSharedGPU(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	var graphs []*Graph
+	var graphs []*pipeline.Graph
 	var want []string
 	for _, kind := range []testgraphs.WeightKind{testgraphs.Int, testgraphs.Float64} {
-		g, err := LoadGraph(randomTable(rng, 2*minGPUSources, 6*minGPUSources, kind), LoadOptions{Undirected: true})
+		g, err := pipeline.LoadGraph(randomTable(rng, 2*minGPUSources, 6*minGPUSources, kind), pipeline.LoadOptions{Undirected: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer g.Close()
-		text, err := collectText(t, g, Options{Engine: "cpu"})
+		text, err := collectText(t, g, pipeline.Options{Engine: "cpu"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		graphs, want = append(graphs, g), append(want, text)
 	}
-	status := GPUStatus()
-	shared := &SharedGPU{}
-	opens := gpuOpens.Load()
+	status := pipeline.GPUStatus()
+	shared := &Shared{}
+	opens := Opens()
 	var notice syncbuf.Buffer
 	var wg sync.WaitGroup
 	for round := range 2 {
@@ -42,7 +43,7 @@ func TestSharedGPU(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				got, err := collectText(t, g, Options{Engine: "auto", GPU: shared, Log: &notice})
+				got, err := collectText(t, g, pipeline.Options{Engine: "auto", GPU: shared, Log: &notice})
 				if err != nil {
 					t.Errorf("round %d, graph %d: %v", round, i, err)
 				} else if got != want[i] {
@@ -52,7 +53,7 @@ func TestSharedGPU(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	if got := gpuOpens.Load() - opens; got != 1 {
+	if got := Opens() - opens; got != 1 {
 		t.Errorf("%d GPU engines opened for four runs, want 1", got)
 	}
 	if shared.Opened() != status.Available {
@@ -67,14 +68,14 @@ func TestSharedGPU(t *testing.T) {
 	if shared.Opened() {
 		t.Error("Opened after Close")
 	}
-	if _, err := collectText(t, graphs[0], Options{Engine: "gpu", GPU: shared}); !errors.Is(err, ErrUnavailable) {
+	if _, err := collectText(t, graphs[0], pipeline.Options{Engine: "gpu", GPU: shared}); !errors.Is(err, pipeline.ErrUnavailable) {
 		t.Errorf("gpu run on a closed shared engine: %v, want ErrUnavailable", err)
 	}
-	got, err := collectText(t, graphs[0], Options{Engine: "auto", GPU: shared})
+	got, err := collectText(t, graphs[0], pipeline.Options{Engine: "auto", GPU: shared})
 	if err != nil || got != want[0] {
 		t.Errorf("auto run on a closed shared engine: %v (result equal: %v)", err, got == want[0])
 	}
-	if err := (&SharedGPU{}).Close(); err != nil {
+	if err := (&Shared{}).Close(); err != nil {
 		t.Errorf("Close of an engine never opened: %v", err)
 	}
 }
