@@ -72,7 +72,7 @@ func prepare(ctx context.Context, eng graph.Engine, csr *graph.CSR, req graph.Re
 		return eng.Prepare(ctx, csr, req)
 	}
 	if opt.Index != nil {
-		if _, ok := eng.(*cpu.Engine); !ok {
+		if eng.Name() != "cpu" {
 			return nil, fmt.Errorf("%w: the algorithm ch runs on the CPU engine only so far", ErrInvalid)
 		}
 		h := opt.Index
