@@ -44,8 +44,9 @@ func WithHierarchy(h *hierarchy.Hierarchy) Option {
 // errCHPredecessors refuses predecessors under ch.
 var errCHPredecessors = errors.New("cpu: ch keeps no predecessors; use dijkstra")
 
-// prepareCH builds (or takes) the hierarchy of g and returns its runner.
-func (e *Engine) prepareCH(g *graph.CSR, req graph.Request, threads int) (graph.Runner, error) {
+// prepareCH builds (or takes, e's WithHierarchy) the hierarchy of g and
+// returns e's runner over it.
+func prepareCH(e *Engine, g *graph.CSR, req graph.Request, threads int) (graph.Runner, error) {
 	if req.WithPredecessors {
 		return nil, errCHPredecessors
 	}

@@ -34,7 +34,7 @@
 //   - edge.go: edge, edge-parallel relaxation
 //   - engine.go: Engine and its Runner: blocks of sources spread over the workers
 //   - knearest.go: the k nearest of each source, selected during the searches
-//   - nearest.go: nearest source, one multi-source Dijkstra
-//   - nearestbf.go: nearest source with negative weights, one multi-source Bellman-Ford
+//   - nearest.go: nearest source, one multi-source Dijkstra; the engine's entry points of the nearest layout
+//   - nearestbf.go: nearest source with negative weights, the rounds of one multi-source Bellman-Ford
 //   - workspace.go: one worker's buffers, reused from source to source
 package cpu

@@ -35,26 +35,6 @@ import (
 	"github.com/pathctl/pathctl/graph"
 )
 
-// NearestBellmanFord computes, for every vertex of g, the distance to the
-// nearest of sources and that source (ties to the smaller source id), over
-// weights of either sign; req.Cutoff, when set, leaves vertices farther
-// than it unreached. A negative cycle reachable from a source gives a
-// *graph.NegativeCycleError. The distances have g's type.
-func (e *Engine) NearestBellmanFord(ctx context.Context, g *graph.CSR, sources []graph.VertexID, req graph.Request) (*graph.Nearest, error) {
-	if err := checkNearestSources(g, sources); err != nil {
-		return nil, err
-	}
-	switch g.Type {
-	case graph.DistInt32:
-		return nearestBellmanFord[int32](ctx, g, sources, req)
-	case graph.DistInt64:
-		return nearestBellmanFord[int64](ctx, g, sources, req)
-	case graph.DistFloat32:
-		return nearestBellmanFord[float32](ctx, g, sources, req)
-	}
-	return nearestBellmanFord[float64](ctx, g, sources, req)
-}
-
 func nearestBellmanFord[D graph.Number](ctx context.Context, g *graph.CSR, sources []graph.VertexID, req graph.Request) (*graph.Nearest, error) {
 	n := g.NumVertices
 	inf, lowest := graph.Infinity[D](), lowestOf[D]()

@@ -173,7 +173,7 @@ func (s *Server) prepareQuery(ctx context.Context, b []byte) (Query, *pipeline.G
 		GPU:              s.gpu,
 		GPUs:             s.gpus,
 	}
-	if b := s.queryHostBudget(); opt.MemBudget == 0 && b < pipeline.DefaultMemBudget {
+	if b := s.cfg.queryHostBudget(); opt.MemBudget == 0 && b < pipeline.DefaultMemBudget {
 		// --max-memory is too small for the pipeline's default budget of
 		// blocks (which on a GPU bounds the device's blocks too).
 		opt.MemBudget = b
@@ -208,7 +208,7 @@ func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetS
 	if err := s.queue.acquire(ctx, client); err != nil {
 		return toStatus(err)
 	}
-	reserved := s.queryMemory(g, opt)
+	reserved := s.cfg.queryMemory(g, opt)
 	if err := s.budget.acquire(ctx, reserved); err != nil {
 		s.queue.release(client)
 		return err
@@ -275,7 +275,7 @@ func (s *Server) runQuery(runCtx context.Context, stream grpc.ServerStream, q Qu
 		defer func() { ci.send.Add(int64(time.Since(start))) }()
 		return sendSliced(w, rec, int64(s.cfg.MaxBatchBytes), int64(s.cfg.MaxMessageBytes))
 	}
-	run := s.runner(q)
+	run := q.runner(s.run, s.cfg.run != nil)
 	sum, err := run(runCtx, g, opt, emit)
 	if err != nil && !sent && runCtx.Err() == nil && (opt.Engine == "" || opt.Engine == "auto") && pipeline.DeviceFailed(err) {
 		// Nothing has reached the client: the query runs again on the CPU,

@@ -83,13 +83,16 @@ func (q *Query) applyBetweenness(opt *pipeline.Options) {
 
 // runner is how q runs: the betweenness layout through
 // pipeline.RunBetweenness with the ticket's options (unless a test set
-// its own run), every other layout through s.run.
-func (s *Server) runner(q Query) func(context.Context, *pipeline.Graph, pipeline.Options, func(arrow.RecordBatch) error) (*pipeline.Summary, error) {
-	if !q.isBetweenness() || s.cfg.run != nil {
-		return s.run
+// its own run, fixed), every other layout through run.
+func (q *Query) runner(run runFunc, fixed bool) runFunc {
+	if !q.isBetweenness() || fixed {
+		return run
 	}
 	bopt := q.betweennessOptions()
 	return func(ctx context.Context, g *pipeline.Graph, opt pipeline.Options, emit func(arrow.RecordBatch) error) (*pipeline.Summary, error) {
 		return pipeline.RunBetweenness(ctx, g, opt, bopt, emit)
 	}
 }
+
+// runFunc is pipeline.Run, or what stands for it.
+type runFunc = func(context.Context, *pipeline.Graph, pipeline.Options, func(arrow.RecordBatch) error) (*pipeline.Summary, error)

@@ -10,27 +10,27 @@ import (
 // (arrowio's caps), and the batch being sent.
 const queryRecordBytes = 64 << 20
 
-// queryHostBudget is the block budget of one query's run on the host:
-// the server's --mem where set, else the pipeline's default, lowered so
+// queryHostBudget is the block budget of one query's run on a server of
+// c on the host: the server's --mem where set, else the pipeline's default, lowered so
 // that --max-concurrent runs at once fit half of --max-memory (the other
 // half is for uploads and the records in flight).
-func (s *Server) queryHostBudget() int64 {
-	if s.cfg.MemBudget > 0 {
-		return s.cfg.MemBudget
+func (c Config) queryHostBudget() int64 {
+	if c.MemBudget > 0 {
+		return c.MemBudget
 	}
 	b := int64(pipeline.DefaultMemBudget)
-	if s.cfg.MaxMemory > 0 {
-		b = min(b, s.cfg.MaxMemory/int64(2*max(s.cfg.MaxConcurrent, 1)))
+	if c.MaxMemory > 0 {
+		b = min(b, c.MaxMemory/int64(2*max(c.MaxConcurrent, 1)))
 	}
 	return max(b, 1<<20)
 }
 
-// queryMemory is what a query reserves of the server's budget
+// queryMemory is what a query reserves of the budget of a server of c
 // (--max-memory) while it runs: its blocks, which the planner keeps under
 // the host budget (Options.MemBudget), or less for a small query (three
 // blocks of its cells, distance and predecessor, in flight at most), and
 // its records.
-func (s *Server) queryMemory(g *pipeline.Graph, opt pipeline.Options) int64 {
+func (c Config) queryMemory(g *pipeline.Graph, opt pipeline.Options) int64 {
 	n := int64(g.NumVertices())
 	sources := n
 	if opt.Sources != nil {
@@ -40,10 +40,10 @@ func (s *Server) queryMemory(g *pipeline.Graph, opt pipeline.Options) int64 {
 	if opt.WithPredecessors || opt.WithPaths {
 		cell += 4
 	}
-	blocks := s.queryHostBudget()
+	blocks := c.queryHostBudget()
 	if n > 0 && sources <= blocks/(3*n*cell) {
 		blocks = 3 * sources * n * cell
 	}
 	records := min(int64(queryRecordBytes), 48*max(sources*n, 1))
-	return blocks + records + 2*int64(s.cfg.MaxBatchBytes)
+	return blocks + records + 2*int64(c.MaxBatchBytes)
 }

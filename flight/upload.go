@@ -478,7 +478,7 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 	defer func() { s.budget.release(in.reserved) }()
 	rdr, err := flight.NewRecordReader(in, ipc.WithAllocator(s.mem))
 	if err != nil {
-		return s.uploadError(ctx, in, nil, fmt.Errorf("flight: reading the upload stream: %w", err))
+		return uploadError(ctx, in, nil, fmt.Errorf("flight: reading the upload stream: %w", err))
 	}
 	defer rdr.Release()
 	desc := rdr.LatestFlightDescriptor()
@@ -508,7 +508,7 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 			tee.first = rdr.RecordBatch()
 			tee.first.Retain()
 		} else if rdr.Err() != nil {
-			return s.uploadError(ctx, in, nil, fmt.Errorf("flight: %s: corrupt or truncated upload: %w", name, rdr.Err()))
+			return uploadError(ctx, in, nil, fmt.Errorf("flight: %s: corrupt or truncated upload: %w", name, rdr.Err()))
 		}
 		if opts, err = parseUploadOptions(in.firstMeta); err != nil {
 			return invalid(err)
@@ -554,7 +554,7 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 	}
 	if err != nil {
 		fw.Close()
-		return s.uploadError(ctx, in, tee, err)
+		return uploadError(ctx, in, tee, err)
 	}
 	if err := fw.Close(); err != nil {
 		return status.Errorf(codes.Internal, "flight: writing the upload to disk: %v", err)
@@ -620,7 +620,7 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 
 // uploadError classifies a failed upload: over the limit, cancelled by the
 // client, a disk failure, or bad input.
-func (s *Server) uploadError(ctx context.Context, in *limitedPutStream, tee *teeRecords, err error) error {
+func uploadError(ctx context.Context, in *limitedPutStream, tee *teeRecords, err error) error {
 	switch {
 	case in.refused != nil:
 		return in.refused
