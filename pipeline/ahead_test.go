@@ -37,7 +37,7 @@ func TestPlanBesideTheOpening(t *testing.T) {
 		opener.waitStarted(t)
 		defer close(opener.release)
 		g := &Graph{Table: tbl, Undirected: true}
-		beside := g.startBuildBesideOpening(opening, bopt, plansAhead(opt), "")
+		beside := startBuildBesideOpening(g, opening, bopt, plansAhead(opt), "")
 		if beside == nil {
 			t.Fatal("nothing built beside an opening under way")
 		}

@@ -17,11 +17,10 @@
 //   - doc.go: this overview
 //   - run.go: Run and Schema: one request from options to records
 //   - options.go: Options, Summary, the errors of a request
-//   - graph.go: LoadGraph, Graph, LoadOptions: the CSR, built on the CPU or on the GPU
-//   - engines.go: the engine choice (auto, cpu, gpu) and the GPU a run takes
+//   - graph.go: LoadGraph, Graph, LoadOptions: the CSR, built on the CPU or on the GPU; Close, Release, AbandonDevice
+//   - engines.go: the engine choice (auto, cpu, gpu), the GPU a run takes, and which devices a run over several takes (--devices)
 //   - gpu.go: the registered GPU (RegisterGPU), tunings, NoGPU, GPUStatus, a server's shared device and pool
-//   - devices.go: which devices a run takes (--devices), opened by the driver
-//   - opening.go: OpensEarly, the CSR built and planned beside an early opening, Release
+//   - opening.go: OpensEarly, and the CSR built and planned beside an early opening
 //   - shared.go: ResidentGraphs: graphs kept on a server's shared device
 //   - blocks.go: block planning under the memory budget (graph.SizingOf)
 //   - blockorder.go: the stats layout's sources in the engine's block order

@@ -91,7 +91,7 @@ func plansAhead(opt LoadOptions) bool {
 // maxVerticesPlannedAhead) begins once the CSR is built, on a graph
 // without negative weights while the opening has not failed
 // (plansAhead), under tune (LoadOptions.Tune), and comes with it.
-func (g *Graph) startBuildBesideOpening(early graph.GPUOpening, bopt graph.BuildOptions, plan bool, tune string) <-chan besideBuild {
+func startBuildBesideOpening(g *Graph, early graph.GPUOpening, bopt graph.BuildOptions, plan bool, tune string) <-chan besideBuild {
 	if !buildBesideOpening || early == nil || len(g.Table.Edges.Src) > maxRowsBesideOpening || !early.Pending() {
 		return nil
 	}
@@ -138,7 +138,7 @@ func everyVertex(n int) []graph.VertexID {
 // done is dropped (the caller builds on e), and took is false. A table the
 // build refuses is the error graph.Build's refusal gives wherever the CSR is
 // built.
-func (g *Graph) finishBuildBesideOpening(beside <-chan besideBuild, e graph.GPUDevice, wait bool) (took bool, err error) {
+func finishBuildBesideOpening(g *Graph, beside <-chan besideBuild, e graph.GPUDevice, wait bool) (took bool, err error) {
 	if beside == nil {
 		return false, nil
 	}
@@ -162,45 +162,4 @@ func (g *Graph) finishBuildBesideOpening(beside <-chan besideBuild, e graph.GPUD
 		g.ahead = b.ahead
 	}
 	return true, nil
-}
-
-// Release ends g's use of its GPU engine, once every run on g ended and
-// its results were written: where g was loaded with ExitAfter it leaves
-// the device to the process exit (AbandonDevice), which releases it at
-// once, else it closes it (Close), which frees it piece by piece. A graph
-// without a device does nothing; Close does nothing after it.
-func (g *Graph) Release() error {
-	if g.exitAfter {
-		return g.AbandonDevice()
-	}
-	return g.Close()
-}
-
-// AbandonDevice ends the use of the GPU engine a graph built on the GPU
-// keeps, without tearing its context down (gpu.Engine.Abandon), for a
-// process that exits right after the run: the exit releases the device at
-// once, where Close frees it piece by piece (91 ms on an H100 after R-MAT
-// 16). Call it only once every run on g ended and its results were
-// written; Close does nothing after it. A graph without a device, or one
-// closed, does nothing. Processes that go on (a server, tests) call Close.
-func (g *Graph) AbandonDevice() error {
-	if o := g.takeOthers(); o != nil {
-		o.End(true)
-	}
-	if e := g.takeDevice(); e != nil {
-		return e.Abandon()
-	}
-	return nil
-}
-
-// DeviceOpenTimes says where opening the GPU engine that g keeps took its
-// time (zero where g keeps none: built on the CPU, or closed).
-func (g *Graph) DeviceOpenTimes() graph.GPUOpenTimes {
-	g.mu.Lock()
-	e := g.device
-	g.mu.Unlock()
-	if e == nil {
-		return graph.GPUOpenTimes{}
-	}
-	return e.OpenTimes()
 }

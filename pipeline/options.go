@@ -86,7 +86,7 @@ type Options struct {
 	// opened and closed for the run: a server's (NewSharedGPU).
 	GPU graph.SharedGPU
 	// Devices are the GPU ordinals a GPU run uses, one engine each fed
-	// from one queue of source blocks (devices.go); nil means every
+	// from one queue of source blocks (package gpu/devices); nil means every
 	// device. MemBudget then bounds each device's blocks.
 	Devices []int
 	// GPUs, when set, are a server's GPUs (one engine per device,
