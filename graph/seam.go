@@ -412,8 +412,9 @@ type GPU interface {
 
 // GPUOpening is a GPU device opening in a goroutine of its own beside the
 // read (gpu/devices' Opening; LoadOptions.Device): LoadGraph takes it
-// where it builds for the GPU, and gives it up otherwise. Every method of
-// a nil opening does nothing (Take fails with ErrOpeningTaken).
+// where it builds for the GPU, and gives it up otherwise. The pipeline
+// leaves a nil GPUOpening alone; gpu/devices' nil *Opening also does
+// nothing (its Take fails with ErrOpeningTaken).
 type GPUOpening interface {
 	// Take waits for the open and hands its device (or its error) over:
 	// took is how long the open lasted, waited how long Take blocked. A
@@ -437,7 +438,7 @@ var ErrOpeningTaken = errors.New("graph: the early device opening was already ta
 // opening in a goroutine of its own beside the read (gpu/devices' Others;
 // LoadOptions.OtherDevices). A graph built for the GPU keeps them for its
 // runs (GPU.OpenGroup takes them); otherwise LoadGraph gives them up.
-// Every method of nil GPUOthers does nothing.
+// The pipeline leaves a nil GPUOthers alone.
 type GPUOthers interface {
 	// Take hands over the device opened for ordinal, waiting for what is
 	// left of its open; ok is false where none was begun for it, or it
