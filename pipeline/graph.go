@@ -91,7 +91,7 @@ type LoadTimes struct {
 	// Early says that the device was opened early, beside the read.
 	Early bool
 	// BesideOpen says that the CSR was built on the CPU while LoadGraph
-	// waited for an early opening (buildBesideOpening): Build lies inside
+	// waited for an early opening (startBuildBesideOpening): Build lies inside
 	// DeviceWait.
 	BesideOpen bool
 	// PlanAhead is how long the GPU kernel's plan made after that build,

@@ -42,16 +42,6 @@ func OpensEarly(opt LoadOptions, inputBytes int64) bool {
 	return false
 }
 
-// buildBesideOpening builds the CSR on the CPU while LoadGraph waits for an
-// early opening still under way (the CPU is idle then: on an H100 the open
-// of about 220 ms outlasts the read of R-MAT 16, 65 ms, by about 150 ms, and
-// the CSR's build on the GPU after it took 36 ms). The build that is ready
-// first is taken: the CPU's where it ended before the open did (Prepare then
-// uploads it, a few ms), else the GPU's, as without this, the CPU's being
-// dropped. So a load never waits longer than without it. false builds on
-// the GPU after the open, always.
-const buildBesideOpening = true
-
 // maxRowsBesideOpening bounds the edge rows of a build beside the opening:
 // where the GPU's build wins, the CPU's goes on aside until it ends, with a
 // second CSR's memory (8 million rows: about a second of one core and 150
@@ -85,14 +75,20 @@ func plansAhead(opt LoadOptions) bool {
 }
 
 // startBuildBesideOpening starts building g's CSR on the CPU where early is
-// still opening (buildBesideOpening), and returns where the build will be
-// delivered; nil where it starts none. With plan, the GPU kernel's plan of
+// still opening, and returns where the build will be delivered; nil where
+// it starts none. The CPU is idle while LoadGraph waits for the open: on
+// an H100 the open of about 220 ms outlasts the read of R-MAT 16, 65 ms,
+// by about 150 ms, and the CSR's build on the GPU after it took 36 ms.
+// The build that is ready first is taken (finishBuildBesideOpening): the
+// CPU's where it ended before the open did (Prepare then uploads it, a
+// few ms), else the GPU's, the CPU's being dropped, so that a load never
+// waits longer than without it. With plan, the GPU kernel's plan of
 // every vertex (of the graph's shape and rank alone, past
 // maxVerticesPlannedAhead) begins once the CSR is built, on a graph
 // without negative weights while the opening has not failed
 // (plansAhead), under tune (LoadOptions.Tune), and comes with it.
 func startBuildBesideOpening(g *Graph, early graph.GPUOpening, bopt graph.BuildOptions, plan bool, tune string) <-chan besideBuild {
-	if !buildBesideOpening || early == nil || len(g.Table.Edges.Src) > maxRowsBesideOpening || !early.Pending() {
+	if early == nil || len(g.Table.Edges.Src) > maxRowsBesideOpening || !early.Pending() {
 		return nil
 	}
 	out := make(chan besideBuild, 1) // the build never waits for a reader
