@@ -16,6 +16,8 @@ import (
 // Take after it fails.
 func TestEarly(t *testing.T) {
 	var none *Early
+	none.OpenFirst(nil)
+	none.Begin(nil)
 	none.Release()
 	if none.First() != nil || none.Others() != nil || none.AtStart() {
 		t.Error("the nil Early opened something")

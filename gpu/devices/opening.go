@@ -375,6 +375,9 @@ func NewEarly(exits bool) *Early { return &Early{exits: exits} }
 // at process start, before the flags are parsed, unless an opening of it
 // was begun already.
 func (e *Early) OpenFirst(open func() (graph.GPUDevice, error)) {
+	if e == nil {
+		return
+	}
 	if open == nil {
 		open = func() (graph.GPUDevice, error) { return Driver{}.Open(0) }
 	}
@@ -407,6 +410,9 @@ func (e *Early) AtStart() bool {
 // (nil: every device): the first, unless begun already (OpenFirst), and
 // the others.
 func (e *Early) Begin(devices []int) {
+	if e == nil {
+		return
+	}
 	first := FirstDevice(devices)
 	e.openFirst(func() (graph.GPUDevice, error) { return Driver{}.Open(first) }, false)
 	e.mu.Lock()
