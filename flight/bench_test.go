@@ -168,13 +168,13 @@ func BenchmarkDoGetMatrix(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		opt := pipeline.Options{Layout: arrowio.LayoutMatrix}
-		schema, err := pipeline.Schema(g, opt)
+		opt := pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutMatrix}}
+		pq, err := pipeline.Prepare(g, opt)
 		if err != nil {
 			b.Fatal(err)
 		}
-		rs := &replayServer{schema: schema}
-		if _, err := pipeline.Run(ctx, g, opt, func(rec arrow.RecordBatch) error {
+		rs := &replayServer{schema: pq.Schema()}
+		if _, err := pq.Run(ctx, func(rec arrow.RecordBatch) error {
 			rec.Retain()
 			rs.recs = append(rs.recs, rec)
 			return nil
@@ -220,12 +220,16 @@ func BenchmarkDoGetMatrix(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		opt := pipeline.Options{Layout: arrowio.LayoutMatrix}
+		opt := pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutMatrix}}
+		pq, err := pipeline.Prepare(g, opt)
+		if err != nil {
+			b.Fatal(err)
+		}
 		var body int64
 		start := time.Now()
 		for range b.N {
 			body = 0
-			if _, err := pipeline.Run(ctx, g, opt, func(rec arrow.RecordBatch) error {
+			if _, err := pq.Run(ctx, func(rec arrow.RecordBatch) error {
 				body += recordBytes(rec)
 				return nil
 			}); err != nil {

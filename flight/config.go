@@ -143,13 +143,13 @@ type Config struct {
 	// keeper, when set, replaces the shared GPU engine as what keeps CSRs
 	// resident (tests).
 	keeper residentKeeper
-	// run, when set, replaces pipeline.Run (tests).
-	run func(context.Context, *pipeline.Graph, pipeline.Options, func(arrow.RecordBatch) error) (*pipeline.Summary, error)
+	// run, when set, replaces the run of a prepared query (tests).
+	run func(context.Context, *pipeline.Prepared, func(arrow.RecordBatch) error) (*pipeline.Summary, error)
 	// MemBudget and Threads are passed to every run (--mem, --threads).
 	MemBudget int64
 	Threads   int
 	// Tune is the GPU engine's tuning of every run (--tune,
-	// pipeline.Options.Tune); "" runs the defaults.
+	// pipeline.Resources.Tune); "" runs the defaults.
 	Tune string
 	// DrainTimeout bounds how long a shutdown waits for running streams
 	// before it cancels them (default 30 s).

@@ -114,12 +114,12 @@ func TestLongInputEchoed(t *testing.T) {
 // next query is served.
 func TestQueryPanicFailsOneQuery(t *testing.T) {
 	ctx := context.Background()
-	run := func(ctx context.Context, g *pipeline.Graph, opt pipeline.Options, emit func(arrow.RecordBatch) error) (*pipeline.Summary, error) {
-		if opt.K == 2 {
+	run := func(ctx context.Context, q *pipeline.Prepared, emit func(arrow.RecordBatch) error) (*pipeline.Summary, error) {
+		if k := q.Options().K; k == 2 {
 			var cells []int
-			_ = cells[opt.K]
+			_ = cells[k]
 		}
-		return pipeline.Run(ctx, g, opt, emit)
+		return q.Run(ctx, emit)
 	}
 	ts := startServer(t, Config{run: run})
 	cl := dial(t, ts.addr)
@@ -223,12 +223,12 @@ func FuzzQueryRanges(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, g, opt, err := ts.prepareQuery(ctx, ticket)
+		_, pq, err := ts.prepareQuery(ctx, ticket)
 		if err != nil {
 			return
 		}
 		var rows int64
-		_, err = pipeline.Run(ctx, g, opt, func(r arrow.RecordBatch) error { rows += r.NumRows(); return nil })
+		_, err = pq.Run(ctx, func(r arrow.RecordBatch) error { rows += r.NumRows(); return nil })
 		width := int64(max(int(targets), 6))
 		if err == nil && rows > int64(max(int(sources), 6))*width {
 			t.Fatalf("ticket %s: %d rows", ticket, rows)

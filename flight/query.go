@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -108,31 +109,33 @@ func loadOptions(o UploadOptions) (pipeline.LoadOptions, error) {
 	return lo, nil
 }
 
-// prepareQuery parses a query and finds its graph.
-func (s *Server) prepareQuery(ctx context.Context, b []byte) (Query, *pipeline.Graph, pipeline.Options, error) {
+// prepareQuery parses a query, finds its graph and prepares the query on
+// it (pipeline.Prepare): the one resolution of its ids, whose schema
+// GetFlightInfo answers and whose run DoGet streams.
+func (s *Server) prepareQuery(ctx context.Context, b []byte) (Query, *pipeline.Prepared, error) {
 	ci := callInfoFrom(ctx)
 	q, err := ParseQuery(b)
 	ci.setGraph(q.Graph)
 	ci.setAlgorithm(q.Algorithm)
 	ci.setEngine(q.Engine)
 	if err != nil {
-		return q, nil, pipeline.Options{}, invalid(err)
+		return q, nil, invalid(err)
 	}
 	algo, err := graph.ParseAlgorithm(q.Algorithm)
 	if err != nil {
-		return q, nil, pipeline.Options{}, invalid(err)
+		return q, nil, invalid(err)
 	}
 	layout, err := arrowio.ParseLayout(q.Layout)
 	if err != nil {
-		return q, nil, pipeline.Options{}, invalid(err)
+		return q, nil, invalid(err)
 	}
 	meta, ok := s.store.get(q.Graph)
 	if !ok {
-		return q, nil, pipeline.Options{}, notFound(q.Graph)
+		return q, nil, notFound(q.Graph)
 	}
 	g, err := s.graphFor(meta)
 	if err != nil {
-		return q, nil, pipeline.Options{}, err
+		return q, nil, err
 	}
 	if lim := s.cfg.MaxQueryPairs; lim > 0 {
 		// A run computes every vertex of a source's row; its answer has a
@@ -147,31 +150,14 @@ func (s *Server) prepareQuery(ctx context.Context, b []byte) (Query, *pipeline.G
 			sources = int64(len(q.Sources))
 		}
 		if width > 0 && sources > lim/width {
-			return q, nil, pipeline.Options{}, status.Errorf(codes.ResourceExhausted,
+			return q, nil, status.Errorf(codes.ResourceExhausted,
 				"flight: the query computes %d sources × %d %s = %d pairs, more than the server's limit of %d (--max-query-pairs); ask for fewer sources or targets",
 				sources, width, what, sources*width, lim)
 		}
 	}
-	// Unknown sources are found here, before anything runs, so that
-	// GetFlightInfo refuses them too.
-	for _, id := range q.Sources {
-		if _, err := g.Table.Vertices.Lookup(string(id)); err != nil {
-			return q, nil, pipeline.Options{}, status.Errorf(codes.InvalidArgument, "flight: graph %q: source %q: %v", q.Graph, string(id), err)
-		}
-	}
 	opt := pipeline.Options{
-		Algorithm:        algo,
-		Engine:           q.Engine,
-		Layout:           layout,
-		Sources:          q.sourceStrings(),
-		WithPredecessors: q.WithPredecessors,
-		Delta:            q.Delta,
-		Threads:          s.cfg.Threads,
-		MemBudget:        s.cfg.MemBudget,
-		Tune:             s.cfg.Tune,
-		Allocator:        s.mem,
-		GPU:              s.gpu,
-		GPUs:             s.gpus,
+		Query:     pipeline.Query{Algorithm: algo, Layout: layout, Sources: q.sourceStrings(), WithPredecessors: q.WithPredecessors, Delta: q.Delta},
+		Resources: pipeline.Resources{Engine: q.Engine, Threads: s.cfg.Threads, MemBudget: s.cfg.MemBudget, Tune: s.cfg.Tune, Allocator: s.mem, GPU: s.gpu, GPUs: s.gpus},
 	}
 	if b := s.cfg.queryHostBudget(); opt.MemBudget == 0 && b < pipeline.DefaultMemBudget {
 		// --max-memory is too small for the pipeline's default budget of
@@ -180,7 +166,16 @@ func (s *Server) prepareQuery(ctx context.Context, b []byte) (Query, *pipeline.G
 	}
 	q.QueryNarrowing.apply(&opt)
 	q.applyBetweenness(&opt)
-	return q, g, opt, nil
+	pq, err := pipeline.Prepare(g, opt)
+	if errors.Is(err, pipeline.ErrUnknownSource) {
+		// Found before anything runs, so that GetFlightInfo refuses them
+		// too; the message names the graph and the id.
+		return q, nil, status.Errorf(codes.InvalidArgument, "flight: graph %q: %s", q.Graph, strings.TrimPrefix(err.Error(), pipeline.ErrInvalid.Error()+": "))
+	}
+	if err != nil {
+		return q, nil, toStatus(err)
+	}
+	return q, pq, nil
 }
 
 // DoGet runs the query in the ticket and streams its result in the CLI's
@@ -193,22 +188,18 @@ func (s *Server) prepareQuery(ctx context.Context, b []byte) (Query, *pipeline.G
 // stopped reading: the query would keep its slot for ever).
 func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetServer) error {
 	ctx := stream.Context()
-	q, g, opt, err := s.prepareQuery(ctx, ticket.GetTicket())
+	q, pq, err := s.prepareQuery(ctx, ticket.GetTicket())
 	if err != nil {
 		return err
 	}
-	schema, err := pipeline.Schema(g, opt)
-	if err != nil {
-		return toStatus(err)
-	}
-	if err := rowFits(schema, int64(s.cfg.MaxMessageBytes)); err != nil {
+	if err := rowFits(pq.Schema(), int64(s.cfg.MaxMessageBytes)); err != nil {
 		return err
 	}
 	client := clientKey(ctx)
 	if err := s.queue.acquire(ctx, client); err != nil {
 		return toStatus(err)
 	}
-	reserved := s.cfg.queryMemory(g, opt)
+	reserved := s.cfg.queryMemory(pq)
 	if err := s.budget.acquire(ctx, reserved); err != nil {
 		s.queue.release(client)
 		return err
@@ -231,7 +222,7 @@ func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetS
 		defer s.queue.release(client)
 		defer s.budget.release(reserved)
 		defer recovered.Catch(&err)
-		err = s.runQuery(runCtx, stream, q, g, opt, schema, watch)
+		err = s.runQuery(runCtx, stream, q, pq, watch)
 	}()
 	select {
 	case err := <-done:
@@ -258,13 +249,13 @@ func (s *Server) DoGet(ticket *flight.Ticket, stream flight.FlightService_DoGetS
 // context ended before it ends the stream under it.
 const queryStopGrace = time.Second
 
-// runQuery runs a prepared query into stream, sending through watch;
-// runCtx is the run's context (with --max-query-seconds).
-func (s *Server) runQuery(runCtx context.Context, stream grpc.ServerStream, q Query, g *pipeline.Graph, opt pipeline.Options, schema *arrow.Schema, watch *sendWatch) error {
+// runQuery runs pq, the query q prepared, into stream, sending through
+// watch; runCtx is the run's context (with --max-query-seconds).
+func (s *Server) runQuery(runCtx context.Context, stream grpc.ServerStream, q Query, pq *pipeline.Prepared, watch *sendWatch) error {
 	ctx := stream.Context()
 	ci := callInfoFrom(ctx)
-	s.keepResident(ctx, q.Graph, g, opt)
-	w := newResultWriter(watch.wrap(stream), ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
+	s.keepResident(ctx, q.Graph, pq)
+	w := newResultWriter(watch.wrap(stream), ipc.WithSchema(pq.Schema()), ipc.WithAllocator(s.mem))
 	defer w.Close()
 	runStart := time.Now()
 	sent := false
@@ -275,15 +266,13 @@ func (s *Server) runQuery(runCtx context.Context, stream grpc.ServerStream, q Qu
 		defer func() { ci.send.Add(int64(time.Since(start))) }()
 		return sendSliced(w, rec, int64(s.cfg.MaxBatchBytes), int64(s.cfg.MaxMessageBytes))
 	}
-	run := q.runner(s.run, s.cfg.run != nil)
-	sum, err := run(runCtx, g, opt, emit)
-	if err != nil && !sent && runCtx.Err() == nil && (opt.Engine == "" || opt.Engine == "auto") && pipeline.DeviceFailed(err) {
+	sum, err := s.run(runCtx, pq, emit)
+	if err != nil && !sent && runCtx.Err() == nil && pq.Options().Engine == "auto" && pipeline.DeviceFailed(err) {
 		// Nothing has reached the client: the query runs again on the CPU,
 		// as auto would have chosen without a GPU.
 		s.log.Warn("flight: the GPU failed before any result was sent; running the query on the CPU",
 			"graph", q.Graph, "error", err.Error())
-		opt.Engine = "cpu"
-		sum, err = run(runCtx, g, opt, emit)
+		sum, err = s.run(runCtx, pq.OnCPU(), emit)
 	}
 	ci.run.Store(int64(time.Since(runStart)))
 	if err != nil {

@@ -1,11 +1,8 @@
 package flight
 
 import (
-	"context"
 	"errors"
 	"fmt"
-
-	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/pipeline"
@@ -73,26 +70,12 @@ func (q *Query) betweennessOptions() pipeline.BetweennessOptions {
 	return bopt
 }
 
-// applyBetweenness takes "k" back out of opt for the betweenness layout,
-// where it is the sample (betweennessOptions), not the k nearest.
+// applyBetweenness puts the betweenness options into opt and takes "k"
+// back out of it for the betweenness layout, where it is the sample
+// (betweennessOptions), not the k nearest.
 func (q *Query) applyBetweenness(opt *pipeline.Options) {
 	if q.isBetweenness() {
 		opt.K = 0
+		opt.Betweenness = q.betweennessOptions()
 	}
 }
-
-// runner is how q runs: the betweenness layout through
-// pipeline.RunBetweenness with the ticket's options (unless a test set
-// its own run, fixed), every other layout through run.
-func (q *Query) runner(run runFunc, fixed bool) runFunc {
-	if !q.isBetweenness() || fixed {
-		return run
-	}
-	bopt := q.betweennessOptions()
-	return func(ctx context.Context, g *pipeline.Graph, opt pipeline.Options, emit func(arrow.RecordBatch) error) (*pipeline.Summary, error) {
-		return pipeline.RunBetweenness(ctx, g, opt, bopt, emit)
-	}
-}
-
-// runFunc is pipeline.Run, or what stands for it.
-type runFunc = func(context.Context, *pipeline.Graph, pipeline.Options, func(arrow.RecordBatch) error) (*pipeline.Summary, error)

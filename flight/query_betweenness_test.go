@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/internal/testgraphs"
 	"github.com/pathctl/pathctl/pipeline"
 )
@@ -33,9 +34,9 @@ func betweennessRows(t *testing.T, recs []arrow.RecordBatch) []string {
 }
 
 // TestQueryBetweennessKeys: the ticket keys "normalized", "endpoints", "k"
-// (the sample) and "seed" of "layout": "betweenness" give what
-// pipeline.RunBetweenness gives with the same options (the CLI's --k and
-// --seed), on directed, undirected and string-id graphs.
+// (the sample) and "seed" of "layout": "betweenness" give what the
+// pipeline's betweenness layout gives with the same options (the CLI's --k
+// and --seed), on directed, undirected and string-id graphs.
 func TestQueryBetweennessKeys(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -75,12 +76,19 @@ func TestQueryBetweennessKeys(t *testing.T) {
 			}
 			got := betweennessRows(t, recs)
 			var want []arrow.RecordBatch
-			if _, err := pipeline.RunBetweenness(ctx, g, pipeline.Options{Engine: "cpu"}, tc.bopt, func(r arrow.RecordBatch) error {
+			pq, err := pipeline.Prepare(g, pipeline.Options{
+				Query:     pipeline.Query{Layout: arrowio.LayoutBetweenness, Betweenness: tc.bopt},
+				Resources: pipeline.Resources{Engine: "cpu"},
+			})
+			if err != nil {
+				t.Fatalf("%s: Prepare: %v", ticket, err)
+			}
+			if _, err := pq.Run(ctx, func(r arrow.RecordBatch) error {
 				r.Retain()
 				want = append(want, r)
 				return nil
 			}); err != nil {
-				t.Fatalf("%s: RunBetweenness: %v", ticket, err)
+				t.Fatalf("%s: the pipeline's betweenness: %v", ticket, err)
 			}
 			expect := betweennessRows(t, want)
 			if len(got) != g.NumVertices() || strings.Join(got, "\n") != strings.Join(expect, "\n") {

@@ -27,11 +27,12 @@ func (c Config) queryHostBudget() int64 {
 
 // queryMemory is what a query reserves of the budget of a server of c
 // (--max-memory) while it runs: its blocks, which the planner keeps under
-// the host budget (Options.MemBudget), or less for a small query (three
+// the host budget (Resources.MemBudget), or less for a small query (three
 // blocks of its cells, distance and predecessor, in flight at most), and
 // its records.
-func (c Config) queryMemory(g *pipeline.Graph, opt pipeline.Options) int64 {
-	n := int64(g.NumVertices())
+func (c Config) queryMemory(q *pipeline.Prepared) int64 {
+	opt := q.Options()
+	n := int64(q.Graph().NumVertices())
 	sources := n
 	if opt.Sources != nil {
 		sources = int64(len(opt.Sources))

@@ -46,13 +46,14 @@ func (s *Server) loadGraph(ctx context.Context, t *arrowio.EdgeTable, opt pipeli
 	return s.resident.LoadGraph(ctx, t, opt)
 }
 
-// keepResident makes the CSR of g resident before a run with opt, where
+// keepResident makes the CSR of q's graph resident before q runs, where
 // the run would take the GPU and borrow that copy (not the nearest layout
 // and not reverse runs, which run on the CPU or a transposed graph), and
 // where the cache has room for it; a graph resident already costs
 // nothing more. Failing to keep it is no error: the
 // run uploads the graph as it would without.
-func (s *Server) keepResident(ctx context.Context, name string, g *pipeline.Graph, opt pipeline.Options) {
+func (s *Server) keepResident(ctx context.Context, name string, q *pipeline.Prepared) {
+	g, opt := q.Graph(), q.Options()
 	if s.resident == nil || opt.Reverse || opt.Layout == arrowio.LayoutNearest {
 		return
 	}

@@ -247,7 +247,7 @@ func TestResidentCSRBuiltOnDevice(t *testing.T) {
 }
 
 // TestGPUFailureFallsBackToCPU runs queries through a stand-in for
-// pipeline.Run whose GPU runs fail with a driver error: an auto query that
+// a run whose GPU runs fail with a driver error: an auto query that
 // failed before sending anything runs again on the CPU and answers right;
 // one that failed after sending a batch, a query for the gpu engine and a
 // failure that is not the device's are errors, not run again.
@@ -256,13 +256,14 @@ func TestGPUFailureFallsBackToCPU(t *testing.T) {
 	var mu sync.Mutex
 	var engines []string
 	failAfterBatch, otherErr := false, false
-	run := func(ctx context.Context, g *pipeline.Graph, opt pipeline.Options, emit func(arrow.RecordBatch) error) (*pipeline.Summary, error) {
+	run := func(ctx context.Context, q *pipeline.Prepared, emit func(arrow.RecordBatch) error) (*pipeline.Summary, error) {
+		engine := q.Options().Engine
 		mu.Lock()
-		engines = append(engines, opt.Engine)
+		engines = append(engines, engine)
 		afterBatch, other := failAfterBatch, otherErr
 		mu.Unlock()
-		if opt.Engine == "cpu" {
-			return pipeline.Run(ctx, g, opt, emit)
+		if engine == "cpu" {
+			return q.Run(ctx, emit)
 		}
 		if other {
 			return nil, errors.New("pipeline: something else")
@@ -270,9 +271,8 @@ func TestGPUFailureFallsBackToCPU(t *testing.T) {
 		if !afterBatch {
 			return nil, deviceErr
 		}
-		opt.Engine = "cpu"
 		sent := false
-		_, err := pipeline.Run(ctx, g, opt, func(rec arrow.RecordBatch) error {
+		_, err := q.OnCPU().Run(ctx, func(rec arrow.RecordBatch) error {
 			if sent {
 				return nil
 			}

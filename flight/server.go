@@ -51,8 +51,9 @@ type Server struct {
 	// gpus, where Config.Devices names several devices, hold one engine
 	// each; a run takes an idle one (nil: every run shares gpu).
 	gpus graph.GPUPool
-	// run is pipeline.Run, or a test's stand-in (Config.run).
-	run func(context.Context, *pipeline.Graph, pipeline.Options, func(arrow.RecordBatch) error) (*pipeline.Summary, error)
+	// run runs a prepared query (its Run), or is a test's stand-in
+	// (Config.run).
+	run func(context.Context, *pipeline.Prepared, func(arrow.RecordBatch) error) (*pipeline.Summary, error)
 
 	closeOnce sync.Once
 }
@@ -90,7 +91,9 @@ func NewServer(cfg Config) (_ *Server, err error) {
 		gpus:  pipeline.NewGPUPool(cfg.Devices),
 	}
 	s.budget = newMemBudget(cfg.MaxMemory)
-	s.run = pipeline.Run
+	s.run = func(ctx context.Context, q *pipeline.Prepared, emit func(arrow.RecordBatch) error) (*pipeline.Summary, error) {
+		return q.Run(ctx, emit)
+	}
 	if cfg.run != nil {
 		s.run = cfg.run
 	}
@@ -345,14 +348,11 @@ func (s *Server) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) 
 		}
 		return graphInfo(meta)
 	}
-	q, g, opt, err := s.prepareQuery(ctx, d.GetCmd())
+	q, pq, err := s.prepareQuery(ctx, d.GetCmd())
 	if err != nil {
 		return nil, err
 	}
-	schema, err := pipeline.Schema(g, opt)
-	if err != nil {
-		return nil, toStatus(err)
-	}
+	schema := pq.Schema()
 	if err := rowFits(schema, int64(s.cfg.MaxMessageBytes)); err != nil {
 		return nil, err
 	}

@@ -76,14 +76,17 @@ func directRun(t testing.TB, c testgraphs.Case, q Query) (*arrow.Schema, []arrow
 		t.Fatal(err)
 	}
 	layout, _ := arrowio.ParseLayout(q.Layout)
-	opt := pipeline.Options{Algorithm: graph.Algorithm(q.Algorithm), Engine: q.Engine, Layout: layout,
-		Sources: q.sourceStrings(), WithPredecessors: q.WithPredecessors}
-	out, err := pipeline.Schema(g, opt)
+	opt := pipeline.Options{
+		Query:     pipeline.Query{Algorithm: graph.Algorithm(q.Algorithm), Layout: layout, Sources: q.sourceStrings(), WithPredecessors: q.WithPredecessors},
+		Resources: pipeline.Resources{Engine: q.Engine},
+	}
+	pq, err := pipeline.Prepare(g, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
+	out := pq.Schema()
 	var got []arrow.RecordBatch
-	if _, err := pipeline.Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
+	if _, err := pq.Run(context.Background(), func(r arrow.RecordBatch) error {
 		r.Retain()
 		got = append(got, r)
 		return nil
@@ -334,7 +337,7 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
-	t.Run("every layout against pipeline.Run", func(t *testing.T) {
+	t.Run("every layout against the pipeline", func(t *testing.T) {
 		for _, c := range cases {
 			if c.HasNegative() {
 				continue
@@ -368,7 +371,7 @@ func TestEndToEnd(t *testing.T) {
 				}
 				gt, wt := tableOf(schema, got), tableOf(wantSchema, want)
 				if !array.TableEqual(gt, wt) {
-					t.Errorf("%s: result differs from pipeline.Run", body)
+					t.Errorf("%s: result differs from the pipeline's", body)
 				}
 				gt.Release()
 				wt.Release()

@@ -13,19 +13,18 @@ import (
 )
 
 // TestTuneReachesEveryRun checks that Config.Tune (serve's --tune) is the
-// pipeline.Options.Tune of every query, and that a setting that is not
+// pipeline.Resources.Tune of every query, and that a setting that is not
 // valid keeps the server from starting, naming it.
 func TestTuneReachesEveryRun(t *testing.T) {
 	var (
 		mu    sync.Mutex
 		tunes []string
 	)
-	run := func(ctx context.Context, g *pipeline.Graph, opt pipeline.Options, emit func(arrow.RecordBatch) error) (*pipeline.Summary, error) {
+	run := func(ctx context.Context, q *pipeline.Prepared, emit func(arrow.RecordBatch) error) (*pipeline.Summary, error) {
 		mu.Lock()
-		tunes = append(tunes, opt.Tune)
+		tunes = append(tunes, q.Options().Tune)
 		mu.Unlock()
-		opt.Tune = "" // the CPU engine ignores it; run as without
-		return pipeline.Run(ctx, g, opt, emit)
+		return q.Run(ctx, emit) // the CPU engine ignores the tuning
 	}
 	ts := startServer(t, Config{Tune: "order=bfs,hubpack=0", run: run})
 	cl := dial(t, ts.addr)

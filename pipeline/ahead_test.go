@@ -113,7 +113,7 @@ func TestPlanBesideTheOpeningOnGPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantPairs, err := collectText(t, cpuGraph, Options{Engine: "cpu"})
+	wantPairs, err := collectText(t, cpuGraph, Options{Resources: Resources{Engine: "cpu"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestPlanBesideTheOpeningOnGPU(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := collectText(t, g, Options{Engine: "auto", Layout: c.layout, Devices: []int{0}})
+			got, err := collectText(t, g, Options{Query: Query{Layout: c.layout}, Resources: Resources{Engine: "auto", Devices: []int{0}}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -33,7 +33,7 @@ type BetweennessOptions struct {
 	Endpoints bool
 	// Sample, when above 0, runs from Sample sources drawn by SampleSources
 	// with Seed, and scales as networkx scales its k sampled sources. It
-	// cannot be combined with Options.Sources, and is at most the number
+	// cannot be combined with Query.Sources, and is at most the number
 	// of vertices (all of them: the exact betweenness).
 	Sample int
 	// Seed draws the sample.
@@ -68,48 +68,47 @@ func SampleSources(n, k int, seed uint64) []graph.VertexID {
 	return sample
 }
 
-// RunBetweenness computes the betweenness layout of g as opt (its Sources,
-// Algorithm, Threads, Engine, Allocator, Log, Notice, Progress) and bopt
-// ask, and calls emit with its records: one row per vertex, in vertex
-// order. Sources, when given, restrict the sum to their paths: normalized,
-// it is scaled as networkx scales a sample of those sources (the fraction
-// of the pairs they start); unnormalized, it is their raw contribution
-// (halved on undirected graphs), so that the results of a partition of the
-// vertices into source lists add up to the exact unnormalized betweenness.
-//
-// Refused (ErrInvalid): targets, a cutoff, reverse, an algorithm other than
-// auto, dijkstra (weights), bfs or bfs-level (hops), a sample beside
-// sources or larger than the graph, and zero weights; negative weights are
-// refused wrapping ErrNegativeWeight.
-func RunBetweenness(ctx context.Context, g *Graph, opt Options, bopt BetweennessOptions, emit func(arrow.RecordBatch) error) (*Summary, error) {
-	start := time.Now()
-	opt.Layout = arrowio.LayoutBetweenness
-	opt, err := g.normalize(opt)
+// resolveBetweenness checks q's betweenness request (Query.Betweenness)
+// and resolves its sources: every vertex, a sample, or the given ones.
+// Refused (ErrInvalid): targets, a cutoff, reverse, an algorithm other
+// than auto, dijkstra (weights), bfs or bfs-level (hops), a sample beside
+// sources or larger than the graph, and zero weights; negative weights
+// are refused wrapping ErrNegativeWeight.
+func resolveBetweenness(q *Prepared) error {
+	g, opt := q.g, q.opt
+	hops, err := betweennessHops(g, opt, opt.Betweenness)
 	if err != nil {
-		return nil, err
-	}
-	// 1. Check the request.
-	hops, err := betweennessHops(g, opt, bopt)
-	if err != nil {
-		return nil, err
+		return err
 	}
 	n := g.NumVertices()
-	// 2. Resolve the sources: every vertex, a sample, or the given ones.
-	var sources []graph.VertexID
-	var sampled []graph.VertexID // the sources networkx's scaling counts; nil: all
-	switch {
+	switch bopt := opt.Betweenness; {
 	case bopt.Sample > 0 && bopt.Sample < n:
-		sources = SampleSources(n, bopt.Sample, bopt.Seed)
-		sampled = sources
+		q.sources = SampleSources(n, bopt.Sample, bopt.Seed)
+		q.sampled = q.sources
 	case opt.Sources != nil:
-		if sources, err = g.resolveSources(opt.Sources); err != nil {
-			return nil, err
+		if q.sources, err = g.resolveSources(opt.Sources); err != nil {
+			return err
 		}
-		sampled = sources
+		q.sampled = q.sources
 	default:
-		sources, _ = g.resolveSources(nil)
+		q.sources, _ = g.resolveSources(nil)
 	}
-	// 3. Compute on the CPU engine.
+	q.hops = hops
+	return nil
+}
+
+// runBetweenness computes q's betweenness layout and calls emit with its
+// records: one row per vertex, in vertex order. Sources, when given,
+// restrict the sum to their paths: normalized, it is scaled as networkx
+// scales a sample of those sources (the fraction of the pairs they
+// start); unnormalized, it is their raw contribution (halved on
+// undirected graphs), so that the results of a partition of the vertices
+// into source lists add up to the exact unnormalized betweenness.
+func runBetweenness(ctx context.Context, q *Prepared, emit func(arrow.RecordBatch) error) (*Summary, error) {
+	start := time.Now()
+	g, opt, bopt, sources, hops := q.g, q.opt, q.opt.Betweenness, q.sources, q.hops
+	n := g.NumVertices()
+	// 1. Compute on the CPU engine.
 	method := "Dijkstra"
 	if hops {
 		method = "BFS"
@@ -129,8 +128,8 @@ func RunBetweenness(ctx context.Context, g *Graph, opt Options, bopt Betweenness
 	if opt.Progress != nil {
 		opt.Progress(int64(len(sources)), int64(len(sources)))
 	}
-	// 4. Rescale as networkx, and emit.
-	rescaleBetweenness(raw, !g.CSR.Undirected, bopt, sampled, opt.Sources != nil)
+	// 2. Rescale as networkx, and emit.
+	rescaleBetweenness(raw, !g.CSR.Undirected, bopt, q.sampled, opt.Sources != nil)
 	sum := &Summary{Engine: "cpu", Algorithm: "betweenness (Brandes, " + method + ")", Sources: int64(len(sources)),
 		Pairs: int64(len(sources)) * int64(n), Blocks: 1}
 	err = arrowio.BetweennessRecords(g.Table.Vertices, raw, opt.Allocator, func(r arrow.RecordBatch) error {

@@ -33,7 +33,7 @@ func betweennessGraph(t *testing.T, n int, src, dst []graph.VertexID, w []int64,
 	return g
 }
 
-// collectBetweenness runs RunBetweenness and returns the values in vertex
+// collectBetweenness runs runBetweennessQuery and returns the values in vertex
 // order, checking the ids and that nothing stays allocated.
 func collectBetweenness(t *testing.T, g *Graph, opt Options, bopt BetweennessOptions) ([]float64, error) {
 	t.Helper()
@@ -41,7 +41,7 @@ func collectBetweenness(t *testing.T, g *Graph, opt Options, bopt BetweennessOpt
 	defer mem.AssertSize(t, 0)
 	opt.Allocator, opt.Engine = mem, "cpu"
 	var out []float64
-	_, err := RunBetweenness(context.Background(), g, opt, bopt, func(r arrow.RecordBatch) error {
+	_, err := runBetweennessQuery(context.Background(), g, opt, bopt, func(r arrow.RecordBatch) error {
 		ids, vals := r.Column(0).(*array.Int64), r.Column(1).(*array.Float64)
 		for i := range int(r.NumRows()) {
 			if ids.Value(i) != int64(10+len(out)) {
@@ -98,7 +98,7 @@ func TestBetweennessScaledAsNetworkx(t *testing.T) {
 		{"one source", false, []string{"10"}, BetweennessOptions{}, []float64{math.NaN(), 1, 0}},
 	}
 	for _, c := range cases {
-		got, err := collectBetweenness(t, path(c.undirected), Options{Sources: c.sources}, c.bopt)
+		got, err := collectBetweenness(t, path(c.undirected), Options{Query: Query{Sources: c.sources}}, c.bopt)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -158,7 +158,7 @@ func TestBetweennessSampleIsSources(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		given, err := collectBetweenness(t, g, Options{Sources: ids}, BetweennessOptions{Endpoints: endpoints})
+		given, err := collectBetweenness(t, g, Options{Query: Query{Sources: ids}}, BetweennessOptions{Endpoints: endpoints})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +190,7 @@ func TestBetweennessSourcesPartitionAddUp(t *testing.T) {
 			for v := part; v < 20; v += 3 {
 				ids = append(ids, fmt.Sprint(10+v))
 			}
-			got, err := collectBetweenness(t, g, Options{Sources: ids}, bopt)
+			got, err := collectBetweenness(t, g, Options{Query: Query{Sources: ids}}, bopt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -222,11 +222,11 @@ func TestBetweennessRefusals(t *testing.T) {
 		{"negative", negative, Options{}, BetweennessOptions{}, ErrNegativeWeight, "negative weight -2 on edge 11 -> 12: betweenness needs non-negative weights"},
 		{"zero", zero, Options{}, BetweennessOptions{}, ErrInvalid, "edge 10 -> 11 weighs 0"},
 		{"k above n", path, Options{}, BetweennessOptions{Sample: 4}, ErrInvalid, "k 4 is more than the graph's 3 vertices"},
-		{"k and sources", path, Options{Sources: []string{"10"}}, BetweennessOptions{Sample: 1}, ErrInvalid, "give k or the sources, not both"},
-		{"targets", path, Options{Targets: []string{"10"}}, BetweennessOptions{}, ErrInvalid, "targets"},
-		{"cutoff", path, Options{HasCutoff: true, Cutoff: 2}, BetweennessOptions{}, ErrInvalid, "cutoff"},
-		{"algorithm", path, Options{Algorithm: graph.BellmanFord}, BetweennessOptions{}, ErrInvalid, "betweenness runs dijkstra"},
-		{"unknown source", path, Options{Sources: []string{"99"}}, BetweennessOptions{}, ErrUnknownSource, "99"},
+		{"k and sources", path, Options{Query: Query{Sources: []string{"10"}}}, BetweennessOptions{Sample: 1}, ErrInvalid, "give k or the sources, not both"},
+		{"targets", path, Options{Query: Query{Targets: []string{"10"}}}, BetweennessOptions{}, ErrInvalid, "targets"},
+		{"cutoff", path, Options{Query: Query{HasCutoff: true, Cutoff: 2}}, BetweennessOptions{}, ErrInvalid, "cutoff"},
+		{"algorithm", path, Options{Query: Query{Algorithm: graph.BellmanFord}}, BetweennessOptions{}, ErrInvalid, "betweenness runs dijkstra"},
+		{"unknown source", path, Options{Query: Query{Sources: []string{"99"}}}, BetweennessOptions{}, ErrUnknownSource, "99"},
 	}
 	for _, c := range cases {
 		_, err := collectBetweenness(t, c.g, c.opt, c.bopt)
@@ -235,7 +235,7 @@ func TestBetweennessRefusals(t *testing.T) {
 		}
 	}
 	// Hops ignore the weights, negative and zero ones too.
-	if _, err := collectBetweenness(t, zero, Options{Algorithm: graph.BFS}, BetweennessOptions{}); err != nil {
+	if _, err := collectBetweenness(t, zero, Options{Query: Query{Algorithm: graph.BFS}}, BetweennessOptions{}); err != nil {
 		t.Errorf("bfs on zero weights: %v", err)
 	}
 }
@@ -249,13 +249,13 @@ func TestBetweennessLayoutThroughRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := Options{Layout: arrowio.LayoutBetweenness, Engine: "cpu"}
-	schema, err := Schema(g, opt)
+	opt := Options{Query: Query{Layout: arrowio.LayoutBetweenness}, Resources: Resources{Engine: "cpu"}}
+	schema, err := schemaOf(g, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []float64
-	sum, err := Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
+	sum, err := runQuery(context.Background(), g, opt, func(r arrow.RecordBatch) error {
 		if !r.Schema().Equal(schema) {
 			return fmt.Errorf("schema %v, Schema says %v", r.Schema(), schema)
 		}

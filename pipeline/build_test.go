@@ -60,7 +60,7 @@ func collectText(t *testing.T, g *Graph, opt Options) (string, error) {
 	defer mem.AssertSize(t, 0)
 	opt.Allocator = mem
 	var b strings.Builder
-	_, err := Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
+	_, err := runQuery(context.Background(), g, opt, func(r arrow.RecordBatch) error {
 		b.WriteString(recordText(r))
 		return nil
 	})
@@ -136,7 +136,7 @@ func TestLoadGraphEngines(t *testing.T) {
 			if got := devices.Opens() - opens; got != 1 {
 				t.Errorf("auto: %d GPU engines opened by LoadGraph and Run, want 1", got)
 			}
-			_, err := collectText(t, g, Options{Engine: "gpu"})
+			_, err := collectText(t, g, Options{Resources: Resources{Engine: "gpu"}})
 			if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), status.Reason) {
 				t.Errorf("auto, then Run on the GPU: %v", err)
 			}
@@ -181,7 +181,7 @@ func TestLoadGraphEngines(t *testing.T) {
 		if cerr != nil {
 			t.Fatal(cerr)
 		}
-		_, runErr := collectText(t, cpuGraph, Options{Engine: "gpu"})
+		_, runErr := collectText(t, cpuGraph, Options{Resources: Resources{Engine: "gpu"}})
 		if !errors.Is(err, ErrUnavailable) || runErr == nil || err.Error() != runErr.Error() {
 			t.Errorf("engine gpu without a GPU: %v; want Run's error %v", err, runErr)
 		}
@@ -304,7 +304,7 @@ func checkGPUBuilt(t *testing.T, name string, tbl *arrowio.EdgeTable, undirected
 	for i, layout := range []arrowio.Layout{arrowio.LayoutStats, arrowio.LayoutPairs, arrowio.LayoutMatrix} {
 		// One device: the engine count below is one device's (over
 		// several, a run opens an engine per device it uses).
-		opt := Options{Layout: layout, Engine: "gpu", MaxBlock: maxBlock, Devices: []int{0}}
+		opt := Options{Query: Query{Layout: layout}, Resources: Resources{Engine: "gpu", MaxBlock: maxBlock, Devices: []int{0}}}
 		got, err := collectText(t, g, opt)
 		if err != nil {
 			t.Fatalf("%s: %s on the GPU-built graph: %v", name, layout, err)
@@ -353,7 +353,7 @@ func checkGPUBuilt(t *testing.T, name string, tbl *arrowio.EdgeTable, undirected
 		t.Fatalf("%s: %d device bytes after Close", name, live)
 	}
 	// A closed graph still runs, on an engine of its own.
-	if _, err := collectText(t, g, Options{Engine: "gpu", Layout: arrowio.LayoutStats}); err != nil {
+	if _, err := collectText(t, g, Options{Query: Query{Layout: arrowio.LayoutStats}, Resources: Resources{Engine: "gpu"}}); err != nil {
 		t.Fatalf("%s: a run after Close: %v", name, err)
 	}
 }
@@ -376,7 +376,7 @@ func TestGPUBuiltSharedCases(t *testing.T) {
 			t.Fatalf("%s: the GPU's CSR: %s", c.Name, diff)
 		}
 		for _, algo := range algorithms {
-			opt := Options{Algorithm: algo, Engine: "gpu", Layout: arrowio.LayoutMatrix, MaxBlock: 2}
+			opt := Options{Query: Query{Algorithm: algo, Layout: arrowio.LayoutMatrix}, Resources: Resources{Engine: "gpu", MaxBlock: 2}}
 			got, gerr := collectText(t, g, opt)
 			want, werr := collectText(t, ref, opt)
 			if got != want || fmt.Sprint(gerr) != fmt.Sprint(werr) {
@@ -456,7 +456,7 @@ func TestFloat32Hint(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		var log bytes.Buffer
-		if _, err := collectText(t, g, Options{Engine: "cpu", Log: &log}); err != nil {
+		if _, err := collectText(t, g, Options{Resources: Resources{Engine: "cpu"}, Log: &log}); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		if got := strings.Count(log.String(), hint); got != map[bool]int{true: 1, false: 0}[c.want] {

@@ -3,7 +3,7 @@ package pipeline
 // The ch algorithm (a contraction hierarchy, package hierarchy) runs on
 // the CPU engine only so far: normalize routes it there, refuses what it
 // cannot answer with one line each, and prepare hands the engine the
-// hierarchy of an index file (Options.Index) instead of letting it build
+// hierarchy of an index file (Resources.Index) instead of letting it build
 // one.
 
 import (
@@ -16,10 +16,10 @@ import (
 	"github.com/pathctl/pathctl/hierarchy"
 )
 
-// routeCH checks a request of --algo ch (or of auto with an index, which
-// becomes ch) and puts it on the CPU engine; it leaves other requests as
-// they are.
-func (g *Graph) routeCH(opt Options) (Options, error) {
+// routeCH checks a request on g of --algo ch (or of auto with an index,
+// which becomes ch) and puts it on the CPU engine; it leaves other
+// requests as they are.
+func routeCH(g *Graph, opt Options) (Options, error) {
 	if opt.Index != nil && opt.Algorithm == graph.Auto {
 		opt.Algorithm = graph.CH
 	}

@@ -12,26 +12,47 @@
 // and failure handover). The pipeline holds them as graph.GPUOpening,
 // graph.GPUOthers, graph.SharedGPU and graph.GPUPool values.
 //
+// A request is resolved once: Prepare checks Options on a Graph, looks
+// its ids up and fixes its schema, columns and distance type into a
+// Prepared query (after database/sql's Stmt), which every front end reads
+// before the run and then runs (Prepared.Run); Verify and NewRowCheck take
+// it too.
+//
 // Files:
 //
 //   - doc.go: this overview
-//   - run.go: Run and Schema: one request from options to records
-//   - options.go: Options, Summary, the errors of a request
-//   - graph.go: LoadGraph, Graph, LoadOptions: the CSR, built on the CPU or on the GPU; Close, Release, AbandonDevice
-//   - engines.go: the engine choice (auto, cpu, gpu), the GPU a run takes, and which devices a run over several takes (--devices)
-//   - gpu.go: the registered GPU (RegisterGPU), tunings, NoGPU, GPUStatus, a server's shared device and pool
-//   - opening.go: OpensEarly, and the CSR built and planned beside an early opening
+//   - query.go: Prepare and Prepared: the request resolved once, its
+//     schema, columns, sources and targets
+//   - run.go: Prepared.Run: one prepared request to records
+//   - options.go: Options (Query, Resources, the hooks of tests),
+//     Summary, the errors of a request
+//   - graph.go: LoadGraph, Graph, LoadOptions: the CSR, built on the
+//     CPU or on the GPU; Close, Release, AbandonDevice
+//   - engines.go: the engine choice (auto, cpu, gpu), the GPU a run
+//     takes, and which devices a run over several takes (--devices)
+//   - gpu.go: the registered GPU (RegisterGPU), tunings, NoGPU,
+//     GPUStatus, a server's shared device and pool
+//   - opening.go: OpensEarly, and the CSR built and planned beside an
+//     early opening
 //   - shared.go: ResidentGraphs: graphs kept on a server's shared device
-//   - blocks.go: block planning under the memory budget (graph.SizingOf)
-//   - blockorder.go: the stats layout's sources in the engine's block order
-//   - schedule.go: the producer: blocks one at a time, started ahead, or from device-resident blocks; several devices' queue depth
-//   - pool.go: the recycled (and page-locked) blocks of the matrix layout
-//   - narrow.go: targets, cutoff and the k nearest: on the engine or on the host
-//   - nearest.go: the engine that answers the nearest layout
+//   - blocks.go: block planning under the memory budget
+//     (graph.SizingOf)
+//   - blockorder.go: the stats layout's sources in the engine's block
+//     order
+//   - schedule.go: the producer: blocks one at a time, started ahead,
+//     or from device-resident blocks; several devices' queue depth
+//   - pool.go: the recycled (and page-locked) blocks of the matrix
+//     layout
+//   - narrow.go: targets, cutoff and the k nearest: on the engine or on
+//     the host
+//   - nearest.go: the nearest layout: the engine that answers it, its
+//     run
 //   - betweenness.go: the betweenness layout
 //   - ch.go: the ch algorithm (a contraction hierarchy)
-//   - overflow.go: refusing graphs whose distances could overflow their type
-//   - estimate.go: EstimateOutput and Plan: a result's size, engine and algorithm before the run (--dry-run, the free-space check)
+//   - overflow.go: refusing graphs whose distances could overflow their
+//     type
+//   - estimate.go: Prepared.Estimate and Plan: a result's size, engine
+//     and algorithm before the run (--dry-run, the free-space check)
 //   - names.go: the names of graph a front end uses
 //   - timings.go: the --verbose time lines
 //   - verify.go: Verify: sampled sources against the oracles

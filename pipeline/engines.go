@@ -73,14 +73,15 @@ func gpuUnavailable(err error) error {
 	return fmt.Errorf("%w: the gpu engine: %v", ErrUnavailable, err)
 }
 
-// engine chooses the engine of a run on g as chooseEngine does, except
-// that the GPU is the one g keeps where LoadGraph built the CSR on it (no
-// second context; the first Prepare adopts the device copy of the CSR),
-// and that where LoadGraph found no usable GPU it is not looked for again;
-// else the GPU is opt.GPU where set (its turn taken for the run). Call
-// release when the run is done: it closes an engine opened for the run,
-// gives opt.GPU's turn back and leaves g's open.
-func (g *Graph) engine(opt Options, sources int) (eng graph.Engine, release func(), err error) {
+// runEngine chooses the engine of a run of opt on g as chooseEngine
+// does, except that the GPU is the one g keeps where LoadGraph built the
+// CSR on it (no second context; the engine's first Prepare adopts the
+// device copy of the CSR), and that where LoadGraph found no usable GPU
+// it is not looked for again; else the GPU is opt.GPU where set (its turn
+// taken for the run). Call release when the run is done: it closes an
+// engine opened for the run, gives opt.GPU's turn back and leaves g's
+// open.
+func runEngine(g *Graph, opt Options, sources int) (eng graph.Engine, release func(), err error) {
 	tune, err := gpuTuning(opt.Tune)
 	if err != nil {
 		return nil, nil, err

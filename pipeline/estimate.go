@@ -52,26 +52,14 @@ const (
 	ipcMarginOnce     = 64 << 10
 )
 
-// EstimateOutput is the shape and size of the result Run with opt would
-// produce on g, computed without running: the source and target ids are
-// resolved (an unknown one is the error Run gives), nothing else. Unlike
-// Schema it does not refuse paths above Options.MaxOutput: it says how
-// large they would be.
-func EstimateOutput(g *Graph, opt Options) (Estimate, error) {
-	opt, err := g.normalize(opt)
-	if err != nil {
-		return Estimate{}, err
-	}
-	sources, err := g.NumSources(opt.Sources)
-	if err != nil {
-		return Estimate{}, err
-	}
-	targets, err := g.resolveTargets(opt.Targets)
-	if err != nil {
-		return Estimate{}, err
-	}
+// Estimate is the shape and size of the result Run produces, computed
+// without running. Paths above Resources.MaxOutput were refused by
+// Prepare; below it, Estimate says how large they are.
+func (q *Prepared) Estimate() Estimate {
+	g, opt, targets := q.g, q.opt, q.targets
+	sources := len(q.sources)
 	n := g.NumVertices()
-	est := Estimate{Layout: opt.Layout, DistType: g.resultType(opt.Algorithm), Vertices: n, Sources: sources}
+	est := Estimate{Layout: opt.Layout, DistType: q.dist, Vertices: n, Sources: sources}
 	given := -1
 	if targets != nil {
 		given = len(targets)
@@ -107,7 +95,7 @@ func EstimateOutput(g *Graph, opt Options) (Estimate, error) {
 		header += float64(est.Targets) * float64(max(2*idBytes+3, 21)) // a matrix's CSV header names its columns' vertices
 	}
 	est.CSVBytes = clampBytes(float64(est.Rows)*csvRow + header)
-	return est, nil
+	return est
 }
 
 // clampBytes is x rounded up, at most MaxInt64.
@@ -180,19 +168,11 @@ func textWidth(t arrow.DataType) int {
 	return 24 // int64, uint64, float64: -9223372036854775808, -1.2345678901234567e+308
 }
 
-// Plan says which engine and algorithm Run with opt would take on g,
-// without opening a device: the CPU engine's choice of auto is resolved
-// as Run would; a GPU is named as "gpu (if usable)" where only opening it
-// would tell.
-func Plan(g *Graph, opt Options) (engine, algorithm string, err error) {
-	opt, err = g.normalize(opt)
-	if err != nil {
-		return "", "", err
-	}
-	sources, err := g.NumSources(opt.Sources)
-	if err != nil {
-		return "", "", err
-	}
+// Plan says which engine and algorithm Run takes, without opening a
+// device: the CPU engine's choice of auto is resolved as Run would; a GPU
+// is named as "gpu (if usable)" where only opening it would tell.
+func (q *Prepared) Plan() (engine, algorithm string) {
+	g, opt, sources := q.g, q.opt, len(q.sources)
 	g.mu.Lock()
 	device, gpuErr := g.device, g.gpuErr
 	g.mu.Unlock()
@@ -211,19 +191,17 @@ func Plan(g *Graph, opt Options) (engine, algorithm string, err error) {
 	}
 	switch {
 	case opt.Engine == "cpu", opt.Algorithm == graph.CH:
-		return "cpu", onCPU(), nil
+		return "cpu", onCPU()
 	case opt.Engine == "gpu" && device != nil:
-		return "gpu", string(opt.Algorithm), nil
+		return "gpu", string(opt.Algorithm)
 	case opt.Engine == "gpu":
-		return "gpu (if usable)", string(opt.Algorithm), nil
-	case opt.Engine != "auto":
-		return "", "", fmt.Errorf("%w: unknown engine %q (want auto, cpu or gpu)", ErrInvalid, opt.Engine)
+		return "gpu (if usable)", string(opt.Algorithm)
 	case sources > 0 && sources < minGPUSources:
-		return fmt.Sprintf("cpu (%d sources: fewer than %d, faster than a GPU launch)", sources, minGPUSources), onCPU(), nil
+		return fmt.Sprintf("cpu (%d sources: fewer than %d, faster than a GPU launch)", sources, minGPUSources), onCPU()
 	case device != nil:
-		return "gpu", string(opt.Algorithm), nil
+		return "gpu", string(opt.Algorithm)
 	case gpuErr != nil:
-		return "cpu (no usable GPU)", onCPU(), nil
+		return "cpu (no usable GPU)", onCPU()
 	}
-	return "gpu (if usable), else cpu", fmt.Sprintf("%s on a GPU; on the CPU: %s", opt.Algorithm, onCPU()), nil
+	return "gpu (if usable), else cpu", fmt.Sprintf("%s on a GPU; on the CPU: %s", opt.Algorithm, onCPU())
 }

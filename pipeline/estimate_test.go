@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -18,16 +19,16 @@ func TestEstimateBoundsWrittenOutput(t *testing.T) {
 		opt  Options
 		rows int64
 	}{
-		{"matrix", Options{Engine: "cpu", Layout: arrowio.LayoutMatrix}, 180},
-		{"matrix-sources", Options{Engine: "cpu", Layout: arrowio.LayoutMatrix, Sources: []string{"10", "17", "17", "19"}}, 3},
-		{"matrix-targets", Options{Engine: "cpu", Layout: arrowio.LayoutMatrix, Targets: []string{"11", "12"}}, 180},
-		{"pairs", Options{Engine: "cpu"}, 180 * 180},
-		{"pairs-pred", Options{Engine: "cpu", WithPredecessors: true, Sources: []string{"13"}}, 180},
-		{"pairs-k", Options{Engine: "cpu", K: 4}, 180 * 5},
-		{"stats", Options{Engine: "cpu", Layout: arrowio.LayoutStats}, 180},
+		{"matrix", Options{Query: Query{Layout: arrowio.LayoutMatrix}, Resources: Resources{Engine: "cpu"}}, 180},
+		{"matrix-sources", Options{Query: Query{Layout: arrowio.LayoutMatrix, Sources: []string{"10", "17", "17", "19"}}, Resources: Resources{Engine: "cpu"}}, 3},
+		{"matrix-targets", Options{Query: Query{Layout: arrowio.LayoutMatrix, Targets: []string{"11", "12"}}, Resources: Resources{Engine: "cpu"}}, 180},
+		{"pairs", Options{Resources: Resources{Engine: "cpu"}}, 180 * 180},
+		{"pairs-pred", Options{Query: Query{WithPredecessors: true, Sources: []string{"13"}}, Resources: Resources{Engine: "cpu"}}, 180},
+		{"pairs-k", Options{Query: Query{K: 4}, Resources: Resources{Engine: "cpu"}}, 180 * 5},
+		{"stats", Options{Query: Query{Layout: arrowio.LayoutStats}, Resources: Resources{Engine: "cpu"}}, 180},
 	}
 	for _, c := range cases {
-		est, err := EstimateOutput(g, c.opt)
+		est, err := estimateOf(g, c.opt)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -48,7 +49,7 @@ func TestEstimateBoundsWrittenOutput(t *testing.T) {
 // sources × n × 4 bytes and a bit of validity per cell, beside the margin.
 func TestEstimateMatrixIsRowsTimesVertices(t *testing.T) {
 	g := gridGraph(t, 100, 100)
-	est, err := EstimateOutput(g, Options{Layout: arrowio.LayoutMatrix})
+	est, err := estimateOf(g, Options{Query: Query{Layout: arrowio.LayoutMatrix}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,15 +63,21 @@ func TestEstimateMatrixIsRowsTimesVertices(t *testing.T) {
 	}
 }
 
-// TestEstimateUnknownSource fails as Run does, and paths above the
-// limit are sized rather than refused.
+// TestEstimateUnknownSource: an unknown source fails Prepare, as it
+// fails Run; paths above the limit are refused by Prepare, naming their
+// size, and below it sized.
 func TestEstimateUnknownSource(t *testing.T) {
 	g := gridGraph(t, 3, 3)
-	if _, err := EstimateOutput(g, Options{Sources: []string{"99"}}); err == nil || !strings.Contains(err.Error(), `"99"`) {
+	if _, err := estimateOf(g, Options{Query: Query{Sources: []string{"99"}}}); err == nil || !strings.Contains(err.Error(), `"99"`) {
 		t.Errorf("unknown source: %v", err)
 	}
-	if _, err := EstimateOutput(g, Options{WithPaths: true, MaxOutput: 1}); err != nil {
-		t.Errorf("paths above the limit: %v", err)
+	_, err := estimateOf(g, Options{Query: Query{WithPaths: true}, Resources: Resources{MaxOutput: 1}})
+	if !errors.Is(err, ErrPathsTooLarge) || !strings.Contains(err.Error(), "81 rows") {
+		t.Errorf("paths above the limit: %v, want ErrPathsTooLarge naming 81 rows", err)
+	}
+	est, err := estimateOf(g, Options{Query: Query{WithPaths: true}})
+	if err != nil || est.Rows != 81 || est.Bytes <= 0 {
+		t.Errorf("paths below the limit: %+v, %v; want 81 rows", est, err)
 	}
 }
 
@@ -78,14 +85,14 @@ func TestEstimateUnknownSource(t *testing.T) {
 // kernel; a few sources stay on the CPU; many name the GPU as a maybe.
 func TestEstimatePlanWithoutDevice(t *testing.T) {
 	g := gridGraph(t, 3, 3)
-	engine, algo, err := Plan(g, Options{Engine: "cpu"})
+	engine, algo, err := planOf(g, Options{Resources: Resources{Engine: "cpu"}})
 	if err != nil || engine != "cpu" || algo == "" || algo == "auto" {
 		t.Errorf("cpu: %q, %q, %v", engine, algo, err)
 	}
-	if engine, _, _ := Plan(g, Options{Sources: []string{"11"}}); !strings.HasPrefix(engine, "cpu") {
+	if engine, _, _ := planOf(g, Options{Query: Query{Sources: []string{"11"}}}); !strings.HasPrefix(engine, "cpu") {
 		t.Errorf("one source on auto: engine %q, want the CPU", engine)
 	}
-	if engine, _, _ := Plan(g, Options{Engine: "gpu"}); engine != "gpu (if usable)" {
+	if engine, _, _ := planOf(g, Options{Resources: Resources{Engine: "gpu"}}); engine != "gpu (if usable)" {
 		t.Errorf("gpu: engine %q", engine)
 	}
 }

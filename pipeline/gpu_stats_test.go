@@ -27,7 +27,7 @@ func collectStats(t *testing.T, g *Graph, opt Options) [][]float64 {
 	opt.Layout = arrowio.LayoutStats
 	opt.Allocator = mem
 	var cols [][]float64
-	_, err := Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
+	_, err := runQuery(context.Background(), g, opt, func(r arrow.RecordBatch) error {
 		if cols == nil {
 			cols = make([][]float64, r.NumCols())
 		}
@@ -115,8 +115,8 @@ func TestGPUStatsLayout(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, algo := range []graph.Algorithm{graph.Auto, graph.Dijkstra, graph.BFS} {
-			want := collectStats(t, g, Options{Algorithm: algo, Engine: "cpu"})
-			got := collectStats(t, g, Options{Algorithm: algo, Engine: "gpu", MaxBlock: 1 + rng.IntN(300)})
+			want := collectStats(t, g, Options{Query: Query{Algorithm: algo}, Resources: Resources{Engine: "cpu"}})
+			got := collectStats(t, g, Options{Query: Query{Algorithm: algo}, Resources: Resources{Engine: "gpu", MaxBlock: 1 + rng.IntN(300)}})
 			sameStats(t, got, want, fmt.Sprintf("seed %d: trial %d: %s", seed, trial, algo))
 		}
 	}
@@ -151,10 +151,10 @@ func TestGPUStatsInBlockOrder(t *testing.T) {
 	}
 	defer g.Close()
 	n := g.NumVertices()
-	want := collectStats(t, g, Options{Engine: "cpu"})
+	want := collectStats(t, g, Options{Resources: Resources{Engine: "cpu"}})
 	for _, block := range []int{n / 10, 2 * n / 3} {
 		var log strings.Builder
-		got := collectStats(t, g, Options{Engine: "gpu", Devices: []int{0}, MaxBlock: block, Log: &log})
+		got := collectStats(t, g, Options{Resources: Resources{Engine: "gpu", Devices: []int{0}, MaxBlock: block}, Log: &log})
 		if !strings.Contains(log.String(), "block order") {
 			t.Errorf("blocks of %d of %d: the log does not say the sources ran in block order:\n%s", block, n, log.String())
 		}

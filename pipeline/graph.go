@@ -58,15 +58,15 @@ type LoadOptions struct {
 	// (the CLI's): Release leaves the graph's device to the exit
 	// (AbandonDevice) rather than closing it.
 	ExitAfter bool
-	// Devices are the GPUs the runs will use (Options.Devices): a CSR
+	// Devices are the GPUs the runs will use (Resources.Devices): a CSR
 	// built on the GPU is built on the first of them. nil: device 0.
 	Devices []int
-	// Algorithm is what the runs will compute (Options.Algorithm; "" is
+	// Algorithm is what the runs will compute (Query.Algorithm; "" is
 	// auto). Where it is auto and Sources every vertex, a CSR built
 	// beside an early opening has the GPU kernel's plan of every source
 	// made beside it too (plansAhead).
 	Algorithm Algorithm
-	// Tune is the runs' Options.Tune: the GPU kernel's plan made beside an
+	// Tune is the runs' Resources.Tune: the GPU kernel's plan made beside an
 	// early opening is made under it, so that the runs can take it. A bad
 	// spec is an ErrInvalid naming the setting.
 	Tune string
@@ -408,18 +408,6 @@ func (g *Graph) vertexName(v graph.VertexID) string {
 	return g.Table.Vertices.Format(v)
 }
 
-// NumSources is the number of sources a Run with Options.Sources ids
-// computes, the rows of its matrix: every vertex for nil, else the
-// distinct vertices the ids name. It fails, as Run does, on an id that
-// names no vertex.
-func (g *Graph) NumSources(ids []string) (int, error) {
-	if ids == nil {
-		return g.NumVertices(), nil
-	}
-	sources, err := g.resolveSources(ids)
-	return len(sources), err
-}
-
 // resolveSources maps external ids to dense ids; nil means every vertex.
 // A source named twice (or by two spellings of one id, "7" and "007") is
 // kept once, at its first place: each source is run once and its rows
@@ -445,6 +433,27 @@ func (g *Graph) resolveSources(ids []string) ([]graph.VertexID, error) {
 		}
 	}
 	return out, nil
+}
+
+// resolveTargets maps the external ids of Query.Targets to dense ids, in
+// their given order; nil for every vertex.
+func (g *Graph) resolveTargets(ids []string) ([]graph.VertexID, error) {
+	if ids == nil {
+		return nil, nil
+	}
+	out, at, err := g.lookupAll(ids)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w %q: %v", ErrInvalid, ErrUnknownTarget, ids[at], err)
+	}
+	return out, nil
+}
+
+// resultType is the distance type a run of algorithm a produces.
+func (g *Graph) resultType(a graph.Algorithm) graph.DistType {
+	if a.CountsHops() || (a == graph.Auto && !g.CSR.Weighted) {
+		return graph.DistInt32
+	}
+	return g.CSR.Type
 }
 
 // lookupPart is the fewest ids one goroutine of lookupAll looks up: a

@@ -34,20 +34,16 @@ func runMatrixToMemfd(t *testing.T, g *Graph, opt Options, writes string) []byte
 	f := os.NewFile(uintptr(fd), "memfd")
 	defer f.Close()
 	opt.Layout = arrowio.LayoutMatrix
-	schema, err := Schema(g, opt)
+	q, err := Prepare(g, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := g.NumSources(opt.Sources)
+	w, err := arrowio.CreateResult(fmt.Sprintf("/proc/self/fd/%d", fd), q.Schema(),
+		arrowio.WriteOptions{Format: "arrow", MatrixRows: len(q.Sources()), MatrixWrites: writes})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := arrowio.CreateResult(fmt.Sprintf("/proc/self/fd/%d", fd), schema,
-		arrowio.WriteOptions{Format: "arrow", MatrixRows: rows, MatrixWrites: writes})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Run(context.Background(), g, opt, w.Write); err != nil {
+	if _, err := q.Run(context.Background(), w.Write); err != nil {
 		w.Abort()
 		t.Fatal(err)
 	}
@@ -90,8 +86,8 @@ func TestGPUMatrixToMemfd(t *testing.T) {
 			t.Fatal(err)
 		}
 		maxBlock := []int{0, 1 + rng.IntN(n/3)}[trial%2]
-		got := runMatrixToMemfd(t, g, Options{Engine: "gpu", MaxBlock: maxBlock, Devices: []int{0}}, arrowio.MatrixWritesPrefill)
-		cpu := runMatrixToMemfd(t, g, Options{Engine: "cpu"}, arrowio.MatrixWritesPositional)
+		got := runMatrixToMemfd(t, g, Options{Resources: Resources{Engine: "gpu", MaxBlock: maxBlock, Devices: []int{0}}}, arrowio.MatrixWritesPrefill)
+		cpu := runMatrixToMemfd(t, g, Options{Resources: Resources{Engine: "cpu"}}, arrowio.MatrixWritesPositional)
 		if !bytes.Equal(got, cpu) {
 			t.Fatalf("seed %d trial %d (n %d, max block %d): the GPU's %d bytes differ from the CPU engine's %d", seed, trial, n, maxBlock, len(got), len(cpu))
 		}

@@ -136,7 +136,7 @@ func TestNarrowAhead(t *testing.T) {
 		}
 		for _, layout := range layouts {
 			fake.starts, fake.stats, fake.k = 0, 0, 0
-			opt := Options{Layout: layout, K: tc.k, Cutoff: req.Cutoff, HasCutoff: req.HasCutoff}
+			opt := Options{Query: Query{Layout: layout, K: tc.k, Cutoff: req.Cutoff, HasCutoff: req.HasCutoff}}
 			selected := engineSelects(fake, opt)
 			if selected != (tc.k > 0) || fake.k != tc.k {
 				t.Fatalf("%s: engineSelects = %v (k %d) for k %d", tc.name, selected, fake.k, tc.k)
@@ -220,8 +220,8 @@ func TestPlanNarrowed(t *testing.T) {
 		{"device bound", Options{}, budgetEngine{host: 1 << 40, device: 100 * per}, 1000, 64, 10, 100},
 		{"host bound", Options{}, budgetEngine{host: 3 * 64 * 50, device: 1 << 40}, 1000, 64, 20, 50},
 		{"one block", Options{}, budgetEngine{host: 1 << 40, device: 1 << 40}, 4096, 64, 1, 4096},
-		{"max block", Options{MaxBlock: 3}, budgetEngine{host: 1 << 40, device: 1 << 40}, 10, 64, 4, 3},
-		{"memory budget", Options{MemBudget: 5 * per}, budgetEngine{host: 1 << 40, device: 1 << 40}, 10, 64, 2, 5},
+		{"max block", Options{Resources: Resources{MaxBlock: 3}}, budgetEngine{host: 1 << 40, device: 1 << 40}, 10, 64, 4, 3},
+		{"memory budget", Options{Resources: Resources{MemBudget: 5 * per}}, budgetEngine{host: 1 << 40, device: 1 << 40}, 10, 64, 2, 5},
 	} {
 		blocks := planNarrowed(c.opt, c.eng, runner, c.n, c.row)
 		if len(blocks) != c.blocks || blockMax(blocks) != c.big || blocks[len(blocks)-1].End != c.n {
@@ -298,7 +298,7 @@ func TestNearestNote(t *testing.T) {
 		{fake, 65, false, "selected on the host from full rows (the engine selects K up to 64"},
 		{cpuRunner, 4, false, ""},
 	} {
-		got := nearestNote(c.runner, Options{K: c.k}, c.selected)
+		got := nearestNote(c.runner, Options{Query: Query{K: c.k}}, c.selected)
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("%T, k %d, selected %v: %q, want %q", c.runner, c.k, c.selected, got, c.want)
 		}

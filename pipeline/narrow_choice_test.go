@@ -131,7 +131,7 @@ func TestNarrowRunnerChoice(t *testing.T) {
 	w := len(targets)
 	for _, layout := range []arrowio.Layout{arrowio.LayoutPairs, arrowio.LayoutMatrix, arrowio.LayoutStats} {
 		fake.runs = 0
-		opt := Options{Layout: layout}
+		opt := Options{Query: Query{Layout: layout}}
 		blocks := PlanBlocks(len(sources), 1, 0, 7)
 		err := runBlocks(ctx, g, native, opt, schedule{targets: targets}, sources, blocks, func(res blockResult) error {
 			if st := res.stats; st != nil {

@@ -78,7 +78,7 @@ func collectPairs(t *testing.T, g *Graph, opt Options) ([]pairRow, error) {
 	defer mem.AssertSize(t, 0)
 	opt.Layout, opt.Allocator = arrowio.LayoutPairs, mem
 	var out []pairRow
-	_, err := Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
+	_, err := runQuery(context.Background(), g, opt, func(r arrow.RecordBatch) error {
 		src := r.Column(0).(*array.Int64)
 		tgt := r.Column(1).(*array.Int64)
 		rankAt := r.Schema().FieldIndices(arrowio.ColRank)
@@ -118,7 +118,7 @@ type queryCase struct {
 }
 
 func (q queryCase) options(algo graph.Algorithm, engine string) Options {
-	opt := Options{Algorithm: algo, Engine: engine, Cutoff: q.cutoff, HasCutoff: q.hasCutoff, K: q.k, MaxBlock: 3}
+	opt := Options{Query: Query{Algorithm: algo, Cutoff: q.cutoff, HasCutoff: q.hasCutoff, K: q.k}, Resources: Resources{Engine: engine, MaxBlock: 3}}
 	if q.defaultBlocks {
 		opt.MaxBlock = 0
 	}
@@ -464,7 +464,7 @@ func TestNearestAgainstOracle(t *testing.T) {
 		}
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		var got []pairRow
-		_, err = Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
+		_, err = runQuery(context.Background(), g, opt, func(r arrow.RecordBatch) error {
 			if names := fmt.Sprintln(r.Schema().Field(0).Name, r.Schema().Field(1).Name, r.Schema().Field(2).Name); names != "vertex distance source\n" {
 				return fmt.Errorf("columns %s", names)
 			}
@@ -491,7 +491,7 @@ func TestNearestAgainstOracle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Run(context.Background(), g, Options{Layout: arrowio.LayoutNearest}, func(arrow.RecordBatch) error { return nil }); !errors.Is(err, ErrInvalid) {
+	if _, err := runQuery(context.Background(), g, Options{Query: Query{Layout: arrowio.LayoutNearest}}, func(arrow.RecordBatch) error { return nil }); !errors.Is(err, ErrInvalid) {
 		t.Errorf("nearest without sources: %v, want ErrInvalid", err)
 	}
 }
@@ -553,7 +553,7 @@ func TestPathsAgainstOracle(t *testing.T) {
 // TestPathsRefusedOnLargeGraphs checks that paths are bounded by their
 // estimated output, not by the graph's vertices: one source's paths on a
 // graph of 12578 vertices (0.5 MiB) are given, every source's (6.5 GiB)
-// are refused with the rows and the size, unless Options.MaxOutput is
+// are refused with the rows and the size, unless Resources.MaxOutput is
 // raised. A finite cutoff does not narrow the estimate; K and targets do.
 func TestPathsRefusedOnLargeGraphs(t *testing.T) {
 	const n = 12578
@@ -562,52 +562,52 @@ func TestPathsRefusedOnLargeGraphs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Schema(g, Options{WithPaths: true, Sources: []string{"0"}}); err != nil {
+	if _, err := schemaOf(g, Options{Query: Query{WithPaths: true, Sources: []string{"0"}}}); err != nil {
 		t.Errorf("paths of one source on %d vertices (0.5 MiB): %v", n, err)
 	}
-	_, err = Schema(g, Options{WithPaths: true})
+	_, err = schemaOf(g, Options{Query: Query{WithPaths: true}})
 	for _, want := range []string{"invalid request: paths too large: 12578 sources × 12578 vertices: 158206084 rows, at least 6.5 GiB of output, above the limit of 1.0 GiB",
 		"fewer sources, some targets or the k nearest"} {
 		if !errors.Is(err, ErrInvalid) || !errors.Is(err, ErrPathsTooLarge) || !strings.Contains(err.Error(), want) {
 			t.Errorf("paths for every pair of %d vertices: %v, want %q", n, err, want)
 		}
 	}
-	if _, err := Schema(g, Options{WithPaths: true, MaxOutput: 7 << 30}); err != nil {
+	if _, err := schemaOf(g, Options{Query: Query{WithPaths: true}, Resources: Resources{MaxOutput: 7 << 30}}); err != nil {
 		t.Errorf("paths for every pair under a limit of 7 GiB: %v", err)
 	}
 	// A limit below one source's output refuses it, in bytes.
-	_, err = Schema(g, Options{WithPaths: true, Sources: []string{"0"}, MaxOutput: 1000})
+	_, err = schemaOf(g, Options{Query: Query{WithPaths: true, Sources: []string{"0"}}, Resources: Resources{MaxOutput: 1000}})
 	if !errors.Is(err, ErrPathsTooLarge) || !strings.Contains(err.Error(), "at least 0.5 MiB of output, above the limit of 1000 bytes") {
 		t.Errorf("paths of one source under a limit of 1000 bytes: %v", err)
 	}
 	// A cutoff, finite or not, leaves every pair's estimate.
 	for _, cut := range []float64{math.Inf(1), 1e9, 1} {
-		if _, err := Schema(g, Options{WithPaths: true, Cutoff: cut, HasCutoff: true}); !errors.Is(err, ErrPathsTooLarge) {
+		if _, err := schemaOf(g, Options{Query: Query{WithPaths: true, Cutoff: cut, HasCutoff: true}}); !errors.Is(err, ErrPathsTooLarge) {
 			t.Errorf("paths for every pair under a cutoff of %v: %v", cut, err)
 		}
-		if _, err := Schema(g, Options{WithPaths: true, Sources: []string{"0"}, Cutoff: cut, HasCutoff: true}); err != nil {
+		if _, err := schemaOf(g, Options{Query: Query{WithPaths: true, Sources: []string{"0"}, Cutoff: cut, HasCutoff: true}}); err != nil {
 			t.Errorf("paths of one source under a cutoff of %v: %v", cut, err)
 		}
 	}
-	if _, err := Schema(g, Options{WithPaths: true, K: 3}); err != nil {
+	if _, err := schemaOf(g, Options{Query: Query{WithPaths: true, K: 3}}); err != nil {
 		t.Errorf("paths of every source's 3 nearest: %v", err)
 	}
 	// A K or a list of targets as wide as the graph narrows nothing.
-	if _, err := Schema(g, Options{WithPaths: true, K: 1 << 40}); !errors.Is(err, ErrPathsTooLarge) {
+	if _, err := schemaOf(g, Options{Query: Query{WithPaths: true, K: 1 << 40}}); !errors.Is(err, ErrPathsTooLarge) {
 		t.Errorf("paths of the 2^40 nearest: %v", err)
 	}
 	every := make([]string, n)
 	for i := range every {
 		every[i] = "0"
 	}
-	if _, err := Schema(g, Options{WithPaths: true, Targets: every}); !errors.Is(err, ErrPathsTooLarge) {
+	if _, err := schemaOf(g, Options{Query: Query{WithPaths: true, Targets: every}}); !errors.Is(err, ErrPathsTooLarge) {
 		t.Errorf("paths to %d targets: %v", len(every), err)
 	}
-	if _, err := Schema(g, Options{WithPaths: true, Targets: every[:100]}); err != nil {
+	if _, err := schemaOf(g, Options{Query: Query{WithPaths: true, Targets: every[:100]}}); err != nil {
 		t.Errorf("paths to 100 targets: %v", err)
 	}
 	// Run refuses as Schema does, before any row.
-	_, err = Run(context.Background(), g, Options{WithPaths: true, Engine: "cpu"}, func(arrow.RecordBatch) error {
+	_, err = runQuery(context.Background(), g, Options{Query: Query{WithPaths: true}, Resources: Resources{Engine: "cpu"}}, func(arrow.RecordBatch) error {
 		t.Error("a record of a refused run")
 		return nil
 	})
@@ -626,7 +626,7 @@ func TestNearestClamped(t *testing.T) {
 	}
 	rows := func(k int, targets []string) string {
 		var out []string
-		_, err := Run(context.Background(), g, Options{K: k, Targets: targets, Engine: "cpu"}, func(r arrow.RecordBatch) error {
+		_, err := runQuery(context.Background(), g, Options{Query: Query{K: k, Targets: targets}, Resources: Resources{Engine: "cpu"}}, func(r arrow.RecordBatch) error {
 			for i := range int(r.NumRows()) {
 				out = append(out, r.Column(0).ValueStr(i)+">"+r.Column(1).ValueStr(i)+"="+r.Column(2).ValueStr(i))
 			}

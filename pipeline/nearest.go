@@ -1,6 +1,6 @@
 package pipeline
 
-// Which engine answers the nearest layout (runNearest, narrow.go): one
+// Which engine answers the nearest layout (runNearest): one
 // multi-source run, on the GPU engine's kernels (gpu/nearest.go) or the CPU
 // engine's multi-source Dijkstra (cpu/nearest.go), both graph.NearestFinder;
 // with Bellman-Ford (asked for, or auto's choice where a weight is
@@ -10,7 +10,11 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/cpu"
 	"github.com/pathctl/pathctl/graph"
 )
@@ -22,10 +26,11 @@ import (
 // of sources plays no part, since the run is one whatever their number.
 const minGPUNearestVertices = 1 << 14
 
-// nearest answers the nearest layout of csr from sources on the engine opt
-// asks for (the CPU for auto on small graphs), and returns the engine's name and a description of the run for the
-// summary.
-func (g *Graph) nearest(ctx context.Context, opt Options, csr *graph.CSR, sources []graph.VertexID, req graph.Request) (*graph.Nearest, string, string, error) {
+// nearestOn answers the nearest layout of csr (g's, or its transpose)
+// from sources on the engine opt asks for (the CPU for auto on small
+// graphs), and returns the engine's name and a description of the run
+// for the summary.
+func nearestOn(ctx context.Context, g *Graph, opt Options, csr *graph.CSR, sources []graph.VertexID, req graph.Request) (*graph.Nearest, string, string, error) {
 	onCPU := func() (*graph.Nearest, string, string, error) {
 		res, err := cpu.New(cpu.WithThreads(opt.Threads)).Nearest(ctx, csr, sources, req)
 		return res, "cpu", "nearest source: one multi-source Dijkstra", err
@@ -48,7 +53,7 @@ func (g *Graph) nearest(ctx context.Context, opt Options, csr *graph.CSR, source
 		fmt.Fprintf(opt.Log, "pathctl: %d vertices: the CPU engine answers the nearest layout faster than device rounds\n", csr.NumVertices)
 		return onCPU()
 	}
-	eng, release, err := g.engine(opt, 0)
+	eng, release, err := runEngine(g, opt, 0)
 	if err != nil {
 		return nil, "", "", err
 	}
@@ -69,4 +74,40 @@ func (g *Graph) nearest(ctx context.Context, opt Options, csr *graph.CSR, source
 		return nil, "", "", err
 	}
 	return res, eng.Name(), method, nil
+}
+
+// runNearest answers q's nearest layout on csr: one multi-source run
+// (graph.NearestFinder) on the engine nearestOn picks.
+func runNearest(ctx context.Context, q *Prepared, csr *graph.CSR, start time.Time, emit func(arrow.RecordBatch) error) (*Summary, error) {
+	g, opt, sources := q.g, q.opt, q.sources
+	req := graph.Request{Algorithm: opt.Algorithm, Cutoff: opt.Cutoff, HasCutoff: opt.HasCutoff, Delta: opt.Delta}
+	res, engine, method, err := nearestOn(ctx, g, opt, csr, sources, req)
+	if err != nil {
+		return nil, g.explain(err)
+	}
+	sum := &Summary{Engine: engine, Algorithm: method, Sources: int64(len(sources)), Blocks: 1}
+	fmt.Fprintf(opt.Log, "pathctl: engine %s, %s, %d vertices, %d arcs, %s distances (ready in %s)\n",
+		sum.Engine, sum.Algorithm, csr.NumVertices, csr.NumEdges(), res.Type, time.Since(start).Round(time.Millisecond))
+	// The records are built one ahead of emit (arrowio): the time in emit
+	// is the writer's, the rest what building left exposed.
+	built := time.Now()
+	var inEmit time.Duration
+	builder := arrowio.NewResultBuilder(arrowio.LayoutNearest, g.Table.Vertices, res.Type, false, opt.Allocator)
+	err = builder.Nearest(res, func(r arrow.RecordBatch) error {
+		sum.Rows += r.NumRows()
+		at := time.Now()
+		defer func() { inEmit += time.Since(at) }()
+		return emit(r)
+	})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(opt.Log, "pathctl: %d rows of the nearest layout built and passed on in %s, %s of it in the writer\n",
+		sum.Rows, time.Since(built).Round(10*time.Microsecond), inEmit.Round(10*time.Microsecond))
+	if opt.Progress != nil {
+		opt.Progress(int64(len(sources)), int64(len(sources)))
+	}
+	sum.Pairs = int64(csr.NumVertices)
+	sum.Elapsed = time.Since(start)
+	return sum, nil
 }

@@ -150,7 +150,7 @@ func TestNearestBellmanFord(t *testing.T) {
 				continue // auto takes Dijkstra there, tested elsewhere
 			}
 			var notice strings.Builder
-			opt := Options{Algorithm: run.algo, Engine: run.engine, Cutoff: cutoff, HasCutoff: hasCutoff, Reverse: reverse, Notice: &notice}
+			opt := Options{Query: Query{Algorithm: run.algo, Cutoff: cutoff, HasCutoff: hasCutoff, Reverse: reverse}, Resources: Resources{Engine: run.engine}, Notice: &notice}
 			for _, s := range sources {
 				opt.Sources = append(opt.Sources, fmt.Sprint(s))
 			}
@@ -187,8 +187,8 @@ func TestNearestBellmanFordCycles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		opt := Options{Algorithm: graph.BellmanFord, Engine: "cpu", Layout: arrowio.LayoutNearest, Sources: []string{fmt.Sprint(cycle[0])}}
-		_, err = Run(context.Background(), g, opt, func(arrow.RecordBatch) error { return nil })
+		opt := Options{Query: Query{Algorithm: graph.BellmanFord, Layout: arrowio.LayoutNearest, Sources: []string{fmt.Sprint(cycle[0])}}, Resources: Resources{Engine: "cpu"}}
+		_, err = runQuery(context.Background(), g, opt, func(arrow.RecordBatch) error { return nil })
 		var nc *graph.NegativeCycleError
 		if !errors.Is(err, ErrNegativeCycle) || !errors.As(err, &nc) || !slices.Contains(cycle, nc.Vertex) {
 			t.Fatalf("trial %d: cycle %v reached from %d: err %v, want a negative cycle through one of its vertices", trial, cycle, cycle[0], err)
@@ -227,7 +227,7 @@ func TestNearestBellmanFordCycles(t *testing.T) {
 		t.Fatal("the drawn graph has no negative weight")
 	}
 	for _, algo := range []graph.Algorithm{graph.Dijkstra, graph.Delta, graph.Edge} {
-		_, err := Run(context.Background(), g, Options{Algorithm: algo, Engine: "cpu", Layout: arrowio.LayoutNearest, Sources: []string{"0"}},
+		_, err := runQuery(context.Background(), g, Options{Query: Query{Algorithm: algo, Layout: arrowio.LayoutNearest, Sources: []string{"0"}}, Resources: Resources{Engine: "cpu"}},
 			func(arrow.RecordBatch) error { return nil })
 		if !errors.Is(err, ErrNegativeWeight) || !strings.Contains(err.Error(), fmt.Sprintf("%q", algo)) || !strings.Contains(err.Error(), "bellman-ford") {
 			t.Errorf("%s with negative weights: err %v, want one naming %s and bellman-ford", algo, err, algo)

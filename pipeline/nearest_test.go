@@ -29,7 +29,7 @@ func collectNearest(t *testing.T, g *Graph, opt Options) ([]pairRow, *Summary) {
 	opt.Layout = arrowio.LayoutNearest
 	opt.Allocator = mem
 	var rows []pairRow
-	sum, err := Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
+	sum, err := runQuery(context.Background(), g, opt, func(r arrow.RecordBatch) error {
 		for i := 0; i < int(r.NumRows()); i++ {
 			rows = append(rows, pairRow{source: r.Column(2).(*array.Int64).Value(i), target: r.Column(0).(*array.Int64).Value(i), distance: floatAt(r.Column(1), i)})
 		}
@@ -145,13 +145,13 @@ func TestGPUNearestLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Run(context.Background(), g, Options{Engine: "gpu", Algorithm: graph.Dijkstra, Layout: arrowio.LayoutNearest, Sources: []string{"0"}},
+	_, err = runQuery(context.Background(), g, Options{Query: Query{Algorithm: graph.Dijkstra, Layout: arrowio.LayoutNearest, Sources: []string{"0"}}, Resources: Resources{Engine: "gpu"}},
 		func(arrow.RecordBatch) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "bellman-ford") {
 		t.Errorf("negative weight on the GPU: err = %v, want one naming bellman-ford", err)
 	}
 	for _, algo := range []graph.Algorithm{graph.Auto, graph.BellmanFord} {
-		rows, sum := collectNearest(t, g, Options{Engine: "gpu", Algorithm: algo, Sources: []string{"0"}})
+		rows, sum := collectNearest(t, g, Options{Query: Query{Algorithm: algo, Sources: []string{"0"}}, Resources: Resources{Engine: "gpu"}})
 		if sum.Engine != "cpu" || fmt.Sprint(rows) != fmt.Sprint([]pairRow{{source: 0, target: 0}, {source: 0, target: 1, distance: 4}, {source: 0, target: 2, distance: 3}}) {
 			t.Errorf("negative weight, %s on the GPU: engine %s, rows %v", algo, sum.Engine, rows)
 		}
@@ -183,13 +183,13 @@ func BenchmarkNearestLayout(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer g.Close()
-			opt := Options{Engine: engine, Layout: arrowio.LayoutNearest, Sources: sources}
+			opt := Options{Query: Query{Layout: arrowio.LayoutNearest, Sources: sources}, Resources: Resources{Engine: engine}}
 			var rows int64
 			var sum *Summary
 			b.ResetTimer()
 			for b.Loop() {
 				rows = 0
-				sum, err = Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
+				sum, err = runQuery(context.Background(), g, opt, func(r arrow.RecordBatch) error {
 					rows += r.NumRows()
 					return nil
 				})

@@ -226,7 +226,7 @@ func TestDeviceOpenedEarlyOnGPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := collectText(t, cpuGraph, Options{Engine: "cpu"})
+	want, err := collectText(t, cpuGraph, Options{Resources: Resources{Engine: "cpu"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestDeviceOpenedEarlyOnGPU(t *testing.T) {
 		if g.BuiltOn() != wantOn || times.BesideOpen == waitOpen || !times.Early || times.DeviceOpen <= 0 || g.DeviceOpenTimes().Context <= 0 {
 			t.Errorf("open waited for %v: built on %s, times %+v; want built on the %s, opened early, the engine kept", waitOpen, g.BuiltOn(), times, wantOn)
 		}
-		got, err := collectText(t, g, Options{Engine: "auto", Devices: []int{0}})
+		got, err := collectText(t, g, Options{Resources: Resources{Engine: "auto", Devices: []int{0}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -344,7 +344,7 @@ func TestDeviceLeftToExitOnGPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := collectText(t, cpuGraph, Options{Engine: "cpu"})
+	want, err := collectText(t, cpuGraph, Options{Resources: Resources{Engine: "cpu"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +361,7 @@ func TestDeviceLeftToExitOnGPU(t *testing.T) {
 	if ot := g.DeviceOpenTimes(); ot.Context <= 0 {
 		t.Errorf("open times %+v: the context took no time", ot)
 	}
-	got, err := collectText(t, g, Options{Engine: "auto"})
+	got, err := collectText(t, g, Options{Resources: Resources{Engine: "auto"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +382,7 @@ func TestDeviceLeftToExitOnGPU(t *testing.T) {
 		t.Fatalf("opening the device again: %v", err)
 	}
 	defer again.Close()
-	if got, err := collectText(t, again, Options{Engine: "gpu"}); err != nil || got != want {
+	if got, err := collectText(t, again, Options{Resources: Resources{Engine: "gpu"}}); err != nil || got != want {
 		t.Errorf("the run on a device opened after one was abandoned: %v, equal %v", err, got == want)
 	}
 }

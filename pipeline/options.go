@@ -19,14 +19,36 @@ var ErrInvalid = errors.New("invalid request")
 // ErrUnavailable is wrapped when the requested engine cannot run here.
 var ErrUnavailable = errors.New("engine unavailable")
 
-// Options describe one run. The zero value runs auto on the auto engine for
-// every source, in the pairs layout.
+// Options describe one request: the question asked (Query), what answers
+// it (Resources), where the run reports, and the hooks of tests. Prepare
+// resolves them once on a graph into a Prepared query, which runs them.
+// The zero value asks auto on the auto engine for every source, in the
+// pairs layout. Query's and Resources' fields are promoted: opt.Layout is
+// opt.Query.Layout.
 type Options struct {
+	Query
+	Resources
+
+	// Progress, when set, is called after every block with the sources done.
+	Progress func(done, total int64)
+	// Log, when set, receives the choices made (--verbose).
+	Log io.Writer
+	// Notice, when set, receives one-line notices a user should see even
+	// without --verbose, such as the fallback from the GPU to the CPU.
+	Notice io.Writer
+
+	hooks
+}
+
+// Query is the question of a request: what is computed, from where to
+// where, and in which layout. Every surface (the CLI's flags, a Flight
+// ticket, Python's keywords) names the same fields (design.md, "Queries
+// narrower than all pairs").
+type Query struct {
 	// Algorithm defaults to graph.Auto.
 	Algorithm graph.Algorithm
-	// Engine is "auto" (default: the GPU where one is usable, else the CPU),
-	// "cpu" or "gpu".
-	Engine string
+	// Delta is the bucket width of delta-stepping; 0 chooses from the weights.
+	Delta float64
 	// Layout defaults to arrowio.LayoutPairs.
 	Layout arrowio.Layout
 	// Sources are external ids as text; nil means every vertex in vertex
@@ -51,20 +73,24 @@ type Options struct {
 	Reverse bool
 	// WithPaths adds the path column (pairs layout): the vertices from the
 	// source to the target. It is refused when the output's estimated size
-	// is above MaxOutput (checkPaths).
+	// is above Resources.MaxOutput (checkPaths).
 	WithPaths bool
-	// MaxOutput bounds the estimated output of WithPaths, in bytes; 0 means
-	// DefaultMaxOutput.
-	MaxOutput int64
 	// WithPredecessors adds the predecessor column (pairs layout).
 	WithPredecessors bool
-	// Index, when set, is the contraction hierarchy of the graph
-	// (hierarchy.Read of an index file, checked against the graph's CSR)
-	// that the algorithm ch uses instead of building one; auto with an
-	// index runs ch. Reverse runs take its Reverse.
-	Index *hierarchy.Hierarchy
-	// Delta is the bucket width of delta-stepping; 0 chooses from the weights.
-	Delta float64
+	// Betweenness are the options of the betweenness layout (networkx's
+	// normalized, endpoints and k); other layouts ignore them.
+	Betweenness BetweennessOptions
+}
+
+// Resources are what answers a request and within which bounds: the
+// engine and its devices, memory, threads and tuning, a hierarchy built
+// ahead, and the allocator of the results. They change how fast an
+// answer comes, never the answer (an Index makes auto run ch, which is
+// exact).
+type Resources struct {
+	// Engine is "auto" (default: the GPU where one is usable, else the CPU),
+	// "cpu" or "gpu".
+	Engine string
 	// Threads bounds CPU parallelism; 0 means every core.
 	Threads int
 	// MemBudget bounds the memory of the blocks in flight (bytes); 0 means
@@ -72,13 +98,14 @@ type Options struct {
 	MemBudget int64
 	// MaxBlock caps the sources per block; 0 means no cap beyond the budget.
 	MaxBlock int
-	// Progress, when set, is called after every block with the sources done.
-	Progress func(done, total int64)
-	// Log, when set, receives the choices made (--verbose).
-	Log io.Writer
-	// Notice, when set, receives one-line notices a user should see even
-	// without --verbose, such as the fallback from the GPU to the CPU.
-	Notice io.Writer
+	// MaxOutput bounds the estimated output of Query.WithPaths, in bytes;
+	// 0 means DefaultMaxOutput.
+	MaxOutput int64
+	// Index, when set, is the contraction hierarchy of the graph
+	// (hierarchy.Read of an index file, checked against the graph's CSR)
+	// that the algorithm ch uses instead of building one; auto with an
+	// index runs ch. Reverse runs take its Reverse.
+	Index *hierarchy.Hierarchy
 	// Allocator for the result records; nil means memory.DefaultAllocator.
 	Allocator memory.Allocator
 	// GPU, when set, is the GPU engine of runs on graphs that keep none of
@@ -104,7 +131,15 @@ type Options struct {
 	Driver graph.GPU
 }
 
-// DefaultMemBudget is the CPU engine's block budget when Options.MemBudget is 0.
+// hooks are what tests replace or observe in a request; the zero value
+// is what every front end runs.
+type hooks struct {
+	// resolved, when set, is called each time Prepare resolves a request
+	// (its sources and targets looked up), so that a test counts them.
+	resolved func()
+}
+
+// DefaultMemBudget is the CPU engine's block budget when Resources.MemBudget is 0.
 const DefaultMemBudget = graph.DefaultMemBudget
 
 // Summary reports what a run did.

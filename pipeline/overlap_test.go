@@ -166,7 +166,7 @@ func TestRunBlocksStartsAhead(t *testing.T) {
 	g := fakeGraph(t, n)
 	sources := allSources(size * nblocks)
 	blocks := PlanBlocks(len(sources), 1, 0, size)
-	opt := Options{Layout: arrowio.LayoutPairs}
+	opt := Options{Query: Query{Layout: arrowio.LayoutPairs}}
 	if got := blocksInFlight(f, opt); got != 3 {
 		t.Errorf("blocksInFlight = %d for an AsyncRunner, want 3", got)
 	}
@@ -246,7 +246,7 @@ func TestRunBlocksAsyncFailures(t *testing.T) {
 			sources := allSources(size * nblocks)
 			blocks := PlanBlocks(len(sources), 1, 0, size)
 			sunk := 0
-			err := runBlocks(ctx, fakeGraph(t, n), f, Options{Layout: arrowio.LayoutMatrix}, schedule{}, sources, blocks, func(res blockResult) error {
+			err := runBlocks(ctx, fakeGraph(t, n), f, Options{Query: Query{Layout: arrowio.LayoutMatrix}}, schedule{}, sources, blocks, func(res blockResult) error {
 				i := sunk
 				sunk++
 				if i == tc.cancelAt {
@@ -274,14 +274,14 @@ func TestRunBlocksAsyncFailures(t *testing.T) {
 // sizes blocks for the blocks in flight.
 func TestStatsRunnerStaysInTurn(t *testing.T) {
 	r := statsAsync{newFakeAsync(4, 0)}
-	if _, ok := asyncRunner(r, Options{Layout: arrowio.LayoutStats}); ok {
+	if _, ok := asyncRunner(r, Options{Query: Query{Layout: arrowio.LayoutStats}}); ok {
 		t.Error("stats layout of a StatsRunner is started ahead")
 	}
 	// One block: RunStats keeps its block on the device, one at a time.
-	if got := blocksInFlight(r, Options{Layout: arrowio.LayoutStats}); got != 1 {
+	if got := blocksInFlight(r, Options{Query: Query{Layout: arrowio.LayoutStats}}); got != 1 {
 		t.Errorf("blocksInFlight = %d for stats on a StatsRunner, want 1", got)
 	}
-	if got := blocksInFlight(r, Options{Layout: arrowio.LayoutPairs}); got != 3 {
+	if got := blocksInFlight(r, Options{Query: Query{Layout: arrowio.LayoutPairs}}); got != 3 {
 		t.Errorf("blocksInFlight = %d for pairs on an AsyncRunner, want 3", got)
 	}
 	for _, tc := range []struct {

@@ -29,7 +29,7 @@ func TestRunBlocksPanic(t *testing.T) {
 	full := graph.NewBlock(allSources(n), n, graph.DistInt32, false)
 	runner := panickingRunner{fixedRunner{full}}
 	blocks := []SourceBlock{{0, 2}, {2, 4}}
-	err := runBlocks(context.Background(), g, runner, Options{Layout: arrowio.LayoutPairs}, schedule{}, allSources(n), blocks,
+	err := runBlocks(context.Background(), g, runner, Options{Query: Query{Layout: arrowio.LayoutPairs}}, schedule{}, allSources(n), blocks,
 		func(res blockResult) error { res.release(); return nil })
 	var e *recovered.Error
 	if !errors.As(err, &e) || !strings.Contains(err.Error(), "index out of range [3]") {

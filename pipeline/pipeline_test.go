@@ -54,7 +54,7 @@ func collectMatrix(t *testing.T, g *Graph, opt Options) ([]float64, error) {
 	opt.Layout = arrowio.LayoutMatrix
 	opt.Allocator = mem
 	var out []float64
-	_, err := Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
+	_, err := runQuery(context.Background(), g, opt, func(r arrow.RecordBatch) error {
 		list := r.Column(1).(*array.FixedSizeList)
 		vals := list.ListValues()
 		for i := 0; i < vals.Len(); i++ {
@@ -104,7 +104,7 @@ func testSharedCases(t *testing.T, engine string) {
 		for _, algo := range algorithms {
 			t.Run(engine+"/"+c.Name+"/"+string(algo), func(t *testing.T) {
 				g := caseGraph(t, &c)
-				got, err := collectMatrix(t, g, Options{Algorithm: algo, Engine: engine, MaxBlock: 2})
+				got, err := collectMatrix(t, g, Options{Query: Query{Algorithm: algo}, Resources: Resources{Engine: engine, MaxBlock: 2}})
 				want := c.WantMatrix()
 				if algo.CountsHops() || (algo == graph.Auto && c.Kind == testgraphs.Unweighted) {
 					want = c.HopMatrix()
@@ -153,7 +153,7 @@ func TestLayoutsAgree(t *testing.T) {
 		}
 		t.Run(c.Name, func(t *testing.T) {
 			g := caseGraph(t, &c)
-			matrix, err := collectMatrix(t, g, Options{Engine: "cpu", Algorithm: graph.Dijkstra})
+			matrix, err := collectMatrix(t, g, Options{Query: Query{Algorithm: graph.Dijkstra}, Resources: Resources{Engine: "cpu"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,7 +161,7 @@ func TestLayoutsAgree(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			defer mem.AssertSize(t, 0)
 			rows := 0
-			_, err = Run(context.Background(), g, Options{Engine: "cpu", Algorithm: graph.Dijkstra, Layout: arrowio.LayoutPairs, Allocator: mem, WithPredecessors: true}, func(r arrow.RecordBatch) error {
+			_, err = runQuery(context.Background(), g, Options{Query: Query{Algorithm: graph.Dijkstra, Layout: arrowio.LayoutPairs, WithPredecessors: true}, Resources: Resources{Engine: "cpu", Allocator: mem}}, func(r arrow.RecordBatch) error {
 				rows += int(r.NumRows())
 				return nil
 			})
@@ -177,7 +177,7 @@ func TestLayoutsAgree(t *testing.T) {
 			if rows != reachable {
 				t.Fatalf("pairs has %d rows, the matrix %d reachable entries", rows, reachable)
 			}
-			_, err = Run(context.Background(), g, Options{Engine: "cpu", Algorithm: graph.Dijkstra, Layout: arrowio.LayoutStats, Allocator: mem}, func(r arrow.RecordBatch) error {
+			_, err = runQuery(context.Background(), g, Options{Query: Query{Algorithm: graph.Dijkstra, Layout: arrowio.LayoutStats}, Resources: Resources{Engine: "cpu", Allocator: mem}}, func(r arrow.RecordBatch) error {
 				reach := r.Column(1).(*array.Int64)
 				for i := 0; i < int(r.NumRows()); i++ {
 					want := 0
@@ -233,12 +233,12 @@ func TestBudgetDoesNotChangeResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := caseGraph(t, &c)
-	base, err := collectMatrix(t, g, Options{Engine: "cpu"})
+	base, err := collectMatrix(t, g, Options{Resources: Resources{Engine: "cpu"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, maxBlock := range []int{1, 2, 3} {
-		got, err := collectMatrix(t, g, Options{Engine: "cpu", MaxBlock: maxBlock})
+		got, err := collectMatrix(t, g, Options{Resources: Resources{Engine: "cpu", MaxBlock: maxBlock}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,7 +246,7 @@ func TestBudgetDoesNotChangeResults(t *testing.T) {
 			t.Fatalf("max block %d: %v, want %v", maxBlock, got, base)
 		}
 	}
-	if _, err := collectMatrix(t, g, Options{Engine: "cpu", MemBudget: 1}); !errors.Is(err, ErrInvalid) {
+	if _, err := collectMatrix(t, g, Options{Resources: Resources{Engine: "cpu", MemBudget: 1}}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("a budget below one source: %v", err)
 	}
 }
@@ -276,11 +276,11 @@ func TestEnginesAgreeOnRandomGraphs(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, algo := range algorithms {
-			want, err := collectMatrix(t, g, Options{Algorithm: algo, Engine: "cpu"})
+			want, err := collectMatrix(t, g, Options{Query: Query{Algorithm: algo}, Resources: Resources{Engine: "cpu"}})
 			if err != nil {
 				t.Fatalf("seed %d: cpu %s: %v", seed, algo, err)
 			}
-			got, err := collectMatrix(t, g, Options{Algorithm: algo, Engine: "gpu", MaxBlock: 1 + rng.IntN(64)})
+			got, err := collectMatrix(t, g, Options{Query: Query{Algorithm: algo}, Resources: Resources{Engine: "gpu", MaxBlock: 1 + rng.IntN(64)}})
 			if err != nil {
 				t.Fatalf("seed %d: gpu %s: %v", seed, algo, err)
 			}

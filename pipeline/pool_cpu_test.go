@@ -25,11 +25,11 @@ func TestCPUMatrixBlocksFromThePool(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	want, err := collectText(t, g, Options{Engine: "cpu", Layout: arrowio.LayoutMatrix, MaxBlock: 1000})
+	want, err := collectText(t, g, Options{Query: Query{Layout: arrowio.LayoutMatrix}, Resources: Resources{Engine: "cpu", MaxBlock: 1000}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := Options{Engine: "cpu", Layout: arrowio.LayoutMatrix, MaxBlock: 3}
+	opt := Options{Query: Query{Layout: arrowio.LayoutMatrix}, Resources: Resources{Engine: "cpu", MaxBlock: 3}}
 	if got, err := collectText(t, g, opt); err != nil || got != want {
 		t.Fatalf("read as they come: %v\n%s\nwant\n%s", err, got, want)
 	}
@@ -38,7 +38,7 @@ func TestCPUMatrixBlocksFromThePool(t *testing.T) {
 		opt.Allocator = mem
 		var kept []arrow.RecordBatch
 		seen := 0
-		_, err := Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
+		_, err := runQuery(context.Background(), g, opt, func(r arrow.RecordBatch) error {
 			if seen%every == 0 {
 				r.Retain()
 				kept = append(kept, r)

@@ -39,10 +39,10 @@ func TestMatrixRecordsBuiltAhead(t *testing.T) {
 	}
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	opt := Options{Engine: "cpu", Layout: arrowio.LayoutMatrix, MaxBlock: 7, Allocator: mem}
+	opt := Options{Query: Query{Layout: arrowio.LayoutMatrix}, Resources: Resources{Engine: "cpu", MaxBlock: 7, Allocator: mem}}
 
 	row := 0
-	_, err = Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
+	_, err = runQuery(context.Background(), g, opt, func(r arrow.RecordBatch) error {
 		list := r.Column(1).(*array.FixedSizeList)
 		vals := list.ListValues().(*array.Int32)
 		for i := 0; i < int(r.NumRows()); i++ {
@@ -70,7 +70,7 @@ func TestMatrixRecordsBuiltAhead(t *testing.T) {
 
 	failed := errors.New("writer failed")
 	calls := 0
-	_, err = Run(context.Background(), g, opt, func(arrow.RecordBatch) error {
+	_, err = runQuery(context.Background(), g, opt, func(arrow.RecordBatch) error {
 		if calls++; calls == 3 {
 			return failed
 		}
@@ -82,7 +82,7 @@ func TestMatrixRecordsBuiltAhead(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	calls = 0
-	_, err = Run(ctx, g, opt, func(arrow.RecordBatch) error {
+	_, err = runQuery(ctx, g, opt, func(arrow.RecordBatch) error {
 		if calls++; calls == 2 {
 			cancel()
 		}

@@ -74,7 +74,7 @@ func TestRunBlocksResident(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			base := runtime.NumGoroutine()
 			f := &fakeResident{fakeAsync: newFakeAsync(n, 2*nblocks), tooLarge: c.tooLarge, startFail: c.startFail}
-			opt := Options{Layout: arrowio.LayoutPairs}
+			opt := Options{Query: Query{Layout: arrowio.LayoutPairs}}
 			var sunk int
 			err := runBlocks(context.Background(), fakeGraph(t, n), f, opt, schedule{residentMax: 5}, sources, blocks, func(res blockResult) error {
 				i := sunk
@@ -107,7 +107,7 @@ func TestRunBlocksResident(t *testing.T) {
 	}
 	// Without room for more than one host block, the producer starts ahead.
 	f := &fakeResident{fakeAsync: newFakeAsync(n, nblocks), tooLarge: -1, startFail: -1}
-	err := runBlocks(context.Background(), fakeGraph(t, n), f, Options{Layout: arrowio.LayoutPairs}, schedule{residentMax: size}, sources, blocks,
+	err := runBlocks(context.Background(), fakeGraph(t, n), f, Options{Query: Query{Layout: arrowio.LayoutPairs}}, schedule{residentMax: size}, sources, blocks,
 		func(blockResult) error { return nil })
 	if err != nil || len(f.computes) != 0 {
 		t.Errorf("residentMax of one host block: err %v, %d device blocks", err, len(f.computes))
@@ -135,7 +135,7 @@ func TestRunBlocksResidentPinned(t *testing.T) {
 			f := &fakeResident{fakeAsync: newFakeAsync(n, 2*len(blocks)), tooLarge: tooLarge, startFail: -1}
 			pin := &fakePinner{pinned: map[*byte]int{}}
 			var sizes []int
-			opt := Options{Layout: arrowio.LayoutMatrix}
+			opt := Options{Query: Query{Layout: arrowio.LayoutMatrix}}
 			sched := schedule{residentMax: total, computeMax: computeMax}
 			sched.buildRecords = func(blk *graph.Block) ([]arrow.RecordBatch, error) {
 				sizes = append(sizes, len(blk.Sources))

@@ -115,7 +115,7 @@ func collectPathRows(t *testing.T, g *Graph, opt Options, ranked bool) ([]pairRo
 	opt.Layout, opt.Allocator = arrowio.LayoutPairs, mem
 	var rows []pairRow
 	var paths [][]int64
-	_, err := Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
+	_, err := runQuery(context.Background(), g, opt, func(r arrow.RecordBatch) error {
 		last := int(r.NumCols()) - 1
 		if name := r.Schema().Field(last).Name; name != arrowio.ColPath {
 			return fmt.Errorf("last column %q, want %q", name, arrowio.ColPath)

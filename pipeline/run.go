@@ -8,101 +8,22 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/internal/trace"
 )
 
-// normalize fills the defaults of opt and checks what can be checked
-// without an engine.
-func (g *Graph) normalize(opt Options) (Options, error) {
-	if opt.Algorithm == "" {
-		opt.Algorithm = graph.Auto
-	}
-	if _, err := graph.ParseAlgorithm(string(opt.Algorithm)); err != nil {
-		return opt, fmt.Errorf("%w: %v", ErrInvalid, err)
-	}
-	if opt.Engine == "" {
-		opt.Engine = "auto"
-	}
-	if opt.Layout == "" {
-		opt.Layout = arrowio.LayoutPairs
-	}
-	if _, err := arrowio.ParseLayout(string(opt.Layout)); err != nil {
-		return opt, fmt.Errorf("%w: %v", ErrInvalid, err)
-	}
-	if opt.WithPredecessors && opt.Algorithm == graph.BFSLevel {
-		return opt, fmt.Errorf("%w: bfs-level stores no predecessors; the bfs algorithm does", ErrInvalid)
-	}
-	if opt.WithPredecessors && opt.Layout != arrowio.LayoutPairs {
-		return opt, fmt.Errorf("%w: predecessors are part of the pairs layout only, not %s", ErrInvalid, opt.Layout)
-	}
-	if err := checkQuery(opt); err != nil {
-		return opt, err
-	}
-	opt.K = g.clampNearest(opt)
-	if opt.MaxBlock < 0 {
-		return opt, fmt.Errorf("%w: a block of %d sources", ErrInvalid, opt.MaxBlock)
-	}
-	if opt.Allocator == nil {
-		opt.Allocator = memory.DefaultAllocator
-	}
-	if opt.Log == nil {
-		opt.Log = io.Discard
-	}
-	if opt.Notice == nil {
-		opt.Notice = io.Discard
-	}
-	return g.routeCH(opt) // ch runs on the CPU engine (ch.go)
-}
-
-// resultType is the distance type a run produces.
-func (g *Graph) resultType(a graph.Algorithm) graph.DistType {
-	if a.CountsHops() || (a == graph.Auto && !g.CSR.Weighted) {
-		return graph.DistInt32
-	}
-	return g.CSR.Type
-}
-
-// Schema is the result schema a Run with opt produces, computed without
-// running anything.
-func Schema(g *Graph, opt Options) (*arrow.Schema, error) {
-	opt, err := g.normalize(opt)
-	if err != nil {
-		return nil, err
-	}
-	targets, err := g.resolveTargets(opt.Targets)
-	if err != nil {
-		return nil, err
-	}
-	if err := g.checkPaths(opt, len(opt.Sources)+g.NumVertices()*btoi(opt.Sources == nil)); err != nil {
-		return nil, err
-	}
-	return arrowio.ShapedSchema(opt.Layout, g.Table.Vertices, g.resultType(opt.Algorithm), opt.WithPredecessors, shape(opt, targets)), nil
-}
-
-// Run computes the request and calls emit with every record batch, in
-// source order. A record is released when emit returns; emit retains it to
-// keep it. Compute runs one block ahead of emit.
-func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch) error) (*Summary, error) {
+// Run computes q and calls emit with every record batch, in source
+// order. A record is released when emit returns; emit retains it to keep
+// it. Compute runs one block ahead of emit.
+func (q *Prepared) Run(ctx context.Context, emit func(arrow.RecordBatch) error) (*Summary, error) {
 	start := time.Now()
-	opt, err := g.normalize(opt)
-	if err != nil {
-		return nil, err
-	}
+	g, opt, sources := q.g, q.opt, q.sources
 	if opt.Layout == arrowio.LayoutBetweenness {
-		return RunBetweenness(ctx, g, opt, BetweennessOptions{}, emit) // networkx's defaults
+		return runBetweenness(ctx, q, emit) // betweenness.go
 	}
-	sources, err := g.resolveSources(opt.Sources)
-	if err != nil {
-		return nil, err
-	}
-	targets, err := g.resolveTargets(opt.Targets)
-	if err != nil {
-		return nil, err
-	}
+	targets := q.targets
 	if opt.K > 0 {
 		targets = distinct(targets) // a vertex is one of the k nearest once
 	}
@@ -116,19 +37,16 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 		return nil, g.explain(err)
 	}
 	if opt.Layout == arrowio.LayoutNearest {
-		return runNearest(ctx, g, csr, opt, sources, start, emit)
+		return runNearest(ctx, q, csr, start, emit) // nearest.go
 	}
 	if csr.HasNegative() && !opt.Algorithm.AcceptsNegative() && !opt.Algorithm.CountsHops() && opt.Algorithm != graph.Auto {
 		return nil, g.explain(csr.NegativeWeight(opt.Algorithm))
 	}
-	eng, release, err := g.engine(opt, len(sources))
+	eng, release, err := runEngine(g, opt, len(sources))
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	if err := g.checkPaths(opt, len(sources)); err != nil {
-		return nil, err
-	}
 	req := graph.Request{Algorithm: opt.Algorithm, WithPredecessors: opt.WithPredecessors || opt.WithPaths, Delta: opt.Delta, Threads: opt.Threads,
 		Targets: targets, Cutoff: opt.Cutoff, HasCutoff: opt.HasCutoff}
 	trace.Printf("pipeline", "preparing the engine")
@@ -256,13 +174,6 @@ func Run(ctx context.Context, g *Graph, opt Options, emit func(arrow.RecordBatch
 		fmt.Fprintf(opt.Log, "pathctl: device-to-host: %d bytes of results\n", d.DownloadedBytes())
 	}
 	return sum, nil
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // describe is what runner says it runs for algo (graph.Describer), else

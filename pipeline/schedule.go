@@ -34,7 +34,7 @@ type schedule struct {
 	computeMax int
 	// targets, when not nil, are the columns of every block (Request.Targets).
 	targets []graph.VertexID
-	// nearest, when above 0, keeps the k nearest of every row (Options.K).
+	// nearest, when above 0, keeps the k nearest of every row (Query.K).
 	nearest int
 	// selected: the runner selects the k nearest itself (engineSelects);
 	// its blocks are k columns named by CellTargets.

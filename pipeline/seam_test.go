@@ -72,7 +72,7 @@ func TestRunBlocksOnADeviceSet(t *testing.T) {
 		t.Errorf("planRunner did not take the DeviceSet's PlanRunner")
 	}
 	var sunk int
-	err := runBlocks(context.Background(), g, d, Options{Layout: arrowio.LayoutPairs}, schedule{}, sources, blocks, func(res blockResult) error {
+	err := runBlocks(context.Background(), g, d, Options{Query: Query{Layout: arrowio.LayoutPairs}}, schedule{}, sources, blocks, func(res blockResult) error {
 		sunk++
 		return checkFakeRows(res.block)
 	})

@@ -40,11 +40,11 @@ func TestTuneIsChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close()
-	_, err = Run(context.Background(), g, Options{Engine: "cpu", Tune: bad}, func(arrow.RecordBatch) error { return nil })
+	_, err = runQuery(context.Background(), g, Options{Resources: Resources{Engine: "cpu", Tune: bad}}, func(arrow.RecordBatch) error { return nil })
 	isBad("Run", err)
-	_, err = Verify(context.Background(), g, Options{Engine: "cpu", Tune: bad}, 1, 1)
+	_, err = verifyOf(context.Background(), g, Options{Resources: Resources{Engine: "cpu", Tune: bad}}, 1, 1)
 	isBad("Verify", err)
-	if _, err := Run(context.Background(), g, Options{Engine: "cpu", Tune: "order=bfs"}, func(arrow.RecordBatch) error { return nil }); err != nil {
+	if _, err := runQuery(context.Background(), g, Options{Resources: Resources{Engine: "cpu", Tune: "order=bfs"}}, func(arrow.RecordBatch) error { return nil }); err != nil {
 		t.Errorf("Run on the CPU with valid settings: %v", err)
 	}
 }
@@ -57,7 +57,7 @@ func TestTuneReachesTheGPUEngines(t *testing.T) {
 	for _, spec := range []string{"", "order=bfs"} {
 		tunedWant := spec != ""
 		g := &Graph{}
-		eng, release, err := g.engine(Options{Engine: "gpu", GPUs: enginePool{devices.Engine{}}, Tune: spec}, 100)
+		eng, release, err := runEngine(g, Options{Resources: Resources{Engine: "gpu", GPUs: enginePool{devices.Engine{}}, Tune: spec}}, 100)
 		if err != nil {
 			t.Fatal(err)
 		}

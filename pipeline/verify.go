@@ -20,45 +20,42 @@ type VerifyReport struct {
 	First string
 }
 
-// Verify runs opt on samples sources drawn with seed (0: every source;
-// more than the vertices: every vertex) and compares every distance with a
-// serial oracle of internal/ref: BFS for hop counts,
-// otherwise ref.Distances (Bellman-Ford where a weight is negative, Dijkstra
-// otherwise). With opt.WithPredecessors it also checks the predecessors by
-// property. With opt.Layout stats it runs opt through Run instead, as `pathctl
-// run` does (the GPU reduces the stats on the device), and checks every
+// Verify runs q on samples of its sources drawn with seed (0: every
+// source; more than the vertices: every vertex; a q with Query.Sources
+// given runs those) and compares every distance with a serial oracle of
+// internal/ref: BFS for hop counts, otherwise ref.Distances (Bellman-Ford
+// where a weight is negative, Dijkstra otherwise). With
+// Query.WithPredecessors it also checks the predecessors by property.
+// With the stats layout it runs q through Run instead, as `pathctl run`
+// does (the GPU reduces the stats on the device), and checks every
 // source's stats row against the oracle's distances with a RowCheck:
 // reachable, eccentricity, sum, closeness and harmonic. A mismatch is
 // reported, not returned as an error; errors are failures to run. The
 // report's Sources are the sources checked, repeats dropped. A negative
 // samples is ErrInvalid.
-func Verify(ctx context.Context, g *Graph, opt Options, samples int, seed uint64) (*VerifyReport, error) {
+func Verify(ctx context.Context, q *Prepared, samples int, seed uint64) (*VerifyReport, error) {
 	if samples < 0 {
 		return nil, fmt.Errorf("%w: %d samples: want 0 (every source) or more", ErrInvalid, samples)
 	}
-	opt, err := g.normalize(opt)
-	if err != nil {
-		return nil, err
-	}
+	g, opt := q.g, q.opt
 	n := g.NumVertices()
 	if opt.Sources == nil && samples > 0 {
+		// The sample, in the order drawn, as a query of its own: the same
+		// request from fewer sources, nothing resolved again.
 		rng := rand.New(rand.NewPCG(seed, 0x70617468))
-		k := min(samples, n)
-		for _, v := range rng.Perm(n)[:k] {
-			opt.Sources = append(opt.Sources, g.vertexName(graph.VertexID(v)))
+		drawn := make([]graph.VertexID, min(samples, n))
+		for i, v := range rng.Perm(n)[:len(drawn)] {
+			drawn[i] = graph.VertexID(v)
 		}
+		q = q.withSources(drawn)
+		opt = q.opt
 	}
-	sources, err := g.resolveSources(opt.Sources)
-	if err != nil {
-		return nil, err
-	}
+	sources := q.sources
 	// The sources checked, by name (every vertex where none were drawn),
 	// so that the report counts what was checked.
-	if len(sources) > 0 {
-		opt.Sources = make([]string, len(sources))
-		for i, s := range sources {
-			opt.Sources[i] = g.vertexName(s)
-		}
+	var names []string
+	for _, s := range sources {
+		names = append(names, g.vertexName(s))
 	}
 	// A negative self-loop a source reaches is refused as run refuses it:
 	// no engine, and no oracle, sees the loop.
@@ -66,9 +63,9 @@ func Verify(ctx context.Context, g *Graph, opt Options, samples int, seed uint64
 		return nil, g.explain(err)
 	}
 	if opt.Layout == arrowio.LayoutStats {
-		return verifyStats(ctx, g, opt)
+		return verifyStats(ctx, q, names)
 	}
-	eng, release, err := g.engine(opt, len(sources))
+	eng, release, err := runEngine(g, opt, len(sources))
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +76,7 @@ func Verify(ctx context.Context, g *Graph, opt Options, samples int, seed uint64
 		return nil, g.explain(err)
 	}
 	defer runner.Close()
-	rep := &VerifyReport{Engine: eng.Name(), Algorithm: describe(runner, opt.Algorithm), Sources: opt.Sources}
+	rep := &VerifyReport{Engine: eng.Name(), Algorithm: describe(runner, opt.Algorithm), Sources: names}
 	blk := graph.NewBlock(sources, n, runner.DistType(), opt.WithPredecessors)
 	if err := runner.Run(ctx, blk); err != nil {
 		return nil, g.explain(err)
@@ -147,18 +144,18 @@ func show[D graph.Number](d D) string {
 	return fmt.Sprint(d)
 }
 
-// verifyStats is Verify for the stats layout: one Run of opt (whose
-// Sources are set) whose rows a RowCheck compares with the oracle.
-func verifyStats(ctx context.Context, g *Graph, opt Options) (*VerifyReport, error) {
-	check, err := NewRowCheck(g, opt, opt.Sources)
+// verifyStats is Verify for the stats layout: one Run of q, whose
+// sources are named names, whose rows a RowCheck compares with the oracle.
+func verifyStats(ctx context.Context, q *Prepared, names []string) (*VerifyReport, error) {
+	check, err := NewRowCheck(q, names)
 	if err != nil {
 		return nil, err
 	}
-	sum, err := Run(ctx, g, opt, check.Observe)
+	sum, err := q.Run(ctx, check.Observe)
 	if err != nil {
 		return nil, err
 	}
 	rep := check.Report()
-	rep.Engine, rep.Algorithm, rep.Sources = sum.Engine, sum.Algorithm, opt.Sources
+	rep.Engine, rep.Algorithm, rep.Sources = sum.Engine, sum.Algorithm, names
 	return rep, nil
 }

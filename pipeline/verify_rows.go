@@ -12,9 +12,9 @@ import (
 	"github.com/pathctl/pathctl/internal/ref"
 )
 
-// RowCheck compares the rows that one Run emits for chosen sources with
-// the serial oracle, so that a run checks its own answer (the benchmark
-// checks the very run it times). In the matrix layout it compares every
+// RowCheck compares the rows that one Run of a Prepared query emits for
+// chosen sources with the serial oracle, so that a run checks its own
+// answer (the benchmark checks the very run it times). In the matrix layout it compares every
 // distance exactly, as Verify does. In the stats layout it compares
 // reachable, eccentricity and integer sums exactly, and float sums,
 // closeness and harmonic within the rounding that adding the same terms in
@@ -53,23 +53,16 @@ type oracleRow struct {
 	absSum, absHarmonic float64
 }
 
-// NewRowCheck prepares the check of the rows that Run(ctx, g, opt, …) emits
-// for checkSources (external ids, each among opt.Sources; nil opt.Sources is
-// every vertex). The layout must be matrix or stats. It runs the oracle on
-// every check source, so its cost is Verify's for as many sources. Errors:
-// an invalid opt or source (ErrInvalid), a negative cycle reachable from a
-// check source (the oracle's *graph.NegativeCycleError).
-func NewRowCheck(g *Graph, opt Options, checkSources []string) (*RowCheck, error) {
-	opt, err := g.normalize(opt)
-	if err != nil {
-		return nil, err
-	}
+// NewRowCheck prepares the check of the rows that q.Run emits for
+// checkSources (external ids, each among q's sources). q's layout must be
+// matrix or stats. It runs the oracle on every check source, so its cost
+// is Verify's for as many sources. Errors: another layout or a check
+// source that q does not run (ErrInvalid), a negative cycle reachable
+// from a check source (the oracle's *graph.NegativeCycleError).
+func NewRowCheck(q *Prepared, checkSources []string) (*RowCheck, error) {
+	g, opt, runSources := q.g, q.opt, q.sources
 	if opt.Layout != arrowio.LayoutMatrix && opt.Layout != arrowio.LayoutStats {
 		return nil, fmt.Errorf("%w: rows are checked in the matrix or stats layout, not %s", ErrInvalid, opt.Layout)
-	}
-	runSources, err := g.resolveSources(opt.Sources)
-	if err != nil {
-		return nil, err
 	}
 	check, err := g.resolveSources(checkSources)
 	if err != nil {
@@ -90,7 +83,7 @@ func NewRowCheck(g *Graph, opt Options, checkSources []string) (*RowCheck, error
 		if _, dup := c.rows[row]; !dup {
 			c.rows[row] = i
 		}
-		switch g.resultType(opt.Algorithm) {
+		switch q.dist {
 		case graph.DistInt32:
 			c.oracle[i], err = oracleRowOf[int32](g.CSR, s, hops)
 		case graph.DistInt64:

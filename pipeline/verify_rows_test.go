@@ -32,8 +32,8 @@ func TestVerifyLayoutsSharedCases(t *testing.T) {
 					continue
 				}
 				for _, layout := range []arrowio.Layout{arrowio.LayoutPairs, arrowio.LayoutStats} {
-					opt := Options{Engine: engine, Algorithm: algo, Layout: layout}
-					rep, err := Verify(context.Background(), g, opt, n, 1)
+					opt := Options{Query: Query{Algorithm: algo, Layout: layout}, Resources: Resources{Engine: engine}}
+					rep, err := verifyOf(context.Background(), g, opt, n, 1)
 					if err != nil {
 						t.Fatalf("%s %s %s %s: %v", c.Name, engine, algo, layout, err)
 					}
@@ -71,11 +71,11 @@ func randomGraph(t *testing.T, rng *rand.Rand, n int, kind testgraphs.WeightKind
 // graph.ComputeStats, the reduction that Run uses on the CPU.
 func cpuStats(t *testing.T, g *Graph, sources []graph.VertexID) *graph.Stats {
 	t.Helper()
-	opt, err := g.normalize(Options{Engine: "cpu", Algorithm: graph.Dijkstra, Layout: arrowio.LayoutStats})
+	opt, err := normalize(g, Options{Query: Query{Algorithm: graph.Dijkstra, Layout: arrowio.LayoutStats}, Resources: Resources{Engine: "cpu"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, release, err := g.engine(opt, len(sources))
+	eng, release, err := runEngine(g, opt, len(sources))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestRowCheckCatchesWrongStats(t *testing.T) {
 	for _, kind := range []testgraphs.WeightKind{testgraphs.Int, testgraphs.Float64, testgraphs.Unweighted} {
 		runSources := []string{"5", "17", "3", "40", "22"}
 		check := []string{"3", "22", "5"}
-		opt := Options{Engine: "cpu", Algorithm: graph.Dijkstra, Layout: arrowio.LayoutStats, Sources: runSources}
+		opt := Options{Query: Query{Algorithm: graph.Dijkstra, Layout: arrowio.LayoutStats, Sources: runSources}, Resources: Resources{Engine: "cpu"}}
 		target := 2 // run row of source 3: checked
 		// Draw graphs until source 3 reaches another vertex, so that every
 		// changed value below is one the oracle has.
@@ -151,7 +151,7 @@ func TestRowCheckCatchesWrongStats(t *testing.T) {
 			tc.change(st)
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			b := arrowio.NewResultBuilder(arrowio.LayoutStats, g.Table.Vertices, st.Type, false, mem)
-			rc, err := NewRowCheck(g, opt, check)
+			rc, err := newRowCheck(g, opt, check)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -179,14 +179,14 @@ func TestRowCheckCatchesWrongStats(t *testing.T) {
 func TestRowCheckMatrix(t *testing.T) {
 	rng := testgraphs.Rand(t, 12)
 	g := randomGraph(t, rng, 40, testgraphs.Int)
-	opt := Options{Engine: "cpu", Algorithm: graph.Delta, Layout: arrowio.LayoutMatrix}
+	opt := Options{Query: Query{Algorithm: graph.Delta, Layout: arrowio.LayoutMatrix}, Resources: Resources{Engine: "cpu"}}
 	check := []string{"39", "0", "7"}
 
-	rc, err := NewRowCheck(g, opt, check)
+	rc, err := newRowCheck(g, opt, check)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Run(context.Background(), g, opt, rc.Observe); err != nil {
+	if _, err := runQuery(context.Background(), g, opt, rc.Observe); err != nil {
 		t.Fatal(err)
 	}
 	if rep := rc.Report(); rep.Mismatches != 0 || rep.Pairs != 3*41 {
@@ -199,18 +199,18 @@ func TestRowCheckMatrix(t *testing.T) {
 		w[i]++
 	}
 	heavier.Weights = w
-	rc, err = NewRowCheck(g, opt, check)
+	rc, err = newRowCheck(g, opt, check)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Run(context.Background(), &Graph{Table: g.Table, CSR: &heavier}, opt, rc.Observe); err != nil {
+	if _, err := runQuery(context.Background(), &Graph{Table: g.Table, CSR: &heavier}, opt, rc.Observe); err != nil {
 		t.Fatal(err)
 	}
 	if rep := rc.Report(); rep.Mismatches == 0 || !strings.HasPrefix(rep.First, "distance ") {
 		t.Errorf("heavier graph: %d mismatches; first: %q", rep.Mismatches, rep.First)
 	}
 
-	rc, err = NewRowCheck(g, opt, check)
+	rc, err = newRowCheck(g, opt, check)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,10 +221,10 @@ func TestRowCheckMatrix(t *testing.T) {
 
 func TestRowCheckRefuses(t *testing.T) {
 	g := randomGraph(t, rand.New(rand.NewPCG(1, 2)), 10, testgraphs.Int)
-	if _, err := NewRowCheck(g, Options{Layout: arrowio.LayoutPairs}, []string{"1"}); err == nil {
+	if _, err := newRowCheck(g, Options{Query: Query{Layout: arrowio.LayoutPairs}}, []string{"1"}); err == nil {
 		t.Errorf("pairs layout accepted")
 	}
-	if _, err := NewRowCheck(g, Options{Layout: arrowio.LayoutStats, Sources: []string{"1", "2"}}, []string{"3"}); err == nil {
+	if _, err := newRowCheck(g, Options{Query: Query{Layout: arrowio.LayoutStats, Sources: []string{"1", "2"}}}, []string{"3"}); err == nil {
 		t.Errorf("a check source outside the run's sources accepted")
 	}
 }

@@ -19,11 +19,11 @@ import (
 func TestVerifySampleCounts(t *testing.T) {
 	g := randomGraph(t, testgraphs.Rand(t, 11), 9, testgraphs.Int)
 	n := g.NumVertices()
-	if _, err := Verify(context.Background(), g, Options{Engine: "cpu"}, -1, 1); !errors.Is(err, ErrInvalid) {
+	if _, err := verifyOf(context.Background(), g, Options{Resources: Resources{Engine: "cpu"}}, -1, 1); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("samples -1: error %v, want ErrInvalid", err)
 	}
 	for _, c := range []struct{ samples, sources int }{{0, n}, {3, 3}, {n + 5, n}} {
-		rep, err := Verify(context.Background(), g, Options{Engine: "cpu"}, c.samples, 1)
+		rep, err := verifyOf(context.Background(), g, Options{Resources: Resources{Engine: "cpu"}}, c.samples, 1)
 		if err != nil {
 			t.Fatalf("samples %d: %v", c.samples, err)
 		}
@@ -33,7 +33,7 @@ func TestVerifySampleCounts(t *testing.T) {
 		}
 	}
 	// Given sources are the ones reported, a repeat once.
-	rep, err := Verify(context.Background(), g, Options{Engine: "cpu", Sources: []string{"2", "4", "2"}}, 0, 1)
+	rep, err := verifyOf(context.Background(), g, Options{Query: Query{Sources: []string{"2", "4", "2"}}, Resources: Resources{Engine: "cpu"}}, 0, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestVerifyRefusesNegativeLoops(t *testing.T) {
 		algo graph.Algorithm
 		want error
 	}{{graph.BellmanFord, graph.ErrNegativeCycle}, {graph.Auto, graph.ErrNegativeCycle}, {graph.Dijkstra, graph.ErrNegativeWeight}} {
-		_, err := Verify(context.Background(), g, Options{Engine: "cpu", Algorithm: c.algo}, 0, 1)
+		_, err := verifyOf(context.Background(), g, Options{Query: Query{Algorithm: c.algo}, Resources: Resources{Engine: "cpu"}}, 0, 1)
 		if !errors.Is(err, c.want) {
 			t.Errorf("verify --algo %s: %v, want %v", c.algo, err, c.want)
 		}

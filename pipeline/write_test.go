@@ -12,7 +12,7 @@ import (
 // pathctl run (an Arrow IPC file), returning the file's bytes.
 func writeRun(t *testing.T, g *Graph, opt Options, name string) []byte {
 	t.Helper()
-	schema, err := Schema(g, opt)
+	schema, err := schemaOf(g, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +21,7 @@ func writeRun(t *testing.T, g *Graph, opt Options, name string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Run(t.Context(), g, opt, w.Write); err != nil {
+	if _, err := runQuery(t.Context(), g, opt, w.Write); err != nil {
 		w.Abort()
 		t.Fatal(err)
 	}

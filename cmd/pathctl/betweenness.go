@@ -1,9 +1,6 @@
 package main
 
 import (
-	"context"
-
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/urfave/cli/v2"
 
 	"github.com/pathctl/pathctl/arrowio"
@@ -43,15 +40,6 @@ func readBetweennessFlags(c *cli.Context, layout arrowio.Layout) (pipeline.Betwe
 		return bopt, usagef("--seed draws the --k sample; give --k too")
 	}
 	return bopt, nil
-}
-
-// runLayout runs the query: the betweenness layout with its options, every
-// other layout through pipeline.Run.
-func runLayout(ctx context.Context, g *pipeline.Graph, opt pipeline.Options, bopt pipeline.BetweennessOptions, emit func(arrow.RecordBatch) error) (*pipeline.Summary, error) {
-	if opt.Layout == arrowio.LayoutBetweenness {
-		return pipeline.RunBetweenness(ctx, g, opt, bopt, emit)
-	}
-	return pipeline.Run(ctx, g, opt, emit)
 }
 
 // loadEngine is where the graph of layout is built: on the CPU for the

@@ -7,8 +7,8 @@ package main
 // The blocks are planned here, not by the pipeline: the sources are cut
 // into blocks of a fixed size (--dataset-block, stored in the manifest and
 // reused on resume, so that the plan does not depend on the memory budget
-// or the device), and each block is one pipeline.Run whose rows go to the
-// block's file. A block's run plans its own sub-blocks inside it as usual;
+// or the device), and each block is one run of the prepared query's slice
+// of its sources (Prepared.Slice), whose rows go to the block's file. A block's run plans its own sub-blocks inside it as usual;
 // what is lost is the overlap of one dataset block's writing with the next
 // block's compute, a small share for blocks of thousands of sources.
 //
@@ -77,9 +77,8 @@ func isDatasetOutput(out string) bool {
 	return err == nil && st.IsDir()
 }
 
-// executeDataset is execute for -o DIR/: opt and bopt are the checked
-// query, sources the --sources ids (nil: every vertex).
-func executeDataset(e *env, c *cli.Context, opt pipeline.Options, bopt pipeline.BetweennessOptions, out string) error {
+// executeDataset is execute for -o DIR/: opt is the checked query.
+func executeDataset(e *env, c *cli.Context, opt pipeline.Options, out string) error {
 	quiet := c.Bool("quiet")
 	dir := filepath.Clean(out)
 	format, ext, err := datasetFormat(c.String("format"), out) // dataset_space.go
@@ -151,22 +150,16 @@ func executeDataset(e *env, c *cli.Context, opt pipeline.Options, bopt pipeline.
 	if err := readIndexFlag(c, g, &opt); err != nil {
 		return err
 	}
-	schema, err := pipeline.Schema(g, opt)
+	// One progress for every block: blockProgress is the running block's
+	// (set before each block runs; the prepared query holds this closure).
+	var bar *progress
+	var blockProgress func(done, total int64)
+	opt.Progress = func(d, t int64) { blockProgress(d, t) }
+	q, err := pipeline.Prepare(g, opt)
 	if err != nil {
 		return queryError(c, g, err)
 	}
-	columns, err := pipeline.Columns(g, opt)
-	if err != nil {
-		return queryError(c, g, err)
-	}
-	sources, err := denseSources(g, opt.Sources)
-	if err != nil {
-		return queryError(c, g, err)
-	}
-	targets, err := denseSources(g, opt.Targets)
-	if err != nil {
-		return queryError(c, g, err)
-	}
+	schema, columns, sources, targets := q.Schema(), q.Columns(), q.Sources(), distinctIDs(q.Targets())
 
 	m := &datasetManifestFile{Version: datasetVersion}
 	m.Graph = graphIdentity(g, c)
@@ -183,7 +176,7 @@ func executeDataset(e *env, c *cli.Context, opt pipeline.Options, bopt pipeline.
 		m.Query.Cutoff = &opt.Cutoff
 	}
 	if opt.Layout == arrowio.LayoutBetweenness {
-		m.Query.Betweenness = fmt.Sprintf("%+v", bopt)
+		m.Query.Betweenness = fmt.Sprintf("%+v", opt.Betweenness)
 	}
 	priorBlock := 0
 	if prior != nil {
@@ -238,7 +231,7 @@ func executeDataset(e *env, c *cli.Context, opt pipeline.Options, bopt pipeline.
 		}
 		removeDatasetTemporaries(dir)
 	}
-	if err := checkDatasetSpace(c, g, opt, out, m, done, len(sources)); err != nil { // dataset_space.go
+	if err := checkDatasetSpace(c, q, out, m, done, len(sources)); err != nil { // dataset_space.go
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -259,7 +252,7 @@ func executeDataset(e *env, c *cli.Context, opt pipeline.Options, bopt pipeline.
 		return datasetWriteError(out, datasetPartial, err, len(done), m.Blocks)
 	}
 	width := max(5, len(strconv.Itoa(m.Blocks-1)))
-	bar := newProgressOf(e, c, g.NumVertices())
+	bar = newProgressOf(e, c, g.NumVertices())
 	prog := newDatasetProgress(bar, done, len(sources)) // dataset_space.go
 	var computed int
 	for b := 0; b < m.Blocks; b++ {
@@ -273,14 +266,11 @@ func executeDataset(e *env, c *cli.Context, opt pipeline.Options, bopt pipeline.
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return fmt.Errorf("pathctl: %w", err)
 		}
-		bo := opt
+		block := q
 		if opt.Layout != arrowio.LayoutNearest && opt.Layout != arrowio.LayoutBetweenness {
-			bo.Sources = make([]string, count)
-			for i, v := range sources[first : first+count] {
-				bo.Sources[i] = g.Table.Vertices.Format(v)
-			}
+			block = q.Slice(first, first+count)
 		}
-		bo.Progress = prog.block(count)
+		blockProgress = prog.block(count)
 		bw := wopt
 		if opt.Layout == arrowio.LayoutMatrix {
 			bw.MatrixRows = count
@@ -304,7 +294,7 @@ func executeDataset(e *env, c *cli.Context, opt pipeline.Options, bopt pipeline.
 		}
 		// No source at all still writes one file, of no rows: the schema.
 		if count > 0 || opt.Layout == arrowio.LayoutBetweenness {
-			if _, err := runLayout(e.ctx, g, bo, bopt, emit); err != nil {
+			if _, err := block.Run(e.ctx, emit); err != nil {
 				w.Abort()
 				bar.finish()
 				return datasetWriteError(out, rel, queryError(c, g, err), len(done), m.Blocks)
@@ -366,33 +356,21 @@ func datasetBlockSize(layout arrowio.Layout, targets, vertices int, narrowed boo
 	return max(1, min(defaultDatasetBlock, datasetMatrixBytes/(8*max(cols, 1))))
 }
 
-// denseSources resolves ids (nil: every vertex) as the pipeline does:
-// dense ids in order, repeats dropped (also "7" and "007"). An unknown id
-// is the pipeline's error.
-func denseSources(g *pipeline.Graph, ids []string) ([]graph.VertexID, error) {
+// distinctIDs is ids without repeats, each at its first place (the
+// manifest identifies targets as a set in order); nil stays nil.
+func distinctIDs(ids []graph.VertexID) []graph.VertexID {
 	if ids == nil {
-		all := make([]graph.VertexID, g.NumVertices())
-		for i := range all {
-			all[i] = graph.VertexID(i)
-		}
-		return all, nil
-	}
-	if _, err := g.NumSources(ids); err != nil {
-		return nil, err
+		return nil
 	}
 	seen := make(map[graph.VertexID]bool, len(ids))
 	out := make([]graph.VertexID, 0, len(ids))
-	for _, id := range ids {
-		v, err := g.Table.Vertices.Lookup(id)
-		if err != nil {
-			return nil, err
-		}
-		if !seen[graph.VertexID(v)] {
-			seen[graph.VertexID(v)] = true
-			out = append(out, graph.VertexID(v))
+	for _, v := range ids {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // isDatasetEntry reports whether a top-level name of DIR is one pathctl

@@ -33,7 +33,7 @@ const (
 // partitionFlag is --partition-by.
 func partitionFlag() cli.Flag {
 	return &cli.StringFlag{Name: "partition-by", Value: partitionBySourceBlock,
-		Usage: fmt.Sprintf("-o DIR/: %s (ranges of --dataset-block sources, the default) or %s (a partition source=ID per source, at most %d sources; the files keep their source column)",
+		Usage: fmt.Sprintf("-o DIR/: %s (ranges of --dataset-block sources) or %s (a partition source=ID per source, at most %d sources; the files keep their source column)",
 			partitionBySourceBlock, partitionBySource, maxSourcePartitions)}
 }
 

@@ -129,15 +129,11 @@ func datasetBytesLeft(total int64, m *datasetManifestFile, done map[int]datasetF
 // --force), a dataset at out whose blocks still to write (those not in
 // done, on a resume) are estimated above the free space of the file
 // system of its directory.
-func checkDatasetSpace(c flagReader, g *pipeline.Graph, opt pipeline.Options, out string, m *datasetManifestFile, done map[int]datasetFile, sources int) error {
+func checkDatasetSpace(c flagReader, q *pipeline.Prepared, out string, m *datasetManifestFile, done map[int]datasetFile, sources int) error {
 	if spaceDir(out) == "" {
 		return nil
 	}
-	est, err := pipeline.EstimateOutput(g, opt)
-	if err != nil {
-		return nil // the run says what is wrong with the request
-	}
-	return checkOutputSpace(out, datasetBytesLeft(est.Bytes, m, done, sources), c.Bool("force"), freeSpace)
+	return checkOutputSpace(out, datasetBytesLeft(q.Estimate().Bytes, m, done, sources), c.Bool("force"), freeSpace)
 }
 
 // datasetDryRun is the line --dry-run prints for -o DIR/: how many files

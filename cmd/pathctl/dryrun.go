@@ -39,20 +39,15 @@ func executeDryRun(e *env, c *cli.Context, opt pipeline.Options, out, format str
 	if err := readIndexFlag(c, g, &opt); err != nil {
 		return err
 	}
-	if _, err := pipeline.Schema(g, opt); err != nil {
-		return queryError(c, g, err)
-	}
-	est, err := pipeline.EstimateOutput(g, opt)
+	q, err := pipeline.Prepare(g, opt)
 	if err != nil {
 		return queryError(c, g, err)
 	}
-	engine, algo, err := pipeline.Plan(g, opt)
-	if err != nil {
-		return queryError(c, g, err)
-	}
+	engine, algo := q.Plan()
+	est := q.Estimate()
 	var dataset string // -o DIR/: its files (dataset_space.go)
 	if isDatasetOutput(out) {
-		if dataset, err = datasetDryRun(c, opt, est, out); err != nil {
+		if dataset, err = datasetDryRun(c, q.Options(), est, out); err != nil {
 			return err
 		}
 	}
@@ -73,7 +68,7 @@ func printDryRun(w io.Writer, c *cli.Context, g *pipeline.Graph, est pipeline.Es
 	}
 	fmt.Fprintf(w, "pathctl: dry run: nothing computed, nothing written\n")
 	fmt.Fprintf(w, "vertices:   %d (%d arcs)\n", est.Vertices, g.CSR.NumEdges())
-	fmt.Fprintf(w, "sources:    %s\n", every(est.Sources, c.String("sources") != "" || c.String("sources-file") != "" || c.IsSet("source")))
+	fmt.Fprintf(w, "sources:    %s\n", every(est.Sources, c.String("sources") != "" || c.String("sources-file") != "" || c.IsSet("source") || c.IsSet("k")))
 	fmt.Fprintf(w, "targets:    %s\n", every(est.Targets, c.String("targets") != "" || c.String("targets-file") != "" || c.IsSet("k-nearest")))
 	rows := fmt.Sprintf("%d rows", est.Rows)
 	if !est.Exact {

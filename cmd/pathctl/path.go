@@ -43,9 +43,8 @@ func pathCommand(e *env) *cli.Command {
 				return err
 			}
 			opt := pipeline.Options{
-				Algorithm: algo, Engine: c.String("engine"), Sources: []string{c.String("from")}, Devices: devices,
-				Targets: []string{c.String("to")}, WithPaths: true, Reverse: c.Bool("reverse"),
-				Delta: c.Float64("delta"), Threads: c.Int("threads"), Tune: tune,
+				Query:     pipeline.Query{Algorithm: algo, Sources: []string{c.String("from")}, Targets: []string{c.String("to")}, WithPaths: true, Reverse: c.Bool("reverse"), Delta: c.Float64("delta")},
+				Resources: pipeline.Resources{Engine: c.String("engine"), Devices: devices, Threads: c.Int("threads"), Tune: tune},
 			}
 			if !c.Bool("quiet") {
 				opt.Notice = e.stderr
@@ -57,14 +56,15 @@ func pathCommand(e *env) *cli.Command {
 				return err
 			}
 			defer g.Close()
-			if _, err := pipeline.Schema(g, opt); err != nil {
+			q, err := pipeline.Prepare(g, opt)
+			if err != nil {
 				if errors.Is(err, pipeline.ErrUnknownTarget) {
 					return usagef("--to: %v", err)
 				}
 				return usagef("--from: %v", err)
 			}
 			var lines []string
-			_, err = pipeline.Run(e.ctx, g, opt, func(r arrow.RecordBatch) error {
+			_, err = q.Run(e.ctx, func(r arrow.RecordBatch) error {
 				for i := 0; i < int(r.NumRows()); i++ {
 					list := r.Column(int(r.NumCols()) - 1).(*array.List)
 					lo, hi := list.ValueOffsets(i)

@@ -165,13 +165,13 @@ func execute(e *env, c *cli.Context, sources []string) error {
 		return usagef("refusing to write Arrow binary to a terminal: give -o FILE (.arrow, .parquet, .csv) or --format csv")
 	}
 	opt := pipeline.Options{
-		Algorithm: params.algo, Engine: c.String("engine"), Layout: layout, Sources: sources,
-		WithPredecessors: c.Bool("with-predecessors"), Delta: params.delta,
-		Threads: params.threads, MemBudget: params.mem, MaxBlock: params.maxBlock, Devices: params.devices, Tune: params.tune,
+		Query:     pipeline.Query{Algorithm: params.algo, Layout: layout, Sources: sources, WithPredecessors: c.Bool("with-predecessors"), Delta: params.delta},
+		Resources: pipeline.Resources{Engine: c.String("engine"), Threads: params.threads, MemBudget: params.mem, MaxBlock: params.maxBlock, Devices: params.devices, Tune: params.tune},
 	}
 	if err := applyQueryFlags(c, &opt); err != nil {
 		return err
 	}
+	opt.Betweenness = bopt
 	if !quiet {
 		opt.Notice = e.stderr
 	}
@@ -185,7 +185,7 @@ func execute(e *env, c *cli.Context, sources []string) error {
 		return executeDryRun(e, c, opt, out, format) // dryrun.go: read the graph, write nothing
 	}
 	if isDatasetOutput(out) {
-		return executeDataset(e, c, opt, bopt, out) // -o DIR/: dataset.go
+		return executeDataset(e, c, opt, out) // -o DIR/: dataset.go
 	}
 	if err := checkOutputPaths(c, layout, out); err != nil {
 		return err
@@ -212,14 +212,13 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	if err := readIndexFlag(c, g, &opt); err != nil {
 		return err
 	}
-	schema, err := pipeline.Schema(g, opt)
+	var bar *progress // progress.go: a bar, or lines on a log, made once the output is created
+	opt.Progress = func(done, total int64) { bar.update(done, total) }
+	q, err := pipeline.Prepare(g, opt)
 	if err != nil {
 		return queryError(c, g, err)
 	}
-	columns, err := pipeline.Columns(g, opt)
-	if err != nil {
-		return queryError(c, g, err)
-	}
+	schema, columns := q.Schema(), q.Columns()
 	wopt := arrowio.WriteOptions{Format: format, Compression: c.String("compression"), Stdout: e.stdout, Vertices: columns,
 		MatrixWrites: c.String("matrix-writes")}
 	if fd := c.Int("result-peer"); c.IsSet("result-peer") && fd >= 0 {
@@ -250,9 +249,7 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	if layout == arrowio.LayoutMatrix {
 		// Known rows let an IPC file in memory (a memfd from the Python
 		// package, a file on tmpfs) be written as one batch, in place.
-		if rows, err := g.NumSources(opt.Sources); err == nil {
-			wopt.MatrixRows = rows
-		}
+		wopt.MatrixRows = len(q.Sources())
 		// A GPU run leaves the cores idle while the device computes: the
 		// file's pages are populated meanwhile. A CPU run needs its cores
 		// for the engine: the kernel's own copy costs the least of them
@@ -268,7 +265,7 @@ func execute(e *env, c *cli.Context, sources []string) error {
 			}
 		}
 	}
-	if err := checkSpace(c, g, opt, out, format); err != nil { // space.go
+	if err := checkSpace(c, q, out, format); err != nil { // space.go
 		return err
 	}
 	e.outputs.add(out) // a SIGQUIT removes their temporary files (signals.go)
@@ -277,11 +274,10 @@ func execute(e *env, c *cli.Context, sources []string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	bar := newProgressOf(e, c, g.NumVertices()) // progress.go: a bar, or lines on a log
-	opt.Progress = bar.update
+	bar = newProgressOf(e, c, g.NumVertices())
 	runStart := time.Now()
 	trace.Printf("cli", "output created")
-	sum, err := runLayout(e.ctx, g, opt, bopt, w.Write)
+	sum, err := q.Run(e.ctx, w.Write)
 	bar.finish()
 	running := time.Since(runStart)
 	trace.Printf("cli", "run done")
@@ -344,7 +340,7 @@ type wallTimes struct {
 	// read.
 	open          graph.GPUOpenTimes
 	openedAtStart bool
-	run           time.Duration // pipeline.Run: computing and writing the rows
+	run           time.Duration // Prepared.Run: computing and writing the rows
 	closeDevice   time.Duration // closing the GPU engine, or abandoning it (0 on the CPU)
 	leftToExit    bool          // the engine was abandoned to the process exit, not closed
 	closeOutput   time.Duration // writing the vertex order, closing the output

@@ -78,7 +78,7 @@ func computeFlags(defaultAlgo pipeline.Algorithm) []cli.Flag {
 	)
 }
 
-// tuneFlag is --tune, the GPU engine's tuning (pipeline.Options.Tune).
+// tuneFlag is --tune, the GPU engine's tuning (pipeline.Resources.Tune).
 func tuneFlag() cli.Flag {
 	return &cli.StringSliceFlag{Name: "tune", Usage: "GPU engine tuning KEY=VALUE, comma-separated or repeated, later settings winning (docs/engine.md lists every key, its default and the measurement that chose it; for comparing settings)"}
 }

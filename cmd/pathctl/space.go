@@ -1,7 +1,7 @@
 package main
 
 // Refusing an output that cannot fit: before anything is written, the
-// result's estimated size (pipeline.EstimateOutput) is compared with the
+// result's estimated size (Prepared.Estimate) is compared with the
 // free space of the file system it would be written on.
 
 import (
@@ -100,16 +100,12 @@ func (e *noSpaceError) Error() string {
 		"ask for less (--sources, --targets, --layout stats), or give --force to write anyway", e.out, gen.HumanBytes(e.need), e.dir, gen.HumanBytes(e.avail))
 }
 
-// checkSpace refuses the output of opt on g at out when its estimate is
-// above the free space of its file system, unless --force (see
+// checkSpace refuses the output of q at out when its estimate is above
+// the free space of its file system, unless --force (see
 // checkOutputSpace).
-func checkSpace(c interface{ Bool(string) bool }, g *pipeline.Graph, opt pipeline.Options, out, format string) error {
+func checkSpace(c interface{ Bool(string) bool }, q *pipeline.Prepared, out, format string) error {
 	if spaceDir(out) == "" {
 		return nil
 	}
-	est, err := pipeline.EstimateOutput(g, opt)
-	if err != nil {
-		return nil // the run says what is wrong with the request
-	}
-	return checkOutputSpace(out, outputBytes(est, out, format), c.Bool("force"), freeSpace)
+	return checkOutputSpace(out, outputBytes(q.Estimate(), out, format), c.Bool("force"), freeSpace)
 }

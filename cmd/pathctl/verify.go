@@ -52,13 +52,18 @@ func verifyCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			opt := pipeline.Options{Algorithm: params.algo, Engine: c.String("engine"), Layout: layout, Sources: sources,
-				WithPredecessors: c.Bool("with-predecessors"), Delta: params.delta, Threads: params.threads,
-				MemBudget: params.mem, MaxBlock: params.maxBlock, Devices: params.devices, Tune: params.tune}
+			opt := pipeline.Options{
+				Query:     pipeline.Query{Algorithm: params.algo, Layout: layout, Sources: sources, WithPredecessors: c.Bool("with-predecessors"), Delta: params.delta},
+				Resources: pipeline.Resources{Engine: c.String("engine"), Threads: params.threads, MemBudget: params.mem, MaxBlock: params.maxBlock, Devices: params.devices, Tune: params.tune},
+			}
 			if !c.Bool("quiet") {
 				opt.Notice = e.stderr
 			}
-			rep, err := pipeline.Verify(e.ctx, g, opt, samples, c.Uint64("seed"))
+			q, err := pipeline.Prepare(g, opt)
+			if err != nil {
+				return err
+			}
+			rep, err := pipeline.Verify(e.ctx, q, samples, c.Uint64("seed"))
 			if err != nil {
 				return err
 			}

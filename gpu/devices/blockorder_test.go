@@ -38,7 +38,7 @@ func TestStatsInBlockOrder(t *testing.T) {
 	} {
 		for _, stats := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/stats-on-device=%v", c.name, stats), func(t *testing.T) {
-				want, err := collectText(t, g, pipeline.Options{Engine: "cpu", Layout: c.layout, Sources: c.sources})
+				want, err := collectText(t, g, pipeline.Options{Query: pipeline.Query{Layout: c.layout, Sources: c.sources}, Resources: pipeline.Resources{Engine: "cpu"}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -46,7 +46,7 @@ func TestStatsInBlockOrder(t *testing.T) {
 				for i, d := range devs {
 					d.stats, d.scramble, d.hubsFirst = stats, uint64(11+i), c.hubs
 				}
-				opt := pipeline.Options{Engine: "gpu", Layout: c.layout, Sources: c.sources, Devices: c.devices, Driver: fakeDevices(devs...), MaxBlock: 5}
+				opt := pipeline.Options{Query: pipeline.Query{Layout: c.layout, Sources: c.sources}, Resources: pipeline.Resources{Engine: "gpu", Devices: c.devices, Driver: fakeDevices(devs...), MaxBlock: 5}}
 				got, err := collectText(t, g, opt)
 				if err != nil {
 					t.Fatal(err)
@@ -78,7 +78,7 @@ func TestDevicesShareLine(t *testing.T) {
 	for _, layout := range []arrowio.Layout{arrowio.LayoutStats, arrowio.LayoutPairs} {
 		devs := gateAll(newFakeDevice(), newFakeDevice())
 		var log strings.Builder
-		opt := pipeline.Options{Engine: "gpu", Layout: layout, Devices: []int{0, 1}, Driver: fakeDevices(devs...), MaxBlock: 16, Log: &log}
+		opt := pipeline.Options{Query: pipeline.Query{Layout: layout}, Resources: pipeline.Resources{Engine: "gpu", Devices: []int{0, 1}, Driver: fakeDevices(devs...), MaxBlock: 16}, Log: &log}
 		if _, err := collectText(t, g, opt); err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +127,7 @@ func TestStatsRunSized(t *testing.T) {
 			for _, d := range devs {
 				d.stats, d.budget = true, budget
 			}
-			opt := pipeline.Options{Engine: "gpu", Layout: c.layout, Devices: c.devices, Driver: fakeDevices(devs...), MaxBlock: c.maxBlock}
+			opt := pipeline.Options{Query: pipeline.Query{Layout: c.layout}, Resources: pipeline.Resources{Engine: "gpu", Devices: c.devices, Driver: fakeDevices(devs...), MaxBlock: c.maxBlock}}
 			if _, err := collectText(t, g, opt); err != nil {
 				t.Fatal(err)
 			}

@@ -305,15 +305,15 @@ func TestDevicesMatchOneDevice(t *testing.T) {
 		name string
 		opt  pipeline.Options
 	}{
-		{"pairs", pipeline.Options{Layout: arrowio.LayoutPairs}},
-		{"pairs-pred", pipeline.Options{Layout: arrowio.LayoutPairs, WithPredecessors: true, Algorithm: graph.Dijkstra}},
-		{"matrix", pipeline.Options{Layout: arrowio.LayoutMatrix}},
-		{"stats", pipeline.Options{Layout: arrowio.LayoutStats}},
-		{"matrix-targets", pipeline.Options{Layout: arrowio.LayoutMatrix, Targets: []string{"7", "3", "99"}}},
-		{"pairs-cutoff", pipeline.Options{Layout: arrowio.LayoutPairs, Cutoff: 25, HasCutoff: true}},
-		{"k-nearest", pipeline.Options{Layout: arrowio.LayoutPairs, K: 3}},
-		{"paths", pipeline.Options{Layout: arrowio.LayoutPairs, WithPaths: true, Sources: []string{"5", "1", "140"}, Targets: []string{"2", "9"}}},
-		{"sources", pipeline.Options{Layout: arrowio.LayoutMatrix, Sources: []string{"149", "0", "77", "3"}}},
+		{"pairs", pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutPairs}}},
+		{"pairs-pred", pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutPairs, WithPredecessors: true, Algorithm: graph.Dijkstra}}},
+		{"matrix", pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutMatrix}}},
+		{"stats", pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutStats}}},
+		{"matrix-targets", pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutMatrix, Targets: []string{"7", "3", "99"}}}},
+		{"pairs-cutoff", pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutPairs, Cutoff: 25, HasCutoff: true}}},
+		{"k-nearest", pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutPairs, K: 3}}},
+		{"paths", pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutPairs, WithPaths: true, Sources: []string{"5", "1", "140"}, Targets: []string{"2", "9"}}}},
+		{"sources", pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutMatrix, Sources: []string{"149", "0", "77", "3"}}}},
 	}
 	for _, c := range cases {
 		for _, async := range []bool{false, true} {
@@ -371,14 +371,14 @@ func TestDevicesFailureHandover(t *testing.T) {
 	defer g.Close()
 	for _, layout := range []arrowio.Layout{arrowio.LayoutMatrix, arrowio.LayoutStats, arrowio.LayoutPairs} {
 		t.Run(string(layout), func(t *testing.T) {
-			want, err := collectText(t, g, pipeline.Options{Engine: "cpu", Layout: layout})
+			want, err := collectText(t, g, pipeline.Options{Query: pipeline.Query{Layout: layout}, Resources: pipeline.Resources{Engine: "cpu"}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			devs := gateAll(newFakeDevice(), newFakeDevice(), newFakeDevice())
 			devs[1].failAfter, devs[1].failWith = 0, errors.New("fake: CUDA_ERROR_ILLEGAL_ADDRESS")
 			var notice bytes.Buffer
-			opt := pipeline.Options{Engine: "gpu", Layout: layout, Devices: []int{0, 1, 2}, Driver: fakeDevices(devs...), MaxBlock: 24, Notice: &notice}
+			opt := pipeline.Options{Query: pipeline.Query{Layout: layout}, Resources: pipeline.Resources{Engine: "gpu", Devices: []int{0, 1, 2}, Driver: fakeDevices(devs...), MaxBlock: 24}, Notice: &notice}
 			got, err := collectText(t, g, opt)
 			if err != nil {
 				t.Fatal(err)
@@ -407,7 +407,7 @@ func TestDevicesAllFail(t *testing.T) {
 		d.failAfter, d.failWith = i, fmt.Errorf("fake: out of memory %d", i)
 	}
 	base := runtime.NumGoroutine()
-	_, err := collectText(t, g, pipeline.Options{Engine: "gpu", Layout: arrowio.LayoutMatrix, Devices: []int{0, 1}, Driver: fakeDevices(devs...), MaxBlock: 8})
+	_, err := collectText(t, g, pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutMatrix}, Resources: pipeline.Resources{Engine: "gpu", Devices: []int{0, 1}, Driver: fakeDevices(devs...), MaxBlock: 8}})
 	if err == nil {
 		t.Fatal("a run whose every device fails succeeded")
 	}
@@ -428,7 +428,7 @@ func TestDevicesAllFail(t *testing.T) {
 	defer cg.Close()
 	devs = []*fakeDevice{newFakeDevice(), newFakeDevice()}
 	var notice bytes.Buffer
-	_, err = collectText(t, cg, pipeline.Options{Engine: "gpu", Algorithm: graph.BellmanFord, Devices: []int{0, 1}, Driver: fakeDevices(devs...), Notice: &notice})
+	_, err = collectText(t, cg, pipeline.Options{Query: pipeline.Query{Algorithm: graph.BellmanFord}, Resources: pipeline.Resources{Engine: "gpu", Devices: []int{0, 1}, Driver: fakeDevices(devs...)}, Notice: &notice})
 	var cycle *graph.NegativeCycleError
 	if !errors.As(err, &cycle) {
 		t.Errorf("negative cycle on two devices: %v, want a NegativeCycleError", err)
@@ -455,7 +455,7 @@ func waitGoroutines(t *testing.T, base int) {
 func TestDevicesBudgets(t *testing.T) {
 	g := devicesTestGraph(t, 4, 200, 1000)
 	defer g.Close()
-	want, err := collectText(t, g, pipeline.Options{Engine: "cpu", Layout: arrowio.LayoutMatrix})
+	want, err := collectText(t, g, pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutMatrix}, Resources: pipeline.Resources{Engine: "cpu"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -483,7 +483,7 @@ func TestDevicesBudgets(t *testing.T) {
 	}
 	t.Run("gpu-mem", func(t *testing.T) {
 		// 3 blocks in flight of 24 sources per device.
-		check(t, gateAll(newFakeDevice(), newFakeDevice()), pipeline.Options{MemBudget: 3 * 24 * per}, []int{24, 24})
+		check(t, gateAll(newFakeDevice(), newFakeDevice()), pipeline.Options{Resources: pipeline.Resources{MemBudget: 3 * 24 * per}}, []int{24, 24})
 	})
 	t.Run("engine-budgets", func(t *testing.T) {
 		a, b := newFakeDevice(), newFakeDevice()

@@ -37,16 +37,17 @@ func fakeDevicesOf(n int, async, stats bool, budget int64) []*fakeDevice {
 // pathctl run (an Arrow IPC file), returning the file's bytes.
 func writeRun(t *testing.T, g *pipeline.Graph, opt pipeline.Options, name string) []byte {
 	t.Helper()
-	schema, err := pipeline.Schema(g, opt)
+	q, err := pipeline.Prepare(g, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
+	schema := q.Schema()
 	path := filepath.Join(t.TempDir(), name+".arrow")
 	w, err := arrowio.CreateResult(path, schema, arrowio.WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pipeline.Run(t.Context(), g, opt, w.Write); err != nil {
+	if _, err := q.Run(t.Context(), w.Write); err != nil {
 		w.Abort()
 		t.Fatal(err)
 	}
@@ -95,10 +96,10 @@ func TestDevicesFilesMatchOneDevice(t *testing.T) {
 	g := devicesTestGraph(t, 7, 300, 1800)
 	defer g.Close()
 	layouts := []pipeline.Options{
-		{Layout: arrowio.LayoutStats},
-		{Layout: arrowio.LayoutMatrix},
-		{Layout: arrowio.LayoutPairs},
-		{Layout: arrowio.LayoutPairs, WithPredecessors: true, Algorithm: "dijkstra"},
+		{Query: pipeline.Query{Layout: arrowio.LayoutStats}},
+		{Query: pipeline.Query{Layout: arrowio.LayoutMatrix}},
+		{Query: pipeline.Query{Layout: arrowio.LayoutPairs}},
+		{Query: pipeline.Query{Layout: arrowio.LayoutPairs, WithPredecessors: true, Algorithm: "dijkstra"}},
 	}
 	for _, kind := range deviceKinds {
 		for _, base := range layouts {
@@ -160,7 +161,7 @@ func TestDevicesComputeWholeBlocks(t *testing.T) {
 				const size = 45
 				budget := inFlight * size * perSource(t, g, pipeline.Options{})
 				one := fakeDevicesOf(1, kind.async, kind.stats, budget)[0]
-				writeRun(t, g, oneFakeDevice(pipeline.Options{Layout: layout}, one), "one")
+				writeRun(t, g, oneFakeDevice(pipeline.Options{Query: pipeline.Query{Layout: layout}}, one), "one")
 				blocks := one.seen() // in the order they started
 				slices.Sort(blocks)
 				last := 400 - 400/size*size
@@ -169,7 +170,7 @@ func TestDevicesComputeWholeBlocks(t *testing.T) {
 				}
 
 				devs := gateAll(fakeDevicesOf(2, kind.async, kind.stats, budget)...)
-				opt := pipeline.Options{Layout: layout, Engine: "gpu", Devices: []int{0, 1}, Driver: fakeDevices(devs...)}
+				opt := pipeline.Options{Query: pipeline.Query{Layout: layout}, Resources: pipeline.Resources{Engine: "gpu", Devices: []int{0, 1}, Driver: fakeDevices(devs...)}}
 				writeRun(t, g, opt, "two")
 				var whole, rest int
 				var all []int
@@ -220,12 +221,12 @@ func TestDevicesResidentBlocks(t *testing.T) {
 	for _, layout := range []arrowio.Layout{arrowio.LayoutMatrix, arrowio.LayoutPairs} {
 		t.Run(string(layout), func(t *testing.T) {
 			one := resident(1)[0]
-			want := writeRun(t, g, oneFakeDevice(pipeline.Options{Layout: layout}, one), "one")
+			want := writeRun(t, g, oneFakeDevice(pipeline.Options{Query: pipeline.Query{Layout: layout}}, one), "one")
 			if seen := one.seen(); !slices.Equal(seen, []int{135, 135, 130}) {
 				t.Fatalf("one device computed device blocks %v, want [135 135 130]", seen)
 			}
 			devs := resident(2)
-			opt := pipeline.Options{Layout: layout, Engine: "gpu", Devices: []int{0, 1}, Driver: fakeDevices(devs...)}
+			opt := pipeline.Options{Query: pipeline.Query{Layout: layout}, Resources: pipeline.Resources{Engine: "gpu", Devices: []int{0, 1}, Driver: fakeDevices(devs...)}}
 			if got := writeRun(t, g, opt, "two"); !bytes.Equal(got, want) {
 				t.Errorf("two devices wrote %d bytes that differ from one device's %d", len(got), len(want))
 			}
@@ -240,7 +241,7 @@ func TestDevicesResidentBlocks(t *testing.T) {
 			devs = resident(3)
 			devs[1].failAfter, devs[1].failWith = 0, errors.New("fake: CUDA_ERROR_ECC_UNCORRECTABLE")
 			var notice bytes.Buffer
-			opt = pipeline.Options{Layout: layout, Engine: "gpu", Devices: []int{0, 1, 2}, Driver: fakeDevices(devs...), Notice: &notice}
+			opt = pipeline.Options{Query: pipeline.Query{Layout: layout}, Resources: pipeline.Resources{Engine: "gpu", Devices: []int{0, 1, 2}, Driver: fakeDevices(devs...)}, Notice: &notice}
 			if got := writeRun(t, g, opt, "three"); !bytes.Equal(got, want) {
 				t.Errorf("three devices, one failing, wrote %d bytes that differ from one device's %d", len(got), len(want))
 			}

@@ -34,6 +34,15 @@ func randomTable(rng *rand.Rand, n, m int, kind testgraphs.WeightKind) *arrowio.
 	return &arrowio.EdgeTable{Edges: *e, Vertices: v, Name: "random.parquet"}
 }
 
+// runQuery prepares opt on g and runs it, as every front end does.
+func runQuery(ctx context.Context, g *pipeline.Graph, opt pipeline.Options, emit func(arrow.RecordBatch) error) (*pipeline.Summary, error) {
+	q, err := pipeline.Prepare(g, opt)
+	if err != nil {
+		return nil, err
+	}
+	return q.Run(ctx, emit)
+}
+
 // collectText runs opt and renders every record, row by row, as text (the
 // exact value of every cell, nulls included).
 func collectText(t *testing.T, g *pipeline.Graph, opt pipeline.Options) (string, error) {
@@ -42,7 +51,7 @@ func collectText(t *testing.T, g *pipeline.Graph, opt pipeline.Options) (string,
 	defer mem.AssertSize(t, 0)
 	opt.Allocator = mem
 	var b strings.Builder
-	_, err := pipeline.Run(context.Background(), g, opt, func(r arrow.RecordBatch) error {
+	_, err := runQuery(context.Background(), g, opt, func(r arrow.RecordBatch) error {
 		for i := 0; i < int(r.NumRows()); i++ {
 			for c := 0; c < int(r.NumCols()); c++ {
 				b.WriteString(r.Column(c).ValueStr(i))

@@ -91,7 +91,7 @@ func TestGPUPoolHandsOutIdleDevices(t *testing.T) {
 func TestGPUPoolRunsEachQueryOnOneDevice(t *testing.T) {
 	g := devicesTestGraph(t, 5, 100, 500)
 	defer g.Close()
-	want, err := collectText(t, g, pipeline.Options{Engine: "cpu", Layout: arrowio.LayoutMatrix})
+	want, err := collectText(t, g, pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutMatrix}, Resources: pipeline.Resources{Engine: "cpu"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestGPUPoolRunsEachQueryOnOneDevice(t *testing.T) {
 		for _, d := range devs {
 			d.chunks = nil
 		}
-		got, err := collectText(t, g, pipeline.Options{Engine: "gpu", Layout: arrowio.LayoutMatrix, GPUs: p, MaxBlock: 10})
+		got, err := collectText(t, g, pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutMatrix}, Resources: pipeline.Resources{Engine: "gpu", GPUs: p, MaxBlock: 10}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,10 +115,10 @@ func TestGPUPoolRunsEachQueryOnOneDevice(t *testing.T) {
 	}
 
 	broken := Driver{open: func(d int) (graph.Engine, error) { return nil, errors.New("fake: no such device") }}.newPool([]int{0, 1})
-	if _, err := collectText(t, g, pipeline.Options{Engine: "gpu", GPUs: broken}); !errors.Is(err, pipeline.ErrUnavailable) {
+	if _, err := collectText(t, g, pipeline.Options{Resources: pipeline.Resources{Engine: "gpu", GPUs: broken}}); !errors.Is(err, pipeline.ErrUnavailable) {
 		t.Errorf("gpu run on a pool that does not open: %v, want ErrUnavailable", err)
 	}
-	if _, err := collectText(t, g, pipeline.Options{Engine: "auto", GPUs: broken}); err != nil {
+	if _, err := collectText(t, g, pipeline.Options{Resources: pipeline.Resources{Engine: "auto", GPUs: broken}}); err != nil {
 		t.Errorf("auto run on a pool that does not open: %v, want the CPU's result", err)
 	}
 }

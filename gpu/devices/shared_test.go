@@ -27,7 +27,7 @@ func TestSharedGPU(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer g.Close()
-		text, err := collectText(t, g, pipeline.Options{Engine: "cpu"})
+		text, err := collectText(t, g, pipeline.Options{Resources: pipeline.Resources{Engine: "cpu"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +43,7 @@ func TestSharedGPU(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				got, err := collectText(t, g, pipeline.Options{Engine: "auto", GPU: shared, Log: &notice})
+				got, err := collectText(t, g, pipeline.Options{Resources: pipeline.Resources{Engine: "auto", GPU: shared}, Log: &notice})
 				if err != nil {
 					t.Errorf("round %d, graph %d: %v", round, i, err)
 				} else if got != want[i] {
@@ -68,10 +68,10 @@ func TestSharedGPU(t *testing.T) {
 	if shared.Opened() {
 		t.Error("Opened after Close")
 	}
-	if _, err := collectText(t, graphs[0], pipeline.Options{Engine: "gpu", GPU: shared}); !errors.Is(err, pipeline.ErrUnavailable) {
+	if _, err := collectText(t, graphs[0], pipeline.Options{Resources: pipeline.Resources{Engine: "gpu", GPU: shared}}); !errors.Is(err, pipeline.ErrUnavailable) {
 		t.Errorf("gpu run on a closed shared engine: %v, want ErrUnavailable", err)
 	}
-	got, err := collectText(t, graphs[0], pipeline.Options{Engine: "auto", GPU: shared})
+	got, err := collectText(t, graphs[0], pipeline.Options{Resources: pipeline.Resources{Engine: "auto", GPU: shared}})
 	if err != nil || got != want[0] {
 		t.Errorf("auto run on a closed shared engine: %v (result equal: %v)", err, got == want[0])
 	}

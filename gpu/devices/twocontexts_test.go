@@ -26,13 +26,13 @@ func TestTwoEnginesOneGPU(t *testing.T) {
 		name string
 		opt  pipeline.Options
 	}{
-		{"pairs", pipeline.Options{Layout: arrowio.LayoutPairs}},
-		{"pairs-pred", pipeline.Options{Layout: arrowio.LayoutPairs, WithPredecessors: true, Algorithm: graph.Dijkstra}},
-		{"matrix", pipeline.Options{Layout: arrowio.LayoutMatrix}},
-		{"matrix-delta", pipeline.Options{Layout: arrowio.LayoutMatrix, Algorithm: graph.Delta}},
-		{"stats", pipeline.Options{Layout: arrowio.LayoutStats}},
-		{"matrix-targets-cutoff", pipeline.Options{Layout: arrowio.LayoutMatrix, Targets: []string{"7", "3", "599"}, Cutoff: 30, HasCutoff: true}},
-		{"bfs-matrix", pipeline.Options{Layout: arrowio.LayoutMatrix, Algorithm: graph.BFSLevel}},
+		{"pairs", pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutPairs}}},
+		{"pairs-pred", pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutPairs, WithPredecessors: true, Algorithm: graph.Dijkstra}}},
+		{"matrix", pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutMatrix}}},
+		{"matrix-delta", pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutMatrix, Algorithm: graph.Delta}}},
+		{"stats", pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutStats}}},
+		{"matrix-targets-cutoff", pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutMatrix, Targets: []string{"7", "3", "599"}, Cutoff: 30, HasCutoff: true}}},
+		{"bfs-matrix", pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutMatrix, Algorithm: graph.BFSLevel}}},
 	}
 	for _, build := range []string{"cpu", "gpu"} {
 		for _, kind := range []testgraphs.WeightKind{testgraphs.Int, testgraphs.Float32} {
@@ -95,9 +95,9 @@ func TestTwoEnginesOneGPUFiles(t *testing.T) {
 	}
 	defer g.Close()
 	for _, base := range []pipeline.Options{
-		{Layout: arrowio.LayoutStats},
-		{Layout: arrowio.LayoutMatrix},
-		{Layout: arrowio.LayoutPairs},
+		{Query: pipeline.Query{Layout: arrowio.LayoutStats}},
+		{Query: pipeline.Query{Layout: arrowio.LayoutMatrix}},
+		{Query: pipeline.Query{Layout: arrowio.LayoutPairs}},
 	} {
 		t.Run(string(base.Layout), func(t *testing.T) {
 			one := base

@@ -106,6 +106,12 @@ func shiftedWeights(g *pipeline.Graph) *pipeline.Graph {
 	return &pipeline.Graph{Table: g.Table, CSR: &csr, Undirected: g.Undirected}
 }
 
+// shifted is q prepared again on shiftedWeights of its graph: the same
+// question answered for another graph.
+func shifted(q *pipeline.Prepared) (*pipeline.Prepared, error) {
+	return pipeline.Prepare(shiftedWeights(q.Graph()), q.Options())
+}
+
 // TestRunCatchesWrongEngine makes the timed run, the check run or both
 // answer for another graph: every case fails, naming the run and the
 // serial oracle, and no report comes back.
@@ -114,19 +120,32 @@ func TestRunCatchesWrongEngine(t *testing.T) {
 	// A verifier that runs the engine on the shifted graph and compares
 	// with the oracle of the true one, as pipeline.Verify would see a
 	// wrong engine.
-	wrongVerify := func(ctx context.Context, g *pipeline.Graph, opt pipeline.Options, samples int, seed uint64) (*pipeline.VerifyReport, error) {
+	wrongVerify := func(ctx context.Context, q *pipeline.Prepared, samples int, seed uint64) (*pipeline.VerifyReport, error) {
+		opt := q.Options()
 		opt.Layout = arrowio.LayoutMatrix
-		check, err := pipeline.NewRowCheck(g, opt, opt.Sources)
+		mq, err := pipeline.Prepare(q.Graph(), opt)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := pipeline.Run(ctx, shiftedWeights(g), opt, check.Observe); err != nil {
+		check, err := pipeline.NewRowCheck(mq, opt.Sources)
+		if err != nil {
+			return nil, err
+		}
+		sq, err := shifted(mq)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := sq.Run(ctx, check.Observe); err != nil {
 			return nil, err
 		}
 		return check.Report(), nil
 	}
-	wrongRun := func(ctx context.Context, g *pipeline.Graph, opt pipeline.Options, emit func(arrow.RecordBatch) error) (*pipeline.Summary, error) {
-		return pipeline.Run(ctx, shiftedWeights(g), opt, emit)
+	wrongRun := func(ctx context.Context, q *pipeline.Prepared, emit func(arrow.RecordBatch) error) (*pipeline.Summary, error) {
+		sq, err := shifted(q)
+		if err != nil {
+			return nil, err
+		}
+		return sq.Run(ctx, emit)
 	}
 	for _, tc := range []struct {
 		name        string
@@ -173,14 +192,12 @@ func TestRunFloor(t *testing.T) {
 	p.MeasureDownload = func() (pipeline.Download, error) {
 		return pipeline.Download{BytesPerSecond: 2e9, Device: "Test GPU", CUDADriver: 13000}, nil
 	}
-	p.Run = func(ctx context.Context, g *pipeline.Graph, opt pipeline.Options, emit func(arrow.RecordBatch) error) (*pipeline.Summary, error) {
-		engines = append(engines, opt.Engine)
-		opt.Engine = "cpu"
-		return pipeline.Run(ctx, g, opt, emit)
+	p.Run = func(ctx context.Context, q *pipeline.Prepared, emit func(arrow.RecordBatch) error) (*pipeline.Summary, error) {
+		engines = append(engines, q.Options().Engine)
+		return q.OnCPU().Run(ctx, emit)
 	}
-	p.Verify = func(ctx context.Context, g *pipeline.Graph, opt pipeline.Options, samples int, seed uint64) (*pipeline.VerifyReport, error) {
-		opt.Engine = "cpu"
-		return pipeline.Verify(ctx, g, opt, samples, seed)
+	p.Verify = func(ctx context.Context, q *pipeline.Prepared, samples int, seed uint64) (*pipeline.VerifyReport, error) {
+		return pipeline.Verify(ctx, q.OnCPU(), samples, seed)
 	}
 	rep, err := Run(context.Background(), p)
 	if err != nil {

@@ -26,19 +26,19 @@ func benchDisk(ctx context.Context, g *pipeline.Graph, bg *GraphReport, p *Param
 	if err := os.MkdirAll(p.DiskDir, 0o755); err != nil {
 		return nil, fmt.Errorf("bench: disk directory: %w", err)
 	}
-	opt := pipeline.Options{Algorithm: graph.Auto, Engine: eng, Layout: arrowio.LayoutMatrix, Threads: p.Threads, MemBudget: p.MemBudget, Devices: p.Devices, Tune: p.Tune}
+	opt := pipeline.Options{Query: pipeline.Query{Algorithm: graph.Auto, Layout: arrowio.LayoutMatrix}, Resources: pipeline.Resources{Engine: eng, Threads: p.Threads, MemBudget: p.MemBudget, Devices: p.Devices, Tune: p.Tune}}
+	q, err := pipeline.Prepare(g, opt)
+	if err != nil {
+		return nil, fmt.Errorf("bench: disk: %s matrix: %w", bg.Name, err)
+	}
 	// The same run into no file: what the pipeline alone takes.
 	computeStart := time.Now()
-	if _, err := p.Run(ctx, g, opt, func(arrow.RecordBatch) error { return nil }); err != nil {
+	if _, err := p.Run(ctx, q, func(arrow.RecordBatch) error { return nil }); err != nil {
 		return nil, fmt.Errorf("bench: disk: %s matrix: %w", bg.Name, err)
 	}
 	d := &Disk{Graph: bg.Name, Dir: p.DiskDir, ComputeSeconds: time.Since(computeStart).Seconds()}
-	schema, err := pipeline.Schema(g, opt)
-	if err != nil {
-		return nil, err
-	}
 	for range p.DiskRounds {
-		seconds, err := arrowWrite(ctx, p, g, bg, opt, schema, d)
+		seconds, err := arrowWrite(ctx, p, bg, q, d)
 		if err != nil {
 			return nil, err
 		}
@@ -56,18 +56,18 @@ func benchDisk(ctx context.Context, g *pipeline.Graph, bg *GraphReport, p *Param
 	return d, nil
 }
 
-// arrowWrite runs g's matrix (of schema) into an uncompressed Arrow IPC
+// arrowWrite runs q (a matrix) into an uncompressed Arrow IPC
 // file in p.DiskDir as `pathctl run` does, records the file's size, engine and algorithm in d,
 // removes the file and returns the seconds from create to the end of the
 // close (fsync and rename included).
-func arrowWrite(ctx context.Context, p *Params, g *pipeline.Graph, bg *GraphReport, opt pipeline.Options, schema *arrow.Schema, d *Disk) (float64, error) {
+func arrowWrite(ctx context.Context, p *Params, bg *GraphReport, q *pipeline.Prepared, d *Disk) (float64, error) {
 	path := filepath.Join(p.DiskDir, fmt.Sprintf("pathctl-bench-%s-%d.arrow", bg.Name, os.Getpid()))
 	start := time.Now()
-	w, err := arrowio.CreateResult(path, schema, arrowio.WriteOptions{Format: "arrow", Compression: arrowio.CompressionNone})
+	w, err := arrowio.CreateResult(path, q.Schema(), arrowio.WriteOptions{Format: "arrow", Compression: arrowio.CompressionNone})
 	if err != nil {
 		return 0, fmt.Errorf("bench: disk: %w", err)
 	}
-	sum, err := p.Run(ctx, g, opt, w.Write)
+	sum, err := p.Run(ctx, q, w.Write)
 	if err != nil {
 		w.Abort()
 		return 0, fmt.Errorf("bench: disk: %s matrix: %w", bg.Name, err)

@@ -1,15 +1,17 @@
 // Package benchsuite is the benchmark behind `pathctl bench`: one harness
-// whose kernel (pipeline.Run), verifier (pipeline.Verify and
-// pipeline.RowCheck) and bandwidth probe (pipeline.MeasureDownload) are
-// parameters, a suite of seeded graphs, a disk test and the report as
-// markdown or JSON. bench/bench_gpu.py drives it through `pathctl bench
-// --json` and adds the peers (scipy, networkx, NetworKit).
+// whose kernel (a pipeline.Prepared query's Run), verifier
+// (pipeline.Verify and pipeline.RowCheck) and bandwidth probe
+// (pipeline.MeasureDownload) are parameters, a suite of seeded graphs, a
+// disk test and the report as markdown or JSON. bench/bench_gpu.py drives
+// it through `pathctl bench --json` and adds the peers (scipy, networkx,
+// NetworKit).
 //
-// For every graph × engine × algorithm it times pipeline.Run over every
-// source (or a seeded sample, extrapolated and flagged) in the stats layout,
-// discarding the records but counting them, and checks the run against the
-// serial oracle of internal/ref on a few sampled sources in two ways: the
-// rows of the timed run itself (a pipeline.RowCheck: reachable,
+// For every graph × engine × algorithm it times the Run of one prepared
+// query (pipeline.Prepare) over every source (or a seeded sample,
+// extrapolated and flagged) in the stats layout, discarding the records
+// but counting them, and checks the run against the serial oracle of
+// internal/ref on a few sampled sources in two ways: the rows of the
+// timed run itself (a pipeline.RowCheck: reachable,
 // eccentricity, sum, closeness and harmonic, or the distances of a matrix
 // run), and every distance of a separate pipeline.Verify of those sources.
 // A mismatch fails the run, so a fast wrong answer cannot reach the table.

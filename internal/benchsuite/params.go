@@ -63,13 +63,13 @@ type Params struct {
 	// DiskRounds is the number of rounds of the disk test (default 1).
 	DiskRounds int
 	// Threads bounds CPU parallelism (0: every core); MemBudget bounds the
-	// blocks in flight (0: as for pipeline.Run).
+	// blocks in flight (0: the pipeline's default).
 	Threads   int
 	MemBudget int64
-	// Devices are the GPUs of the GPU rows (pipeline.Options.Devices; nil:
+	// Devices are the GPUs of the GPU rows (pipeline.Resources.Devices; nil:
 	// every device).
 	Devices []int
-	// Tune is the GPU engine's tuning of every row (pipeline.Options.Tune;
+	// Tune is the GPU engine's tuning of every row (pipeline.Resources.Tune;
 	// "": the defaults).
 	Tune string
 	// Version and Command describe the run in the report.
@@ -78,11 +78,12 @@ type Params struct {
 	// notes a user should see even without progress lines (nil: Log).
 	Log, Notice io.Writer
 
-	// Run is the kernel timed (nil: pipeline.Run), Verify the verifier
-	// of the check sources (nil: pipeline.Verify) and MeasureDownload the
-	// bandwidth probe (nil: pipeline.MeasureDownload). Tests replace them.
-	Run             func(context.Context, *pipeline.Graph, pipeline.Options, func(arrow.RecordBatch) error) (*pipeline.Summary, error)
-	Verify          func(ctx context.Context, g *pipeline.Graph, opt pipeline.Options, samples int, seed uint64) (*pipeline.VerifyReport, error)
+	// Run is the kernel timed (nil: the Prepared query's Run), Verify the
+	// verifier of the check sources (nil: pipeline.Verify) and
+	// MeasureDownload the bandwidth probe (nil: pipeline.MeasureDownload).
+	// Tests replace them.
+	Run             func(context.Context, *pipeline.Prepared, func(arrow.RecordBatch) error) (*pipeline.Summary, error)
+	Verify          func(ctx context.Context, q *pipeline.Prepared, samples int, seed uint64) (*pipeline.VerifyReport, error)
 	MeasureDownload func() (pipeline.Download, error)
 }
 
@@ -161,7 +162,9 @@ func (p Params) withDefaults() (Params, error) {
 		p.Notice = p.Log
 	}
 	if p.Run == nil {
-		p.Run = pipeline.Run
+		p.Run = func(ctx context.Context, q *pipeline.Prepared, emit func(arrow.RecordBatch) error) (*pipeline.Summary, error) {
+			return q.Run(ctx, emit)
+		}
 	}
 	if p.Verify == nil {
 		p.Verify = pipeline.Verify

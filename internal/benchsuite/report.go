@@ -82,7 +82,7 @@ type Disk struct {
 	ComputeSeconds float64 `json:"compute_seconds"`
 	ArrowSeconds   float64 `json:"arrow_seconds"` // the best of ArrowRuns
 	PlainSeconds   float64 `json:"plain_seconds"` // the best of PlainRuns
-	// ArrowRuns are the seconds of each pipeline.Run into the Arrow file
+	// ArrowRuns are the seconds of each run into the Arrow file
 	// (fsync and rename included), PlainRuns of each sequential write of
 	// Bytes (fsync included), taken alternately: Arrow, plain, Arrow, ...
 	ArrowRuns []float64 `json:"arrow_runs"`

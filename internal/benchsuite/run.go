@@ -165,17 +165,23 @@ func runRow(ctx context.Context, g *pipeline.Graph, bg *GraphReport, p *Params, 
 		check = pickSources(n, p.Check, p.Seed+1)
 	}
 	desc := fmt.Sprintf("%s, engine %s, algorithm %s", bg.Name, eng, algo)
-	opt := pipeline.Options{Algorithm: algo, Engine: eng, Layout: p.Layout, Sources: externalIDs(g, sources),
-		Threads: p.Threads, MemBudget: p.MemBudget, Devices: p.Devices, Tune: p.Tune}
+	opt := pipeline.Options{
+		Query:     pipeline.Query{Algorithm: algo, Layout: p.Layout, Sources: externalIDs(g, sources)},
+		Resources: pipeline.Resources{Engine: eng, Threads: p.Threads, MemBudget: p.MemBudget, Devices: p.Devices, Tune: p.Tune},
+	}
 	checkIDs := externalIDs(g, check)
 	if checkIDs == nil {
 		checkIDs = []string{}
 	}
-	rowCheck, err := pipeline.NewRowCheck(g, opt, checkIDs)
+	q, err := pipeline.Prepare(g, opt)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %s: %w", desc, err)
+	}
+	rowCheck, err := pipeline.NewRowCheck(q, checkIDs)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %s: oracle: %w", desc, err)
 	}
-	sum, err := p.Run(ctx, g, opt, rowCheck.Observe)
+	sum, err := p.Run(ctx, q, rowCheck.Observe)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %s: %w", desc, err)
 	}
@@ -183,8 +189,12 @@ func runRow(ctx context.Context, g *pipeline.Graph, bg *GraphReport, p *Params, 
 		return nil, err
 	}
 	if len(check) > 0 {
-		vopt := pipeline.Options{Algorithm: algo, Engine: eng, Sources: checkIDs, Threads: p.Threads, MemBudget: p.MemBudget, Devices: p.Devices, Tune: p.Tune}
-		rep, err := p.Verify(ctx, g, vopt, len(check), p.Seed)
+		vopt := pipeline.Options{Query: pipeline.Query{Algorithm: algo, Sources: checkIDs}, Resources: pipeline.Resources{Engine: eng, Threads: p.Threads, MemBudget: p.MemBudget, Devices: p.Devices, Tune: p.Tune}}
+		vq, err := pipeline.Prepare(g, vopt)
+		if err != nil {
+			return nil, fmt.Errorf("bench: %s: check run: %w", desc, err)
+		}
+		rep, err := p.Verify(ctx, vq, len(check), p.Seed)
 		if err != nil {
 			return nil, fmt.Errorf("bench: %s: check run: %w", desc, err)
 		}
