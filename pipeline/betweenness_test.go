@@ -240,9 +240,9 @@ func TestBetweennessRefusals(t *testing.T) {
 	}
 }
 
-// TestBetweennessLayoutThroughRun: Run with the betweenness layout is
-// RunBetweenness with networkx's defaults, and its records carry the
-// schema Schema gives.
+// TestBetweennessLayoutThroughRun: a query of the betweenness layout
+// with no betweenness options runs networkx's defaults, and its records
+// carry the schema its Prepared query gives.
 func TestBetweennessLayoutThroughRun(t *testing.T) {
 	g := gridGraph(t, 3, 4)
 	want, err := collectBetweenness(t, g, Options{}, BetweennessOptions{})

@@ -23,6 +23,7 @@ func (q *Prepared) Run(ctx context.Context, emit func(arrow.RecordBatch) error) 
 	if opt.Layout == arrowio.LayoutBetweenness {
 		return runBetweenness(ctx, q, emit) // betweenness.go
 	}
+	// 1. The graph the run searches, and what no engine sees.
 	targets := q.targets
 	if opt.K > 0 {
 		targets = distinct(targets) // a vertex is one of the k nearest once
@@ -42,6 +43,7 @@ func (q *Prepared) Run(ctx context.Context, emit func(arrow.RecordBatch) error) 
 	if csr.HasNegative() && !opt.Algorithm.AcceptsNegative() && !opt.Algorithm.CountsHops() && opt.Algorithm != graph.Auto {
 		return nil, g.explain(csr.NegativeWeight(opt.Algorithm))
 	}
+	// 2. The engine and its runner, narrowed as the query asks.
 	eng, release, err := runEngine(g, opt, len(sources))
 	if err != nil {
 		return nil, err
@@ -66,6 +68,7 @@ func (q *Prepared) Run(ctx context.Context, emit func(arrow.RecordBatch) error) 
 			"gives the exact path lengths, which the GPU engine computes about 3× faster (README.md, on distance types)\n")
 	}
 
+	// 3. The sink and the plan of the blocks.
 	builder := arrowio.NewResultBuilder(opt.Layout, g.Table.Vertices, runner.DistType(), opt.WithPredecessors, opt.Allocator)
 	builder.SetShape(shape(opt, targets))
 	counted := func(r arrow.RecordBatch) error {
@@ -108,6 +111,7 @@ func (q *Prepared) Run(ctx context.Context, emit func(arrow.RecordBatch) error) 
 		}
 	}
 	sched.targets, sched.nearest, sched.selected = targets, opt.K, selected
+	// 4. The blocks, in the engine's order where it has one, to the sink.
 	var tm timings
 	sched.timings = &tm
 	run, held := sources, (*statsInOrder)(nil)
@@ -156,6 +160,7 @@ func (q *Prepared) Run(ctx context.Context, emit func(arrow.RecordBatch) error) 
 	if err != nil {
 		return nil, g.explain(err)
 	}
+	// 5. The summary and the --verbose lines.
 	sum.Pairs = sum.Sources * int64(csr.NumVertices)
 	if targets != nil {
 		sum.Pairs = sum.Sources * int64(len(targets))
