@@ -2,7 +2,6 @@ package arrowio
 
 import (
 	"fmt"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -22,8 +21,11 @@ type ResultBuilder struct {
 	withPred bool
 	mem      memory.Allocator
 	schema   *arrow.Schema
-	ids      idColumn
-	maxRows  int
+	// matrixType, when set, is the type of a matrix's values, converted
+	// from distType (SetMatrixType).
+	matrixType graph.DistType
+	ids        idColumn
+	maxRows    int
 	// maxPathVerts ends a pairs record with paths early (maxPathVertices;
 	// lower in tests)
 	maxPathVerts int
@@ -70,7 +72,7 @@ func NewResultBuilder(layout Layout, v *Vertices, t graph.DistType, withPred boo
 // and before the first record.
 func (b *ResultBuilder) SetShape(shape Shape) {
 	b.shape = shape
-	b.schema = ShapedSchema(b.layout, b.vertices, b.distType, b.withPred, shape)
+	b.schema = ShapedSchema(b.layout, b.vertices, b.valueType(), b.withPred, shape)
 }
 
 // Schema is the schema of the records the builder emits.
@@ -316,8 +318,9 @@ func (b *ResultBuilder) pairsRecord(k int, distBuf *memory.Buffer) arrow.RecordB
 }
 
 func (b *ResultBuilder) matrixRecord(blk *graph.Block) (arrow.RecordBatch, error) {
-	n := blk.Width()
-	k := len(blk.Sources)
+	if b.matrixType != 0 && b.matrixType != blk.Type {
+		return b.convertedMatrixRecord(blk) // result_convert.go
+	}
 	var values []byte
 	var v validity
 	switch d := blk.Dist.(type) {
@@ -336,8 +339,7 @@ func (b *ResultBuilder) matrixRecord(blk *graph.Block) (arrow.RecordBatch, error
 	// Recycle once the last of them is released.
 	wrap := func(bytes []byte) *memory.Buffer { return memory.NewBufferBytes(bytes) }
 	if blk.Recycle != nil {
-		left := &atomic.Int32{}
-		left.Store(1)
+		left := newCount(1)
 		if v.room != nil {
 			left.Store(2)
 		}
@@ -345,16 +347,25 @@ func (b *ResultBuilder) matrixRecord(blk *graph.Block) (arrow.RecordBatch, error
 		wrap = func(bytes []byte) *memory.Buffer { return memory.NewBufferWithAllocator(bytes, r) }
 	}
 	valBuf := wrap(values)
-	validBuf := v.buf
 	if v.room != nil {
-		validBuf = wrap(v.room)
+		v.buf = wrap(v.room)
 	}
-	child := array.NewData(DistArrowType(b.distType), k*n, []*memory.Buffer{validBuf, valBuf}, nil, v.nulls, 0)
+	return b.matrixOf(blk, valBuf, v), nil
+}
+
+// matrixOf is the matrix record of blk's sources over the values in
+// valBuf and the validity in v.buf (nil without nulls), whose references
+// it takes over.
+func (b *ResultBuilder) matrixOf(blk *graph.Block, valBuf *memory.Buffer, v validity) arrow.RecordBatch {
+	n := blk.Width()
+	k := len(blk.Sources)
+	validBuf := v.buf
+	child := array.NewData(DistArrowType(b.valueType()), k*n, []*memory.Buffer{validBuf, valBuf}, nil, v.nulls, 0)
 	if validBuf != nil {
 		validBuf.Release() // the child holds it
 	}
 	valBuf.Release()
-	listType := matrixListType(n, b.distType)
+	listType := matrixListType(n, b.valueType())
 	list := array.NewData(listType, k, []*memory.Buffer{nil}, []arrow.ArrayData{child}, 0, 0)
 	child.Release()
 	distCol := array.MakeFromData(list)
@@ -363,7 +374,7 @@ func (b *ResultBuilder) matrixRecord(blk *graph.Block) (arrow.RecordBatch, error
 	rec := array.NewRecordBatch(b.schema, []arrow.Array{srcCol, distCol}, int64(k))
 	srcCol.Release()
 	distCol.Release()
-	return rec, nil
+	return rec
 }
 
 // Stats emits the record of one stats block (stats layout), one row per

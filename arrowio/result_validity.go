@@ -49,6 +49,13 @@ type recycler struct {
 	recycle func()
 }
 
+// newCount is a counter of buffers left, from n.
+func newCount(n int32) *atomic.Int32 {
+	c := &atomic.Int32{}
+	c.Store(n)
+	return c
+}
+
 func (r recycler) Allocate(size int) []byte { return memory.DefaultAllocator.Allocate(size) }
 func (r recycler) Reallocate(size int, b []byte) []byte {
 	return memory.DefaultAllocator.Reallocate(size, b)

@@ -156,7 +156,7 @@ func (s *Server) prepareQuery(ctx context.Context, b []byte) (Query, *pipeline.P
 		}
 	}
 	opt := pipeline.Options{
-		Query:     pipeline.Query{Algorithm: algo, Layout: layout, Sources: q.sourceStrings(), WithPredecessors: q.WithPredecessors, Delta: q.Delta},
+		Query:     pipeline.Query{Algorithm: algo, Layout: layout, Sources: q.sourceStrings(), WithPredecessors: q.WithPredecessors, Delta: q.Delta, MatrixType: q.MatrixType},
 		Resources: pipeline.Resources{Engine: q.Engine, Threads: s.cfg.Threads, MemBudget: s.cfg.MemBudget, Tune: s.cfg.Tune, Allocator: s.mem, GPU: s.gpu, GPUs: s.gpus},
 	}
 	if b := s.cfg.queryHostBudget(); opt.MemBudget == 0 && b < pipeline.DefaultMemBudget {

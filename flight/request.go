@@ -74,6 +74,10 @@ type Query struct {
 	Engine string `json:"engine,omitempty"`
 	// Delta is the bucket width of delta-stepping; 0 lets the engine choose.
 	Delta float64 `json:"delta,omitempty"`
+	// MatrixType is the matrix layout's value type, as the CLI's
+	// --matrix-type: "float" (float32 where exact, else float64), a
+	// distance type's name, or empty for the distance type.
+	MatrixType string `json:"matrix_type,omitempty"`
 	// QueryNarrowing adds the keys "targets", "cutoff", "k", "reverse" and
 	// "with_paths".
 	QueryNarrowing

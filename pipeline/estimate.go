@@ -81,6 +81,9 @@ func (q *Prepared) Estimate() Estimate {
 	if opt.Layout == arrowio.LayoutBetweenness {
 		est.DistType = graph.DistFloat64
 	}
+	if opt.Layout == arrowio.LayoutMatrix {
+		est.DistType = q.values
+	}
 	schema := arrowio.ShapedSchema(opt.Layout, g.Table.Vertices, est.DistType, opt.WithPredecessors, shape(opt, targets))
 	idBytes := maxIDBytes(g.Table.Vertices)
 	var row, csvRow float64

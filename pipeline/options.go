@@ -75,6 +75,11 @@ type Query struct {
 	// source to the target. It is refused when the output's estimated size
 	// is above Resources.MaxOutput (checkPaths).
 	WithPaths bool
+	// MatrixType is the type of a matrix's values (matrixtype.go): "" for
+	// the distance type, MatrixFloat for float32 where exact else float64,
+	// or a distance type's name, refused where it cannot hold every
+	// distance exactly. Other layouts ignore it.
+	MatrixType string
 	// WithPredecessors adds the predecessor column (pairs layout).
 	WithPredecessors bool
 	// Betweenness are the options of the betweenness layout (networkx's

@@ -42,7 +42,10 @@ type Prepared struct {
 	sampled []graph.VertexID
 	hops    bool
 	dist    graph.DistType
-	schema  *arrow.Schema
+	// values is the type of the values written: dist, or a matrix's
+	// Query.MatrixType (matrixtype.go).
+	values graph.DistType
+	schema *arrow.Schema
 }
 
 // Prepare resolves opt on g: see Prepared. Errors wrap ErrInvalid for a
@@ -77,7 +80,10 @@ func Prepare(g *Graph, opt Options) (*Prepared, error) {
 	if err := checkPaths(g, opt, len(q.sources)); err != nil {
 		return nil, err
 	}
-	q.schema = arrowio.ShapedSchema(opt.Layout, g.Table.Vertices, q.dist, opt.WithPredecessors, shape(opt, q.targets))
+	if q.values, err = g.matrixType(opt); err != nil { // matrixtype.go
+		return nil, err
+	}
+	q.schema = arrowio.ShapedSchema(opt.Layout, g.Table.Vertices, q.values, opt.WithPredecessors, shape(opt, q.targets))
 	return q, nil
 }
 
@@ -166,6 +172,9 @@ func normalize(g *Graph, opt Options) (Options, error) {
 		return opt, fmt.Errorf("%w: predecessors are part of the pairs layout only, not %s", ErrInvalid, opt.Layout)
 	}
 	if err := checkQuery(opt); err != nil {
+		return opt, err
+	}
+	if err := checkMatrixType(opt.MatrixType); err != nil {
 		return opt, err
 	}
 	opt.K = clampNearest(g, opt)

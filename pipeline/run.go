@@ -70,6 +70,10 @@ func (q *Prepared) Run(ctx context.Context, emit func(arrow.RecordBatch) error) 
 
 	// 3. The sink and the plan of the blocks.
 	builder := arrowio.NewResultBuilder(opt.Layout, g.Table.Vertices, runner.DistType(), opt.WithPredecessors, opt.Allocator)
+	if values := q.values; values != runner.DistType() {
+		builder.SetMatrixType(values) // converted as the records are built
+		fmt.Fprintf(opt.Log, "pathctl: the matrix carries %s values, converted from the %s distances\n", values, runner.DistType())
+	}
 	builder.SetShape(shape(opt, targets))
 	counted := func(r arrow.RecordBatch) error {
 		sum.Rows += r.NumRows()

@@ -45,6 +45,17 @@ func applyQueryFlags(c *cli.Context, opt *pipeline.Options) error {
 		}
 		opt.Cutoff, opt.HasCutoff = d, true
 	}
+	if t := c.String("matrix-type"); t != "" {
+		switch t {
+		case pipeline.MatrixFloat, "int32", "int64", "float32", "float64":
+		default:
+			return usagef("--matrix-type %s: want float, int32, int64, float32 or float64", t)
+		}
+		if opt.Layout != arrowio.LayoutMatrix {
+			return usagef("--matrix-type %s: the value type of the matrix layout; give --layout matrix", t)
+		}
+		opt.MatrixType = t
+	}
 	opt.Reverse = c.Bool("reverse")
 	opt.WithPaths = c.Bool("with-paths")
 	maxOutput, err := sizeFlag(c, "max-output")

@@ -153,6 +153,7 @@ func outputFlags() []cli.Flag {
 		&cli.StringFlag{Name: "format", Usage: "arrow (IPC file), arrows (IPC stream), parquet or csv (default: from the output's extension)"},
 		&cli.StringFlag{Name: "compression", Usage: "none, zstd or lz4 (default: none for Arrow IPC, zstd for Parquet)"},
 		&cli.BoolFlag{Name: "with-predecessors", Usage: "add a predecessor column to the pairs layout"},
+		&cli.StringFlag{Name: "matrix-type", Usage: "the matrix layout's value type: float (float32 where every distance is exact in it, else float64; unreachable +Inf), int32, int64, float32 or float64, refused where it cannot hold every distance exactly (default: the distance type, unreachable null for integers)"},
 		&cli.StringFlag{Name: "vertices-out", Usage: "where the matrix layout writes its vertex order (default: <output>.vertices.<ext>)"},
 		// How a matrix written as one batch into a file in memory gets its
 		// values: copied into a mapping on every core, or positioned

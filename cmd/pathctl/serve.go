@@ -22,7 +22,7 @@ func serveCommand(e *env) *cli.Command {
 		Usage: "serve graphs and shortest paths over Arrow Flight",
 		Description: "Upload edge tables with DoPut (descriptor path graphs/NAME), query them with\n" +
 			"GetFlightInfo/DoGet (JSON: graph, algorithm, sources, targets, layout, cutoff, k,\n" +
-			"reverse, with_paths, with_predecessors, engine, delta: run's flags by their Python\n" +
+			"reverse, with_paths, with_predecessors, engine, delta, matrix_type: run's flags by their Python\n" +
 			"names; layout betweenness adds normalized, endpoints and seed, its k the sample),\n" +
 			"list them with ListFlights, and drop them with the drop action.",
 		Flags: []cli.Flag{
