@@ -22,6 +22,18 @@ import (
 	"github.com/pathctl/pathctl/graph"
 )
 
+// MatrixTypeError is a matrix type that is no type, or cannot hold every
+// distance of the request exactly; it is an ErrInvalid.
+type MatrixTypeError struct {
+	Type   string // as asked for
+	Reason string // why not, and what to use instead
+}
+
+func (e *MatrixTypeError) Error() string { return fmt.Sprintf("matrix type %s: %s", e.Type, e.Reason) }
+
+// Unwrap makes the error an ErrInvalid.
+func (e *MatrixTypeError) Unwrap() error { return ErrInvalid }
+
 // MatrixFloat is the matrix type "float": float32 where every finite
 // distance is exact in float32 (float32 distances, or integer distances
 // whose bound is at most 2^24), else float64.
@@ -40,7 +52,7 @@ func checkMatrixType(s string) error {
 		return nil
 	}
 	if _, err := graph.ParseDistType(s); err != nil {
-		return fmt.Errorf("%w: matrix type %q: want float, int32, int64, float32 or float64", ErrInvalid, s)
+		return &MatrixTypeError{Type: s, Reason: "want float, int32, int64, float32 or float64"}
 	}
 	return nil
 }
@@ -66,25 +78,25 @@ func (g *Graph) matrixType(opt Options) (graph.DistType, error) {
 	}
 	t, err := graph.ParseDistType(opt.MatrixType)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrInvalid, err)
+		return 0, &MatrixTypeError{Type: opt.MatrixType, Reason: err.Error()}
 	}
 	if t == dist {
 		return t, nil
 	}
-	why := fmt.Sprintf("its distances reach up to %.0f (%s)", bound, g.boundWhy(opt))
+	why := fmt.Sprintf("the distances reach up to %.0f (%s)", bound, g.boundWhy(opt))
 	switch {
 	case dist.IsFloat() && !t.IsFloat():
-		return 0, fmt.Errorf("%w: a matrix of %s values cannot hold %s distances; use float32 or float64", ErrInvalid, t, dist)
+		return 0, &MatrixTypeError{Type: opt.MatrixType, Reason: fmt.Sprintf("%s cannot hold %s distances; use float32 or float64", t, dist)}
 	case dist == graph.DistFloat64 && t == graph.DistFloat32:
-		return 0, fmt.Errorf("%w: a matrix of float32 values would round the float64 distances; use float64", ErrInvalid)
+		return 0, &MatrixTypeError{Type: opt.MatrixType, Reason: "float32 would round the float64 distances; use float64"}
 	case dist.IsFloat():
 		return t, nil // float32 into float64
 	case t == graph.DistInt32 && bound >= math.MaxInt32:
-		return 0, fmt.Errorf("%w: a matrix of int32 values cannot hold this graph's distances: %s; use int64 or float64", ErrInvalid, why)
+		return 0, &MatrixTypeError{Type: opt.MatrixType, Reason: fmt.Sprintf("int32 cannot hold this graph's distances: %s; use int64 or float64", why)}
 	case t == graph.DistFloat32 && bound > exactFloat32:
-		return 0, fmt.Errorf("%w: a matrix of float32 values holds integers exactly up to 2^24 = %d, and %s; use float64", ErrInvalid, exactFloat32, why)
+		return 0, &MatrixTypeError{Type: opt.MatrixType, Reason: fmt.Sprintf("float32 holds integers exactly up to 2^24 = %d, and %s; use float64", exactFloat32, why)}
 	case t == graph.DistFloat64 && bound > exactFloat64:
-		return 0, fmt.Errorf("%w: a matrix of float64 values holds integers exactly up to 2^53, and %s; use int64", ErrInvalid, why)
+		return 0, &MatrixTypeError{Type: opt.MatrixType, Reason: fmt.Sprintf("float64 holds integers exactly up to 2^53, and %s; use int64", why)}
 	}
 	return t, nil
 }

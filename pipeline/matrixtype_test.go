@@ -20,17 +20,19 @@ import (
 
 // randomIntGraph is a graph of n vertices and 3n arcs of integer weights
 // in [0, top]: zero weights and unreachable pairs included (the arcs leave
-// from the first two thirds of the vertices only, the last has none).
+// from the first two thirds of the vertices only, and the last two are a
+// component of their own).
 func randomIntGraph(t *testing.T, rng *rand.Rand, n int, top int64, undirected bool) *Graph {
 	t.Helper()
 	e := graph.Edges{NumVertices: n}
 	for range 3 * n {
 		e.Src = append(e.Src, int32(rng.IntN(max(1, 2*n/3))))
-		e.Dst = append(e.Dst, int32(rng.IntN(n-1))) // the last vertex is isolated
+		e.Dst = append(e.Dst, int32(rng.IntN(n-2)))
 		e.IntWeights = append(e.IntWeights, rng.Int64N(top+1))
 	}
-	// One arc of weight top, so that the bound is (n-1)·top.
-	e.Src, e.Dst, e.IntWeights = append(e.Src, 0), append(e.Dst, 1), append(e.IntWeights, top)
+	// The last two vertices are a component of their own, one arc of
+	// weight top (the bound is then (n-1)·top).
+	e.Src, e.Dst, e.IntWeights = append(e.Src, int32(n-2)), append(e.Dst, int32(n-1)), append(e.IntWeights, top)
 	v := &arrowio.Vertices{Type: arrow.PrimitiveTypes.Int64}
 	for i := range n {
 		v.Ints = append(v.Ints, int64(i))

@@ -110,6 +110,10 @@ func queryError(c *cli.Context, g *pipeline.Graph, err error) error {
 		}
 		return usagef("--targets: %v", err)
 	}
+	var mt *pipeline.MatrixTypeError
+	if errors.As(err, &mt) {
+		return usagef("--matrix-type %s: %s", mt.Type, mt.Reason)
+	}
 	if errors.Is(err, pipeline.ErrPathsTooLarge) {
 		return usagef("--with-paths: %v, or raise --max-output", err)
 	}

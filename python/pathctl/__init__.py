@@ -9,7 +9,7 @@ no memfds, and for :func:`stream`)::
 
     import pathctl
     table = pathctl.apsp("edges.parquet")                 # pyarrow.Table
-    D, ids = pathctl.distance_matrix(df, directed=False)   # numpy view of the mapped result
+    D, ids = pathctl.distance_matrix(df, directed=False)   # numpy (inf if unreachable), no copy
 
 Remotely, :func:`connect` talks to a ``pathctl serve`` Flight endpoint, and
 :mod:`pathctl.spark` spreads the sources of a run over a Spark cluster.

@@ -226,9 +226,34 @@ def stream(edges: Any, *, algorithm: str = "auto", sources: Optional[Iterable[An
 UNREACHABLE_MASK = "mask"
 
 
+# The dtypes distance_matrix's dtype= takes, by the binary's names
+# (--matrix-type); None is the binary's "float" rule.
+_MATRIX_DTYPES = ("float32", "float64", "int32", "int64")
+MATRIX_FLOAT = "float"
+
+
+def matrix_type(dtype: Any) -> str:
+    """The binary's --matrix-type for distance_matrix's ``dtype``: "float"
+    (float32 where every distance is exact in it, else float64) for
+    None, else the numpy dtype's name, one of _MATRIX_DTYPES."""
+    from ._errors import UsageError
+
+    if dtype is None:
+        return MATRIX_FLOAT
+    try:
+        name = np.dtype(dtype).name
+    except TypeError:
+        name = None
+    if name not in _MATRIX_DTYPES:
+        raise UsageError(f"dtype={dtype!r}: want np.float32, np.float64, np.int32 or np.int64 "
+                         f"(or None: float32 where every distance is exact in it, else float64)")
+    return name
+
+
 @_documented
 def distance_matrix(edges: Any, *, algorithm: str = "auto", sources: Optional[Iterable[Any]] = None,
-                    directed: bool = True, engine: str = "auto", unreachable: Any = None,
+                    directed: bool = True, engine: str = "auto", dtype: Any = None,
+                    unreachable: Any = None,
                     out: Optional[np.ndarray] = None, targets: Optional[Iterable[Any]] = None,
                     cutoff: Optional[float] = None, k: Optional[int] = None,
                     reverse: bool = False, with_paths: bool = False,
@@ -256,26 +281,40 @@ def distance_matrix(edges: Any, *, algorithm: str = "auto", sources: Optional[It
     one copy, and a single one is a read-only view of the buffer it was
     read into.
 
+    ``dtype`` is the array's dtype. The default, None, follows
+    scipy.sparse.csgraph: unreachable pairs are ``inf``, and the dtype is
+    float32 wherever every finite distance is exact in float32 (float32
+    weights, or integer weights and hop counts whose bound, n−1 arcs of
+    the heaviest weight, at most ``cutoff``, is ≤ 2**24), else float64.
+    ``np.float32``, ``np.float64``, ``np.int32`` or ``np.int64`` ask for
+    that dtype, refused (UsageError) where it cannot hold every distance
+    exactly. An integer dtype holds half a float64's bytes and keeps
+    integer distances as integers; unreachable is then a sentinel (see
+    ``unreachable``). The engine computes in its distance type either way
+    (``dist_type``); the binary converts each row as it writes it into
+    this process's memory, so the array is still not a copy.
+
     ``unreachable`` says what an unreachable pair holds; no n-by-n side
     array is made unless asked for:
 
-    - ``None`` (default): +inf for float distances; for integer distances
-      (integer weights, hop counts) the type's maximum
-      (``np.iinfo(D.dtype).max``), which is what the engine stores under
-      Arrow's null: nothing is written or copied.
+    - ``None`` (default): +inf for float dtypes; for an integer dtype the
+      type's maximum (``np.iinfo(D.dtype).max``, 2147483647 for int32),
+      which is what the engine stores under Arrow's null: nothing is
+      written or copied.
     - a number: written where pairs are unreachable (for integers, found
       from Arrow's validity bitmap, a bit per pair; for floats, where the
       distance is +inf), in place in the mapping, which belongs to this
       result alone (a copy first where the result came through a pipe).
-      For integer distances it must fit the type (``-1`` say); ``np.inf``
-      needs float distances (``dist_type="float64"``).
+      For an integer dtype it must fit the type (``-1`` say); ``np.inf``
+      needs a float dtype.
     - ``"mask"``: a :class:`numpy.ma.MaskedArray` whose ``.data`` is the
       view above and whose ``.mask`` is True where the pair is unreachable.
       The mask is an n-by-n bool array (a byte per pair, eight times
       Arrow's bitmap), built on request only.
 
     ``out``, as in numpy: an array of the result's shape (sources × vertices)
-    and dtype to write the distances into, returned as ``D`` (a masked array
+    and dtype (``dtype``'s, or the default's: ``D.dtype`` of an earlier
+    call) to write the distances into, returned as ``D`` (a masked array
     over it for ``unreachable="mask"``). Its memory is there already, so a
     matrix computed again and again into one array skips what a new result
     costs most: the first touch of fresh pages (on Linux the binary writes
@@ -290,6 +329,7 @@ def distance_matrix(edges: Any, *, algorithm: str = "auto", sources: Optional[It
     """
     edges, directed, options = _prepare(edges, directed, weight, locals())
     _check_unreachable(unreachable)
+    values = matrix_type(dtype)
     direct = None
     if out is not None:
         if not isinstance(out, np.ndarray) or out.ndim != 2 or not out.flags.writeable:
@@ -297,7 +337,8 @@ def distance_matrix(edges: Any, *, algorithm: str = "auto", sources: Optional[It
         if out.flags.c_contiguous:
             direct = out
     run = Run("run", edges, layout="matrix", algorithm=algorithm, sources=sources,
-              directed=directed, engine=engine, vertices_out=True, options=options, out=direct)
+              directed=directed, engine=engine, vertices_out=True, options=options, out=direct,
+              extra_flags=["--matrix-type", values])
     run.keep_tmp = True
     try:
         table = run_table(run)
@@ -397,7 +438,7 @@ def _matrix(table: pa.Table, unreachable: Any, private: bool,
             if isinstance(unreachable, (float, np.floating)) and not float(unreachable).is_integer():
                 raise UsageError(
                     f"unreachable={unreachable!r}: the distances are {dtype} and cannot hold it; "
-                    f"use an integer (-1, or None for {info.max}), or dist_type=\"float64\" for inf")
+                    f"use an integer (-1, or None for {info.max}), or float distances for inf (distance_matrix with dtype=None or np.float64)")
             if not info.min <= int(unreachable) <= info.max:
                 raise UsageError(f"unreachable={unreachable!r} does not fit the {dtype} distances")
             fill = dtype.type(int(unreachable))

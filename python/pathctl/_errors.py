@@ -135,6 +135,7 @@ _VALUE_KEYWORDS = {
     "targets-file": "targets",
     "cutoff": "cutoff",
     "k-nearest": "k",
+    "matrix-type": "dtype",
 }
 _SWITCH_KEYWORDS = {
     "unweighted": "unweighted=True",
@@ -199,6 +200,7 @@ _UNKNOWN_ID_SERVER = re.compile(
     r'is not (?P<rest>in the graph|a valid [a-z0-9]+ id|an? [a-z0-9]+ id)')
 # A Flight ticket key and its value at the start of a segment ('"k" 0: '),
 # which the CLI's line gives as its flag ("--k-nearest 0: ").
+_MATRIX_TYPE = re.compile(r'(^|: )matrix type (?P<type>[a-z0-9]+): ')
 _TICKET_KEY = re.compile(r'(^|: )"(?P<key>k|cutoff)" (?P<value>[^\s:]+): ')
 
 
@@ -220,6 +222,9 @@ def _one_wording(msg: str) -> str:
         return f'{m["role"].replace("unknown ", "")} {m["id"]} is not {rest}'
 
     msg = _UNKNOWN_ID_SERVER.sub(server, msg)
+    # The server's "matrix type float32: ..." is the CLI's "--matrix-type
+    # float32: ...", which the user passed as dtype=.
+    msg = _MATRIX_TYPE.sub(lambda m: f'{m[1]}dtype="{m["type"]}": ', msg)
     msg = _TICKET_KEY.sub(lambda m: f'{m[1]}{m["key"]}={_FLOAT_WORDS.get(m["value"], m["value"])}: ', msg)
     # The CLI's placeholder of --k-nearest K is k to a Python user.
     return msg.replace(": K is 1 or more", ": k is 1 or more")

@@ -404,21 +404,35 @@ class Graph:
         return table.column("distance")[0].as_py(), table.column("path")[0].as_py()
 
     def distance_matrix(self, *, algorithm: str = "auto", sources: Optional[Iterable[Any]] = None,
-                        engine: Optional[str] = None, unreachable: Any = None,
+                        engine: Optional[str] = None, dtype: Any = None, unreachable: Any = None,
                         out: Optional[np.ndarray] = None, cutoff: Optional[float] = None,
                         reverse: bool = False, delta: Optional[float] = None
                         ) -> Tuple[Union[np.ndarray, np.ma.MaskedArray], np.ndarray]:
         """The distances as a 2-D numpy array and the vertex ids of its
-        columns, as :func:`pathctl.distance_matrix` (same ``unreachable``
-        and ``out``). The result crosses a socket, so the array is a copy
-        of what the engine sent, not a view of its memory."""
-        from ._api import _check_unreachable, _matrix
+        columns, as :func:`pathctl.distance_matrix` (same ``dtype``, whose
+        default is inf for unreachable pairs in float32 where exact, else
+        float64; same ``unreachable`` and ``out``). The engine converts
+        the values as it builds each block (the ticket's
+        ``"matrix_type"``). The result crosses a socket, so the array is a
+        copy of what the engine sent, not a view of its memory."""
+        from ._api import _check_unreachable, _matrix, matrix_type
+        from .client import _narrowing
 
         _check_unreachable(unreachable)
+        values = matrix_type(dtype)
         if out is not None and (not isinstance(out, np.ndarray) or out.ndim != 2 or not out.flags.writeable):
             raise ValueError("out must be a writable 2-D numpy array")
-        table = self.apsp(algorithm=algorithm, sources=sources, layout="matrix", engine=engine,
-                          cutoff=cutoff, reverse=reverse, delta=delta)
+
+        def call(client):
+            keys = {**_narrowing(None, cutoff, None, reverse), "matrix_type": values}
+            reader = client._get(_NAME, algorithm, sources, "matrix", False, engine or self.engine,
+                                 delta, keys)
+            try:
+                return reader.read_all()
+            except (pa.ArrowException, OSError) as exc:
+                raise _errors.from_flight(exc) from exc
+
+        table = self._call(call)
         D = _matrix(table, unreachable, private=True)
         if out is not None:
             data = D.data if isinstance(D, np.ma.MaskedArray) else D

@@ -34,16 +34,22 @@ def test_matrix_matches_scipy(weights, directed):
         assert D.dtype == np.float64
         np.testing.assert_allclose(D, want, rtol=1e-12)
     else:
-        # Unreachable is the type's maximum by default: no mask, no copy.
-        assert D.dtype == np.int32
+        # scipy's convention by default: inf where unreachable, float32
+        # where every distance is exact in it (50 vertices, small weights).
+        assert D.dtype == np.float32
+        np.testing.assert_array_equal(D, want)
+        # An integer dtype keeps the sentinel: the type's maximum, no mask,
+        # no copy.
+        I, _ = pathctl.distance_matrix(edges, directed=directed, dtype=np.int32)
+        assert I.dtype == np.int32
         big = np.iinfo(np.int32).max
-        np.testing.assert_array_equal(D, np.where(np.isfinite(want), want, big))
-        M, _ = pathctl.distance_matrix(edges, directed=directed, unreachable="mask")
+        np.testing.assert_array_equal(I, np.where(np.isfinite(want), want, big))
+        M, _ = pathctl.distance_matrix(edges, directed=directed, dtype=np.int32, unreachable="mask")
         assert isinstance(M, np.ma.MaskedArray)
         np.testing.assert_array_equal(M.mask, ~np.isfinite(want))
         np.testing.assert_array_equal(M.filled(-1), np.where(np.isfinite(want), want, -1))
         assert M.fill_value == big
-        S, _ = pathctl.distance_matrix(edges, directed=directed, unreachable=-1)
+        S, _ = pathctl.distance_matrix(edges, directed=directed, dtype=np.int32, unreachable=-1)
         np.testing.assert_array_equal(S, np.where(np.isfinite(want), want, -1))
 
 
