@@ -19,6 +19,7 @@ func dryRunFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "dry-run", Usage: "read the graph and print what the run would do (vertices, sources, targets, rows, the output's estimated size, the engine and algorithm), computing and writing nothing"},
 		&cli.BoolFlag{Name: "force", Usage: "write the output even where its estimated size is above the free space of its file system (refused otherwise, exit 3)"},
+		dryRunJSONFlag(), // dryrun_json.go
 		&cli.BoolFlag{Name: "progress", Usage: "where stderr is no terminal (a log), print a progress line at most every 5 s: percentage, sources done, elapsed and remaining time (also with -v; a terminal shows a bar)"},
 	}
 }
@@ -50,6 +51,9 @@ func executeDryRun(e *env, c *cli.Context, opt pipeline.Options, out, format str
 		if dataset, err = datasetDryRun(c, q.Options(), est, out); err != nil {
 			return err
 		}
+	}
+	if c.Bool("json") {
+		return printDryRunJSON(e.stdout, g, est, engine, algo, out, format, freeSpace) // dryrun_json.go
 	}
 	printDryRun(e.stdout, c, g, est, engine, algo, out, format, freeSpace)
 	if dataset != "" {
