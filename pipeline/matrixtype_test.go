@@ -49,10 +49,12 @@ func randomIntGraph(t *testing.T, rng *rand.Rand, n int, top int64, undirected b
 // type the rule gives,
 // with the serial Dijkstra: float32 while (n-1)·max w ≤ 2^24, float64
 // past it, +Inf where the oracle finds no path. Small blocks make several
-// records, each converted on its own.
+// records, each converted on its own; the GPU engine runs the same where
+// one is usable.
 func TestMatrixTypeFloat(t *testing.T) {
 	seed := testgraphs.Seed(t)
 	rng := rand.New(rand.NewPCG(seed, 39))
+	engs := engines(t)
 	for _, c := range []struct {
 		n      int
 		top    int64
@@ -67,11 +69,12 @@ func TestMatrixTypeFloat(t *testing.T) {
 		{50, 20, "int64", arrow.PrimitiveTypes.Int64},
 	} {
 		g := randomIntGraph(t, rng, c.n, c.top, c.n%2 == 0)
-		for _, block := range []int{0, 7} {
+		for i, block := range []int{0, 7, 0, 7} {
+			engine := engs[min(i/2, len(engs)-1)] // the GPU too where one is usable (its blocks are pinned and reused)
 			var got []float64
 			var typ arrow.DataType
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			_, err := runQuery(context.Background(), g, Options{Query: Query{Layout: arrowio.LayoutMatrix, MatrixType: c.matrix}, Resources: Resources{Engine: "cpu", MaxBlock: block, Allocator: mem}},
+			_, err := runQuery(context.Background(), g, Options{Query: Query{Layout: arrowio.LayoutMatrix, MatrixType: c.matrix}, Resources: Resources{Engine: engine, MaxBlock: block, Allocator: mem}},
 				func(r arrow.RecordBatch) error {
 					vals := r.Column(1).(*array.FixedSizeList).ListValues()
 					typ = vals.DataType()
@@ -95,7 +98,7 @@ func TestMatrixTypeFloat(t *testing.T) {
 				})
 			mem.AssertSize(t, 0)
 			if err != nil {
-				t.Fatalf("seed %d: n %d: %v", seed, c.n, err)
+				t.Fatalf("seed %d: n %d, %s: %v", seed, c.n, engine, err)
 			}
 			if !arrow.TypeEqual(typ, c.want) {
 				t.Fatalf("seed %d: n %d, weights up to %d: values of %s, want %s", seed, c.n, c.top, typ, c.want)
@@ -107,7 +110,7 @@ func TestMatrixTypeFloat(t *testing.T) {
 						unreachable++
 					}
 					if got[s*c.n+v] != w {
-						t.Fatalf("seed %d: n %d: d(%d, %d) = %v, want %v", seed, c.n, s, v, got[s*c.n+v], w)
+						t.Fatalf("seed %d: n %d, %s: d(%d, %d) = %v, want %v", seed, c.n, engine, s, v, got[s*c.n+v], w)
 					}
 				}
 			}

@@ -19,7 +19,8 @@ func dryRunFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: "dry-run", Usage: "read the graph and print what the run would do (vertices, sources, targets, rows, the output's estimated size, the engine and algorithm), computing and writing nothing"},
 		&cli.BoolFlag{Name: "force", Usage: "write the output even where its estimated size is above the free space of its file system (refused otherwise, exit 3)"},
-		dryRunJSONFlag(), // dryrun_json.go
+		dryRunJSONFlag(),    // dryrun_json.go
+		progressEveryFlag(), // progress.go
 		&cli.BoolFlag{Name: "progress", Usage: "where stderr is no terminal (a log), print a progress line at most every 5 s: percentage, sources done, elapsed and remaining time (also with -v; a terminal shows a bar)"},
 	}
 }

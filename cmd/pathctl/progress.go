@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+	"github.com/urfave/cli/v2"
 )
 
 // progressEvery is the least time between two progress lines on a
@@ -13,6 +14,19 @@ import (
 // enough to show that a long run is alive, rarely enough to keep a log
 // short.
 const progressEvery = 5 * time.Second
+
+// progressEveryFlag is --progress-every, hidden: the least time between
+// two progress lines, progressEvery by default. The Python package's
+// progress bar asks for lines more often than a log wants them.
+func progressEveryFlag() cli.Flag {
+	return &cli.DurationFlag{Name: "progress-every", Value: progressEvery, Hidden: true,
+		Usage: "the least time between two progress lines of --progress"}
+}
+
+// durationReader is the part of *cli.Context that reads --progress-every.
+type durationReader interface {
+	Duration(name string) time.Duration
+}
 
 // progress draws a bar of sources done, pairs per second and the time left
 // on stderr when stderr is a terminal and --quiet is off; on a stderr that
@@ -36,7 +50,11 @@ type flagReader interface {
 func newProgressOf(e *env, c flagReader, vertices int) *progress {
 	p := newProgress(e, c.Bool("quiet"), vertices)
 	if p.bar == nil && !c.Bool("quiet") && (c.Bool("progress") || c.Bool("verbose")) {
-		p.lines = newProgressLines(e.stderr, progressEvery, time.Now)
+		every := progressEvery
+		if d, ok := c.(durationReader); ok && d.Duration("progress-every") > 0 {
+			every = d.Duration("progress-every")
+		}
+		p.lines = newProgressLines(e.stderr, every, time.Now)
 	}
 	return p
 }

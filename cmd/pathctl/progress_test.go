@@ -70,3 +70,18 @@ func TestProgressFlagOnRun(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 }
+
+// TestProgressEvery: --progress-every sets the least time between lines:
+// a run of many small blocks with 1ns prints a line after each, ending at
+// all of its sources.
+func TestProgressEvery(t *testing.T) {
+	r := pathctl(t, nil, "run", "../../testdata/sample.gr", "--progress", "--progress-every", "1ns", "--max-block", "100",
+		"--layout", "stats", "--engine", "cpu", "-o", t.TempDir()+"/s.arrow")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	lines := strings.Count(r.stderr, "pathctl: progress ")
+	if lines < 10 || !strings.Contains(r.stderr, "100.0%: 2000 of 2000 sources") {
+		t.Fatalf("%d progress lines for 20 blocks:\n%s", lines, r.stderr)
+	}
+}
