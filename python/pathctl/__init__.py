@@ -32,6 +32,7 @@ from ._errors import (
     ServiceUnavailableError,
     UsageError,
 )
+from ._dryrun import DryRun
 from ._local import find_binary
 from ._graph import Graph, load
 from ._pandas import to_pandas
@@ -53,6 +54,7 @@ __all__ = [
     "distance_matrix",
     "path",
     "matrix_from_table",
+    "DryRun",
     "load",
     "Graph",
     "to_pandas",

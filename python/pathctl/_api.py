@@ -13,7 +13,9 @@ import pyarrow as pa
 from . import _graphs
 from ._dataset import dataset_flags, open_dataset
 from ._keywords import OPTIONS_DOC, keywords
-from ._local import OPTION_NAMES, Run, run_stream, run_table
+from ._checks import check_flag
+from ._dryrun import DryRun
+from ._local import OPTION_NAMES, Run, run_dry_run, run_stream, run_table
 
 _NX_WEIGHT = _graphs.NX_WEIGHT
 _SWITCHES = ("unweighted", "reverse", "with_paths")
@@ -24,6 +26,12 @@ def _documented(func):
     unknown keywords refused with a suggestion (see _keywords)."""
     func.__doc__ = (func.__doc__ or "").rstrip() + "\n" + OPTIONS_DOC
     return keywords(func)
+
+
+def _progress_name(func: str, progress: Any) -> Optional[str]:
+    """The name of the bar of ``progress=True`` (see _progress), None for
+    no progress."""
+    return f"pathctl.{func}" if check_flag("progress", progress) else None
 
 
 def _prepare(edges: Any, directed: bool, weight: Any, scope: dict) -> Tuple[Any, bool, dict]:
@@ -52,10 +60,11 @@ def apsp(edges: Any, *, algorithm: str = "auto", sources: Optional[Iterable[Any]
          vertices: Optional[Iterable[Any]] = None, input_format: Optional[str] = None,
          dist_type: Optional[str] = None, delta: Optional[float] = None,
          threads: Optional[int] = None, mem: Optional[int] = None,
-         devices: Optional[str] = None, binary: Optional[str] = None,
+         devices: Optional[str] = None, dry_run: bool = False, progress: bool = False,
+         binary: Optional[str] = None,
          env: Optional[Mapping[str, str]] = None, out: Any = None, resume: bool = False,
          overwrite: bool = False, partition_by: Optional[str] = None,
-         dataset_block: Optional[int] = None) -> Union[pa.Table, "pyarrow.dataset.Dataset"]:
+         dataset_block: Optional[int] = None) -> Union[pa.Table, "pyarrow.dataset.Dataset", DryRun]:
     """Shortest paths from every vertex (or from ``sources``) of ``edges``.
 
     ``edges`` is a path to a Parquet, Arrow IPC, CSV/TSV or DIMACS .gr file,
@@ -130,7 +139,10 @@ def apsp(edges: Any, *, algorithm: str = "auto", sources: Optional[Iterable[Any]
                             dataset_block=dataset_block)
     run = Run("run", edges, layout=layout, algorithm=algorithm, sources=sources,
               directed=directed, with_predecessors=with_predecessors, engine=engine,
-              options=options, dataset=dataset)
+              options=options, dataset=dataset, dry_run=check_flag("dry_run", dry_run),
+              progress=_progress_name("apsp", progress))
+    if dry_run:
+        return run_dry_run(run)
     if dataset is not None:
         run.finish()
         return open_dataset(out)
@@ -148,10 +160,14 @@ def sssp(edges: Any, source: Any, *, algorithm: str = "auto", layout: str = "pai
          input_format: Optional[str] = None, dist_type: Optional[str] = None,
          delta: Optional[float] = None, threads: Optional[int] = None,
          mem: Optional[int] = None, devices: Optional[str] = None,
-         binary: Optional[str] = None, env: Optional[Mapping[str, str]] = None) -> pa.Table:
+         dry_run: bool = False, binary: Optional[str] = None, env: Optional[Mapping[str, str]] = None) -> pa.Table:
     """Shortest paths from one ``source`` (an external id). Takes the same
     edges, layouts and options as :func:`apsp`; the result has one source."""
     edges, directed, options = _prepare(edges, directed, weight, locals())
+    if check_flag("dry_run", dry_run):  # run's plan of the one source: sssp has no --dry-run
+        return run_dry_run(Run("run", edges, layout=layout, algorithm=algorithm, sources=[source],
+                               directed=directed, with_predecessors=with_predecessors,
+                               engine=engine, options=options, dry_run=True))
     run = Run("sssp", edges, layout=layout, algorithm=algorithm, source=source,
               directed=directed, with_predecessors=with_predecessors, engine=engine,
               options=options)
@@ -169,10 +185,14 @@ def bfs(edges: Any, source: Any, *, layout: str = "pairs", directed: bool = True
         input_format: Optional[str] = None, dist_type: Optional[str] = None,
         delta: Optional[float] = None, threads: Optional[int] = None,
         mem: Optional[int] = None, devices: Optional[str] = None,
-        binary: Optional[str] = None, env: Optional[Mapping[str, str]] = None) -> pa.Table:
+        dry_run: bool = False, binary: Optional[str] = None, env: Optional[Mapping[str, str]] = None) -> pa.Table:
     """Hop counts (int32) from ``source``, weights ignored. Same edges,
     layouts and options as :func:`apsp`."""
     edges, directed, options = _prepare(edges, directed, weight, locals())
+    if check_flag("dry_run", dry_run):  # run's plan of the one source: bfs has no --dry-run
+        return run_dry_run(Run("run", edges, layout=layout, algorithm="bfs", sources=[source],
+                               directed=directed, with_predecessors=with_predecessors,
+                               engine=engine, options=options, dry_run=True))
     run = Run("bfs", edges, layout=layout, source=source, directed=directed,
               with_predecessors=with_predecessors, engine=engine, options=options)
     return run_table(run)
@@ -189,7 +209,7 @@ def stream(edges: Any, *, algorithm: str = "auto", sources: Optional[Iterable[An
            vertices: Optional[Iterable[Any]] = None, input_format: Optional[str] = None,
            dist_type: Optional[str] = None, delta: Optional[float] = None,
            threads: Optional[int] = None, mem: Optional[int] = None,
-           devices: Optional[str] = None, binary: Optional[str] = None,
+           devices: Optional[str] = None, dry_run: bool = False, progress: bool = False, binary: Optional[str] = None,
            env: Optional[Mapping[str, str]] = None) -> pa.RecordBatchReader:
     """Like :func:`apsp`, but returns a RecordBatchReader over the binary's
     output as it arrives, for results larger than memory.
@@ -218,8 +238,9 @@ def stream(edges: Any, *, algorithm: str = "auto", sources: Optional[Iterable[An
     edges, directed, options = _prepare(edges, directed, weight, locals())
     run = Run("run", edges, layout=layout, algorithm=algorithm, sources=sources,
               directed=directed, with_predecessors=with_predecessors, engine=engine,
-              options=options, output="pipe")
-    return run_stream(run)
+              options=options, output="pipe", dry_run=check_flag("dry_run", dry_run),
+              progress=_progress_name("stream", progress))
+    return run_dry_run(run) if dry_run else run_stream(run)
 
 
 # What distance_matrix's unreachable= takes besides a number.
@@ -263,7 +284,7 @@ def distance_matrix(edges: Any, *, algorithm: str = "auto", sources: Optional[It
                     input_format: Optional[str] = None, dist_type: Optional[str] = None,
                     delta: Optional[float] = None, threads: Optional[int] = None,
                     mem: Optional[int] = None, devices: Optional[str] = None,
-                    binary: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
+                    dry_run: bool = False, progress: bool = False, binary: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
                     ) -> Tuple[Union[np.ndarray, np.ma.MaskedArray], np.ndarray]:
     """The distances as a 2-D numpy array, and the vertex ids of its columns.
 
@@ -337,8 +358,11 @@ def distance_matrix(edges: Any, *, algorithm: str = "auto", sources: Optional[It
         if out.flags.c_contiguous:
             direct = out
     run = Run("run", edges, layout="matrix", algorithm=algorithm, sources=sources,
-              directed=directed, engine=engine, vertices_out=True, options=options, out=direct,
-              extra_flags=["--matrix-type", values])
+              directed=directed, engine=engine, vertices_out=not check_flag("dry_run", dry_run),
+              options=options, out=direct, extra_flags=["--matrix-type", values], dry_run=dry_run,
+              progress=_progress_name("distance_matrix", progress))
+    if dry_run:
+        return run_dry_run(run)
     run.keep_tmp = True
     try:
         table = run_table(run)
@@ -379,7 +403,7 @@ def path(edges: Any, source: Any, target: Any, *, algorithm: str = "auto", direc
          input_format: Optional[str] = None, dist_type: Optional[str] = None,
          delta: Optional[float] = None, threads: Optional[int] = None,
          mem: Optional[int] = None, devices: Optional[str] = None,
-         binary: Optional[str] = None,
+         dry_run: bool = False, binary: Optional[str] = None,
          env: Optional[Mapping[str, str]] = None) -> Tuple[float, List[Any]]:
     """One shortest path of ``edges``: ``(distance, ids)`` with the ids from
     ``source`` to ``target``, both included. ``(math.inf, [])`` when the
@@ -389,7 +413,10 @@ def path(edges: Any, source: Any, target: Any, *, algorithm: str = "auto", direc
     edges, directed, options = _prepare(edges, directed, weight, locals())
     run = Run("run", edges, layout="pairs", algorithm=algorithm, sources=[source],
               directed=directed, engine=engine,
-              options={**options, "targets": [target], "with_paths": True})
+              options={**options, "targets": [target], "with_paths": True},
+              dry_run=check_flag("dry_run", dry_run))
+    if dry_run:
+        return run_dry_run(run)
     table = run_table(run)
     if table.num_rows == 0:
         return math.inf, []

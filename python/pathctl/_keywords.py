@@ -117,6 +117,24 @@ OPTIONS_DOC = """
         For a path whose extension does not say (parquet, arrow, arrows,
         csv, tsv, gr).
 
+    Before and while it runs:
+
+    dry_run
+        True: the binary reads the graph and checks the request (an
+        unknown source is the same error), computes nothing and writes
+        nothing, and the call returns a :class:`pathctl.DryRun` of what
+        ``pathctl run --dry-run`` reports: vertices, arcs, sources,
+        targets, layout, dist_type (the array's dtype for
+        distance_matrix), rows, output_bytes, engine and algorithm.
+    progress
+        (apsp, stream, distance_matrix) True shows the run's progress:
+        a bar of sources done where tqdm is installed
+        (``pip install 'pathctl[progress]'``; a widget in notebooks, a
+        text bar in terminals), else a line logged at INFO on the
+        ``pathctl`` logger at most every 5 s (for Airflow, cron, CI:
+        ``logging.basicConfig(level=logging.INFO)`` shows them). Default
+        False: nothing is shown, as numpy and scipy show nothing.
+
     The engine:
 
     engine

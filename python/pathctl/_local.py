@@ -51,11 +51,13 @@ from ._flags import (LAYOUTS, OPTION_NAMES, _BOOL_FLAGS, _VALUE_FLAGS,  # noqa: 
                      check_narrowing, check_options, option_flags)
 from ._handoff import (HANDOFF_ENV, _close_fds, _memfd_works, _new_memfd,  # noqa: F401
                        _RunHandoff, _unified_dictionaries, handoff_mode, vertex_array)
+from ._dryrun import DryRun
 from ._inputs import PathInput, as_edge_input
 from ._peer import (POPULATE_ENV, RESULT_PEER_ENV, _MADV_POPULATE_WRITE,  # noqa: F401
                     _MAP_NORESERVE, _POPULATE_CHUNK, _PR_SET_PTRACER, _address_of,
                     _allow_writes_from, _populate, _populate_workers, _Populator,
                     _result_peer_wanted, _ResultPeer)
+from ._progress import Progress
 from ._process import (DONE_LINE, DONE_LINE_ENV, _STDERR_KEPT, _is_broken_pipe,  # noqa: F401
                        _kill_quietly, _ProcessBatches, _RunProcess, _warn_user)
 
@@ -73,17 +75,23 @@ class Run(_RunProcess, _RunHandoff):
                  source: Any = None, directed: bool = True, with_predecessors: bool = False,
                  engine: str = "auto", vertices_out: bool = False, options: Mapping[str, Any] = (),
                  output: str = "auto", out: Optional[Any] = None, extra_flags: Iterable[str] = (),
-                 dataset: Optional[Sequence[str]] = None):
+                 dataset: Optional[Sequence[str]] = None, dry_run: bool = False,
+                 progress: Optional[str] = None):
         # extra_flags: a layout's own flags, checked by its caller
         # (_betweenness), passed as they are. dataset: the flags of a
         # result written as a dataset directory (_dataset), not handed back.
+        # dry_run: the binary reads the graph and prints its plan as JSON on
+        # stdout (run_dry_run), writing nothing. progress: the name of a bar
+        # (or of log lines) that shows the binary's progress lines
+        # (_progress), None for none.
         options = dict(options)
         mode = handoff_mode()
         # "memfd": the result is an IPC file in a memfd; "pipe": an IPC
-        # stream on stdout.
-        self.output = "memfd" if output != "pipe" and mode == "memfd" else "pipe"
-        if dataset is not None:
+        # stream on stdout (and a dry run's plan).
+        self.output = "memfd" if output != "pipe" and mode == "memfd" and not dry_run else "pipe"
+        if dataset is not None and not dry_run:
             self.output = "dataset"
+        self._progress: Optional[Progress] = None
         self._fds: List[int] = []  # memfds this process still holds
         # The matrix written into this process's memory (see the top).
         self._peer: Optional[_ResultPeer] = None
@@ -146,8 +154,8 @@ class Run(_RunProcess, _RunHandoff):
         if targets is not None:
             args += ["--targets-file", self._id_file("targets", targets)]
         args += ["--layout", layout, "--engine", str(engine)]
-        if self.output == "dataset":
-            args += list(dataset)
+        if self.output == "dataset" or (dry_run and dataset is not None):
+            args += list(dataset)  # a dry run plans the dataset, its plan on stdout
         elif self.output == "memfd":
             self._out_fd = _new_memfd("pathctl-result")
             self._fds.append(self._out_fd)
@@ -177,6 +185,12 @@ class Run(_RunProcess, _RunHandoff):
             args += ["--vertices-out", self.vertices_path]
         args += option_flags(options)
         args += list(extra_flags)
+        if dry_run:
+            args += ["--dry-run", "--json"]
+        if progress is not None:
+            # Made last: nothing above can fail and leave its bar open.
+            self._progress = Progress(progress)
+            args += self._progress.flags
         args.append(edges_arg)
         self.args = args
         log.debug("pathctl: running %s", " ".join(args))
@@ -188,6 +202,21 @@ def run_stream(run: Run) -> pa.RecordBatchReader:
     assert run.output == "pipe"
     reader = run.open_output()
     return pa.RecordBatchReader.from_batches(reader.schema, _ProcessBatches(run, reader))
+
+
+def run_dry_run(run: Run) -> DryRun:
+    """The plan a dry run printed on stdout (``--dry-run --json``)."""
+    try:
+        text = run.proc.stdout.read()
+    except BaseException:
+        run.abort()
+        raise
+    run.finish()
+    try:
+        return DryRun.from_json(text.decode("utf-8"))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise _errors.PathctlError(f"pathctl exited 0 but its dry run printed no plan: {exc}",
+                                   exit_code=0, stderr=run.stderr) from exc
 
 
 def run_table(run: Run) -> pa.Table:
@@ -212,4 +241,4 @@ def run_table(run: Run) -> pa.Table:
     return table
 
 
-__all__: Sequence[str] = ("Run", "run_stream", "run_table", "find_binary", "handoff_mode")
+__all__: Sequence[str] = ("Run", "run_dry_run", "run_stream", "run_table", "find_binary", "handoff_mode")

@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from . import _errors
 from ._discovery import _PACKAGE_DIR, INSTALL_HINT
+from ._progress import PROGRESS_LINE
 
 if TYPE_CHECKING:  # annotations only: _local imports this module
     from ._local import Run
@@ -73,6 +74,7 @@ class _RunProcess:
                 stdout=subprocess.PIPE if self.output == "pipe" else subprocess.DEVNULL,
                 stderr=subprocess.PIPE, env=full_env, pass_fds=tuple(self._fds))
         except OSError as exc:
+            self._end_progress(False)
             self.cleanup()
             raise _errors.BinaryNotFoundError(f"cannot start {binary}: {exc}; {INSTALL_HINT}") from exc
         # A run abandoned without finish() or abort() is killed when it is
@@ -96,6 +98,7 @@ class _RunProcess:
             # would stop the process, whose output nobody will read.
             self._done = True
             _kill_quietly(self.proc)
+            self._end_progress(False)
             self.cleanup()
             raise
 
@@ -105,6 +108,12 @@ class _RunProcess:
             if line == DONE_LINE:
                 self._settled.set()  # every line before it has been read
                 continue
+            progress = getattr(self, "_progress", None)
+            if progress is not None:
+                m = PROGRESS_LINE.match(line)
+                if m:  # shown (a bar, or logged), not kept for messages
+                    progress.line(m)
+                    continue
             number = self._stderr_lines[-1][0] + 1 if self._stderr_lines else 0
             self._stderr_lines.append((number, line))
             if self._crash is None and _errors.CRASH_LINE.match(line):
@@ -164,8 +173,15 @@ class _RunProcess:
                     exit_code=0, stderr=self.stderr) from read_error
             ok = True
         finally:
+            self._end_progress(ok)
             if not (ok and self.keep_tmp):
                 self.cleanup()
+
+    def _end_progress(self, ok: bool) -> None:
+        """Close the progress bar of the run (complete where ok)."""
+        progress, self._progress = getattr(self, "_progress", None), None
+        if progress is not None:
+            progress.close(ok)
 
     def _wait_exit(self, read_error: Optional[BaseException]) -> int:
         """The binary's exit status, once it has exited (or, for a result in
@@ -219,6 +235,7 @@ class _RunProcess:
             self.proc.wait()
             self._join()
         finally:
+            self._end_progress(False)
             self.cleanup()
 
     def _join(self) -> None:
