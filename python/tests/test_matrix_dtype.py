@@ -165,3 +165,25 @@ def test_resident_graph_has_the_same_dtype(kind):
             I, _ = g.distance_matrix(dtype=np.int32, unreachable=-7)
             assert I.dtype == np.int32
             np.testing.assert_array_equal(I, with_sentinel(sub, np.int32, -7))
+
+
+@pytest.mark.parametrize("handoff", [{"PATHCTL_RESULT_PEER": "off"}, {"PATHCTL_HANDOFF": "pipe"}, {}],
+                         ids=["memfd", "pipe", "peer"])
+def test_every_handoff_and_narrowing_converts(handoff, monkeypatch):
+    """The matrix written into a memfd, streamed through a pipe (several
+    blocks: a small mem), or written into this process, and narrowed to
+    sources × targets: float32 with inf, equal to scipy's."""
+    for key, value in handoff.items():
+        monkeypatch.setenv(key, value)
+    M = random_graph(47, "int", n=300)
+    want = shortest_path(M)
+    D, _ = pathctl.distance_matrix(M, engine="cpu", mem=1 << 18)
+    assert D.dtype == np.float32
+    np.testing.assert_array_equal(D, want)
+    rows, cols = [5, 0, 299, 17], [3, 299, 1]
+    N, _ = pathctl.distance_matrix(M, sources=rows, targets=cols, engine="cpu")
+    assert N.dtype == np.float32
+    np.testing.assert_array_equal(N, want[np.ix_(rows, cols)])
+    out = np.empty_like(D)
+    assert pathctl.distance_matrix(M, engine="cpu", out=out)[0] is out
+    np.testing.assert_array_equal(out, want)
