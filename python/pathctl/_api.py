@@ -160,7 +160,8 @@ def sssp(edges: Any, source: Any, *, algorithm: str = "auto", layout: str = "pai
          input_format: Optional[str] = None, dist_type: Optional[str] = None,
          delta: Optional[float] = None, threads: Optional[int] = None,
          mem: Optional[int] = None, devices: Optional[str] = None,
-         dry_run: bool = False, binary: Optional[str] = None, env: Optional[Mapping[str, str]] = None) -> pa.Table:
+         dry_run: bool = False,
+         binary: Optional[str] = None, env: Optional[Mapping[str, str]] = None) -> Union[pa.Table, DryRun]:
     """Shortest paths from one ``source`` (an external id). Takes the same
     edges, layouts and options as :func:`apsp`; the result has one source."""
     edges, directed, options = _prepare(edges, directed, weight, locals())
@@ -185,7 +186,8 @@ def bfs(edges: Any, source: Any, *, layout: str = "pairs", directed: bool = True
         input_format: Optional[str] = None, dist_type: Optional[str] = None,
         delta: Optional[float] = None, threads: Optional[int] = None,
         mem: Optional[int] = None, devices: Optional[str] = None,
-        dry_run: bool = False, binary: Optional[str] = None, env: Optional[Mapping[str, str]] = None) -> pa.Table:
+        dry_run: bool = False,
+        binary: Optional[str] = None, env: Optional[Mapping[str, str]] = None) -> Union[pa.Table, DryRun]:
     """Hop counts (int32) from ``source``, weights ignored. Same edges,
     layouts and options as :func:`apsp`."""
     edges, directed, options = _prepare(edges, directed, weight, locals())
@@ -209,8 +211,9 @@ def stream(edges: Any, *, algorithm: str = "auto", sources: Optional[Iterable[An
            vertices: Optional[Iterable[Any]] = None, input_format: Optional[str] = None,
            dist_type: Optional[str] = None, delta: Optional[float] = None,
            threads: Optional[int] = None, mem: Optional[int] = None,
-           devices: Optional[str] = None, dry_run: bool = False, progress: bool = False, binary: Optional[str] = None,
-           env: Optional[Mapping[str, str]] = None) -> pa.RecordBatchReader:
+           devices: Optional[str] = None, dry_run: bool = False, progress: bool = False,
+           binary: Optional[str] = None,
+           env: Optional[Mapping[str, str]] = None) -> Union[pa.RecordBatchReader, DryRun]:
     """Like :func:`apsp`, but returns a RecordBatchReader over the binary's
     output as it arrives, for results larger than memory.
 
@@ -284,8 +287,9 @@ def distance_matrix(edges: Any, *, algorithm: str = "auto", sources: Optional[It
                     input_format: Optional[str] = None, dist_type: Optional[str] = None,
                     delta: Optional[float] = None, threads: Optional[int] = None,
                     mem: Optional[int] = None, devices: Optional[str] = None,
-                    dry_run: bool = False, progress: bool = False, binary: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
-                    ) -> Tuple[Union[np.ndarray, np.ma.MaskedArray], np.ndarray]:
+                    dry_run: bool = False, progress: bool = False,
+                    binary: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
+                    ) -> Union[Tuple[Union[np.ndarray, np.ma.MaskedArray], np.ndarray], DryRun]:
     """The distances as a 2-D numpy array, and the vertex ids of its columns.
 
     Row i holds the distances from the i-th source (every vertex in vertex
@@ -404,7 +408,7 @@ def path(edges: Any, source: Any, target: Any, *, algorithm: str = "auto", direc
          delta: Optional[float] = None, threads: Optional[int] = None,
          mem: Optional[int] = None, devices: Optional[str] = None,
          dry_run: bool = False, binary: Optional[str] = None,
-         env: Optional[Mapping[str, str]] = None) -> Tuple[float, List[Any]]:
+         env: Optional[Mapping[str, str]] = None) -> Union[Tuple[float, List[Any]], DryRun]:
     """One shortest path of ``edges``: ``(distance, ids)`` with the ids from
     ``source`` to ``target``, both included. ``(math.inf, [])`` when the
     target is unreachable. Edges and options are those of :func:`apsp`
