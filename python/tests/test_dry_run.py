@@ -95,3 +95,11 @@ def test_the_errors_are_the_runs():
                                 dtype=np.float32, dry_run=True)
     with pytest.raises(TypeError, match="dry_run=None: dry_run is True or False"):
         pathctl.apsp(edges, dry_run=None)
+
+
+def test_a_dataset_is_planned_not_written(tmp_path):
+    edges = edges_of()
+    target = tmp_path / "ds"
+    plan = pathctl.apsp(edges, out=str(target) + "/", dry_run=True)
+    assert isinstance(plan, pathctl.DryRun) and plan.layout == "pairs" and plan.output_bytes > 0
+    assert not target.exists() or not any(target.iterdir())
