@@ -374,12 +374,16 @@ def distance_matrix(edges: Any, *, algorithm: str = "auto", sources: Optional[It
     finally:
         run.cleanup()
     ids = vertices.to_numpy(zero_copy_only=False)
+    # The result's views hold the mapping from here: the run drops it, so
+    # the mapping goes with the caller's last view even while the run's
+    # threads still wait for the binary to exit.
+    mapping, run.mapping = run.mapping, None
     if out is None:
-        return _matrix(table, unreachable, private=True, mapping=run.mapping), ids
-    return _into(out, table, unreachable, run), ids
+        return _matrix(table, unreachable, private=True, mapping=mapping), ids
+    return _into(out, table, unreachable, run, mapping), ids
 
 
-def _into(out: np.ndarray, table: pa.Table, unreachable: Any, run: Any) -> Union[np.ndarray, np.ma.MaskedArray]:
+def _into(out: np.ndarray, table: pa.Table, unreachable: Any, run: Any, mapping: Any) -> Union[np.ndarray, np.ma.MaskedArray]:
     """distance_matrix's result in out: the values are there already where
     the binary wrote them into it (run.values_in_out); else copied in."""
     column = table.column("distance")
@@ -389,7 +393,7 @@ def _into(out: np.ndarray, table: pa.Table, unreachable: Any, run: Any) -> Union
     if out.shape != shape or out.dtype != dtype:
         raise ValueError(f"out is {out.dtype} {out.shape}; the matrix is {dtype} {shape}")
     if run.values_in_out:
-        D = _matrix(table, unreachable, private=True, mapping=run.mapping, values=out.reshape(-1))
+        D = _matrix(table, unreachable, private=True, mapping=mapping, values=out.reshape(-1))
     else:
         D = _matrix(table, unreachable, private=False)
         np.copyto(out, D.data if isinstance(D, np.ma.MaskedArray) else D)

@@ -208,9 +208,14 @@ class _RunProcess:
         (its result written and closed, every message before the line read);
         it is then reaped in the background while its exit tears the device
         down."""
+        # The thread holds the process and the event, not self: self may
+        # hold the result's mapping, which must go with the caller's last
+        # view even while the binary is still exiting.
+        proc, settled = self.proc, self._settled
+
         def reap() -> None:
-            self.proc.wait()
-            self._settled.set()
+            proc.wait()
+            settled.set()
 
         threading.Thread(target=reap, daemon=True, name="pathctl-reap").start()
         self._settled.wait()
