@@ -51,6 +51,8 @@
 //   - ch.go: the ch algorithm (a contraction hierarchy)
 //   - overflow.go: refusing graphs whose distances could overflow their
 //     type
+//   - matrixtype.go: a matrix's value type (--matrix-type): float32
+//     where every distance is exact in it, else float64, or one asked for
 //   - estimate.go: Prepared.Estimate and Plan: a result's size, engine
 //     and algorithm before the run (--dry-run, the free-space check)
 //   - names.go: the names of graph a front end uses
