@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import numbers
+import math
 from typing import Any, Iterable, Mapping, Optional
 
 import numpy as np
@@ -37,11 +38,7 @@ def betweenness(edges: Any, *, directed: bool = True, normalized: bool = True,
     raise NegativeWeightError, zero weights UsageError. Runs on the CPU
     engine (the GPU passes are not built yet).
     """
-    check_flag("normalized", normalized)
-    check_flag("endpoints", endpoints)
-    for name, value in (("k", k), ("seed", seed)):
-        if value is not None and (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral)):
-            raise _errors.UsageError(f"{name}={value!r}: {name} is a whole number")
+    check_sample_keywords(normalized, endpoints, k, seed)
     flags = []
     if not normalized:
         flags.append("--normalized=false")
@@ -51,8 +48,6 @@ def betweenness(edges: Any, *, directed: bool = True, normalized: bool = True,
         flags += ["--k", str(int(k))]
         if seed is not None:
             flags += ["--seed", str(int(seed))]
-    elif seed is not None:
-        raise _errors.UsageError("seed draws the k sample; give k too")
     # k is this layout's sample, not the k nearest that the shared options
     # would make of it.
     scope = {name: value for name, value in locals().items() if name not in ("k", "seed", "flags")}
@@ -60,3 +55,66 @@ def betweenness(edges: Any, *, directed: bool = True, normalized: bool = True,
     run = Run("run", edges, layout="betweenness", sources=sources, directed=directed,
               engine=engine, options=options, extra_flags=flags)
     return run_table(run)
+
+
+def check_sample_keywords(normalized: Any, endpoints: Any, k: Any, seed: Any) -> None:
+    """Refuse a switch that is not a bool, a k or seed that is not a whole
+    number, and a seed without k (TypeError, UsageError)."""
+    check_flag("normalized", normalized)
+    check_flag("endpoints", endpoints)
+    for name, value in (("k", k), ("seed", seed)):
+        if value is not None and (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral)):
+            raise _errors.UsageError(f"{name}={value!r}: {name} is a whole number")
+    if seed is not None and k is None:
+        raise _errors.UsageError("seed draws the k sample; give k too")
+
+
+_MASK64 = (1 << 64) - 1
+
+
+def sample_sources(n: int, k: int, seed: int) -> np.ndarray:
+    """The k of n vertex positions (ascending) that ``seed`` draws: the
+    binary's pipeline.SampleSources, a partial Fisher-Yates shuffle of
+    0..n-1 driven by splitmix64 (docs/cli.md, "Betweenness centrality"),
+    so that one seed is one sample on every surface."""
+    k = min(max(k, 0), n)
+    perm = list(range(n))
+    state = seed & _MASK64
+    for i in range(k):
+        state = (state + 0x9E3779B97F4A7C15) & _MASK64
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+        z ^= z >> 31
+        j = i + z % (n - i)
+        perm[i], perm[j] = perm[j], perm[i]
+    return np.array(sorted(perm[:k]), dtype=np.int64)
+
+
+def rescale(raw: np.ndarray, *, directed: bool, normalized: bool, endpoints: bool,
+            sampled: Optional[np.ndarray], given: bool) -> np.ndarray:
+    """The raw Brandes sums ``raw`` (one per vertex, pairs counted from both
+    ends when undirected) scaled as the binary scales them
+    (pipeline.rescaleBetweenness, networkx's _rescale): ``sampled`` the
+    positions of the sources (None: every vertex), ``given`` whether they
+    were given rather than drawn (unnormalized given sources keep their
+    raw sums, halved when undirected). Returns a new array."""
+    b = np.array(raw, dtype=np.float64)
+    big_n = len(b) if endpoints else len(b) - 1
+    if big_n < 2:
+        return b
+    correction = 1.0 if directed else 2.0
+    if given and not normalized:
+        return b * (1 / correction)
+    k = float(big_n if sampled is None else len(sampled))
+    if sampled is None or endpoints:
+        return b * (1 / (k * (big_n - 1)) if normalized else big_n / (k * correction))
+    if normalized:
+        source = 1 / ((k - 1) * (big_n - 1)) if k > 1 else math.nan
+        other = 1 / (k * (big_n - 1))
+    else:
+        source = big_n / ((k - 1) * correction) if k > 1 else math.nan
+        other = big_n / (k * correction)
+    out = b * other
+    out[sampled] = b[sampled] * source
+    return out

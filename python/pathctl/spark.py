@@ -25,6 +25,7 @@ import re
 import sys
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -99,17 +100,7 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
     spark = edges_df.sparkSession
     sc = spark.sparkContext
     use_driver_python(sc)
-    columns = [src_col, dst_col]
-    weighted = not unweighted and weight_col in edges_df.columns
-    if weighted:
-        columns.append(weight_col)
-    else:
-        weight_col = None  # hop counts: no weight column travels
-    missing = [c for c in columns if c not in edges_df.columns]
-    if missing:
-        raise _errors.InvalidInputError(f"pathctl.spark: edges have no column {missing[0]!r} "
-                                        f"(columns: {', '.join(edges_df.columns)})")
-    table = _collect_arrow(edges_df.select(*columns))
+    table, weight_col = _edge_table(edges_df, src_col, dst_col, weight_col, unweighted)
     source_ids = _source_ids(table, src_col, dst_col, sources)
     if block_size is None:
         block_size = max(1, math.ceil(len(source_ids) / max(1, sc.defaultParallelism)))
@@ -166,6 +157,134 @@ def apsp(edges_df: Any, *, sources: Optional[Iterable[Any]] = None,
     _spark_dataset.write_manifest(dataset[0], written, None if sources is None else source_ids,
                                   block_size, len(source_ids))
     return spark.read.parquet(dataset[0])
+
+
+def betweenness(edges_df: Any, *, directed: bool = True, normalized: bool = True,
+                endpoints: bool = False, k: Optional[int] = None, seed: Optional[int] = None,
+                sources: Optional[Iterable[Any]] = None, block_size: Optional[int] = None,
+                engine: str = "auto", src_col: str = "src", dst_col: str = "dst",
+                weight_col: str = "weight", unweighted: bool = False,
+                binary: Optional[str] = None) -> Any:
+    """Betweenness centrality of the edges in Spark DataFrame ``edges_df``,
+    as a Spark DataFrame of ``vertex`` and ``betweenness`` (double), one row
+    per vertex in vertex order: :func:`pathctl.betweenness` (same
+    ``directed``, ``normalized``, ``endpoints``, ``k``, ``seed``,
+    ``sources``, and the same values up to the order of the sums).
+
+    Map: the sources (every vertex, the ``k`` that ``seed`` draws, the same
+    sample as every other surface, or ``sources``) go in blocks of
+    ``block_size`` (default: one block per task slot), one Spark task each,
+    which runs the executor's binary (``binary``, else $PATHCTL_BIN, else
+    PATH) on its block with ``normalized=False``: the block's raw
+    contribution, one value per vertex. Reduce: the vectors are summed
+    (``RDD.reduce``, in block order) on the driver, which scales the sum
+    once as networkx scales it. A one-source run in a one-task job first
+    gives the vertex order (which the sample is drawn from) and raises a
+    bad input's PathctlError here (a negative weight: NegativeWeightError).
+
+    Unlike :func:`apsp` the work runs in this call, and the result, n rows,
+    is built on the driver.
+    """
+    from ._betweenness import check_sample_keywords, rescale, sample_sources
+
+    check_flags(directed=directed, unweighted=unweighted)
+    check_sample_keywords(normalized, endpoints, k, seed)
+    check_id_list("sources", sources)
+    if k is not None and sources is not None:
+        raise _errors.UsageError("pathctl.spark: k samples the sources; give k or sources, not both")
+    if k is not None and k < 1:
+        raise _errors.UsageError(f"pathctl.spark: k={k}: want 1 or more sampled sources")
+    if block_size is not None and block_size < 1:
+        raise _errors.UsageError(f"pathctl.spark: block_size {block_size} is below 1")
+    spark = edges_df.sparkSession
+    sc = spark.sparkContext
+    use_driver_python(sc)
+    table, weight_col = _edge_table(edges_df, src_col, dst_col, weight_col, unweighted)
+    # 1. The vertex order, from a one-source run on an executor.
+    opts = {"directed": bool(directed), "endpoints": bool(endpoints), "engine": engine,
+            "src_col": src_col, "dst_col": dst_col, "weight_col": weight_col,
+            "unweighted": weight_col is None, "binary": binary}
+    bcast = sc.broadcast(_ipc_bytes(table))
+    task = _BetweennessTask(bcast, opts)
+    if table.num_rows:
+        first = table.column(src_col)[0].as_py()
+        vertices = pa.ipc.open_stream(pa.BufferReader(_on_executor(sc, lambda: task.vertices(first)))) \
+            .read_all().column(0).combine_chunks()
+    else:
+        vertices = pa.array([], table.schema.field(src_col).type)
+    n = len(vertices)
+    # 2. The sources: every vertex, a sample, or the given ones.
+    sampled = None  # the sources' vertex positions; None: every vertex
+    if sources is not None:
+        sources = list(sources)
+        _check_sources(sources, vertices)
+        sampled = np.asarray(pc.index_in(pa.array(sources, vertices.type), value_set=vertices))
+    elif k is not None and k > n:
+        raise _errors.UsageError(f"pathctl.spark: k={k} is more than the graph's {n} vertices")
+    elif k is not None and k < n:
+        sampled = sample_sources(n, k, 0 if seed is None else int(seed))
+        sources = vertices.take(pa.array(sampled)).to_pylist()
+    else:
+        sources = vertices.to_pylist()
+    # 3. Map one block per task to its raw vector; reduce by a vector sum.
+    if block_size is None:
+        block_size = max(1, math.ceil(len(sources) / max(1, sc.defaultParallelism)))
+    blocks = [sources[i:i + block_size] for i in range(0, len(sources), block_size)]
+    total = np.zeros(n)
+    if blocks and n:
+        total = sc.parallelize(blocks, numSlices=len(blocks)).map(task).reduce(np.add)
+    # 4. Scale once: the blocks' values are halved when undirected.
+    raw = total * (1.0 if directed else 2.0)
+    values = rescale(raw, directed=bool(directed), normalized=bool(normalized),
+                     endpoints=bool(endpoints), sampled=sampled, given=k is None and sampled is not None)
+    result = pa.table({"vertex": vertices, "betweenness": pa.array(values, pa.float64())})
+    target = spark_arrow_schema(result.schema)
+    result = pa.Table.from_batches([cast_batch(b, target) for b in result.to_batches()], schema=target)
+    try:
+        return spark.createDataFrame(result)
+    except (TypeError, ValueError):  # pyspark < 4 takes no pyarrow Table
+        return spark.createDataFrame(result.to_pandas(), _spark_schema(target))
+
+
+class _BetweennessTask:
+    """What one Spark task runs: the binary's betweenness of one source
+    block, unnormalized (raw, halved when undirected), as a numpy vector in
+    vertex order."""
+
+    def __init__(self, bcast, opts):
+        self.bcast = bcast
+        self.opts = opts
+
+    def _run(self, sources: List[Any]) -> pa.Table:
+        from ._betweenness import betweenness as local_betweenness
+
+        edges = pa.ipc.open_stream(pa.BufferReader(self.bcast.value)).read_all()
+        return local_betweenness(edges, sources=sources, normalized=False, **self.opts)
+
+    def __call__(self, sources: List[Any]) -> np.ndarray:
+        return self._run(sources).column("betweenness").to_numpy()
+
+    def vertices(self, first: Any) -> bytes:
+        """The vertex column in vertex order, as Arrow IPC stream bytes."""
+        column = self._run([first]).select(["vertex"])
+        return _ipc_bytes(column)
+
+
+def _edge_table(edges_df: Any, src_col: str, dst_col: str, weight_col: str,
+                unweighted: bool) -> tuple:
+    """The edge columns of ``edges_df`` collected to the driver as Arrow,
+    and the weight column used (None: hop counts, no weight column
+    travels); a missing column is an InvalidInputError."""
+    columns = [src_col, dst_col]
+    if not unweighted and weight_col in edges_df.columns:
+        columns.append(weight_col)
+    else:
+        weight_col = None
+    missing = [c for c in columns if c not in edges_df.columns]
+    if missing:
+        raise _errors.InvalidInputError(f"pathctl.spark: edges have no column {missing[0]!r} "
+                                        f"(columns: {', '.join(edges_df.columns)})")
+    return _collect_arrow(edges_df.select(*columns)), weight_col
 
 
 def use_driver_python(sc: Any) -> bool:
@@ -278,21 +397,32 @@ def _probe_schema(sc, bcast, first, run, local_opts) -> pa.Schema:
     """The result schema, from a one-source run in a one-task Spark job: it
     runs where the blocks will run, so the driver needs no binary."""
 
-    def probe(_: Any) -> bytes:
+    def schema_bytes() -> bytes:
         from ._api import stream
-        from ._errors import PathctlError
 
         edges = pa.ipc.open_stream(pa.BufferReader(bcast.value))
-        try:
-            reader = stream(edges, sources=first, **run, **local_opts, **_gpu_options(_task_gpus()))
-        except PathctlError as exc:
-            # Bad input or options (k=0, an unknown target): the driver
-            # raises the same exception, not a Java stack trace around it.
-            return _PROBE_ERROR + json.dumps({"class": type(exc).__name__, "message": exc.message,
-                                              "exit_code": exc.exit_code, "stderr": exc.stderr}).encode()
+        reader = stream(edges, sources=first, **run, **local_opts, **_gpu_options(_task_gpus()))
         schema = reader.schema
         del reader  # kills and reaps the binary: only the schema was wanted
         return schema.serialize().to_pybytes()
+
+    return pa.ipc.read_schema(pa.py_buffer(_on_executor(sc, schema_bytes)))
+
+
+def _on_executor(sc: Any, work: Any) -> bytes:
+    """What ``work()`` returns, run in a one-task Spark job. A PathctlError
+    it raises (bad input or options: k=0, an unknown target, a negative
+    weight) is raised here as the same exception, not a Java stack trace
+    around it; an executor Python without pyarrow or pathctl is said so."""
+
+    def probe(_: Any) -> bytes:
+        from ._errors import PathctlError
+
+        try:
+            return work()
+        except PathctlError as exc:
+            return _PROBE_ERROR + json.dumps({"class": type(exc).__name__, "message": exc.message,
+                                              "exit_code": exc.exit_code, "stderr": exc.stderr}).encode()
 
     try:
         raw = sc.parallelize([0], 1).map(probe).collect()[0]
@@ -310,11 +440,11 @@ def _probe_schema(sc, bcast, first, run, local_opts) -> pa.Schema:
         if not (isinstance(cls, type) and issubclass(cls, _errors.PathctlError)):
             cls = _errors.PathctlError
         raise cls(error["message"], exit_code=error["exit_code"], stderr=error["stderr"])
-    return pa.ipc.read_schema(pa.py_buffer(raw))
+    return raw
 
 
-# What the schema probe returns, followed by JSON, for a PathctlError (an
-# Arrow schema message starts with its continuation marker, 0xFFFFFFFF).
+# What a probe returns, followed by JSON, for a PathctlError (the Arrow
+# messages probes return start with their continuation marker, 0xFFFFFFFF).
 _PROBE_ERROR = b"pathctl-error:"
 
 
