@@ -51,6 +51,10 @@ type BetweennessOptions struct {
 	Endpoints bool
 	// Hops counts arcs whatever the weights (a BFS per source).
 	Hops bool
+	// Progress, when set, is called with the number of sources done each
+	// time a block of them has been added to the sum, from the goroutine
+	// that called Betweenness.
+	Progress func(done int)
 }
 
 // Betweenness returns, for every vertex v, the sum over the sources s of
@@ -92,7 +96,7 @@ func (e *Engine) Betweenness(ctx context.Context, csr *graph.CSR, sources []grap
 	default:
 		return nil, fmt.Errorf("cpu: betweenness: weights of type %T", csr.Weights)
 	}
-	return sumBlocks(ctx, csr, sources, opt.Endpoints, pass, e.threads)
+	return sumBlocks(ctx, csr, sources, opt, pass, e.threads)
 }
 
 // pickPass is brandesHops for hops, else weighted.
@@ -344,9 +348,10 @@ func (h *minDistHeap[D]) pop() (D, graph.VertexID) {
 }
 
 // sumBlocks runs pass for every source on threads workers, block by block,
-// and adds the blocks' partial sums into the total in block order.
-func sumBlocks(ctx context.Context, csr *graph.CSR, sources []graph.VertexID, endpoints bool, pass brandesPass, threads int) ([]float64, error) {
-	n := csr.NumVertices
+// and adds the blocks' partial sums into the total in block order,
+// reporting each to opt.Progress.
+func sumBlocks(ctx context.Context, csr *graph.CSR, sources []graph.VertexID, opt BetweennessOptions, pass brandesPass, threads int) ([]float64, error) {
+	n, endpoints := csr.NumVertices, opt.Endpoints
 	total := make([]float64, n)
 	blocks := (len(sources) + betweennessBlock - 1) / betweennessBlock
 	if blocks == 0 {
@@ -402,6 +407,9 @@ func sumBlocks(ctx context.Context, csr *graph.CSR, sources []graph.VertexID, en
 			delete(waiting, want)
 			free <- part
 			want++
+			if opt.Progress != nil {
+				opt.Progress(min(want*betweennessBlock, len(sources)))
+			}
 		}
 	}
 	if want < blocks {

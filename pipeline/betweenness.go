@@ -109,10 +109,7 @@ func runBetweenness(ctx context.Context, q *Prepared, emit func(arrow.RecordBatc
 	g, opt, bopt, sources, hops := q.g, q.opt, q.opt.Betweenness, q.sources, q.hops
 	n := g.NumVertices()
 	// 1. Compute on the CPU engine.
-	method := "Dijkstra"
-	if hops {
-		method = "BFS"
-	}
+	method := betweennessMethod(hops)
 	switch opt.Engine {
 	case "gpu":
 		fmt.Fprintf(opt.Notice, "pathctl: note: betweenness runs on the CPU engine (its GPU passes are not built yet)\n")
@@ -121,12 +118,14 @@ func runBetweenness(ctx context.Context, q *Prepared, emit func(arrow.RecordBatc
 	}
 	fmt.Fprintf(opt.Log, "pathctl: engine cpu, betweenness (Brandes, %s per source), %d sources, %d vertices, %d arcs\n",
 		method, len(sources), n, g.CSR.NumEdges())
-	raw, err := cpu.New(cpu.WithThreads(opt.Threads)).Betweenness(ctx, g.CSR, sources, cpu.BetweennessOptions{Endpoints: bopt.Endpoints, Hops: hops})
+	copt := cpu.BetweennessOptions{Endpoints: bopt.Endpoints, Hops: hops}
+	if opt.Progress != nil { // each block of sources as it is summed
+		total := int64(len(sources))
+		copt.Progress = func(done int) { opt.Progress(int64(done), total) }
+	}
+	raw, err := cpu.New(cpu.WithThreads(opt.Threads)).Betweenness(ctx, g.CSR, sources, copt)
 	if err != nil {
 		return nil, err
-	}
-	if opt.Progress != nil {
-		opt.Progress(int64(len(sources)), int64(len(sources)))
 	}
 	// 2. Rescale as networkx, and emit.
 	rescaleBetweenness(raw, !g.CSR.Undirected, bopt, q.sampled, opt.Sources != nil)
@@ -141,6 +140,14 @@ func runBetweenness(ctx context.Context, q *Prepared, emit func(arrow.RecordBatc
 	}
 	sum.Elapsed = time.Since(start)
 	return sum, nil
+}
+
+// betweennessMethod names the search per source.
+func betweennessMethod(hops bool) string {
+	if hops {
+		return "BFS"
+	}
+	return "Dijkstra"
 }
 
 // betweennessHops checks a betweenness request and reports whether it

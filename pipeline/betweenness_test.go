@@ -269,3 +269,37 @@ func TestBetweennessLayoutThroughRun(t *testing.T) {
 		t.Errorf("Run: %v (%d rows, %d sources), want %v", got, sum.Rows, sum.Sources, want)
 	}
 }
+
+// TestBetweennessProgress: Progress is called once per block of sources
+// summed, with the sources done rising to all of them, and the Prepared
+// query's plan names the sample, the CPU engine and the search.
+func TestBetweennessProgress(t *testing.T) {
+	const n = 70 // five blocks of at most 16 sources
+	var src, dst []graph.VertexID
+	for v := range n - 1 {
+		src, dst = append(src, graph.VertexID(v)), append(dst, graph.VertexID(v+1))
+	}
+	g := betweennessGraph(t, n, src, dst, nil, true)
+	var calls []int64
+	opt := Options{Resources: Resources{Threads: 2}, Progress: func(done, total int64) {
+		if total != n {
+			t.Errorf("progress total %d, want %d", total, n)
+		}
+		calls = append(calls, done)
+	}}
+	if _, err := collectBetweenness(t, g, opt, BetweennessOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := []int64{16, 32, 48, 64, 70}
+	if fmt.Sprint(calls) != fmt.Sprint(want) {
+		t.Errorf("progress calls %v, want %v", calls, want)
+	}
+	q, err := Prepare(g, Options{Query: Query{Layout: arrowio.LayoutBetweenness, Betweenness: BetweennessOptions{Sample: 9, Seed: 3}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine, algo := q.Plan()
+	if est := q.Estimate(); est.Sources != 9 || est.Rows != n || !strings.HasPrefix(engine, "cpu") || algo != "betweenness (Brandes, BFS per source)" {
+		t.Errorf("plan of a sample of 9: %d sources, %d rows, engine %q, algorithm %q", est.Sources, est.Rows, engine, algo)
+	}
+}

@@ -176,6 +176,10 @@ func textWidth(t arrow.DataType) int {
 // is named as "gpu (if usable)" where only opening it would tell.
 func (q *Prepared) Plan() (engine, algorithm string) {
 	g, opt, sources := q.g, q.opt, len(q.sources)
+	if opt.Layout == arrowio.LayoutBetweenness { // betweenness.go
+		return "cpu (betweenness runs on the CPU engine: its GPU passes are not built yet)",
+			fmt.Sprintf("betweenness (Brandes, %s per source)", betweennessMethod(q.hops))
+	}
 	g.mu.Lock()
 	device, gpuErr := g.device, g.gpuErr
 	g.mu.Unlock()

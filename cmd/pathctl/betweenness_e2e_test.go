@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestBetweennessLayout: run --layout betweenness writes one row per
@@ -76,5 +80,90 @@ func TestBetweennessRefusals(t *testing.T) {
 	// Counting hops, the weights do not matter.
 	if r := pathctl(t, nil, "run", zero, "--layout", "betweenness", "--unweighted", "-o", filepath.Join(dir, "hops.csv")); r.code != 0 {
 		t.Errorf("--unweighted: exit %d: %s", r.code, r.stderr)
+	}
+}
+
+// TestBetweennessDryRun: --dry-run of the betweenness layout names the
+// sources the run would sum over (the --k sample), the CPU engine and the
+// search per source, refuses what the run refuses with the run's words,
+// and writes nothing.
+func TestBetweennessDryRun(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "g.csv", "src,dst,weight\n1,2,1\n2,3,2\n3,4,1\n4,5,3\n")
+	zero := writeFile(t, dir, "zero.csv", "src,dst,weight\n1,2,0\n2,3,2\n")
+	out := filepath.Join(dir, "x-out.csv")
+	r := pathctl(t, nil, "run", in, "--layout", "betweenness", "--k", "3", "--seed", "2", "--dry-run", "-o", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, line := range []string{
+		"sources:    3 (sampled with --seed 2)\n",
+		"layout:     betweenness, 5 rows, float64 values\n",
+		"engine:     cpu (betweenness runs on the CPU engine: its GPU passes are not built yet)\n",
+		"algorithm:  betweenness (Brandes, Dijkstra per source)\n",
+	} {
+		if !strings.Contains(r.stdout, line) {
+			t.Errorf("the dry run lacks %q:\n%s", line, r.stdout)
+		}
+	}
+	r = pathctl(t, nil, "run", in, "--layout", "betweenness", "--unweighted", "--dry-run", "-o", out)
+	if r.code != 0 || !strings.Contains(r.stdout, "sources:    5 (every vertex)\n") || !strings.Contains(r.stdout, "(Brandes, BFS per source)") {
+		t.Errorf("--unweighted: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{in, "--k", "6"}, "k 6 is more than the graph's 5 vertices"},
+		{[]string{zero}, "edge 1 -> 2 weighs 0"},
+	} {
+		r := pathctl(t, nil, append([]string{"run", "--layout", "betweenness", "--dry-run", "-o", out}, c.args...)...)
+		oneErrorLine(t, r, exitUsage, c.says)
+	}
+	assertNoOutput(t, dir, "-out.csv")
+}
+
+// TestBetweennessInterrupted: SIGINT (Ctrl-C) ends a betweenness run
+// mid-way as interrupted (130), leaving no file in the output's directory.
+func TestBetweennessInterrupted(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "grid.parquet")
+	if r := pathctl(t, nil, "gen", "grid", "--rows", "150", "--cols", "150", "-o", in); r.code != 0 {
+		t.Fatalf("gen: %s", r.stderr)
+	}
+	dir := t.TempDir()
+	// 22,500 weighted sources on one thread: minutes of work.
+	cmd := exec.Command(binPath, "run", in, "--layout", "betweenness", "--threads", "1", "-o", filepath.Join(dir, "b.arrow"), "--quiet")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		select {
+		case <-done:
+		default:
+			cmd.Process.Kill()
+			<-done
+		}
+	}()
+	waitForTemporary(t, dir, done)
+	time.Sleep(100 * time.Millisecond) // into the sources
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case err = <-done:
+		done <- err
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run ignored SIGINT for 10 s")
+	}
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitInterrupted {
+		t.Fatalf("exit %v, want %d; stderr %q", err, exitInterrupted, errb.String())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+		t.Errorf("SIGINT left %s behind", entries[0].Name())
 	}
 }

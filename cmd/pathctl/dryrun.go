@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/gen"
 	"github.com/pathctl/pathctl/pipeline"
 )
@@ -73,13 +74,21 @@ func printDryRun(w io.Writer, c *cli.Context, g *pipeline.Graph, est pipeline.Es
 	}
 	fmt.Fprintf(w, "pathctl: dry run: nothing computed, nothing written\n")
 	fmt.Fprintf(w, "vertices:   %d (%d arcs)\n", est.Vertices, g.CSR.NumEdges())
-	fmt.Fprintf(w, "sources:    %s\n", every(est.Sources, c.String("sources") != "" || c.String("sources-file") != "" || c.IsSet("source") || c.IsSet("k")))
+	sources := every(est.Sources, c.String("sources") != "" || c.String("sources-file") != "" || c.IsSet("source") || c.IsSet("k"))
+	if c.IsSet("k") && est.Sources < est.Vertices { // the betweenness sample
+		sources = fmt.Sprintf("%d (sampled with --seed %d)", est.Sources, c.Uint64("seed"))
+	}
+	fmt.Fprintf(w, "sources:    %s\n", sources)
 	fmt.Fprintf(w, "targets:    %s\n", every(est.Targets, c.String("targets") != "" || c.String("targets-file") != "" || c.IsSet("k-nearest")))
 	rows := fmt.Sprintf("%d rows", est.Rows)
 	if !est.Exact {
 		rows = fmt.Sprintf("at most %d rows (every pair reachable: unreachable pairs are left out)", est.Rows)
 	}
-	fmt.Fprintf(w, "layout:     %s, %s, %s distances\n", est.Layout, rows, est.DistType)
+	values := "distances"
+	if est.Layout == arrowio.LayoutBetweenness {
+		values = "values"
+	}
+	fmt.Fprintf(w, "layout:     %s, %s, %s %s\n", est.Layout, rows, est.DistType, values)
 	dest := out
 	if out == "-" {
 		dest = "stdout"
