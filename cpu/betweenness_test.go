@@ -85,7 +85,9 @@ func betweennessShapes() []betweennessShape {
 }
 
 // randomBetweennessGraph draws a graph of shape sh with weights of kind
-// (1..3 for integers, to make ties; any positive value for floats).
+// (1..3 for integers, to make ties; for int-top 1, half and all of the
+// bucket queue's largest weight, and for int-wide three multiples of a
+// weight above it; any positive value for floats).
 func randomBetweennessGraph(t *testing.T, rng *rand.Rand, sh betweennessShape, kind string, undirected bool) *graph.CSR {
 	t.Helper()
 	n, src, dst := sh.edges(rng)
@@ -95,6 +97,14 @@ func randomBetweennessGraph(t *testing.T, rng *rand.Rand, sh betweennessShape, k
 	case "int32", "int64":
 		for range src {
 			e.IntWeights = append(e.IntWeights, 1+rng.Int64N(3))
+		}
+	case "int-top": // up to maxDialWeight: the bucket ring's widest
+		for range src {
+			e.IntWeights = append(e.IntWeights, []int64{1, maxDialWeight / 2, maxDialWeight}[rng.IntN(3)])
+		}
+	case "int-wide": // above maxDialWeight: the heap, with ties as many
+		for range src {
+			e.IntWeights = append(e.IntWeights, (1+rng.Int64N(3))*(maxDialWeight/2+1))
 		}
 		if kind == "int64" {
 			opt.DistType = graph.DistInt64
@@ -124,9 +134,10 @@ func closeEnough(a, b float64) bool {
 	return a == b || math.Abs(a-b) <= 1e-9*max(math.Abs(a), math.Abs(b), 1)
 }
 
-// TestBetweennessAgainstBrandes: the engine against the serial oracle on
-// random graphs of every shape, weight kind and direction, with and
-// without endpoints, from every source and from a few.
+// TestBetweennessAgainstBrandes: the engine's vertex and edge betweenness
+// against the serial oracle on random graphs of every shape, weight kind
+// and direction, with and without endpoints (which edges ignore), from
+// every source and from a few.
 func TestBetweennessAgainstBrandes(t *testing.T) {
 	rng := testgraphs.Rand(t, 41)
 	trials := 4
@@ -134,7 +145,7 @@ func TestBetweennessAgainstBrandes(t *testing.T) {
 		trials = 1
 	}
 	for _, sh := range betweennessShapes() {
-		for _, kind := range []string{"hops", "int32", "int64", "float32", "float64"} {
+		for _, kind := range []string{"hops", "int32", "int64", "int-top", "int-wide", "float32", "float64"} {
 			for _, undirected := range []bool{false, true} {
 				for trial := range trials {
 					g := randomBetweennessGraph(t, rng, sh, kind, undirected)
@@ -160,6 +171,19 @@ func TestBetweennessAgainstBrandes(t *testing.T) {
 					for v := range want {
 						if !closeEnough(got[v], want[v]) {
 							t.Fatalf("%s: vertex %d: %v, oracle %v", name, v, got[v], want[v])
+						}
+					}
+					wantArcs, err := ref.EdgeBrandes(g, sources, kind == "hops")
+					if err != nil {
+						t.Fatalf("%s: edge oracle: %v", name, err)
+					}
+					gotArcs, err := New(WithThreads(3)).EdgeBetweenness(context.Background(), g, sources, BetweennessOptions{Endpoints: endpoints, Hops: kind == "hops"})
+					if err != nil {
+						t.Fatalf("%s: edges: %v", name, err)
+					}
+					for k := range wantArcs {
+						if !closeEnough(gotArcs[k], wantArcs[k]) {
+							t.Fatalf("%s: arc %d: %v, oracle %v", name, k, gotArcs[k], wantArcs[k])
 						}
 					}
 				}

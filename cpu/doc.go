@@ -23,7 +23,8 @@
 //
 //   - atomics.go: CAS and MIN on distances of any type, the seeds' atomics
 //   - auto.go: auto: BFS, Dial's bucket queue or a heap Dijkstra per source
-//   - betweenness.go: betweenness centrality, Brandes's two passes per source
+//   - betweenness.go: betweenness centrality of vertices and edges, summed over source blocks
+//   - brandes.go: Brandes's passes per source (BFS, bucket queue, heap) and their scratch
 //   - bellmanford.go: bellman-ford, negative weights and negative cycles
 //   - bfs.go: bfs, hop counts by atomic relaxation with predecessors
 //   - bfslevel.go: bfs-level, level-synchronous hop counts

@@ -19,18 +19,39 @@ import (
 // hops or an unweighted g, else int64 sums of integer weights or float64
 // sums of float weights, ties compared exactly. Weights must be positive.
 func Brandes(g *graph.CSR, sources []graph.VertexID, endpoints, hops bool) ([]float64, error) {
+	cb, _, err := brandes(g, sources, endpoints, hops)
+	return cb, err
+}
+
+// EdgeBrandes returns the edge betweenness of every arc of g (in CSR
+// order) summed over sources, before any rescaling: Σ_s Σ_t σ_st(a) / σ_st,
+// σ_st(a) the shortest s–t paths over arc a (networkx's _accumulate_edges,
+// each arc apart: an undirected edge is the sum of its two arcs).
+func EdgeBrandes(g *graph.CSR, sources []graph.VertexID, hops bool) ([]float64, error) {
+	_, arcs, err := brandes(g, sources, false, hops)
+	return arcs, err
+}
+
+// predArc is a tight arc into a vertex: its tail and its index in the CSR.
+type predArc struct {
+	from graph.VertexID
+	arc  int64
+}
+
+func brandes(g *graph.CSR, sources []graph.VertexID, endpoints, hops bool) ([]float64, []float64, error) {
 	n := g.NumVertices
 	cb := make([]float64, n)
+	arcs := make([]float64, len(g.Targets))
 	weight, err := arcWeights(g, hops || !g.Weighted)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, s := range sources {
 		if err := checkSource(g, s); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		stack := []graph.VertexID{}
-		pred := make([][]graph.VertexID, n)
+		pred := make([][]predArc, n)
 		sigma := make([]float64, n)
 		dist := make([]float64, n) // exact: integer sums stay below 2^53 in the tests' graphs
 		reached := make([]bool, n)
@@ -56,10 +77,10 @@ func Brandes(g *graph.CSR, sources []graph.VertexID, endpoints, hops bool) ([]fl
 				case !reached[w] || d < dist[w]:
 					reached[w], dist[w] = true, d
 					sigma[w] = sigma[v]
-					pred[w] = append(pred[w][:0], v)
+					pred[w] = append(pred[w][:0], predArc{v, k})
 				case d == dist[w]:
 					sigma[w] += sigma[v]
-					pred[w] = append(pred[w], v)
+					pred[w] = append(pred[w], predArc{v, k})
 				}
 			}
 		}
@@ -69,8 +90,10 @@ func Brandes(g *graph.CSR, sources []graph.VertexID, endpoints, hops bool) ([]fl
 		}
 		for i := len(stack) - 1; i >= 0; i-- {
 			w := stack[i]
-			for _, v := range pred[w] {
-				delta[v] += sigma[v] / sigma[w] * (1 + delta[w])
+			for _, p := range pred[w] {
+				c := sigma[p.from] / sigma[w] * (1 + delta[w])
+				delta[p.from] += c
+				arcs[p.arc] += c
 			}
 			if w != s {
 				cb[w] += delta[w]
@@ -80,7 +103,7 @@ func Brandes(g *graph.CSR, sources []graph.VertexID, endpoints, hops bool) ([]fl
 			}
 		}
 	}
-	return cb, nil
+	return cb, arcs, nil
 }
 
 // arcAdder adds arc k's weight to a distance in the weights' own

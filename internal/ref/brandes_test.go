@@ -72,3 +72,37 @@ func TestBrandesRefusesZeroWeights(t *testing.T) {
 		t.Errorf("hops ignore the weights: %v", err)
 	}
 }
+
+// TestEdgeBrandesKnownAnswers: the edge oracle on the directed 3-path
+// 0 → 1 → 2 (each arc on two paths) and the diamond 0 → {1, 2} → 3, where
+// the two paths 0 ⇝ 3 split: each outer arc carries one path of its own
+// and half of 0 ⇝ 3.
+func TestEdgeBrandesKnownAnswers(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		n        int
+		src, dst []graph.VertexID
+		want     []float64 // in CSR order: by tail, then head
+	}{
+		{"path", 3, []graph.VertexID{0, 1}, []graph.VertexID{1, 2}, []float64{2, 2}},
+		{"diamond", 4, []graph.VertexID{0, 0, 1, 2}, []graph.VertexID{1, 2, 3, 3}, []float64{1.5, 1.5, 1.5, 1.5}},
+	} {
+		g, err := graph.Build(&graph.Edges{NumVertices: c.n, Src: c.src, Dst: c.dst}, graph.BuildOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources := make([]graph.VertexID, c.n)
+		for i := range sources {
+			sources[i] = graph.VertexID(i)
+		}
+		got, err := EdgeBrandes(g, sources, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range c.want {
+			if got[k] != c.want[k] {
+				t.Errorf("%s: arc %d: %v, want %v (all %v)", c.name, k, got[k], c.want[k], got)
+			}
+		}
+	}
+}
