@@ -26,16 +26,26 @@ const (
 	// LayoutBetweenness has one row per vertex: its betweenness
 	// centrality (result_betweenness.go).
 	LayoutBetweenness Layout = "betweenness"
+	// LayoutEdgeBetweenness has one row per edge: its betweenness
+	// centrality (result_betweenness.go).
+	LayoutEdgeBetweenness Layout = "edge-betweenness"
 )
 
-// ParseLayout accepts "pairs", "matrix", "stats", "nearest" and
-// "betweenness".
+// ParseLayout accepts "pairs", "matrix", "stats", "nearest",
+// "betweenness" and "edge-betweenness".
 func ParseLayout(s string) (Layout, error) {
 	switch l := Layout(s); l {
-	case LayoutPairs, LayoutMatrix, LayoutStats, LayoutNearest, LayoutBetweenness:
+	case LayoutPairs, LayoutMatrix, LayoutStats, LayoutNearest, LayoutBetweenness, LayoutEdgeBetweenness:
 		return l, nil
 	}
-	return "", fmt.Errorf("arrowio: unknown layout %q (want pairs, matrix, stats, nearest or betweenness)", s)
+	return "", fmt.Errorf("arrowio: unknown layout %q (want pairs, matrix, stats, nearest, betweenness or edge-betweenness)", s)
+}
+
+// IsBetweenness reports whether l is one of the betweenness layouts, of
+// vertices or of edges: their rows are not per source, and they share
+// their options.
+func (l Layout) IsBetweenness() bool {
+	return l == LayoutBetweenness || l == LayoutEdgeBetweenness
 }
 
 // Schema metadata keys of a result. ResultSchema sets MetaLayout,
@@ -64,6 +74,8 @@ const (
 	ColRank         = "rank"
 	ColPath         = "path"
 	ColBetweenness  = "betweenness"
+	ColSrc          = "src" // edge-betweenness: an edge's ends, as in the input
+	ColDst          = "dst"
 )
 
 // MetaNumTargets is the schema metadata key of a result narrowed to some
@@ -175,6 +187,8 @@ func resultSchema(layout Layout, v *Vertices, t graph.DistType, withPred bool, s
 	switch layout {
 	case LayoutBetweenness:
 		return betweennessSchema(v)
+	case LayoutEdgeBetweenness:
+		return edgeBetweennessSchema(v)
 	case LayoutNearest:
 		fields = []arrow.Field{
 			{Name: ColVertex, Type: id},

@@ -29,7 +29,7 @@ type QueryBetweenness struct {
 
 // isBetweenness reports whether q asks for the betweenness layout.
 func (q *Query) isBetweenness() bool {
-	return q.Layout == string(arrowio.LayoutBetweenness)
+	return arrowio.Layout(q.Layout).IsBetweenness()
 }
 
 // checkBetweenness refuses the betweenness keys with another layout, a

@@ -136,3 +136,62 @@ func TestQueryBetweennessKeysRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryEdgeBetweenness: "layout": "edge-betweenness" with the
+// betweenness keys gives what the pipeline's Prepared query gives for that
+// layout: src, dst and betweenness, one row per edge.
+func TestQueryEdgeBetweenness(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ts := startServer(t, Config{Allocator: mem})
+	cl := dial(t, ts.addr)
+	ctx := context.Background()
+	c, err := testgraphs.Find("undirected")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uploadCase(t, ctx, cl, c.Name, c)
+	meta, _ := ts.store.get(c.Name)
+	g, err := ts.graphFor(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := func(recs []arrow.RecordBatch) []string {
+		var out []string
+		for _, r := range recs {
+			if names := r.Schema().Field(0).Name + "," + r.Schema().Field(1).Name; names != "src,dst" {
+				t.Errorf("columns %s, want src,dst,betweenness", names)
+			}
+			b := r.Column(2).(*array.Float64)
+			for i := range int(r.NumRows()) {
+				out = append(out, fmt.Sprintf("%s %s %.17g", r.Column(0).ValueStr(i), r.Column(1).ValueStr(i), b.Value(i)))
+			}
+			r.Release()
+		}
+		return out
+	}
+	ticket := fmt.Sprintf(`{"graph": %q, "layout": "edge-betweenness", "normalized": false, "k": 3, "seed": 5}`, c.Name)
+	_, recs, err := doGet(ctx, cl, ticket, mem)
+	if err != nil {
+		t.Fatalf("%s: %v", ticket, err)
+	}
+	got := rows(recs)
+	var want []arrow.RecordBatch
+	pq, err := pipeline.Prepare(g, pipeline.Options{
+		Query:     pipeline.Query{Layout: arrowio.LayoutEdgeBetweenness, Betweenness: pipeline.BetweennessOptions{Unnormalized: true, Sample: 3, Seed: 5}},
+		Resources: pipeline.Resources{Engine: "cpu"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pq.Run(ctx, func(r arrow.RecordBatch) error {
+		r.Retain()
+		want = append(want, r)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if expect := rows(want); len(got) == 0 || strings.Join(got, "\n") != strings.Join(expect, "\n") {
+		t.Errorf("%s:\n got %q\nwant %q", ticket, got, expect)
+	}
+}

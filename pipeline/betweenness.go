@@ -98,7 +98,8 @@ func resolveBetweenness(q *Prepared) error {
 }
 
 // runBetweenness computes q's betweenness layout and calls emit with its
-// records: one row per vertex, in vertex order. Sources, when given,
+// records: one row per vertex, in vertex order, or for edge-betweenness
+// one row per edge (betweennessEdges). Sources, when given,
 // restrict the sum to their paths: normalized, it is scaled as networkx
 // scales a sample of those sources (the fraction of the pairs they
 // start); unnormalized, it is their raw contribution (halved on
@@ -123,19 +124,38 @@ func runBetweenness(ctx context.Context, q *Prepared, emit func(arrow.RecordBatc
 		total := int64(len(sources))
 		copt.Progress = func(done int) { opt.Progress(int64(done), total) }
 	}
-	raw, err := cpu.New(cpu.WithThreads(opt.Threads)).Betweenness(ctx, g.CSR, sources, copt)
+	engine := cpu.New(cpu.WithThreads(opt.Threads))
+	sum := &Summary{Engine: "cpu", Algorithm: "betweenness (Brandes, " + method + ")", Sources: int64(len(sources)),
+		Pairs: int64(len(sources)) * int64(n), Blocks: 1}
+	count := func(r arrow.RecordBatch) error {
+		sum.Rows += r.NumRows()
+		return emit(r)
+	}
+	directed, given := !g.CSR.Undirected, opt.Sources != nil
+	if opt.Layout == arrowio.LayoutEdgeBetweenness {
+		sum.Algorithm = "edge " + sum.Algorithm
+		arcs, err := engine.EdgeBetweenness(ctx, g.CSR, sources, copt)
+		if err != nil {
+			return nil, err
+		}
+		// 2. Fold the arcs into edges, rescale as networkx, and emit.
+		src, dst, values := betweennessEdges(g.CSR, arcs)
+		edgeOpt := bopt
+		edgeOpt.Endpoints = true // networkx's _rescale of edges counts every target
+		rescaleBetweenness(values, n, directed, edgeOpt, q.sampled, given)
+		if err := arrowio.EdgeBetweennessRecords(g.Table.Vertices, src, dst, values, opt.Allocator, count); err != nil {
+			return nil, err
+		}
+		sum.Elapsed = time.Since(start)
+		return sum, nil
+	}
+	raw, err := engine.Betweenness(ctx, g.CSR, sources, copt)
 	if err != nil {
 		return nil, err
 	}
 	// 2. Rescale as networkx, and emit.
-	rescaleBetweenness(raw, !g.CSR.Undirected, bopt, q.sampled, opt.Sources != nil)
-	sum := &Summary{Engine: "cpu", Algorithm: "betweenness (Brandes, " + method + ")", Sources: int64(len(sources)),
-		Pairs: int64(len(sources)) * int64(n), Blocks: 1}
-	err = arrowio.BetweennessRecords(g.Table.Vertices, raw, opt.Allocator, func(r arrow.RecordBatch) error {
-		sum.Rows += r.NumRows()
-		return emit(r)
-	})
-	if err != nil {
+	rescaleBetweenness(raw, n, directed, bopt, q.sampled, given)
+	if err := arrowio.BetweennessRecords(g.Table.Vertices, raw, opt.Allocator, count); err != nil {
 		return nil, err
 	}
 	sum.Elapsed = time.Since(start)
@@ -170,6 +190,8 @@ func betweennessHops(g *Graph, opt Options, bopt BetweennessOptions) (bool, erro
 		return false, invalid("k samples the sources; give k or the sources, not both")
 	case bopt.Sample > g.NumVertices():
 		return false, invalid("k %d is more than the graph's %d vertices", bopt.Sample, g.NumVertices())
+	case bopt.Endpoints && opt.Layout == arrowio.LayoutEdgeBetweenness:
+		return false, invalid("endpoints is an option of the vertices' betweenness, not of edge-betweenness (networkx's edge betweenness has none)")
 	}
 	var hops bool
 	switch opt.Algorithm {
@@ -217,16 +239,16 @@ func nonPositiveEdge(csr *graph.CSR) (u, v graph.VertexID, w float64, found bool
 }
 
 // rescaleBetweenness scales the raw sums b in place as networkx's _rescale
-// does (n = len(b); sampled nil: every vertex a source): with N the pairs'
-// possible targets (n with endpoints, else n - 1) and K the sources (N
+// does (n vertices, b one value per vertex, or per edge with Endpoints as
+// networkx rescales edges; sampled nil: every vertex a source): with N the
+// pairs' possible targets (n with endpoints, else n - 1) and K the sources (N
 // when all), normalized values are divided by K·(N - 1), the ordered pairs
 // a vertex may lie between, and unnormalized ones multiplied by N / K and
 // halved on undirected graphs. Without endpoints, a sample's own vertices
 // are counted over K - 1 sources (NaN for a sample of one, as networkx).
 // Nothing is scaled when N < 2. Given sources (given) unnormalized are not
 // extrapolated: their raw sums are kept, halved on undirected graphs.
-func rescaleBetweenness(b []float64, directed bool, bopt BetweennessOptions, sampled []graph.VertexID, given bool) {
-	n := len(b)
+func rescaleBetweenness(b []float64, n int, directed bool, bopt BetweennessOptions, sampled []graph.VertexID, given bool) {
 	bigN := n - 1
 	if bopt.Endpoints {
 		bigN = n
@@ -271,7 +293,7 @@ func rescaleBetweenness(b []float64, directed bool, bopt BetweennessOptions, sam
 			source = float64(bigN) / ((k - 1) * correction)
 		}
 	}
-	isSource := make([]bool, n)
+	isSource := make([]bool, len(b))
 	for _, s := range sampled {
 		isSource[s] = true
 	}

@@ -47,7 +47,8 @@
 //     the host
 //   - nearest.go: the nearest layout: the engine that answers it, its
 //     run
-//   - betweenness.go: the betweenness layout
+//   - betweenness.go: the betweenness layouts (of vertices and of edges)
+//   - betweenness_edges.go: the edge-betweenness rows from the per-arc sums
 //   - ch.go: the ch algorithm (a contraction hierarchy)
 //   - overflow.go: refusing graphs whose distances could overflow their
 //     type

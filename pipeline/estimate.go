@@ -73,12 +73,17 @@ func (q *Prepared) Estimate() Estimate {
 		est.Rows, est.Exact = int64(sources), true
 	case arrowio.LayoutBetweenness:
 		est.Rows, est.Exact = int64(n), true
+	case arrowio.LayoutEdgeBetweenness:
+		est.Rows, est.Exact = g.CSR.NumEdges(), true
+		if g.CSR.Undirected {
+			est.Rows /= 2 // one row per edge, of two arcs
+		}
 	case arrowio.LayoutNearest:
 		est.Rows = int64(n)
 	default:
 		est.Rows = int64(sources) * int64(est.Targets) // below 2^62: both are int32 counts
 	}
-	if opt.Layout == arrowio.LayoutBetweenness {
+	if opt.Layout.IsBetweenness() {
 		est.DistType = graph.DistFloat64
 	}
 	if opt.Layout == arrowio.LayoutMatrix {
@@ -176,9 +181,12 @@ func textWidth(t arrow.DataType) int {
 // is named as "gpu (if usable)" where only opening it would tell.
 func (q *Prepared) Plan() (engine, algorithm string) {
 	g, opt, sources := q.g, q.opt, len(q.sources)
-	if opt.Layout == arrowio.LayoutBetweenness { // betweenness.go
-		return "cpu (betweenness runs on the CPU engine: its GPU passes are not built yet)",
-			fmt.Sprintf("betweenness (Brandes, %s per source)", betweennessMethod(q.hops))
+	if opt.Layout.IsBetweenness() { // betweenness.go
+		algorithm = fmt.Sprintf("betweenness (Brandes, %s per source)", betweennessMethod(q.hops))
+		if opt.Layout == arrowio.LayoutEdgeBetweenness {
+			algorithm = "edge " + algorithm
+		}
+		return "cpu (betweenness runs on the CPU engine: its GPU passes are not built yet)", algorithm
 	}
 	g.mu.Lock()
 	device, gpuErr := g.device, g.gpuErr
@@ -190,7 +198,7 @@ func (q *Prepared) Plan() (engine, algorithm string) {
 			}
 			return "ch (contraction hierarchy, built first)"
 		}
-		if opt.Layout == arrowio.LayoutNearest || opt.Layout == arrowio.LayoutBetweenness {
+		if opt.Layout == arrowio.LayoutNearest || opt.Layout.IsBetweenness() {
 			return string(opt.Algorithm)
 		}
 		req := graph.Request{Algorithm: opt.Algorithm, WithPredecessors: opt.WithPredecessors || opt.WithPaths, Delta: opt.Delta, Threads: opt.Threads, Cutoff: opt.Cutoff, HasCutoff: opt.HasCutoff}

@@ -64,7 +64,7 @@ func Prepare(g *Graph, opt Options) (*Prepared, error) {
 	}
 	q := &Prepared{g: g, opt: opt, dist: g.resultType(opt.Algorithm)}
 	// 2. Look the sources and targets up.
-	if opt.Layout == arrowio.LayoutBetweenness {
+	if opt.Layout.IsBetweenness() {
 		if err := resolveBetweenness(q); err != nil { // betweenness.go
 			return nil, err
 		}

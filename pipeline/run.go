@@ -20,7 +20,7 @@ import (
 func (q *Prepared) Run(ctx context.Context, emit func(arrow.RecordBatch) error) (*Summary, error) {
 	start := time.Now()
 	g, opt, sources := q.g, q.opt, q.sources
-	if opt.Layout == arrowio.LayoutBetweenness {
+	if opt.Layout.IsBetweenness() {
 		return runBetweenness(ctx, q, emit) // betweenness.go
 	}
 	// 1. The graph the run searches, and what no engine sees.

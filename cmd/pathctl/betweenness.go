@@ -22,10 +22,10 @@ func betweennessFlags() []cli.Flag {
 // layout, or k below 1 or beside the sources, they are a usage error.
 func readBetweennessFlags(c *cli.Context, layout arrowio.Layout) (pipeline.BetweennessOptions, error) {
 	var bopt pipeline.BetweennessOptions
-	if layout != arrowio.LayoutBetweenness {
+	if !layout.IsBetweenness() {
 		for _, name := range []string{"normalized", "endpoints", "k", "seed"} {
 			if c.IsSet(name) {
-				return bopt, usagef("--%s is an option of --layout betweenness, not %s (the k nearest are --k-nearest)", name, layout)
+				return bopt, usagef("--%s is an option of --layout betweenness and edge-betweenness, not %s (the k nearest are --k-nearest)", name, layout)
 			}
 		}
 		return bopt, nil
@@ -43,9 +43,9 @@ func readBetweennessFlags(c *cli.Context, layout arrowio.Layout) (pipeline.Betwe
 }
 
 // loadEngine is where the graph of layout is built: on the CPU for the
-// betweenness layout, which the CPU engine answers whatever --engine says.
+// betweenness layouts, which the CPU engine answers whatever --engine says.
 func loadEngine(engine string, layout arrowio.Layout) string {
-	if layout == arrowio.LayoutBetweenness {
+	if layout.IsBetweenness() {
 		return "cpu"
 	}
 	return engine

@@ -64,7 +64,7 @@ func TestBetweennessRefusals(t *testing.T) {
 		code int
 		says string
 	}{
-		{[]string{in, "--k", "2"}, exitUsage, "--k is an option of --layout betweenness, not pairs"},
+		{[]string{in, "--k", "2"}, exitUsage, "--k is an option of --layout betweenness and edge-betweenness, not pairs"},
 		{[]string{in, "--layout", "stats", "--endpoints"}, exitUsage, "--endpoints is an option of --layout betweenness"},
 		{[]string{in, "--layout", "betweenness", "--k", "2", "--sources", "1"}, exitUsage, "give --k or --sources, not both"},
 		{[]string{in, "--layout", "betweenness", "--k", "0"}, exitUsage, "--k 0: want 1 or more"},
@@ -166,4 +166,38 @@ func TestBetweennessInterrupted(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) > 0 {
 		t.Errorf("SIGINT left %s behind", entries[0].Name())
 	}
+}
+
+// TestEdgeBetweennessLayout: run --layout edge-betweenness writes one row
+// per edge (src, dst, betweenness) with networkx's values: on a → b → c,
+// a → c, c → d each arc's share of the 12 ordered pairs; undirected and
+// unnormalized, each edge once with both directions' paths, halved; the
+// dry run counts the rows; --endpoints is refused.
+func TestEdgeBetweennessLayout(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "g.csv", "src,dst\na,b\nb,c\na,c\nc,d\n")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "src,dst,betweenness\na,b,0.08333333333333333\na,c,0.16666666666666666\nb,c,0.16666666666666666\nc,d,0.25\n"},
+		{[]string{"--undirected", "--normalized=false"}, "src,dst,betweenness\na,b,1\na,c,2\nb,c,2\nc,d,3\n"},
+	} {
+		out := filepath.Join(dir, "out.csv")
+		r := pathctl(t, nil, append([]string{"run", in, "--layout", "edge-betweenness", "-o", out}, c.args...)...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, r.code, r.stderr)
+		}
+		if got, _ := os.ReadFile(out); string(got) != c.want {
+			t.Errorf("%v:\n%s\nwant\n%s", c.args, got, c.want)
+		}
+	}
+	r := pathctl(t, nil, "run", in, "--undirected", "--layout", "edge-betweenness", "--dry-run")
+	if r.code != 0 || !strings.Contains(r.stdout, "layout:     edge-betweenness, 4 rows, float64 values\n") ||
+		!strings.Contains(r.stdout, "algorithm:  edge betweenness (Brandes, BFS per source)\n") {
+		t.Errorf("dry run: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = pathctl(t, nil, "run", in, "--layout", "edge-betweenness", "--endpoints", "-o", filepath.Join(dir, "x-out.csv"))
+	oneErrorLine(t, r, exitUsage, "endpoints is an option of the vertices' betweenness, not of edge-betweenness")
+	assertNoOutput(t, dir, "-out.csv")
 }

@@ -175,7 +175,7 @@ func executeDataset(e *env, c *cli.Context, opt pipeline.Options, out string) er
 	if opt.HasCutoff {
 		m.Query.Cutoff = &opt.Cutoff
 	}
-	if opt.Layout == arrowio.LayoutBetweenness {
+	if opt.Layout.IsBetweenness() {
 		m.Query.Betweenness = fmt.Sprintf("%+v", opt.Betweenness)
 	}
 	priorBlock := 0
@@ -267,7 +267,7 @@ func executeDataset(e *env, c *cli.Context, opt pipeline.Options, out string) er
 			return fmt.Errorf("pathctl: %w", err)
 		}
 		block := q
-		if opt.Layout != arrowio.LayoutNearest && opt.Layout != arrowio.LayoutBetweenness {
+		if opt.Layout != arrowio.LayoutNearest && !opt.Layout.IsBetweenness() {
 			block = q.Slice(first, first+count)
 		}
 		blockProgress = prog.block(count)
@@ -293,7 +293,7 @@ func executeDataset(e *env, c *cli.Context, opt pipeline.Options, out string) er
 			return nil
 		}
 		// No source at all still writes one file, of no rows: the schema.
-		if count > 0 || opt.Layout == arrowio.LayoutBetweenness {
+		if count > 0 || opt.Layout.IsBetweenness() {
 			if _, err := block.Run(e.ctx, emit); err != nil {
 				w.Abort()
 				bar.finish()

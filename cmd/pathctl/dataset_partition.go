@@ -45,7 +45,7 @@ func checkPartitionBy(c *cli.Context, layout arrowio.Layout) (string, error) {
 	case "", partitionBySourceBlock: // "": sssp and bfs, which have no flag
 		by = partitionBySourceBlock
 	case partitionBySource:
-		if layout == arrowio.LayoutNearest || layout == arrowio.LayoutBetweenness {
+		if layout == arrowio.LayoutNearest || layout.IsBetweenness() {
 			return "", usagef("--partition-by source: the %s layout is one answer over every source, not one per source", layout)
 		}
 		if c.IsSet("dataset-block") {

@@ -88,7 +88,7 @@ func datasetFormat(format, out string) (string, string, error) {
 // the default (datasetBlockSize).
 func datasetBlockPlan(c *cli.Context, layout arrowio.Layout, partitionBy string, sources, targets, vertices int, narrowed bool, prior int) int {
 	switch {
-	case layout == arrowio.LayoutNearest || layout == arrowio.LayoutBetweenness:
+	case layout == arrowio.LayoutNearest || layout.IsBetweenness():
 		return max(sources, 1)
 	case partitionBy == partitionBySource:
 		return 1

@@ -10,7 +10,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/gen"
 	"github.com/pathctl/pathctl/pipeline"
 )
@@ -85,7 +84,7 @@ func printDryRun(w io.Writer, c *cli.Context, g *pipeline.Graph, est pipeline.Es
 		rows = fmt.Sprintf("at most %d rows (every pair reachable: unreachable pairs are left out)", est.Rows)
 	}
 	values := "distances"
-	if est.Layout == arrowio.LayoutBetweenness {
+	if est.Layout.IsBetweenness() {
 		values = "values"
 	}
 	fmt.Fprintf(w, "layout:     %s, %s, %s %s\n", est.Layout, rows, est.DistType, values)

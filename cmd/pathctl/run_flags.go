@@ -149,7 +149,7 @@ func readComputeParams(c *cli.Context, notice io.Writer) (computeParams, error) 
 func outputFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", Usage: "output file; - writes an Arrow IPC stream to stdout; DIR/ writes a partitioned dataset (docs/cli.md)"},
-		&cli.StringFlag{Name: "layout", Value: "pairs", Usage: "pairs (source, target, distance), matrix (one row of n distances per source), stats (centralities per source) or betweenness (one row per vertex)"},
+		&cli.StringFlag{Name: "layout", Value: "pairs", Usage: "pairs (source, target, distance), matrix (one row of n distances per source), stats (centralities per source), betweenness (one row per vertex) or edge-betweenness (one row per edge)"},
 		&cli.StringFlag{Name: "format", Usage: "arrow (IPC file), arrows (IPC stream), parquet or csv (default: from the output's extension)"},
 		&cli.StringFlag{Name: "compression", Usage: "none, zstd or lz4 (default: none for Arrow IPC, zstd for Parquet)"},
 		&cli.BoolFlag{Name: "with-predecessors", Usage: "add a predecessor column to the pairs layout"},

@@ -15,7 +15,7 @@ Remotely, :func:`connect` talks to a ``pathctl serve`` Flight endpoint, and
 :mod:`pathctl.spark` spreads the sources of a run over a Spark cluster.
 """
 
-from ._betweenness import betweenness
+from ._betweenness import betweenness, edge_betweenness
 from ._api import apsp, bfs, distance_matrix, gpu_available, info, matrix_from_table, path, sssp, stream
 from ._errors import (
     AuthenticationError,
@@ -48,6 +48,7 @@ except _NoMetadata:  # imported from a source tree that was never installed
 __all__ = [
     "apsp",
     "betweenness",
+    "edge_betweenness",
     "sssp",
     "bfs",
     "stream",

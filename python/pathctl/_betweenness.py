@@ -1,5 +1,6 @@
-"""pathctl.betweenness: Brandes betweenness centrality through the binary's
-``run --layout betweenness`` (docs/cli.md, "Betweenness centrality")."""
+"""pathctl.betweenness and pathctl.edge_betweenness: Brandes betweenness
+centrality through the binary's ``run --layout betweenness`` and ``--layout
+edge-betweenness`` (docs/cli.md, "Betweenness centrality")."""
 
 from __future__ import annotations
 
@@ -53,6 +54,41 @@ def betweenness(edges: Any, *, directed: bool = True, normalized: bool = True,
     scope = {name: value for name, value in locals().items() if name not in ("k", "seed", "flags")}
     edges, directed, options = _prepare(edges, directed, _NX_WEIGHT, scope)
     run = Run("run", edges, layout="betweenness", sources=sources, directed=directed,
+              engine=engine, options=options, extra_flags=flags)
+    return run_table(run)
+
+
+def edge_betweenness(edges: Any, *, directed: bool = True, normalized: bool = True,
+                     k: Optional[int] = None, seed: Optional[int] = None,
+                     sources: Optional[Iterable[Any]] = None, weight_col: Optional[str] = None,
+                     unweighted: bool = False, engine: str = "auto", src_col: Optional[str] = None,
+                     dst_col: Optional[str] = None, vertices: Optional[Iterable[Any]] = None,
+                     input_format: Optional[str] = None, threads: Optional[int] = None,
+                     binary: Optional[str] = None, env: Optional[Mapping[str, str]] = None) -> pa.Table:
+    """Edge betweenness centrality of ``edges``: a pyarrow Table of ``src``,
+    ``dst`` (the input's id type) and ``betweenness`` (float64), one row
+    per edge, with the meaning and scaling of
+    ``networkx.edge_betweenness_centrality`` (normalized: divided by
+    n(n - 1), undirected graphs too; unnormalized: undirected halved).
+
+    Rows are in vertex order of ``src``, then of ``dst``; an undirected
+    edge is one row, its ``src`` before its ``dst`` in vertex order, and
+    holds the paths over it in both directions. Self-loops (ignored, as
+    everywhere) have no row. ``normalized``, ``k``, ``seed``, ``sources``,
+    the weights and the refusals are :func:`betweenness`'s (networkx has
+    no ``endpoints`` for edges). Runs on the CPU engine.
+    """
+    check_sample_keywords(normalized, False, k, seed)
+    flags = []
+    if not normalized:
+        flags.append("--normalized=false")
+    if k is not None:
+        flags += ["--k", str(int(k))]
+        if seed is not None:
+            flags += ["--seed", str(int(seed))]
+    scope = {name: value for name, value in locals().items() if name not in ("k", "seed", "flags")}
+    edges, directed, options = _prepare(edges, directed, _NX_WEIGHT, scope)
+    run = Run("run", edges, layout="edge-betweenness", sources=sources, directed=directed,
               engine=engine, options=options, extra_flags=flags)
     return run_table(run)
 

@@ -17,7 +17,7 @@ import numpy as np
 from . import _errors
 from ._checks import check_flag, check_id_list
 
-LAYOUTS = ("pairs", "matrix", "stats", "nearest", "betweenness")
+LAYOUTS = ("pairs", "matrix", "stats", "nearest", "betweenness", "edge-betweenness")
 
 
 # Options every run accepts besides the positional ones, as (python name, flag).

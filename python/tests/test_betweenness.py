@@ -163,3 +163,55 @@ def test_refusals():
         pathctl.betweenness(edges, k=2, sources=[1])
     with pytest.raises(_errors.UsageError):
         pathctl.betweenness(edges, k=1.5)
+
+
+def _edges_ours(G, weighted, **kw):
+    edges, vertices = _table(G, weighted)
+    t = pathctl.edge_betweenness(edges, directed=G.is_directed(), vertices=vertices, engine="cpu", **kw)
+    assert t.schema.names == ["src", "dst", "betweenness"]
+    rows = list(zip(t.column("src").to_pylist(), t.column("dst").to_pylist()))
+    assert rows == sorted(rows)  # vertex order of src, then dst
+    if not G.is_directed():
+        assert all(u < v for u, v in rows)  # one row per edge, its ends in vertex order
+    return {(u, v): x for (u, v), x in zip(rows, t.column("betweenness").to_pylist())}
+
+
+def _edge_key(G):
+    """networkx's edge keys as ours: undirected edges with their ends sorted."""
+    return (lambda e: e) if G.is_directed() else (lambda e: tuple(sorted(e)))
+
+
+@pytest.mark.parametrize("kind", ["ints", "floats", "grid", "small-world"])
+@pytest.mark.parametrize("directed", [True, False])
+@pytest.mark.parametrize("normalized", [True, False])
+def test_edge_betweenness_equals_networkx(kind, directed, normalized):
+    G, weighted = _graph(kind, directed, seed=43)
+    theirs = nx.edge_betweenness_centrality(G, normalized=normalized, weight="weight" if weighted else None)
+    key = _edge_key(G)
+    _close(_edges_ours(G, weighted, normalized=normalized), {key(e): x for e, x in theirs.items()})
+
+
+@pytest.mark.parametrize("directed", [True, False])
+@pytest.mark.parametrize("normalized", [True, False])
+def test_edge_betweenness_sample_and_sources(directed, normalized):
+    """k sampled with a seed, and given sources: scaled as networkx scales
+    a sample of those sources (n / k, normalized or not)."""
+    G, weighted = _graph("ints", directed, seed=8)
+    nodes = sorted(G.nodes())
+    key = _edge_key(G)
+    sample = [nodes[i] for i in _splitmix_sample(len(nodes), 11, 99)]
+    theirs = nx.edge_betweenness_centrality(G, k=11, seed=_Given(sample), normalized=normalized, weight="weight")
+    _close(_edges_ours(G, weighted, k=11, seed=99, normalized=normalized), {key(e): x for e, x in theirs.items()})
+    if normalized:
+        sources = [1, 4, 9]
+        theirs = nx.edge_betweenness_centrality(G, k=3, seed=_Given(sources), weight="weight")
+        _close(_edges_ours(G, weighted, sources=sources), {key(e): x for e, x in theirs.items()})
+
+
+def test_edge_betweenness_refusals():
+    with pytest.raises(pathctl.NegativeWeightError, match="betweenness needs non-negative weights"):
+        pathctl.edge_betweenness(pa.table({"src": [1, 2], "dst": [2, 3], "weight": [1, -2]}))
+    with pytest.raises(_errors.UsageError, match="weighs 0"):
+        pathctl.edge_betweenness(pa.table({"src": [1, 2], "dst": [2, 3], "weight": [1, 0]}))
+    with pytest.raises(TypeError):
+        pathctl.edge_betweenness(pa.table({"src": [1], "dst": [2]}), endpoints=True)
