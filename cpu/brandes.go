@@ -17,7 +17,9 @@ package cpu
 //     arc weighs 1 to maxWeight < R, so every live entry lies within
 //     maxWeight of the bucket scanned and the ring never wraps onto itself. Popping
 //     costs O(1) where a heap costs O(log n): on R-MAT 14 with weights
-//     1..100 the heap's pop was 42 % of the time (pprof, one thread).
+//     1..100 the heap's pop was 42 % of the time, and the buckets halve
+//     the pass (docs/benchmarks-history.md, "Betweenness on the CPU
+//     engine against NetworKit").
 //   - brandesHeap: Dijkstra with a binary heap and lazy deletion, for
 //     float weights and wide integer ones.
 // A vertex can enter a queue more than once (each time its tentative
