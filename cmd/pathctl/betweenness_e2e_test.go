@@ -201,3 +201,51 @@ func TestEdgeBetweennessLayout(t *testing.T) {
 	oneErrorLine(t, r, exitUsage, "endpoints is an option of the vertices' betweenness, not of edge-betweenness")
 	assertNoOutput(t, dir, "-out.csv")
 }
+
+// TestBetweennessDocsSessions: the terminal sessions of docs/cli.md's
+// "Betweenness centrality" ("$ pathctl ..." and what it prints) print what
+// they show, run from the repository's root.
+func TestBetweennessDocsSessions(t *testing.T) {
+	root := filepath.Join("..", "..")
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "cli.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	start := strings.Index(text, "\n## Betweenness centrality\n")
+	if start < 0 {
+		t.Fatal("docs/cli.md has no Betweenness centrality section")
+	}
+	section := text[start+1:]
+	if end := strings.Index(section, "\n## "); end >= 0 {
+		section = section[:end]
+	}
+	ran := 0
+	for _, block := range strings.Split(section, "```sh\n")[1:] {
+		block = block[:strings.Index(block, "```")]
+		if !strings.HasPrefix(block, "$ ") {
+			continue
+		}
+		for _, step := range strings.Split(block, "$ ")[1:] {
+			command, shown, _ := strings.Cut(step, "\n")
+			args := strings.Fields(command)
+			if args[0] != "pathctl" {
+				t.Fatalf("a session runs %q, not pathctl", command)
+			}
+			cmd := exec.Command(binPath, args[1:]...)
+			cmd.Dir = root
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%s: %v: %s", command, err, errb.String())
+			}
+			if out.String() != shown || errb.Len() > 0 {
+				t.Errorf("%s printed\n%s\n(stderr %q); docs/cli.md shows\n%s", command, out.String(), errb.String(), shown)
+			}
+			ran++
+		}
+	}
+	if ran < 2 {
+		t.Errorf("%d sessions ran, want the vertex and the edge examples", ran)
+	}
+}

@@ -1,4 +1,5 @@
-"""The README's local Spark example binds to loopback and starts no UI."""
+"""The README's local Spark example binds to loopback, starts no UI, and
+prints what it shows."""
 
 import contextlib
 import io
@@ -37,7 +38,9 @@ def test_local_spark_example_runs_on_loopback(monkeypatch):
         exec(compile(local_example(), str(README), "exec"), scope)
     spark = scope["spark"]
     try:
-        assert out.getvalue().strip() == "6"
+        # The count, then the betweenness the README shows under its print().
+        shown = re.search(r"betweenness\(edges\).*\n# (.*)\n", local_example()).group(1)
+        assert out.getvalue().splitlines() == ["6", shown]
         assert os.environ["SPARK_LOCAL_IP"] == "127.0.0.1"
         conf = spark.sparkContext.getConf()
         assert conf.get("spark.driver.host") == "127.0.0.1"
