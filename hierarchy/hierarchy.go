@@ -34,9 +34,9 @@ var (
 
 // Options tunes Build. The zero value takes every default.
 type Options struct {
-	// Workers is the number of goroutines of the parallel phase (the
-	// initial priorities; the contraction is serial); 0 means
-	// runtime.GOMAXPROCS(0).
+	// Workers is the number of goroutines that contract (witness
+	// searches and priorities); 0 means runtime.GOMAXPROCS(0). The
+	// hierarchy is the same for any count.
 	Workers int
 	// WitnessSettled bounds the vertices a witness search settles while
 	// contracting (default DefaultWitnessSettled); SimulateSettled bounds
@@ -248,11 +248,12 @@ func fractionBits(x float64) int {
 	return max(0, 53-exp-bits.TrailingZeros64(m))
 }
 
-// Build contracts g's vertices one by one in the order of the priorities
-// of contract.go and returns the hierarchy, laid out for sweeps. Time:
-// about O(n · s · d log d) for witness searches of s settled vertices and
-// degree d in the remaining graph (about 100 s for a 1000² grid); memory
-// O(n + m + shortcuts). It fails for negative weights
+// Build contracts g's vertices in rounds of independent sets in the order
+// of the priorities of contract.go, on Options.Workers goroutines, and
+// returns the hierarchy, laid out for sweeps; it is the same for any
+// number of workers. Time: about O(n · s · d log d) for witness searches
+// of s settled vertices and degree d in the remaining graph (about 120 s
+// of CPU for a 1000² grid); memory O(n·workers + m + shortcuts). It fails for negative weights
 // (ErrNegativeWeight), weights whose sums are not exact (ErrInexact, see
 // Exact), and graphs that need more than Options.MaxShortcutsPerArc
 // shortcuts per arc (ErrTooManyShortcuts). Parallel arcs and self-loops

@@ -1,6 +1,7 @@
 package hierarchy
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -120,6 +121,18 @@ func drawGraphs(t testing.TB, rng *rand.Rand) []testGraph {
 		dag.Src, dag.Dst, dag.IntWeights = append(dag.Src, u), append(dag.Dst, v), append(dag.IntWeights, int64(rng.IntN(40)))
 	}
 	add("deep-dag", dag, false)
+
+	// Equal paths side by side: s reaches t through many middle vertices,
+	// each path of the same length, so that a round contracts several
+	// middles at once, each the other's witness.
+	ties := &graph.Edges{NumVertices: 40}
+	for mid := int32(2); mid < 40; mid++ {
+		zero := int64(rng.IntN(2))
+		ties.Src = append(ties.Src, 0, mid, 1, mid)
+		ties.Dst = append(ties.Dst, mid, 1, mid, 0)
+		ties.IntWeights = append(ties.IntWeights, zero, 1-zero, 1, 0)
+	}
+	add("equal-paths", ties, false)
 	return out
 }
 
@@ -225,6 +238,8 @@ func TestAgainstDijkstra(t *testing.T) {
 		}{
 			{"defaults", Options{}},
 			{"tiny-witness-searches", Options{WitnessSettled: 1, SimulateSettled: 1, Workers: 1, MaxShortcutsPerArc: 1000}},
+			{"four-workers", Options{Workers: 4}},
+			{"four-workers-short-searches", Options{WitnessSettled: 3, SimulateSettled: 2, Workers: 4, MaxShortcutsPerArc: 1000}},
 		} {
 			h, err := Build(tg.g, o.opts)
 			if err != nil {
@@ -278,6 +293,29 @@ func TestCases(t *testing.T) {
 			t.Fatalf("%s: %v", c.Name, err)
 		}
 		checkHierarchy(t, rng, c.Name, g, h, oracle(t, g))
+	}
+}
+
+// TestSameForAnyWorkers checks that the hierarchy, byte for byte in its
+// index file, does not depend on the number of workers that contract it.
+func TestSameForAnyWorkers(t *testing.T) {
+	rng := testgraphs.Rand(t, 6)
+	g := mustBuildCSR(t, roadGrid(rng, 40, 40, 0.3, 0.1, 20), false)
+	var first []byte
+	for _, workers := range []int{1, 2, 5} {
+		h, err := Build(g, Options{Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := h.Write(&buf); err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = buf.Bytes()
+		} else if !bytes.Equal(first, buf.Bytes()) {
+			t.Fatalf("%d workers build another hierarchy than 1 worker", workers)
+		}
 	}
 }
 

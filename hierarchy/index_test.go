@@ -37,8 +37,25 @@ func TestIndexRoundTrip(t *testing.T) {
 		}
 		checkHierarchy(t, rng, tg.name+"/read", tg.g, back, oracle(t, tg.g))
 	}
+	// Weights past 32 bits are written as int64.
+	wide := roadGrid(rng, 6, 7, 0.3, 0.1, 9)
+	for i := range wide.IntWeights {
+		wide.IntWeights[i] *= 1 << 33
+	}
+	g := mustBuildCSR(t, wide, false)
+	h, err := Build(g, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.weightsFit32() {
+		t.Fatal("weights of 2^33 and more fit in 32 bits")
+	}
+	back, err := Read(bytes.NewReader(indexBytes(t, h)), g)
+	if err != nil || !reflect.DeepEqual(h, back) {
+		t.Fatalf("wide weights: read back %v, equal %v", err, reflect.DeepEqual(h, back))
+	}
 	empty := mustBuildCSR(t, &graph.Edges{}, false)
-	h, err := Build(empty, Options{})
+	h, err = Build(empty, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
