@@ -49,6 +49,12 @@ type Options struct {
 	// wrapping ErrTooManyShortcuts, once it has added more than this many
 	// shortcuts per arc of the graph (default DefaultMaxShortcutsPerArc).
 	MaxShortcutsPerArc float64
+	// MaxCoreDegree makes the contraction give up, with an error
+	// wrapping ErrTooManyShortcuts, once the graph left to contract
+	// (1,024 vertices or more) has more arcs per vertex on average than
+	// this, plus a quarter of it for every halving of the vertices left
+	// (default DefaultMaxCoreDegree).
+	MaxCoreDegree float64
 }
 
 // Defaults of Options, measured on road-like grids (the package's
@@ -57,6 +63,7 @@ const (
 	DefaultWitnessSettled     = 200
 	DefaultSimulateSettled    = 20
 	DefaultMaxShortcutsPerArc = 4
+	DefaultMaxCoreDegree      = 16
 )
 
 func (o Options) withDefaults() Options {
@@ -68,6 +75,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.SimulateSettled <= 0 {
 		o.SimulateSettled = DefaultSimulateSettled
+	}
+	if o.MaxCoreDegree <= 0 {
+		o.MaxCoreDegree = DefaultMaxCoreDegree
 	}
 	if o.MaxShortcutsPerArc <= 0 {
 		o.MaxShortcutsPerArc = DefaultMaxShortcutsPerArc

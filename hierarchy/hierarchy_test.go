@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/pathctl/pathctl/graph"
@@ -351,6 +352,13 @@ func TestBuildRefuses(t *testing.T) {
 	dense := mustBuildCSR(t, e, false)
 	if _, err := Build(dense, Options{MaxShortcutsPerArc: 0.25}); !errors.Is(err, ErrTooManyShortcuts) {
 		t.Errorf("dense random graph with 0.25 shortcuts per arc: %v, want ErrTooManyShortcuts", err)
+	}
+	// A random graph of 20 arcs per vertex has no hierarchy: its core
+	// turns dense in the first rounds, and the defaults give up there.
+	e, _ = testgraphs.Random(rng, testgraphs.RandomOptions{N: 3000, M: 60000, Kind: testgraphs.Int, MinWeight: 1, MaxWeight: 100})
+	_, err := Build(mustBuildCSR(t, e, false), Options{})
+	if !errors.Is(err, ErrTooManyShortcuts) || !strings.Contains(err.Error(), "arcs each on average") {
+		t.Errorf("random graph of 20 arcs per vertex: %v, want ErrTooManyShortcuts for a dense core", err)
 	}
 }
 

@@ -3,7 +3,8 @@ package hierarchy
 // Witness searches of the contraction (contract.go): a Dijkstra over the
 // remaining graph from an in-neighbour u of the vertex v being contracted,
 // avoiding v (and, in a round, the vertices of the independent set
-// contracted before v), bounded in the vertices it settles. A bounded
+// contracted before v), bounded in the vertices it settles, and through
+// no vertex of more than maxWitnessFanout arcs. A bounded
 // search may miss a witness; it never reports one that is not a path.
 //
 // Hop limits on these searches (Geisberger et al.) were measured on
@@ -11,6 +12,12 @@ package hierarchy
 // estimates and the contraction adds 1.5 to 4 % more shortcuts for no less
 // work (the searches already stop at 20 settled vertices), and hop-limited
 // contraction searches multiply the shortcuts.
+
+// maxWitnessFanout is the most out-arcs of a vertex a witness path may
+// pass through: a hub of an R-MAT or social graph, thousands of arcs,
+// would put thousands of vertices in the queue of every search near it.
+// Road-like grids stay below it until their last hundred vertices.
+const maxWitnessFanout = 64
 
 // witness is the workspace of one witness search.
 type witness struct {
@@ -89,6 +96,9 @@ func (ws *witness) search(b *builder, src, skip int32, pos uint32, settled int) 
 				return
 			}
 			bound = ws.bound()
+		}
+		if len(b.out[u]) > maxWitnessFanout {
+			continue
 		}
 		for _, a := range b.out[u] {
 			x := a.to
