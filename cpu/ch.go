@@ -7,9 +7,12 @@ package cpu
 // upward Dijkstra from the source and one linear sweep down the ranks.
 // The rows run on the engine's workers as every other kernel's do, each
 // worker with a hierarchy.Query of its own (from a pool, as workspaces
-// are), so targets' columns, the cutoff and the k nearest are the
-// runner's common code (engine.go): gathered from the full row, cut
-// after it.
+// are), so the cutoff and the k nearest are the runner's common code
+// (engine.go): gathered from the full row, cut after it. With targets
+// (and no k nearest) a row is the targets' columns only, by the bucket
+// algorithm of many-to-many (hierarchy.Buckets): Prepare runs one
+// backward search per target, and a row costs one upward search and its
+// bucket scans instead of a sweep over every vertex.
 //
 // Choices:
 //   - The hierarchy works on int64 distances (integer weights, or float
@@ -101,6 +104,25 @@ func newCHRunner[D graph.Number](e *Engine, g *graph.CSR, req graph.Request, thr
 		return nil
 	}
 	r.workBytes += 3 * 8 * int64(n) // the row, and the query's two distances by rank
+	if req.Targets != nil && r.nearestK == 0 {
+		// Some targets' columns: the bucket algorithm, one backward
+		// search per target here, then one upward search per row.
+		buckets, err := h.NewBuckets(req.Targets, threads)
+		if err != nil {
+			return nil, fmt.Errorf("cpu: ch: %w", err)
+		}
+		r.describe = fmt.Sprintf("ch (contraction hierarchy of %d arcs, %d shortcuts; the buckets of %d targets, one upward search per source)", h.Arcs(), h.Shortcuts(), len(req.Targets))
+		rows := &sync.Pool{New: func() any { return &chWork{query: h.NewQuery(), row: make([]int64, len(req.Targets))} }}
+		r.solveCols = func(src graph.VertexID, dist []D) error {
+			w := rows.Get().(*chWork)
+			defer rows.Put(w)
+			if err := w.query.DistancesTo(buckets, src, w.row); err != nil {
+				return fmt.Errorf("cpu: ch: %w", err)
+			}
+			fromHierarchy(h, w.row, dist)
+			return nil
+		}
+	}
 	return r, nil
 }
 

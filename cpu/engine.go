@@ -94,9 +94,12 @@ type runner[D graph.Number] struct {
 	weights  []D // nil for the hop-count kernels
 	maxW     D
 
-	algo        graph.Algorithm
-	describe    string
-	solve       solveFunc[D]
+	algo     graph.Algorithm
+	describe string
+	solve    solveFunc[D]
+	// solveCols, when set, computes a row of the targets' columns
+	// straight (ch's buckets), instead of solve into a full row.
+	solveCols   func(src graph.VertexID, row []D) error
 	threads     int
 	innerMin    int64
 	withPred    bool
@@ -413,6 +416,15 @@ func (r *runner[D]) solveRow(ws *workspace[D], out *graph.Block, dist []D, i int
 		}
 		if r.hasCut {
 			graph.NarrowRow(row, pred, nil, r.cut, row, pred)
+		}
+		return nil
+	}
+	if r.solveCols != nil && pred == nil {
+		if err := r.solveCols(out.Sources[i], row); err != nil {
+			return err
+		}
+		if r.hasCut {
+			graph.NarrowRow(row, nil, nil, r.cut, row, nil)
 		}
 		return nil
 	}

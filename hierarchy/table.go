@@ -29,19 +29,55 @@ func (h *Hierarchy) Table(sources, targets []graph.VertexID) ([]int64, error) {
 	if err := checkTable(len(sources), len(targets)); err != nil {
 		return nil, err
 	}
-	for _, list := range [][]graph.VertexID{sources, targets} {
-		for _, v := range list {
-			if err := h.checkVertex(v); err != nil {
-				return nil, err
-			}
+	for _, v := range sources {
+		if err := h.checkVertex(v); err != nil {
+			return nil, err
 		}
 	}
-	workers := max(1, min(runtime.GOMAXPROCS(0), max(len(sources), len(targets))))
+	buckets, err := h.NewBuckets(targets, 0)
+	if err != nil {
+		return nil, err
+	}
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(sources)))
 	queries := make([]*Query, workers)
 	for i := range queries {
 		queries[i] = h.NewQuery()
 	}
+	width := len(targets)
+	out := make([]int64, len(sources)*width)
+	parallel(workers, len(sources), func(worker, i int) {
+		queries[worker].scanBuckets(buckets, h.rank[sources[i]], out[i*width:(i+1)*width])
+	})
+	return out, nil
+}
 
+// Buckets is the target half of many-to-many: the backward upward search
+// of every target, as entries (target, d(u, target)) in the bucket of
+// each vertex u the search settles. Built once, it serves any number of
+// sources (Query.DistancesTo), each for the cost of one upward search and
+// its bucket scans. It is read-only and safe for concurrent use.
+type Buckets struct {
+	h      *Hierarchy
+	width  int
+	off    []int64 // bucket of rank r: [off[r], off[r+1])
+	target []int32 // index into the targets
+	dist   []int64
+}
+
+// NewBuckets runs the backward searches of targets on workers goroutines
+// (0: runtime.GOMAXPROCS(0)) and returns their buckets: memory O(n +
+// |T|·σ) for σ vertices in a backward search space. It fails for a target
+// out of range.
+func (h *Hierarchy) NewBuckets(targets []graph.VertexID, workers int) (*Buckets, error) {
+	for _, v := range targets {
+		if err := h.checkVertex(v); err != nil {
+			return nil, err
+		}
+	}
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = max(1, min(workers, len(targets)))
 	// 1. Backward searches from the targets fill per-worker entries.
 	type entry struct {
 		at     int32 // rank whose bucket holds the entry
@@ -49,6 +85,10 @@ func (h *Hierarchy) Table(sources, targets []graph.VertexID) ([]int64, error) {
 		d      int64
 	}
 	found := make([][]entry, workers)
+	queries := make([]*Query, workers)
+	for i := range queries {
+		queries[i] = h.NewQuery()
+	}
 	parallel(workers, len(targets), func(worker, j int) {
 		q := queries[worker]
 		q.search(&h.down, &h.up, q.bwd, &q.bwdHeap, &q.bwdTouched, h.rank[targets[j]], func(u int32, d int64) {
@@ -57,46 +97,63 @@ func (h *Hierarchy) Table(sources, targets []graph.VertexID) ([]int64, error) {
 	})
 
 	// 2. Buckets by rank: a counting sort of the entries.
-	bucketOff := make([]int64, h.n+1)
+	b := &Buckets{h: h, width: len(targets), off: make([]int64, h.n+1)}
 	for _, list := range found {
 		for _, e := range list {
-			bucketOff[e.at+1]++
+			b.off[e.at+1]++
 		}
 	}
 	for r := range h.n {
-		bucketOff[r+1] += bucketOff[r]
+		b.off[r+1] += b.off[r]
 	}
-	bucketTarget := make([]int32, bucketOff[h.n])
-	bucketDist := make([]int64, bucketOff[h.n])
+	b.target = make([]int32, b.off[h.n])
+	b.dist = make([]int64, b.off[h.n])
 	next := make([]int64, h.n)
-	copy(next, bucketOff[:h.n])
+	copy(next, b.off[:h.n])
 	for _, list := range found {
 		for _, e := range list {
 			k := next[e.at]
-			bucketTarget[k], bucketDist[k] = e.target, e.d
+			b.target[k], b.dist[k] = e.target, e.d
 			next[e.at]++
 		}
 	}
-	found, next = nil, nil
+	return b, nil
+}
 
-	// 3. Forward searches from the sources scan the buckets.
-	width := len(targets)
-	out := make([]int64, len(sources)*width)
-	for i := range out {
-		out[i] = Infinity
+// Width is the number of targets.
+func (b *Buckets) Width() int { return b.width }
+
+// DistancesTo fills row (length b.Width()) with the distances from s to
+// each of b's targets, Infinity when unreachable: one upward search from
+// s that scans the buckets of the vertices it settles. It fails for s out
+// of range, a row of another length or buckets of another hierarchy.
+func (q *Query) DistancesTo(b *Buckets, s graph.VertexID, row []int64) error {
+	if b.h != q.h {
+		return fmt.Errorf("hierarchy: buckets of another hierarchy")
 	}
-	parallel(workers, len(sources), func(worker, i int) {
-		q := queries[worker]
-		row := out[i*width : (i+1)*width]
-		q.search(&h.up, &h.down, q.fwd, &q.fwdHeap, &q.fwdTouched, h.rank[sources[i]], func(u int32, d int64) {
-			for k := bucketOff[u]; k < bucketOff[u+1]; k++ {
-				if s := d + bucketDist[k]; s < row[bucketTarget[k]] {
-					row[bucketTarget[k]] = s
-				}
+	if err := q.h.checkVertex(s); err != nil {
+		return err
+	}
+	if len(row) != b.width {
+		return fmt.Errorf("hierarchy: %d distances for %d targets", len(row), b.width)
+	}
+	q.scanBuckets(b, q.h.rank[s], row)
+	return nil
+}
+
+// scanBuckets is DistancesTo from rank s.
+func (q *Query) scanBuckets(b *Buckets, s int32, row []int64) {
+	for j := range row {
+		row[j] = Infinity
+	}
+	h := q.h
+	q.search(&h.up, &h.down, q.fwd, &q.fwdHeap, &q.fwdTouched, s, func(u int32, d int64) {
+		for k := b.off[u]; k < b.off[u+1]; k++ {
+			if t := d + b.dist[k]; t < row[b.target[k]] {
+				row[b.target[k]] = t
 			}
-		})
+		}
 	})
-	return out, nil
 }
 
 // search runs a whole upward search from rank s along the arcs of ahead,

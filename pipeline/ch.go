@@ -4,13 +4,15 @@ package pipeline
 // the CPU engine only so far: normalize routes it there, refuses what it
 // cannot answer with one line each, and prepare hands the engine the
 // hierarchy of an index file (Resources.Index) instead of letting it build
-// one.
+// one. autoCH makes auto run ch on the CPU engine where it pays.
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
+	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/cpu"
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/hierarchy"
@@ -82,8 +84,118 @@ func prepare(ctx context.Context, eng graph.Engine, csr *graph.CSR, req graph.Re
 		eng = cpu.New(cpu.WithThreads(opt.Threads), cpu.WithHierarchy(h))
 	}
 	r, err := eng.Prepare(ctx, csr, req)
+	if opt.Algorithm == graph.Auto && opt.Index == nil && errors.Is(err, hierarchy.ErrTooManyShortcuts) {
+		// auto picked ch (autoCH) for a graph that looked road-like
+		// but has no hierarchy: the search kernels after all.
+		fmt.Fprintf(opt.Log, "pathctl: auto: the search kernels after all: %v\n", err)
+		req.Algorithm = graph.Auto
+		return eng.Prepare(ctx, csr, req)
+	}
 	if errors.Is(err, hierarchy.ErrInexact) || errors.Is(err, hierarchy.ErrTooManyShortcuts) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return r, err
+}
+
+// auto picks ch on the CPU engine where the hierarchy pays for its build
+// within the run (autoCH). The constants were measured on a 256² grid
+// (pathctl gen grid, 2-core machine, BenchmarkHierarchy): the build costs
+// about as much CPU as 440 searches of the CPU engine's auto; a PHAST row
+// is 2.8 times cheaper than a search, a row of targets' columns from the
+// buckets 11 times.
+const (
+	chBuildSearches = 440
+	chSweepSpeedup  = 2.8
+	chBucketSpeedup = 11
+	// chPayback is the margin on the break-even point: ch is picked
+	// from twice the sources that would just repay the build.
+	chPayback = 2
+	// A road-like graph, for the probe: few arcs per vertex, and a
+	// breadth-first search from vertex 0 that reaches at least half the
+	// vertices and is at least sqrt(n)/4 levels deep (grids and road
+	// networks; R-MAT and social graphs are a few levels deep).
+	chMaxMeanDegree = 8
+	chMaxDegree     = 16
+)
+
+// autoCH returns the algorithm a run of auto prepares on eng: ch where
+// the CPU engine runs it, the request allows it, the graph looks
+// road-like and the run has sources enough to repay the build; otherwise
+// req's. It says its choice and the reason on opt.Log when ch was in
+// question. A build that gives up after all falls back to the search
+// kernels (prepare).
+func autoCH(eng graph.Engine, csr *graph.CSR, opt Options, req graph.Request, sources int) graph.Algorithm {
+	if req.Algorithm != graph.Auto || opt.Index != nil {
+		return req.Algorithm
+	}
+	if eng.Name() != "cpu" || opt.WithPredecessors || opt.WithPaths || opt.K > 0 || opt.HasCutoff ||
+		opt.Layout == arrowio.LayoutNearest || opt.Layout == arrowio.LayoutBetweenness || csr.HasNegative() {
+		return req.Algorithm // searches that stop early, or what ch does not answer
+	}
+	say := func(format string, args ...any) {
+		fmt.Fprintf(opt.Log, "pathctl: auto: "+format+"\n", args...)
+	}
+	road, probe := roadLike(csr)
+	if !road {
+		say("the search kernels, not ch: the graph does not look road-like (%s)", probe)
+		return req.Algorithm
+	}
+	speedup, rows := float64(chSweepSpeedup), "PHAST rows"
+	if n := len(req.Targets); n > 0 && n <= csr.NumVertices/16 {
+		speedup, rows = chBucketSpeedup, "rows of the targets' buckets"
+	}
+	need := int(math.Ceil(chPayback * chBuildSearches / (1 - 1/speedup)))
+	if sources < need {
+		say("the search kernels, not ch: %d sources do not repay the hierarchy's build (%s, from %d sources)", sources, probe, need)
+		return req.Algorithm
+	}
+	if !hierarchy.Exact(csr) {
+		say("the search kernels, not ch: the float weights' sums round (%s)", probe)
+		return req.Algorithm
+	}
+	say("ch, a contraction hierarchy built for the run (%s; %d sources repay the build with %s from %d)", probe, sources, rows, need)
+	return graph.CH
+}
+
+// roadLike probes csr in O(n + m): its degrees and the depth of a
+// breadth-first search from vertex 0. It reports whether they look like a
+// road network's and says what it found.
+func roadLike(csr *graph.CSR) (bool, string) {
+	n := csr.NumVertices
+	if n == 0 {
+		return false, "no vertices"
+	}
+	maxDegree := 0
+	for u := range n {
+		maxDegree = max(maxDegree, csr.OutDegree(graph.VertexID(u)))
+	}
+	mean := float64(csr.NumEdges()) / float64(n)
+	if mean > chMaxMeanDegree || maxDegree > chMaxDegree {
+		return false, fmt.Sprintf("%.1f arcs per vertex, at most %d", mean, maxDegree)
+	}
+	depth, reached := bfsDepth(csr, 0)
+	found := fmt.Sprintf("%.1f arcs per vertex, at most %d; a search from vertex 0 reaches %d vertices in %d levels", mean, maxDegree, reached, depth)
+	return 2*reached >= n && float64(depth) >= math.Sqrt(float64(n))/4, found
+}
+
+// bfsDepth is the number of levels of a breadth-first search from s and
+// the vertices it reaches.
+func bfsDepth(csr *graph.CSR, s graph.VertexID) (depth, reached int) {
+	level := make([]int32, csr.NumVertices)
+	for i := range level {
+		level[i] = -1
+	}
+	queue := make([]graph.VertexID, 1, csr.NumVertices)
+	queue[0], level[s] = s, 0
+	for head := 0; head < len(queue); head++ {
+		u := queue[head]
+		for k := csr.Offsets[u]; k < csr.Offsets[u+1]; k++ {
+			if v := csr.Targets[k]; level[v] < 0 {
+				level[v] = level[u] + 1
+				depth = max(depth, int(level[v]))
+				queue = append(queue, v)
+			}
+		}
+	}
+	return depth, len(queue)
 }
