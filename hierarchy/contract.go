@@ -44,8 +44,8 @@ package hierarchy
 //     out by rank.
 
 import (
-	"math"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"

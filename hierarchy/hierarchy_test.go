@@ -385,3 +385,60 @@ func TestQueriesRefuse(t *testing.T) {
 		t.Errorf("DistancesFrom(0) = %v, %v; want [0 1 Infinity]", row, err)
 	}
 }
+
+// TestPath checks Query.Path on the property tests' graphs: the distance
+// is Dijkstra's, and the path starts at s, ends at t, follows arcs of the
+// graph and its weights add up to the distance.
+func TestPath(t *testing.T) {
+	rng := testgraphs.Rand(t, 7)
+	for _, tg := range drawGraphs(t, rng) {
+		g := tg.g
+		n := g.NumVertices
+		h, err := Build(g, Options{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := h.NewQuery()
+		for range 300 {
+			s, v := graph.VertexID(rng.IntN(n)), graph.VertexID(rng.IntN(n))
+			want := refRow(t, g, s)[v]
+			d, path, err := q.Path(s, v)
+			if err != nil {
+				t.Fatalf("%s: Path(%d, %d): %v", tg.name, s, v, err)
+			}
+			if got := h.Float(d); got != want {
+				t.Fatalf("%s: Path(%d, %d) distance %v, Dijkstra %v", tg.name, s, v, got, want)
+			}
+			if math.IsInf(want, 1) {
+				if path != nil {
+					t.Fatalf("%s: a path %v to an unreachable vertex", tg.name, path)
+				}
+				continue
+			}
+			if len(path) == 0 || path[0] != s || path[len(path)-1] != v {
+				t.Fatalf("%s: Path(%d, %d) = %v", tg.name, s, v, path)
+			}
+			sum := 0.0
+			for i := 0; i+1 < len(path); i++ {
+				w, ok := arcWeight(g, path[i], path[i+1])
+				if !ok {
+					t.Fatalf("%s: Path(%d, %d) = %v: no arc %d→%d", tg.name, s, v, path, path[i], path[i+1])
+				}
+				sum += w
+			}
+			if sum != want {
+				t.Fatalf("%s: Path(%d, %d) = %v weighs %v, distance %v", tg.name, s, v, path, sum, want)
+			}
+		}
+	}
+}
+
+// arcWeight is the weight of the arc u→v of g.
+func arcWeight(g *graph.CSR, u, v graph.VertexID) (float64, bool) {
+	for k := g.Offsets[u]; k < g.Offsets[u+1]; k++ {
+		if g.Targets[k] == v {
+			return g.WeightAt(k), true
+		}
+	}
+	return 0, false
+}

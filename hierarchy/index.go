@@ -50,7 +50,7 @@ const (
 	indexVersion = 2
 	// flagWeights32: the weights are stored as uint32.
 	flagWeights32 = 1
-	headerSize   = 8 + 4 + 4 + 3*8 + 4 + 4 + 2*8
+	headerSize    = 8 + 4 + 4 + 3*8 + 4 + 4 + 2*8
 )
 
 var crcTable = crc64.MakeTable(crc64.ECMA)

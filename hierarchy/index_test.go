@@ -155,6 +155,8 @@ func queryIfRead(t *testing.T, g *graph.CSR, data []byte) {
 		if _, err := got.Distance(graph.VertexID(s), 0); err != nil {
 			t.Fatal(err)
 		}
+		// A damaged hierarchy may refuse to unpack a path, never panic.
+		got.PathOf(graph.VertexID(s), 0)
 	}
 	if _, err := got.Table([]graph.VertexID{0, 1}, []graph.VertexID{2, 3}); err != nil {
 		t.Fatal(err)

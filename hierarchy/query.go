@@ -27,6 +27,9 @@ type Query struct {
 	bwdTouched []int32
 	fwdHeap    distHeap
 	bwdHeap    distHeap
+	// The arcs that set fwd and bwd, for Path (allocated by its first
+	// call).
+	fwdParent, bwdParent []int64
 }
 
 // NewQuery returns a workspace for queries on h.
