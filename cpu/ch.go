@@ -20,8 +20,13 @@ package cpu
 //     converted to the block's type: Infinity to the type's Infinity,
 //     float rows through Hierarchy.Float, exact in float64 and rounded
 //     once for a float32 block.
-//   - No predecessors: the sweep does not keep them (shortcuts would have
-//     to be unpacked); the request is refused.
+//   - No predecessors in full rows: the sweep does not keep them. Paths to
+//     a few vertices (Request.StopAt with predecessors, the pipeline's
+//     paths to targets) are one bidirectional query per target with the
+//     path unpacked from shortcuts (hierarchy.Query.Path): the row holds
+//     the targets' distances and the predecessors along their paths,
+//     Infinity and -1 elsewhere. Other requests of predecessors are
+//     refused.
 //   - Weights whose sums the hierarchy cannot hold exactly, and graphs
 //     whose contraction gives up (too many shortcuts), are refused with
 //     an error that wraps the hierarchy's and names dijkstra.
@@ -45,12 +50,12 @@ func WithHierarchy(h *hierarchy.Hierarchy) Option {
 }
 
 // errCHPredecessors refuses predecessors under ch.
-var errCHPredecessors = errors.New("cpu: ch keeps no predecessors; use dijkstra")
+var errCHPredecessors = errors.New("cpu: ch keeps no predecessors but on the paths to stop-at targets; use dijkstra")
 
 // prepareCH builds (or takes, e's WithHierarchy) the hierarchy of g and
 // returns e's runner over it.
 func prepareCH(e *Engine, g *graph.CSR, req graph.Request, threads int) (graph.Runner, error) {
-	if req.WithPredecessors {
+	if req.WithPredecessors && (len(req.StopAt) == 0 || req.Targets != nil) {
 		return nil, errCHPredecessors
 	}
 	h := e.hier
@@ -94,9 +99,12 @@ func newCHRunner[D graph.Number](e *Engine, g *graph.CSR, req graph.Request, thr
 	n := g.NumVertices
 	r.describe = fmt.Sprintf("ch (contraction hierarchy of %d arcs, %d shortcuts; one PHAST sweep per source)", h.Arcs(), h.Shortcuts())
 	works := &sync.Pool{New: func() any { return &chWork{query: h.NewQuery(), row: make([]int64, n)} }}
-	r.solve = func(_ *workspace[D], src graph.VertexID, dist []D, _ []graph.VertexID) error {
+	r.solve = func(_ *workspace[D], src graph.VertexID, dist []D, pred []graph.VertexID) error {
 		w := works.Get().(*chWork)
 		defer works.Put(w)
+		if pred != nil {
+			return solveCHPaths(h, w.query, src, req.StopAt, dist, pred)
+		}
 		if err := w.query.DistancesFrom(src, w.row); err != nil {
 			return fmt.Errorf("cpu: ch: %w", err)
 		}
@@ -148,4 +156,33 @@ func fromHierarchy[D graph.Number](h *hierarchy.Hierarchy, row []int64, dist []D
 			}
 		}
 	}
+}
+
+// solveCHPaths fills the row of src with the distances to the stop-at
+// targets and the predecessors along a shortest path to each, Infinity
+// and -1 elsewhere. Where paths cross, a later one's predecessors
+// replace an earlier one's: both lead back to src along shortest paths.
+func solveCHPaths[D graph.Number](h *hierarchy.Hierarchy, q *hierarchy.Query, src graph.VertexID, targets []graph.VertexID, dist []D, pred []graph.VertexID) error {
+	inf := graph.Infinity[D]()
+	fill(dist, inf)
+	fill(pred, -1)
+	one := []int64{0}
+	cell := make([]D, 1)
+	for _, t := range targets {
+		d, path, err := q.Path(src, t)
+		if err != nil {
+			return fmt.Errorf("cpu: ch: %w", err)
+		}
+		if d == hierarchy.Infinity {
+			continue
+		}
+		one[0] = d
+		fromHierarchy(h, one, cell)
+		dist[t] = cell[0]
+		for i := 0; i+1 < len(path); i++ {
+			pred[path[i+1]] = path[i]
+		}
+	}
+	dist[src] = 0
+	return nil
 }

@@ -141,8 +141,26 @@ func TestCHRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := New().Prepare(ctx, plain, graph.Request{Algorithm: graph.CH, WithPredecessors: true}); err == nil ||
-		!strings.Contains(err.Error(), "cpu: ch keeps no predecessors; use dijkstra") {
+		!strings.Contains(err.Error(), "cpu: ch keeps no predecessors but on the paths to stop-at targets; use dijkstra") {
 		t.Errorf("predecessors: %v", err)
+	}
+	// Predecessors along the paths to stop-at targets: the targets'
+	// distances, and predecessors that lead back to the source.
+	r, err := New().Prepare(ctx, plain, graph.Request{Algorithm: graph.CH, WithPredecessors: true, StopAt: []graph.VertexID{2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	blk := graph.NewBlock([]graph.VertexID{0}, plain.NumVertices, r.DistType(), true)
+	if err := r.Run(ctx, blk); err != nil {
+		t.Fatal(err)
+	}
+	want, err := ref.Distances[int32](plain, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if blk.Dist.([]int32)[2] != want[2] || blk.Pred[2] != 1 || blk.Pred[1] != 0 {
+		t.Errorf("path to stop-at target 2: distance %v (want %v), predecessors %v", blk.Dist.([]int32)[2], want[2], blk.Pred)
 	}
 	var nw *graph.NegativeWeightError
 	if _, err := New().Prepare(ctx, withWeights([]float64{1, -2}), graph.Request{Algorithm: graph.CH}); !errors.As(err, &nw) {

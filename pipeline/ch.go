@@ -46,7 +46,7 @@ func routeCH(g *Graph, opt Options) (Options, error) {
 
 // RouteCH puts a request of the algorithm ch on the CPU engine (from
 // auto, said on opt.Log) and refuses what ch cannot answer whatever the
-// graph: the GPU engine, predecessors and paths. Front ends call it
+// graph: the GPU engine, predecessors, and paths without targets. Front ends call it
 // before loading the graph, so that no GPU is opened for such a run;
 // every run of ch passes through it.
 func RouteCH(opt *Options) error {
@@ -59,8 +59,11 @@ func RouteCH(opt *Options) error {
 		}
 		opt.Engine = "cpu"
 	}
-	if opt.WithPredecessors || opt.WithPaths {
-		return fmt.Errorf("%w: the algorithm ch keeps no predecessors, so no predecessor or path column; use --algo dijkstra", ErrInvalid)
+	if opt.WithPredecessors {
+		return fmt.Errorf("%w: the algorithm ch keeps no predecessors, so no predecessor column; use --algo dijkstra", ErrInvalid)
+	}
+	if opt.WithPaths && len(opt.Targets) == 0 {
+		return fmt.Errorf("%w: the algorithm ch gives paths to --targets only (one query per target); use --algo dijkstra for paths to every vertex", ErrInvalid)
 	}
 	return nil
 }

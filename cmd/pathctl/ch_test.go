@@ -128,7 +128,7 @@ func TestCHIndexRefusals(t *testing.T) {
 		{[]string{"run", in, "--index", index, "--algo", "dijkstra"}, 2, "--index serves --algo ch (or auto), not --algo dijkstra"},
 		{[]string{"run", in, "--algo", "ch", "--engine", "gpu"}, 2, "the algorithm ch runs on the CPU engine only so far"},
 		{[]string{"run", in, "--algo", "ch", "--with-predecessors"}, 2, "the algorithm ch keeps no predecessors"},
-		{[]string{"run", in, "--algo", "ch", "--with-paths", "--targets", "2"}, 2, "the algorithm ch keeps no predecessors"},
+		{[]string{"run", in, "--algo", "ch", "--with-paths"}, 2, "the algorithm ch gives paths to --targets only"},
 		{[]string{"run", floats, "--algo", "ch", "--engine", "cpu"}, 2, "use --algo dijkstra"},
 		{[]string{"index", floats, "-o", filepath.Join(dir, "f.ch")}, 2, "--algo dijkstra"},
 	} {
@@ -157,6 +157,75 @@ func TestCHVerify(t *testing.T) {
 		r := inProcess(t, "verify", in, "--algo", "ch", "--engine", "cpu", "--layout", layout)
 		if r.code != 0 || !strings.Contains(r.stdout, "ok:") || !strings.Contains(r.stdout, "algorithm ch (contraction hierarchy") {
 			t.Fatalf("seed %d: verify %s: exit %d: %s%s", seed, layout, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+// TestCHPath: pathctl path --algo ch (built for the run, or read with
+// --index, forwards and --reverse) prints dijkstra's distance and a path
+// from --from to --to whose every step is an edge of the input and whose
+// weights add up to the distance.
+func TestCHPath(t *testing.T) {
+	seed := testgraphs.Seed(t)
+	rng := rand.New(rand.NewPCG(seed, 41))
+	dir := t.TempDir()
+	in, _, ids := writeRandomEdges(t, rng, dir)
+	body, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	weight := map[[2]string]int{} // the least weight of each edge
+	for _, line := range strings.Split(strings.TrimSpace(string(body)), "\n")[1:] {
+		f := strings.Split(line, ",")
+		var w int
+		fmt.Sscan(f[2], &w)
+		if old, ok := weight[[2]string{f[0], f[1]}]; !ok || w < old {
+			weight[[2]string{f[0], f[1]}] = w
+		}
+	}
+	index := filepath.Join(dir, "g.ch")
+	if r := inProcess(t, "index", in, "-o", index, "--quiet"); r.code != 0 {
+		t.Fatalf("index: exit %d: %q", r.code, r.stderr)
+	}
+	for trial := range 12 {
+		from, to := ids[rng.IntN(len(ids))], ids[rng.IntN(len(ids))]
+		extra := [][]string{{"--algo", "ch"}, {"--index", index}, {"--index", index, "--reverse"}}[trial%3]
+		reverse := trial%3 == 2
+		args := append([]string{"path", in, "--from", from, "--to", to}, extra...)
+		oracle := []string{"path", in, "--from", from, "--to", to, "--algo", "dijkstra"}
+		if reverse {
+			oracle = append(oracle, "--reverse")
+		}
+		want := inProcess(t, oracle...)
+		got := inProcess(t, args...)
+		if got.code != want.code {
+			t.Fatalf("seed %d %v: exit %d (%q), dijkstra %d (%q)", seed, args, got.code, got.stderr, want.code, want.stderr)
+		}
+		if got.code != 0 {
+			continue
+		}
+		lines := strings.Fields(got.stdout)
+		if lines[0] != strings.Fields(want.stdout)[0] {
+			t.Fatalf("seed %d %v: distance %s, dijkstra %s", seed, args, lines[0], strings.Fields(want.stdout)[0])
+		}
+		path := lines[1:]
+		if path[0] != from || path[len(path)-1] != to {
+			t.Fatalf("seed %d %v: path %v", seed, args, path)
+		}
+		sum := 0
+		for i := 0; i+1 < len(path); i++ {
+			u, v := path[i], path[i+1]
+			if reverse {
+				u, v = v, u
+			}
+			w, ok := weight[[2]string{u, v}]
+			if !ok {
+				t.Fatalf("seed %d %v: path %v steps along %s→%s, no edge", seed, args, path, u, v)
+			}
+			sum += w
+		}
+		if fmt.Sprint(sum) != lines[0] {
+			t.Fatalf("seed %d %v: path %v weighs %d, distance %s", seed, args, path, sum, lines[0])
 		}
 	}
 }

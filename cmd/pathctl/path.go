@@ -23,6 +23,7 @@ func pathCommand(e *env) *cli.Command {
 		&cli.StringFlag{Name: "from", Required: true, Usage: "the source vertex id"},
 		&cli.StringFlag{Name: "to", Required: true, Usage: "the target vertex id"},
 		&cli.BoolFlag{Name: "reverse", Usage: "walk the arcs backwards (the path from --to to --from, read the other way)"},
+		indexFlag(),
 	)
 	return &cli.Command{
 		Name:      "path",
@@ -49,6 +50,9 @@ func pathCommand(e *env) *cli.Command {
 			if !c.Bool("quiet") {
 				opt.Notice = e.stderr
 			}
+			if err := routeCH(c, &opt); err != nil { // ch: on the CPU, no device opened
+				return err
+			}
 			// One source: auto builds and runs on the CPU; --engine gpu
 			// on the device opened at start-up.
 			g, err := readGraph(e, c, pipeline.LoadOptions{Engine: opt.Engine, Sources: 1, Tune: tune})
@@ -56,6 +60,9 @@ func pathCommand(e *env) *cli.Command {
 				return err
 			}
 			defer g.Close()
+			if err := readIndexFlag(c, g, &opt); err != nil {
+				return err
+			}
 			q, err := pipeline.Prepare(g, opt)
 			if err != nil {
 				if errors.Is(err, pipeline.ErrUnknownTarget) {
