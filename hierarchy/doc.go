@@ -28,7 +28,9 @@
 // stored by their target r, with their higher-ranked tails as heads.
 //
 // Queries (query.go, table.go):
-//   - Query.Distance: the bidirectional upward search with stall-on-demand.
+//   - Query.Distance: the bidirectional upward search with stall-on-demand;
+//     Query.Path the same with a parent arc per vertex, the path unpacked
+//     from shortcuts through the arcs of the ranks they bypass (path.go).
 //   - Query.DistancesFrom, one-to-all: PHAST (Delling, Goldberg, Nowatzyk,
 //     Werneck, "PHAST: Hardware-Accelerated Shortest Path Trees", IPDPS
 //     2011): an upward Dijkstra from s, then one linear sweep over the
@@ -37,7 +39,9 @@
 //     it is the part the GPU batches over sources.
 //   - Hierarchy.Table, many-to-many: the bucket algorithm of Knopp,
 //     Sanders, Schultes, Schulz, Wagner, "Computing Many-to-Many Shortest
-//     Paths Using Highway Hierarchies", ALENEX 2007.
+//     Paths Using Highway Hierarchies", ALENEX 2007; its target half,
+//     Buckets, is built once and serves any number of sources
+//     (Query.DistancesTo).
 //   - Hierarchy.Reverse: the same hierarchy with its halves swapped, for
 //     distances along incoming arcs.
 //
@@ -74,8 +78,10 @@
 // An unreachable vertex's distance is Infinity (math.MaxInt64) in every
 // answer. Build fails for negative weights (ErrNegativeWeight), weights
 // whose sums are not exact (ErrInexact) and graphs that need more shortcuts
-// than Options.MaxShortcutsPerArc per arc (ErrTooManyShortcuts: R-MAT and
-// social graphs have no hierarchy to find). Read fails with ErrCorrupt or
+// than Options.MaxShortcutsPerArc per arc or whose remaining core turns
+// denser than Options.MaxCoreDegree allows (ErrTooManyShortcuts: R-MAT and
+// social graphs have no hierarchy to find; they give up in the first
+// rounds). Read fails with ErrCorrupt or
 // ErrMismatch. Queries fail only for vertices out of range or buffers of
 // the wrong length. Errors are prefixed "hierarchy: ".
 package hierarchy
