@@ -49,7 +49,7 @@
 //     run
 //   - betweenness.go: the betweenness layouts (of vertices and of edges)
 //   - betweenness_edges.go: the edge-betweenness rows from the per-arc sums
-//   - ch.go: the ch algorithm (a contraction hierarchy)
+//   - ch.go: the ch algorithm (a contraction hierarchy), and when auto runs it
 //   - overflow.go: refusing graphs whose distances could overflow their
 //     type
 //   - matrixtype.go: a matrix's value type (--matrix-type): float32
