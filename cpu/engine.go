@@ -132,6 +132,9 @@ func (e *Engine) Prepare(ctx context.Context, g *graph.CSR, req graph.Request) (
 	if algo == graph.BFSLevel && req.WithPredecessors {
 		return nil, errors.New("cpu: bfs-level stores no predecessors; use bfs")
 	}
+	if algo == graph.CH && req.WithPredecessors && (len(req.StopAt) == 0 || req.Targets != nil) {
+		return nil, errCHPredecessors // before the weights, as bfs-level's
+	}
 	if g.HasNegative() && !algo.AcceptsNegative() && !algo.CountsHops() && algo != graph.Auto {
 		return nil, g.NegativeWeight(algo)
 	}
