@@ -73,7 +73,7 @@ func (q *Query) Path(s, t graph.VertexID) (int64, []graph.VertexID, error) {
 	path = append(path, h.order[up[len(up)-1]])
 	for i := len(up) - 1; i > 0; i-- {
 		var err error
-		if path, err = h.unpack(up[i], up[i-1], h.up.w[q.fwdParent[up[i-1]]], path); err != nil {
+		if path, err = unpack(h, up[i], up[i-1], h.up.w[q.fwdParent[up[i-1]]], path); err != nil {
 			return 0, nil, err
 		}
 	}
@@ -81,7 +81,7 @@ func (q *Query) Path(s, t graph.VertexID) (int64, []graph.VertexID, error) {
 		k := q.bwdParent[r]
 		next := h.down.tailOf(k)
 		var err error
-		if path, err = h.unpack(r, next, h.down.w[k], path); err != nil {
+		if path, err = unpack(h, r, next, h.down.w[k], path); err != nil {
 			return 0, nil, err
 		}
 		r = next
@@ -141,9 +141,9 @@ func (a *arcs) tailOf(k int64) int32 {
 	return int32(lo)
 }
 
-// arc looks up the hierarchy's arc from rank x to rank y, in the graph's
+// arcOf looks up h's arc from rank x to rank y, in the graph's
 // direction: its weight and bypassed rank.
-func (h *Hierarchy) arc(x, y int32) (w int64, mid int32, ok bool) {
+func arcOf(h *Hierarchy, x, y int32) (w int64, mid int32, ok bool) {
 	half, at, head := &h.up, x, y
 	if x > y {
 		half, at, head = &h.down, y, x
@@ -156,9 +156,9 @@ func (h *Hierarchy) arc(x, y int32) (w int64, mid int32, ok bool) {
 	return 0, 0, false
 }
 
-// unpack appends to path the vertices after rank x on the arc x→y of
+// unpack appends to path the vertices after rank x on h's arc x→y of
 // weight w, shortcuts replaced by the arcs they stand for.
-func (h *Hierarchy) unpack(x, y int32, w int64, path []graph.VertexID) ([]graph.VertexID, error) {
+func unpack(h *Hierarchy, x, y int32, w int64, path []graph.VertexID) ([]graph.VertexID, error) {
 	type hop struct {
 		x, y int32
 		w    int64
@@ -167,7 +167,7 @@ func (h *Hierarchy) unpack(x, y int32, w int64, path []graph.VertexID) ([]graph.
 	for len(stack) > 0 {
 		a := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		aw, mid, ok := h.arc(a.x, a.y)
+		aw, mid, ok := arcOf(h, a.x, a.y)
 		if !ok || aw != a.w {
 			return nil, corrupt("no arc of weight %d from rank %d to rank %d on a shortcut's path", a.w, a.x, a.y)
 		}
@@ -178,17 +178,12 @@ func (h *Hierarchy) unpack(x, y int32, w int64, path []graph.VertexID) ([]graph.
 			path = append(path, h.order[a.y])
 			continue
 		}
-		w1, _, ok1 := h.arc(a.x, mid)
-		w2, _, ok2 := h.arc(mid, a.y)
+		w1, _, ok1 := arcOf(h, a.x, mid)
+		w2, _, ok2 := arcOf(h, mid, a.y)
 		if !ok1 || !ok2 || mid >= min(a.x, a.y) || w1 > a.w || w2 != a.w-w1 {
 			return nil, corrupt("the shortcut from rank %d to rank %d does not add up through rank %d", a.x, a.y, mid)
 		}
 		stack = append(stack, hop{mid, a.y, w2}, hop{a.x, mid, w1}) // x→mid first
 	}
 	return path, nil
-}
-
-// PathOf is Query.Path on a workspace of its own.
-func (h *Hierarchy) PathOf(s, t graph.VertexID) (int64, []graph.VertexID, error) {
-	return h.NewQuery().Path(s, t)
 }

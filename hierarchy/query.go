@@ -195,3 +195,8 @@ func (q *Query) clearTouched() {
 func (h *Hierarchy) Distance(s, t graph.VertexID) (int64, error) {
 	return h.NewQuery().Distance(s, t)
 }
+
+// PathOf is Query.Path on a workspace of its own.
+func (h *Hierarchy) PathOf(s, t graph.VertexID) (int64, []graph.VertexID, error) {
+	return h.NewQuery().Path(s, t)
+}
