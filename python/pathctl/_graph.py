@@ -21,7 +21,6 @@ from __future__ import annotations
 import fcntl
 import glob
 import math
-import numbers
 import os
 import re
 import shutil
@@ -456,15 +455,23 @@ class Graph:
         seed draws the same sample here, in the CLI and in the module
         function). The ticket's ``"layout": "betweenness"`` with its keys
         ``normalized``, ``endpoints``, ``k`` (the sample) and ``seed``."""
-        from ._checks import check_flag
+        return self._betweenness("betweenness", normalized, endpoints, k, seed, sources, engine)
 
-        check_flag("normalized", normalized)
-        check_flag("endpoints", endpoints)
-        for name, value in (("k", k), ("seed", seed)):
-            if value is not None and (isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral)):
-                raise _errors.UsageError(f"{name}={value!r}: {name} is a whole number")
-        if seed is not None and k is None:
-            raise _errors.UsageError("seed draws the k sample; give k too")
+    def edge_betweenness(self, *, normalized: bool = True, k: Optional[int] = None,
+                         seed: Optional[int] = None, sources: Optional[Iterable[Any]] = None,
+                         engine: Optional[str] = None) -> pa.Table:
+        """Edge betweenness centrality, ``src``, ``dst`` and ``betweenness``
+        (float64), as :func:`pathctl.edge_betweenness` gives it for the
+        loaded edges (networkx's ``edge_betweenness_centrality`` scaling;
+        same ``normalized``, ``k``, ``seed`` and ``sources``). The ticket's
+        ``"layout": "edge-betweenness"``."""
+        return self._betweenness("edge-betweenness", normalized, False, k, seed, sources, engine)
+
+    def _betweenness(self, layout: str, normalized: Any, endpoints: Any, k: Any, seed: Any,
+                     sources: Optional[Iterable[Any]], engine: Optional[str]) -> pa.Table:
+        from ._betweenness import check_sample_keywords
+
+        check_sample_keywords(normalized, endpoints, k, seed)
         keys = {"normalized": bool(normalized)}
         if endpoints:
             keys["endpoints"] = True
@@ -474,7 +481,7 @@ class Graph:
             keys["seed"] = int(seed)
 
         def call(client):
-            reader = client._get(_NAME, "auto", sources, "betweenness", False, engine or self.engine,
+            reader = client._get(_NAME, "auto", sources, layout, False, engine or self.engine,
                                  None, keys)
             try:
                 return reader.read_all()

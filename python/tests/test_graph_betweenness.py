@@ -82,3 +82,28 @@ def test_graph_betweenness_refuses_bad_options():
             g.betweenness(k=99)
         # The graph stays usable after refusals.
         assert g.betweenness().num_rows == 30
+
+
+def _edge_values(table, directed):
+    assert table.schema.names == ["src", "dst", "betweenness"]
+    out = {}
+    for u, v, b in zip(table.column("src").to_pylist(), table.column("dst").to_pylist(),
+                       table.column("betweenness").to_pylist()):
+        out[(u, v) if directed else frozenset((u, v))] = b
+    return out
+
+
+@pytest.mark.parametrize("directed", [True, False])
+def test_graph_edge_betweenness_equals_networkx_and_module(directed):
+    G, edges = _edges(directed, 21 + directed)
+    with pathctl.load(edges, directed=directed, engine="cpu") as g:
+        for kw in ({}, {"normalized": False}):
+            got = g.edge_betweenness(**kw)
+            want = nx.edge_betweenness_centrality(G, weight="weight", **kw)
+            want = {(e if directed else frozenset(e)): b for e, b in want.items()}
+            _close(_edge_values(got, directed), want)
+            assert got.equals(pathctl.edge_betweenness(edges, directed=directed, engine="cpu", **kw))
+        sampled = g.edge_betweenness(k=6, seed=5)
+        assert sampled.equals(pathctl.edge_betweenness(edges, directed=directed, engine="cpu", k=6, seed=5))
+        with pytest.raises(_errors.UsageError, match="seed draws the k sample"):
+            g.edge_betweenness(seed=1)
