@@ -119,3 +119,20 @@ func AddSaturating[D Number](d, w D) D {
 	}
 	return s
 }
+
+// Distinct is ids without repeats, in the order of their first
+// occurrence; nil stays nil.
+func Distinct(ids []VertexID) []VertexID {
+	if ids == nil {
+		return nil
+	}
+	seen := make(map[VertexID]bool, len(ids))
+	out := make([]VertexID, 0, len(ids))
+	for _, v := range ids {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -64,7 +64,7 @@ func (q *Prepared) Estimate() Estimate {
 	if targets != nil {
 		given = len(targets)
 		if opt.K > 0 {
-			given = len(distinct(targets)) // a vertex is one of the k nearest once
+			given = len(graph.Distinct(targets)) // a vertex is one of the k nearest once
 		}
 	}
 	est.Targets = answerWidth(n, given, opt.K)

@@ -166,7 +166,7 @@ func (q queryCase) expectPairsOf(n int, rowOf func(s graph.VertexID) []float64) 
 		var got []pairRow
 		cols := q.columns(n)
 		if q.k > 0 {
-			cols = distinct(cols)
+			cols = graph.Distinct(cols)
 		}
 		for _, v := range cols {
 			if q.within(row[v]) && (q.k == 0 || v != s) {

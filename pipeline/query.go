@@ -280,23 +280,6 @@ func outputSize(bytes float64) string {
 	return fmt.Sprintf("%.0f bytes", bytes)
 }
 
-// distinct is ids without repeats, in the order of their first
-// occurrence; nil stays nil.
-func distinct(ids []graph.VertexID) []graph.VertexID {
-	if ids == nil {
-		return nil
-	}
-	seen := make(map[graph.VertexID]bool, len(ids))
-	out := make([]graph.VertexID, 0, len(ids))
-	for _, v := range ids {
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
 // shape is the result shape of opt with targets resolved.
 func shape(opt Options, targets []graph.VertexID) arrowio.Shape {
 	var s arrowio.Shape

@@ -26,7 +26,7 @@ func (q *Prepared) Run(ctx context.Context, emit func(arrow.RecordBatch) error) 
 	// 1. The graph the run searches, and what no engine sees.
 	targets := q.targets
 	if opt.K > 0 {
-		targets = distinct(targets) // a vertex is one of the k nearest once
+		targets = graph.Distinct(targets) // a vertex is one of the k nearest once
 	}
 	csr := g.CSR
 	if opt.Reverse {

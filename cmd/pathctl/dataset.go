@@ -159,7 +159,7 @@ func executeDataset(e *env, c *cli.Context, opt pipeline.Options, out string) er
 	if err != nil {
 		return queryError(c, g, err)
 	}
-	schema, columns, sources, targets := q.Schema(), q.Columns(), q.Sources(), distinctIDs(q.Targets())
+	schema, columns, sources, targets := q.Schema(), q.Columns(), q.Sources(), graph.Distinct(q.Targets()) // the manifest identifies targets as a set in order
 
 	m := &datasetManifestFile{Version: datasetVersion}
 	m.Graph = graphIdentity(g, c)
@@ -354,23 +354,6 @@ func datasetBlockSize(layout arrowio.Layout, targets, vertices int, narrowed boo
 		cols = targets
 	}
 	return max(1, min(defaultDatasetBlock, datasetMatrixBytes/(8*max(cols, 1))))
-}
-
-// distinctIDs is ids without repeats, each at its first place (the
-// manifest identifies targets as a set in order); nil stays nil.
-func distinctIDs(ids []graph.VertexID) []graph.VertexID {
-	if ids == nil {
-		return nil
-	}
-	seen := make(map[graph.VertexID]bool, len(ids))
-	out := make([]graph.VertexID, 0, len(ids))
-	for _, v := range ids {
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // isDatasetEntry reports whether a top-level name of DIR is one pathctl
