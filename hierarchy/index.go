@@ -193,53 +193,35 @@ func (e *encoder) bytes(b []byte) {
 func (e *encoder) u32(x uint32) { e.bytes(binary.LittleEndian.AppendUint32(e.buf[:0], x)) }
 func (e *encoder) u64(x uint64) { e.bytes(binary.LittleEndian.AppendUint64(e.buf[:0], x)) }
 
-func (e *encoder) i32s(xs []int32) {
-	for len(xs) > 0 && e.err == nil {
-		chunk := xs[:min(len(xs), 8192)]
+// words writes n little-endian words of size bytes (4 or 8), the i-th
+// at(i), in chunks of 8192 through e.buf.
+func (e *encoder) words(n, size int, at func(i int) uint64) {
+	for first := 0; first < n && e.err == nil; first += 8192 {
 		e.buf = e.buf[:0]
-		for _, x := range chunk {
-			e.buf = binary.LittleEndian.AppendUint32(e.buf, uint32(x))
+		for i := first; i < min(first+8192, n); i++ {
+			if size == 4 {
+				e.buf = binary.LittleEndian.AppendUint32(e.buf, uint32(at(i)))
+			} else {
+				e.buf = binary.LittleEndian.AppendUint64(e.buf, at(i))
+			}
 		}
 		e.bytes(e.buf)
-		xs = xs[len(chunk):]
 	}
+}
+
+func (e *encoder) i32s(xs []int32) {
+	e.words(len(xs), 4, func(i int) uint64 { return uint64(uint32(xs[i])) })
 }
 
 // counts writes the arc count of each rank, off[r+1]-off[r].
 func (e *encoder) counts(off []int64) {
-	for r := 0; r+1 < len(off) && e.err == nil; r += 8192 {
-		e.buf = e.buf[:0]
-		for k := r; k < min(r+8192, len(off)-1); k++ {
-			e.buf = binary.LittleEndian.AppendUint32(e.buf, uint32(off[k+1]-off[k]))
-		}
-		e.bytes(e.buf)
-	}
+	e.words(max(len(off)-1, 0), 4, func(r int) uint64 { return uint64(off[r+1] - off[r]) })
 }
 
 // u32s writes weights known to fit in a uint32.
-func (e *encoder) u32s(xs []int64) {
-	for len(xs) > 0 && e.err == nil {
-		chunk := xs[:min(len(xs), 8192)]
-		e.buf = e.buf[:0]
-		for _, x := range chunk {
-			e.buf = binary.LittleEndian.AppendUint32(e.buf, uint32(x))
-		}
-		e.bytes(e.buf)
-		xs = xs[len(chunk):]
-	}
-}
+func (e *encoder) u32s(xs []int64) { e.words(len(xs), 4, func(i int) uint64 { return uint64(xs[i]) }) }
 
-func (e *encoder) i64s(xs []int64) {
-	for len(xs) > 0 && e.err == nil {
-		chunk := xs[:min(len(xs), 8192)]
-		e.buf = e.buf[:0]
-		for _, x := range chunk {
-			e.buf = binary.LittleEndian.AppendUint64(e.buf, uint64(x))
-		}
-		e.bytes(e.buf)
-		xs = xs[len(chunk):]
-	}
-}
+func (e *encoder) i64s(xs []int64) { e.words(len(xs), 8, func(i int) uint64 { return uint64(xs[i]) }) }
 
 // Read reads an index file that Write wrote for g. It fails with an error
 // wrapping ErrCorrupt for a file that is not an index, truncated, damaged
