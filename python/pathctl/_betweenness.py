@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numbers
 import math
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Iterable, List, Mapping, Optional
 
 import numpy as np
 import pyarrow as pa
@@ -39,16 +39,7 @@ def betweenness(edges: Any, *, directed: bool = True, normalized: bool = True,
     raise NegativeWeightError, zero weights UsageError. Runs on the CPU
     engine (the GPU passes are not built yet).
     """
-    check_sample_keywords(normalized, endpoints, k, seed)
-    flags = []
-    if not normalized:
-        flags.append("--normalized=false")
-    if endpoints:
-        flags.append("--endpoints")
-    if k is not None:
-        flags += ["--k", str(int(k))]
-        if seed is not None:
-            flags += ["--seed", str(int(seed))]
+    flags = sample_flags(normalized, endpoints, k, seed)
     # k is this layout's sample, not the k nearest that the shared options
     # would make of it.
     scope = {name: value for name, value in locals().items() if name not in ("k", "seed", "flags")}
@@ -78,19 +69,28 @@ def edge_betweenness(edges: Any, *, directed: bool = True, normalized: bool = Tr
     the weights and the refusals are :func:`betweenness`'s (networkx has
     no ``endpoints`` for edges). Runs on the CPU engine.
     """
-    check_sample_keywords(normalized, False, k, seed)
-    flags = []
-    if not normalized:
-        flags.append("--normalized=false")
-    if k is not None:
-        flags += ["--k", str(int(k))]
-        if seed is not None:
-            flags += ["--seed", str(int(seed))]
+    flags = sample_flags(normalized, False, k, seed)
     scope = {name: value for name, value in locals().items() if name not in ("k", "seed", "flags")}
     edges, directed, options = _prepare(edges, directed, _NX_WEIGHT, scope)
     run = Run("run", edges, layout="edge-betweenness", sources=sources, directed=directed,
               engine=engine, options=options, extra_flags=flags)
     return run_table(run)
+
+
+def sample_flags(normalized: Any, endpoints: Any, k: Any, seed: Any) -> List[str]:
+    """The binary's flags for the betweenness options, checked first
+    (check_sample_keywords)."""
+    check_sample_keywords(normalized, endpoints, k, seed)
+    flags = []
+    if not normalized:
+        flags.append("--normalized=false")
+    if endpoints:
+        flags.append("--endpoints")
+    if k is not None:
+        flags += ["--k", str(int(k))]
+        if seed is not None:
+            flags += ["--seed", str(int(seed))]
+    return flags
 
 
 def check_sample_keywords(normalized: Any, endpoints: Any, k: Any, seed: Any) -> None:
