@@ -369,7 +369,7 @@ def distance_matrix(edges: Any, *, algorithm: str = "auto", sources: Optional[It
         return run_dry_run(run)
     run.keep_tmp = True
     try:
-        table = run_table(run)
+        table = run_table(run, keep_mapping=True)
         vertices = run.read_vertices()
     finally:
         run.cleanup()

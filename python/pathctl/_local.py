@@ -219,15 +219,21 @@ def run_dry_run(run: Run) -> DryRun:
                                    exit_code=0, stderr=run.stderr) from exc
 
 
-def run_table(run: Run) -> pa.Table:
-    """The whole result: mapped from the run's memfd, or read from its pipe."""
+def run_table(run: Run, keep_mapping: bool = False) -> pa.Table:
+    """The whole result: mapped from the run's memfd, or read from its pipe.
+    The table's buffers hold the mapping; the run keeps it too only with
+    keep_mapping (distance_matrix hands it on), since the run's threads
+    can outlive the caller's last view while the binary exits."""
     if run.output == "memfd":
         try:
-            return run.read_mapped()
+            table = run.read_mapped()
         except BaseException:
             # A KeyboardInterrupt while waiting: stop the binary.
             _kill_quietly(run.proc)
             raise
+        if not keep_mapping:
+            run.mapping = None
+        return table
     reader = run.open_output()
     try:
         table = reader.read_all()

@@ -219,6 +219,22 @@ def open_fds():
     return sorted(os.listdir("/proc/self/fd"))
 
 
+def settled_fds():
+    """open_fds() once earlier calls have let go of theirs: their children
+    gone and the threads that hold their runs done (a run's pipes close
+    when its last thread ends, which can fall inside the next call)."""
+    wait_no_children()
+    fds, deadline = open_fds(), time.monotonic() + 5
+    while time.monotonic() < deadline:
+        gc.collect()
+        time.sleep(0.05)
+        now = open_fds()
+        if now == fds:
+            break
+        fds = now
+    return fds
+
+
 def assert_nothing_left(tmp_dir, fds_before):
     """No temporary file (the ids files of a pipe handoff, a vertex table)
     left in the run's temporary directory, no descriptor (a memfd) left
@@ -257,7 +273,7 @@ def test_bad_query_local(query_graph, big_ring, private_tmp, monkeypatch, handof
     kwargs = {"vertices": big_ring.column("src") if big else vertices, **kwargs}
     if "layout" not in kwargs and "sources" not in kwargs:
         kwargs["sources"] = [0, 1] if big else vertices[:2]
-    fds = open_fds()
+    fds = settled_fds()
     for call in (pathctl.apsp, pathctl.stream):
         with pytest.raises(error) as info:
             call(graph, engine="cpu", **kwargs)
@@ -271,7 +287,7 @@ def test_bad_query_local(query_graph, big_ring, private_tmp, monkeypatch, handof
 def test_bad_query_path_local(query_graph, private_tmp):
     """pathctl.path names the end that is not in the graph."""
     _, path, _, vertices = query_graph
-    fds = open_fds()
+    fds = settled_fds()
     with pytest.raises(pathctl.InvalidInputError) as info:
         pathctl.path(path, vertices[0], 123456)
     assert type(info.value) is pathctl.InvalidInputError
