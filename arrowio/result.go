@@ -140,7 +140,9 @@ func (b *ResultBuilder) checkBlock(blk *graph.Block) error {
 	if blk.NumVertices != n {
 		return fmt.Errorf("arrowio: block over %d vertices for a result over %d", blk.NumVertices, n)
 	}
-	if blk.Type != b.distType {
+	// A matrix's block may carry its values already converted to the
+	// matrix type (by the engine: graph.ValueConverter).
+	if blk.Type != b.distType && blk.Type != b.valueType() {
 		return fmt.Errorf("arrowio: block of %s distances for a result of %s", blk.Type, b.distType)
 	}
 	if b.shape.Targets > 0 && b.layout == LayoutMatrix && blk.Width() != b.shape.Targets {

@@ -103,3 +103,40 @@ func TestMatrixTypeConversions(t *testing.T) {
 		t.Error("float64 distances made int32 values")
 	}
 }
+
+// TestMatrixTypeConvertedByEngine gives a builder of int32 distances and
+// float32 matrix values blocks whose values the engine converted already
+// (graph.ValueConverter): they are taken as they are, in their own
+// memory, and a block of a third type is refused.
+func TestMatrixTypeConvertedByEngine(t *testing.T) {
+	v := &Vertices{Type: arrow.PrimitiveTypes.Int64, Ints: []int64{10, 20, 30}}
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	b := NewResultBuilder(LayoutMatrix, v, graph.DistInt32, false, mem)
+	b.SetMatrixType(graph.DistFloat32)
+	blk := graph.NewBlock([]graph.VertexID{1}, 3, graph.DistFloat32, false)
+	want := []float32{4, 0, float32(math.Inf(1))}
+	copy(blk.Dist.([]float32), want)
+	err := b.Block(blk, func(r arrow.RecordBatch) error {
+		vals := r.Column(1).(*array.FixedSizeList).ListValues().(*array.Float32)
+		if vals.NullN() != 0 {
+			t.Errorf("%d nulls in float values", vals.NullN())
+		}
+		for i, w := range want {
+			if vals.Value(i) != w {
+				t.Errorf("value %d is %v, want %v", i, vals.Value(i), w)
+			}
+		}
+		if &vals.Float32Values()[0] != &blk.Dist.([]float32)[0] {
+			t.Error("the values were copied out of the block")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := graph.NewBlock([]graph.VertexID{1}, 3, graph.DistFloat64, false)
+	if err := b.Block(other, func(arrow.RecordBatch) error { return nil }); err == nil {
+		t.Error("a block of float64 distances for int32 distances as float32 values: no error")
+	}
+	mem.AssertSize(t, 0)
+}

@@ -132,7 +132,7 @@ type copyOut struct {
 // device should build it: a block with room for it (graph.Block.Valid)
 // and integer distances (floats need no bitmap), else nil.
 func (bb *blockBufs) validOut(out *graph.Block) []byte {
-	if bb.distType != graph.DistInt32 && bb.distType != graph.DistInt64 {
+	if bb.blockType() != graph.DistInt32 && bb.blockType() != graph.DistInt64 {
 		return nil
 	}
 	size := (len(out.Sources)*bb.n + 7) / 8
@@ -140,6 +140,38 @@ func (bb *blockBufs) validOut(out *graph.Block) []byte {
 		return nil
 	}
 	return out.Valid[:size]
+}
+
+// blockType is the type of the values of the blocks bb fills: the
+// distances', or the one they are converted to (values).
+func (bb *blockBufs) blockType() graph.DistType {
+	if bb.values != 0 {
+		return bb.values
+	}
+	return bb.distType
+}
+
+// convertKernel is the kernel of convert.cu that rewrites distances of
+// type from as values of type to in place, "" where there is none.
+func convertKernel(from, to graph.DistType) string {
+	switch {
+	case from == graph.DistInt32 && to == graph.DistFloat32:
+		return "convert_i32_f32"
+	case from == graph.DistInt64 && to == graph.DistFloat64:
+		return "convert_i64_f64"
+	}
+	return ""
+}
+
+// convertGrid bounds the thread blocks of the conversion kernel, whose
+// threads stride over the rows.
+const convertGrid = 8192
+
+// queueConvert queues on stream 0 the kernel that rewrites the count
+// distances at from as bb.values, in place, before their copy.
+func (bb *blockBufs) queueConvert(from uint64, count int) error {
+	grid := int(min((int64(count)+threadsPerBlock-1)/threadsPerBlock, convertGrid))
+	return bb.dv.launchAsync(convertKernel(bb.distType, bb.values), grid, from, uint64(count))
 }
 
 // validityGrid bounds the thread blocks of the validity kernel: each adds
@@ -190,14 +222,20 @@ func (bb *blockBufs) queueCopy(s *resultSlot, out copyOut) (*copyJob, error) {
 // queueCopyFrom is queueCopy from the device rows at fromDist and fromPred
 // (another slot's rows, for a Resident block). Distances and predecessors
 // whose destinations lie in memory PinHost pinned go straight there;
-// otherwise they go through s's stage and the copier moves them on. With
-// out.valid, the validity kernel runs first and its bitmap and null counts
+// otherwise they go through s's stage and the copier moves them on. Where
+// the values are converted (bb.values), the conversion kernel rewrites
+// the rows in place first. With out.valid, the validity kernel runs first and its bitmap and null counts
 // travel through the stage.
 func (bb *blockBufs) queueCopyFrom(s *resultSlot, fromDist, fromPred uint64, out copyOut) (*copyJob, error) {
 	dv := bb.dv
 	d := dv.d
 	if dv.copier.jobs == nil {
 		return nil, errClosed
+	}
+	if bb.values != 0 {
+		if err := bb.queueConvert(fromDist, len(out.dist)/bb.distType.Size()); err != nil {
+			return nil, err
+		}
 	}
 	grid := 0
 	if out.valid != nil {

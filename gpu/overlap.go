@@ -205,7 +205,7 @@ func (r *Runner) Start(ctx context.Context, out *graph.Block) (*Pending, error) 
 	if r.narrow.blocks() {
 		return r.startNarrowed(ctx, out)
 	}
-	if err := checkFullBlock(out, r.n, r.distType, r.req.WithPredecessors); err != nil {
+	if err := checkFullBlock(out, r.n, r.buf.blockType(), r.req.WithPredecessors); err != nil {
 		return nil, err
 	}
 	out.ValidSet, out.Nulls = false, 0
@@ -413,7 +413,7 @@ func (res *Resident) Start(ctx context.Context, lo, hi int, out *graph.Block) (*
 			return nil, fmt.Errorf("gpu: block row %d is source %d, the resident row %d", i, s, res.sources[lo+i])
 		}
 	}
-	if err := checkFullBlock(out, r.n, r.distType, r.req.WithPredecessors); err != nil {
+	if err := checkFullBlock(out, r.n, r.buf.blockType(), r.req.WithPredecessors); err != nil {
 		return nil, err
 	}
 	out.ValidSet, out.Nulls = false, 0

@@ -110,7 +110,7 @@ func startAhead(t *testing.T, r *Runner, n int, sources []graph.VertexID, sizes 
 func startWith(t *testing.T, r *Runner, n int, sources []graph.VertexID, sizes []int, ahead int, withPred bool,
 	start func(lo, hi int, b *graph.Block) (*Pending, error)) *graph.Block {
 	t.Helper()
-	all := graph.NewBlock(sources, n, r.DistType(), withPred)
+	all := graph.NewBlock(sources, n, r.buf.blockType(), withPred)
 	var queue []pendingBlock
 	wait := func(pb pendingBlock) {
 		t.Helper()
@@ -125,7 +125,7 @@ func startWith(t *testing.T, r *Runner, n int, sources []graph.VertexID, sizes [
 	}
 	for lo, i := 0, 0; lo < len(sources); i++ {
 		hi := min(lo+sizes[i%len(sizes)], len(sources))
-		b := graph.NewBlock(sources[lo:hi], n, r.DistType(), withPred)
+		b := graph.NewBlock(sources[lo:hi], n, r.buf.blockType(), withPred)
 		poison(b)
 		// Room for the bitmap the device builds, poisoned; every other
 		// block pinned, so that its rows land without a stage.

@@ -168,6 +168,24 @@ func chooseDelta(g *graph.CSR, asked float64) float64 {
 // or int32 hop counts for bfs and bfs-level.
 func (r *Runner) DistType() graph.DistType { return r.distType }
 
+// ConvertValues makes the runner fill its blocks with values of type t
+// (graph.ValueConverter): int32 distances as float32, int64 distances as
+// float64, rewritten on the device (convert.cu) as each block's rows are
+// queued for the host, unreachable as +Inf. The caller has checked that
+// t holds every distance exactly. It reports false, and changes nothing,
+// for any other pair of types, for a narrowed runner (whose gathered
+// cells keep the distances' type), with predecessors, and once a block
+// has run.
+func (r *Runner) ConvertValues(t graph.DistType) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || r.buf.capacity > 0 || r.narrow.on() || r.req.WithPredecessors || convertKernel(r.distType, t) == "" {
+		return false
+	}
+	r.buf.values = t
+	return true
+}
+
 // Narrowed reports whether Run honours the request's targets and cutoff
 // itself (graph.NarrowRunner): true for a request with targets or a cutoff
 // and without predecessors. Such a runner's blocks hold only the targets'
@@ -325,7 +343,8 @@ func (r *Runner) Run(ctx context.Context, out *graph.Block) error {
 var errCycle = errors.New("gpu: negative cycle")
 
 // checkFullBlock checks that out is a block of full rows for a runner
-// over n vertices of distances of type t, with predecessors only where
+// over n vertices of values of type t (its distances', or those it
+// converts them to), with predecessors only where
 // the runner was prepared withPred.
 func checkFullBlock(out *graph.Block, n int, t graph.DistType, withPred bool) error {
 	k := len(out.Sources)

@@ -124,6 +124,10 @@ type blockBufs struct {
 	dv       *device
 	n        int
 	distType graph.DistType
+	// values, when set, is the type the blocks' values are converted to
+	// on the device before each copy to the host (Runner.ConvertValues,
+	// convert.cu): float32 over int32 distances, float64 over int64.
+	values graph.DistType
 
 	// capacity is the sources the buffers hold; oneSlot is set when only
 	// the first result slot's rows were allocated (a stats block under

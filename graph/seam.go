@@ -21,6 +21,8 @@ package graph
 //	AsyncRunner    gpu runner (adapted)              starting block i+1 before block i lands
 //	ResidentRunner gpu runner (adapted)              device blocks larger than the host's blocks
 //	HostPinner     gpu runner                        page-locking the blocks the pool recycles
+//	ValueConverter gpu runner, several devices'      a matrix's float values converted on the
+//	               runner                            device (integer distances, same width)
 //	DeviceTimer    gpu runner, its Waiters and       the time lines of --verbose
 //	               ResidentBlocks
 //	CopyTimer      gpu Waiters                       the time lines of --verbose
@@ -188,6 +190,21 @@ type ResidentBlock interface {
 type HostPinner interface {
 	PinHost(b []byte) error
 	UnpinHost(b []byte) error
+}
+
+// ValueConverter is implemented by runners that can fill a block with
+// values of another type than their distances, of the same width (the
+// GPU runner rewrites int32 rows as float32 and int64 rows as float64 on
+// the device, just before their copy to the host), so that the host
+// builds a matrix of float values without a pass of its own over it. The
+// pipeline asks for the matrix layout's value type when it differs from
+// the distances (pipeline's matrix type rule has checked that it holds
+// every distance exactly). After ConvertValues(t) returns true, every
+// block the pipeline hands the runner (Run, Start, a ResidentBlock's
+// Start) is of type t, and its unreachable cells are t's Infinity; after
+// false nothing changed, and the host converts.
+type ValueConverter interface {
+	ConvertValues(t DistType) bool
 }
 
 // DeviceTimer is implemented by what reports the device's share of a

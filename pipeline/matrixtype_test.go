@@ -74,7 +74,8 @@ func TestMatrixTypeFloat(t *testing.T) {
 			var got []float64
 			var typ arrow.DataType
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			_, err := runQuery(context.Background(), g, Options{Query: Query{Layout: arrowio.LayoutMatrix, MatrixType: c.matrix}, Resources: Resources{Engine: engine, MaxBlock: block, Allocator: mem}},
+			var log strings.Builder
+			_, err := runQuery(context.Background(), g, Options{Query: Query{Layout: arrowio.LayoutMatrix, MatrixType: c.matrix}, Resources: Resources{Engine: engine, MaxBlock: block, Allocator: mem}, Log: &log},
 				func(r arrow.RecordBatch) error {
 					vals := r.Column(1).(*array.FixedSizeList).ListValues()
 					typ = vals.DataType()
@@ -102,6 +103,15 @@ func TestMatrixTypeFloat(t *testing.T) {
 			}
 			if !arrow.TypeEqual(typ, c.want) {
 				t.Fatalf("seed %d: n %d, weights up to %d: values of %s, want %s", seed, c.n, c.top, typ, c.want)
+			}
+			// The GPU engine converts to a float of the distances' width on
+			// the device; the rest is converted on the host.
+			where := "as the records are built"
+			if engine == "gpu" && arrow.IsFloating(typ.ID()) && typ.(arrow.FixedWidthDataType).BitWidth() == 8*g.CSR.Type.Size() {
+				where = "by the engine"
+			}
+			if !strings.Contains(log.String(), "distances "+where) {
+				t.Fatalf("seed %d: n %d, %s, values of %s: the log does not say the values were converted %s:\n%s", seed, c.n, engine, typ, where, log.String())
 			}
 			unreachable := 0
 			for s := range c.n {

@@ -71,9 +71,16 @@ func (q *Prepared) Run(ctx context.Context, emit func(arrow.RecordBatch) error) 
 
 	// 3. The sink and the plan of the blocks.
 	builder := arrowio.NewResultBuilder(opt.Layout, g.Table.Vertices, runner.DistType(), opt.WithPredecessors, opt.Allocator)
-	if values := q.values; values != runner.DistType() {
-		builder.SetMatrixType(values) // converted as the records are built
-		fmt.Fprintf(opt.Log, "pathctl: the matrix carries %s values, converted from the %s distances\n", values, runner.DistType())
+	blockType := runner.DistType()
+	if values := q.values; values != blockType {
+		// The engine converts the values where it can (on the device),
+		// else the builder does as the records are built.
+		builder.SetMatrixType(values)
+		where := "as the records are built"
+		if c, ok := runner.(graph.ValueConverter); ok && c.ConvertValues(values) {
+			blockType, where = values, "by the engine"
+		}
+		fmt.Fprintf(opt.Log, "pathctl: the matrix carries %s values, converted from the %s distances %s\n", values, runner.DistType(), where)
 	}
 	builder.SetShape(shape(opt, targets))
 	counted := func(r arrow.RecordBatch) error {
@@ -115,7 +122,7 @@ func (q *Prepared) Run(ctx context.Context, emit func(arrow.RecordBatch) error) 
 			return out, nil
 		}
 	}
-	sched.targets, sched.nearest, sched.selected = targets, opt.K, selected
+	sched.targets, sched.nearest, sched.selected, sched.blockType = targets, opt.K, selected, blockType
 	// 4. The blocks, in the engine's order where it has one, to the sink.
 	var tm timings
 	sched.timings = &tm

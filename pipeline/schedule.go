@@ -39,6 +39,10 @@ type schedule struct {
 	// selected: the runner selects the k nearest itself (engineSelects);
 	// its blocks are k columns named by CellTargets.
 	selected bool
+	// blockType, when set, is the type of the blocks' values: the
+	// runner's distances, or the matrix type it converts them to
+	// (graph.ValueConverter).
+	blockType graph.DistType
 }
 
 type blockResult struct {
@@ -173,6 +177,14 @@ type producer struct {
 	pool *blockPool
 }
 
+// blockType is the type of the values of the blocks the runner fills.
+func (p *producer) blockType() graph.DistType {
+	if p.sched.blockType != 0 {
+		return p.sched.blockType
+	}
+	return p.runner.DistType()
+}
+
 func (p *producer) newBlock(b SourceBlock) *graph.Block {
 	if p.sched.selected {
 		blk := graph.NewBlock(p.sources[b.Start:b.End], p.sched.nearest, p.runner.DistType(), false)
@@ -181,9 +193,9 @@ func (p *producer) newBlock(b SourceBlock) *graph.Block {
 		return blk
 	}
 	if p.pool != nil {
-		return p.pool.block(p.sources[b.Start:b.End], p.g.NumVertices(), p.runner.DistType(), p.opt.WithPredecessors || p.opt.WithPaths)
+		return p.pool.block(p.sources[b.Start:b.End], p.g.NumVertices(), p.blockType(), p.opt.WithPredecessors || p.opt.WithPaths)
 	}
-	return graph.NewTargetBlock(p.sources[b.Start:b.End], p.sched.targets, p.g.NumVertices(), p.runner.DistType(), p.opt.WithPredecessors || p.opt.WithPaths)
+	return graph.NewTargetBlock(p.sources[b.Start:b.End], p.sched.targets, p.g.NumVertices(), p.blockType(), p.opt.WithPredecessors || p.opt.WithPaths)
 }
 
 // result is what the sink gets of a computed block.
@@ -429,7 +441,7 @@ func (p *producer) startResident(ctx context.Context, rr graph.ResidentRunner, a
 		if i == 0 && p.pool != nil {
 			// The host blocks' memory is made (and pinned) while the
 			// device computes.
-			p.pool.prefill(len(p.blocks), blockMax(p.blocks)*p.g.NumVertices(), p.runner.DistType())
+			p.pool.prefill(len(p.blocks), blockMax(p.blocks)*p.g.NumVertices(), p.blockType())
 		}
 		t0 := time.Now()
 		res, err := rr.ComputeResident(ctx, p.sources[start:end])
