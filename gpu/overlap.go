@@ -249,7 +249,7 @@ func (r *Runner) Start(ctx context.Context, out *graph.Block) (*Pending, error) 
 			return nil
 		})
 	})
-	return r.started(p, err, cycleSource)
+	return p.started(r, err, cycleSource)
 }
 
 // startNarrowed is Start for a runner whose blocks are narrowed
@@ -312,14 +312,14 @@ func (r *Runner) startNarrowed(ctx context.Context, out *graph.Block) (*Pending,
 			return nil
 		})
 	})
-	return r.started(p, err, cycleSource)
+	return p.started(r, err, cycleSource)
 }
 
-// started ends a Start (or a narrowed start) whose launches returned err:
-// p takes the runner's timings; on an error the chunks already queued land
-// before it returns, and errCycle becomes the negative cycle through
+// started ends r's Start (or narrowed start) of p whose launches returned
+// err: p takes the runner's timings; on an error the chunks already queued
+// land before it returns, and errCycle becomes the negative cycle through
 // cycleSource.
-func (r *Runner) started(p *Pending, err error, cycleSource graph.VertexID) (*Pending, error) {
+func (p *Pending) started(r *Runner, err error, cycleSource graph.VertexID) (*Pending, error) {
 	p.kernelTime, p.host = r.kernelTime, r.host
 	if err != nil {
 		_ = p.Wait()
