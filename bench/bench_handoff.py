@@ -199,7 +199,7 @@ def main(argv=None) -> int:
     out = os.path.join(args.tmpfs, f"bench-handoff-{os.getpid()}.arrow")
     vout = os.path.join(args.tmpfs, f"bench-handoff-{os.getpid()}.vertices.arrow")
     rows: List[Tuple[str, float, Optional[float], str]] = []
-    shape = dtype = None
+    shape = dtype = dm_dtype = None
     batches = {}
 
     def cli(layout: str) -> Tuple[float, Optional[float]]:
@@ -251,11 +251,13 @@ def main(argv=None) -> int:
     landed = {}
 
     def dmatrix(full_pass: bool, mode: str = "auto", peer: str = "auto") -> Tuple[float, Optional[float]]:
+        nonlocal dm_dtype
         os.environ[_local.HANDOFF_ENV] = mode
         os.environ[_local.RESULT_PEER_ENV] = peer
         handler.take()
         t0 = time.perf_counter()
         D, _ = pathctl.distance_matrix(table, **opts)
+        dm_dtype = D.dtype
         if full_pass:
             D.max()
         wall = time.perf_counter() - t0
@@ -383,7 +385,7 @@ def main(argv=None) -> int:
                 os.remove(name)
         os.environ.pop(_local.HANDOFF_ENV, None)
 
-    print_table(args, table, binary, rows, f"matrix {shape} {dtype}")
+    print_table(args, table, binary, rows, f"matrix {shape}: {dtype} in the CLI's file, {dm_dtype} from distance_matrix")
     return 0
 
 
