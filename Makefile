@@ -15,7 +15,7 @@ export CGO_ENABLED := 0
 # bash for pipefail: a recipe's pipeline fails when its first command does.
 SHELL     := /bin/bash
 
-.PHONY: fixtures all build run test test-go venv wheel test-wheel test-race fuzz test-python kernels kernels-check gpu-test bench-cpu bench-resident bench-betweenness bench-dataset bench bench-devices bench-plot bench-export clean
+.PHONY: fixtures all build run test test-go venv wheel test-wheel test-race fuzz test-python kernels kernels-check gpu-test bench-cpu bench-resident bench-betweenness bench-dataset bench-road bench bench-devices bench-plot bench-export clean
 
 all: build
 
@@ -131,7 +131,7 @@ $(WHEEL_VENV)/.installed: python/requirements-wheel.txt
 	touch $@
 
 test-python: build $(VENV)/.installed
-	PATHCTL_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q python/tests bench/test_bench_cpu.py bench/test_bench_gpu.py bench/test_bench_queries.py bench/test_bench_flight.py bench/test_plot_scaling.py bench/test_bench_devices.py bench/test_bench_betweenness.py bench/test_bench_dataset.py .ci/test_make.py
+	PATHCTL_BIN=$(CURDIR)/$(BIN) $(PY) -m pytest -q python/tests bench/test_bench_cpu.py bench/test_bench_gpu.py bench/test_bench_queries.py bench/test_bench_flight.py bench/test_plot_scaling.py bench/test_bench_devices.py bench/test_bench_betweenness.py bench/test_bench_dataset.py bench/test_bench_road.py .ci/test_make.py
 
 # Platform wheels with the binary inside (manylinux_2_17 x86_64 and aarch64)
 # in dist/: `pip install dist/pathctl-*-manylinux*_x86_64*.whl` brings the engine.
@@ -162,6 +162,13 @@ bench-betweenness: build $(VENV)/.installed
 # (--dir elsewhere; GPU engine, BENCH_ARGS="--engine cpu" without one).
 bench-dataset: build $(VENV)/.installed
 	$(PY) bench/bench_dataset.py --pathctl $(BIN) $(BENCH_ARGS)
+
+# Road networks: pathctl's contraction hierarchy (index, OD 4096 × 4096 with
+# and without it, one pair) against RoutingKit's CCH (routingkit-cch, where
+# it imports: pip install --target DIR routingkit-cch, then PYTHONPATH=DIR)
+# on a 1000² grid, every answer checked against scipy.
+bench-road: build $(VENV)/.installed
+	PATHCTL_BIN=$(CURDIR)/$(BIN) $(PY) bench/bench_road.py $(BENCH_ARGS)
 
 # A graph that stays loaded (pathctl.load): a repeated g.sssp(s) on a
 # 30,000-vertex grid, CPU engine, against pathctl.sssp and scipy.
