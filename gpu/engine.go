@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/hierarchy"
 )
 
 // Engine runs shortest paths on one CUDA device. Close it when done: it
@@ -197,11 +198,29 @@ func (e *Engine) Abandon() error {
 // counts hops, ignoring weights): the error is a *graph.NegativeWeightError
 // naming one such arc.
 func (e *Engine) Prepare(ctx context.Context, g *graph.CSR, req graph.Request) (*Runner, error) {
+	if req.Algorithm == graph.CH {
+		return nil, errNeedsHierarchy
+	}
 	return e.prepare(ctx, g, req, defaultBatchedConfig())
+}
+
+// errNeedsHierarchy refuses the algorithm ch where no hierarchy is given.
+var errNeedsHierarchy = errors.New("gpu: the algorithm ch runs over a hierarchy: PrepareCH")
+
+// PrepareCH prepares a runner of the algorithm ch over h, the hierarchy
+// of g (of its transpose for distances along incoming arcs). It refuses
+// other algorithms, predecessors, distances other than int32, a
+// hierarchy of another size, and one whose arcs are too heavy for int32.
+// Everything else is Prepare's.
+func (e *Engine) PrepareCH(ctx context.Context, g *graph.CSR, req graph.Request, h *hierarchy.Hierarchy) (*Runner, error) {
+	return prepareCH(ctx, e, g, req, h) // ch.go
 }
 
 // PrepareTuned is Prepare under the tuning t.
 func (e *Engine) PrepareTuned(ctx context.Context, g *graph.CSR, req graph.Request, t Tuning) (*Runner, error) {
+	if req.Algorithm == graph.CH {
+		return nil, errNeedsHierarchy
+	}
 	return e.prepare(ctx, g, req, t.batched())
 }
 

@@ -57,6 +57,8 @@ type Runner struct {
 	frontierRows devBuf
 	// hubs are the hub rows kept past a stats block's rows (hubs.go).
 	hubs hubStore
+	// ch is the hierarchy of the algorithm ch (ch.go), nil for the others.
+	ch *chSweep
 }
 
 // layout is the bytes per vertex of each per-source buffer.
@@ -92,6 +94,7 @@ var plans = map[graph.Algorithm]kernelPlan{
 	graph.BFSLevel:    bfsLevelPlan,
 	graph.BellmanFord: bellmanFordPlan,
 	Batched:           batchedPlan, // auto's own kernel (batched.go)
+	graph.CH:          chPlan,      // over a hierarchy (ch.go): PrepareCH only
 }
 
 // layoutOf completes the plan's layout: the predecessor row, and a level row

@@ -65,6 +65,7 @@ func (r *Runner) release() error {
 	errs = append(errs, r.csr.release(dv, &r.e.graphs.mu))
 	errs = append(errs, r.narrow.release(dv))
 	errs = append(errs, r.buf.release())
+	errs = append(errs, r.ch.release(dv))
 	return errors.Join(errs...)
 }
 

@@ -34,6 +34,9 @@ func routeCH(g *Graph, opt Options) (Options, error) {
 	if err := RouteCH(&opt); err != nil {
 		return opt, err
 	}
+	if err := checkCHOnGPU(g, opt); err != nil { // chgpu.go
+		return opt, err
+	}
 	if opt.Index != nil && opt.Index.NumVertices() != g.CSR.NumVertices {
 		return opt, fmt.Errorf("%w: an index of %d vertices for a graph of %d", ErrInvalid, opt.Index.NumVertices(), g.CSR.NumVertices)
 	}
@@ -51,8 +54,7 @@ func routeCH(g *Graph, opt Options) (Options, error) {
 // every run of ch passes through it.
 func RouteCH(opt *Options) error {
 	switch opt.Engine {
-	case "gpu":
-		return fmt.Errorf("%w: the algorithm ch runs on the CPU engine only so far; use --engine cpu (or auto)", ErrInvalid)
+	case "gpu": // for int32 distances without paths (checkCHOnGPU, chgpu.go)
 	case "auto", "":
 		if opt.Log != nil {
 			fmt.Fprintf(opt.Log, "pathctl: the algorithm ch runs on the CPU engine\n")
@@ -76,9 +78,10 @@ func prepare(ctx context.Context, eng graph.Engine, csr *graph.CSR, req graph.Re
 	if req.Algorithm != graph.CH {
 		return eng.Prepare(ctx, csr, req)
 	}
-	if opt.Index != nil {
+	onGPU, isGPU := eng.(chPreparer)
+	if opt.Index != nil && !isGPU {
 		if eng.Name() != "cpu" {
-			return nil, fmt.Errorf("%w: the algorithm ch runs on the CPU engine only so far", ErrInvalid)
+			return nil, fmt.Errorf("%w: the algorithm ch runs on the CPU and GPU engines, not on %s", ErrInvalid, eng.Name())
 		}
 		h := opt.Index
 		if opt.Reverse {
@@ -86,7 +89,13 @@ func prepare(ctx context.Context, eng graph.Engine, csr *graph.CSR, req graph.Re
 		}
 		eng = cpu.New(cpu.WithThreads(opt.Threads), cpu.WithHierarchy(h))
 	}
-	r, err := eng.Prepare(ctx, csr, req)
+	var r graph.Runner
+	var err error
+	if isGPU {
+		r, err = prepareCHOnGPU(ctx, onGPU, csr, req, opt) // chgpu.go
+	} else {
+		r, err = eng.Prepare(ctx, csr, req)
+	}
 	if opt.Algorithm == graph.Auto && opt.Index == nil && errors.Is(err, hierarchy.ErrTooManyShortcuts) {
 		// auto picked ch (autoCH) for a graph that looked road-like
 		// but has no hierarchy: the search kernels after all.

@@ -126,7 +126,6 @@ func TestCHIndexRefusals(t *testing.T) {
 		{[]string{"run", in, "--undirected", "--index", index}, 2, "was built for another graph or direction"},
 		{[]string{"run", in, "--index", corrupt}, 3, "corrupt index"},
 		{[]string{"run", in, "--index", index, "--algo", "dijkstra"}, 2, "--index serves --algo ch (or auto), not --algo dijkstra"},
-		{[]string{"run", in, "--algo", "ch", "--engine", "gpu"}, 2, "the algorithm ch runs on the CPU engine only so far"},
 		{[]string{"run", in, "--algo", "ch", "--with-predecessors"}, 2, "the algorithm ch keeps no predecessors"},
 		{[]string{"run", in, "--algo", "ch", "--with-paths"}, 2, "the algorithm ch gives paths to --targets only"},
 		{[]string{"run", floats, "--algo", "ch", "--engine", "cpu"}, 2, "use --algo dijkstra"},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pathctl/pathctl/gpu"
 	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/hierarchy"
 )
 
 // Engine adapts *gpu.Engine to the engine seam (graph/seam.go): its
@@ -129,6 +130,16 @@ type gpuRunner struct{ *gpu.Runner }
 // without paths or predecessors.
 func (r gpuRunner) NearestDeclined() string {
 	return fmt.Sprintf("the engine selects K up to %d, without paths or predecessors", gpu.MaxDeviceNearest)
+}
+
+// PrepareCH prepares the algorithm ch over h (gpu.Engine.PrepareCH) as a
+// graph.Runner.
+func (g Engine) PrepareCH(ctx context.Context, csr *graph.CSR, req graph.Request, h *hierarchy.Hierarchy) (graph.Runner, error) {
+	r, err := g.Engine.PrepareCH(ctx, csr, req, h)
+	if err != nil {
+		return nil, err
+	}
+	return gpuRunner{r}, nil
 }
 
 // Start makes the GPU runner an AsyncRunner: its *gpu.Pending is the

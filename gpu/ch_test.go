@@ -1,0 +1,117 @@
+package gpu
+
+import (
+	"context"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/hierarchy"
+	"github.com/pathctl/pathctl/internal/ref"
+	"github.com/pathctl/pathctl/internal/testgraphs"
+)
+
+// streetGrid is a rows×cols grid of two-way streets with a share of
+// one-way ones and weights in [0, maxW] (zero weights included).
+func streetGrid(rng *rand.Rand, rows, cols int, oneWay float64, maxW int) *graph.Edges {
+	e := &graph.Edges{NumVertices: rows * cols}
+	add := func(u, v int) {
+		w := int64(rng.IntN(maxW + 1))
+		e.Src, e.Dst, e.IntWeights = append(e.Src, int32(u)), append(e.Dst, int32(v)), append(e.IntWeights, w)
+		if rng.Float64() >= oneWay {
+			e.Src, e.Dst, e.IntWeights = append(e.Src, int32(v)), append(e.Dst, int32(u)), append(e.IntWeights, w)
+		}
+	}
+	for r := range rows {
+		for c := range cols {
+			u := r*cols + c
+			if c+1 < cols {
+				add(u, u+1)
+			}
+			if r+1 < rows {
+				add(u, u+cols)
+			}
+		}
+	}
+	return e
+}
+
+// TestCHAgainstOracles runs the algorithm ch on the device over
+// hierarchies of street grids with one-way streets and of random graphs
+// (unreachable pairs, zero weights, repeated sources), by Run in blocks,
+// by blocks started ahead and by RunStats, against the serial Dijkstra
+// and against a plain runner's stats; and checks what PrepareCH refuses.
+func TestCHAgainstOracles(t *testing.T) {
+	e := openEngine(t)
+	rng := newSeed(t)
+	ctx := context.Background()
+	random, _ := testgraphs.Random(rng, testgraphs.RandomOptions{N: 300, M: 500, Kind: testgraphs.Int, MinWeight: 0, MaxWeight: 30})
+	for name, edges := range map[string]*graph.Edges{
+		"streets": streetGrid(rng, 23, 31, 0.3, 12),
+		"random":  random,
+	} {
+		g, err := graph.Build(edges, graph.BuildOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := hierarchy.Build(g, hierarchy.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		n := g.NumVertices
+		sources := make([]graph.VertexID, 70)
+		for i := range sources {
+			sources[i] = graph.VertexID(rng.IntN(n))
+		}
+		want := oracle(t, g, sources, ref.Dijkstra[int32])
+		r, err := e.PrepareCH(ctx, g, graph.Request{Algorithm: graph.CH}, h)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		checkRows(t, g, runBlocks(t, r, n, sources, 29, false), want, g)
+		checkRows(t, g, startAhead(t, r, n, sources, []int{17, 1, 40}, 1, false), want, g)
+		st, err := r.RunStats(ctx, sources)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := e.Prepare(ctx, g, graph.Request{Algorithm: graph.Dijkstra})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantStats, err := plain.RunStats(ctx, sources)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range sources {
+			if st.Reachable[i] != wantStats.Reachable[i] || st.Eccentricity[i] != wantStats.Eccentricity[i] || st.SumInt[i] != wantStats.SumInt[i] {
+				t.Fatalf("%s: stats of source %d: %d %v %d, dijkstra %d %v %d", name, sources[i],
+					st.Reachable[i], st.Eccentricity[i], st.SumInt[i], wantStats.Reachable[i], wantStats.Eccentricity[i], wantStats.SumInt[i])
+			}
+		}
+		for _, x := range []*Runner{r, plain} {
+			if err := x.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	g, _ := graph.Build(streetGrid(rng, 4, 4, 0, 3), graph.BuildOptions{})
+	h, _ := hierarchy.Build(g, hierarchy.Options{})
+	f, _ := graph.Build(streetGrid(rng, 4, 4, 0, 3), graph.BuildOptions{DistType: graph.DistInt64})
+	for _, c := range []struct {
+		g    *graph.CSR
+		req  graph.Request
+		want string
+	}{
+		{g, graph.Request{Algorithm: graph.Dijkstra}, "PrepareCH of the algorithm dijkstra"},
+		{g, graph.Request{Algorithm: graph.CH, WithPredecessors: true}, "no predecessors"},
+		{f, graph.Request{Algorithm: graph.CH}, "int32 distances only"},
+	} {
+		if _, err := e.PrepareCH(ctx, c.g, c.req, h); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("PrepareCH(%+v): err = %v, want %q", c.req, err, c.want)
+		}
+	}
+	if _, err := e.Prepare(ctx, g, graph.Request{Algorithm: graph.CH}); err == nil || !strings.Contains(err.Error(), "PrepareCH") {
+		t.Errorf("Prepare of ch: err = %v", err)
+	}
+}
