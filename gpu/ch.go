@@ -2,45 +2,43 @@ package gpu
 
 // The algorithm ch on the device: PHAST (Delling, Goldberg, Nowatzyk,
 // Werneck, IPDPS 2011) batched over a block of sources, on a contraction
-// hierarchy built on the host (package hierarchy). Per block, the host
-// runs every source's upward search (small on road networks: hundreds of
-// vertices) on every core and sends the spaces; the device fills its
-// vertex-major table with them, sweeps the hierarchy's levels one kernel
-// each (kernels/ch.cu) and gathers the table into the block's rows, which
-// then travel and reduce as every kernel's rows do (stats, targets,
-// cutoff, k nearest, the matrix's values).
+// hierarchy built on the host (package hierarchy). Per block the device
+// puts every source at 0 in its vertex-major table, runs the upward phase
+// as a sweep over the upward levels (a DP in rising rank, where the CPU's
+// PHAST runs a Dijkstra: for thousands of sources at once the device's
+// O(arcs) per source beats the host's searches, measured), then the
+// downward sweep over the downward levels, one kernel a level each
+// (kernels/ch.cu), and gathers the table into the block's rows, which then
+// travel and reduce as every kernel's rows do (stats, targets, cutoff, k
+// nearest, the matrix's values).
 //
 // Choices: int32 distances only (the graph's type; the hierarchy's
 // weights must fit, and PrepareCH refuses a hierarchy whose heaviest arc
 // does not). The table lives in the block's auxiliary buffer (4 bytes a
-// vertex and source, as the rows). The seeds go up once per block from
-// pageable memory: 12 bytes per reached vertex and source, a few MB for
-// thousands of sources.
+// vertex and source, as the rows).
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
-	"time"
 
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/hierarchy"
+	"github.com/pathctl/pathctl/internal/trace"
 )
 
-// chSweep is a runner's hierarchy: the host's (for the upward searches)
-// and its sweep's arrays on the device, with the seeds' buffers of the
-// last block.
+// chSweep is a runner's hierarchy: its sweep's arrays on the host and on
+// the device, and the events that time the phases of a block.
 type chSweep struct {
-	h     *hierarchy.Hierarchy
 	sweep *hierarchy.Sweep
-	// On the device: the down-arcs by position (start, tail, weight),
-	// each vertex's position, the seeds' table offsets and distances.
-	arcStart, arcTail, arcWeight, position devBuf
-	seedAt, seedDist                       devBuf
-	queries                                sync.Pool // *hierarchy.Query
+	// The downward phase's arcs by position (start, tail, weight), the
+	// upward phase's order and arcs, each vertex's position.
+	arcStart, arcTail, arcWeight, position      devBuf
+	upOrder, upArcStart, upArcTail, upArcWeight devBuf
+	// phases mark the ends of the table's start, the upward and the
+	// downward phase (0 until the first block).
+	phases [3]uintptr
 }
 
 var chPlan = kernelPlan{
@@ -71,7 +69,7 @@ func prepareCH(ctx context.Context, e *Engine, g *graph.CSR, req graph.Request, 
 	if err != nil {
 		return nil, err
 	}
-	r.ch = &chSweep{h: h, sweep: sw}
+	r.ch = &chSweep{sweep: sw}
 	if err := e.dev.do(func() error { return r.ch.upload(e.dev) }); err != nil {
 		return nil, errors.Join(err, r.Close())
 	}
@@ -81,17 +79,21 @@ func prepareCH(ctx context.Context, e *Engine, g *graph.CSR, req graph.Request, 
 // upload puts the sweep's arrays on dv (on the device goroutine).
 func (c *chSweep) upload(dv *device) error {
 	sw := c.sweep
-	weights := make([]int32, len(sw.ArcWeight))
-	for i, w := range sw.ArcWeight {
-		weights[i] = int32(w)
+	narrow := func(w []int64) []int32 {
+		out := make([]int32, len(w))
+		for i, x := range w {
+			out[i] = int32(x)
+		}
+		return out
 	}
 	var err error
 	for _, b := range []struct {
 		buf  *devBuf
 		host []byte
 	}{
-		{&c.arcStart, asBytes(sw.ArcStart)}, {&c.arcTail, asBytes(sw.ArcTail)},
-		{&c.arcWeight, asBytes(weights)}, {&c.position, asBytes(sw.Position)},
+		{&c.arcStart, asBytes(sw.ArcStart)}, {&c.arcTail, asBytes(sw.ArcTail)}, {&c.arcWeight, asBytes(narrow(sw.ArcWeight))},
+		{&c.position, asBytes(sw.Position)}, {&c.upOrder, asBytes(sw.UpOrder)}, {&c.upArcStart, asBytes(sw.UpArcStart)},
+		{&c.upArcTail, asBytes(sw.UpArcTail)}, {&c.upArcWeight, asBytes(narrow(sw.UpArcWeight))},
 	} {
 		if len(b.host) == 0 {
 			continue
@@ -103,68 +105,100 @@ func (c *chSweep) upload(dv *device) error {
 	return nil
 }
 
-// release frees the device arrays (nil-safe; on the device goroutine).
+// release frees the device arrays and events (nil-safe; on the device
+// goroutine).
 func (c *chSweep) release(dv *device) error {
 	if c == nil {
 		return nil
 	}
 	var errs []error
-	for _, b := range []*devBuf{&c.arcStart, &c.arcTail, &c.arcWeight, &c.position, &c.seedAt, &c.seedDist} {
+	for _, b := range []*devBuf{&c.arcStart, &c.arcTail, &c.arcWeight, &c.position, &c.upOrder, &c.upArcStart, &c.upArcTail, &c.upArcWeight} {
 		errs = append(errs, dv.free(b))
+	}
+	for i, ev := range c.phases {
+		if ev != 0 {
+			errs = append(errs, dv.d.cuEventDestroy_v2(ev).Err("cuEventDestroy_v2"))
+			c.phases[i] = 0
+		}
 	}
 	return errors.Join(errs...)
 }
 
-// launch computes the rows of the k sources in r.blockSources into
-// r.buf.dist, with r.buf.aux as the table (on the device goroutine).
+// launch computes the rows of the k sources in r.buf.sources into
+// r.buf.dist, with r.buf.aux as the table (on the device goroutine), and
+// traces the device time of each phase.
 func (c *chSweep) launch(r *Runner, k int) error {
 	if c == nil {
 		return errors.New("gpu: the algorithm ch needs a hierarchy (PrepareCH)")
 	}
 	dv := r.e.dev
-	began := time.Now()
-	at, dist, err := c.seeds(r.blockSources)
-	r.host.plan += time.Since(began)
-	if err != nil {
-		return err
-	}
-	if err := c.ensureSeeds(dv, len(at)); err != nil {
-		return err
-	}
-	if len(at) > 0 {
-		if err := dv.d.cuMemcpyHtoD_v2(c.seedAt.ptr, ptrOf(at), uint64(8*len(at))).Err("cuMemcpyHtoD_v2 (ch seeds)"); err != nil {
-			return err
-		}
-		if err := dv.d.cuMemcpyHtoD_v2(c.seedDist.ptr, ptrOf(dist), uint64(4*len(dist))).Err("cuMemcpyHtoD_v2 (ch seeds)"); err != nil {
-			return err
+	for i := range c.phases {
+		if c.phases[i] == 0 {
+			if err := dv.d.cuEventCreate(&c.phases[i], 0).Err("cuEventCreate"); err != nil {
+				return err
+			}
 		}
 	}
-	n, sw := r.n, c.sweep
+	n, sw, table := r.n, c.sweep, r.buf.aux.ptr
 	cells := uint64(k) * uint64(n)
-	if err := dv.d.cuEventRecord(dv.start, 0).Err("cuEventRecord"); err != nil {
+	mark := func(ev uintptr) error { return dv.d.cuEventRecord(ev, 0).Err("cuEventRecord") }
+	if err := mark(dv.start); err != nil {
 		return err
 	}
-	if err := dv.d.cuMemsetD32_v2(r.buf.aux.ptr, uint32(math.MaxInt32), cells).Err("cuMemsetD32_v2 (ch table)"); err != nil {
+	if err := dv.d.cuMemsetD32_v2(table, uint32(math.MaxInt32), cells).Err("cuMemsetD32_v2 (ch table)"); err != nil {
 		return err
 	}
-	if err := dv.launchAsync("ch_seed_i32", chGrid(uint64(len(at))), r.buf.aux.ptr, c.seedAt.ptr, c.seedDist.ptr, int64(len(at))); err != nil {
+	if err := dv.launchAsync("ch_sources_i32", chGrid(uint64(k)), table, int32(k), c.position.ptr, r.buf.sources.ptr); err != nil {
+		return err
+	}
+	if err := mark(c.phases[0]); err != nil {
+		return err
+	}
+	for l := range sw.UpLevels() {
+		first, last := sw.UpLevelStart[l], sw.UpLevelStart[l+1]
+		if sw.UpArcStart[last] == sw.UpArcStart[first] {
+			continue // no arc enters the level
+		}
+		err := dv.launchAsync("ch_up_i32", chGrid(uint64(last-first)*uint64(k)), table, int32(k), first, last,
+			c.upOrder.ptr, c.upArcStart.ptr, c.upArcTail.ptr, c.upArcWeight.ptr)
+		if err != nil {
+			return err
+		}
+	}
+	if err := mark(c.phases[1]); err != nil {
 		return err
 	}
 	for l := range sw.Levels() {
 		first, last := sw.LevelStart[l], sw.LevelStart[l+1]
 		if sw.ArcStart[last] == sw.ArcStart[first] {
-			continue // no arc enters the level: its seeds are final
+			continue
 		}
-		err := dv.launchAsync("ch_level_i32", chGrid(uint64(last-first)*uint64(k)), r.buf.aux.ptr, int32(k), first, last,
+		err := dv.launchAsync("ch_down_i32", chGrid(uint64(last-first)*uint64(k)), table, int32(k), first, last,
 			c.arcStart.ptr, c.arcTail.ptr, c.arcWeight.ptr)
 		if err != nil {
 			return err
 		}
 	}
-	if err := dv.launchAsync("ch_rows_i32", chGrid(cells), r.buf.aux.ptr, int32(k), int32(n), c.position.ptr, r.buf.dist.ptr); err != nil {
+	if err := mark(c.phases[2]); err != nil {
 		return err
 	}
-	return dv.finishTimed("ch_rows_i32")
+	tiles := (uint64(n) + 31) / 32 * ((uint64(k) + 31) / 32)
+	if err := dv.launchAsync("ch_rows_i32", int(min(tiles, chGridMax)), table, int32(k), int32(n), c.position.ptr, r.buf.dist.ptr); err != nil {
+		return err
+	}
+	if err := dv.finishTimed("ch_rows_i32"); err != nil {
+		return err
+	}
+	if trace.On() {
+		var ms [4]float32
+		bounds := []uintptr{dv.start, c.phases[0], c.phases[1], c.phases[2], dv.stop}
+		for i := range ms {
+			_ = dv.d.cuEventElapsedTime(&ms[i], bounds[i], bounds[i+1])
+		}
+		tracef(dv.ordinal, "ch of %d sources: table %.2f ms, upward %.2f ms (%d levels), downward %.2f ms (%d levels), rows %.2f ms",
+			k, ms[0], ms[1], sw.UpLevels(), ms[2], sw.Levels(), ms[3])
+	}
+	return nil
 }
 
 // chGridMax bounds the thread blocks of the sweep's kernels, whose threads
@@ -174,77 +208,4 @@ const chGridMax = 1 << 16
 // chGrid is the grid of a kernel over items threads' items.
 func chGrid(items uint64) int {
 	return int(min((items+threadsPerBlock-1)/threadsPerBlock, chGridMax))
-}
-
-// seeds runs the upward search of every source on every core and returns
-// the table's cells they reach (position·k + j for source j) with their
-// distances.
-func (c *chSweep) seeds(sources []graph.VertexID) ([]int64, []int32, error) {
-	k := len(sources)
-	workers := max(1, min(runtime.GOMAXPROCS(0), k/16))
-	type part struct {
-		at   []int64
-		dist []int32
-		err  error
-	}
-	parts := make([]part, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			q, _ := c.queries.Get().(*hierarchy.Query)
-			if q == nil {
-				q = c.h.NewQuery()
-			}
-			defer c.queries.Put(q)
-			p := &parts[w]
-			for j := w * k / workers; j < (w+1)*k/workers; j++ {
-				err := q.UpwardSpace(sources[j], func(v graph.VertexID, d int64) {
-					p.at = append(p.at, int64(c.sweep.Position[v])*int64(k)+int64(j))
-					p.dist = append(p.dist, int32(min(d, math.MaxInt32)))
-				})
-				if err != nil {
-					p.err = err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	total := 0
-	for _, p := range parts {
-		if p.err != nil {
-			return nil, nil, p.err
-		}
-		total += len(p.at)
-	}
-	at, dist := make([]int64, 0, total), make([]int32, 0, total)
-	for _, p := range parts {
-		at, dist = append(at, p.at...), append(dist, p.dist...)
-	}
-	return at, dist, nil
-}
-
-// ensureSeeds grows the seeds' device buffers to count entries.
-func (c *chSweep) ensureSeeds(dv *device, count int) error {
-	for _, b := range []struct {
-		buf  *devBuf
-		size int64
-	}{{&c.seedAt, 8 * int64(count)}, {&c.seedDist, 4 * int64(count)}} {
-		if b.buf.size >= b.size || b.size == 0 {
-			continue
-		}
-		if err := dv.free(b.buf); err != nil {
-			return err
-		}
-		var err error
-		if *b.buf, err = dv.alloc(b.size + b.size/4); err != nil {
-			if isOutOfMemory(err) {
-				return outOfMemory(dv, 0, b.size, err)
-			}
-			return err
-		}
-	}
-	return nil
 }

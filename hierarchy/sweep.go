@@ -2,8 +2,12 @@ package hierarchy
 
 // The PHAST sweep laid out for a device that sweeps many sources at once
 // (package gpu): the ranks grouped into levels whose vertices depend only
-// on those of earlier levels, so that one level is one parallel step, and
-// the upward search spaces that seed the sweep.
+// on those of earlier levels, so that one level is one parallel step. The
+// device runs the upward phase as a sweep too: the upward distances from
+// s are a DP over the arcs to higher ranks in rising rank, in levels of
+// their own, where the CPU's PHAST runs a Dijkstra that touches only the
+// search space. For a block of thousands of sources the sweep's O(arcs)
+// per source on the device beats the host's searches.
 //
 // A down-arc x→r (x of higher rank) makes d(r) depend on d(x). The level
 // of r is 0 when no down-arc enters r, else one more than the highest
@@ -34,9 +38,21 @@ type Sweep struct {
 	ArcStart   []int64 // len(positions)+1 bounds
 	ArcTail    []int32
 	ArcWeight  []int64
-	// MaxWeight is the heaviest down-arc (0 without arcs).
+	// The upward phase: the level u is the positions UpOrder[i] for i in
+	// [UpLevelStart[u], UpLevelStart[u+1]); the arcs into UpOrder[i] from
+	// lower ranks are [UpArcStart[i], UpArcStart[i+1]): tails UpArcTail
+	// (positions of earlier upward levels) and weights UpArcWeight.
+	UpLevelStart []int32
+	UpOrder      []int32
+	UpArcStart   []int64
+	UpArcTail    []int32
+	UpArcWeight  []int64
+	// MaxWeight is the heaviest arc of either phase (0 without arcs).
 	MaxWeight int64
 }
+
+// UpLevels is the number of levels of the upward phase.
+func (s *Sweep) UpLevels() int { return len(s.UpLevelStart) - 1 }
 
 // Levels is the number of levels: the sweep's parallel steps.
 func (s *Sweep) Levels() int { return len(s.LevelStart) - 1 }
@@ -90,57 +106,76 @@ func NewSweep(h *Hierarchy) *Sweep {
 			at++
 		}
 	}
+	s.layUpward(h, posOfRank)
 	return s
 }
 
-// UpwardSpace runs the upward search of PHAST from s and calls visit with
-// the position-free result: every vertex the search reached (by vertex
-// id) and its upward distance, in the hierarchy's units. These seed a
-// sweep; every other vertex starts at Infinity. It fails for s out of
-// range.
-func (q *Query) UpwardSpace(s graph.VertexID, visit func(v graph.VertexID, d int64)) error {
-	h := q.h
-	if err := h.checkVertex(s); err != nil {
-		return err
-	}
-	dist := q.fwd
-	q.fwdTouched = q.fwdTouched[:0]
-	r0 := h.rank[s]
-	dist[r0] = 0
-	q.fwdTouched = append(q.fwdTouched, r0)
-	q.fwdHeap = append(q.fwdHeap[:0], heapItem{0, r0})
-	for len(q.fwdHeap) > 0 {
-		it := q.fwdHeap.pop()
-		u := it.v
-		if it.d > dist[u] {
-			continue
-		}
-		for k := h.up.off[u]; k < h.up.off[u+1]; k++ {
-			x := h.up.head[k]
-			if d := it.d + h.up.w[k]; d < dist[x] {
-				if dist[x] == Infinity {
-					q.fwdTouched = append(q.fwdTouched, x)
-				}
-				dist[x] = d
-				q.fwdHeap.push(heapItem{d, x})
-			}
+// layUpward lays the upward arcs out by upward level: the level of a rank
+// is 0 without arcs from lower ranks, else one more than its tails'
+// highest, found in one pass in rising rank (every tail's rank is lower).
+func (s *Sweep) layUpward(h *Hierarchy, posOfRank []int32) {
+	n := h.n
+	off, head, w := h.up.off, h.up.head, h.up.w
+	level := make([]int32, n)
+	in := make([]int64, n+1) // arcs into each rank, then their offsets
+	levels := int32(0)
+	for u := range n {
+		levels = max(levels, level[u]+1)
+		for k := off[u]; k < off[u+1]; k++ {
+			x := head[k]
+			level[x] = max(level[x], level[u]+1)
+			in[x+1]++
 		}
 	}
-	for _, r := range q.fwdTouched {
-		visit(graph.VertexID(h.order[r]), dist[r])
-		dist[r] = Infinity
+	for x := range n {
+		in[x+1] += in[x]
 	}
-	q.fwdTouched = q.fwdTouched[:0]
-	return nil
+	s.UpLevelStart = make([]int32, levels+1)
+	for _, l := range level {
+		s.UpLevelStart[l+1]++
+	}
+	for l := range levels {
+		s.UpLevelStart[l+1] += s.UpLevelStart[l]
+	}
+	next := append([]int32(nil), s.UpLevelStart[:levels]...)
+	index := make([]int32, n) // of each rank in UpOrder
+	s.UpOrder = make([]int32, n)
+	for r := range n {
+		i := next[level[r]]
+		next[level[r]]++
+		index[r] = i
+		s.UpOrder[i] = posOfRank[r]
+	}
+	s.UpArcStart = make([]int64, n+1)
+	for r := range n {
+		s.UpArcStart[index[r]+1] = in[r+1] - in[r]
+	}
+	for i := range n {
+		s.UpArcStart[i+1] += s.UpArcStart[i]
+	}
+	s.UpArcTail = make([]int32, len(head))
+	s.UpArcWeight = make([]int64, len(head))
+	fill := make([]int64, n)
+	for u := range n {
+		for k := off[u]; k < off[u+1]; k++ {
+			x := head[k]
+			at := s.UpArcStart[index[x]] + fill[x]
+			fill[x]++
+			s.UpArcTail[at] = posOfRank[u]
+			s.UpArcWeight[at] = w[k]
+			s.MaxWeight = max(s.MaxWeight, w[k])
+		}
+	}
 }
 
-// DistancesBySweep computes the rows of sources as a batched sweep does,
-// on the host: the upward spaces seed a vertex-major table of
-// len(sources) columns, and the levels are swept in order. It is the
-// reference the device's sweep is checked against, and checks the levels
-// themselves (every tail of a level's arcs lies in an earlier level).
-// rows[i] gets source i's distances by vertex (length NumVertices).
-func (s *Sweep) DistancesBySweep(q *Query, sources []graph.VertexID, rows [][]int64) error {
+// DistancesBySweep computes the rows of sources as the device's batched
+// sweep does, on the host: each source at 0 in a vertex-major table of
+// len(sources) columns, the upward levels, then the downward levels. It is
+// the reference the device's sweep is checked against, and checks the
+// levels themselves (every tail of a level's arcs lies in an earlier level
+// of its phase). rows[i] gets source i's distances by vertex (length
+// NumVertices), in the hierarchy's units.
+func (s *Sweep) DistancesBySweep(sources []graph.VertexID, rows [][]int64) error {
 	n, k := len(s.Vertex), len(sources)
 	if len(rows) != k {
 		return fmt.Errorf("hierarchy: %d rows for %d sources", len(rows), k)
@@ -150,22 +185,42 @@ func (s *Sweep) DistancesBySweep(q *Query, sources []graph.VertexID, rows [][]in
 		table[i] = Infinity
 	}
 	for j, src := range sources {
-		if err := q.UpwardSpace(src, func(v graph.VertexID, d int64) { table[int(s.Position[v])*k+j] = d }); err != nil {
-			return err
+		if src < 0 || int(src) >= n {
+			return fmt.Errorf("hierarchy: vertex %d out of range [0, %d)", src, n)
+		}
+		table[int(s.Position[src])*k+j] = 0
+	}
+	relax := func(p, tail int32, w int64) {
+		for j := range k {
+			if d := table[int(tail)*k+j]; d != Infinity && d <= math.MaxInt64-w && d+w < table[int(p)*k+j] {
+				table[int(p)*k+j] = d + w
+			}
+		}
+	}
+	// The upward phase: a tail's level must come before its head's, which
+	// the positions of the levels swept so far record.
+	swept := make([]bool, n)
+	for l := range s.UpLevels() {
+		for i := s.UpLevelStart[l]; i < s.UpLevelStart[l+1]; i++ {
+			p := s.UpOrder[i]
+			for a := s.UpArcStart[i]; a < s.UpArcStart[i+1]; a++ {
+				if !swept[s.UpArcTail[a]] {
+					return fmt.Errorf("hierarchy: upward level %d reads position %d before its level", l, s.UpArcTail[a])
+				}
+				relax(p, s.UpArcTail[a], s.UpArcWeight[a])
+			}
+		}
+		for i := s.UpLevelStart[l]; i < s.UpLevelStart[l+1]; i++ {
+			swept[s.UpOrder[i]] = true
 		}
 	}
 	for l := range s.Levels() {
 		for p := s.LevelStart[l]; p < s.LevelStart[l+1]; p++ {
 			for a := s.ArcStart[p]; a < s.ArcStart[p+1]; a++ {
-				tail := s.ArcTail[a]
-				if tail < 0 || tail >= s.LevelStart[l] {
+				if tail := s.ArcTail[a]; tail < 0 || tail >= s.LevelStart[l] {
 					return fmt.Errorf("hierarchy: position %d of level %d has a tail %d outside the earlier levels", p, l, tail)
 				}
-				for j := range k {
-					if d := table[int(tail)*k+j]; d != Infinity && d <= math.MaxInt64-s.ArcWeight[a] && d+s.ArcWeight[a] < table[int(p)*k+j] {
-						table[int(p)*k+j] = d + s.ArcWeight[a]
-					}
-				}
+				relax(p, s.ArcTail[a], s.ArcWeight[a])
 			}
 		}
 	}

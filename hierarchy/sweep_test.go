@@ -10,10 +10,10 @@ import (
 // TestSweepAgainstDijkstra lays every property graph's hierarchy out by
 // levels (Sweep) and checks, through the host's batched sweep
 // (DistancesBySweep, which also checks that every arc's tail lies in an
-// earlier level), every row of a random block of sources (repeats
+// earlier level of its phase), every row of a random block of sources (repeats
 // included) against the serial Dijkstra; and that positions and
-// vertices are inverse permutations, the levels cover every position and
-// UpwardSpace leaves its workspace as it found it.
+// vertices are inverse permutations and the levels of both phases cover
+// every position and arc once.
 func TestSweepAgainstDijkstra(t *testing.T) {
 	rng := testgraphs.Rand(t, 5)
 	for _, tg := range drawGraphs(t, rng) {
@@ -46,8 +46,7 @@ func TestSweepAgainstDijkstra(t *testing.T) {
 		for i := range rows {
 			rows[i] = make([]int64, n)
 		}
-		q := h.NewQuery()
-		if err := s.DistancesBySweep(q, sources, rows); err != nil {
+		if err := s.DistancesBySweep(sources, rows); err != nil {
 			t.Fatalf("%s: %v", tg.name, err)
 		}
 		for i, src := range sources {
@@ -57,10 +56,16 @@ func TestSweepAgainstDijkstra(t *testing.T) {
 				}
 			}
 		}
-		for r, d := range q.fwd {
-			if d != Infinity {
-				t.Fatalf("%s: the workspace keeps %d at rank %d", tg.name, d, r)
+		if int(s.UpArcStart[n]) != len(h.up.head) || s.UpLevelStart[0] != 0 || int(s.UpLevelStart[s.UpLevels()]) != n {
+			t.Fatalf("%s: the upward levels lay out %d of %d arcs and [%d, %d) of %d positions", tg.name,
+				s.UpArcStart[n], len(h.up.head), s.UpLevelStart[0], s.UpLevelStart[s.UpLevels()], n)
+		}
+		seen := make([]bool, n)
+		for _, p := range s.UpOrder {
+			if seen[p] {
+				t.Fatalf("%s: position %d twice in the upward order", tg.name, p)
 			}
+			seen[p] = true
 		}
 	}
 }

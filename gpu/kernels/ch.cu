@@ -1,71 +1,114 @@
-// ch.cu: PHAST's downward sweep (Delling, Goldberg, Nowatzyk, Werneck,
-// IPDPS 2011) batched over a block of k sources, over a contraction
-// hierarchy laid out by levels (package hierarchy, Sweep).
+// ch.cu: PHAST (Delling, Goldberg, Nowatzyk, Werneck, IPDPS 2011) batched
+// over a block of k sources, over a contraction hierarchy laid out by
+// levels (package hierarchy, NewSweep).
 //
 // The table D holds, vertex-major, the k sources' tentative distances of
 // each position: D[p*k + j] for source j, so that the k threads of a
 // position read and write k consecutive words. The host fills D with
-// infinity and ch_seed writes the upward search spaces into it; then one
-// ch_level per level relaxes every down-arc into the level's positions,
-// whose tails lie in earlier levels (already final); ch_rows gathers the
-// table into the block's rows, source-major by vertex id, as every other
-// kernel leaves them. Distances are int32; a sum at or past infinity is no
-// path, which the host rules out by checking the hierarchy's bound.
+// infinity; ch_sources puts each source at 0; the upward phase runs one
+// ch_up per upward level (the shortest paths over arcs to higher ranks,
+// a DP in rising rank where the CPU's PHAST runs a Dijkstra), the
+// downward phase one ch_down per downward level; ch_rows gathers the table
+// into the block's rows, source-major by vertex id, as every other kernel
+// leaves them. Each level's positions depend only on earlier levels of
+// its phase, so a level's threads are independent. Distances are int32; a
+// sum at or past infinity is no path, which the host rules out by checking
+// the hierarchy's bound.
 #include "common.cuh"
 
 namespace pathctl {
 namespace ch {
 
-__device__ __forceinline__ u64 item() { return (u64)blockIdx.x * blockDim.x + threadIdx.x; }
+// relax returns the minimum of best and D[tail(a)*k + j] + w(a) over the
+// arcs [begin, end), four arcs' loads in flight at a time.
+__device__ __forceinline__ int relax(const int* D, u64 k, u64 j, long long begin, long long end, const int* tail,
+                                     const int* weight, int best) {
+  const int inf = DistTraits<int>::inf();
+  long long a = begin;
+  for (; a + 4 <= end; a += 4) {
+    int d[4];
+#pragma unroll
+    for (int u = 0; u < 4; u++) d[u] = D[(u64)tail[a + u] * k + j];
+#pragma unroll
+    for (int u = 0; u < 4; u++) {
+      if (d[u] != inf) {
+        const long long c = (long long)d[u] + weight[a + u];
+        if (c < best) best = (int)c;
+      }
+    }
+  }
+  for (; a < end; a++) {
+    const int d = D[(u64)tail[a] * k + j];
+    if (d != inf) {
+      const long long c = (long long)d + weight[a];
+      if (c < best) best = (int)c;
+    }
+  }
+  return best;
+}
 
 }  // namespace ch
 }  // namespace pathctl
 
-// ch_seed_i32 lowers D[at[i]] to d[i] for i < count (the upward search
-// spaces; one entry per source and vertex, so no two threads meet).
+// ch_sources_i32 sets D[pos[sources[j]]*k + j] = 0 for j < k.
 extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
-    ch_seed_i32(int* D, const long long* at, const int* d, long long count) {
+    ch_sources_i32(int* D, int k, const int* pos, const int* sources) {
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j < k) D[(u64)pos[sources[j]] * k + j] = 0;
+}
+
+// ch_up_i32 runs the upward level [first, last) of order for the k
+// sources: thread (i, j) lowers D[p*k + j], p = order[i], to the minimum
+// over the arcs into p from lower ranks, [arcStart[i], arcStart[i+1]).
+extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
+    ch_up_i32(int* D, int k, int first, int last, const int* order, const long long* arcStart, const int* arcTail,
+              const int* arcWeight) {
+  const u64 items = (u64)(last - first) * (u64)k;
   const u64 stride = (u64)gridDim.x * blockDim.x;
-  for (u64 i = pathctl::ch::item(); i < (u64)count; i += stride) {
-    const long long a = at[i];
-    if (d[i] < D[a]) D[a] = d[i];
+  for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < items; i += stride) {
+    const u64 at = first + i / k;
+    const u64 j = i % k;
+    const u64 cell = (u64)order[at] * k + j;
+    D[cell] = pathctl::ch::relax(D, k, j, arcStart[at], arcStart[at + 1], arcTail, arcWeight, D[cell]);
   }
 }
 
-// ch_level_i32 sweeps the positions [first, last) of one level for the k
-// sources: thread (p, j) takes the minimum over the down-arcs a into p of
-// D[tail(a)*k + j] + w(a).
+// ch_down_i32 sweeps the positions [first, last) of one downward level for
+// the k sources: thread (p, j) lowers D[p*k + j] to the minimum over the
+// down-arcs into p.
 extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
-    ch_level_i32(int* D, int k, int first, int last, const long long* arcStart, const int* arcTail,
-                 const int* arcWeight) {
+    ch_down_i32(int* D, int k, int first, int last, const long long* arcStart, const int* arcTail,
+                const int* arcWeight) {
   const u64 items = (u64)(last - first) * (u64)k;
   const u64 stride = (u64)gridDim.x * blockDim.x;
-  const int inf = pathctl::DistTraits<int>::inf();
-  for (u64 i = pathctl::ch::item(); i < items; i += stride) {
+  for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < items; i += stride) {
     const u64 p = first + i / k;
     const u64 j = i % k;
-    int best = D[p * k + j];
-    const long long end = arcStart[p + 1];
-    for (long long a = arcStart[p]; a < end; a++) {
-      const int d = D[(u64)arcTail[a] * k + j];
-      if (d != inf) {
-        const long long c = (long long)d + arcWeight[a];
-        if (c < best) best = (int)c;
-      }
-    }
-    D[p * k + j] = best;
+    D[p * k + j] = pathctl::ch::relax(D, k, j, arcStart[p], arcStart[p + 1], arcTail, arcWeight, D[p * k + j]);
   }
 }
 
 // ch_rows_i32 writes row j of the block, rows[j*n + v] = D[pos[v]*k + j],
-// for every source j < k and vertex v < n.
+// for every source j < k and vertex v < n, through tiles of 32 vertices ×
+// 32 sources in shared memory so that both the reads (32 sources of a
+// position) and the writes (32 vertices of a row) are whole segments.
+// Each thread block takes tiles in turn: blockIdx.x, then every gridDim.x.
 extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
     ch_rows_i32(const int* D, int k, int n, const int* pos, int* rows) {
-  const u64 items = (u64)k * (u64)n;
-  const u64 stride = (u64)gridDim.x * blockDim.x;
-  for (u64 i = pathctl::ch::item(); i < items; i += stride) {
-    const u64 j = i / n;
-    const u64 v = i % n;
-    rows[i] = D[(u64)pos[v] * k + j];
+  __shared__ int tile[32][33];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const u64 tilesV = ((u64)n + 31) / 32, tilesJ = ((u64)k + 31) / 32;
+  for (u64 t = blockIdx.x; t < tilesV * tilesJ; t += gridDim.x) {
+    const u64 v0 = (t % tilesV) * 32, j0 = (t / tilesV) * 32;
+    for (int r = warp; r < 32; r += warps) {
+      const u64 v = v0 + r, j = j0 + lane;
+      if (v < (u64)n && j < (u64)k) tile[r][lane] = D[(u64)pos[v] * k + j];
+    }
+    __syncthreads();
+    for (int r = warp; r < 32; r += warps) {
+      const u64 j = j0 + r, v = v0 + lane;
+      if (v < (u64)n && j < (u64)k) rows[j * n + v] = tile[lane][r];
+    }
+    __syncthreads();
   }
 }
