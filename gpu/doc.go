@@ -77,6 +77,7 @@
 //   - batchedrun.go: the batched kernel's launches for one block: phases, rounds, derivations
 //   - bellman_ford.go: bellman-ford, with predecessors and negative cycles
 //   - bfs.go: bfs, hop counts with atomics and predecessors
+//   - ch.go: ch, PHAST over a contraction hierarchy swept over a block of sources (PrepareCH)
 //   - copier.go: copier, a device's copier goroutine, and the copies it lands: jobs, stage moves, queueCopy
 //   - csr.go: the CSR built on the device from the edge columns
 //   - debug_check.go: debugCheck, the check after every launch in debug builds
