@@ -44,6 +44,7 @@ package hierarchy
 //     out by rank.
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -80,7 +81,7 @@ type shortcut struct {
 	w        int64
 }
 
-func contract(g *graph.CSR, w []int64, opts Options) (*Hierarchy, error) {
+func contract(ctx context.Context, g *graph.CSR, w []int64, opts Options) (*Hierarchy, error) {
 	n := g.NumVertices
 	b := &builder{
 		out: make([][]arc, n), in: make([][]arc, n),
@@ -125,6 +126,9 @@ func contract(g *graph.CSR, w []int64, opts Options) (*Hierarchy, error) {
 	h.down.off = append(make([]int64, 0, n+1), 0)
 	round := &round{}
 	for len(remaining) > 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("hierarchy: the build stopped after contracting %d of %d vertices: %w", len(h.order), n, err)
+		}
 		set := b.independentSet(remaining, round)
 		b.shortcutsOfSet(set, round)
 		touched := b.apply(h, set, round)
