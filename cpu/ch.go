@@ -32,6 +32,7 @@ package cpu
 //     an error that wraps the hierarchy's and names dijkstra.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -52,23 +53,36 @@ func WithHierarchy(h *hierarchy.Hierarchy) Option {
 // errCHPredecessors refuses predecessors under ch.
 var errCHPredecessors = errors.New("cpu: ch keeps no predecessors but on the paths to stop-at targets; use dijkstra")
 
+// BuildHierarchy builds the contraction hierarchy of g on threads
+// goroutines (0: every core) as the engine's ch runners do without
+// WithHierarchy, stopped by ctx (hierarchy.BuildContext). Its errors say
+// what to run instead: they wrap hierarchy.ErrInexact for weights whose
+// sums the hierarchy cannot hold exactly, and hierarchy.ErrTooManyShortcuts
+// for graphs whose contraction gives up.
+func BuildHierarchy(ctx context.Context, g *graph.CSR, threads int) (*hierarchy.Hierarchy, error) {
+	h, err := hierarchy.BuildContext(ctx, g, hierarchy.Options{Workers: threads})
+	switch {
+	case errors.Is(err, hierarchy.ErrInexact):
+		return nil, fmt.Errorf("cpu: ch: %w; the hierarchy is exact only for integer weights and float weights whose sums float64 holds; use dijkstra", err)
+	case errors.Is(err, hierarchy.ErrTooManyShortcuts):
+		return nil, fmt.Errorf("cpu: ch: %w: the graph has no hierarchy to find; use dijkstra", err)
+	case err != nil:
+		return nil, fmt.Errorf("cpu: ch: %w", err)
+	}
+	return h, nil
+}
+
 // prepareCH builds (or takes, e's WithHierarchy) the hierarchy of g and
 // returns e's runner over it.
-func prepareCH(e *Engine, g *graph.CSR, req graph.Request, threads int) (graph.Runner, error) {
+func prepareCH(ctx context.Context, e *Engine, g *graph.CSR, req graph.Request, threads int) (graph.Runner, error) {
 	if req.WithPredecessors && (len(req.StopAt) == 0 || req.Targets != nil) {
 		return nil, errCHPredecessors
 	}
 	h := e.hier
 	if h == nil {
 		var err error
-		h, err = hierarchy.Build(g, hierarchy.Options{Workers: threads})
-		switch {
-		case errors.Is(err, hierarchy.ErrInexact):
-			return nil, fmt.Errorf("cpu: ch: %w; the hierarchy is exact only for integer weights and float weights whose sums float64 holds; use dijkstra", err)
-		case errors.Is(err, hierarchy.ErrTooManyShortcuts):
-			return nil, fmt.Errorf("cpu: ch: %w: the graph has no hierarchy to find; use dijkstra", err)
-		case err != nil:
-			return nil, fmt.Errorf("cpu: ch: %w", err)
+		if h, err = BuildHierarchy(ctx, g, threads); err != nil {
+			return nil, err
 		}
 	} else if h.NumVertices() != g.NumVertices {
 		return nil, fmt.Errorf("cpu: ch: a hierarchy of %d vertices for a graph of %d", h.NumVertices(), g.NumVertices)

@@ -143,7 +143,7 @@ func (e *Engine) Prepare(ctx context.Context, g *graph.CSR, req graph.Request) (
 		threads = req.Threads
 	}
 	if algo == graph.CH {
-		return prepareCH(e, g, req, threads)
+		return prepareCH(ctx, e, g, req, threads)
 	}
 	if algo.CountsHops() || (algo == graph.Auto && !g.Weighted) {
 		return newRunner[int32](e, g, req, algo, threads)

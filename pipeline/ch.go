@@ -3,8 +3,10 @@ package pipeline
 // The ch algorithm (a contraction hierarchy, package hierarchy) runs on
 // the CPU engine only so far: normalize routes it there, refuses what it
 // cannot answer with one line each, and prepare hands the engine the
-// hierarchy of an index file (Resources.Index) instead of letting it build
-// one. autoCH makes auto run ch on the CPU engine where it pays.
+// hierarchy of an index file (Resources.Index), or the one the graph keeps
+// (built by the first run that needs it: chkept.go), instead of letting
+// the engine build one. autoCH makes auto run ch on the CPU engine where
+// it pays.
 
 import (
 	"context"
@@ -70,43 +72,46 @@ func RouteCH(opt *Options) error {
 	return nil
 }
 
-// prepare prepares the run's runner on eng. For ch it gives the CPU
-// engine the index's hierarchy (its Reverse for a reversed run, whose
-// graph is the transposed one), and makes a graph the hierarchy refuses
-// an invalid request.
-func prepare(ctx context.Context, eng graph.Engine, csr *graph.CSR, req graph.Request, opt Options) (graph.Runner, error) {
+// prepare prepares the run's runner on eng, a run of g. For ch it gives
+// the CPU or GPU engine the index's hierarchy, else the one g keeps, built now
+// where g keeps none (its Reverse for a reversed run, whose graph is the
+// transposed one), and makes a graph the hierarchy refuses an invalid
+// request. A run that auto made ch runs the search kernels after all where
+// the build gave up, or is under way for another run.
+func prepare(ctx context.Context, g *Graph, eng graph.Engine, csr *graph.CSR, req graph.Request, opt Options) (graph.Runner, error) {
 	if req.Algorithm != graph.CH {
 		return eng.Prepare(ctx, csr, req)
 	}
-	onGPU, isGPU := eng.(chPreparer)
-	if opt.Index != nil && !isGPU {
-		if eng.Name() != "cpu" {
-			return nil, fmt.Errorf("%w: the algorithm ch runs on the CPU and GPU engines, not on %s", ErrInvalid, eng.Name())
-		}
-		h := opt.Index
-		if opt.Reverse {
-			h = h.Reverse()
-		}
-		eng = cpu.New(cpu.WithThreads(opt.Threads), cpu.WithHierarchy(h))
+	onGPU, isGPU := eng.(chPreparer) // the GPU engine (chgpu.go)
+	if eng.Name() != "cpu" && !isGPU {
+		return nil, fmt.Errorf("%w: the algorithm ch runs on the CPU and GPU engines, not on %s", ErrInvalid, eng.Name())
 	}
-	var r graph.Runner
-	var err error
+	h := opt.Index
+	if h == nil {
+		var err error
+		h, err = g.hierarchyFor(ctx, opt)
+		switch {
+		case err == nil:
+		case opt.Algorithm == graph.Auto && (errors.Is(err, hierarchy.ErrTooManyShortcuts) || errors.Is(err, errHierarchyBuilding)):
+			// auto picked ch (autoCH) for a graph that looked road-like
+			// but has no hierarchy, or whose hierarchy another run is
+			// building: the search kernels after all.
+			fmt.Fprintf(opt.Log, "pathctl: auto: the search kernels after all: %v\n", err)
+			req.Algorithm = graph.Auto
+			return eng.Prepare(ctx, csr, req)
+		case errors.Is(err, hierarchy.ErrInexact) || errors.Is(err, hierarchy.ErrTooManyShortcuts):
+			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+		default:
+			return nil, err
+		}
+	}
+	if opt.Reverse {
+		h = h.Reverse()
+	}
 	if isGPU {
-		r, err = prepareCHOnGPU(ctx, onGPU, csr, req, opt) // chgpu.go
-	} else {
-		r, err = eng.Prepare(ctx, csr, req)
+		return onGPU.PrepareCH(ctx, csr, req, h)
 	}
-	if opt.Algorithm == graph.Auto && opt.Index == nil && errors.Is(err, hierarchy.ErrTooManyShortcuts) {
-		// auto picked ch (autoCH) for a graph that looked road-like
-		// but has no hierarchy: the search kernels after all.
-		fmt.Fprintf(opt.Log, "pathctl: auto: the search kernels after all: %v\n", err)
-		req.Algorithm = graph.Auto
-		return eng.Prepare(ctx, csr, req)
-	}
-	if errors.Is(err, hierarchy.ErrInexact) || errors.Is(err, hierarchy.ErrTooManyShortcuts) {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
-	}
-	return r, err
+	return cpu.New(cpu.WithThreads(opt.Threads), cpu.WithHierarchy(h)).Prepare(ctx, csr, req)
 }
 
 // auto picks ch on the CPU engine where the hierarchy pays for its build
@@ -131,12 +136,13 @@ const (
 )
 
 // autoCH returns the algorithm a run of auto prepares on eng: ch where
-// the CPU engine runs it, the request allows it, the graph looks
-// road-like and the run has sources enough to repay the build; otherwise
-// req's. It says its choice and the reason on opt.Log when ch was in
-// question. A build that gives up after all falls back to the search
-// kernels (prepare).
-func autoCH(eng graph.Engine, csr *graph.CSR, opt Options, req graph.Request, sources int) graph.Algorithm {
+// the CPU engine runs it, the request allows it, and the graph keeps a
+// hierarchy (kept), or has none in question yet but looks road-like and
+// the run has sources enough to repay the build (chPays); otherwise req's.
+// It says its choice and the reason on opt.Log when ch was in question. A
+// build that gives up after all, or that another run has under way, falls
+// back to the search kernels (prepare).
+func autoCH(kept hierarchyState, eng graph.Engine, csr *graph.CSR, opt Options, req graph.Request, sources int) graph.Algorithm {
 	if req.Algorithm != graph.Auto || opt.Index != nil {
 		return req.Algorithm
 	}
@@ -147,26 +153,48 @@ func autoCH(eng graph.Engine, csr *graph.CSR, opt Options, req graph.Request, so
 	say := func(format string, args ...any) {
 		fmt.Fprintf(opt.Log, "pathctl: auto: "+format+"\n", args...)
 	}
-	road, probe := roadLike(csr)
-	if !road {
-		say("the search kernels, not ch: the graph does not look road-like (%s)", probe)
+	switch {
+	case kept.ready:
+		say("ch, the contraction hierarchy the graph keeps (built before: any number of sources repays it)")
+		return graph.CH
+	case kept.failed != nil:
+		say("the search kernels, not ch: the graph's hierarchy failed before (%v)", kept.failed)
 		return req.Algorithm
 	}
+	pays, why := chPays(csr, len(req.Targets), sources)
+	switch {
+	case !pays:
+		say("the search kernels, not ch: %s", why)
+		return req.Algorithm
+	case kept.building:
+		say("the search kernels, not ch: the graph's hierarchy is still being built (%s)", why)
+		return req.Algorithm
+	}
+	say("ch, a contraction hierarchy built for the run and kept with the graph (%s)", why)
+	return graph.CH
+}
+
+// chPays reports whether building a hierarchy of csr pays within a run of
+// sources rows of targets columns (0: every vertex): csr looks road-like,
+// the sources repay the build, and its weights' sums are exact. It says
+// why, for the log.
+func chPays(csr *graph.CSR, targets, sources int) (bool, string) {
+	road, probe := roadLike(csr)
+	if !road {
+		return false, fmt.Sprintf("the graph does not look road-like (%s)", probe)
+	}
 	speedup, rows := float64(chSweepSpeedup), "PHAST rows"
-	if n := len(req.Targets); n > 0 && n <= csr.NumVertices/16 {
+	if targets > 0 && targets <= csr.NumVertices/16 {
 		speedup, rows = chBucketSpeedup, "rows of the targets' buckets"
 	}
 	need := int(math.Ceil(chPayback * chBuildSearches / (1 - 1/speedup)))
 	if sources < need {
-		say("the search kernels, not ch: %d sources do not repay the hierarchy's build (%s, from %d sources)", sources, probe, need)
-		return req.Algorithm
+		return false, fmt.Sprintf("%d sources do not repay the hierarchy's build (%s, from %d sources)", sources, probe, need)
 	}
 	if !hierarchy.Exact(csr) {
-		say("the search kernels, not ch: the float weights' sums round (%s)", probe)
-		return req.Algorithm
+		return false, fmt.Sprintf("the float weights' sums round (%s)", probe)
 	}
-	say("ch, a contraction hierarchy built for the run (%s; %d sources repay the build with %s from %d)", probe, sources, rows, need)
-	return graph.CH
+	return true, fmt.Sprintf("%s; %d sources repay the build with %s from %d", probe, sources, rows, need)
 }
 
 // roadLike probes csr in O(n + m): its degrees and the depth of a

@@ -60,7 +60,7 @@ func TestAutoCH(t *testing.T) {
 		for j := range c.targets {
 			req.Targets = append(req.Targets, graph.VertexID(j))
 		}
-		got := autoCH(c.eng, c.csr, c.opt, req, c.sources)
+		got := autoCH(hierarchyState{}, c.eng, c.csr, c.opt, req, c.sources)
 		if got != c.want {
 			t.Errorf("%s: %s, want %s (%s)", c.name, got, c.want, log.String())
 		}
@@ -69,7 +69,7 @@ func TestAutoCH(t *testing.T) {
 		}
 	}
 	// An explicit algorithm stays.
-	if got := autoCH(cpu.New(), grid, Options{}, graph.Request{Algorithm: graph.Dijkstra}, many); got != graph.Dijkstra {
+	if got := autoCH(hierarchyState{}, cpu.New(), grid, Options{}, graph.Request{Algorithm: graph.Dijkstra}, many); got != graph.Dijkstra {
 		t.Errorf("dijkstra became %s", got)
 	}
 }

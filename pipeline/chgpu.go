@@ -2,8 +2,8 @@ package pipeline
 
 // The algorithm ch on the GPU engine (--engine gpu --algo ch): the engine
 // sweeps a block of sources at once over a hierarchy built on the host
-// (package gpu, ch.go), so the pipeline builds the hierarchy, or takes the
-// index's, and hands it over through chPreparer. The GPU engine answers
+// (package gpu, ch.go), so the pipeline hands it the index's, or the one
+// the graph keeps (chkept.go), through chPreparer. The GPU engine answers
 // ch for int32 distances, without paths; other requests of ch on the GPU
 // are refused with one line naming what to use instead.
 
@@ -33,22 +33,4 @@ func checkCHOnGPU(g *Graph, opt Options) error {
 		return fmt.Errorf("%w: the algorithm ch unpacks paths on the CPU engine only; use --engine cpu", ErrInvalid)
 	}
 	return nil
-}
-
-// prepareCHOnGPU prepares ch on a GPU engine over the index's hierarchy
-// (reversed for a reversed run, whose csr is the transposed graph), or
-// over one built now from csr.
-func prepareCHOnGPU(ctx context.Context, eng chPreparer, csr *graph.CSR, req graph.Request, opt Options) (graph.Runner, error) {
-	h := opt.Index
-	if h != nil && opt.Reverse {
-		h = h.Reverse()
-	}
-	if h == nil {
-		var err error
-		if h, err = hierarchy.Build(csr, hierarchy.Options{Workers: opt.Threads}); err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(opt.Log, "pathctl: ch: a hierarchy of %d arcs (%d shortcuts) built for the run\n", h.Arcs(), h.Shortcuts())
-	}
-	return eng.PrepareCH(ctx, csr, req, h)
 }

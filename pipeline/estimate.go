@@ -196,6 +196,9 @@ func (q *Prepared) Plan() (engine, algorithm string) {
 			if opt.Index != nil {
 				return "ch (contraction hierarchy from --index)"
 			}
+			if h, _ := g.KeptHierarchy(); h != nil {
+				return "ch (the contraction hierarchy the graph keeps)"
+			}
 			return "ch (contraction hierarchy, built first)"
 		}
 		if opt.Layout == arrowio.LayoutNearest || opt.Layout.IsBetweenness() {

@@ -105,7 +105,8 @@ type LoadTimes struct {
 
 // Graph is an edge table with its CSR, ready to run. Close it when done: a
 // graph built on the GPU holds the device. Table, CSR and Undirected are
-// valid wherever the CSR was built.
+// valid wherever the CSR was built. The contraction hierarchy that a run
+// of ch builds stays with the graph for its later runs (chkept.go).
 type Graph struct {
 	Table      *arrowio.EdgeTable
 	CSR        *graph.CSR
@@ -132,6 +133,10 @@ type Graph struct {
 	// (LoadOptions.OtherDevices), kept where the graph was built for the
 	// GPU; nil otherwise and after Close.
 	others graph.GPUOthers
+
+	// ch is the contraction hierarchy of CSR that the runs of ch build
+	// once and share (chkept.go).
+	ch keptHierarchy
 }
 
 // LoadGraph builds the CSR of t, on the CPU or the GPU as opt.Engine says,

@@ -51,9 +51,9 @@ func (q *Prepared) Run(ctx context.Context, emit func(arrow.RecordBatch) error) 
 	defer release()
 	req := graph.Request{Algorithm: opt.Algorithm, WithPredecessors: opt.WithPredecessors || opt.WithPaths, Delta: opt.Delta, Threads: opt.Threads,
 		Targets: targets, Cutoff: opt.Cutoff, HasCutoff: opt.HasCutoff}
-	req.Algorithm = autoCH(eng, csr, opt, req, len(sources)) // ch.go
+	req.Algorithm = autoCH(g.ch.state(), eng, csr, opt, req, len(sources)) // ch.go
 	trace.Printf("pipeline", "preparing the engine")
-	prepared, err := prepare(ctx, eng, csr, engineRequest(req, opt.WithPaths), opt)
+	prepared, err := prepare(ctx, g, eng, csr, engineRequest(req, opt.WithPaths), opt)
 	if err != nil {
 		return nil, g.explain(err)
 	}

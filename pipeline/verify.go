@@ -71,7 +71,7 @@ func Verify(ctx context.Context, q *Prepared, samples int, seed uint64) (*Verify
 	}
 	defer release()
 	req := graph.Request{Algorithm: opt.Algorithm, WithPredecessors: opt.WithPredecessors, Delta: opt.Delta, Threads: opt.Threads}
-	runner, err := prepare(ctx, eng, g.CSR, req, opt)
+	runner, err := prepare(ctx, g, eng, g.CSR, req, opt)
 	if err != nil {
 		return nil, g.explain(err)
 	}
