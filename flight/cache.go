@@ -13,15 +13,17 @@ type loadedGraph struct {
 	err  error
 	// bytes is the graph's memory (graphBytes) once loaded, 0 before;
 	// device is the device memory of its CSR kept resident (0 when not
-	// kept); lastUse orders entries for eviction. All are guarded by the
-	// cache's mutex.
+	// kept); index is the memory of the contraction hierarchy kept with
+	// it (index.go; 0 when none); lastUse orders entries for eviction.
+	// All are guarded by the cache's mutex.
 	bytes   int64
 	device  int64
+	index   int64
 	lastUse uint64
 }
 
 // graphCache keeps stored graphs in memory, by data file name, up to max
-// bytes, host and device memory together: past it, the graphs used least
+// bytes, host and device memory together (with their hierarchies): past it, the graphs used least
 // recently are forgotten first (a job running on one keeps it until it
 // ends; the next query reads it again). A graph larger than max alone is
 // still served, then forgotten. Forgetting a graph whose CSR is resident
@@ -99,6 +101,25 @@ func (c *graphCache) addDevice(g *pipeline.Graph, device int64) {
 	}
 }
 
+// addIndex counts the bytes of the contraction hierarchy kept with g in
+// the entry holding g, once, and evicts down to the budget; where no
+// entry holds g (dropped, replaced or evicted meanwhile) it does nothing.
+func (c *graphCache) addIndex(g *pipeline.Graph, bytes int64) {
+	defer c.forgetRemoved()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, lg := range c.entries {
+		if lg.g == g && lg.bytes > 0 {
+			if lg.index == 0 {
+				lg.index = bytes
+				c.used += bytes
+			}
+			c.shrink()
+			return
+		}
+	}
+}
+
 // clear removes every entry, forgetting the device copies (at shutdown).
 func (c *graphCache) clear() {
 	c.removeIf(func(string) bool { return true })
@@ -171,7 +192,7 @@ func (c *graphCache) removeIf(drop func(data string) bool) {
 
 func (c *graphCache) removeLocked(data string) {
 	if lg, ok := c.entries[data]; ok {
-		c.used -= lg.bytes + lg.device
+		c.used -= lg.bytes + lg.device + lg.index
 		delete(c.entries, data)
 		if lg.device > 0 && c.forget != nil {
 			c.unkept = append(c.unkept, lg.g)

@@ -140,6 +140,10 @@ type Config struct {
 	// and freed with the cache entry (on eviction, drop, replacement and
 	// shutdown).
 	NoResidentCSR bool
+	// NoBackgroundIndex (--no-background-index) turns off building the
+	// contraction hierarchies of loaded graphs in the background (index.go);
+	// hierarchy files stored beside the graphs are still read.
+	NoBackgroundIndex bool
 	// keeper, when set, replaces the shared GPU engine as what keeps CSRs
 	// resident (tests).
 	keeper residentKeeper

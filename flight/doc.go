@@ -51,6 +51,12 @@
 // device is open; its device bytes count in Config.CacheBytes, and it is
 // freed with its cache entry (eviction, drop, replacement, shutdown).
 // Config.NoResidentCSR turns this off.
+// A loaded graph for which auto on the CPU engine would build a
+// contraction hierarchy (road-like, from every source) gets one built in
+// the background, one graph at a time, kept with it and stored beside its
+// table (index.go); queries of auto that come before it is ready do not wait for
+// it, and a restart reads it back. Config.NoBackgroundIndex turns the
+// builds off.
 // Over several devices (Config.Devices) each run takes an idle one of a
 // pool (pipeline.NewGPUPool), and only the shared device keeps resident CSRs.
 // A client that cancels or disconnects stops its job. Results are sent in
@@ -84,6 +90,7 @@
 //   - clip.go: how much of a client's input an error message quotes
 //   - config.go: Config and its defaults, the flags of pathctl serve
 //   - doc.go: this overview
+//   - index.go: the contraction hierarchies of loaded graphs, built in the background and stored beside them
 //   - intercept.go: the log line of each call
 //   - lock.go: the data directory's exclusive lock
 //   - names.go: graph names and what is accepted

@@ -240,7 +240,7 @@ func tableOf(schema *arrow.Schema, recs []arrow.RecordBatch) arrow.Table {
 }
 
 // checkNoLeftovers fails if tmp/ holds anything or data/ holds files no
-// sidecar names.
+// sidecar names (a table, or its hierarchy).
 func checkNoLeftovers(t testing.TB, dir string) {
 	t.Helper()
 	tmps, _ := os.ReadDir(dir + "/" + tmpDir)
@@ -255,6 +255,7 @@ func checkNoLeftovers(t testing.TB, dir string) {
 			t.Errorf("sidecar %s: %v", e.Name(), err)
 		}
 		named[m.Data] = true
+		named[indexFile(m.Data)] = true // its hierarchy, where built
 	}
 	data, _ := os.ReadDir(dir + "/" + dataDir)
 	for _, e := range data {

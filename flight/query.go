@@ -38,6 +38,9 @@ func (s *Server) graphFor(meta GraphMeta) (*pipeline.Graph, error) {
 		if device > 0 {
 			s.cache.addDevice(lg.g, device)
 		}
+		if lg.err == nil {
+			s.index.loaded(meta, lg.g, true) // its stored hierarchy, or a build
+		}
 	})
 	if lg.err != nil {
 		if errors.Is(lg.err, fs.ErrNotExist) { // dropped or replaced meanwhile
@@ -53,21 +56,28 @@ func (s *Server) graphFor(meta GraphMeta) (*pipeline.Graph, error) {
 // device is the bytes of its CSR kept on the device by loadGraph, which
 // go with the cache entry, or are freed at once when there is none.
 func (s *Server) remember(meta GraphMeta, g *pipeline.Graph, device int64) {
-	if current, ok := s.store.get(meta.Name); ok && current.Data == meta.Data {
+	current, ok := s.store.get(meta.Name)
+	if ok && current.Data == meta.Data {
 		s.cache.put(meta.Data, g)
 	}
 	if device > 0 {
 		s.cache.addDevice(g, device)
 	}
+	if ok && current.Data == meta.Data {
+		s.index.loaded(meta, g, false) // the background build, where it pays
+	}
 }
 
 // evict forgets every loaded version of graph name that the store no longer
-// names (after a drop or a replacement). Running jobs keep theirs.
+// names (after a drop or a replacement), and cancels their hierarchies'
+// builds. Running jobs keep theirs.
 func (s *Server) evict(name string) {
 	current, ok := s.store.get(name)
-	s.cache.removeIf(func(data string) bool {
+	stale := func(data string) bool {
 		return isDataOf(data, name) && (!ok || data != current.Data)
-	})
+	}
+	s.cache.removeIf(stale)
+	s.index.forget(stale)
 }
 
 // isDataOf reports whether data file name data belongs to graph name

@@ -42,6 +42,9 @@ type Server struct {
 	budget *memBudget
 
 	cache *graphCache // stored graphs in memory, by data file name
+	// index builds, stores and reads the graphs' contraction hierarchies
+	// (index.go).
+	index *indexer
 	// gpu is the GPU engine every run shares, opened by the first run that
 	// wants it and closed when the server stops.
 	gpu graph.SharedGPU
@@ -156,6 +159,7 @@ func NewServer(cfg Config) (_ *Server, err error) {
 	}
 	s.grpc = grpc.NewServer(opts...)
 	flight.RegisterFlightServiceServer(s.grpc, s)
+	s.index = newIndexer(s.store, s.log, !cfg.NoBackgroundIndex, s.cache.addIndex)
 	return s, nil
 }
 
@@ -195,6 +199,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		<-stopped
 	}
 	<-done
+	s.index.close()
 	s.cache.clear()
 	if err := closeGPUs(s.gpu, s.gpus); err != nil {
 		s.log.Warn("flight: closing the GPU engine", "error", err.Error())
@@ -210,6 +215,7 @@ func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.grpc.Stop()
 		s.lis.Close()
+		s.index.close()
 		s.cache.clear()
 		err = closeGPUs(s.gpu, s.gpus)
 		s.lock.release()
@@ -275,15 +281,16 @@ func (s *Server) DoAction(action *flight.Action, stream flight.FlightService_DoA
 // ListFlights lists the stored graphs, one FlightInfo each: the descriptor
 // path ["graphs", NAME], the schema of the uploaded table, total_records =
 // rows of the table, total_bytes = bytes stored, and app_metadata = the
-// GraphMeta JSON (vertices, edges, directed, weight_type …). A non-empty
-// criteria expression keeps the names that start with it.
+// GraphMeta JSON (vertices, edges, directed, weight_type …) with
+// "hierarchy", where its contraction hierarchy stands (index.go). A
+// non-empty criteria expression keeps the names that start with it.
 func (s *Server) ListFlights(c *flight.Criteria, stream flight.FlightService_ListFlightsServer) error {
 	prefix := string(c.GetExpression())
 	for _, meta := range s.store.list() {
 		if !strings.HasPrefix(meta.Name, prefix) {
 			continue
 		}
-		info, err := graphInfo(meta)
+		info, err := graphInfo(meta, s.index.state(meta))
 		if err != nil {
 			return err
 		}
@@ -299,15 +306,17 @@ func graphDescriptor(name string) *flight.FlightDescriptor {
 	return &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{"graphs", name}}
 }
 
-// publicMeta is the GraphMeta a client sees.
+// publicMeta is the GraphMeta a client sees, with where the graph's
+// contraction hierarchy stands (HierarchyReady …; absent for none).
 type publicMeta struct {
 	GraphMeta
-	Data   string `json:"data,omitempty"`
-	Schema []byte `json:"schema,omitempty"`
+	Data      string `json:"data,omitempty"`
+	Schema    []byte `json:"schema,omitempty"`
+	Hierarchy string `json:"hierarchy,omitempty"`
 }
 
-func graphInfo(meta GraphMeta) (*flight.FlightInfo, error) {
-	body, err := json.Marshal(publicMeta{GraphMeta: meta})
+func graphInfo(meta GraphMeta, hierarchy string) (*flight.FlightInfo, error) {
+	body, err := json.Marshal(publicMeta{GraphMeta: meta, Hierarchy: hierarchy})
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "flight: encoding graph metadata: %v", err)
 	}
@@ -346,7 +355,7 @@ func (s *Server) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) 
 		if !ok {
 			return nil, notFound(name)
 		}
-		return graphInfo(meta)
+		return graphInfo(meta, s.index.state(meta))
 	}
 	q, pq, err := s.prepareQuery(ctx, d.GetCmd())
 	if err != nil {

@@ -20,7 +20,8 @@ import (
 //
 //	graphs/NAME.json   one sidecar per stored graph: the commit point
 //	data/FILE.arrow    the uploaded tables, named by their sidecars
-//	tmp/               uploads in progress
+//	data/FILE.ch       a table's contraction hierarchy (index.go), where built
+//	tmp/               uploads and hierarchy files in progress
 //	lock               held (flock) by the running server; holds its pid
 //
 // A server locks the directory before it reads or removes anything, so a
@@ -33,6 +34,8 @@ const (
 	dataDir    = "data"
 	tmpDir     = "tmp"
 	sidecarExt = ".json"
+	tableExt   = ".arrow"
+	indexExt   = ".ch"
 )
 
 // GraphMeta is what the sidecar of a stored graph records, and what
@@ -144,6 +147,7 @@ func (s *store) recover() error {
 		}
 		s.graphs[name] = meta
 		referenced[meta.Data] = true
+		referenced[indexFile(meta.Data)] = true
 	}
 	data, err := os.ReadDir(filepath.Join(s.dir, dataDir))
 	if err != nil {
@@ -196,9 +200,17 @@ func (s *store) get(name string) (GraphMeta, bool) {
 // dataPath is where the table of meta lies.
 func (s *store) dataPath(meta GraphMeta) string { return s.path(dataDir, meta.Data) }
 
-// createTemp opens a new file under tmp/ for an upload.
-func (s *store) createTemp(name string) (*os.File, error) {
-	f, err := os.CreateTemp(filepath.Join(s.dir, tmpDir), name+"-*.arrow.tmp")
+// indexFile is the name of the hierarchy file of the table named data:
+// NAME-<16 hex>.ch beside NAME-<16 hex>.arrow.
+func indexFile(data string) string { return strings.TrimSuffix(data, tableExt) + indexExt }
+
+// indexPath is where the hierarchy file of meta's table lies, if built.
+func (s *store) indexPath(meta GraphMeta) string { return s.path(dataDir, indexFile(meta.Data)) }
+
+// createTemp opens a new file under tmp/ for an upload (ext ".arrow") or a
+// hierarchy file (".ch").
+func (s *store) createTemp(name, ext string) (*os.File, error) {
+	f, err := os.CreateTemp(filepath.Join(s.dir, tmpDir), name+"-*"+ext+".tmp")
 	if err != nil {
 		return nil, fmt.Errorf("flight: creating a temporary file: %w", err)
 	}
@@ -212,7 +224,7 @@ func (s *store) commit(meta *GraphMeta, tmpData string) error {
 	if err != nil {
 		return err
 	}
-	meta.Data = meta.Name + "-" + id + ".arrow"
+	meta.Data = meta.Name + "-" + id + tableExt
 	sidecar, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {
 		return fmt.Errorf("flight: encoding sidecar: %w", err)
@@ -236,12 +248,51 @@ func (s *store) commit(meta *GraphMeta, tmpData string) error {
 	// 3. The old table is garbage now; a crash before its removal leaves it
 	// unreferenced, and the next start removes it.
 	if old, ok := s.graphs[meta.Name]; ok {
-		if err := os.Remove(s.dataPath(old)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			s.log.Warn("could not remove a replaced table", "file", old.Data, "err", err)
-		}
+		s.removeFiles(old, "replaced")
 	}
 	s.graphs[meta.Name] = *meta
 	return nil
+}
+
+// commitIndex stores the synced, closed hierarchy file at tmpIndex as the
+// index of meta's table, where meta is still the stored version of its
+// graph; otherwise (dropped or replaced meanwhile) it removes tmpIndex
+// and reports false. A crash before the rename leaves it in tmp/, which
+// the next start empties; after it, the file is complete.
+func (s *store) commitIndex(meta GraphMeta, tmpIndex string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if current, ok := s.graphs[meta.Name]; !ok || current.Data != meta.Data {
+		os.Remove(tmpIndex)
+		return false, nil
+	}
+	if err := os.Rename(tmpIndex, s.indexPath(meta)); err != nil {
+		os.Remove(tmpIndex)
+		return false, fmt.Errorf("flight: storing the hierarchy of graph %q: %w", meta.Name, err)
+	}
+	return true, syncDir(filepath.Join(s.dir, dataDir))
+}
+
+// removeIndex removes the hierarchy file of meta's table (one that
+// hierarchy.Read refused).
+func (s *store) removeIndex(meta GraphMeta) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := os.Remove(s.indexPath(meta)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		s.log.Warn("could not remove a hierarchy file", "file", indexFile(meta.Data), "err", err)
+	}
+}
+
+// removeFiles removes the table of a graph version no sidecar names any
+// more, and its hierarchy file; a crash before leaves them unreferenced,
+// and the next start removes them. why is "replaced" or "dropped".
+func (s *store) removeFiles(old GraphMeta, why string) {
+	if err := os.Remove(s.dataPath(old)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		s.log.Warn("could not remove a "+why+" table", "file", old.Data, "err", err)
+	}
+	if err := os.Remove(s.indexPath(old)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		s.log.Warn("could not remove a "+why+" graph's hierarchy", "file", indexFile(old.Data), "err", err)
+	}
 }
 
 // drop removes graph name; it reports false when there is none.
@@ -259,9 +310,7 @@ func (s *store) drop(name string) (bool, error) {
 	if err := syncDir(filepath.Join(s.dir, graphsDir)); err != nil {
 		s.log.Warn("could not sync the graphs directory", "err", err)
 	}
-	if err := os.Remove(s.dataPath(meta)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		s.log.Warn("could not remove a dropped table", "file", meta.Data, "err", err)
-	}
+	s.removeFiles(meta, "dropped")
 	return true, nil
 }
 

@@ -520,7 +520,7 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 		return invalid(err)
 	}
 
-	f, err := s.store.createTemp(name)
+	f, err := s.store.createTemp(name, tableExt)
 	if err != nil {
 		return status.Error(codes.Internal, err.Error())
 	}

@@ -39,6 +39,7 @@ func serveCommand(e *env) *cli.Command {
 			&cli.DurationFlag{Name: "idle-timeout", Value: flight.DefaultIdleTimeout, Usage: "cancel an upload that sends nothing, or a query whose client reads nothing, for this long"},
 			&cli.StringFlag{Name: "cache-bytes", Value: "8GiB", Usage: "memory of the stored graphs kept loaded between queries, in bytes or with a unit, counting the device bytes of their CSRs kept on the GPU beside the host bytes; past it, the least recently used are read again when next queried"},
 			&cli.BoolFlag{Name: "no-resident-csr", Usage: "do not keep the CSRs of loaded graphs on the GPU between queries: each GPU query copies its graph to the device, as run does"},
+			&cli.BoolFlag{Name: "no-background-index", Usage: "do not build the contraction hierarchies of loaded road-like graphs in the background (hierarchy files already stored are still read)"},
 			&cli.IntFlag{Name: "max-vertices", Usage: "largest graph accepted, in vertices (default: what int32 ids hold)"},
 			&cli.StringFlag{Name: "max-message-bytes", Value: "64MiB", Usage: "largest gRPC message either way, in bytes or with a unit"},
 			&cli.StringFlag{Name: "auth-token-file", Usage: "require basic-then-bearer authentication with the token in this file"},
@@ -89,7 +90,8 @@ func serveConfig(c *cli.Context) (flight.Config, error) {
 		MaxConcurrent: c.Int("max-concurrent"), MaxVertices: c.Int("max-vertices"),
 		AuthTokenFile: c.String("auth-token-file"), TLSCert: c.String("tls-cert"), TLSKey: c.String("tls-key"),
 		Threads: c.Int("threads"), DrainTimeout: c.Duration("drain-timeout"), NoResidentCSR: c.Bool("no-resident-csr"),
-		MaxUploads: c.Int("max-uploads"), IdleTimeout: c.Duration("idle-timeout"),
+		NoBackgroundIndex: c.Bool("no-background-index"),
+		MaxUploads:        c.Int("max-uploads"), IdleTimeout: c.Duration("idle-timeout"),
 	}
 	var err error
 	if cfg.Tune, err = readTune(c); err != nil {

@@ -170,6 +170,22 @@ func TestServeSizeFlagsTakeUnits(t *testing.T) {
 	}
 }
 
+// TestServeNoBackgroundIndex: --no-background-index reaches flight.Config
+// (off by default) and serve --help names it.
+func TestServeNoBackgroundIndex(t *testing.T) {
+	cfg, err := parsedConfig(t)
+	if err != nil || cfg.NoBackgroundIndex {
+		t.Errorf("default: NoBackgroundIndex %v, %v; want false", cfg.NoBackgroundIndex, err)
+	}
+	cfg, err = parsedConfig(t, "--no-background-index")
+	if err != nil || !cfg.NoBackgroundIndex {
+		t.Errorf("--no-background-index: NoBackgroundIndex %v, %v; want true", cfg.NoBackgroundIndex, err)
+	}
+	if r := inProcess(t, "serve", "--help"); r.code != 0 || !strings.Contains(r.stdout, "--no-background-index") {
+		t.Errorf("serve --help: exit %d, no --no-background-index in\n%s", r.code, r.stdout)
+	}
+}
+
 // TestServeNoResidentCSR: --no-resident-csr reaches flight.Config (off by
 // default), and serve --help names it and says that --cache-bytes counts
 // the device bytes of resident CSRs.
