@@ -136,7 +136,7 @@ const (
 )
 
 // autoCH returns the algorithm a run of auto prepares on eng: ch where
-// the CPU engine runs it, the request allows it, and the graph keeps a
+// the CPU or GPU engine runs it, the request allows it, and the graph keeps a
 // hierarchy (kept), or has none in question yet but looks road-like and
 // the run has sources enough to repay the build (chPays); otherwise req's.
 // It says its choice and the reason on opt.Log when ch was in question. A
@@ -146,7 +146,8 @@ func autoCH(kept hierarchyState, eng graph.Engine, csr *graph.CSR, opt Options, 
 	if req.Algorithm != graph.Auto || opt.Index != nil {
 		return req.Algorithm
 	}
-	if eng.Name() != "cpu" || opt.WithPredecessors || opt.WithPaths || opt.K > 0 || opt.HasCutoff ||
+	onGPU := runsCHOnGPU(eng, csr) // chgpu.go
+	if (eng.Name() != "cpu" && !onGPU) || opt.WithPredecessors || opt.WithPaths || opt.K > 0 || opt.HasCutoff ||
 		opt.Layout == arrowio.LayoutNearest || opt.Layout == arrowio.LayoutBetweenness || csr.HasNegative() {
 		return req.Algorithm // searches that stop early, or what ch does not answer
 	}
@@ -162,6 +163,9 @@ func autoCH(kept hierarchyState, eng graph.Engine, csr *graph.CSR, opt Options, 
 		return req.Algorithm
 	}
 	pays, why := chPays(csr, len(req.Targets), sources)
+	if onGPU {
+		pays, why = gpuCHPays(csr, sources)
+	}
 	switch {
 	case !pays:
 		say("the search kernels, not ch: %s", why)

@@ -1,8 +1,12 @@
 package pipeline
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -144,5 +148,59 @@ func TestCHOnGPU(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// stubGPU is an engine named gpu that takes a hierarchy, for auto's
+// choices; it runs nothing.
+type stubGPU struct{}
+
+func (stubGPU) Name() string { return "gpu" }
+func (stubGPU) Prepare(context.Context, *graph.CSR, graph.Request) (graph.Runner, error) {
+	return nil, errors.New("stub")
+}
+func (stubGPU) PrepareCH(context.Context, *graph.CSR, graph.Request, *hierarchy.Hierarchy) (graph.Runner, error) {
+	return nil, errors.New("stub")
+}
+
+// TestAutoCHOnGPU checks auto's choice of ch on the GPU engine: a kept
+// hierarchy is used, a small grid's sources do not repay a build there
+// (the search kernels are cheap on it), the cost model asks fewer sources
+// per vertex as graphs grow, and float distances and R-MAT stay on the
+// search kernels.
+func TestAutoCHOnGPU(t *testing.T) {
+	list, err := gen.Grid(64, 64, 1)
+	grid := genCSR(t, list, err)
+	list, err = gen.RMAT(12, 16, 1)
+	rmat := genCSR(t, list, err)
+	floats := *grid
+	floats.Type = graph.DistFloat64
+	all := grid.NumVertices
+	for _, c := range []struct {
+		name string
+		kept hierarchyState
+		csr  *graph.CSR
+		want graph.Algorithm
+		why  string
+	}{
+		{"kept", hierarchyState{ready: true}, grid, graph.CH, "the graph keeps"},
+		{"small grid", hierarchyState{}, grid, graph.Auto, "do not repay the hierarchy's build on the GPU"},
+		{"rmat", hierarchyState{}, rmat, graph.Auto, "does not look road-like"},
+		{"float distances", hierarchyState{ready: true}, &floats, graph.Auto, ""},
+	} {
+		var log strings.Builder
+		got := autoCH(c.kept, stubGPU{}, c.csr, Options{Log: &log}, graph.Request{Algorithm: graph.Auto}, all)
+		if got != c.want || !strings.Contains(log.String(), c.why) || (c.why == "" && log.Len() > 0) {
+			t.Errorf("%s: %s (%q), want %s (%q)", c.name, got, log.String(), c.want, c.why)
+		}
+	}
+	// The sources a build needs, per vertex, fall as the search kernels'
+	// rows grow dearer with the graph.
+	need := func(n int) float64 {
+		saved := gpuSearchAt64K*math.Pow(float64(n)/65536, gpuSearchGrowth) - gpuSweepPerVertex*float64(n)
+		return chPayback * gpuCHBuildPerVertex * float64(n) / float64(runtime.NumCPU()) / saved / float64(n)
+	}
+	if a, b := need(1<<16), need(1<<20); !(b < a) {
+		t.Errorf("sources per vertex to repay a build: %v at 2^16 vertices, %v at 2^20", a, b)
 	}
 }
