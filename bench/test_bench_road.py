@@ -106,7 +106,7 @@ class WholeRunTest(unittest.TestCase):
                 text = f.read()
             # The oracle checked the OD matrices against scipy on the whole
             # 20 × 20 sample: each --check row, then the matrices in full.
-            _, columns, got = bc.read_matrix(os.path.join(work, "od-index.arrow"))
+            _, columns, got = bc.read_matrix(os.path.join(work, "od-index-cpu.arrow"))
             self.assertEqual(got.shape, (20, 20))
             self.assertEqual(len(columns), 20)
         self.assertEqual(code, 0, text)
@@ -114,7 +114,7 @@ class WholeRunTest(unittest.TestCase):
         self.assertNotIn("FAILURES", text)
         rows = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith("| tool")]
         steps = [line.split(" | ")[1] for line in rows]
-        want = ["`index G -o X`", "OD 20 × 20, `--index X`", "OD 20 × 20, no index, `--engine cpu`",
+        want = ["`index G -o X`", "OD 20 × 20, `--index X`, `--engine cpu`", "OD 20 × 20, no index, `--engine cpu`",
                 "one pair, `path --algo ch --index X`", "one pair, 1 × 1 `run --index X`"]
         if peer:
             want += ["order: `compute_order_inertial` (nested dissection)", "preprocessing: `CCH(order, tail, head)`",
