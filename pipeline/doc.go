@@ -50,6 +50,8 @@
 //   - betweenness.go: the betweenness layouts (of vertices and of edges)
 //   - betweenness_edges.go: the edge-betweenness rows from the per-arc sums
 //   - ch.go: the ch algorithm (a contraction hierarchy), and when auto runs it
+//   - chgpu.go: ch on the GPU engine: what it refuses, the hierarchy handed over, when auto picks it there
+//   - chkept.go: the hierarchy a graph keeps for its later runs, built once
 //   - overflow.go: refusing graphs whose distances could overflow their
 //     type
 //   - matrixtype.go: a matrix's value type (--matrix-type): float32

@@ -308,9 +308,20 @@ def bad_query_server(query_graph, big_ring, tmp_path_factory):
         with pathctl.connect(server.uri) as client:
             client.upload("small", edges)
             client.upload("ring", big_ring)
+            settle_hierarchies(client)
         yield server, data
     finally:
         server.stop()
+
+
+def settle_hierarchies(client, timeout=60.0):
+    """Waits until no stored graph's hierarchy is queued or being built in
+    the background: a build writes in the data directory, which the tests
+    of bad queries compare before and after."""
+    deadline = time.monotonic() + timeout
+    while any(g.get("hierarchy") in ("queued", "building") for g in client.graphs()):
+        assert time.monotonic() < deadline, client.graphs()
+        time.sleep(0.05)
 
 
 def tree(root):
