@@ -36,6 +36,10 @@ type chSweep struct {
 	// upward phase's order and arcs, each vertex's position.
 	arcStart, arcTail, arcWeight, position      devBuf
 	upOrder, upArcStart, upArcTail, upArcWeight devBuf
+	// live is the upward phase's byte per position and group of 32
+	// sources: whether any of their distances there is finite (grown to
+	// the largest block).
+	live devBuf
 	// phases mark the ends of the table's start, the upward and the
 	// downward phase (0 until the first block).
 	phases [3]uintptr
@@ -112,7 +116,7 @@ func (c *chSweep) release(dv *device) error {
 		return nil
 	}
 	var errs []error
-	for _, b := range []*devBuf{&c.arcStart, &c.arcTail, &c.arcWeight, &c.position, &c.upOrder, &c.upArcStart, &c.upArcTail, &c.upArcWeight} {
+	for _, b := range []*devBuf{&c.arcStart, &c.arcTail, &c.arcWeight, &c.position, &c.upOrder, &c.upArcStart, &c.upArcTail, &c.upArcWeight, &c.live} {
 		errs = append(errs, dv.free(b))
 	}
 	for i, ev := range c.phases {
@@ -148,7 +152,14 @@ func (c *chSweep) launch(r *Runner, k int) error {
 	if err := dv.d.cuMemsetD32_v2(table, uint32(math.MaxInt32), cells).Err("cuMemsetD32_v2 (ch table)"); err != nil {
 		return err
 	}
-	if err := dv.launchAsync("ch_sources_i32", chGrid(uint64(k)), table, int32(k), c.position.ptr, r.buf.sources.ptr); err != nil {
+	liveWords := (uint64(n)*((uint64(k)+31)/32) + 3) / 4
+	if err := c.ensureLive(dv, int64(4*liveWords)); err != nil {
+		return err
+	}
+	if err := dv.d.cuMemsetD32_v2(c.live.ptr, 0, liveWords).Err("cuMemsetD32_v2 (ch live groups)"); err != nil {
+		return err
+	}
+	if err := dv.launchAsync("ch_sources_i32", chGrid(uint64(k)), table, c.live.ptr, int32(k), c.position.ptr, r.buf.sources.ptr); err != nil {
 		return err
 	}
 	if err := mark(c.phases[0]); err != nil {
@@ -159,7 +170,7 @@ func (c *chSweep) launch(r *Runner, k int) error {
 		if sw.UpArcStart[last] == sw.UpArcStart[first] {
 			continue // no arc enters the level
 		}
-		err := dv.launchAsync("ch_up_i32", chGrid(uint64(last-first)*uint64(k)), table, int32(k), first, last,
+		err := dv.launchAsync("ch_up_i32", chGrid(uint64(last-first)*uint64(k)), table, c.live.ptr, int32(k), first, last,
 			c.upOrder.ptr, c.upArcStart.ptr, c.upArcTail.ptr, c.upArcWeight.ptr)
 		if err != nil {
 			return err
@@ -208,4 +219,21 @@ const chGridMax = 1 << 16
 // chGrid is the grid of a kernel over items threads' items.
 func chGrid(items uint64) int {
 	return int(min((items+threadsPerBlock-1)/threadsPerBlock, chGridMax))
+}
+
+// ensureLive grows the live bytes' buffer to size bytes (on the device
+// goroutine).
+func (c *chSweep) ensureLive(dv *device, size int64) error {
+	if c.live.size >= size {
+		return nil
+	}
+	if err := dv.free(&c.live); err != nil {
+		return err
+	}
+	var err error
+	c.live, err = dv.alloc(size)
+	if isOutOfMemory(err) {
+		return outOfMemory(dv, 0, size, err)
+	}
+	return err
 }

@@ -6,7 +6,8 @@
 // each position: D[p*k + j] for source j, so that the k threads of a
 // position read and write k consecutive words. The host fills D with
 // infinity; ch_sources puts each source at 0; the upward phase runs one
-// ch_up per upward level (the shortest paths over arcs to higher ranks,
+// ch_up per upward level, skipping the tails whose group of sources is
+// all infinite there (the shortest paths over arcs to higher ranks,
 // a DP in rising rank where the CPU's PHAST runs a Dijkstra), the
 // downward phase one ch_down per downward level; ch_rows gathers the table
 // into the block's rows, source-major by vertex id, as every other kernel
@@ -50,26 +51,51 @@ __device__ __forceinline__ int relax(const int* D, u64 k, u64 j, long long begin
 }  // namespace ch
 }  // namespace pathctl
 
-// ch_sources_i32 sets D[pos[sources[j]]*k + j] = 0 for j < k.
+// ch_sources_i32 sets D[pos[sources[j]]*k + j] = 0 for j < k, and marks
+// the source's group live at its position (ch_up_i32).
 extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
-    ch_sources_i32(int* D, int k, const int* pos, const int* sources) {
+    ch_sources_i32(int* D, unsigned char* live, int k, const int* pos, const int* sources) {
   const int j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j < k) D[(u64)pos[sources[j]] * k + j] = 0;
+  if (j < k) {
+    const u64 p = (u64)pos[sources[j]];
+    D[p * k + j] = 0;
+    live[p * (((u64)k + 31) / 32) + j / 32] = 1;
+  }
 }
 
 // ch_up_i32 runs the upward level [first, last) of order for the k
 // sources: thread (i, j) lowers D[p*k + j], p = order[i], to the minimum
 // over the arcs into p from lower ranks, [arcStart[i], arcStart[i+1]).
+// Most of the table is infinite in this phase (a source's upward search
+// space is a few thousand vertices), so a byte per position and group of
+// 32 sources, live[p*groups + j/32], says whether any of the group's
+// distances at p is finite: a tail whose byte is 0 is not read. A thread
+// that finds a finite distance sets its byte (every writer writes 1).
 extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
-    ch_up_i32(int* D, int k, int first, int last, const int* order, const long long* arcStart, const int* arcTail,
-              const int* arcWeight) {
+    ch_up_i32(int* D, unsigned char* live, int k, int first, int last, const int* order, const long long* arcStart,
+              const int* arcTail, const int* arcWeight) {
   const u64 items = (u64)(last - first) * (u64)k;
   const u64 stride = (u64)gridDim.x * blockDim.x;
+  const u64 groups = ((u64)k + 31) / 32;
+  const int inf = pathctl::DistTraits<int>::inf();
   for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < items; i += stride) {
     const u64 at = first + i / k;
     const u64 j = i % k;
-    const u64 cell = (u64)order[at] * k + j;
-    D[cell] = pathctl::ch::relax(D, k, j, arcStart[at], arcStart[at + 1], arcTail, arcWeight, D[cell]);
+    const u64 p = (u64)order[at];
+    const u64 g = j / 32;
+    int best = D[p * k + j];
+    const long long end = arcStart[at + 1];
+    for (long long a = arcStart[at]; a < end; a++) {
+      const u64 tail = (u64)arcTail[a];
+      if (!live[tail * groups + g]) continue;
+      const int d = D[tail * k + j];
+      if (d != inf) {
+        const long long c = (long long)d + arcWeight[a];
+        if (c < best) best = (int)c;
+      }
+    }
+    D[p * k + j] = best;
+    if (best != inf) live[p * groups + g] = 1;
   }
 }
 
