@@ -17,6 +17,10 @@ default). In one run the harness:
    time and the CPU time of its process;
 3. checks that the two agree on every vertex within a relative 1e-9, and
    fails (exit 1) where they do not;
+   then runs networkx (``betweenness_centrality_subset``, weighted, one
+   thread) from ``--networkx-sources`` sources sampled with the seed,
+   checks it against ``pathctl run --sources`` of the same sources, and
+   extrapolates its time to every source (networkx would take hours);
 4. prints medians with the spread (lowest and highest of the rounds) and
    the ratio of the medians, and writes them as Markdown to ``--out``.
 
@@ -79,6 +83,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--networkit-python", default=None,
                    help="a Python that imports networkit (default: .peers/bin/python, else this one)")
+    p.add_argument("--networkx-sources", type=int, default=16,
+                   help="sources networkx runs (sampled; its time extrapolated to every source; 0: no networkx row)")
     p.add_argument("--work", default=str(REPO / "bench" / "results"))
     p.add_argument("--out", default=None, help="Markdown report (default: WORK/bench-betweenness.md)")
     return p.parse_args(argv)
@@ -116,6 +122,33 @@ def time_pathctl(args, graph: str, out: str) -> tuple[float, float, np.ndarray, 
     return wall, cpu, t.column("vertex").to_numpy(), t.column("betweenness").to_numpy()
 
 
+def time_networkx(args, graph: str, ids: np.ndarray, dense: dict, out: str) -> tuple[float, int, float]:
+    """networkx's Brandes from a seeded sample of --networkx-sources
+    sources (``betweenness_centrality_subset`` to every vertex, weighted,
+    unnormalized: the contribution of those sources), checked against
+    ``pathctl run --sources`` of the same sources; its wall time, the
+    sources, and the largest relative difference."""
+    import networkx as nx
+
+    n = int(dense["n"])
+    rng = np.random.default_rng(args.seed)
+    picked = np.sort(rng.choice(n, size=min(args.networkx_sources, n), replace=False))
+    G = nx.DiGraph()
+    G.add_nodes_from(range(n))
+    G.add_weighted_edges_from(zip(dense["src"].tolist(), dense["dst"].tolist(), dense["w"].tolist()))
+    wall = time.perf_counter()
+    theirs = nx.betweenness_centrality_subset(G, picked.tolist(), list(range(n)), normalized=False, weight="weight")
+    wall = time.perf_counter() - wall
+    subprocess.run([args.pathctl, "run", graph, "--layout", "betweenness", "--normalized=false", "--engine", "cpu",
+                    "--threads", str(args.threads), "--sources", ",".join(str(x) for x in ids[picked]), "-o", out,
+                    "--quiet"], check=True)
+    with pa.memory_map(out) as source:
+        ours = pa.ipc.open_file(source).read_all().column("betweenness").to_numpy()
+    want = np.array([theirs[v] for v in range(n)], dtype=np.float64)
+    rel = np.abs(ours - want) / np.maximum(np.maximum(np.abs(ours), np.abs(want)), 1.0)
+    return wall, len(picked), float(rel.max())
+
+
 def networkit_reason(python: str) -> str | None:
     proc = subprocess.run([python, "-c", "import networkit"], capture_output=True, text=True)
     if proc.returncode == 0:
@@ -130,6 +163,11 @@ def time_networkit(python: str, npz: str, threads: int, out: str) -> tuple[float
                           check=True, capture_output=True, text=True)
     info = json.loads(proc.stdout.strip().splitlines()[-1])
     return info["wall"], info["cpu"], info
+
+
+def nx_version() -> str:
+    import networkx as nx
+    return nx.__version__
 
 
 def spread(xs: list[float]) -> str:
@@ -180,6 +218,17 @@ def main(argv=None) -> int:
                 v = int(rel.argmax())
                 print(f"FAIL: vertex {ids[v]}: pathctl {ours[v]!r}, NetworKit {theirs[v]!r}")
                 return 1
+        nx_row = None
+        if args.networkx_sources > 0:
+            nx_wall, nx_k, nx_worst = time_networkx(args, graph, ids, dense, os.path.join(tmp, "sampled.arrow"))
+            if nx_worst > 1e-9:
+                print(f"FAIL: networkx from {nx_k} sources differs from pathctl's by {nx_worst:.1e}")
+                return 1
+            total = nx_wall * dense["n"] / nx_k
+            nx_row = (f"| networkx {nx_version()} (`betweenness_centrality_subset`, 1 thread), {nx_k} sources, "
+                      f"extrapolated to {dense['n']} | {total:.1f} s ({nx_wall:.2f} s for the sample) | |")
+            print(f"networkx: {nx_wall:.2f} s from {nx_k} sources, {total:.1f} s extrapolated; "
+                  f"pathctl --sources equal within {nx_worst:.1e}", flush=True)
     lines = [
         "# Exact weighted betweenness, CPU: pathctl against NetworKit",
         "",
@@ -193,6 +242,8 @@ def main(argv=None) -> int:
         "|---|---|---|",
         f"| pathctl (whole command) | {spread(rows['pathctl']['wall'])} | {spread(rows['pathctl']['cpu'])} |",
     ]
+    if nx_row:
+        lines.append(nx_row)
     if not reason:
         nk_wall, nk_cpu = rows["NetworKit"]["wall"], rows["NetworKit"]["cpu"]
         lines.append(f"| NetworKit {version} (Betweenness.run) | {spread(nk_wall)} | {spread(nk_cpu)} |")

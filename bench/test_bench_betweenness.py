@@ -26,6 +26,8 @@ class BenchBetweennessTest(unittest.TestCase):
             self.assertIn("NetworKit skipped: /bin/false cannot import networkit", report)
             self.assertIn("| pathctl (whole command) |", report)
             self.assertNotIn("| NetworKit", report)
+            self.assertIn("| networkx ", report)
+            self.assertIn("16 sources, extrapolated to", report)
 
     def test_dense_graph_is_pathctls(self):
         """Self-loops dropped, duplicates at their smallest weight, ids in
