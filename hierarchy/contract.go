@@ -121,7 +121,7 @@ func contract(ctx context.Context, g *graph.CSR, w []int64, opts Options) (*Hier
 	b.updatePriorities(remaining)
 
 	// 3. Rounds of independent sets until every vertex is contracted.
-	h := &Hierarchy{n: n, rank: make([]int32, n), order: make([]int32, 0, n)}
+	h := &Hierarchy{n: n, rank: make([]int32, n), order: make([]int32, 0, n), derived: &derived{}}
 	h.up.off = append(make([]int64, 0, n+1), 0)
 	h.down.off = append(make([]int64, 0, n+1), 0)
 	round := &round{}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/bits"
 	"runtime"
+	"sync"
 
 	"github.com/pathctl/pathctl/graph"
 )
@@ -113,6 +114,17 @@ type Hierarchy struct {
 	// weights (0 for integer weights).
 	fractionBits int
 	id           identity
+	// derived is what is computed from h once, on first use (shared by
+	// every run of a kept hierarchy): its sweep layout and its reverse.
+	derived *derived
+}
+
+// derived holds a hierarchy's sweep layout (NewSweep) and reversed view
+// (Reverse), each made once.
+type derived struct {
+	sweepOnce, reverseOnce sync.Once
+	sweep                  *Sweep
+	reverse                *Hierarchy
 }
 
 // NumVertices is the graph's vertex count.
@@ -173,10 +185,16 @@ func (h *Hierarchy) Float(d int64) float64 {
 // halves swapped. It shares h's arrays. Its index identity is h's, so Write
 // of a reversed hierarchy is refused.
 func (h *Hierarchy) Reverse() *Hierarchy {
-	r := *h
-	r.up, r.down = h.down, h.up
-	r.id.reversed = !h.id.reversed
-	return &r
+	h.derived.reverseOnce.Do(func() {
+		r := *h
+		r.up, r.down = h.down, h.up
+		r.id.reversed = !h.id.reversed
+		// The reverse of the reverse is h itself.
+		r.derived = &derived{reverse: h}
+		r.derived.reverseOnce.Do(func() {})
+		h.derived.reverse = &r
+	})
+	return h.derived.reverse
 }
 
 // Exact reports whether Build accepts g's weights, so that every distance

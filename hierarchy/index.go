@@ -294,7 +294,7 @@ func decode(data []byte) (*Hierarchy, error) {
 		return nil, corrupt("sizes do not match the file's length")
 	}
 	// 3. Arrays.
-	h := &Hierarchy{n: int(n), fractionBits: int(f), id: id}
+	h := &Hierarchy{n: int(n), fractionBits: int(f), id: id, derived: &derived{}}
 	h.order = d.i32s(int(n))
 	for _, a := range []struct {
 		half  *arcs

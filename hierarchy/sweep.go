@@ -57,9 +57,17 @@ func (s *Sweep) UpLevels() int { return len(s.UpLevelStart) - 1 }
 // Levels is the number of levels: the sweep's parallel steps.
 func (s *Sweep) Levels() int { return len(s.LevelStart) - 1 }
 
-// NewSweep lays h's downward graph out by levels (see the file comment).
-// O(n + arcs) time and memory.
+// NewSweep lays h's downward graph out by levels (see the file comment),
+// once per hierarchy: a hierarchy kept with a graph serves every run's
+// sweep from the same layout. O(n + arcs) time and memory on the first
+// call; the Sweep is read-only.
 func NewSweep(h *Hierarchy) *Sweep {
+	h.derived.sweepOnce.Do(func() { h.derived.sweep = laySweep(h) })
+	return h.derived.sweep
+}
+
+// laySweep is NewSweep's layout.
+func laySweep(h *Hierarchy) *Sweep {
 	n := h.n
 	off, head, w := h.down.off, h.down.head, h.down.w
 	level := make([]int32, n)

@@ -1,6 +1,7 @@
 package hierarchy
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/pathctl/pathctl/graph"
@@ -66,6 +67,60 @@ func TestSweepAgainstDijkstra(t *testing.T) {
 				t.Fatalf("%s: position %d twice in the upward order", tg.name, p)
 			}
 			seen[p] = true
+		}
+	}
+}
+
+// TestSweepAndReverseMadeOnce checks that a hierarchy's sweep layout and
+// reversed view are made once, also when asked for concurrently (a kept
+// hierarchy serves every run), that the reverse of the reverse is the
+// hierarchy itself, and that the reverse's sweep answers as Dijkstra on
+// the transposed graph does.
+func TestSweepAndReverseMadeOnce(t *testing.T) {
+	rng := testgraphs.Rand(t, 6)
+	g := mustBuildCSR(t, roadGrid(rng, 9, 11, 0.3, 0, 20), false)
+	h, err := Build(g, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweeps := make([]*Sweep, 8)
+	reverses := make([]*Hierarchy, 8)
+	var wg sync.WaitGroup
+	for i := range sweeps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sweeps[i], reverses[i] = NewSweep(h), h.Reverse()
+		}()
+	}
+	wg.Wait()
+	for i := range sweeps {
+		if sweeps[i] != sweeps[0] || reverses[i] != reverses[0] {
+			t.Fatalf("call %d made its own sweep or reverse", i)
+		}
+	}
+	if reverses[0].Reverse() != h {
+		t.Fatal("the reverse of the reverse is not the hierarchy")
+	}
+	rs := NewSweep(reverses[0])
+	if rs == sweeps[0] {
+		t.Fatal("the reverse shares the forward sweep")
+	}
+	tg := graph.Transpose(g)
+	want := oracle(t, tg)
+	sources := []graph.VertexID{0, 5, graph.VertexID(g.NumVertices - 1)}
+	rows := make([][]int64, len(sources))
+	for i := range rows {
+		rows[i] = make([]int64, g.NumVertices)
+	}
+	if err := rs.DistancesBySweep(sources, rows); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range sources {
+		for v, d := range rows[i] {
+			if got := h.Float(d); got != want[s][v] {
+				t.Fatalf("reverse sweep d(%d, %d) = %v, Dijkstra on the transpose %v", s, v, got, want[s][v])
+			}
 		}
 	}
 }
