@@ -159,7 +159,7 @@ func (c *chSweep) launch(r *Runner, k int) error {
 	if err := dv.d.cuMemsetD32_v2(c.live.ptr, 0, liveWords).Err("cuMemsetD32_v2 (ch live groups)"); err != nil {
 		return err
 	}
-	if err := dv.launchAsync("ch_sources_i32", chGrid(uint64(k)), table, c.live.ptr, int32(k), c.position.ptr, r.buf.sources.ptr); err != nil {
+	if err := dv.launchAsync("ch_sources_i32", batchedGrid(int64(k)), table, c.live.ptr, int32(k), c.position.ptr, r.buf.sources.ptr); err != nil {
 		return err
 	}
 	if err := mark(c.phases[0]); err != nil {
@@ -170,7 +170,7 @@ func (c *chSweep) launch(r *Runner, k int) error {
 		if sw.UpArcStart[last] == sw.UpArcStart[first] {
 			continue // no arc enters the level
 		}
-		err := dv.launchAsync("ch_up_i32", chGrid(uint64(last-first)*uint64(k)), table, c.live.ptr, int32(k), first, last,
+		err := dv.launchAsync("ch_up_i32", batchedGrid(int64(last-first)*int64(k)), table, c.live.ptr, int32(k), first, last,
 			c.upOrder.ptr, c.upArcStart.ptr, c.upArcTail.ptr, c.upArcWeight.ptr)
 		if err != nil {
 			return err
@@ -184,7 +184,7 @@ func (c *chSweep) launch(r *Runner, k int) error {
 		if sw.ArcStart[last] == sw.ArcStart[first] {
 			continue
 		}
-		err := dv.launchAsync("ch_down_i32", chGrid(uint64(last-first)*uint64(k)), table, int32(k), first, last,
+		err := dv.launchAsync("ch_down_i32", batchedGrid(int64(last-first)*int64(k)), table, int32(k), first, last,
 			c.arcStart.ptr, c.arcTail.ptr, c.arcWeight.ptr)
 		if err != nil {
 			return err
@@ -194,7 +194,7 @@ func (c *chSweep) launch(r *Runner, k int) error {
 		return err
 	}
 	tiles := (uint64(n) + 31) / 32 * ((uint64(k) + 31) / 32)
-	if err := dv.launchAsync("ch_rows_i32", int(min(tiles, chGridMax)), table, int32(k), int32(n), c.position.ptr, r.buf.dist.ptr); err != nil {
+	if err := dv.launchAsync("ch_rows_i32", int(min(tiles, batchedTransposeGrid)), table, int32(k), int32(n), c.position.ptr, r.buf.dist.ptr); err != nil {
 		return err
 	}
 	if err := dv.finishTimed("ch_rows_i32"); err != nil {
@@ -210,15 +210,6 @@ func (c *chSweep) launch(r *Runner, k int) error {
 			k, ms[0], ms[1], sw.UpLevels(), ms[2], sw.Levels(), ms[3])
 	}
 	return nil
-}
-
-// chGridMax bounds the thread blocks of the sweep's kernels, whose threads
-// stride over their items.
-const chGridMax = 1 << 16
-
-// chGrid is the grid of a kernel over items threads' items.
-func chGrid(items uint64) int {
-	return int(min((items+threadsPerBlock-1)/threadsPerBlock, chGridMax))
 }
 
 // ensureLive grows the live bytes' buffer to size bytes (on the device

@@ -2,7 +2,6 @@ package gpu
 
 import (
 	"context"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -12,34 +11,10 @@ import (
 	"github.com/pathctl/pathctl/internal/testgraphs"
 )
 
-// streetGrid is a rows×cols grid of two-way streets with a share of
-// one-way ones and weights in [0, maxW] (zero weights included).
-func streetGrid(rng *rand.Rand, rows, cols int, oneWay float64, maxW int) *graph.Edges {
-	e := &graph.Edges{NumVertices: rows * cols}
-	add := func(u, v int) {
-		w := int64(rng.IntN(maxW + 1))
-		e.Src, e.Dst, e.IntWeights = append(e.Src, int32(u)), append(e.Dst, int32(v)), append(e.IntWeights, w)
-		if rng.Float64() >= oneWay {
-			e.Src, e.Dst, e.IntWeights = append(e.Src, int32(v)), append(e.Dst, int32(u)), append(e.IntWeights, w)
-		}
-	}
-	for r := range rows {
-		for c := range cols {
-			u := r*cols + c
-			if c+1 < cols {
-				add(u, u+1)
-			}
-			if r+1 < rows {
-				add(u, u+cols)
-			}
-		}
-	}
-	return e
-}
-
 // TestCHAgainstOracles runs the algorithm ch on the device over
-// hierarchies of street grids with one-way streets and of random graphs
-// (unreachable pairs, zero weights, repeated sources), by Run in blocks,
+// hierarchies of street grids with one-way streets and zero weights, and
+// of random graphs (unreachable pairs, zero weights, repeated sources), by
+// Run in blocks,
 // by blocks started ahead and by RunStats, against the serial Dijkstra
 // and against a plain runner's stats; and checks what PrepareCH refuses.
 func TestCHAgainstOracles(t *testing.T) {
@@ -48,7 +23,7 @@ func TestCHAgainstOracles(t *testing.T) {
 	ctx := context.Background()
 	random, _ := testgraphs.Random(rng, testgraphs.RandomOptions{N: 300, M: 500, Kind: testgraphs.Int, MinWeight: 0, MaxWeight: 30})
 	for name, edges := range map[string]*graph.Edges{
-		"streets": streetGrid(rng, 23, 31, 0.3, 12),
+		"streets": testgraphs.RoadGrid(rng, 23, 31, 0.3, 0.1, 12),
 		"random":  random,
 	} {
 		g, err := graph.Build(edges, graph.BuildOptions{})
@@ -95,9 +70,9 @@ func TestCHAgainstOracles(t *testing.T) {
 			}
 		}
 	}
-	g, _ := graph.Build(streetGrid(rng, 4, 4, 0, 3), graph.BuildOptions{})
+	g, _ := graph.Build(testgraphs.RoadGrid(rng, 4, 4, 0, 0, 3), graph.BuildOptions{})
 	h, _ := hierarchy.Build(g, hierarchy.Options{})
-	f, _ := graph.Build(streetGrid(rng, 4, 4, 0, 3), graph.BuildOptions{DistType: graph.DistInt64})
+	f, _ := graph.Build(testgraphs.RoadGrid(rng, 4, 4, 0, 0, 3), graph.BuildOptions{DistType: graph.DistInt64})
 	for _, c := range []struct {
 		g    *graph.CSR
 		req  graph.Request

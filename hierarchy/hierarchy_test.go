@@ -29,41 +29,6 @@ func mustBuildCSR(t testing.TB, e *graph.Edges, undirected bool) *graph.CSR {
 	return g
 }
 
-// roadGrid is a rows×cols street grid: every street is two-way with a
-// weight per direction, or, with probability oneWay, one-way in a random
-// direction; a fraction zero of the weights is 0.
-func roadGrid(rng *rand.Rand, rows, cols int, oneWay, zero float64, maxW int) *graph.Edges {
-	e := &graph.Edges{NumVertices: rows * cols}
-	weight := func() int64 {
-		if rng.Float64() < zero {
-			return 0
-		}
-		return int64(1 + rng.IntN(maxW))
-	}
-	add := func(u, v int) {
-		switch {
-		case rng.Float64() >= oneWay:
-			e.Src, e.Dst, e.IntWeights = append(e.Src, int32(u), int32(v)), append(e.Dst, int32(v), int32(u)), append(e.IntWeights, weight(), weight())
-		case rng.IntN(2) == 0:
-			e.Src, e.Dst, e.IntWeights = append(e.Src, int32(u)), append(e.Dst, int32(v)), append(e.IntWeights, weight())
-		default:
-			e.Src, e.Dst, e.IntWeights = append(e.Src, int32(v)), append(e.Dst, int32(u)), append(e.IntWeights, weight())
-		}
-	}
-	for r := range rows {
-		for c := range cols {
-			u := r*cols + c
-			if c+1 < cols {
-				add(u, u+1)
-			}
-			if r+1 < rows {
-				add(u, u+cols)
-			}
-		}
-	}
-	return e
-}
-
 // drawGraphs draws the property tests' graphs from rng.
 func drawGraphs(t testing.TB, rng *rand.Rand) []testGraph {
 	t.Helper()
@@ -71,9 +36,9 @@ func drawGraphs(t testing.TB, rng *rand.Rand) []testGraph {
 	add := func(name string, e *graph.Edges, undirected bool) {
 		out = append(out, testGraph{name, mustBuildCSR(t, e, undirected)})
 	}
-	add("road-grid", roadGrid(rng, 9+rng.IntN(6), 10+rng.IntN(8), 0.3, 0, 20), false)
-	add("road-grid-zero-weights", roadGrid(rng, 8, 11, 0.2, 0.3, 5), false)
-	add("road-grid-all-one-way", roadGrid(rng, 10, 10, 1, 0.05, 9), false)
+	add("road-grid", testgraphs.RoadGrid(rng, 9+rng.IntN(6), 10+rng.IntN(8), 0.3, 0, 20), false)
+	add("road-grid-zero-weights", testgraphs.RoadGrid(rng, 8, 11, 0.2, 0.3, 5), false)
+	add("road-grid-all-one-way", testgraphs.RoadGrid(rng, 10, 10, 1, 0.05, 9), false)
 	random := func(o testgraphs.RandomOptions) *graph.Edges {
 		e, _ := testgraphs.Random(rng, o)
 		return e
@@ -258,7 +223,7 @@ func TestAgainstDijkstraMoreSeeds(t *testing.T) {
 	for trial := range 6 {
 		var e *graph.Edges
 		if trial%2 == 0 {
-			e = roadGrid(rng, 6+rng.IntN(10), 6+rng.IntN(10), rng.Float64(), rng.Float64()/3, 1+rng.IntN(50))
+			e = testgraphs.RoadGrid(rng, 6+rng.IntN(10), 6+rng.IntN(10), rng.Float64(), rng.Float64()/3, 1+rng.IntN(50))
 		} else {
 			e, _ = testgraphs.Random(rng, testgraphs.RandomOptions{N: 20 + rng.IntN(150), M: rng.IntN(500), Kind: testgraphs.Int, MinWeight: 0, MaxWeight: 1 + rng.IntN(100)})
 		}
@@ -301,7 +266,7 @@ func TestCases(t *testing.T) {
 // index file, does not depend on the number of workers that contract it.
 func TestSameForAnyWorkers(t *testing.T) {
 	rng := testgraphs.Rand(t, 6)
-	g := mustBuildCSR(t, roadGrid(rng, 40, 40, 0.3, 0.1, 20), false)
+	g := mustBuildCSR(t, testgraphs.RoadGrid(rng, 40, 40, 0.3, 0.1, 20), false)
 	var first []byte
 	for _, workers := range []int{1, 2, 5} {
 		h, err := Build(g, Options{Workers: workers})
@@ -322,7 +287,7 @@ func TestSameForAnyWorkers(t *testing.T) {
 
 func TestReverse(t *testing.T) {
 	rng := testgraphs.Rand(t, 4)
-	g := mustBuildCSR(t, roadGrid(rng, 9, 9, 0.5, 0.1, 9), false)
+	g := mustBuildCSR(t, testgraphs.RoadGrid(rng, 9, 9, 0.5, 0.1, 9), false)
 	h, err := Build(g, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -38,7 +38,7 @@ func TestIndexRoundTrip(t *testing.T) {
 		checkHierarchy(t, rng, tg.name+"/read", tg.g, back, oracle(t, tg.g))
 	}
 	// Weights past 32 bits are written as int64.
-	wide := roadGrid(rng, 6, 7, 0.3, 0.1, 9)
+	wide := testgraphs.RoadGrid(rng, 6, 7, 0.3, 0.1, 9)
 	for i := range wide.IntWeights {
 		wide.IntWeights[i] *= 1 << 33
 	}
@@ -66,7 +66,7 @@ func TestIndexRoundTrip(t *testing.T) {
 
 func TestIndexRefusesOtherGraph(t *testing.T) {
 	rng := testgraphs.Rand(t, 11)
-	e := roadGrid(rng, 6, 6, 0.3, 0, 9)
+	e := testgraphs.RoadGrid(rng, 6, 6, 0.3, 0, 9)
 	g := mustBuildCSR(t, e, false)
 	h, err := Build(g, Options{})
 	if err != nil {
@@ -79,7 +79,7 @@ func TestIndexRefusesOtherGraph(t *testing.T) {
 	for name, other := range map[string]*graph.CSR{
 		"reweighted": reweighted,
 		"transposed": graph.Transpose(g),
-		"smaller":    mustBuildCSR(t, roadGrid(rng, 5, 6, 0.3, 0, 9), false),
+		"smaller":    mustBuildCSR(t, testgraphs.RoadGrid(rng, 5, 6, 0.3, 0, 9), false),
 	} {
 		if _, err := Read(bytes.NewReader(data), other); !errors.Is(err, ErrMismatch) {
 			t.Errorf("%s graph: %v, want ErrMismatch", name, err)
@@ -92,7 +92,7 @@ func TestIndexRefusesOtherGraph(t *testing.T) {
 
 func TestIndexRefusesCorrupt(t *testing.T) {
 	rng := testgraphs.Rand(t, 12)
-	g := mustBuildCSR(t, roadGrid(rng, 5, 5, 0.3, 0.1, 9), false)
+	g := mustBuildCSR(t, testgraphs.RoadGrid(rng, 5, 5, 0.3, 0.1, 9), false)
 	h, err := Build(g, Options{})
 	if err != nil {
 		t.Fatal(err)

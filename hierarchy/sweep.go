@@ -80,29 +80,14 @@ func laySweep(h *Hierarchy) *Sweep {
 		level[r] = l
 		levels = max(levels, l+1)
 	}
-	s := &Sweep{Vertex: make([]int32, n), Position: make([]int32, n), LevelStart: make([]int32, levels+1)}
-	for _, l := range level {
-		s.LevelStart[l+1]++
-	}
-	for l := range levels {
-		s.LevelStart[l+1] += s.LevelStart[l]
-	}
-	next := append([]int32(nil), s.LevelStart[:levels]...)
-	posOfRank := make([]int32, n)
-	for r := n - 1; r >= 0; r-- {
-		p := next[level[r]]
-		next[level[r]]++
-		posOfRank[r] = p
+	s := &Sweep{Vertex: make([]int32, n), Position: make([]int32, n)}
+	var posOfRank []int32
+	s.LevelStart, posOfRank = byLevel(level, levels, true)
+	for r, p := range posOfRank {
 		s.Vertex[p] = h.order[r]
 		s.Position[h.order[r]] = p
 	}
-	s.ArcStart = make([]int64, n+1)
-	for r := range n {
-		s.ArcStart[posOfRank[r]+1] = off[r+1] - off[r]
-	}
-	for p := range n {
-		s.ArcStart[p+1] += s.ArcStart[p]
-	}
+	s.ArcStart = arcStarts(posOfRank, func(r int) int64 { return off[r+1] - off[r] })
 	s.ArcTail = make([]int32, len(head))
 	s.ArcWeight = make([]int64, len(head))
 	for r := range n {
@@ -125,42 +110,23 @@ func (s *Sweep) layUpward(h *Hierarchy, posOfRank []int32) {
 	n := h.n
 	off, head, w := h.up.off, h.up.head, h.up.w
 	level := make([]int32, n)
-	in := make([]int64, n+1) // arcs into each rank, then their offsets
+	in := make([]int64, n) // arcs into each rank
 	levels := int32(0)
 	for u := range n {
 		levels = max(levels, level[u]+1)
 		for k := off[u]; k < off[u+1]; k++ {
 			x := head[k]
 			level[x] = max(level[x], level[u]+1)
-			in[x+1]++
+			in[x]++
 		}
 	}
-	for x := range n {
-		in[x+1] += in[x]
-	}
-	s.UpLevelStart = make([]int32, levels+1)
-	for _, l := range level {
-		s.UpLevelStart[l+1]++
-	}
-	for l := range levels {
-		s.UpLevelStart[l+1] += s.UpLevelStart[l]
-	}
-	next := append([]int32(nil), s.UpLevelStart[:levels]...)
-	index := make([]int32, n) // of each rank in UpOrder
+	var index []int32 // of each rank in UpOrder
+	s.UpLevelStart, index = byLevel(level, levels, false)
 	s.UpOrder = make([]int32, n)
-	for r := range n {
-		i := next[level[r]]
-		next[level[r]]++
-		index[r] = i
+	for r, i := range index {
 		s.UpOrder[i] = posOfRank[r]
 	}
-	s.UpArcStart = make([]int64, n+1)
-	for r := range n {
-		s.UpArcStart[index[r]+1] = in[r+1] - in[r]
-	}
-	for i := range n {
-		s.UpArcStart[i+1] += s.UpArcStart[i]
-	}
+	s.UpArcStart = arcStarts(index, func(r int) int64 { return in[r] })
 	s.UpArcTail = make([]int32, len(head))
 	s.UpArcWeight = make([]int64, len(head))
 	fill := make([]int64, n)
@@ -174,6 +140,43 @@ func (s *Sweep) layUpward(h *Hierarchy, posOfRank []int32) {
 			s.MaxWeight = max(s.MaxWeight, w[k])
 		}
 	}
+}
+
+// byLevel numbers the ranks level by level, within a level in falling
+// rank (descending) or rising rank: the bounds of each level's numbers
+// (levels+1 of them) and each rank's number.
+func byLevel(level []int32, levels int32, descending bool) (start, slot []int32) {
+	start = make([]int32, levels+1)
+	for _, l := range level {
+		start[l+1]++
+	}
+	for l := range levels {
+		start[l+1] += start[l]
+	}
+	next := append([]int32(nil), start[:levels]...)
+	slot = make([]int32, len(level))
+	for i := range level {
+		r := i
+		if descending {
+			r = len(level) - 1 - i
+		}
+		slot[r] = next[level[r]]
+		next[level[r]]++
+	}
+	return start, slot
+}
+
+// arcStarts is the bounds of the arcs of each slot, rank r's arcs
+// (arcs(r) of them) at slot[r].
+func arcStarts(slot []int32, arcs func(r int) int64) []int64 {
+	start := make([]int64, len(slot)+1)
+	for r, i := range slot {
+		start[i+1] = arcs(r)
+	}
+	for i := range slot {
+		start[i+1] += start[i]
+	}
+	return start
 }
 
 // DistancesBySweep computes the rows of sources as the device's batched

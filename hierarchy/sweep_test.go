@@ -78,7 +78,7 @@ func TestSweepAgainstDijkstra(t *testing.T) {
 // the transposed graph does.
 func TestSweepAndReverseMadeOnce(t *testing.T) {
 	rng := testgraphs.Rand(t, 6)
-	g := mustBuildCSR(t, roadGrid(rng, 9, 11, 0.3, 0, 20), false)
+	g := mustBuildCSR(t, testgraphs.RoadGrid(rng, 9, 11, 0.3, 0, 20), false)
 	h, err := Build(g, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -10,9 +10,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
-
-	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/gen"
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/hierarchy"
@@ -30,22 +27,14 @@ func genGrid(t *testing.T, side int) *Graph {
 	return loadEdges(t, list.GraphEdges)
 }
 
-// loadEdges loads the edges that edges returns, ids 0..n-1.
+// loadEdges loads the edges that edges returns, ids 0..n-1, directed.
 func loadEdges(t *testing.T, edges func() (*graph.Edges, error)) *Graph {
 	t.Helper()
 	e, err := edges()
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := &arrowio.Vertices{Type: arrow.PrimitiveTypes.Int64, Ints: make([]int64, e.NumVertices)}
-	for i := range v.Ints {
-		v.Ints[i] = int64(i)
-	}
-	g, err := LoadGraph(&arrowio.EdgeTable{Edges: *e, Vertices: v, Name: "grid"}, LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
+	return edgesGraph(t, e, false) // chgpu_test.go
 }
 
 // builds is how many hierarchy builds g has begun.

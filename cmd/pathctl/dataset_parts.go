@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -47,9 +48,11 @@ type partWriter struct {
 	// the block's rows.
 	abandon bool
 	rows    int64
-	// Set by the goroutine before done closes.
-	err  error
-	file datasetFile
+	// Set by the goroutine before done closes; failed holds err as soon as
+	// a write fails, so that the run stops at its next record.
+	err    error
+	failed atomic.Pointer[error]
+	file   datasetFile
 }
 
 // write encodes p's records into its file and renames it into place
@@ -61,6 +64,9 @@ func (p *partWriter) write(fault *datasetFault, first, count int) {
 		if p.err == nil {
 			if p.err = fault.noSpace("part", p.b, p.path); p.err == nil {
 				p.err = p.w.Write(rec)
+			}
+			if p.err != nil {
+				p.failed.Store(&p.err)
 			}
 			fault.at("part", p.b)
 		}
@@ -79,20 +85,16 @@ func (p *partWriter) write(fault *datasetFault, first, count int) {
 }
 
 // emit queues rec for p's goroutine; once that goroutine has failed it
-// returns its error, which ends the run.
+// returns its error, which ends the run. The goroutine drains the queue
+// until it closes, so the send never waits on a failed writer for long.
 func (p *partWriter) emit(rec arrow.RecordBatch) error {
+	if err := p.failed.Load(); err != nil {
+		return *err
+	}
 	p.rows += rec.NumRows()
 	rec.Retain()
-	select {
-	case p.recs <- rec:
-		return nil
-	case <-p.done:
-		rec.Release()
-		if p.err != nil {
-			return p.err
-		}
-		return fmt.Errorf("pathctl: %s: written before the run ended", p.rel)
-	}
+	p.recs <- rec
+	return nil
 }
 
 // startBlock runs block b's sources into a part writer of its own and
