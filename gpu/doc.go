@@ -76,6 +76,7 @@
 //   - batchedcut.go: the cutoff the batched kernels stop at
 //   - batchedrun.go: the batched kernel's launches for one block: phases, rounds, derivations
 //   - bellman_ford.go: bellman-ford, with predecessors and negative cycles
+//   - betweenness.go: RunBetweenness, Brandes's passes over a block's rows on the device (kernels/brandes.cu)
 //   - bfs.go: bfs, hop counts with atomics and predecessors
 //   - ch.go: ch, PHAST over a contraction hierarchy swept over a block of sources (PrepareCH)
 //   - copier.go: copier, a device's copier goroutine, and the copies it lands: jobs, stage moves, queueCopy

@@ -59,6 +59,9 @@ type Runner struct {
 	hubs hubStore
 	// ch is the hierarchy of the algorithm ch (ch.go), nil for the others.
 	ch *chSweep
+	// bc is the betweenness buffers (betweenness.go), empty until
+	// RunBetweenness.
+	bc brandesBufs
 }
 
 // layout is the bytes per vertex of each per-source buffer.

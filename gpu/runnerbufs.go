@@ -66,6 +66,7 @@ func (r *Runner) release() error {
 	errs = append(errs, r.narrow.release(dv))
 	errs = append(errs, r.buf.release())
 	errs = append(errs, r.ch.release(dv))
+	errs = append(errs, r.bc.release(dv))
 	return errors.Join(errs...)
 }
 

@@ -43,6 +43,7 @@ package graph
 //	AheadNarrower  gpu runner                        narrowed blocks started ahead, and stats
 //	NearestSelector cpu and gpu runners              the k nearest selected by the engine
 //	NearestDecliner cpu runners                      why the host selects the k nearest
+//	BetweennessRunner gpu runner (adapted)           the betweenness layout's passes on the device
 //	GPU            gpu/devices' Driver, registered   opening, counting and listing devices,
 //	               by the program                    tunings, plans beside an opening, the
 //	                                                 engine over several devices
@@ -375,6 +376,26 @@ type NearestSelector interface {
 // in the run's description.
 type NearestDecliner interface {
 	NearestDeclined() string
+}
+
+// BetweennessRunner is implemented by runners that compute Brandes's
+// betweenness of a block of sources where their rows lie (the GPU runner:
+// the forward and backward passes run on the device, and only an n-vector
+// of sums leaves it). The pipeline prepares one for the betweenness layout
+// and runs the sources through it in blocks sized by DeviceBudget over
+// BetweennessBytesPerSource; without it, or where BetweennessSupported
+// says no, the CPU engine computes the layout.
+type BetweennessRunner interface {
+	// BetweennessSupported is nil where RunBetweenness can run, else why
+	// not (the distance type, a narrowed runner).
+	BetweennessSupported() error
+	// BetweennessBytesPerSource is the device memory one more source in a
+	// block of RunBetweenness costs.
+	BetweennessBytesPerSource() int64
+	// RunBetweenness returns, for every vertex, the sum over sources of
+	// its dependencies as cpu.Engine.Betweenness defines them, with the
+	// endpoint terms when endpoints is set.
+	RunBetweenness(ctx context.Context, sources []VertexID, endpoints bool) ([]float64, error)
 }
 
 // GPU is the GPU side of a process as the pipeline reaches it: package

@@ -4,8 +4,9 @@ package pipeline
 // betweenness centrality of every vertex, from every source, k sampled
 // ones or the given ones, rescaled as networkx's betweenness_centrality
 // rescales (networkx 3.6, algorithms/centrality/betweenness.py, _rescale).
-// The CPU engine computes it (cpu/betweenness.go); the GPU passes are not
-// built yet, so --engine gpu and auto run it on the CPU, with a note.
+// The GPU engine computes the vertices' betweenness where the run takes
+// it (betweenness_gpu.go), the CPU engine (cpu/betweenness.go) everything
+// else, edge betweenness included.
 
 import (
 	"context"
@@ -109,14 +110,29 @@ func runBetweenness(ctx context.Context, q *Prepared, emit func(arrow.RecordBatc
 	start := time.Now()
 	g, opt, bopt, sources, hops := q.g, q.opt, q.opt.Betweenness, q.sources, q.hops
 	n := g.NumVertices()
-	// 1. Compute on the CPU engine.
-	method := betweennessMethod(hops)
-	switch opt.Engine {
-	case "gpu":
-		fmt.Fprintf(opt.Notice, "pathctl: note: betweenness runs on the CPU engine (its GPU passes are not built yet)\n")
-	case "auto":
-		fmt.Fprintf(opt.Log, "pathctl: betweenness runs on the CPU engine (its GPU passes are not built yet)\n")
+	directed, given := !g.CSR.Undirected, opt.Sources != nil
+	// 1. Compute on the GPU engine where the run takes it, else on the CPU.
+	if opt.Layout != arrowio.LayoutEdgeBetweenness {
+		raw, sum, ok, err := betweennessOnGPU(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			rescaleBetweenness(raw, n, directed, bopt, q.sampled, given)
+			err := arrowio.BetweennessRecords(g.Table.Vertices, raw, opt.Allocator, func(r arrow.RecordBatch) error {
+				sum.Rows += r.NumRows()
+				return emit(r)
+			})
+			if err != nil {
+				return nil, err
+			}
+			sum.Elapsed = time.Since(start)
+			return sum, nil
+		}
+	} else if opt.Engine == "gpu" {
+		fmt.Fprintf(opt.Notice, "pathctl: note: edge betweenness runs on the CPU engine (its GPU passes are not built)\n")
 	}
+	method := betweennessMethod(hops)
 	fmt.Fprintf(opt.Log, "pathctl: engine cpu, betweenness (Brandes, %s per source), %d sources, %d vertices, %d arcs\n",
 		method, len(sources), n, g.CSR.NumEdges())
 	copt := cpu.BetweennessOptions{Endpoints: bopt.Endpoints, Hops: hops}
@@ -131,7 +147,6 @@ func runBetweenness(ctx context.Context, q *Prepared, emit func(arrow.RecordBatc
 		sum.Rows += r.NumRows()
 		return emit(r)
 	}
-	directed, given := !g.CSR.Undirected, opt.Sources != nil
 	if opt.Layout == arrowio.LayoutEdgeBetweenness {
 		sum.Algorithm = "edge " + sum.Algorithm
 		arcs, err := engine.EdgeBetweenness(ctx, g.CSR, sources, copt)

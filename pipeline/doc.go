@@ -49,6 +49,8 @@
 //     run
 //   - betweenness.go: the betweenness layouts (of vertices and of edges)
 //   - betweenness_edges.go: the edge-betweenness rows from the per-arc sums
+//   - betweenness_gpu.go: the vertices' betweenness on the GPU engine,
+//     block by block
 //   - ch.go: the ch algorithm (a contraction hierarchy), and when auto runs it
 //   - chgpu.go: ch on the GPU engine: what it refuses, the hierarchy handed over, when auto picks it there
 //   - chkept.go: the hierarchy a graph keeps for its later runs, built once

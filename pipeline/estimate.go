@@ -181,12 +181,15 @@ func textWidth(t arrow.DataType) int {
 // is named as "gpu (if usable)" where only opening it would tell.
 func (q *Prepared) Plan() (engine, algorithm string) {
 	g, opt, sources := q.g, q.opt, len(q.sources)
-	if opt.Layout.IsBetweenness() { // betweenness.go
-		algorithm = fmt.Sprintf("betweenness (Brandes, %s per source)", betweennessMethod(q.hops))
-		if opt.Layout == arrowio.LayoutEdgeBetweenness {
-			algorithm = "edge " + algorithm
+	onGPU := string(opt.Algorithm)
+	if opt.Layout.IsBetweenness() { // betweenness.go, betweenness_gpu.go
+		onGPU = fmt.Sprintf("betweenness (Brandes, %s per source)", betweennessMethod(q.hops))
+		switch {
+		case opt.Layout == arrowio.LayoutEdgeBetweenness:
+			return "cpu (edge betweenness runs on the CPU engine)", "edge " + onGPU
+		case g.CSR.Type == graph.DistFloat32 && !q.hops:
+			return "cpu (betweenness of float32 weights runs on the CPU engine, which sums them in float64)", onGPU
 		}
-		return "cpu (betweenness runs on the CPU engine: its GPU passes are not built yet)", algorithm
 	}
 	g.mu.Lock()
 	device, gpuErr := g.device, g.gpuErr
@@ -201,7 +204,10 @@ func (q *Prepared) Plan() (engine, algorithm string) {
 			}
 			return "ch (contraction hierarchy, built first)"
 		}
-		if opt.Layout == arrowio.LayoutNearest || opt.Layout.IsBetweenness() {
+		if opt.Layout.IsBetweenness() {
+			return onGPU
+		}
+		if opt.Layout == arrowio.LayoutNearest {
 			return string(opt.Algorithm)
 		}
 		req := graph.Request{Algorithm: opt.Algorithm, WithPredecessors: opt.WithPredecessors || opt.WithPaths, Delta: opt.Delta, Threads: opt.Threads, Cutoff: opt.Cutoff, HasCutoff: opt.HasCutoff}
@@ -211,15 +217,18 @@ func (q *Prepared) Plan() (engine, algorithm string) {
 	case opt.Engine == "cpu", opt.Algorithm == graph.CH:
 		return "cpu", onCPU()
 	case opt.Engine == "gpu" && device != nil:
-		return "gpu", string(opt.Algorithm)
+		return "gpu", onGPU
 	case opt.Engine == "gpu":
-		return "gpu (if usable)", string(opt.Algorithm)
+		return "gpu (if usable)", onGPU
 	case sources > 0 && sources < minGPUSources:
 		return fmt.Sprintf("cpu (%d sources: fewer than %d, faster than a GPU launch)", sources, minGPUSources), onCPU()
 	case device != nil:
-		return "gpu", string(opt.Algorithm)
+		return "gpu", onGPU
 	case gpuErr != nil:
 		return "cpu (no usable GPU)", onCPU()
+	}
+	if opt.Layout.IsBetweenness() {
+		return "gpu (if usable), else cpu", onGPU
 	}
 	return "gpu (if usable), else cpu", fmt.Sprintf("%s on a GPU; on the CPU: %s", opt.Algorithm, onCPU())
 }

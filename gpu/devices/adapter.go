@@ -37,23 +37,24 @@ func Tuned(eng graph.Engine, tune gpu.Tuning) graph.Engine {
 
 // The GPU engine's part of the seam, as adapted here.
 var (
-	_ graph.Engine           = Engine{}
-	_ graph.Budgeter         = Engine{}
-	_ graph.NearestFinder    = Engine{}
-	_ graph.NearestDescriber = Engine{}
-	_ io.Closer              = Engine{}
-	_ graph.Describer        = gpuRunner{}
-	_ graph.StatsRunner      = gpuRunner{}
-	_ graph.StatsSizer       = gpuRunner{}
-	_ graph.AsyncRunner      = gpuRunner{}
-	_ graph.ResidentRunner   = gpuRunner{}
-	_ graph.HostPinner       = gpuRunner{}
-	_ graph.DeviceTimer      = gpuRunner{}
-	_ graph.NarrowRunner     = gpuRunner{}
-	_ graph.SourceOrderer    = gpuRunner{}
-	_ graph.NearestDecliner  = gpuRunner{}
-	_ graph.ResidentBlock    = residentBlock{}
-	_ graph.DeviceTimer      = residentBlock{}
+	_ graph.Engine            = Engine{}
+	_ graph.Budgeter          = Engine{}
+	_ graph.NearestFinder     = Engine{}
+	_ graph.NearestDescriber  = Engine{}
+	_ io.Closer               = Engine{}
+	_ graph.Describer         = gpuRunner{}
+	_ graph.StatsRunner       = gpuRunner{}
+	_ graph.StatsSizer        = gpuRunner{}
+	_ graph.AsyncRunner       = gpuRunner{}
+	_ graph.ResidentRunner    = gpuRunner{}
+	_ graph.HostPinner        = gpuRunner{}
+	_ graph.DeviceTimer       = gpuRunner{}
+	_ graph.NarrowRunner      = gpuRunner{}
+	_ graph.SourceOrderer     = gpuRunner{}
+	_ graph.NearestDecliner   = gpuRunner{}
+	_ graph.BetweennessRunner = gpuRunner{}
+	_ graph.ResidentBlock     = residentBlock{}
+	_ graph.DeviceTimer       = residentBlock{}
 )
 
 func (g Engine) Prepare(ctx context.Context, csr *graph.CSR, req graph.Request) (graph.Runner, error) {
@@ -130,6 +131,16 @@ type gpuRunner struct{ *gpu.Runner }
 // without paths or predecessors.
 func (r gpuRunner) NearestDeclined() string {
 	return fmt.Sprintf("the engine selects K up to %d, without paths or predecessors", gpu.MaxDeviceNearest)
+}
+
+// BetweennessSupported, BetweennessBytesPerSource and RunBetweenness make
+// the GPU runner a graph.BetweennessRunner (gpu/betweenness.go).
+func (r gpuRunner) BetweennessSupported() error { return gpu.BetweennessSupported(r.Runner) }
+
+func (r gpuRunner) BetweennessBytesPerSource() int64 { return gpu.BetweennessBytesPerSource(r.Runner) }
+
+func (r gpuRunner) RunBetweenness(ctx context.Context, sources []graph.VertexID, endpoints bool) ([]float64, error) {
+	return gpu.RunBetweenness(ctx, r.Runner, sources, endpoints)
 }
 
 // PrepareCH prepares the algorithm ch over h (gpu.Engine.PrepareCH) as a

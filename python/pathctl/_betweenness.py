@@ -36,8 +36,9 @@ def betweenness(edges: Any, *, directed: bool = True, normalized: bool = True,
     (normalized: scaled as a sample of them; unnormalized: their raw
     contribution, halved when undirected). Weights are used where present
     (``weight_col``; ``unweighted=True`` counts hops); negative weights
-    raise NegativeWeightError, zero weights UsageError. Runs on the CPU
-    engine (the GPU passes are not built yet).
+    raise NegativeWeightError, zero weights UsageError. Runs on the GPU
+    where ``engine`` takes one (docs/cli.md, "Betweenness centrality"),
+    else on every CPU core.
     """
     flags = sample_flags(normalized, endpoints, k, seed)
     # k is this layout's sample, not the k nearest that the shared options

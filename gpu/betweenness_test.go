@@ -1,0 +1,135 @@
+package gpu
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/ref"
+	"github.com/pathctl/pathctl/internal/testgraphs"
+)
+
+// TestBetweennessAgainstBrandes runs RunBetweenness on the device over
+// random graphs (components, isolated vertices, repeated arcs, weights
+// 1..3 with many ties, wide weights, int64 and float64 distances, hop
+// counts of weighted graphs), street grids with one-way streets and a
+// star, directed and undirected, with and without endpoints, from every
+// vertex and from repeated sources in blocks of several sizes, against
+// the serial Brandes of internal/ref.
+func TestBetweennessAgainstBrandes(t *testing.T) {
+	e := openEngine(t)
+	rng := newSeed(t)
+	ctx := context.Background()
+	type graphCase struct {
+		name  string
+		edges *graph.Edges
+		opt   graph.BuildOptions
+		hops  bool
+	}
+	random := func(n, m, lo, hi int, kind testgraphs.WeightKind) *graph.Edges {
+		edges, _ := testgraphs.Random(rng, testgraphs.RandomOptions{N: n, M: m, Kind: kind, MinWeight: lo, MaxWeight: hi, Dyadic: true, Duplicates: 5})
+		return edges
+	}
+	star := &graph.Edges{NumVertices: 200}
+	for v := 1; v < 200; v++ {
+		star.Src, star.Dst = append(star.Src, 0), append(star.Dst, graph.VertexID(v))
+	}
+	cases := []graphCase{
+		{"ties", random(300, 900, 1, 3, testgraphs.Int), graph.BuildOptions{}, false},
+		{"ties-undirected", random(277, 700, 1, 3, testgraphs.Int), graph.BuildOptions{Undirected: true}, false},
+		{"sparse-components", random(400, 300, 1, 9, testgraphs.Int), graph.BuildOptions{}, false},
+		{"wide-int64", random(150, 600, 1, 1<<20, testgraphs.Int), graph.BuildOptions{DistType: graph.DistInt64}, false},
+		{"float64", random(200, 700, 1, 4, testgraphs.Float64), graph.BuildOptions{Undirected: true}, false},
+		{"hops-of-weights", random(300, 1000, 1, 50, testgraphs.Int), graph.BuildOptions{}, true},
+		{"unweighted", random(333, 1200, 1, 1, testgraphs.Unweighted), graph.BuildOptions{Undirected: true}, false},
+		{"streets", testgraphs.RoadGrid(rng, 17, 23, 0.3, 0, 12), graph.BuildOptions{}, false},
+		{"star", star, graph.BuildOptions{Undirected: true}, false},
+	}
+	for _, c := range cases {
+		g, err := graph.Build(c.edges, c.opt)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		req := graph.Request{Algorithm: Batched}
+		if c.hops || !g.Weighted {
+			req.Algorithm = graph.BFS
+		}
+		r, err := e.Prepare(ctx, g, req)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		all := make([]graph.VertexID, g.NumVertices)
+		for i := range all {
+			all[i] = graph.VertexID(i)
+		}
+		some := make([]graph.VertexID, 90)
+		for i := range some {
+			some[i] = graph.VertexID(rng.IntN(g.NumVertices))
+		}
+		for _, sources := range [][]graph.VertexID{all, some} {
+			for _, endpoints := range []bool{false, true} {
+				want, err := ref.Brandes(g, sources, endpoints, c.hops)
+				if err != nil {
+					t.Fatalf("%s: %v", c.name, err)
+				}
+				got, err := RunBetweenness(ctx, r, sources, endpoints)
+				if err != nil {
+					t.Fatalf("%s: %v", c.name, err)
+				}
+				checkBetweenness(t, c.name, got, want)
+			}
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// checkBetweenness compares sums within a relative 1e-9.
+func checkBetweenness(t *testing.T, name string, got, want []float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d sums, want %d", name, len(got), len(want))
+	}
+	for v := range want {
+		if d := math.Abs(got[v] - want[v]); d > 1e-9*math.Max(1, math.Abs(want[v])) {
+			t.Fatalf("%s: vertex %d: %v, want %v", name, v, got[v], want[v])
+		}
+	}
+}
+
+// TestBetweennessRefused checks what RunBetweenness refuses: float32
+// distances and narrowed runners.
+func TestBetweennessRefused(t *testing.T) {
+	e := openEngine(t)
+	rng := newSeed(t)
+	ctx := context.Background()
+	edges, _ := testgraphs.Random(rng, testgraphs.RandomOptions{N: 50, M: 200, Kind: testgraphs.Float32, MinWeight: 1, MaxWeight: 5})
+	g, err := graph.Build(edges, graph.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.Prepare(ctx, g, graph.Request{Algorithm: Batched})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := RunBetweenness(ctx, r, []graph.VertexID{0}, false); err == nil || !strings.Contains(err.Error(), "float32") {
+		t.Fatalf("float32 distances: %v, want a refusal naming float32", err)
+	}
+	ints, _ := testgraphs.Random(rng, testgraphs.RandomOptions{N: 50, M: 200, Kind: testgraphs.Int, MinWeight: 1, MaxWeight: 5})
+	gi, err := graph.Build(ints, graph.BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nr, err := e.Prepare(ctx, gi, graph.Request{Algorithm: graph.Dijkstra, Targets: []graph.VertexID{1, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nr.Close()
+	if _, err := RunBetweenness(ctx, nr, []graph.VertexID{0}, false); err == nil || !strings.Contains(err.Error(), "narrowed") {
+		t.Fatalf("a narrowed runner: %v, want a refusal", err)
+	}
+}

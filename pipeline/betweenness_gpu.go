@@ -1,0 +1,98 @@
+package pipeline
+
+// The betweenness layout on the GPU engine: the run's engine prepares a
+// runner for the full rows (auto's kernel over weights, bfs over hops),
+// and where it is a graph.BetweennessRunner the sources go through it in
+// blocks sized by the device's budget, their sums added in block order.
+// Otherwise (the CPU engine asked or chosen, several devices, float32
+// distances) the CPU engine computes the layout (betweenness.go).
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/pathctl/pathctl/graph"
+)
+
+// betweennessOnGPU computes q's raw betweenness sums (cpu.Engine.Betweenness'
+// meaning) on the GPU engine. ok is false where the run does not take the
+// GPU or its runner cannot: the CPU engine then computes them, and why was
+// said on opt.Log (auto) or opt.Notice (gpu asked for).
+func betweennessOnGPU(ctx context.Context, q *Prepared) (raw []float64, sum *Summary, ok bool, err error) {
+	g, opt, sources := q.g, q.opt, q.sources
+	if opt.Engine == "cpu" {
+		return nil, nil, false, nil
+	}
+	say := opt.Log
+	if opt.Engine == "gpu" {
+		say = opt.Notice
+	}
+	eng, release, err := runEngine(g, opt, len(sources))
+	if err != nil {
+		return nil, nil, false, err
+	}
+	defer release()
+	if eng.Name() != "gpu" {
+		return nil, nil, false, nil // auto's choice, said by chooseEngine
+	}
+	req := graph.Request{Algorithm: opt.Algorithm, Threads: opt.Threads}
+	if q.hops && !req.Algorithm.CountsHops() {
+		req.Algorithm = graph.BFS
+	}
+	runner, err := eng.Prepare(ctx, g.CSR, req)
+	if err != nil {
+		return nil, nil, false, g.explain(err)
+	}
+	defer runner.Close()
+	br, can := runner.(graph.BetweennessRunner)
+	if !can {
+		fmt.Fprintf(say, "pathctl: note: betweenness runs on the CPU engine: its passes run on one device, not on several\n")
+		return nil, nil, false, nil
+	}
+	if why := br.BetweennessSupported(); why != nil {
+		fmt.Fprintf(say, "pathctl: note: betweenness runs on the CPU engine: %v\n", why)
+		return nil, nil, false, nil
+	}
+	// Blocks as large as the device holds: each block's rows are computed
+	// together (the batched kernel derives rows from its other sources).
+	per := br.BetweennessBytesPerSource()
+	budget := opt.MemBudget
+	if b, isB := eng.(graph.Budgeter); isB && budget <= 0 {
+		budget = b.DeviceBudget()
+	}
+	if budget <= 0 {
+		budget = DefaultMemBudget
+	}
+	if budget < per {
+		return nil, nil, false, fmt.Errorf("%w: memory budget of %d bytes is below the %d bytes one source of betweenness needs", ErrInvalid, budget, per)
+	}
+	block := int(min(budget/per, int64(len(sources))))
+	if opt.MaxBlock > 0 {
+		block = min(block, opt.MaxBlock)
+	}
+	block = max(block, 1)
+	n := g.NumVertices()
+	sum = &Summary{Engine: "gpu", Algorithm: "betweenness (Brandes, " + describe(runner, req.Algorithm) + " rows)",
+		Sources: int64(len(sources)), Pairs: int64(len(sources)) * int64(n)}
+	fmt.Fprintf(opt.Log, "pathctl: engine gpu, %s, %d sources in blocks of up to %d, %d vertices, %d arcs\n",
+		sum.Algorithm, len(sources), block, n, g.CSR.NumEdges())
+	start := time.Now()
+	raw = make([]float64, n)
+	for lo := 0; lo < len(sources); lo += block {
+		hi := min(lo+block, len(sources))
+		part, err := br.RunBetweenness(ctx, sources[lo:hi], opt.Betweenness.Endpoints)
+		if err != nil {
+			return nil, nil, false, g.explain(err)
+		}
+		for v, x := range part {
+			raw[v] += x
+		}
+		sum.Blocks++
+		if opt.Progress != nil {
+			opt.Progress(int64(hi), int64(len(sources)))
+		}
+	}
+	fmt.Fprintf(opt.Log, "pathctl: betweenness of %d sources on the device in %s\n", len(sources), time.Since(start).Round(time.Millisecond))
+	return raw, sum, true, nil
+}

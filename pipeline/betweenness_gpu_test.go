@@ -1,0 +1,106 @@
+package pipeline
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/pathctl/pathctl/arrowio"
+	"github.com/pathctl/pathctl/graph"
+	"github.com/pathctl/pathctl/internal/testgraphs"
+)
+
+// TestBetweennessOnGPU runs the betweenness layout with --engine gpu
+// through the whole pipeline, against the CPU engine's, on random graphs
+// with ties (weights 1..3), hop counts and an undirected one, normalized
+// or not, with endpoints, a sample and given sources, in blocks of one
+// and several sizes; and checks that float32 weights and edge
+// betweenness fall back to the CPU engine with a note.
+func TestBetweennessOnGPU(t *testing.T) {
+	if st := GPUStatus(); !st.Available {
+		t.Skip("no GPU: " + st.Reason)
+	}
+	seed := testgraphs.Seed(t)
+	rng := rand.New(rand.NewPCG(seed, 41))
+	for _, c := range []struct {
+		name       string
+		n, m       int
+		maxW       int
+		undirected bool
+	}{{"ties", 150, 500, 3, false}, {"undirected", 171, 400, 9, true}, {"hops", 160, 600, 0, false}} {
+		var src, dst []graph.VertexID
+		var w []int64
+		for range c.m {
+			src, dst = append(src, graph.VertexID(rng.IntN(c.n))), append(dst, graph.VertexID(rng.IntN(c.n)))
+			if c.maxW > 0 {
+				w = append(w, int64(1+rng.IntN(c.maxW)))
+			}
+		}
+		g := betweennessGraph(t, c.n, src, dst, w, c.undirected)
+		for _, b := range []struct {
+			bopt    BetweennessOptions
+			sources []string
+			block   int
+		}{
+			{BetweennessOptions{}, nil, 0},
+			{BetweennessOptions{Unnormalized: true, Endpoints: true}, nil, 37},
+			{BetweennessOptions{Sample: 70, Seed: 5}, nil, 1},
+			{BetweennessOptions{Unnormalized: true}, []string{"10", "11", "12", "40", "40", "90"}, 0},
+		} {
+			opt := Options{Query: Query{Layout: arrowio.LayoutBetweenness, Betweenness: b.bopt}, Resources: Resources{MaxBlock: b.block}}
+			if b.sources != nil {
+				opt.Sources = b.sources
+			}
+			want, _ := gpuBetweenness(t, g, opt, "cpu")
+			var notes strings.Builder
+			opt.Notice = &notes
+			got, sum := gpuBetweenness(t, g, opt, "gpu")
+			if sum.Engine != "gpu" || notes.Len() != 0 {
+				t.Fatalf("seed %d %s %+v: engine %s, notes %q", seed, c.name, b.bopt, sum.Engine, notes.String())
+			}
+			for v := range want {
+				if d := math.Abs(got[v] - want[v]); d > 1e-9*math.Max(1, math.Abs(want[v])) && !(math.IsNaN(got[v]) && math.IsNaN(want[v])) {
+					t.Fatalf("seed %d %s %+v: vertex %d: %v, want %v", seed, c.name, b.bopt, v, got[v], want[v])
+				}
+			}
+		}
+	}
+	// float32 weights: the CPU engine, with a note.
+	v := &arrowio.Vertices{Type: arrow.PrimitiveTypes.Int64, Ints: []int64{10, 11, 12}}
+	tbl := &arrowio.EdgeTable{Edges: graph.Edges{NumVertices: 3, Src: []graph.VertexID{0, 1}, Dst: []graph.VertexID{1, 2},
+		Float32Weights: []float32{0.5, 1.25}}, Vertices: v, Name: "f.csv"}
+	g, err := LoadGraph(tbl, LoadOptions{Engine: "cpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	var notes strings.Builder
+	opt := Options{Query: Query{Layout: arrowio.LayoutBetweenness}, Notice: &notes}
+	if _, sum := gpuBetweenness(t, g, opt, "gpu"); sum.Engine != "cpu" || !strings.Contains(notes.String(), "float32") {
+		t.Errorf("float32 weights: engine %s, notes %q", sum.Engine, notes.String())
+	}
+}
+
+// gpuBetweenness runs opt's betweenness layout on engine and returns its
+// values in vertex order and the summary.
+func gpuBetweenness(t *testing.T, g *Graph, opt Options, engine string) ([]float64, *Summary) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	opt.Allocator, opt.Engine = mem, engine
+	var out []float64
+	sum, err := runQuery(context.Background(), g, opt, func(r arrow.RecordBatch) error {
+		out = append(out, r.Column(1).(*array.Float64).Float64Values()...)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", engine, err)
+	}
+	return out, sum
+}
