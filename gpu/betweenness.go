@@ -27,11 +27,12 @@ import (
 // brandesBufs is a runner's betweenness buffers for up to k sources (on
 // the device goroutine): per source a row of tight bits (one per arc),
 // the tight in-arcs' counters, σ, δ, the order of the forward pass and its
-// levels' starts, and the count it reached; and the block's n sums.
+// levels' starts, and the count it reached; the block's n sums; and every
+// arc's tail (4 bytes an arc, made once).
 type brandesBufs struct {
 	k                                          int
 	bits, cnt, sigma, delta, order, levels, re devBuf
-	out                                        devBuf
+	out, arcTails                              devBuf
 }
 
 // brandesWords is the number of 32-bit words of tight bits per source.
@@ -41,6 +42,17 @@ func brandesWords(m int64) int64 { return (m + 31) / 32 }
 // buffers beside its distance row.
 func brandesRowBytes(n int, m int64) int64 {
 	return int64(n)*(4+8+8+4+4) + 4*brandesWords(m) + 4
+}
+
+// arcTails is every arc's tail vertex, in CSR order.
+func arcTails(g *graph.CSR) []int32 {
+	tails := make([]int32, len(g.Targets))
+	for u := range g.NumVertices {
+		for a := g.Offsets[u]; a < g.Offsets[u+1]; a++ {
+			tails[a] = int32(u)
+		}
+	}
+	return tails
 }
 
 // BetweennessBytesPerSource is the device memory one more source in a
@@ -130,7 +142,7 @@ func brandesBlock(r *Runner, sources []graph.VertexID, endpoints bool, part []fl
 		return errCycle
 	}
 	k, dv := len(sources), r.e.dev
-	if err := r.bc.ensure(dv, k, r.n, r.g.NumEdges()); err != nil {
+	if err := r.bc.ensure(dv, k, r.g); err != nil {
 		if isOutOfMemory(err) {
 			err = outOfMemory(dv, k, BetweennessBytesPerSource(r), err)
 		}
@@ -145,8 +157,8 @@ func brandesBlock(r *Runner, sources []graph.VertexID, endpoints bool, part []fl
 	if err := dv.d.cuEventRecord(dv.start, 0).Err("cuEventRecord"); err != nil {
 		return err
 	}
-	err = dv.launchAsync(kernel, k, r.csr.offsets.ptr, r.csr.targets.ptr, weights, int32(r.n), r.buf.sources.ptr, int32(k),
-		r.buf.dist.ptr, b.bits.ptr, brandesWords(r.g.NumEdges()), b.cnt.ptr, b.sigma.ptr, b.delta.ptr, b.order.ptr, b.levels.ptr, b.re.ptr)
+	err = dv.launchAsync(kernel, k, r.csr.offsets.ptr, r.csr.targets.ptr, weights, b.arcTails.ptr, int32(r.n), r.g.NumEdges(),
+		r.buf.sources.ptr, int32(k), r.buf.dist.ptr, b.bits.ptr, b.cnt.ptr, b.sigma.ptr, b.delta.ptr, b.order.ptr, b.levels.ptr, b.re.ptr)
 	if err != nil {
 		return err
 	}
@@ -177,13 +189,20 @@ func releaseBetweenness(r *Runner) error {
 	return errors.Join(r.releaseBlock(), r.bc.release(r.e.dev))
 }
 
-// ensure sizes the buffers for k sources of n vertices and m arcs.
-func (b *brandesBufs) ensure(dv *device, k, n int, m int64) error {
+// ensure sizes the buffers for k sources of g.
+func (b *brandesBufs) ensure(dv *device, k int, g *graph.CSR) error {
 	if k <= b.k {
 		return nil
 	}
 	if err := b.release(dv); err != nil {
 		return err
+	}
+	n, m := g.NumVertices, g.NumEdges()
+	if m > 0 {
+		var err error
+		if b.arcTails, err = dv.upload(asBytes(arcTails(g))); err != nil {
+			return err
+		}
 	}
 	rows := int64(k) * int64(n)
 	sizes := []struct {
@@ -206,7 +225,7 @@ func (b *brandesBufs) ensure(dv *device, k, n int, m int64) error {
 // release frees the buffers (on the device goroutine).
 func (b *brandesBufs) release(dv *device) error {
 	var errs []error
-	for _, p := range []*devBuf{&b.bits, &b.cnt, &b.sigma, &b.delta, &b.order, &b.levels, &b.re, &b.out} {
+	for _, p := range []*devBuf{&b.bits, &b.cnt, &b.sigma, &b.delta, &b.order, &b.levels, &b.re, &b.out, &b.arcTails} {
 		errs = append(errs, dv.free(p))
 	}
 	b.k = 0

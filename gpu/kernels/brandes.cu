@@ -4,10 +4,11 @@
 // everywhere else (forEachSource), in four phases with a barrier between
 // them:
 //
-//  0. Clear the source's counters, its σ row and its row of tight bits.
+//  0. Clear the source's counters and its σ row.
 //  1. Mark the tight arcs: u → v of weight w with d(u) + w = d(v) (one
-//     hop for hop counts) and d(u) finite, one bit per arc of the CSR, and
-//     count each vertex's tight in-arcs. Positive weights (the caller
+//     hop for hop counts) and d(u) finite, one bit per arc of the CSR
+//     (the arcs walked in CSR order, a warp's 32 arcs at a time, its
+//     ballot the word of bits), and count each vertex's tight in-arcs. Positive weights (the caller
 //     refuses zero ones) make the tight arcs a DAG in which every
 //     predecessor of v is closer than v.
 //  2. The forward pass over that DAG in the order of Kahn's algorithm,
@@ -20,7 +21,8 @@
 //  3. The backward pass, from the last level down to level 1: δ(v) =
 //     σ(v) · Σ over tight arcs v → w of (1 + δ(w)) / σ(w), every such w lying
 //     on a later level, so final. Only the tight bits are read here and in
-//     phase 2, not the distances: one pass over the distances per source.
+//     phase 2 (a word of 32 arcs at a time, then the targets of the set
+//     bits), not the distances: one pass over the arcs per source.
 //
 // brandes_sum_* then adds, for every vertex v, the dependencies of the
 // block's sources in source order (a thread per vertex, reads coalesced
@@ -49,35 +51,58 @@ __device__ __forceinline__ bool tight<double, false>(double du, double w, double
   return du + w == dv;
 }
 
-__device__ __forceinline__ bool bitOf(const u32* bits, long long a) { return (bits[a >> 5] >> (a & 31)) & 1u; }
+// forTightArcs runs f(a, v) for every tight arc a = u → v of u, reading
+// the bits word by word (32 arcs a read) and only the set ones' targets.
+template <class F>
+__device__ __forceinline__ void forTightArcs(const long long* offsets, const int* targets, const u32* bits, int u,
+                                             F f) {
+  const long long lo = offsets[u], hi = offsets[u + 1];
+  if (lo == hi) return;
+  for (long long w = lo >> 5, last = (hi - 1) >> 5; w <= last; w++) {
+    u32 word = bits[w];
+    if (w == lo >> 5) word &= ~0u << (lo & 31);
+    if (w == last && (hi & 31) != 0) word &= ~(~0u << (hi & 31));
+    while (word != 0) {
+      const long long a = (w << 5) + (__ffs(word) - 1);
+      word &= word - 1;
+      f(a, targets[a]);
+    }
+  }
+}
 
-// source runs phases 0 to 3 for source s over its rows.
+// source runs phases 0 to 3 for source s over its rows; arcSources is
+// every arc's tail, so that phase 1 walks the arcs in order, a warp a
+// word of bits (its ballot), instead of a vertex's arcs a thread.
 template <typename T, bool Hops>
-__device__ void source(const Graph<T>& g, int s, const T* d, u32* bits, long long words, int* cnt,
-                       double* sigma, double* delta, int* order, int* levels, int* reached) {
+__device__ void source(const Graph<T>& g, int s, const T* d, u32* bits, int* cnt, double* sigma, double* delta,
+                       int* order, int* levels, int* reached) {
   __shared__ int tail;
   __shared__ int numLevels;
   const T inf = DistTraits<T>::inf();
   const int n = g.n;
+  const unsigned lane = threadIdx.x & 31;
   // 0. Clear.
-  for (long long j = threadIdx.x; j < words; j += blockDim.x) bits[j] = 0;
   forOwnVertices(n, [&](int v) {
     cnt[v] = 0;
     sigma[v] = 0;
   });
   __syncthreads();
-  // 1. Mark the tight arcs and count them.
-  forOwnVertices(n, [&](int u) {
-    const T du = d[u];
-    if (du == inf) return;
-    for (long long a = g.offsets[u], end = g.offsets[u + 1]; a < end; a++) {
-      const int v = g.targets[a];
-      if (tight<T, Hops>(du, Hops ? (T)1 : g.weights[a], d[v])) {
-        atomicOr(&bits[a >> 5], 1u << (a & 31));
-        atomicAdd(&cnt[v], 1);
+  // 1. Mark the tight arcs and count them. The bounds are the same on
+  // every lane of a warp, so that all of them reach the ballot.
+  for (long long base = threadIdx.x - lane; base < g.m; base += blockDim.x) {
+    const long long a = base + lane;
+    bool isTight = false;
+    if (a < g.m) {
+      const T du = d[g.arcSources[a]];
+      if (du != inf) {
+        const int v = g.targets[a];
+        isTight = tight<T, Hops>(du, Hops ? (T)1 : g.weights[a], d[v]);
+        if (isTight) atomicAdd(&cnt[v], 1);
       }
     }
-  });
+    const u32 word = __ballot_sync(0xffffffffu, isTight);
+    if (lane == 0) bits[base >> 5] = word;
+  }
   if (threadIdx.x == 0) {
     order[0] = s;
     levels[0] = 0;
@@ -91,12 +116,10 @@ __device__ void source(const Graph<T>& g, int s, const T* d, u32* bits, long lon
     for (int j = lo + threadIdx.x; j < hi; j += blockDim.x) {
       const int u = order[j];
       const double su = sigma[u];
-      for (long long a = g.offsets[u], end = g.offsets[u + 1]; a < end; a++) {
-        if (!bitOf(bits, a)) continue;
-        const int v = g.targets[a];
+      forTightArcs(g.offsets, g.targets, bits, u, [&](long long, int v) {
         atomicAdd(&sigma[v], su);
         if (atomicSub(&cnt[v], 1) == 1) order[atomicAdd(&tail, 1)] = v;
-      }
+      });
     }
     __syncthreads();
     lo = hi;
@@ -111,11 +134,7 @@ __device__ void source(const Graph<T>& g, int s, const T* d, u32* bits, long lon
     for (int j = lo + threadIdx.x; j < hi; j += blockDim.x) {
       const int v = order[j];
       double sum = 0;
-      for (long long a = g.offsets[v], end = g.offsets[v + 1]; a < end; a++) {
-        if (!bitOf(bits, a)) continue;
-        const int w = g.targets[a];
-        sum += (1 + delta[w]) / sigma[w];
-      }
+      forTightArcs(g.offsets, g.targets, bits, v, [&](long long, int w) { sum += (1 + delta[w]) / sigma[w]; });
       delta[v] = sigma[v] * sum;
     }
     __syncthreads();
@@ -145,19 +164,19 @@ __device__ void sum(const T* dist, int n, const int* sources, int numSources, co
 }  // namespace brandes
 }  // namespace pathctl
 
-#define PATHCTL_BRANDES(NAME, T, HOPS)                                                                 \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)                                       \
-      NAME(const long long* offsets, const int* targets, const T* weights, int n, const int* sources, \
-           int numSources, const T* dist, u32* bits, long long words, int* cnt, double* sigma,        \
-           double* delta, int* order, int* levels, int* reached) {                                   \
-    using namespace pathctl;                                                                          \
-    const Graph<T> g{offsets, targets, weights, nullptr, n, 0};                                      \
-    forEachSource(numSources, [&](int i) {                                                            \
-      const size_t row = (size_t)i * (size_t)n;                                                       \
-      brandes::source<T, HOPS>(g, sources[i], dist + row, bits + (size_t)i * (size_t)words, words,    \
-                               cnt + row, sigma + row, delta + row, order + row, levels + row,        \
-                               reached + i);                                                          \
-    });                                                                                               \
+#define PATHCTL_BRANDES(NAME, T, HOPS)                                                                \
+  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)                                      \
+      NAME(const long long* offsets, const int* targets, const T* weights, const int* arcSources, int n, \
+           long long m, const int* sources, int numSources, const T* dist, u32* bits, int* cnt,        \
+           double* sigma, double* delta, int* order, int* levels, int* reached) {                      \
+    using namespace pathctl;                                                                         \
+    const Graph<T> g{offsets, targets, weights, arcSources, n, m};                                   \
+    const size_t words = (size_t)((m + 31) / 32);                                                    \
+    forEachSource(numSources, [&](int i) {                                                           \
+      const size_t row = (size_t)i * (size_t)n;                                                      \
+      brandes::source<T, HOPS>(g, sources[i], dist + row, bits + (size_t)i * words, cnt + row,       \
+                               sigma + row, delta + row, order + row, levels + row, reached + i);    \
+    });                                                                                              \
   }
 
 #define PATHCTL_BRANDES_SUM(SUFFIX, T)                                                                \
