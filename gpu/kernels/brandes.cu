@@ -51,6 +51,9 @@ __device__ __forceinline__ bool tight<double, false>(double du, double w, double
   return du + w == dv;
 }
 
+// MarkWords is how many words of tight bits a warp marks a step (phase 1).
+constexpr int MarkWords = 4;
+
 // forTightArcs runs f(a, v) for every tight arc a = u → v of u, reading
 // the bits word by word (32 arcs a read) and only the set ones' targets.
 template <class F>
@@ -87,21 +90,33 @@ __device__ void source(const Graph<T>& g, int s, const T* d, u32* bits, int* cnt
     sigma[v] = 0;
   });
   __syncthreads();
-  // 1. Mark the tight arcs and count them. The bounds are the same on
-  // every lane of a warp, so that all of them reach the ballot.
-  for (long long base = threadIdx.x - lane; base < g.m; base += blockDim.x) {
-    const long long a = base + lane;
-    bool isTight = false;
-    if (a < g.m) {
-      const T du = d[g.arcSources[a]];
-      if (du != inf) {
-        const int v = g.targets[a];
-        isTight = tight<T, Hops>(du, Hops ? (T)1 : g.weights[a], d[v]);
-        if (isTight) atomicAdd(&cnt[v], 1);
-      }
+  // 1. Mark the tight arcs and count them, MarkWords words of 32 arcs a
+  // warp a step: every load of the step is issued before the first
+  // compare, so that a warp has that many random reads in flight. The
+  // bounds are the same on every lane of a warp, so that all of them
+  // reach the ballots.
+  for (long long base = (long long)(threadIdx.x - lane) * MarkWords; base < g.m; base += (long long)blockDim.x * MarkWords) {
+    int tails[MarkWords], heads[MarkWords];
+    T du[MarkWords], dv[MarkWords], w[MarkWords];
+#pragma unroll
+    for (int q = 0; q < MarkWords; q++) {
+      const long long a = base + 32 * q + lane;
+      tails[q] = a < g.m ? g.arcSources[a] : -1;
+      heads[q] = a < g.m ? g.targets[a] : 0;
+      w[q] = Hops || a >= g.m ? (T)1 : g.weights[a];
     }
-    const u32 word = __ballot_sync(0xffffffffu, isTight);
-    if (lane == 0) bits[base >> 5] = word;
+#pragma unroll
+    for (int q = 0; q < MarkWords; q++) {
+      du[q] = tails[q] >= 0 ? d[tails[q]] : inf;
+      dv[q] = d[heads[q]];
+    }
+#pragma unroll
+    for (int q = 0; q < MarkWords; q++) {
+      const bool isTight = du[q] != inf && tight<T, Hops>(du[q], w[q], dv[q]);
+      if (isTight) atomicAdd(&cnt[heads[q]], 1);
+      const u32 word = __ballot_sync(0xffffffffu, isTight);
+      if (lane == 0 && base + 32 * q < g.m) bits[(base >> 5) + q] = word;
+    }
   }
   if (threadIdx.x == 0) {
     order[0] = s;
