@@ -14,8 +14,8 @@ import (
 // TestBetweennessAgainstBrandes runs RunBetweenness on the device over
 // random graphs (components, isolated vertices, repeated arcs, weights
 // 1..3 with many ties, wide weights, int64 and float64 distances, hop
-// counts of weighted graphs), street grids with one-way streets and a
-// star, directed and undirected, with and without endpoints, from every
+// counts of weighted graphs), street grids with one-way streets, a star
+// and hubs of hundreds of arcs, directed and undirected, with and without endpoints, from every
 // vertex and from repeated sources in blocks of several sizes, against
 // the serial Brandes of internal/ref.
 func TestBetweennessAgainstBrandes(t *testing.T) {
@@ -36,7 +36,20 @@ func TestBetweennessAgainstBrandes(t *testing.T) {
 	for v := 1; v < 200; v++ {
 		star.Src, star.Dst = append(star.Src, 0), append(star.Dst, graph.VertexID(v))
 	}
+	// hubs: vertex 0 reaches 300 hubs, each with 600 arcs of weight 1..3
+	// into 1,000 leaves: one level with more big vertices than a block
+	// lists (brandes.cu's BigMax), every hub's arcs past BigWords words.
+	hubs := &graph.Edges{NumVertices: 1301}
+	for h := 1; h <= 300; h++ {
+		hubs.Src, hubs.Dst, hubs.IntWeights = append(hubs.Src, 0), append(hubs.Dst, graph.VertexID(h)), append(hubs.IntWeights, 1)
+		for range 600 {
+			hubs.Src, hubs.Dst = append(hubs.Src, graph.VertexID(h)), append(hubs.Dst, graph.VertexID(301+rng.IntN(1000)))
+			hubs.IntWeights = append(hubs.IntWeights, int64(1+rng.IntN(3)))
+		}
+	}
 	cases := []graphCase{
+		{"hubs", hubs, graph.BuildOptions{}, false},
+		{"hubs-undirected-hops", hubs, graph.BuildOptions{Undirected: true}, true},
 		{"ties", random(300, 900, 1, 3, testgraphs.Int), graph.BuildOptions{}, false},
 		{"ties-undirected", random(277, 700, 1, 3, testgraphs.Int), graph.BuildOptions{Undirected: true}, false},
 		{"sparse-components", random(400, 300, 1, 9, testgraphs.Int), graph.BuildOptions{}, false},
@@ -68,7 +81,12 @@ func TestBetweennessAgainstBrandes(t *testing.T) {
 		for i := range some {
 			some[i] = graph.VertexID(rng.IntN(g.NumVertices))
 		}
-		for _, sources := range [][]graph.VertexID{all, some} {
+		some[0] = 0
+		runs := [][]graph.VertexID{all, some}
+		if g.NumVertices > 1000 {
+			runs = runs[1:] // the oracle scans every vertex a step
+		}
+		for _, sources := range runs {
 			for _, endpoints := range []bool{false, true} {
 				want, err := ref.Brandes(g, sources, endpoints, c.hops)
 				if err != nil {
