@@ -48,9 +48,9 @@ def _table(G, weighted):
     return pa.table(cols), pa.array(sorted(G.nodes()), pa.int64())
 
 
-def _ours(G, weighted, **kw):
+def _ours(G, weighted, engine="cpu", **kw):
     edges, vertices = _table(G, weighted)
-    t = pathctl.betweenness(edges, directed=G.is_directed(), vertices=vertices, engine="cpu", **kw)
+    t = pathctl.betweenness(edges, directed=G.is_directed(), vertices=vertices, engine=engine, **kw)
     assert t.schema.names == ["vertex", "betweenness"]
     assert t.column("vertex").to_pylist() == sorted(G.nodes())
     return dict(zip(t.column("vertex").to_pylist(), t.column("betweenness").to_pylist()))
@@ -75,6 +75,17 @@ def test_exact_equals_networkx(kind, directed, normalized, endpoints):
     theirs = nx.betweenness_centrality(G, normalized=normalized, endpoints=endpoints,
                                        weight="weight" if weighted else None)
     _close(_ours(G, weighted, normalized=normalized, endpoints=endpoints), theirs)
+
+
+@pytest.mark.parametrize("kind", ["ints", "floats", "grid", "small-world"])
+@pytest.mark.parametrize("directed", [True, False])
+@pytest.mark.parametrize("endpoints", [False, True])
+def test_exact_on_the_gpu_equals_networkx(kind, directed, endpoints):
+    if not pathctl.gpu_available():
+        pytest.skip("no usable GPU")
+    G, weighted = _graph(kind, directed, seed=43)
+    theirs = nx.betweenness_centrality(G, endpoints=endpoints, weight="weight" if weighted else None)
+    _close(_ours(G, weighted, engine="gpu", endpoints=endpoints), theirs)
 
 
 class _Given(random.Random):
