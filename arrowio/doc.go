@@ -37,6 +37,7 @@
 //	result.go                 ResultBuilder, engine blocks turned into result records.
 //	result_ids.go             dense ids mapped back to external ids, a column at a time.
 //	result_nearest.go         the nearest layout's rows, spread over goroutines.
+//	result_pairs.go           the pairs layout's records of a block, built side by side.
 //	result_schema.go          Layout and the result schemas.
 //	result_validity.go        the validity bitmap of a matrix block.
 //	temporaries.go            RemoveTemporaries, the leftovers of results that never finished.

@@ -31,11 +31,9 @@ type ResultBuilder struct {
 	maxPathVerts int
 	shape        Shape
 
-	// scratch of the pairs layout, reused across blocks
-	rowSrc, rowTgt, rowPred, rowRank []int32
-	// paths of the pairs layout: every path's vertices in a row, and
-	// where each path starts (len rows+1)
-	pathVerts, pathStarts []int32
+	// scratch of the pairs layout's serial records, reused across blocks
+	// (result_pairs.go)
+	scratch pairsScratch
 }
 
 // NewResultBuilder returns a builder of layout records over the vertices v
@@ -172,151 +170,6 @@ func (b *ResultBuilder) checkBlock(blk *graph.Block) error {
 		return fmt.Errorf("arrowio: result with predecessors needs a block with %d predecessors, got %d", size, len(blk.Pred))
 	}
 	return nil
-}
-
-// buildPairs emits the reachable cells of blk in chunks of at most b.maxRows.
-func buildPairs[D graph.Number](b *ResultBuilder, blk *graph.Block, emit func(arrow.RecordBatch) error) error {
-	dist := graph.DistOf[D](blk)
-	inf := graph.Infinity[D]()
-	n := blk.Width()
-	var total int
-	for _, d := range dist {
-		if d != inf {
-			total++
-		}
-	}
-	pos := 0 // next cell to scan
-	for emitted := 0; emitted < total; {
-		k := min(b.maxRows, total-emitted)
-		b.rowSrc = growInt32(b.rowSrc, k)
-		b.rowTgt = growInt32(b.rowTgt, k)
-		if b.withPred {
-			b.rowPred = growInt32(b.rowPred, k)
-		}
-		if b.shape.Rank {
-			b.rowRank = growInt32(b.rowRank, k)
-		}
-		if b.shape.Paths {
-			b.pathVerts, b.pathStarts = b.pathVerts[:0], append(b.pathStarts[:0], 0)
-		}
-		distBuf := memory.NewResizableBuffer(b.mem)
-		distBuf.Resize(k * blk.Type.Size())
-		out := arrow.GetData[D](distBuf.Bytes())[:k]
-		// Scan row by row from pos until k cells are found.
-		j := 0
-		for j < k {
-			r, v := pos/n, pos%n
-			src := blk.Sources[r]
-			row := dist[r*n : (r+1)*n]
-			for ; v < n && j < k; v++ {
-				if d := row[v]; d != inf {
-					out[j] = d
-					b.rowSrc[j] = src
-					b.rowTgt[j] = blk.Target(r, v)
-					if b.shape.Rank {
-						b.rowRank[j] = int32(v + 1)
-					}
-					if b.shape.Paths {
-						if err := b.appendPath(blk, r, b.rowTgt[j]); err != nil {
-							distBuf.Release()
-							return err
-						}
-					}
-					if b.withPred {
-						b.rowPred[j] = blk.Pred[r*n+v]
-					}
-					j++
-					if b.shape.Paths && len(b.pathVerts) >= b.maxPathVerts {
-						k = j // the record is full of paths
-					}
-				}
-			}
-			pos = r*n + v
-		}
-		emitted += k
-		rec := b.pairsRecord(k, distBuf)
-		err := emit(rec)
-		rec.Release()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// appendPath appends the path from Sources[r] to target, walked back along
-// row r of blk.PathPred, to the builder's path scratch.
-func (b *ResultBuilder) appendPath(blk *graph.Block, r int, target int32) error {
-	n := blk.NumVertices
-	if len(blk.PathPred) != len(blk.Sources)*n {
-		return fmt.Errorf("arrowio: a result with paths needs a block with %d full predecessor rows, got %d entries", len(blk.Sources), len(blk.PathPred))
-	}
-	pred := blk.PathPred[r*n : (r+1)*n]
-	src := blk.Sources[r]
-	start := len(b.pathVerts)
-	for v, steps := target, 0; ; steps++ {
-		if steps > n {
-			return fmt.Errorf("arrowio: the predecessors of source %d loop before reaching it from %d", src, target)
-		}
-		b.pathVerts = append(b.pathVerts, v)
-		if v == src {
-			break
-		}
-		if v = pred[v]; v < 0 {
-			return fmt.Errorf("arrowio: vertex %d has no predecessor on its path from source %d", target, src)
-		}
-	}
-	path := b.pathVerts[start:]
-	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
-		path[i], path[j] = path[j], path[i]
-	}
-	b.pathStarts = append(b.pathStarts, int32(len(b.pathVerts)))
-	return nil
-}
-
-// pathColumn is the list<id> column of the k paths in the scratch.
-func (b *ResultBuilder) pathColumn(k int) arrow.Array {
-	values := b.ids.gather(b.pathVerts, b.mem)
-	defer values.Release()
-	offsets := memory.NewResizableBuffer(b.mem)
-	offsets.Resize((k + 1) * 4)
-	copy(arrow.GetData[int32](offsets.Bytes()), b.pathStarts[:k+1])
-	data := array.NewData(arrow.ListOf(values.DataType()), k, []*memory.Buffer{nil, offsets}, []arrow.ArrayData{values.Data()}, 0, 0)
-	offsets.Release()
-	defer data.Release()
-	return array.MakeFromData(data)
-}
-
-func growInt32(s []int32, n int) []int32 {
-	if cap(s) < n {
-		return make([]int32, n)
-	}
-	return s[:n]
-}
-
-// pairsRecord assembles a pairs record of k rows from the scratch slices and
-// the filled distance buffer, whose reference it takes over.
-func (b *ResultBuilder) pairsRecord(k int, distBuf *memory.Buffer) arrow.RecordBatch {
-	cols := make([]arrow.Array, 0, 4)
-	cols = append(cols, b.ids.gather(b.rowSrc[:k], b.mem), b.ids.gather(b.rowTgt[:k], b.mem))
-	dd := array.NewData(DistArrowType(b.distType), k, []*memory.Buffer{nil, distBuf}, nil, 0, 0)
-	distBuf.Release()
-	cols = append(cols, array.MakeFromData(dd))
-	dd.Release()
-	if b.shape.Rank {
-		cols = append(cols, newFixed(arrow.PrimitiveTypes.Int32, b.rowRank[:k], b.mem))
-	}
-	if b.withPred {
-		cols = append(cols, b.ids.gather(b.rowPred[:k], b.mem))
-	}
-	if b.shape.Paths {
-		cols = append(cols, b.pathColumn(k))
-	}
-	rec := array.NewRecordBatch(b.schema, cols, int64(k))
-	for _, c := range cols {
-		c.Release()
-	}
-	return rec
 }
 
 func (b *ResultBuilder) matrixRecord(blk *graph.Block) (arrow.RecordBatch, error) {

@@ -1,6 +1,7 @@
 package arrowio
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"strconv"
@@ -580,47 +581,51 @@ func TestBuilderErrors(t *testing.T) {
 	}
 }
 
-// BenchmarkPairs measures the pairs builder alone (no writer), per id type.
+// BenchmarkPairs measures the pairs builder alone (no writer), per id type,
+// on a block of one record (64 sources of 16,384 vertices) and of four
+// (256 sources), which the builder builds side by side.
 func BenchmarkPairs(b *testing.B) {
-	const n, k = 1 << 14, 64
-	sources := make([]graph.VertexID, k)
-	for i := range sources {
-		sources[i] = graph.VertexID(i * 7)
-	}
-	blk := graph.NewBlock(sources, n, graph.DistFloat32, true)
-	d := graph.DistOf[float32](blk)
-	for i := range d {
-		d[i] = float32(i%1000) / 8
-		if i%10 == 9 {
-			d[i] = float32(math.Inf(1))
-		}
-		blk.Pred[i] = int32(i % n)
-	}
+	const n = 1 << 14
 	ints := make([]int64, n)
 	strs := make([]string, n)
 	for i := range ints {
 		ints[i] = int64(i) * 11
 		strs[i] = "vertex-" + strconv.Itoa(i)
 	}
-	for _, v := range []*Vertices{
-		{Type: arrow.PrimitiveTypes.Int64, Ints: ints},
-		{Type: arrow.PrimitiveTypes.Uint32, Ints: ints},
-		{Type: arrow.BinaryTypes.String, Strings: strs},
-	} {
-		b.Run(IDType(v).String(), func(b *testing.B) {
-			rb := NewResultBuilder(LayoutPairs, v, graph.DistFloat32, true, memory.NewGoAllocator())
-			rows := 0
-			for b.Loop() {
-				err := rb.Block(blk, func(rec arrow.RecordBatch) error {
-					rows += int(rec.NumRows())
-					return nil
-				})
-				if err != nil {
-					b.Fatal(err)
-				}
+	for _, k := range []int{64, 256} {
+		sources := make([]graph.VertexID, k)
+		for i := range sources {
+			sources[i] = graph.VertexID(i * 7 % n)
+		}
+		blk := graph.NewBlock(sources, n, graph.DistFloat32, true)
+		d := graph.DistOf[float32](blk)
+		for i := range d {
+			d[i] = float32(i%1000) / 8
+			if i%10 == 9 {
+				d[i] = float32(math.Inf(1))
 			}
-			b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "pairs/s")
-		})
+			blk.Pred[i] = int32(i % n)
+		}
+		for _, v := range []*Vertices{
+			{Type: arrow.PrimitiveTypes.Int64, Ints: ints},
+			{Type: arrow.PrimitiveTypes.Uint32, Ints: ints},
+			{Type: arrow.BinaryTypes.String, Strings: strs},
+		} {
+			b.Run(fmt.Sprintf("%s/%d-sources", IDType(v), k), func(b *testing.B) {
+				rb := NewResultBuilder(LayoutPairs, v, graph.DistFloat32, true, memory.NewGoAllocator())
+				rows := 0
+				for b.Loop() {
+					err := rb.Block(blk, func(rec arrow.RecordBatch) error {
+						rows += int(rec.NumRows())
+						return nil
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "pairs/s")
+			})
+		}
 	}
 }
 
