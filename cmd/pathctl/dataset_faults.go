@@ -6,7 +6,8 @@ package main
 // tests reach every point deterministically, without timing.
 //
 //	kill:part:B        SIGKILL once block B's first rows are written into
-//	                   its temporary file (in the middle of a block)
+//	                   its temporary file (in the middle of a block), every
+//	                   earlier block's part in place and listed first
 //	kill:renamed:B     SIGKILL once block B's file is renamed into place,
 //	                   before the partial manifest lists it
 //	kill:manifest:B    SIGKILL while the partial manifest that adds block B
