@@ -19,7 +19,6 @@ package gpu
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/pathctl/pathctl/graph"
 )
@@ -91,10 +90,8 @@ func RunBetweenness(ctx context.Context, r *Runner, sources []graph.VertexID, en
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	for _, s := range sources {
-		if s < 0 || int(s) >= r.n {
-			return nil, fmt.Errorf("gpu: source %d outside [0, %d)", s, r.n)
-		}
+	if err := checkSources(sources, r.n); err != nil {
+		return nil, err
 	}
 	total := make([]float64, r.n)
 	if len(sources) == 0 {
@@ -122,9 +119,6 @@ func RunBetweenness(ctx context.Context, r *Runner, sources []graph.VertexID, en
 			return nil
 		})
 	})
-	if errors.Is(err, errCycle) {
-		return nil, errors.New("gpu: betweenness: a negative cycle") // weights are checked non-negative before
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +133,7 @@ func brandesBlock(r *Runner, sources []graph.VertexID, endpoints bool, part []fl
 		return err
 	}
 	if c >= 0 {
-		return errCycle
+		return negativeCycle(r.g, c) // the caller checks the weights non-negative first
 	}
 	k, dv := len(sources), r.e.dev
 	if err := r.bc.ensure(dv, k, r.g); err != nil {

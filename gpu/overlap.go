@@ -360,10 +360,8 @@ func (r *Runner) ComputeResident(ctx context.Context, sources []graph.VertexID) 
 	if err := r.narrow.errFullRows("ComputeResident"); err != nil {
 		return nil, err
 	}
-	for _, s := range sources {
-		if s < 0 || int(s) >= r.n {
-			return nil, fmt.Errorf("gpu: source %d outside [0, %d)", s, r.n)
-		}
+	if err := checkSources(sources, r.n); err != nil {
+		return nil, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -375,7 +375,12 @@ func checkFullBlock(out *graph.Block, n int, t graph.DistType, withPred bool) er
 			return fmt.Errorf("gpu: block predecessor slice of %d, want %d", len(out.Pred), k*n)
 		}
 	}
-	for _, s := range out.Sources {
+	return checkSources(out.Sources, n)
+}
+
+// checkSources refuses a source outside [0, n).
+func checkSources(sources []graph.VertexID, n int) error {
+	for _, s := range sources {
 		if s < 0 || int(s) >= n {
 			return fmt.Errorf("gpu: source %d outside [0, %d)", s, n)
 		}

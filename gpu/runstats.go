@@ -6,7 +6,6 @@ package gpu
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 
 	"github.com/pathctl/pathctl/graph"
@@ -36,10 +35,8 @@ func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph
 	if r.narrow.nearestK > 0 {
 		return nil, errors.New("gpu: RunStats of a runner that selects the k nearest: the k nearest are a pairs result")
 	}
-	for _, s := range sources {
-		if s < 0 || int(s) >= r.n {
-			return nil, fmt.Errorf("gpu: source %d outside [0, %d)", s, r.n)
-		}
+	if err := checkSources(sources, r.n); err != nil {
+		return nil, err
 	}
 	st := graph.NewStats(sources, r.distType)
 	if len(sources) == 0 {

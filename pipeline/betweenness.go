@@ -108,34 +108,76 @@ func resolveBetweenness(q *Prepared) error {
 // into source lists add up to the exact unnormalized betweenness.
 func runBetweenness(ctx context.Context, q *Prepared, emit func(arrow.RecordBatch) error) (*Summary, error) {
 	start := time.Now()
-	g, opt, bopt, sources, hops := q.g, q.opt, q.opt.Betweenness, q.sources, q.hops
+	g, opt, bopt := q.g, q.opt, q.opt.Betweenness
 	n := g.NumVertices()
 	directed, given := !g.CSR.Undirected, opt.Sources != nil
-	// 1. Compute on the GPU engine where the run takes it, else on the CPU.
-	if opt.Layout != arrowio.LayoutEdgeBetweenness {
-		raw, sum, ok, err := betweennessOnGPU(ctx, q)
-		if err != nil {
+	// 1. The raw sums, on the GPU engine where the run takes it
+	// (betweenness_gpu.go), else on the CPU's.
+	var raw []float64
+	var sum *Summary
+	onGPU := false
+	if why := betweennessOnCPU(q); why != "" {
+		if opt.Engine == "gpu" {
+			fmt.Fprintf(opt.Notice, "pathctl: note: %s\n", why)
+		}
+	} else {
+		var err error
+		if raw, sum, onGPU, err = betweennessOnGPU(ctx, q); err != nil {
 			return nil, err
 		}
-		if ok {
-			rescaleBetweenness(raw, n, directed, bopt, q.sampled, given)
-			err := arrowio.BetweennessRecords(g.Table.Vertices, raw, opt.Allocator, func(r arrow.RecordBatch) error {
-				sum.Rows += r.NumRows()
-				return emit(r)
-			})
-			if err != nil {
-				return nil, err
-			}
-			sum.Elapsed = time.Since(start)
-			return sum, nil
-		}
-	} else if opt.Engine == "gpu" {
-		fmt.Fprintf(opt.Notice, "pathctl: note: edge betweenness runs on the CPU engine (its GPU passes are not built)\n")
 	}
+	if !onGPU {
+		var err error
+		if raw, sum, err = betweennessOnCPUEngine(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	count := func(r arrow.RecordBatch) error {
+		sum.Rows += r.NumRows()
+		return emit(r)
+	}
+	// 2. Rescale as networkx (the arcs folded into edges first), and emit.
+	if opt.Layout == arrowio.LayoutEdgeBetweenness {
+		src, dst, values := betweennessEdges(g.CSR, raw)
+		edgeOpt := bopt
+		edgeOpt.Endpoints = true // networkx's _rescale of edges counts every target
+		rescaleBetweenness(values, n, directed, edgeOpt, q.sampled, given)
+		if err := arrowio.EdgeBetweennessRecords(g.Table.Vertices, src, dst, values, opt.Allocator, count); err != nil {
+			return nil, err
+		}
+	} else {
+		rescaleBetweenness(raw, n, directed, bopt, q.sampled, given)
+		if err := arrowio.BetweennessRecords(g.Table.Vertices, raw, opt.Allocator, count); err != nil {
+			return nil, err
+		}
+	}
+	sum.Elapsed = time.Since(start)
+	return sum, nil
+}
+
+// betweennessOnCPU is why q's betweenness runs on the CPU engine whatever
+// the engine asked ("" where the GPU engine may take it): the device has
+// no edge betweenness, and its float32 rows sum in float32, where the CPU
+// engine and networkx compare float64 sums.
+func betweennessOnCPU(q *Prepared) string {
+	switch {
+	case q.opt.Layout == arrowio.LayoutEdgeBetweenness:
+		return "edge betweenness runs on the CPU engine"
+	case q.g.CSR.Type == graph.DistFloat32 && !q.hops:
+		return "betweenness of float32 weights runs on the CPU engine, which sums them in float64"
+	}
+	return ""
+}
+
+// betweennessOnCPUEngine is q's raw sums on the CPU engine: per vertex,
+// or for edge-betweenness per arc, with the run's summary.
+func betweennessOnCPUEngine(ctx context.Context, q *Prepared) ([]float64, *Summary, error) {
+	g, opt, sources, hops := q.g, q.opt, q.sources, q.hops
+	n := g.NumVertices()
 	method := betweennessMethod(hops)
 	fmt.Fprintf(opt.Log, "pathctl: engine cpu, betweenness (Brandes, %s per source), %d sources, %d vertices, %d arcs\n",
 		method, len(sources), n, g.CSR.NumEdges())
-	copt := cpu.BetweennessOptions{Endpoints: bopt.Endpoints, Hops: hops}
+	copt := cpu.BetweennessOptions{Endpoints: opt.Betweenness.Endpoints, Hops: hops}
 	if opt.Progress != nil { // each block of sources as it is summed
 		total := int64(len(sources))
 		copt.Progress = func(done int) { opt.Progress(int64(done), total) }
@@ -143,38 +185,13 @@ func runBetweenness(ctx context.Context, q *Prepared, emit func(arrow.RecordBatc
 	engine := cpu.New(cpu.WithThreads(opt.Threads))
 	sum := &Summary{Engine: "cpu", Algorithm: "betweenness (Brandes, " + method + ")", Sources: int64(len(sources)),
 		Pairs: int64(len(sources)) * int64(n), Blocks: 1}
-	count := func(r arrow.RecordBatch) error {
-		sum.Rows += r.NumRows()
-		return emit(r)
-	}
 	if opt.Layout == arrowio.LayoutEdgeBetweenness {
 		sum.Algorithm = "edge " + sum.Algorithm
 		arcs, err := engine.EdgeBetweenness(ctx, g.CSR, sources, copt)
-		if err != nil {
-			return nil, err
-		}
-		// 2. Fold the arcs into edges, rescale as networkx, and emit.
-		src, dst, values := betweennessEdges(g.CSR, arcs)
-		edgeOpt := bopt
-		edgeOpt.Endpoints = true // networkx's _rescale of edges counts every target
-		rescaleBetweenness(values, n, directed, edgeOpt, q.sampled, given)
-		if err := arrowio.EdgeBetweennessRecords(g.Table.Vertices, src, dst, values, opt.Allocator, count); err != nil {
-			return nil, err
-		}
-		sum.Elapsed = time.Since(start)
-		return sum, nil
+		return arcs, sum, err
 	}
 	raw, err := engine.Betweenness(ctx, g.CSR, sources, copt)
-	if err != nil {
-		return nil, err
-	}
-	// 2. Rescale as networkx, and emit.
-	rescaleBetweenness(raw, n, directed, bopt, q.sampled, given)
-	if err := arrowio.BetweennessRecords(g.Table.Vertices, raw, opt.Allocator, count); err != nil {
-		return nil, err
-	}
-	sum.Elapsed = time.Since(start)
-	return sum, nil
+	return raw, sum, err
 }
 
 // betweennessMethod names the search per source.

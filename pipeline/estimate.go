@@ -184,11 +184,11 @@ func (q *Prepared) Plan() (engine, algorithm string) {
 	onGPU := string(opt.Algorithm)
 	if opt.Layout.IsBetweenness() { // betweenness.go, betweenness_gpu.go
 		onGPU = fmt.Sprintf("betweenness (Brandes, %s per source)", betweennessMethod(q.hops))
-		switch {
-		case opt.Layout == arrowio.LayoutEdgeBetweenness:
-			return "cpu (edge betweenness runs on the CPU engine)", "edge " + onGPU
-		case g.CSR.Type == graph.DistFloat32 && !q.hops:
-			return "cpu (betweenness of float32 weights runs on the CPU engine, which sums them in float64)", onGPU
+		if opt.Layout == arrowio.LayoutEdgeBetweenness {
+			onGPU = "edge " + onGPU
+		}
+		if why := betweennessOnCPU(q); why != "" {
+			return "cpu (" + why + ")", onGPU
 		}
 	}
 	g.mu.Lock()
