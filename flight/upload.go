@@ -594,7 +594,7 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 		Arcs:     g.CSR.NumEdges(),
 		Directed: !opts.Undirected,
 		IDType:   arrowio.IDType(table.Vertices).String(),
-		DistType: g.CSR.Type.String(),
+		DistType: g.DistType().String(),
 		Bytes:    st.Size(),
 		Stored:   time.Now().UTC(),
 		Schema:   flight.SerializeSchema(rdr.Schema(), s.mem),

@@ -157,14 +157,12 @@ func runBetweenness(ctx context.Context, q *Prepared, emit func(arrow.RecordBatc
 
 // betweennessOnCPU is why q's betweenness runs on the CPU engine whatever
 // the engine asked ("" where the GPU engine may take it): the device has
-// no edge betweenness, and its float32 rows sum in float32, where the CPU
-// engine and networkx compare float64 sums.
+// no edge betweenness. Float32 weights are float64 arcs (rounding.go),
+// whose sums the device compares in float64 as the CPU engine and
+// networkx do.
 func betweennessOnCPU(q *Prepared) string {
-	switch {
-	case q.opt.Layout == arrowio.LayoutEdgeBetweenness:
+	if q.opt.Layout == arrowio.LayoutEdgeBetweenness {
 		return "edge betweenness runs on the CPU engine"
-	case q.g.CSR.Type == graph.DistFloat32 && !q.hops:
-		return "betweenness of float32 weights runs on the CPU engine, which sums them in float64"
 	}
 	return ""
 }

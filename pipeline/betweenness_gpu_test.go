@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -20,8 +21,8 @@ import (
 // through the whole pipeline, against the CPU engine's, on random graphs
 // with ties (weights 1..3), hop counts and an undirected one, normalized
 // or not, with endpoints, a sample and given sources, in blocks of one
-// and several sizes; and checks that float32 weights and edge
-// betweenness fall back to the CPU engine with a note.
+// and several sizes; and checks that float32 weights (float64 arcs) run
+// on the device too, equal to the CPU engine's.
 func TestBetweennessOnGPU(t *testing.T) {
 	if st := GPUStatus(); !st.Available {
 		t.Skip("no GPU: " + st.Reason)
@@ -71,10 +72,11 @@ func TestBetweennessOnGPU(t *testing.T) {
 			}
 		}
 	}
-	// float32 weights: the CPU engine, with a note.
-	v := &arrowio.Vertices{Type: arrow.PrimitiveTypes.Int64, Ints: []int64{10, 11, 12}}
-	tbl := &arrowio.EdgeTable{Edges: graph.Edges{NumVertices: 3, Src: []graph.VertexID{0, 1}, Dst: []graph.VertexID{1, 2},
-		Float32Weights: []float32{0.5, 1.25}}, Vertices: v, Name: "f.csv"}
+	// float32 weights: float64 arcs (rounding.go), on the device, equal to
+	// the CPU engine's.
+	v := &arrowio.Vertices{Type: arrow.PrimitiveTypes.Int64, Ints: []int64{10, 11, 12, 13}}
+	tbl := &arrowio.EdgeTable{Edges: graph.Edges{NumVertices: 4, Src: []graph.VertexID{0, 1, 0, 3}, Dst: []graph.VertexID{1, 2, 3, 2},
+		Float32Weights: []float32{0.5, 1.25, 0.75, 1}}, Vertices: v, Name: "f.csv"}
 	g, err := LoadGraph(tbl, LoadOptions{Engine: "cpu"})
 	if err != nil {
 		t.Fatal(err)
@@ -82,8 +84,10 @@ func TestBetweennessOnGPU(t *testing.T) {
 	defer g.Close()
 	var notes strings.Builder
 	opt := Options{Query: Query{Layout: arrowio.LayoutBetweenness}, Notice: &notes}
-	if _, sum := gpuBetweenness(t, g, opt, "gpu"); sum.Engine != "cpu" || !strings.Contains(notes.String(), "float32") {
-		t.Errorf("float32 weights: engine %s, notes %q", sum.Engine, notes.String())
+	want, _ := gpuBetweenness(t, g, opt, "cpu")
+	got, sum := gpuBetweenness(t, g, opt, "gpu")
+	if sum.Engine != "gpu" || notes.Len() != 0 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("float32 weights: engine %s, notes %q, betweenness %v, want %v from the CPU engine", sum.Engine, notes.String(), got, want)
 	}
 }
 

@@ -425,12 +425,13 @@ func BenchmarkLoadGraph(b *testing.B) {
 	}
 }
 
-// TestFloat32Hint: the verbose log of a run on float32 weights with
-// fractions (sums that round in float32 but not in float64) points at
-// --dist-type float64, once; dyadic float32 weights, float64 weights,
-// integer weights and a run asked for float64 distances get no such line.
-func TestFloat32Hint(t *testing.T) {
-	const hint = "--dist-type float64 gives the exact path lengths"
+// TestFloat32Rounding: the verbose log of a run on float32 weights (with
+// fractions or without) says, once, that they are computed in float64 and
+// rounded to float32, and the graph's arcs are float64; float32 weights
+// asked for as float64 distances, float64 weights and integer weights get
+// no such line and keep their type.
+func TestFloat32Rounding(t *testing.T) {
+	const hint = "float32 weights computed as float64 distances, rounded once to float32"
 	cases := []struct {
 		name   string
 		kind   testgraphs.WeightKind
@@ -439,8 +440,9 @@ func TestFloat32Hint(t *testing.T) {
 		want   bool
 	}{
 		{"float32 fractions", testgraphs.Float32, false, 0, true},
+		{"float32 fractions as float32", testgraphs.Float32, false, graph.DistFloat32, true},
 		{"float32 fractions as float64", testgraphs.Float32, false, graph.DistFloat64, false},
-		{"float32 eighths", testgraphs.Float32, true, 0, false},
+		{"float32 eighths", testgraphs.Float32, true, 0, true},
 		{"float64 fractions", testgraphs.Float64, false, 0, false},
 		{"integers", testgraphs.Int, false, 0, false},
 	}
@@ -460,7 +462,10 @@ func TestFloat32Hint(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		if got := strings.Count(log.String(), hint); got != map[bool]int{true: 1, false: 0}[c.want] {
-			t.Errorf("%s (%s distances): the hint appears %d times in the log:\n%s", c.name, g.CSR.Type, got, log.String())
+			t.Errorf("%s (%s distances): the rounding line appears %d times in the log:\n%s", c.name, g.CSR.Type, got, log.String())
+		}
+		if rounds := g.DistType() == graph.DistFloat32 && g.CSR.Type == graph.DistFloat64; rounds != c.want {
+			t.Errorf("%s: the graph's results are %s from %s arcs", c.name, g.DistType(), g.CSR.Type)
 		}
 	}
 }

@@ -45,6 +45,8 @@
 //     layout
 //   - narrow.go: targets, cutoff and the k nearest: on the engine or on
 //     the host
+//   - rounding.go: float32 weights computed in float64, their results
+//     rounded once to float32
 //   - nearest.go: the nearest layout: the engine that answers it, its
 //     run
 //   - betweenness.go: the betweenness layouts (of vertices and of edges)

@@ -137,6 +137,9 @@ type Graph struct {
 	// ch is the contraction hierarchy of CSR that the runs of ch build
 	// once and share (chkept.go).
 	ch keptHierarchy
+	// rounds: the CSR's float64 arcs hold float32 weights, whose results
+	// are rounded to float32 (rounding.go).
+	rounds bool
 }
 
 // LoadGraph builds the CSR of t, on the CPU or the GPU as opt.Engine says,
@@ -167,6 +170,7 @@ func LoadGraph(t *arrowio.EdgeTable, opt LoadOptions) (*Graph, error) {
 	if err := checkDistanceRange(t, &bopt); err != nil {
 		return nil, err
 	}
+	g.rounds = computeInFloat64(t, &bopt) // rounding.go
 	log := opt.Log
 	if log == nil {
 		log = io.Discard
@@ -453,13 +457,22 @@ func (g *Graph) resolveTargets(ids []string) ([]graph.VertexID, error) {
 	return out, nil
 }
 
-// resultType is the distance type a run of algorithm a produces.
+// resultType is the distance type of the results of a run of algorithm
+// a: int32 hop counts, float32 for float32 weights computed in float64
+// (rounding.go), else the CSR's.
 func (g *Graph) resultType(a graph.Algorithm) graph.DistType {
-	if a.CountsHops() || (a == graph.Auto && !g.CSR.Weighted) {
+	switch {
+	case countsHops(g, a):
 		return graph.DistInt32
+	case roundsRuns(g, a):
+		return graph.DistFloat32
 	}
 	return g.CSR.Type
 }
+
+// DistType is the distance type of the graph's weighted results: the
+// CSR's, or float32 for float32 weights computed in float64.
+func (g *Graph) DistType() graph.DistType { return g.resultType(graph.Dijkstra) }
 
 // lookupPart is the fewest ids one goroutine of lookupAll looks up: a
 // lookup takes some 100 ns, a goroutine a few microseconds.

@@ -92,6 +92,9 @@ func runNearest(ctx context.Context, q *Prepared, csr *graph.CSR, start time.Tim
 	// is the writer's, the rest what building left exposed.
 	built := time.Now()
 	var inEmit time.Duration
+	if roundsRuns(g, opt.Algorithm) {
+		res = float32Nearest(res) // rounding.go
+	}
 	builder := arrowio.NewResultBuilder(arrowio.LayoutNearest, g.Table.Vertices, res.Type, false, opt.Allocator)
 	err = builder.Nearest(res, func(r arrow.RecordBatch) error {
 		sum.Rows += r.NumRows()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -57,22 +56,27 @@ func (q *Prepared) Run(ctx context.Context, emit func(arrow.RecordBatch) error) 
 	if err != nil {
 		return nil, g.explain(err)
 	}
-	selected := engineSelects(prepared, opt)
+	// The k nearest of a rounded result are chosen on the rounded rows, on the host.
+	selected := !roundsRuns(g, opt.Algorithm) && engineSelects(prepared, opt)
 	runner := narrowRunner(prepared, req, csr.NumVertices, opt.WithPaths)
 	defer runner.Close()
 	sum := &Summary{Engine: eng.Name(), Algorithm: describe(runner, opt.Algorithm), Sources: int64(len(sources))}
 	sum.Algorithm += nearestNote(prepared, opt, selected)
 	fmt.Fprintf(opt.Log, "pathctl: engine %s, algorithm %s, %d vertices, %d arcs, %s distances (ready in %s)\n",
 		sum.Engine, sum.Algorithm, csr.NumVertices, csr.NumEdges(), runner.DistType(), time.Since(start).Round(time.Millisecond))
-	if opt.Log != io.Discard && float32Rounds(csr) { // (two passes over the weights)
-		fmt.Fprintf(opt.Log, "pathctl: float32 weights with fractions: their sums round at every step in float32; --dist-type float64 "+
-			"gives the exact path lengths, which the GPU engine computes about 3× faster (README.md, on distance types)\n")
+	rounds := roundsRuns(g, opt.Algorithm) // float64 rows of a float32 result (rounding.go)
+	if rounds {
+		fmt.Fprintf(opt.Log, "pathctl: float32 weights computed as float64 distances, rounded once to float32\n")
 	}
 
 	// 3. The sink and the plan of the blocks.
-	builder := arrowio.NewResultBuilder(opt.Layout, g.Table.Vertices, runner.DistType(), opt.WithPredecessors, opt.Allocator)
+	builder := arrowio.NewResultBuilder(opt.Layout, g.Table.Vertices, q.dist, opt.WithPredecessors, opt.Allocator)
 	blockType := runner.DistType()
-	if values := q.values; values != blockType {
+	if values := q.values; rounds && opt.Layout == arrowio.LayoutMatrix && values == graph.DistFloat64 {
+		// A float64 matrix of float32 weights carries the float64
+		// distances as computed.
+		builder.SetMatrixType(values)
+	} else if values != blockType && !rounds {
 		// The engine converts the values where it can (on the device),
 		// else the builder does as the records are built.
 		builder.SetMatrixType(values)
@@ -123,13 +127,20 @@ func (q *Prepared) Run(ctx context.Context, emit func(arrow.RecordBatch) error) 
 		}
 	}
 	sched.targets, sched.nearest, sched.selected, sched.blockType = targets, opt.K, selected, blockType
+	sched.rounds = rounds && q.values == graph.DistFloat32
+	resultStats := func(st *graph.Stats) *graph.Stats {
+		if rounds {
+			return float32Stats(st) // rounding.go
+		}
+		return st
+	}
 	// 4. The blocks, in the engine's order where it has one, to the sink.
 	var tm timings
 	sched.timings = &tm
 	run, held := sources, (*statsInOrder)(nil)
 	trace.Printf("pipeline", "ordering the sources")
 	if order := runOrder(runner, opt, sources, blocks); order != nil {
-		run, held = inOrder(sources, order), newStatsInOrder(sources, order, runner.DistType())
+		run, held = inOrder(sources, order), newStatsInOrder(sources, order, q.dist)
 		fmt.Fprintf(opt.Log, "pathctl: sources run in the engine's block order, rows written in yours\n")
 	}
 	trace.Printf("pipeline", "running the blocks")
@@ -148,10 +159,10 @@ func (q *Prepared) Run(ctx context.Context, emit func(arrow.RecordBatch) error) 
 			if res.stats == nil {
 				return fmt.Errorf("pipeline: a stats run in block order got rows, not stats")
 			}
-			return held.add(res.end, res.stats)
+			return held.add(res.end, resultStats(res.stats))
 		}
 		if res.stats != nil {
-			return builder.Stats(res.stats, counted)
+			return builder.Stats(resultStats(res.stats), counted)
 		}
 		if res.records != nil {
 			defer res.release()
@@ -205,13 +216,4 @@ func describe(runner graph.Runner, algo graph.Algorithm) string {
 // IsInterrupted reports whether err comes from a cancelled context.
 func IsInterrupted(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
-}
-
-// float32Rounds reports whether csr has float32 weights whose sums round in
-// float32 but are exact in float64: asked for float64 distances, the GPU
-// derives rows from others as it does for integers (R-MAT 16, weights in
-// 0.1..10, on an H100: 0.30 s against 0.93 s; docs/benchmarks-history.md, "Issue 18:
-// float32 weights as float64 distances (run 7, one H100)").
-func float32Rounds(csr *graph.CSR) bool {
-	return csr.Type == graph.DistFloat32 && !graph.ExactFloatSums(csr, 24) && graph.ExactFloatSums(csr, 53)
 }

@@ -43,6 +43,10 @@ type schedule struct {
 	// runner's distances, or the matrix type it converts them to
 	// (graph.ValueConverter).
 	blockType graph.DistType
+	// rounds: the runner's float64 rows are a float32 result, rounded
+	// before the k nearest are chosen and handed on as float32 blocks
+	// (rounding.go).
+	rounds bool
 }
 
 type blockResult struct {
@@ -203,11 +207,18 @@ func (p *producer) result(b SourceBlock, blk *graph.Block) (blockResult, error) 
 	if p.opt.WithPaths && blk.PathPred == nil && blk.Targets == nil {
 		blk.PathPred = blk.Pred // full rows: the predecessors are the path's
 	}
+	if p.opt.Layout == arrowio.LayoutStats {
+		// The stats sum the float64 distances; the sink rounds them.
+		return blockResult{end: b.End, stats: graph.ComputeStatsThreads(blk, p.opt.Threads)}, nil
+	}
+	if p.sched.rounds && p.sched.nearest > 0 && !p.sched.selected {
+		roundRows(blk, p.opt.Threads) // the k nearest of the rounded values
+	}
 	if p.sched.nearest > 0 && !p.sched.selected {
 		blk = nearestOfThreads(blk, p.sched.nearest, p.opt.Threads)
 	}
-	if p.opt.Layout == arrowio.LayoutStats {
-		return blockResult{end: b.End, stats: graph.ComputeStatsThreads(blk, p.opt.Threads)}, nil
+	if p.sched.rounds {
+		blk = float32Block(blk, p.opt.Threads)
 	}
 	if p.sched.buildRecords != nil {
 		recs, err := p.sched.buildRecords(blk)

@@ -97,6 +97,7 @@ func buildKept(ctx context.Context, e graph.GPUDevice, t *arrowio.EdgeTable, opt
 	if err := checkDistanceRange(t, &bopt); err != nil {
 		return nil, 0, err
 	}
+	rounds := computeInFloat64(t, &bopt) // rounding.go
 	free, err := e.FreeMemory()
 	if err != nil {
 		return nil, 0, err
@@ -111,7 +112,7 @@ func buildKept(ctx context.Context, e graph.GPUDevice, t *arrowio.EdgeTable, opt
 	if err != nil {
 		return nil, 0, err
 	}
-	g := &Graph{Table: t, CSR: csr, Undirected: opt.Undirected, builtOn: "gpu", buildTime: time.Since(start)}
+	g := &Graph{Table: t, CSR: csr, Undirected: opt.Undirected, builtOn: "gpu", buildTime: time.Since(start), rounds: rounds}
 	g.times.Build = g.buildTime
 	return g, kept, nil
 }

@@ -83,12 +83,15 @@ func NewRowCheck(q *Prepared, checkSources []string) (*RowCheck, error) {
 		if _, dup := c.rows[row]; !dup {
 			c.rows[row] = i
 		}
-		switch q.dist {
-		case graph.DistInt32:
+		switch {
+		case roundsRuns(g, opt.Algorithm):
+			c.oracle[i], err = oracleRowOf[float64](g.CSR, s, hops)
+			c.oracle[i].round()
+		case q.dist == graph.DistInt32:
 			c.oracle[i], err = oracleRowOf[int32](g.CSR, s, hops)
-		case graph.DistInt64:
+		case q.dist == graph.DistInt64:
 			c.oracle[i], err = oracleRowOf[int64](g.CSR, s, hops)
-		case graph.DistFloat32:
+		case q.dist == graph.DistFloat32:
 			c.oracle[i], err = oracleRowOf[float32](g.CSR, s, hops)
 		default:
 			c.oracle[i], err = oracleRowOf[float64](g.CSR, s, hops)
@@ -150,6 +153,16 @@ func oracleRowOf[D graph.Number](g *graph.CSR, s graph.VertexID, hops bool) (ora
 		r.closeness = (float64(r.reachable) / r.sum) * (float64(r.reachable) / float64(len(d)-1))
 	}
 	return r, nil
+}
+
+// round makes r the oracle of a float32 result of float64 distances
+// (rounding.go): its distances and eccentricity rounded to float32, its
+// sums those of the float64 distances.
+func (r *oracleRow) round() {
+	for v, x := range r.dist {
+		r.dist[v] = float64(float32(x))
+	}
+	r.eccentricity = float64(float32(r.eccentricity))
 }
 
 // Observe checks the rows of rec that belong to check sources. It returns

@@ -136,7 +136,7 @@ func graphIdentity(g *pipeline.Graph, c *cli.Context) datasetGraph {
 	}
 	return datasetGraph{
 		Hash: hex.EncodeToString(h.Sum(nil)), Vertices: csr.NumVertices, Arcs: int64(csr.NumEdges()),
-		Undirected: c.Bool("undirected"), DistType: csr.Type.String(),
+		Undirected: c.Bool("undirected"), DistType: g.DistType().String(),
 		SrcCol: c.String("src-col"), DstCol: c.String("dst-col"), WeightCol: c.String("weight-col"), Unweighted: c.Bool("unweighted"),
 	}
 }
