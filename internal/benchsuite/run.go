@@ -101,7 +101,7 @@ func Run(ctx context.Context, p Params) (*Report, error) {
 		}
 		seen[bg.Name] = true
 		if rep.Bandwidth != nil {
-			floor := float64(bg.Vertices) * float64(bg.Vertices) * float64(g.CSR.Type.Size()) / *rep.Bandwidth
+			floor := float64(bg.Vertices) * float64(bg.Vertices) * float64(g.DistType().Size()) / *rep.Bandwidth
 			bg.FloorSeconds = &floor
 		}
 		rep.Graphs = append(rep.Graphs, *bg)

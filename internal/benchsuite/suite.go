@@ -145,7 +145,7 @@ func loadGraph(entry string, p *Params, onGPU bool) (*pipeline.Graph, *GraphRepo
 		return nil, nil, sg, &InputError{err}
 	}
 	bg.LoadSeconds, bg.BuiltOn = time.Since(start).Seconds(), g.BuiltOn()
-	bg.Vertices, bg.Arcs, bg.DistType = g.NumVertices(), g.CSR.NumEdges(), g.CSR.Type.String()
+	bg.Vertices, bg.Arcs, bg.DistType = g.NumVertices(), g.CSR.NumEdges(), g.DistType().String()
 	return g, bg, sg, nil
 }
 
