@@ -99,10 +99,13 @@ type runner[D graph.Number] struct {
 	solve    solveFunc[D]
 	// solveCols, when set, computes a row of the targets' columns
 	// straight (ch's buckets), instead of solve into a full row.
-	solveCols   func(src graph.VertexID, row []D) error
-	threads     int
-	innerMin    int64
-	withPred    bool
+	solveCols func(src graph.VertexID, row []D) error
+	threads   int
+	innerMin  int64
+	withPred  bool
+	// roundF32 is Request.RoundFloat32: the rows are a float32 result,
+	// whose k nearest the host chooses on the rounded rows.
+	roundF32    bool
 	workBytes   int64 // per-source working memory besides the output row
 	delta       D
 	deltaBucket int64 // number of cyclic buckets of delta-stepping
@@ -203,7 +206,7 @@ func checkCSR(g *graph.CSR) error {
 func newRunner[D graph.Number](e *Engine, g *graph.CSR, req graph.Request, algo graph.Algorithm, threads int) (*runner[D], error) {
 	r := &runner[D]{
 		n: g.NumVertices, offsets: g.Offsets, targets: g.Targets,
-		algo: algo, threads: max(1, threads), innerMin: e.innerMinArcs, withPred: req.WithPredecessors,
+		algo: algo, threads: max(1, threads), innerMin: e.innerMinArcs, withPred: req.WithPredecessors, roundF32: req.RoundFloat32,
 		cols: req.Targets, cut: graph.Infinity[D](), hasCut: req.HasCutoff,
 	}
 	for _, t := range slices.Concat(req.Targets, req.StopAt) {

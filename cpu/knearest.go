@@ -65,7 +65,7 @@ func (ns *nearSearch[D]) settle(u graph.VertexID, d D) bool {
 // searches, and reports whether it will: not under another algorithm,
 // negative weights (bellman-ford) or predecessors.
 func (r *runner[D]) SelectNearest(k int) bool {
-	if k < 1 || r.algo != graph.Auto || r.auto == autoBellmanFord || r.withPred {
+	if k < 1 || r.algo != graph.Auto || r.auto == autoBellmanFord || r.withPred || r.roundF32 {
 		return false
 	}
 	r.nearestK = k
@@ -79,7 +79,7 @@ func (r *runner[D]) SelectNearest(k int) bool {
 // NearestDeclined says, for --verbose, where the runner selects the k
 // nearest itself (SelectNearest), when it did not.
 func (r *runner[D]) NearestDeclined() string {
-	return "the cpu engine selects them during auto's searches, for non-negative weights, without paths or predecessors"
+	return "the cpu engine selects them during auto's searches, for non-negative weights, without paths or predecessors, and not for float32 weights (chosen on the rounded rows)"
 }
 
 // solveNearest computes row i of out, a block of the k nearest

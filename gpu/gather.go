@@ -12,7 +12,9 @@ package gpu
 // the cutoff they are clipped already and copied as they are. A runner
 // told to select the k nearest (SelectNearest) runs kernels/select.cu
 // instead of the gather, and only the k (vertex, distance) cells per
-// source travel. RunStats of a
+// source travel; for a float32 result of float64 rows
+// (Request.RoundFloat32) kernels/convert.cu's round_f64_f32 first clips
+// the rows at the cutoff and rounds them to float32 in place. RunStats of a
 // narrowed runner reduces over the targets within the cutoff on the
 // device (kernels/stats.cu), and only its four words per source travel.
 //
@@ -237,6 +239,15 @@ func (q *narrowing) narrowRows(dv *device, s *resultSlot, k int, sources uint64,
 	into := s.gathered.ptr
 	switch {
 	case q.nearestK > 0:
+		if q.req.RoundFloat32 && q.distType == graph.DistFloat64 {
+			// The k nearest of a float32 result are those of the rounded
+			// cells, clipped first on the float64 distance.
+			cells := int64(k) * int64(q.n)
+			grid := int(min((cells+threadsPerBlock-1)/threadsPerBlock, gatherGrid))
+			if err = dv.launch("round_f64_f32", grid, s.dist.ptr, uint64(cells), q.cutBits()); err != nil {
+				return into, dv.lastKernel, err
+			}
+		}
 		err = dv.launch("select_nearest_"+suffix, k, q.selectArgs(s, k, sources)...)
 	case q.rowsClippedByKernel(kernelCuts):
 		return s.dist.ptr, 0, nil

@@ -84,6 +84,12 @@ type Request struct {
 	// the full predecessor rows before it narrows them on the host. A
 	// runner that does not stop early ignores it.
 	StopAt []VertexID
+	// RoundFloat32 says that the float64 rows are a float32 result (float32
+	// weights computed in float64, pipeline's rounding.go): an engine that
+	// selects the k nearest itself (NearestSelector) chooses them on the
+	// cells rounded to the nearest float32, after the cutoff compared the
+	// float64 distance.
+	RoundFloat32 bool
 }
 
 // Narrowed reports whether req asks for less than every distance: some

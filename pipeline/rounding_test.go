@@ -182,7 +182,9 @@ func TestFloat32WeightsRoundedOnce(t *testing.T) {
 				}
 			}
 			// The cutoff compares the float64 distance: a median one.
-			cut := want[0][len(want[0])/2]
+			// (A float32 value, so that a distance within it rounds
+			// within it too.)
+			cut := float64(float32(want[0][len(want[0])/2]))
 			if math.IsInf(cut, 1) {
 				cut = 1
 			}
@@ -208,6 +210,30 @@ func TestFloat32WeightsRoundedOnce(t *testing.T) {
 			}
 			if at != len(pairs) {
 				t.Fatalf("%s %s cutoff %v: %d pairs, want %d", name, engine, cut, len(pairs), at)
+			}
+			// The k nearest of the rounded values, ties by vertex, with
+			// and without the cutoff (on the float64 distance).
+			for _, k := range []int{1, 5} {
+				for _, withCut := range []bool{false, true} {
+					kq := queryCase{sources: q.sources, k: k, defaultBlocks: true, cutoff: cut, hasCutoff: withCut}
+					got, err := collectPairs(t, g, kq.options(graph.Auto, engine))
+					if err != nil {
+						t.Fatal(err)
+					}
+					wantK := kq.expectPairsOf(e.NumVertices, func(s graph.VertexID) []float64 {
+						row := make([]float64, len(want[s]))
+						for v, d := range want[s] {
+							if withCut && d > cut {
+								d = math.Inf(1)
+							}
+							row[v] = float64(float32(d))
+						}
+						return row
+					})
+					if fmt.Sprint(got) != fmt.Sprint(wantK) {
+						t.Fatalf("%s %s: the %d nearest (cutoff %v: %v) differ from the rounded oracle's", name, engine, k, cut, withCut)
+					}
+				}
 			}
 			st := collectStats(t, g, base)
 			for s, row := range want {

@@ -49,15 +49,14 @@ func (q *Prepared) Run(ctx context.Context, emit func(arrow.RecordBatch) error) 
 	}
 	defer release()
 	req := graph.Request{Algorithm: opt.Algorithm, WithPredecessors: opt.WithPredecessors || opt.WithPaths, Delta: opt.Delta, Threads: opt.Threads,
-		Targets: targets, Cutoff: opt.Cutoff, HasCutoff: opt.HasCutoff}
+		Targets: targets, Cutoff: opt.Cutoff, HasCutoff: opt.HasCutoff, RoundFloat32: roundsRuns(g, opt.Algorithm)}
 	req.Algorithm = autoCH(g.ch.state(), eng, csr, opt, req, len(sources)) // ch.go
 	trace.Printf("pipeline", "preparing the engine")
 	prepared, err := prepare(ctx, g, eng, csr, engineRequest(req, opt.WithPaths), opt)
 	if err != nil {
 		return nil, g.explain(err)
 	}
-	// The k nearest of a rounded result are chosen on the rounded rows, on the host.
-	selected := !roundsRuns(g, opt.Algorithm) && engineSelects(prepared, opt)
+	selected := engineSelects(prepared, opt)
 	runner := narrowRunner(prepared, req, csr.NumVertices, opt.WithPaths)
 	defer runner.Close()
 	sum := &Summary{Engine: eng.Name(), Algorithm: describe(runner, opt.Algorithm), Sources: int64(len(sources))}
