@@ -47,7 +47,7 @@ func computeInFloat64(t *arrowio.EdgeTable, bopt *graph.BuildOptions) bool {
 // distances rounded to float32 (computeInFloat64): a weighted run of a
 // graph whose float32 weights are computed in float64.
 func roundsRuns(g *Graph, a graph.Algorithm) bool {
-	return g.rounds && g.CSR.Type == graph.DistFloat64 && !countsHops(g, a)
+	return g.rounds && !countsHops(g, a)
 }
 
 // roundRows rounds every cell of blk's float64 rows to the nearest float32,
@@ -58,12 +58,18 @@ func roundRows(blk *graph.Block, threads int) {
 	if !ok {
 		return
 	}
-	w := blk.Width()
-	graph.ForRowChunks(len(blk.Sources), w, threads, func(first, end int) {
-		for i, x := range d[first*w : end*w] {
-			d[first*w+i] = float64(float32(x))
+	forCells(blk, threads, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			d[i] = float64(float32(d[i]))
 		}
 	})
+}
+
+// forCells runs body over blk's cells [lo, hi) in chunks of whole rows, on
+// up to threads goroutines (graph.ForRowChunks).
+func forCells(blk *graph.Block, threads int, body func(lo, hi int)) {
+	w := blk.Width()
+	graph.ForRowChunks(len(blk.Sources), w, threads, func(first, end int) { body(first*w, end*w) })
 }
 
 // float32Block returns blk's float64 distances rounded to float32 in a
@@ -76,10 +82,9 @@ func float32Block(blk *graph.Block, threads int) *graph.Block {
 	}
 	out := *blk
 	f := make([]float32, len(d))
-	w := blk.Width()
-	graph.ForRowChunks(len(blk.Sources), w, threads, func(first, end int) {
-		for i, x := range d[first*w : end*w] {
-			f[first*w+i] = float32(x)
+	forCells(blk, threads, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			f[i] = float32(d[i])
 		}
 	})
 	out.Dist, out.Type, out.Recycle = f, graph.DistFloat32, nil

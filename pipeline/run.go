@@ -48,8 +48,9 @@ func (q *Prepared) Run(ctx context.Context, emit func(arrow.RecordBatch) error) 
 		return nil, err
 	}
 	defer release()
+	rounds := roundsRuns(g, opt.Algorithm) // float64 rows of a float32 result (rounding.go)
 	req := graph.Request{Algorithm: opt.Algorithm, WithPredecessors: opt.WithPredecessors || opt.WithPaths, Delta: opt.Delta, Threads: opt.Threads,
-		Targets: targets, Cutoff: opt.Cutoff, HasCutoff: opt.HasCutoff, RoundFloat32: roundsRuns(g, opt.Algorithm)}
+		Targets: targets, Cutoff: opt.Cutoff, HasCutoff: opt.HasCutoff, RoundFloat32: rounds}
 	req.Algorithm = autoCH(g.ch.state(), eng, csr, opt, req, len(sources)) // ch.go
 	trace.Printf("pipeline", "preparing the engine")
 	prepared, err := prepare(ctx, g, eng, csr, engineRequest(req, opt.WithPaths), opt)
@@ -63,7 +64,6 @@ func (q *Prepared) Run(ctx context.Context, emit func(arrow.RecordBatch) error) 
 	sum.Algorithm += nearestNote(prepared, opt, selected)
 	fmt.Fprintf(opt.Log, "pathctl: engine %s, algorithm %s, %d vertices, %d arcs, %s distances (ready in %s)\n",
 		sum.Engine, sum.Algorithm, csr.NumVertices, csr.NumEdges(), runner.DistType(), time.Since(start).Round(time.Millisecond))
-	rounds := roundsRuns(g, opt.Algorithm) // float64 rows of a float32 result (rounding.go)
 	if rounds {
 		fmt.Fprintf(opt.Log, "pathctl: float32 weights computed as float64 distances, rounded once to float32\n")
 	}

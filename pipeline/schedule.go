@@ -211,10 +211,10 @@ func (p *producer) result(b SourceBlock, blk *graph.Block) (blockResult, error) 
 		// The stats sum the float64 distances; the sink rounds them.
 		return blockResult{end: b.End, stats: graph.ComputeStatsThreads(blk, p.opt.Threads)}, nil
 	}
-	if p.sched.rounds && p.sched.nearest > 0 && !p.sched.selected {
-		roundRows(blk, p.opt.Threads) // the k nearest of the rounded values
-	}
 	if p.sched.nearest > 0 && !p.sched.selected {
+		if p.sched.rounds {
+			roundRows(blk, p.opt.Threads) // the k nearest of the rounded values
+		}
 		blk = nearestOfThreads(blk, p.sched.nearest, p.opt.Threads)
 	}
 	if p.sched.rounds {
