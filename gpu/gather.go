@@ -22,7 +22,8 @@ package gpu
 // kernels, then the gather (or selection), fill the gathered (and
 // selected) buffers of one of the two result slots, whose copy travels on
 // the copy stream while the next block computes (overlap.go); the
-// runner's BytesPerSource counts both slots' buffers. ComputeResident
+// runner's BytesPerSource counts both slots' buffers (one slot's, with
+// the hub rows beside it, for the k nearest: Runner.selectsInOneSlot). ComputeResident
 // refuses a narrowed runner rather than keep unnarrowed rows. Predecessors
 // are not gathered here: a runner asked for them is not narrowed
 // (Narrowed is false), selects nothing, and the pipeline narrows its full
@@ -97,6 +98,16 @@ func (q *narrowing) bytesPerSource() (gathered, selected int64) {
 		return int64(len(q.req.Targets)) * int64(q.distType.Size()), 0
 	}
 	return 0, 0
+}
+
+// oneSlotCells is bytesPerSource's figure for a block computed into one
+// result slot (Runner.selectsInOneSlot): the k nearest's cells, none for
+// any other narrowing, whose blocks (RunStats) are reduced in place.
+func (q *narrowing) oneSlotCells() (gathered, selected int64) {
+	if q.nearestK == 0 {
+		return 0, 0
+	}
+	return q.bytesPerSource()
 }
 
 // MaxDeviceNearest is the largest k SelectNearest selects on the device

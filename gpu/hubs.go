@@ -20,9 +20,12 @@ package gpu
 // kernels, which address rows by index in that buffer, read them with no
 // change; the view r.buf.dist that the block's kernels see (and whose start
 // holds the first phase's frontier) stops at the capacity's rows. They are
-// kept for stats blocks only (RunStats under plan.Config.OneSlotStats): a
-// Start reallocates both slots, and the rows are computed again by the
-// next stats block. Not with predecessors, a cutoff in the kernel, or
+// kept for the blocks that compute into the first slot alone: stats blocks
+// (RunStats under plan.Config.OneSlotStats) and blocks of the k nearest
+// selected on the device (Runner.selectsInOneSlot), whose selection reads
+// the block's rows and never the hub rows past them. A Start of full rows
+// reallocates both slots, and the rows are computed again by the next
+// block of one slot. Not with predecessors, a cutoff in the kernel, or
 // float weights whose sums are not exact (nothing would read them). At
 // most plan.Config.HubRows rows, which StatsFixedBytes reserves, and at
 // most one per plan.Config.HubShare of the block's sources.

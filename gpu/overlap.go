@@ -21,7 +21,10 @@ package gpu
 //     soon as a block's rows are final), so under plan.Config.OneSlotStats
 //     its blocks allocate the first slot's rows alone and are sized by
 //     StatsBytesPerSource: 1.5× the sources for the batched kernel's int32
-//     rows. A Start after it reallocates both slots.
+//     rows. A runner that selects the k nearest does the same
+//     (selectsInOneSlot): its cells, a few per source, are copied from the
+//     first slot, and the next block waits for that copy alone. A Start of
+//     full rows after them reallocates both slots.
 //   - One copier goroutine per device, on a locked OS thread with the
 //     context current, waits for each queued copy (its events complete in
 //     queue order) and moves the stage into the caller's block with
@@ -256,7 +259,10 @@ func (r *Runner) Start(ctx context.Context, out *graph.Block) (*Pending, error) 
 // (narrowing.blocks, gather.go): per chunk of sources, the rows are
 // computed into an idle result slot, gathered and clipped (or the k
 // nearest selected) into that slot's own buffers, and the copy of those
-// cells to out is queued on the copy stream. Errors are Start's.
+// cells to out is queued on the copy stream. Blocks of the k nearest
+// selected in one slot (selectsInOneSlot) compute into the first slot,
+// once the copy of the block before has left it, beside the hub rows.
+// Errors are Start's.
 func (r *Runner) startNarrowed(ctx context.Context, out *graph.Block) (*Pending, error) {
 	q := &r.narrow
 	if err := q.checkBlock(out); err != nil {
@@ -283,9 +289,13 @@ func (r *Runner) startNarrowed(ctx context.Context, out *graph.Block) (*Pending,
 		if err := q.uploadTargets(dv); err != nil {
 			return err
 		}
+		oneSlot := r.selectsInOneSlot()
 		return runChunks(k, &r.buf.fit, r.releaseBlock, func(lo, hi int) error {
-			s := r.buf.takeSlot()
-			c, err := r.compute(out.Sources[lo:hi], s, false)
+			s := r.buf.statsSlot()
+			if !oneSlot {
+				s = r.buf.takeSlot()
+			}
+			c, err := r.compute(out.Sources[lo:hi], s, oneSlot)
 			if err != nil {
 				return err
 			}

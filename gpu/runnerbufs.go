@@ -22,9 +22,20 @@ import (
 // batched kernel, its arcs in rising weight (m × (4 + the distance's
 // size) bytes, arcsByWeight). Prepare allocates those before it returns,
 // so a budget read from the device's free memory after it
-// (FreeMemory) has them out already.
+// (FreeMemory) has them out already. A runner that selects the k nearest
+// in one result slot (selectsInOneSlot) counts that slot's buffers alone.
 func (r *Runner) BytesPerSource() int64 {
-	return r.bytesPerSource(false)
+	return r.bytesPerSource(r.selectsInOneSlot())
+}
+
+// selectsInOneSlot reports whether the runner's blocks of the k nearest
+// (SelectNearest) compute into the first result slot alone, as a stats
+// block does under plan.Config.OneSlotStats, with the hub rows beside them
+// (hubs.go): only their k cells per source leave the device, so nothing
+// copies rows out while the next block computes, and the second slot's
+// rows would only make the blocks smaller.
+func (r *Runner) selectsInOneSlot() bool {
+	return r.narrow.nearestK > 0 && r.bk.cfg.OneSlotStats
 }
 
 // StatsBytesPerSource is the device memory one more source in a block of
@@ -39,16 +50,18 @@ func (r *Runner) StatsBytesPerSource() int64 {
 }
 
 // bytesPerSource is BytesPerSource, or with oneSlot the per-source
-// buffers of the first result slot alone, without narrowed cells.
+// buffers of the first result slot alone, with the selected cells of the
+// k nearest (oneSlotCells) and no other narrowed cells.
 func (r *Runner) bytesPerSource(oneSlot bool) int64 {
 	l := layoutOf(r.req.Algorithm, r.distType, r.req.WithPredecessors)
+	gathered, selected := r.narrow.bytesPerSource()
 	if oneSlot {
 		if r.bk.scratchPossible() {
 			l.aux = 0 // a fixed scratch (StatsFixedBytes)
 		}
-		return int64(r.n)*int64(l.dist+l.pred+l.aux+l.flags) + perSourceBytes
+		gathered, selected = r.narrow.oneSlotCells()
+		return int64(r.n)*int64(l.dist+l.pred+l.aux+l.flags) + perSourceBytes + gathered + selected
 	}
-	gathered, selected := r.narrow.bytesPerSource()
 	return int64(r.n)*int64(resultSlots*(l.dist+l.pred)+l.aux+l.flags) + perSourceBytes + resultSlots*(gathered+selected)
 }
 
@@ -82,8 +95,9 @@ func (r *Runner) releaseBlock() error {
 }
 
 // ensureCapacity sizes the per-source buffers for k sources: with oneSlot
-// (a stats block under plan.Config.OneSlotStats) only the first result
-// slot's rows, else every slot's rows and narrowed cells. Buffers that
+// (a stats block under plan.Config.OneSlotStats, or a block of the k
+// nearest selected in one slot) only the first result slot's rows and
+// selected cells, else every slot's rows and narrowed cells. Buffers that
 // already hold k sources stay, unless they hold one slot and every slot
 // is asked for, or more hub rows than a run sized since allows
 // (SizeStatsRun: they would take memory its blocks were planned in).
@@ -102,6 +116,7 @@ func (r *Runner) ensureCapacity(k int, oneSlot bool) error {
 	}
 	b.gathered, b.selected = r.narrow.bytesPerSource()
 	if oneSlot {
+		b.gathered, b.selected = r.narrow.oneSlotCells()
 		b.hubRows = r.hubs.forBlock(k)
 	}
 	if err := r.buf.allocBlock(b); err != nil {
@@ -164,8 +179,8 @@ type blockBufs struct {
 
 // blockShape is what a block's buffers hold: k sources, with oneSlot
 // only the first result slot's rows (and hubRows hub rows past them,
-// hubs.go), else every slot's rows and narrowed cells (gathered and
-// selected bytes per source); the algorithm's layout, and aux bytes of
+// hubs.go) and the k nearest's cells, else every slot's rows and narrowed
+// cells (gathered and selected bytes per source); the algorithm's layout, and aux bytes of
 // working rows, a scratch's of slices of scratch sources where scratch is
 // above 0.
 type blockShape struct {
@@ -205,7 +220,8 @@ func (bb *blockBufs) allocBlock(b blockShape) error {
 		case i == 0:
 			// The hub rows (hubs.go) follow the block's rows.
 			rows := cells + int64(b.hubRows)*int64(bb.n)
-			bufs = append(bufs, sized{&s.dist, rows * int64(b.l.dist)}, sized{&s.pred, cells * int64(b.l.pred)})
+			bufs = append(bufs, sized{&s.dist, rows * int64(b.l.dist)}, sized{&s.pred, cells * int64(b.l.pred)},
+				sized{&s.gathered, b.gathered * int64(k)}, sized{&s.selected, b.selected * int64(k)})
 		}
 	}
 	for _, b := range bufs {

@@ -15,10 +15,10 @@ import (
 // pinned memory (pinnedBlockBytes). narrowBytes, when above 0, is the host
 // memory of one source's row of a run whose engine narrows the rows itself
 // (narrowedRowBytes): planNarrowed plans it.
-func planRun(opt Options, eng graph.Engine, runner graph.Runner, nv, n int, narrowBytes int64) ([]SourceBlock, schedule) {
+func planRun(opt Options, eng graph.Engine, runner graph.Runner, nv, n int, narrowBytes int64, selected bool) ([]SourceBlock, schedule) {
 	var sched schedule
 	if narrowBytes > 0 && opt.Layout != arrowio.LayoutStats {
-		return planNarrowed(opt, eng, runner, n, narrowBytes), sched
+		return planNarrowed(opt, eng, runner, n, narrowBytes, selected), sched
 	}
 	sizing := sizingOf(runner, opt)
 	blocks := PlanBlocksInFlight(n, sizing.PerSource, sizing.Usable(budget(opt, eng, runner)), maxBlock(opt, n, runner), sizing.InFlight)
@@ -51,8 +51,22 @@ func planRun(opt Options, eng graph.Engine, runner graph.Runner, nv, n int, narr
 // several (maxBlock). On the H100's 1000 × 1000 grid (12 MB of device
 // memory a source) the 4,096 sources of the OD matrix fit one block,
 // where they ran in 16 of 256 before.
-func planNarrowed(opt Options, eng graph.Engine, runner graph.Runner, n int, narrowBytes int64) []SourceBlock {
-	device, host := opt.MemBudget, opt.MemBudget
+func planNarrowed(opt Options, eng graph.Engine, runner graph.Runner, n int, narrowBytes int64, selected bool) []SourceBlock {
+	device, host := narrowedBudgets(opt, eng)
+	if s, ok := runner.(graph.StatsSizer); ok && selected {
+		// The k nearest selected in one slot keep the stats blocks'
+		// fixed rows (the hub rows and the scratch) beside them.
+		device = graph.BlockSizing{FixedBytes: s.StatsFixedBytes()}.Usable(device)
+	}
+	size := min(device/max(1, runner.BytesPerSource()), host/(3*narrowBytes))
+	return PlanBlocksInFlight(n, 1, max(1, size), opt.MaxBlock, 1)
+}
+
+// narrowedBudgets are the device's and the host's memory budgets of a run
+// whose engine narrows the rows itself: the caller's for both, else the
+// engine's (graph.Budgeter), else DefaultMemBudget.
+func narrowedBudgets(opt Options, eng graph.Engine) (device, host int64) {
+	device, host = opt.MemBudget, opt.MemBudget
 	if b, ok := eng.(graph.Budgeter); ok && opt.MemBudget <= 0 {
 		device, host = b.DeviceBudget(), b.DefaultBudget()
 	}
@@ -62,8 +76,7 @@ func planNarrowed(opt Options, eng graph.Engine, runner graph.Runner, n int, nar
 	if host <= 0 {
 		host = DefaultMemBudget
 	}
-	size := min(device/max(1, runner.BytesPerSource()), host/(3*narrowBytes))
-	return PlanBlocksInFlight(n, 1, max(1, size), opt.MaxBlock, 1)
+	return device, host
 }
 
 // evenBlocks spreads n sources over as many blocks as blocks holds, of
@@ -251,15 +264,22 @@ func bytesPerSource(runner graph.Runner, opt Options) int64 {
 // block, or where the caller bounds the blocks (Options.MaxBlock) on the
 // bytes of two such blocks, so that a run the caller cuts small keeps
 // rows in proportion.
-func sizeStatsRun(opt Options, eng graph.Engine, runner graph.Runner, n int) {
+//
+// A run whose k nearest the engine selects (selected) is sized so too:
+// the GPU selects them in one result slot beside the hub rows, on the
+// device budget planNarrowed gives its blocks.
+func sizeStatsRun(opt Options, eng graph.Engine, runner graph.Runner, n int, selected bool) {
 	s, ok := runner.(graph.StatsRunSizer)
-	if !ok || !statsOnDevice(runner, opt) {
+	if !ok || !(statsOnDevice(runner, opt) || selected) {
 		return
 	}
 	plan := planRunner(runner)
-	b := budget(opt, eng, plan)
+	b, per := budget(opt, eng, plan), bytesPerSource(plan, opt)
+	if selected {
+		b, _ = narrowedBudgets(opt, eng)
+	}
 	if opt.MaxBlock > 0 && opt.MaxBlock < n {
-		b = min(b, 2*int64(opt.MaxBlock)*bytesPerSource(plan, opt))
+		b = min(b, 2*int64(opt.MaxBlock)*per)
 	}
 	s.SizeStatsRun(n, b)
 }

@@ -47,7 +47,7 @@ func TestPlanRun(t *testing.T) {
 		{"matrix, max block", Options{Query: Query{Layout: arrowio.LayoutMatrix}, Resources: Resources{MaxBlock: 5}}, 20, 5, sources, 0},
 		{"matrix, small device", Options{Query: Query{Layout: arrowio.LayoutMatrix}, Resources: Resources{MemBudget: 3 * 5 * per}}, 40, 4, 15, 5},
 	} {
-		blocks, sched := planRun(c.opt, eng, runner, nv, sources, 0)
+		blocks, sched := planRun(c.opt, eng, runner, nv, sources, 0, false)
 		if len(blocks) != c.blocks || blockMax(blocks) != c.biggest || blocks[len(blocks)-1].End != sources {
 			t.Errorf("%s: %d blocks of up to %d ending at %d, want %d of up to %d ending at %d",
 				c.name, len(blocks), blockMax(blocks), blocks[len(blocks)-1].End, c.blocks, c.biggest, sources)
@@ -100,7 +100,7 @@ func TestPlanRunStatsSizer(t *testing.T) {
 		{"stats, sized, budget", sized, Options{Query: Query{Layout: arrowio.LayoutStats}, Resources: Resources{MemBudget: 10 * per}}, int(10 * per / statsPer)},
 		{"pairs, sized", sized, Options{Query: Query{Layout: arrowio.LayoutPairs}, Resources: Resources{MemBudget: 30 * per}}, 10},
 	} {
-		blocks, _ := planRun(c.opt, eng, c.runner, nv, sources, 0)
+		blocks, _ := planRun(c.opt, eng, c.runner, nv, sources, 0, false)
 		if got := blockMax(blocks); got != c.want {
 			t.Errorf("%s: blocks of up to %d sources, want %d", c.name, got, c.want)
 		}
@@ -113,7 +113,7 @@ func TestPlanRunStatsSizer(t *testing.T) {
 	// graph.SizingOf).
 	for _, c := range []struct{ fixed, want int64 }{{6 * per, 24 * per / statsPer}, {40 * per, 15 * per / statsPer}} {
 		fixedSized := statsSized{sized.statsAsync, c.fixed}
-		blocks, _ := planRun(Options{Query: Query{Layout: arrowio.LayoutStats}}, eng, fixedSized, nv, sources, 0)
+		blocks, _ := planRun(Options{Query: Query{Layout: arrowio.LayoutStats}}, eng, fixedSized, nv, sources, 0, false)
 		if got := blockMax(blocks); got != int(c.want) {
 			t.Errorf("%d fixed bytes: blocks of up to %d sources, want %d", c.fixed, got, c.want)
 		}
@@ -172,11 +172,11 @@ func TestPlanRunEvenStatsBlocks(t *testing.T) {
 	const nv, sources = 1000, 1000
 	sized := statsSized{statsAsync{newFakeAsync(nv, 0)}, 0}
 	one := budgetEngine{host: 1 << 40, device: 700 * sized.StatsBytesPerSource()}
-	if blocks, _ := planRun(Options{Query: Query{Layout: arrowio.LayoutStats}}, one, sized, nv, sources, 0); !slices.Equal(blocks, []SourceBlock{{0, 700}, {700, 1000}}) {
+	if blocks, _ := planRun(Options{Query: Query{Layout: arrowio.LayoutStats}}, one, sized, nv, sources, 0, false); !slices.Equal(blocks, []SourceBlock{{0, 700}, {700, 1000}}) {
 		t.Errorf("one device's stats blocks %v, want 700 and 300", blocks)
 	}
 	eng := devices.NewGroup([]devices.Slot{{Label: "gpu 0", Engine: one}, {Label: "gpu 1", Engine: one}}, devices.Config{Stats: true})
-	blocks, _ := planRun(Options{Query: Query{Layout: arrowio.LayoutStats}}, eng, sized, nv, sources, 0)
+	blocks, _ := planRun(Options{Query: Query{Layout: arrowio.LayoutStats}}, eng, sized, nv, sources, 0, false)
 	if !slices.Equal(blocks, []SourceBlock{{0, 504}, {504, 1000}}) {
 		t.Errorf("stats blocks %v, want two of about 500", blocks)
 	}
@@ -185,7 +185,7 @@ func TestPlanRunEvenStatsBlocks(t *testing.T) {
 			t.Errorf("block %d cut at %v on two devices", i, cuts)
 		}
 	}
-	if fixed, _ := planRun(Options{Query: Query{Layout: arrowio.LayoutStats}, Resources: Resources{MaxBlock: 700}}, eng, sized, nv, sources, 0); !slices.Equal(fixed, []SourceBlock{{0, 700}, {700, 1000}}) {
+	if fixed, _ := planRun(Options{Query: Query{Layout: arrowio.LayoutStats}, Resources: Resources{MaxBlock: 700}}, eng, sized, nv, sources, 0, false); !slices.Equal(fixed, []SourceBlock{{0, 700}, {700, 1000}}) {
 		t.Errorf("stats blocks of a fixed size %v, want 700 and 300", fixed)
 	}
 }

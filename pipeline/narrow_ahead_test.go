@@ -159,7 +159,7 @@ func TestNarrowAhead(t *testing.T) {
 			}
 			// A device that holds 7 sources, a host that holds plenty: blocks of 7.
 			eng := budgetEngine{host: 1 << 30, device: 7 * fake.BytesPerSource()}
-			blocks, sched := planRun(opt, eng, runner, n, len(sources), bytes)
+			blocks, sched := planRun(opt, eng, runner, n, len(sources), bytes, false)
 			if layout != arrowio.LayoutStats && (blockMax(blocks) != 7 || sched.residentMax != 0) {
 				t.Fatalf("%s %s: blocks of up to %d (device blocks %d), want 7 (none)", tc.name, layout, blockMax(blocks), sched.residentMax)
 			}
@@ -223,10 +223,25 @@ func TestPlanNarrowed(t *testing.T) {
 		{"max block", Options{Resources: Resources{MaxBlock: 3}}, budgetEngine{host: 1 << 40, device: 1 << 40}, 10, 64, 4, 3},
 		{"memory budget", Options{Resources: Resources{MemBudget: 5 * per}}, budgetEngine{host: 1 << 40, device: 1 << 40}, 10, 64, 2, 5},
 	} {
-		blocks := planNarrowed(c.opt, c.eng, runner, c.n, c.row)
+		blocks := planNarrowed(c.opt, c.eng, runner, c.n, c.row, false)
 		if len(blocks) != c.blocks || blockMax(blocks) != c.big || blocks[len(blocks)-1].End != c.n {
 			t.Errorf("%s: %d blocks of up to %d ending at %d, want %d of up to %d ending at %d",
 				c.name, len(blocks), blockMax(blocks), blocks[len(blocks)-1].End, c.blocks, c.big, c.n)
+		}
+	}
+	// The k nearest selected by the engine leave its stats blocks' fixed
+	// bytes (the GPU's hub rows) out of the device budget, at most half.
+	sized := statsSized{statsAsync: statsAsync{fakeAsync: newFakeAsync(1000, 0)}}
+	per = sized.BytesPerSource()
+	eng := budgetEngine{host: 1 << 40, device: 100 * per}
+	for _, c := range []struct {
+		fixed    int64
+		selected bool
+		big      int
+	}{{30 * per, true, 70}, {30 * per, false, 100}, {90 * per, true, 50}, {0, true, 100}} {
+		sized.fixed = c.fixed
+		if got := blockMax(planNarrowed(Options{}, eng, sized, 1000, 64, c.selected)); got != c.big {
+			t.Errorf("fixed %d bytes, selected %v: blocks of up to %d, want %d", c.fixed, c.selected, got, c.big)
 		}
 	}
 }

@@ -94,9 +94,9 @@ func (q *Prepared) Run(ctx context.Context, emit func(arrow.RecordBatch) error) 
 		return nil, fmt.Errorf("%w: memory budget of %d bytes is below the %d bytes one source needs", ErrInvalid, opt.MemBudget, per)
 	}
 	trace.Printf("pipeline", "sizing the run")
-	sizeStatsRun(planOptions(opt, eng), eng, runner, len(sources))
+	sizeStatsRun(planOptions(opt, eng), eng, runner, len(sources), selected)
 	trace.Printf("pipeline", "planning the blocks")
-	blocks, sched := planRun(planOptions(opt, eng), eng, planRunner(runner), csr.NumVertices, len(sources), narrowedRowBytes(runner, targets, opt.K, selected))
+	blocks, sched := planRun(planOptions(opt, eng), eng, planRunner(runner), csr.NumVertices, len(sources), narrowedRowBytes(runner, targets, opt.K, selected), selected)
 	if d, ok := runner.(graph.DeviceSet); ok {
 		// A device block holds one device's on each device.
 		sched.residentMax = d.ResidentSources(sched.residentMax)
