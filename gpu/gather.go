@@ -23,7 +23,7 @@ package gpu
 // selected) buffers of one of the two result slots, whose copy travels on
 // the copy stream while the next block computes (overlap.go); the
 // runner's BytesPerSource counts both slots' buffers (one slot's, with
-// the hub rows beside it, for the k nearest: Runner.selectsInOneSlot). ComputeResident
+// the hub rows beside it, for the k nearest: narrowing.selectsInOneSlot). ComputeResident
 // refuses a narrowed runner rather than keep unnarrowed rows. Predecessors
 // are not gathered here: a runner asked for them is not narrowed
 // (Narrowed is false), selects nothing, and the pipeline narrows its full
@@ -100,8 +100,18 @@ func (q *narrowing) bytesPerSource() (gathered, selected int64) {
 	return 0, 0
 }
 
+// selectsInOneSlot reports whether the runner's blocks of the k nearest
+// (SelectNearest) compute into the first result slot alone, as a stats
+// block does under plan.Config.OneSlotStats (oneSlotStats), with the hub
+// rows beside them (hubs.go): only their k cells per source leave the
+// device, so nothing copies rows out while the next block computes, and
+// the second slot's rows would only make the blocks smaller.
+func (q *narrowing) selectsInOneSlot(oneSlotStats bool) bool {
+	return q.nearestK > 0 && oneSlotStats
+}
+
 // oneSlotCells is bytesPerSource's figure for a block computed into one
-// result slot (Runner.selectsInOneSlot): the k nearest's cells, none for
+// result slot (narrowing.selectsInOneSlot): the k nearest's cells, none for
 // any other narrowing, whose blocks (RunStats) are reduced in place.
 func (q *narrowing) oneSlotCells() (gathered, selected int64) {
 	if q.nearestK == 0 {

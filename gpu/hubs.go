@@ -22,7 +22,7 @@ package gpu
 // holds the first phase's frontier) stops at the capacity's rows. They are
 // kept for the blocks that compute into the first slot alone: stats blocks
 // (RunStats under plan.Config.OneSlotStats) and blocks of the k nearest
-// selected on the device (Runner.selectsInOneSlot), whose selection reads
+// selected on the device (narrowing.selectsInOneSlot), whose selection reads
 // the block's rows and never the hub rows past them. A Start of full rows
 // reallocates both slots, and the rows are computed again by the next
 // block of one slot. Not with predecessors, a cutoff in the kernel, or

@@ -22,7 +22,7 @@ package gpu
 //     its blocks allocate the first slot's rows alone and are sized by
 //     StatsBytesPerSource: 1.5× the sources for the batched kernel's int32
 //     rows. A runner that selects the k nearest does the same
-//     (selectsInOneSlot): its cells, a few per source, are copied from the
+//     (narrowing.selectsInOneSlot): its cells, a few per source, are copied from the
 //     first slot, and the next block waits for that copy alone. A Start of
 //     full rows after them reallocates both slots.
 //   - One copier goroutine per device, on a locked OS thread with the
@@ -223,7 +223,7 @@ func (r *Runner) Start(ctx context.Context, out *graph.Block) (*Pending, error) 
 	}
 	k := len(out.Sources)
 	dist, _ := sliceBytes(out.Dist)
-	rowBytes := r.n * r.distType.Size()
+	rowBytes := r.n * r.buf.blockType().Size() // out's row, of the values the copy converts to
 	cycleSource := graph.VertexID(-1)
 	err := r.e.dev.do(func() error {
 		r.kernelTime, r.host = 0, hostTimes{}
@@ -260,7 +260,7 @@ func (r *Runner) Start(ctx context.Context, out *graph.Block) (*Pending, error) 
 // computed into an idle result slot, gathered and clipped (or the k
 // nearest selected) into that slot's own buffers, and the copy of those
 // cells to out is queued on the copy stream. Blocks of the k nearest
-// selected in one slot (selectsInOneSlot) compute into the first slot,
+// selected in one slot (narrowing.selectsInOneSlot) compute into the first slot,
 // once the copy of the block before has left it, beside the hub rows.
 // Errors are Start's.
 func (r *Runner) startNarrowed(ctx context.Context, out *graph.Block) (*Pending, error) {
@@ -289,7 +289,7 @@ func (r *Runner) startNarrowed(ctx context.Context, out *graph.Block) (*Pending,
 		if err := q.uploadTargets(dv); err != nil {
 			return err
 		}
-		oneSlot := r.selectsInOneSlot()
+		oneSlot := q.selectsInOneSlot(r.bk.cfg.OneSlotStats)
 		return runChunks(k, &r.buf.fit, r.releaseBlock, func(lo, hi int) error {
 			s := r.buf.statsSlot()
 			if !oneSlot {

@@ -23,19 +23,9 @@ import (
 // size) bytes, arcsByWeight). Prepare allocates those before it returns,
 // so a budget read from the device's free memory after it
 // (FreeMemory) has them out already. A runner that selects the k nearest
-// in one result slot (selectsInOneSlot) counts that slot's buffers alone.
+// in one result slot (narrowing.selectsInOneSlot) counts that slot's buffers alone.
 func (r *Runner) BytesPerSource() int64 {
-	return r.bytesPerSource(r.selectsInOneSlot())
-}
-
-// selectsInOneSlot reports whether the runner's blocks of the k nearest
-// (SelectNearest) compute into the first result slot alone, as a stats
-// block does under plan.Config.OneSlotStats, with the hub rows beside them
-// (hubs.go): only their k cells per source leave the device, so nothing
-// copies rows out while the next block computes, and the second slot's
-// rows would only make the blocks smaller.
-func (r *Runner) selectsInOneSlot() bool {
-	return r.narrow.nearestK > 0 && r.bk.cfg.OneSlotStats
+	return r.bytesPerSource(r.narrow.selectsInOneSlot(r.bk.cfg.OneSlotStats))
 }
 
 // StatsBytesPerSource is the device memory one more source in a block of

@@ -11,7 +11,7 @@ import (
 
 // TestHubRowsNearestAgainstOracle selects the k nearest (SelectNearest)
 // with the batched kernel in one result slot beside hub rows
-// (selectsInOneSlot, plan.Config.HubRows) over every source of the
+// (narrowing.selectsInOneSlot, plan.Config.HubRows) over every source of the
 // one-slot graphs, in blocks of an eighth of the vertices (the hub rows
 // derive and seed there) and of 97, and checks every row against a sort
 // of the CPU engine's full rows. Where hub rows may be kept (exact sums)
@@ -55,8 +55,8 @@ func TestHubRowsNearestAgainstOracle(t *testing.T) {
 				if !r.SelectNearest(k) {
 					t.Fatal("SelectNearest refused")
 				}
-				if r.selectsInOneSlot() != cfg.OneSlotStats {
-					t.Fatalf("selects in one slot %v under oneslot %v", r.selectsInOneSlot(), cfg.OneSlotStats)
+				if r.narrow.selectsInOneSlot(r.bk.cfg.OneSlotStats) != cfg.OneSlotStats {
+					t.Fatalf("selects in one slot %v under oneslot %v", r.narrow.selectsInOneSlot(r.bk.cfg.OneSlotStats), cfg.OneSlotStats)
 				}
 				kept := r.hubs.possible()
 				if (gname == "rmat11-int" || gname == "rmat11-float-exact") && kept != cfg.OneSlotStats {
