@@ -152,13 +152,18 @@ func (bb *blockBufs) blockType() graph.DistType {
 }
 
 // convertKernel is the kernel of convert.cu that rewrites distances of
-// type from as values of type to in place, "" where there is none.
+// type from as values of type to in place, "" where there is none: int32
+// as float32 and int64 as float64, exactly, and float64 rounded to float32
+// (a float32 result computed in float64, Request.RoundFloat32), whose
+// values then take half the rows' bytes.
 func convertKernel(from, to graph.DistType) string {
 	switch {
 	case from == graph.DistInt32 && to == graph.DistFloat32:
 		return "convert_i32_f32"
 	case from == graph.DistInt64 && to == graph.DistFloat64:
 		return "convert_i64_f64"
+	case from == graph.DistFloat64 && to == graph.DistFloat32:
+		return "narrow_f64_f32"
 	}
 	return ""
 }
@@ -167,11 +172,32 @@ func convertKernel(from, to graph.DistType) string {
 // threads stride over the rows.
 const convertGrid = 8192
 
-// queueConvert queues on stream 0 the kernel that rewrites the count
-// distances at from as bb.values, in place, before their copy.
+// narrowHead is the entries convert.cu's narrow_f64_f32_head narrows in
+// its one thread block (narrowPerThread per thread).
+const narrowHead = 8 * threadsPerBlock
+
+// queueConvert queues on stream 0 the kernels that rewrite the count
+// distances at from as bb.values, in place, before their copy. A
+// narrowing (float64 to float32) packs value i into bytes [4i, 4i+4),
+// inside entry i/2: the head launch narrows the first narrowHead entries,
+// then each launch narrows as many entries again as are narrowed, whose
+// values land only in entries already read (convert.cu).
 func (bb *blockBufs) queueConvert(from uint64, count int) error {
-	grid := int(min((int64(count)+threadsPerBlock-1)/threadsPerBlock, convertGrid))
-	return bb.dv.launchAsync(convertKernel(bb.distType, bb.values), grid, from, uint64(count))
+	name := convertKernel(bb.distType, bb.values)
+	grid := func(cells int64) int { return int(min((cells+threadsPerBlock-1)/threadsPerBlock, convertGrid)) }
+	if bb.values.Size() == bb.distType.Size() {
+		return bb.dv.launchAsync(name, grid(int64(count)), from, uint64(count))
+	}
+	if err := bb.dv.launchAsync(name+"_head", 1, from, uint64(count)); err != nil {
+		return err
+	}
+	for lo := int64(narrowHead); lo < int64(count); lo *= 2 {
+		hi := min(2*lo, int64(count))
+		if err := bb.dv.launchAsync(name, grid(hi-lo), from, uint64(lo), uint64(hi)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // validityGrid bounds the thread blocks of the validity kernel: each adds
@@ -232,15 +258,16 @@ func (bb *blockBufs) queueCopyFrom(s *resultSlot, fromDist, fromPred uint64, out
 	if dv.copier.jobs == nil {
 		return nil, errClosed
 	}
+	cells := len(out.dist) / bb.blockType().Size()
 	if bb.values != 0 {
-		if err := bb.queueConvert(fromDist, len(out.dist)/bb.distType.Size()); err != nil {
+		if err := bb.queueConvert(fromDist, cells); err != nil {
 			return nil, err
 		}
 	}
 	grid := 0
 	if out.valid != nil {
 		var err error
-		if grid, err = bb.queueValidity(s, fromDist, len(out.dist)/bb.distType.Size()); err != nil {
+		if grid, err = bb.queueValidity(s, fromDist, cells); err != nil {
 			return nil, err
 		}
 	}

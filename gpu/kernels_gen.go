@@ -70,6 +70,8 @@ var kernelTable = [...]kernelEntry{
 	{"convert_i32_f32", "convert.cu", []kernelParam{{"d", "int*", argPointer}, {"count", "unsigned long long", argUint64}}},
 	{"convert_i64_f64", "convert.cu", []kernelParam{{"d", "long long*", argPointer}, {"count", "unsigned long long", argUint64}}},
 	{"round_f64_f32", "convert.cu", []kernelParam{{"d", "double*", argPointer}, {"count", "unsigned long long", argUint64}, {"cutBits", "unsigned long long", argUint64}}},
+	{"narrow_f64_f32_head", "convert.cu", []kernelParam{{"d", "double*", argPointer}, {"count", "unsigned long long", argUint64}}},
+	{"narrow_f64_f32", "convert.cu", []kernelParam{{"d", "double*", argPointer}, {"lo", "unsigned long long", argUint64}, {"hi", "unsigned long long", argUint64}}},
 	{"csr_count", "csr.cu", []kernelParam{{"src", "const int*", argPointer}, {"dst", "const int*", argPointer}, {"m", "long long", argInt64}, {"undirected", "int", argInt32}, {"counts", "unsigned long long*", argPointer}}},
 	{"csr_scan", "csr.cu", []kernelParam{{"a", "long long*", argPointer}, {"len", "long long", argInt64}}},
 	{"csr_scatter_i32", "csr.cu", []kernelParam{{"src", "const int*", argPointer}, {"dst", "const int*", argPointer}, {"w", "const int*", argPointer}, {"m", "long long", argInt64}, {"undirected", "int", argInt32}, {"offsets", "const long long*", argPointer}, {"fill", "unsigned long long*", argPointer}, {"targets", "int*", argPointer}, {"weights", "int*", argPointer}}},

@@ -176,9 +176,11 @@ func (r *Runner) DistType() graph.DistType { return r.distType }
 
 // ConvertValues makes the runner fill its blocks with values of type t
 // (graph.ValueConverter): int32 distances as float32, int64 distances as
-// float64, rewritten on the device (convert.cu) as each block's rows are
-// queued for the host, unreachable as +Inf. The caller has checked that
-// t holds every distance exactly. It reports false, and changes nothing,
+// float64, and float64 distances rounded to nearest float32 (a float32
+// result computed in float64: half the bytes to the host), rewritten on
+// the device (convert.cu) as each block's rows are queued for the host,
+// unreachable as +Inf. For the integers the caller has checked that t
+// holds every distance exactly. It reports false, and changes nothing,
 // for any other pair of types, for a narrowed runner (whose gathered
 // cells keep the distances' type), with predecessors, and once a block
 // has run.

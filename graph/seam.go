@@ -194,13 +194,15 @@ type HostPinner interface {
 }
 
 // ValueConverter is implemented by runners that can fill a block with
-// values of another type than their distances, of the same width (the
-// GPU runner rewrites int32 rows as float32 and int64 rows as float64 on
-// the device, just before their copy to the host), so that the host
-// builds a matrix of float values without a pass of its own over it. The
-// pipeline asks for the matrix layout's value type when it differs from
-// the distances (pipeline's matrix type rule has checked that it holds
-// every distance exactly). After ConvertValues(t) returns true, every
+// values of another type than their distances (the GPU runner rewrites
+// int32 rows as float32 and int64 rows as float64 on the device, just
+// before their copy to the host, and float64 rows rounded to float32), so
+// that the host builds a matrix of float values without a pass of its own
+// over it. The pipeline asks for the matrix layout's value type when it
+// differs from the distances (pipeline's matrix type rule has checked
+// that it holds every distance exactly), and for float32 where a float32
+// result's float64 rows are rounded once (Request.RoundFloat32) for the
+// matrix or pairs layout. After ConvertValues(t) returns true, every
 // block the pipeline hands the runner (Run, Start, a ResidentBlock's
 // Start) is of type t, and its unreachable cells are t's Infinity; after
 // false nothing changed, and the host converts.

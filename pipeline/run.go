@@ -85,6 +85,16 @@ func (q *Prepared) Run(ctx context.Context, emit func(arrow.RecordBatch) error) 
 		}
 		fmt.Fprintf(opt.Log, "pathctl: the matrix carries %s values, converted from the %s distances %s\n", values, runner.DistType(), where)
 	}
+	engineRounds := false
+	if rounds && q.values == graph.DistFloat32 && opt.K == 0 && (opt.Layout == arrowio.LayoutMatrix || opt.Layout == arrowio.LayoutPairs) {
+		// Full rows of a float32 result: the engine rounds them where it
+		// can (the GPU, before their copy: half the bytes to the host),
+		// else the producer does (rounding.go).
+		if c, ok := runner.(graph.ValueConverter); ok && c.ConvertValues(graph.DistFloat32) {
+			blockType, engineRounds = graph.DistFloat32, true
+			fmt.Fprintf(opt.Log, "pathctl: the float64 rows rounded to float32 by the engine\n")
+		}
+	}
 	builder.SetShape(shape(opt, targets))
 	counted := func(r arrow.RecordBatch) error {
 		sum.Rows += r.NumRows()
@@ -126,7 +136,7 @@ func (q *Prepared) Run(ctx context.Context, emit func(arrow.RecordBatch) error) 
 		}
 	}
 	sched.targets, sched.nearest, sched.selected, sched.blockType = targets, opt.K, selected, blockType
-	sched.rounds = rounds && q.values == graph.DistFloat32
+	sched.rounds = rounds && q.values == graph.DistFloat32 && !engineRounds
 	resultStats := func(st *graph.Stats) *graph.Stats {
 		if rounds {
 			return float32Stats(st) // rounding.go
