@@ -23,8 +23,8 @@ package gpu
 // selected) buffers of one of the two result slots, whose copy travels on
 // the copy stream while the next block computes (overlap.go); the
 // runner's BytesPerSource counts both slots' buffers (one slot's, with
-// the hub rows beside it, for the k nearest: narrowing.selectsInOneSlot). ComputeResident
-// refuses a narrowed runner rather than keep unnarrowed rows. Predecessors
+// the hub rows beside it, for the k nearest: selectsInOneSlot).
+// ComputeResident refuses a narrowed runner rather than keep unnarrowed rows. Predecessors
 // are not gathered here: a runner asked for them is not narrowed
 // (Narrowed is false), selects nothing, and the pipeline narrows its full
 // rows on the host. The selection keeps ties in vertex order by reading

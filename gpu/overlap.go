@@ -22,8 +22,9 @@ package gpu
 //     its blocks allocate the first slot's rows alone and are sized by
 //     StatsBytesPerSource: 1.5× the sources for the batched kernel's int32
 //     rows. A runner that selects the k nearest does the same
-//     (narrowing.selectsInOneSlot): its cells, a few per source, are copied from the
-//     first slot, and the next block waits for that copy alone. A Start of
+//     (narrowing.selectsInOneSlot): its cells, a few per source, are
+//     copied from the first slot, and the next block waits for that copy
+//     alone. A Start of
 //     full rows after them reallocates both slots.
 //   - One copier goroutine per device, on a locked OS thread with the
 //     context current, waits for each queued copy (its events complete in
@@ -260,8 +261,9 @@ func (r *Runner) Start(ctx context.Context, out *graph.Block) (*Pending, error) 
 // computed into an idle result slot, gathered and clipped (or the k
 // nearest selected) into that slot's own buffers, and the copy of those
 // cells to out is queued on the copy stream. Blocks of the k nearest
-// selected in one slot (narrowing.selectsInOneSlot) compute into the first slot,
-// once the copy of the block before has left it, beside the hub rows.
+// selected in one slot (narrowing.selectsInOneSlot) compute into the
+// first slot, once the copy of the block before has left it, beside the
+// hub rows.
 // Errors are Start's.
 func (r *Runner) startNarrowed(ctx context.Context, out *graph.Block) (*Pending, error) {
 	q := &r.narrow

@@ -23,7 +23,8 @@ import (
 // size) bytes, arcsByWeight). Prepare allocates those before it returns,
 // so a budget read from the device's free memory after it
 // (FreeMemory) has them out already. A runner that selects the k nearest
-// in one result slot (narrowing.selectsInOneSlot) counts that slot's buffers alone.
+// in one result slot (narrowing.selectsInOneSlot) counts that slot's
+// buffers alone.
 func (r *Runner) BytesPerSource() int64 {
 	return r.bytesPerSource(r.narrow.selectsInOneSlot(r.bk.cfg.OneSlotStats))
 }
@@ -170,8 +171,8 @@ type blockBufs struct {
 // blockShape is what a block's buffers hold: k sources, with oneSlot
 // only the first result slot's rows (and hubRows hub rows past them,
 // hubs.go) and the k nearest's cells, else every slot's rows and narrowed
-// cells (gathered and selected bytes per source); the algorithm's layout, and aux bytes of
-// working rows, a scratch's of slices of scratch sources where scratch is
+// cells (gathered and selected bytes per source); the algorithm's layout,
+// and aux bytes of working rows, a scratch's of slices of scratch sources where scratch is
 // above 0.
 type blockShape struct {
 	k                  int
