@@ -22,7 +22,7 @@ package graph
 //	ResidentRunner gpu runner (adapted)              device blocks larger than the host's blocks
 //	HostPinner     gpu runner                        page-locking the blocks the pool recycles
 //	ValueConverter gpu runner, several devices'      a matrix's float values converted on the
-//	               runner                            device (integer distances, same width)
+//	               runner                            device (integers; float64 rounded to float32)
 //	DeviceTimer    gpu runner, its Waiters and       the time lines of --verbose
 //	               ResidentBlocks
 //	CopyTimer      gpu Waiters                       the time lines of --verbose
@@ -366,7 +366,7 @@ type AheadNarrower interface {
 
 // NearestSelector is implemented by runners that can select the k nearest
 // of every source themselves (the CPU runners; the GPU runner, on the
-// device): SelectNearest(k), which the pipeline calls before the first
+// device, and several devices' runner, on each): SelectNearest(k), which the pipeline calls before the first
 // block, reports whether they will; then their blocks hold k columns named
 // by CellTargets, NumVertices the graph's, from Run and Start alike.
 type NearestSelector interface {

@@ -241,12 +241,14 @@ func (m *Group) Prepare(ctx context.Context, csr *graph.CSR, req graph.Request) 
 			fmt.Fprintf(m.cfg.Notice, "pathctl: device %s: %v; running on the other devices\n", m.devices[i].Label, errs[i])
 			continue
 		}
-		workers = append(workers, &deviceWorker{label: m.devices[i].Label, runner: r, maxChunk: m.chunkMax(i, r)})
+		w := &deviceWorker{label: m.devices[i].Label, runner: r, deviceBudget: m.budgetOf(i, true)}
+		w.maxChunk.Store(int64(m.chunkMax(i, r)))
+		workers = append(workers, w)
 	}
 	shareHubRows(workers)
 	fmt.Fprintf(m.cfg.Log, "pathctl: %d devices:", len(workers))
 	for _, w := range workers {
-		fmt.Fprintf(m.cfg.Log, " %s (blocks of up to %d sources)", w.label, w.maxChunk)
+		fmt.Fprintf(m.cfg.Log, " %s (blocks of up to %d sources)", w.label, w.maxChunk.Load())
 	}
 	fmt.Fprintln(m.cfg.Log)
 	return newDevicesRunner(workers, csr.NumVertices, m.cfg.Threads, m.cfg.Notice, m.cfg.RequestError), nil
@@ -258,12 +260,18 @@ func (m *Group) Prepare(ctx context.Context, csr *graph.CSR, req graph.Request) 
 // devices it is the size of the host blocks, which are then never cut.
 func (m *Group) chunkMax(i int, r graph.Runner) int {
 	sizing := graph.SizingOf(r, m.cfg.Stats)
-	budget := m.cfg.MemBudget / int64(m.sharing(i))
-	if m.cfg.MemBudget <= 0 {
-		budget = m.deviceBudget(i, sizing.StatsOnDevice)
-	}
-	if most := sizing.MaxSources(sizing.Usable(budget)); most > 0 {
+	if most := sizing.MaxSources(sizing.Usable(m.budgetOf(i, sizing.StatsOnDevice))); most > 0 {
 		return most
 	}
 	return 1 << 30
+}
+
+// budgetOf is device i's share of the run's per-device budget, or of its
+// engine's (deviceBudget; onDevice: of a run whose blocks stay on the
+// device).
+func (m *Group) budgetOf(i int, onDevice bool) int64 {
+	if m.cfg.MemBudget > 0 {
+		return m.cfg.MemBudget / int64(m.sharing(i))
+	}
+	return m.deviceBudget(i, onDevice)
 }

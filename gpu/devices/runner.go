@@ -39,15 +39,16 @@ type devicesRunner struct {
 
 // The multi-device runner's part of the seam.
 var (
-	_ graph.Runner        = (*devicesRunner)(nil)
-	_ graph.AsyncRunner   = (*devicesRunner)(nil)
-	_ graph.StatsRunner   = (*devicesRunner)(nil)
-	_ graph.StatsSizer    = (*devicesRunner)(nil)
-	_ graph.Describer     = (*devicesRunner)(nil)
-	_ graph.NarrowRunner  = (*devicesRunner)(nil)
-	_ graph.SourceOrderer = (*devicesRunner)(nil)
-	_ graph.StatsRunSizer = (*devicesRunner)(nil)
-	_ graph.DeviceSet     = (*devicesRunner)(nil)
+	_ graph.Runner          = (*devicesRunner)(nil)
+	_ graph.AsyncRunner     = (*devicesRunner)(nil)
+	_ graph.StatsRunner     = (*devicesRunner)(nil)
+	_ graph.StatsSizer      = (*devicesRunner)(nil)
+	_ graph.Describer       = (*devicesRunner)(nil)
+	_ graph.NarrowRunner    = (*devicesRunner)(nil)
+	_ graph.NearestSelector = (*devicesRunner)(nil)
+	_ graph.SourceOrderer   = (*devicesRunner)(nil)
+	_ graph.StatsRunSizer   = (*devicesRunner)(nil)
+	_ graph.DeviceSet       = (*devicesRunner)(nil)
 )
 
 // PlanRunner is the first device's runner, whose blocks a run plans, so
@@ -60,8 +61,11 @@ type deviceWorker struct {
 	index  int // in the runner's workers, and the queue's
 	label  string
 	runner graph.Runner
-	// maxChunk is the most sources of one chunk (Group.chunkMax).
-	maxChunk int
+	// maxChunk is the most sources of one chunk (Group.chunkMax), resized
+	// when the runner selects the k nearest (SelectNearest); deviceBudget
+	// is the device's budget of blocks that stay on it (Group.budgetOf).
+	maxChunk     atomic.Int64
+	deviceBudget int64
 	// chunks and sources count what the device computed, and lastDone is
 	// when its last chunk was (Unix nanoseconds; 0 before the first);
 	// kernel and plan add up the device's kernel time and the host's
@@ -182,6 +186,35 @@ func (r *devicesRunner) Narrowed() bool {
 		nr, ok := w.runner.(graph.NarrowRunner)
 		if !ok || !nr.Narrowed() {
 			return false
+		}
+	}
+	return true
+}
+
+// SelectNearest makes every device's runner select the k nearest on its
+// device (graph.NearestSelector) and reports true, or false where one
+// cannot (its refusals depend on k and the request, the same on every
+// device). Each device's chunks are then sized as its selection's blocks
+// are, of one result slot with the fixed rows beside them (the stats
+// layout's sizing, graph.StatsSizer), as the pipeline plans the host's
+// blocks (planNarrowed); a chunk some worker took before keeps the old
+// size.
+func (r *devicesRunner) SelectNearest(k int) bool {
+	for _, w := range r.workers {
+		if _, ok := w.runner.(graph.NearestSelector); !ok {
+			return false
+		}
+	}
+	for _, w := range r.workers {
+		if !w.runner.(graph.NearestSelector).SelectNearest(k) {
+			return false
+		}
+		sizing := graph.BlockSizing{PerSource: w.runner.BytesPerSource(), InFlight: 1}
+		if s, ok := w.runner.(graph.StatsSizer); ok {
+			sizing.FixedBytes = s.StatsFixedBytes()
+		}
+		if most := sizing.MaxSources(sizing.Usable(w.deviceBudget)); most > 0 {
+			w.maxChunk.Store(int64(most))
 		}
 	}
 	return true
@@ -360,7 +393,7 @@ func (r *devicesRunner) work(w *deviceWorker) {
 	async, _ := w.runner.(graph.AsyncRunner)
 	var pending *startedChunk
 	for {
-		c, got, open := r.queue.take(w.index, w.maxChunk, pending == nil)
+		c, got, open := r.queue.take(w.index, int(w.maxChunk.Load()), pending == nil)
 		if !got {
 			if pending == nil {
 				return // closed
@@ -490,6 +523,9 @@ func (r *devicesRunner) compute(w *deviceWorker, c chunk) (validRows, nulls int,
 func subBlock(b *graph.Block, lo, hi int) *graph.Block {
 	w := b.Width()
 	sub := &graph.Block{Sources: b.Sources[lo:hi], NumVertices: b.NumVertices, Type: b.Type, Targets: b.Targets}
+	if b.CellTargets != nil { // the k nearest: w cells of named vertices a row
+		sub.CellTargets = b.CellTargets[lo*w : hi*w]
+	}
 	switch d := b.Dist.(type) {
 	case []int32:
 		sub.Dist = d[lo*w : hi*w]

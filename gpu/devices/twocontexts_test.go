@@ -14,7 +14,8 @@ import (
 
 // TestTwoEnginesOneGPU runs the real multi-device path on one GPU: two
 // engines on device 0 (--devices 0,0), the second taking the graph from the
-// first's device copy, fed from one queue. Every layout must equal the
+// first's device copy, fed from one queue. Every layout (the k nearest
+// selected on both devices among them) must equal the
 // one-engine run's, row for row, on a graph built on the CPU and on one
 // built on the GPU (whose engine is then the first device's).
 func TestTwoEnginesOneGPU(t *testing.T) {
@@ -33,6 +34,8 @@ func TestTwoEnginesOneGPU(t *testing.T) {
 		{"stats", pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutStats}}},
 		{"matrix-targets-cutoff", pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutMatrix, Targets: []string{"7", "3", "599"}, Cutoff: 30, HasCutoff: true}}},
 		{"bfs-matrix", pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutMatrix, Algorithm: graph.BFSLevel}}},
+		{"k-nearest", pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutPairs, K: 5}}},
+		{"k-nearest-cutoff", pipeline.Options{Query: pipeline.Query{Layout: arrowio.LayoutPairs, K: 5, Cutoff: 30, HasCutoff: true}}},
 	}
 	for _, build := range []string{"cpu", "gpu"} {
 		for _, kind := range []testgraphs.WeightKind{testgraphs.Int, testgraphs.Float32} {
@@ -61,6 +64,9 @@ func TestTwoEnginesOneGPU(t *testing.T) {
 					}
 					if !strings.Contains(log.String(), "2 devices") {
 						t.Errorf("log does not show two devices:\n%s", log.String())
+					}
+					if c.opt.K > 0 && !strings.Contains(log.String(), "the k nearest selected by the engine") {
+						t.Errorf("the k nearest not selected on the devices:\n%s", log.String())
 					}
 				})
 			}
