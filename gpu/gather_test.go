@@ -78,7 +78,6 @@ func narrowQuery(rng *rand.Rand, n int, row []float64, targets, withCutoff bool)
 func TestNarrowedAgainstCPU(t *testing.T) {
 	e := openEngine(t)
 	rng := newSeed(t)
-	ctx := context.Background()
 	for _, n := range []int{3, 301, 1999} {
 		for _, dk := range distKinds {
 			o := testgraphs.RandomOptions{N: n, M: 3 * n, Kind: dk.kind, MinWeight: 0, MaxWeight: 20, Dyadic: !dk.uniform}
@@ -88,16 +87,7 @@ func TestNarrowedAgainstCPU(t *testing.T) {
 				t.Fatal(err)
 			}
 			sources := pickSources(rng, n)
-			full, err := cpu.New(cpu.WithThreads(2)).Prepare(ctx, g, graph.Request{Algorithm: graph.Dijkstra})
-			if err != nil {
-				t.Fatal(err)
-			}
-			first := graph.NewBlock(sources[:1], n, full.DistType(), false)
-			if err := full.Run(ctx, first); err != nil {
-				t.Fatal(err)
-			}
-			full.Close()
-			row := cellsOf(first)
+			row := cellsOf(cpuRows(t, g, sources[:1]))
 			for _, shape := range []struct{ targets, cutoff bool }{{true, false}, {true, true}, {false, true}} {
 				q := narrowQuery(rng, n, row, shape.targets, shape.cutoff)
 				for _, alg := range []graph.Algorithm{graph.Auto, graph.Dijkstra} {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/pathctl/pathctl/cpu"
 	"github.com/pathctl/pathctl/graph"
 )
 
@@ -31,16 +30,7 @@ func TestHubRowsNearestAgainstOracle(t *testing.T) {
 	for gname, g := range statsSlotGraphs(t) {
 		n := g.NumVertices
 		sources := allVertices(n)
-		cr, err := cpu.New(cpu.WithThreads(2)).Prepare(ctx, g, graph.Request{Algorithm: graph.Dijkstra})
-		if err != nil {
-			t.Fatal(err)
-		}
-		full := graph.NewBlock(sources, n, cr.DistType(), false)
-		if err := cr.Run(ctx, full); err != nil {
-			t.Fatal(err)
-		}
-		cr.Close()
-		want := nearestOracle(full, graph.Request{}, k)
+		want := nearestOracle(cpuRows(t, g, sources), graph.Request{}, k)
 		for cname, spec := range configs {
 			cfg := defaultBatchedConfig()
 			if err := cfg.Config.Apply(spec); err != nil {

@@ -58,6 +58,23 @@ func nearestOracle(full *graph.Block, req graph.Request, k int) [][]nearCell {
 	return out
 }
 
+// cpuRows is the CPU engine's full rows (Dijkstra's) of sources in g, the
+// oracle the device's narrowed blocks are checked against.
+func cpuRows(t *testing.T, g *graph.CSR, sources []graph.VertexID) *graph.Block {
+	t.Helper()
+	ctx := context.Background()
+	cr, err := cpu.New(cpu.WithThreads(2)).Prepare(ctx, g, graph.Request{Algorithm: graph.Dijkstra})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cr.Close()
+	full := graph.NewBlock(sources, g.NumVertices, cr.DistType(), false)
+	if err := cr.Run(ctx, full); err != nil {
+		t.Fatal(err)
+	}
+	return full
+}
+
 // cutoffAsFloat is graph.CutoffOf in the distance type t, as float64.
 func cutoffAsFloat(t graph.DistType, c float64) float64 {
 	switch t {
@@ -84,7 +101,6 @@ func cutoffAsFloat(t graph.DistType, c float64) float64 {
 func TestNearestOnDevice(t *testing.T) {
 	e := openEngine(t)
 	rng := newSeed(t)
-	ctx := context.Background()
 	sizes := []int{3, 301, 1999}
 	ks := []int{1, 3, 16, MaxDeviceNearest}
 	if testing.Short() { // the sanitizer's runs
@@ -101,15 +117,7 @@ func TestNearestOnDevice(t *testing.T) {
 				t.Fatal(err)
 			}
 			sources := pickSources(rng, n)
-			cr, err := cpu.New(cpu.WithThreads(2)).Prepare(ctx, g, graph.Request{Algorithm: graph.Dijkstra})
-			if err != nil {
-				t.Fatal(err)
-			}
-			full := graph.NewBlock(sources, n, cr.DistType(), false)
-			if err := cr.Run(ctx, full); err != nil {
-				t.Fatal(err)
-			}
-			cr.Close()
+			full := cpuRows(t, g, sources)
 			row := cellsOf(full)[:n] // the first source's
 			for _, shape := range []struct{ targets, cutoff bool }{{false, false}, {false, true}, {true, false}, {true, true}} {
 				q := graph.Request{}

@@ -42,6 +42,20 @@ func SizingOf(r Runner, stats bool) BlockSizing {
 	return s
 }
 
+// SelectedSizing is the block sizing of runner r where it selects the k
+// nearest itself (NearestSelector said so): its BytesPerSource, with a
+// StatsSizer's fixed bytes beside its blocks (the GPU selects in one
+// result slot, beside the stats blocks' hub rows and scratch), one block
+// on the device at a time. The pipeline's blocks of such a run and each
+// device's chunks on several devices are sized by it.
+func SelectedSizing(r Runner) BlockSizing {
+	s := BlockSizing{PerSource: r.BytesPerSource(), InFlight: 1}
+	if sz, ok := r.(StatsSizer); ok {
+		s.FixedBytes = sz.StatsFixedBytes()
+	}
+	return s
+}
+
 // Usable is the part of budget the blocks' sources may take: budget less
 // FixedBytes, at least half of it.
 func (s BlockSizing) Usable(budget int64) int64 {

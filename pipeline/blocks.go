@@ -53,10 +53,10 @@ func planRun(opt Options, eng graph.Engine, runner graph.Runner, nv, n int, narr
 // where they ran in 16 of 256 before.
 func planNarrowed(opt Options, eng graph.Engine, runner graph.Runner, n int, narrowBytes int64, selected bool) []SourceBlock {
 	device, host := narrowedBudgets(opt, eng)
-	if s, ok := runner.(graph.StatsSizer); ok && selected {
+	if selected {
 		// The k nearest selected in one slot keep the stats blocks'
 		// fixed rows (the hub rows and the scratch) beside them.
-		device = graph.BlockSizing{FixedBytes: s.StatsFixedBytes()}.Usable(device)
+		device = graph.SelectedSizing(runner).Usable(device)
 	}
 	size := min(device/max(1, runner.BytesPerSource()), host/(3*narrowBytes))
 	return PlanBlocksInFlight(n, 1, max(1, size), opt.MaxBlock, 1)

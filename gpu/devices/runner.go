@@ -195,10 +195,9 @@ func (r *devicesRunner) Narrowed() bool {
 // device (graph.NearestSelector) and reports true, or false where one
 // cannot (its refusals depend on k and the request, the same on every
 // device). Each device's chunks are then sized as its selection's blocks
-// are, of one result slot with the fixed rows beside them (the stats
-// layout's sizing, graph.StatsSizer), as the pipeline plans the host's
-// blocks (planNarrowed); a chunk some worker took before keeps the old
-// size.
+// are (graph.SelectedSizing: one result slot with the fixed rows beside
+// them), as the pipeline plans the host's blocks (planNarrowed); a chunk
+// some worker took before keeps the old size.
 func (r *devicesRunner) SelectNearest(k int) bool {
 	for _, w := range r.workers {
 		if _, ok := w.runner.(graph.NearestSelector); !ok {
@@ -209,10 +208,7 @@ func (r *devicesRunner) SelectNearest(k int) bool {
 		if !w.runner.(graph.NearestSelector).SelectNearest(k) {
 			return false
 		}
-		sizing := graph.BlockSizing{PerSource: w.runner.BytesPerSource(), InFlight: 1}
-		if s, ok := w.runner.(graph.StatsSizer); ok {
-			sizing.FixedBytes = s.StatsFixedBytes()
-		}
+		sizing := graph.SelectedSizing(w.runner)
 		if most := sizing.MaxSources(sizing.Usable(w.deviceBudget)); most > 0 {
 			w.maxChunk.Store(int64(most))
 		}
