@@ -65,9 +65,9 @@ func prepareCH(ctx context.Context, e *Engine, g *graph.CSR, req graph.Request, 
 	case h == nil || h.NumVertices() != g.NumVertices:
 		return nil, errors.New("gpu: PrepareCH without the graph's hierarchy")
 	}
-	sw := hierarchy.NewSweep(h)
-	if sw.MaxWeight > math.MaxInt32 {
-		return nil, fmt.Errorf("gpu: the hierarchy's heaviest arc, %d, is past int32", sw.MaxWeight)
+	sw, err := hierarchy.NewSweep(h)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: %w", err)
 	}
 	r, err := e.prepare(ctx, g, req, defaultBatchedConfig())
 	if err != nil {
@@ -83,21 +83,14 @@ func prepareCH(ctx context.Context, e *Engine, g *graph.CSR, req graph.Request, 
 // upload puts the sweep's arrays on dv (on the device goroutine).
 func (c *chSweep) upload(dv *device) error {
 	sw := c.sweep
-	narrow := func(w []int64) []int32 {
-		out := make([]int32, len(w))
-		for i, x := range w {
-			out[i] = int32(x)
-		}
-		return out
-	}
 	var err error
 	for _, b := range []struct {
 		buf  *devBuf
 		host []byte
 	}{
-		{&c.arcStart, asBytes(sw.ArcStart)}, {&c.arcTail, asBytes(sw.ArcTail)}, {&c.arcWeight, asBytes(narrow(sw.ArcWeight))},
+		{&c.arcStart, asBytes(sw.ArcStart)}, {&c.arcTail, asBytes(sw.ArcTail)}, {&c.arcWeight, asBytes(sw.ArcWeight)},
 		{&c.position, asBytes(sw.Position)}, {&c.upOrder, asBytes(sw.UpOrder)}, {&c.upArcStart, asBytes(sw.UpArcStart)},
-		{&c.upArcTail, asBytes(sw.UpArcTail)}, {&c.upArcWeight, asBytes(narrow(sw.UpArcWeight))},
+		{&c.upArcTail, asBytes(sw.UpArcTail)}, {&c.upArcWeight, asBytes(sw.UpArcWeight)},
 	} {
 		if len(b.host) == 0 {
 			continue

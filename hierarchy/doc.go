@@ -68,6 +68,9 @@
 // worker's witness workspace holds 16 bytes per vertex. A hierarchy holds
 // the graph's arcs plus the shortcuts (about 1.15 per arc on road-like
 // grids), each with a weight, a head and a bypassed rank.
+// Read reads an index file in spans on every core (decode.go), its
+// checksum combined from theirs, in O(file) work; NewSweep lays the
+// device's sweep out in O(n + arcs), its arcs copied on every core.
 // Distance settles the two upward search spaces (hundreds to a few
 // thousand vertices on road networks); DistancesFrom costs one upward
 // search and O(n + arcs) for the sweep; Table costs one upward search per
@@ -81,7 +84,7 @@
 // than Options.MaxShortcutsPerArc per arc or whose remaining core turns
 // denser than Options.MaxCoreDegree allows (ErrTooManyShortcuts: R-MAT and
 // social graphs have no hierarchy to find; they give up in the first
-// rounds). Read fails with ErrCorrupt or
-// ErrMismatch. Queries fail only for vertices out of range or buffers of
+// rounds). Read fails with ErrCorrupt or ErrMismatch, NewSweep for arcs
+// past int32. Queries fail only for vertices out of range or buffers of
 // the wrong length. Errors are prefixed "hierarchy: ".
 package hierarchy

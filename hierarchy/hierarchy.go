@@ -124,6 +124,7 @@ type Hierarchy struct {
 type derived struct {
 	sweepOnce, reverseOnce sync.Once
 	sweep                  *Sweep
+	sweepErr               error
 	reverse                *Hierarchy
 }
 

@@ -33,7 +33,6 @@ package hierarchy
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -41,6 +40,7 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"runtime"
 
 	"github.com/pathctl/pathctl/graph"
 )
@@ -227,21 +227,26 @@ func (e *encoder) i64s(xs []int64) { e.words(len(xs), 8, func(i int) uint64 { re
 // wrapping ErrCorrupt for a file that is not an index, truncated, damaged
 // or of another version, and with one wrapping ErrMismatch when the index
 // belongs to another graph (other vertex or arc count, or other arrays).
-// It reads the whole file into memory and checks g's identity, O(file +
-// n + m).
+// It reads a file (or any io.ReaderAt of known size, as bytes.Reader) in
+// place, span by span on every core, other readers into memory first, and
+// checks g's identity, O(file + n + m).
 func Read(r io.Reader, g *graph.CSR) (*Hierarchy, error) {
 	if err := checkCSR(g); err != nil {
 		return nil, err
 	}
-	data, err := io.ReadAll(r)
+	// g's identity is hashed beside the reading and decoding.
+	ids := make(chan identity, 1)
+	go func() { ids <- identify(g) }()
+	ra, size, err := readerAt(r)
 	if err != nil {
 		return nil, fmt.Errorf("hierarchy: reading the index: %w", err)
 	}
-	h, err := decode(data)
+	h, err := decodeAt(ra, size, spanBytes)
+	want := <-ids
 	if err != nil {
 		return nil, err
 	}
-	if want := identify(g); h.id != want {
+	if h.id != want {
 		return nil, fmt.Errorf("%w: the index is of a graph of %d vertices and %d arcs (hash %016x), this one has %d and %d (hash %016x)",
 			ErrMismatch, h.id.vertices, h.id.arcs, h.id.hash, want.vertices, want.arcs, want.hash)
 	}
@@ -252,157 +257,39 @@ func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
 }
 
-// decode parses and checks an index file.
-func decode(data []byte) (*Hierarchy, error) {
-	// 1. Magic, version, checksum.
-	if len(data) < len(indexMagic) || !bytes.Equal(data[:len(indexMagic)], []byte(indexMagic)) {
-		return nil, corrupt("not a pathctl hierarchy index")
+// checkArcs checks a half's arcs over spans of ranks on every core: each
+// to a higher rank within n, each shortcut bypassing a lower rank, each
+// weight within the sums' range. The error is that of the lowest rank
+// found wrong.
+func checkArcs(half *arcs, n int) error {
+	if half.off[0] != 0 || half.off[n] != int64(len(half.head)) {
+		return corrupt("arc offsets do not span the arcs")
 	}
-	if len(data) < headerSize+8 {
-		return nil, corrupt("truncated header (%d bytes)", len(data))
-	}
-	le := binary.LittleEndian
-	if v := le.Uint32(data[8:]); v != indexVersion {
-		return nil, corrupt("index version %d, this build reads %d", v, indexVersion)
-	}
-	body, sum := data[:len(data)-8], le.Uint64(data[len(data)-8:])
-	if crc64.Checksum(body, crcTable) != sum {
-		return nil, corrupt("checksum mismatch (truncated or damaged file)")
-	}
-	// 2. Header and sizes.
-	d := decoder{data: body, at: 12}
-	flags := d.u32()
-	if flags&^flagWeights32 != 0 {
-		return nil, corrupt("unknown flags")
-	}
-	id := identity{vertices: d.u64(), arcs: d.u64(), hash: d.u64()}
-	f := d.u32()
-	d.u32()
-	upArcs, downArcs := d.u64(), d.u64()
-	if id.vertices > graph.MaxVertices || f > 1100 {
-		return nil, corrupt("bad header")
-	}
-	n := uint64(id.vertices)
-	weightBytes := uint64(8)
-	if flags&flagWeights32 != 0 {
-		weightBytes = 4
-	}
-	arcBytes := 4 + weightBytes + 4
-	rest := uint64(len(body) - headerSize)
-	if upArcs > rest/arcBytes || downArcs > rest/arcBytes ||
-		4*n+2*4*n+(upArcs+downArcs)*arcBytes != rest {
-		return nil, corrupt("sizes do not match the file's length")
-	}
-	// 3. Arrays.
-	h := &Hierarchy{n: int(n), fractionBits: int(f), id: id, derived: &derived{}}
-	h.order = d.i32s(int(n))
-	for _, a := range []struct {
-		half  *arcs
-		count uint64
-	}{{&h.up, upArcs}, {&h.down, downArcs}} {
-		var ok bool
-		if a.half.off, ok = d.offsets(int(n), a.count); !ok {
-			return nil, corrupt("arc counts do not add up to the arcs")
-		}
-		a.half.head = d.i32s(int(a.count))
-		if weightBytes == 4 {
-			a.half.w = d.u32s(int(a.count))
-		} else {
-			a.half.w = d.i64s(int(a.count))
-		}
-		a.half.mid = d.i32s(int(a.count))
-	}
-	// 4. Invariants: ranks a permutation, arcs to higher ranks, bypassed
-	// ranks below both ends, weights within the sums' range.
-	h.rank = make([]int32, n)
-	for i := range h.rank {
-		h.rank[i] = -1
-	}
-	for r, v := range h.order {
-		if v < 0 || uint64(v) >= n || h.rank[v] >= 0 {
-			return nil, corrupt("rank order is not a permutation")
-		}
-		h.rank[v] = int32(r)
-	}
-	for _, half := range []*arcs{&h.up, &h.down} {
-		if half.off[0] != 0 || half.off[n] != int64(len(half.head)) {
-			return nil, corrupt("arc offsets do not span the arcs")
-		}
-		for r := range int(n) {
-			lo, hi := half.off[r], half.off[r+1]
-			if lo > hi || hi > int64(len(half.head)) {
-				return nil, corrupt("arc offsets decrease")
-			}
-			for k := lo; k < hi; k++ {
-				if x := half.head[k]; x <= int32(r) || uint64(x) >= n {
-					return nil, corrupt("arc of rank %d to rank %d", r, x)
+	const ranks = 1 << 16 // per span
+	spans := (n + ranks - 1) / ranks
+	errs := make([]error, spans)
+	parallel(min(runtime.GOMAXPROCS(0), max(spans, 1)), spans, func(_, s int) {
+		for r := s * ranks; r < min((s+1)*ranks, n); r++ {
+			for k := half.off[r]; k < half.off[r+1]; k++ {
+				if x := half.head[k]; x <= int32(r) || x >= int32(n) {
+					errs[s] = corrupt("arc of rank %d to rank %d", r, x)
+					return
 				}
 				if m := half.mid[k]; m < -1 || m >= int32(r) {
-					return nil, corrupt("shortcut of rank %d bypasses rank %d", r, m)
+					errs[s] = corrupt("shortcut of rank %d bypasses rank %d", r, m)
+					return
 				}
 				if w := half.w[k]; w < 0 || w > intLimit {
-					return nil, corrupt("arc weight %d", w)
+					errs[s] = corrupt("arc weight %d", w)
+					return
 				}
 			}
 		}
-	}
-	return h, nil
-}
-
-// decoder reads little-endian values from a buffer whose length was
-// checked against the sizes.
-type decoder struct {
-	data []byte
-	at   int
-}
-
-func (d *decoder) u32() uint32 {
-	x := binary.LittleEndian.Uint32(d.data[d.at:])
-	d.at += 4
-	return x
-}
-
-func (d *decoder) u64() uint64 {
-	x := binary.LittleEndian.Uint64(d.data[d.at:])
-	d.at += 8
-	return x
-}
-
-func (d *decoder) i32s(n int) []int32 {
-	out := make([]int32, n)
-	for i := range out {
-		out[i] = int32(d.u32())
-	}
-	return out
-}
-
-// offsets reads n arc counts into n+1 offsets, and reports whether they
-// add up to total.
-func (d *decoder) offsets(n int, total uint64) ([]int64, bool) {
-	off := make([]int64, n+1)
-	var sum uint64
-	for r := range n {
-		sum += uint64(d.u32())
-		if sum > total {
-			return nil, false
+	})
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
-		off[r+1] = int64(sum)
 	}
-	return off, sum == total
-}
-
-func (d *decoder) u32s(n int) []int64 {
-	out := make([]int64, n)
-	for i := range out {
-		out[i] = int64(d.u32())
-	}
-	return out
-}
-
-func (d *decoder) i64s(n int) []int64 {
-	out := make([]int64, n)
-	for i := range out {
-		out[i] = int64(d.u64())
-	}
-	return out
+	return nil
 }

@@ -21,6 +21,7 @@ package hierarchy
 import (
 	"fmt"
 	"math"
+	"runtime"
 
 	"github.com/pathctl/pathctl/graph"
 )
@@ -30,14 +31,15 @@ import (
 // [LevelStart[l], LevelStart[l+1]). The down-arcs into position p are
 // [ArcStart[p], ArcStart[p+1]): tails ArcTail (positions of earlier
 // levels) and weights ArcWeight, in the hierarchy's units (see
-// Hierarchy.FractionBits).
+// Hierarchy.FractionBits), as int32: the device's sweeps add them to
+// int32 distances.
 type Sweep struct {
 	Vertex     []int32 // vertex at each position
 	Position   []int32 // position of each vertex
 	LevelStart []int32 // len(levels)+1 bounds
 	ArcStart   []int64 // len(positions)+1 bounds
 	ArcTail    []int32
-	ArcWeight  []int64
+	ArcWeight  []int32
 	// The upward phase: the level u is the positions UpOrder[i] for i in
 	// [UpLevelStart[u], UpLevelStart[u+1]); the arcs into UpOrder[i] from
 	// lower ranks are [UpArcStart[i], UpArcStart[i+1]): tails UpArcTail
@@ -46,7 +48,7 @@ type Sweep struct {
 	UpOrder      []int32
 	UpArcStart   []int64
 	UpArcTail    []int32
-	UpArcWeight  []int64
+	UpArcWeight  []int32
 	// MaxWeight is the heaviest arc of either phase (0 without arcs).
 	MaxWeight int64
 }
@@ -59,14 +61,34 @@ func (s *Sweep) Levels() int { return len(s.LevelStart) - 1 }
 
 // NewSweep lays h's downward graph out by levels (see the file comment),
 // once per hierarchy: a hierarchy kept with a graph serves every run's
-// sweep from the same layout. O(n + arcs) time and memory on the first
-// call; the Sweep is read-only.
-func NewSweep(h *Hierarchy) *Sweep {
-	h.derived.sweepOnce.Do(func() { h.derived.sweep = laySweep(h) })
-	return h.derived.sweep
+// sweep from the same layout. It fails when an arc is heavier than an
+// int32 holds. O(n + arcs) time and memory on the first call, the arcs
+// laid on every core; the Sweep is read-only.
+func NewSweep(h *Hierarchy) (*Sweep, error) {
+	h.derived.sweepOnce.Do(func() {
+		heaviest := max(heaviestArc(h.up.w), heaviestArc(h.down.w))
+		if heaviest > math.MaxInt32 {
+			h.derived.sweepErr = fmt.Errorf("hierarchy: the heaviest arc, %d, is past int32", heaviest)
+			return
+		}
+		h.derived.sweep = laySweep(h)
+		h.derived.sweep.MaxWeight = heaviest
+	})
+	return h.derived.sweep, h.derived.sweepErr
 }
 
-// laySweep is NewSweep's layout.
+// heaviestArc is the largest of w, 0 for none.
+func heaviestArc(w []int64) int64 {
+	var top int64
+	for _, x := range w {
+		top = max(top, x)
+	}
+	return top
+}
+
+// laySweep is NewSweep's layout. The levels are a DP in rank order, on one
+// core (a pass over the arcs); the arcs are copied into place on every
+// core, each rank's arcs in their order in h.
 func laySweep(h *Hierarchy) *Sweep {
 	n := h.n
 	off, head, w := h.down.off, h.down.head, h.down.w
@@ -83,22 +105,26 @@ func laySweep(h *Hierarchy) *Sweep {
 	s := &Sweep{Vertex: make([]int32, n), Position: make([]int32, n)}
 	var posOfRank []int32
 	s.LevelStart, posOfRank = byLevel(level, levels, true)
-	for r, p := range posOfRank {
-		s.Vertex[p] = h.order[r]
-		s.Position[h.order[r]] = p
-	}
+	inSpans(n, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			p := posOfRank[r]
+			s.Vertex[p] = h.order[r]
+			s.Position[h.order[r]] = p
+		}
+	})
 	s.ArcStart = arcStarts(posOfRank, func(r int) int64 { return off[r+1] - off[r] })
 	s.ArcTail = make([]int32, len(head))
-	s.ArcWeight = make([]int64, len(head))
-	for r := range n {
-		at := s.ArcStart[posOfRank[r]]
-		for k := off[r]; k < off[r+1]; k++ {
-			s.ArcTail[at] = posOfRank[head[k]]
-			s.ArcWeight[at] = w[k]
-			s.MaxWeight = max(s.MaxWeight, w[k])
-			at++
+	s.ArcWeight = make([]int32, len(head))
+	inSpans(n, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			at := s.ArcStart[posOfRank[r]]
+			for k := off[r]; k < off[r+1]; k++ {
+				s.ArcTail[at] = posOfRank[head[k]]
+				s.ArcWeight[at] = int32(w[k])
+				at++
+			}
 		}
-	}
+	})
 	s.layUpward(h, posOfRank)
 	return s
 }
@@ -106,6 +132,9 @@ func laySweep(h *Hierarchy) *Sweep {
 // layUpward lays the upward arcs out by upward level: the level of a rank
 // is 0 without arcs from lower ranks, else one more than its tails'
 // highest, found in one pass in rising rank (every tail's rank is lower).
+// The arcs are then gathered by their heads: each core owns a range of
+// heads and takes, from one pass over every arc in rising tail rank, those
+// into its range, so that a head's arcs keep their tails' order.
 func (s *Sweep) layUpward(h *Hierarchy, posOfRank []int32) {
 	n := h.n
 	off, head, w := h.up.off, h.up.head, h.up.w
@@ -123,23 +152,44 @@ func (s *Sweep) layUpward(h *Hierarchy, posOfRank []int32) {
 	var index []int32 // of each rank in UpOrder
 	s.UpLevelStart, index = byLevel(level, levels, false)
 	s.UpOrder = make([]int32, n)
-	for r, i := range index {
-		s.UpOrder[i] = posOfRank[r]
-	}
+	inSpans(n, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			s.UpOrder[index[r]] = posOfRank[r]
+		}
+	})
 	s.UpArcStart = arcStarts(index, func(r int) int64 { return in[r] })
 	s.UpArcTail = make([]int32, len(head))
-	s.UpArcWeight = make([]int64, len(head))
-	fill := make([]int64, n)
-	for u := range n {
-		for k := off[u]; k < off[u+1]; k++ {
-			x := head[k]
-			at := s.UpArcStart[index[x]] + fill[x]
-			fill[x]++
-			s.UpArcTail[at] = posOfRank[u]
-			s.UpArcWeight[at] = w[k]
-			s.MaxWeight = max(s.MaxWeight, w[k])
+	s.UpArcWeight = make([]int32, len(head))
+	next := in // reused: where each head's next arc goes
+	inSpans(n, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			next[r] = s.UpArcStart[index[r]]
 		}
-	}
+	})
+	owners := min(runtime.GOMAXPROCS(0), max(n/(1<<12), 1))
+	parallel(owners, owners, func(_, o int) {
+		first, last := int32(n*o/owners), int32(n*(o+1)/owners)
+		for u := range n {
+			tail := posOfRank[u]
+			for k := off[u]; k < off[u+1]; k++ {
+				if x := head[k]; x >= first && x < last {
+					at := next[x]
+					next[x]++
+					s.UpArcTail[at] = tail
+					s.UpArcWeight[at] = int32(w[k])
+				}
+			}
+		}
+	})
+}
+
+// inSpans calls work(lo, hi) over spans of [0, count) on every core.
+func inSpans(count int, work func(lo, hi int)) {
+	const span = 1 << 15
+	spans := (count + span - 1) / span
+	parallel(min(runtime.GOMAXPROCS(0), max(spans, 1)), spans, func(_, i int) {
+		work(i*span, min((i+1)*span, count))
+	})
 }
 
 // byLevel numbers the ranks level by level, within a level in falling
@@ -201,7 +251,8 @@ func (s *Sweep) DistancesBySweep(sources []graph.VertexID, rows [][]int64) error
 		}
 		table[int(s.Position[src])*k+j] = 0
 	}
-	relax := func(p, tail int32, w int64) {
+	relax := func(p, tail int32, weight int32) {
+		w := int64(weight)
 		for j := range k {
 			if d := table[int(tail)*k+j]; d != Infinity && d <= math.MaxInt64-w && d+w < table[int(p)*k+j] {
 				table[int(p)*k+j] = d + w

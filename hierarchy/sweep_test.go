@@ -1,6 +1,8 @@
 package hierarchy
 
 import (
+	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
@@ -22,7 +24,10 @@ func TestSweepAgainstDijkstra(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tg.name, err)
 		}
-		s := NewSweep(h)
+		s, err := NewSweep(h)
+		if err != nil {
+			t.Fatalf("%s: %v", tg.name, err)
+		}
 		n := tg.g.NumVertices
 		for p, v := range s.Vertex {
 			if s.Position[v] != int32(p) {
@@ -90,7 +95,8 @@ func TestSweepAndReverseMadeOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sweeps[i], reverses[i] = NewSweep(h), h.Reverse()
+			sweeps[i], _ = NewSweep(h)
+			reverses[i] = h.Reverse()
 		}()
 	}
 	wg.Wait()
@@ -102,7 +108,10 @@ func TestSweepAndReverseMadeOnce(t *testing.T) {
 	if reverses[0].Reverse() != h {
 		t.Fatal("the reverse of the reverse is not the hierarchy")
 	}
-	rs := NewSweep(reverses[0])
+	rs, err := NewSweep(reverses[0])
+	if err != nil {
+		t.Fatal(err)
+	}
 	if rs == sweeps[0] {
 		t.Fatal("the reverse shares the forward sweep")
 	}
@@ -122,5 +131,76 @@ func TestSweepAndReverseMadeOnce(t *testing.T) {
 				t.Fatalf("reverse sweep d(%d, %d) = %v, Dijkstra on the transpose %v", s, v, got, want[s][v])
 			}
 		}
+	}
+}
+
+// TestSweepLaidOnEveryCore checks the layout of a grid large enough that
+// every core lays a share of its upward arcs: every head's arcs are those
+// of the hierarchy, in rising tail rank, and the sweep answers as Dijkstra.
+func TestSweepLaidOnEveryCore(t *testing.T) {
+	rng := testgraphs.Rand(t, 41)
+	g := mustBuildCSR(t, testgraphs.RoadGrid(rng, 90, 100, 0.3, 0.05, 20), false)
+	h, err := Build(g, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSweep(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := h.n
+	rankAt := func(p int32) int32 { return h.rank[s.Vertex[p]] }
+	// The arcs into each rank, as the hierarchy holds them: (tail rank, weight).
+	type arc struct{ tail, w int64 }
+	into := make([][]arc, n)
+	for u := range n {
+		for k := h.up.off[u]; k < h.up.off[u+1]; k++ {
+			into[h.up.head[k]] = append(into[h.up.head[k]], arc{int64(u), h.up.w[k]})
+		}
+	}
+	for i, p := range s.UpOrder {
+		x := rankAt(p)
+		var got []arc
+		for a := s.UpArcStart[i]; a < s.UpArcStart[i+1]; a++ {
+			got = append(got, arc{int64(rankAt(s.UpArcTail[a])), int64(s.UpArcWeight[a])})
+		}
+		if !reflect.DeepEqual(got, into[x]) && (len(got) > 0 || len(into[x]) > 0) {
+			t.Fatalf("rank %d: upward arcs %v, the hierarchy's %v", x, got, into[x])
+		}
+	}
+	sources := []graph.VertexID{0, graph.VertexID(rng.IntN(n)), graph.VertexID(n - 1)}
+	want := map[graph.VertexID][]float64{}
+	for _, src := range sources {
+		want[src] = refRow(t, g, src)
+	}
+	rows := make([][]int64, len(sources))
+	for i := range rows {
+		rows[i] = make([]int64, n)
+	}
+	if err := s.DistancesBySweep(sources, rows); err != nil {
+		t.Fatal(err)
+	}
+	for i, src := range sources {
+		for v := range n {
+			if got := h.Float(rows[i][v]); got != want[src][v] {
+				t.Fatalf("sweep d(%d, %d) = %v, Dijkstra %v", src, v, got, want[src][v])
+			}
+		}
+	}
+}
+
+// TestSweepRefusesWideWeights: arcs past int32 have no sweep.
+func TestSweepRefusesWideWeights(t *testing.T) {
+	rng := testgraphs.Rand(t, 42)
+	e := testgraphs.RoadGrid(rng, 5, 6, 0.3, 0.1, 9)
+	for i := range e.IntWeights {
+		e.IntWeights[i] += 1 << 31
+	}
+	h, err := Build(mustBuildCSR(t, e, false), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := NewSweep(h); err == nil || s != nil || !strings.Contains(err.Error(), "past int32") {
+		t.Fatalf("a sweep of arcs past int32: %v, %v", s, err)
 	}
 }
