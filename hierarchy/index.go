@@ -227,30 +227,56 @@ func (e *encoder) i64s(xs []int64) { e.words(len(xs), 8, func(i int) uint64 { re
 // wrapping ErrCorrupt for a file that is not an index, truncated, damaged
 // or of another version, and with one wrapping ErrMismatch when the index
 // belongs to another graph (other vertex or arc count, or other arrays).
-// It reads a file (or any io.ReaderAt of known size, as bytes.Reader) in
-// place, span by span on every core, other readers into memory first, and
-// checks g's identity, O(file + n + m).
+// It is Decode and CheckGraph, g's identity hashed beside the decoding,
+// O(file + n + m).
 func Read(r io.Reader, g *graph.CSR) (*Hierarchy, error) {
 	if err := checkCSR(g); err != nil {
 		return nil, err
 	}
-	// g's identity is hashed beside the reading and decoding.
 	ids := make(chan identity, 1)
 	go func() { ids <- identify(g) }()
-	ra, size, err := readerAt(r)
-	if err != nil {
-		return nil, fmt.Errorf("hierarchy: reading the index: %w", err)
-	}
-	h, err := decodeAt(ra, size, spanBytes)
+	h, err := Decode(r)
 	want := <-ids
 	if err != nil {
 		return nil, err
 	}
-	if h.id != want {
-		return nil, fmt.Errorf("%w: the index is of a graph of %d vertices and %d arcs (hash %016x), this one has %d and %d (hash %016x)",
-			ErrMismatch, h.id.vertices, h.id.arcs, h.id.hash, want.vertices, want.arcs, want.hash)
+	if err := h.matches(want); err != nil {
+		return nil, err
 	}
 	return h, nil
+}
+
+// Decode reads an index file that Write wrote, without its graph: a
+// caller that reads the index beside the graph's edges checks it with
+// CheckGraph before any query. It reads a file (or any io.ReaderAt of
+// known size, as bytes.Reader) in place, span by span on every core,
+// other readers into memory first. It fails with an error wrapping
+// ErrCorrupt for a file that is not an index, truncated, damaged or of
+// another version.
+func Decode(r io.Reader) (*Hierarchy, error) {
+	ra, size, err := readerAt(r)
+	if err != nil {
+		return nil, fmt.Errorf("hierarchy: reading the index: %w", err)
+	}
+	return decodeAt(ra, size, spanBytes)
+}
+
+// CheckGraph fails with an error wrapping ErrMismatch when h is not the
+// hierarchy of g (other vertex or arc count, or other arrays), O(n + m).
+func (h *Hierarchy) CheckGraph(g *graph.CSR) error {
+	if err := checkCSR(g); err != nil {
+		return err
+	}
+	return h.matches(identify(g))
+}
+
+// matches fails with ErrMismatch where h's identity is not want.
+func (h *Hierarchy) matches(want identity) error {
+	if h.id != want {
+		return fmt.Errorf("%w: the index is of a graph of %d vertices and %d arcs (hash %016x), this one has %d and %d (hash %016x)",
+			ErrMismatch, h.id.vertices, h.id.arcs, h.id.hash, want.vertices, want.arcs, want.hash)
+	}
+	return nil
 }
 
 func corrupt(format string, args ...any) error {

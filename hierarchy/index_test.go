@@ -81,8 +81,19 @@ func TestIndexRefusesOtherGraph(t *testing.T) {
 		"transposed": graph.Transpose(g),
 		"smaller":    mustBuildCSR(t, testgraphs.RoadGrid(rng, 5, 6, 0.3, 0, 9), false),
 	} {
-		if _, err := Read(bytes.NewReader(data), other); !errors.Is(err, ErrMismatch) {
+		if got, err := Read(bytes.NewReader(data), other); !errors.Is(err, ErrMismatch) || got != nil {
 			t.Errorf("%s graph: %v, want ErrMismatch", name, err)
+		}
+		// Decoded alone, the index is refused by CheckGraph.
+		decoded, err := Decode(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := decoded.CheckGraph(other); !errors.Is(err, ErrMismatch) {
+			t.Errorf("%s graph: CheckGraph %v, want ErrMismatch", name, err)
+		}
+		if err := decoded.CheckGraph(g); err != nil {
+			t.Errorf("CheckGraph of the index's own graph: %v", err)
 		}
 	}
 	if err := h.Reverse().Write(&bytes.Buffer{}); err == nil {

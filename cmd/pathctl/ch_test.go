@@ -96,7 +96,7 @@ func TestCHEveryLayoutEqualsDijkstra(t *testing.T) {
 }
 
 // TestCHIndexRefusals: an index of other edges or of the other direction
-// is exit 2 naming it; a corrupt one exit 3; --index beside another
+// is exit 2 naming it, as is a missing one; a corrupt one exit 3; --index beside another
 // algorithm, ch on the GPU engine, ch with predecessors or paths, and
 // float weights whose sums round each exit 2 with one line.
 func TestCHIndexRefusals(t *testing.T) {
@@ -125,6 +125,7 @@ func TestCHIndexRefusals(t *testing.T) {
 		{[]string{"run", other, "--index", index}, 2, "--index " + index + " was built for another graph or direction"},
 		{[]string{"run", in, "--undirected", "--index", index}, 2, "was built for another graph or direction"},
 		{[]string{"run", in, "--index", corrupt}, 3, "corrupt index"},
+		{[]string{"run", in, "--index", filepath.Join(dir, "missing.ch")}, 2, "--index: open " + filepath.Join(dir, "missing.ch")},
 		{[]string{"run", in, "--index", index, "--algo", "dijkstra"}, 2, "--index serves --algo ch (or auto), not --algo dijkstra"},
 		{[]string{"run", in, "--algo", "ch", "--with-predecessors"}, 2, "the algorithm ch keeps no predecessors"},
 		{[]string{"run", in, "--algo", "ch", "--with-paths"}, 2, "the algorithm ch gives paths to --targets only"},

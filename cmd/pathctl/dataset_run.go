@@ -133,7 +133,7 @@ func (r *datasetRun) readGraph() error {
 // every block: the prepared query holds a closure that calls the running
 // block's blockProgress, set before each block runs.
 func (r *datasetRun) prepare() error {
-	if err := readIndexFlag(r.c, r.g, &r.opt); err != nil {
+	if err := readIndexFlag(r.c, r.g, &r.opt, nil); err != nil {
 		return err
 	}
 	r.opt.Progress = func(d, t int64) { r.blockProgress(d, t) }

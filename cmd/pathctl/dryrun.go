@@ -38,7 +38,7 @@ func executeDryRun(e *env, c *cli.Context, opt pipeline.Options, out, format str
 		return err
 	}
 	defer g.Close()
-	if err := readIndexFlag(c, g, &opt); err != nil {
+	if err := readIndexFlag(c, g, &opt, nil); err != nil {
 		return err
 	}
 	q, err := pipeline.Prepare(g, opt)

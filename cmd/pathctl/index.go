@@ -106,8 +106,10 @@ func routeCH(c *cli.Context, opt *pipeline.Options) error {
 }
 
 // readIndexFlag reads --index FILE for g into opt, checked against g's
-// CSR: an index of other edges or another direction is a usage error.
-func readIndexFlag(c *cli.Context, g *pipeline.Graph, opt *pipeline.Options) error {
+// CSR: an index of other edges or another direction is a usage error. An
+// early read (startIndexRead) gives the file decoded beside the graph;
+// nil reads it now.
+func readIndexFlag(c *cli.Context, g *pipeline.Graph, opt *pipeline.Options, early *indexRead) error {
 	path := c.String("index")
 	if path == "" {
 		return nil
@@ -115,13 +117,18 @@ func readIndexFlag(c *cli.Context, g *pipeline.Graph, opt *pipeline.Options) err
 	if opt.Algorithm != pipeline.Auto && opt.Algorithm != pipeline.CH {
 		return usagef("--index serves --algo ch (or auto), not --algo %s", opt.Algorithm)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return usagef("--index: %v", err)
+	if early == nil {
+		early = startIndexRead(path, false, false)
 	}
-	defer f.Close()
-	h, err := hierarchy.Read(f, g.CSR)
+	<-early.done
+	h, err := early.h, early.err
+	if err == nil {
+		err = h.CheckGraph(g.CSR)
+	}
+	var open *os.PathError
 	switch {
+	case errors.As(err, &open):
+		return usagef("--index: %v", err)
 	case errors.Is(err, hierarchy.ErrMismatch):
 		return usagef("--index %s was built for another graph or direction (%v)", path, err)
 	case err != nil:
@@ -129,4 +136,47 @@ func readIndexFlag(c *cli.Context, g *pipeline.Graph, opt *pipeline.Options) err
 	}
 	opt.Index = h
 	return nil
+}
+
+// indexRead is an --index file decoded in the background.
+type indexRead struct {
+	done chan struct{} // closed once h or err is set
+	h    *hierarchy.Hierarchy
+	err  error
+}
+
+// startIndexRead decodes the index at path in the background, so that it
+// is read beside the graph's edges (the index of a million-vertex grid
+// takes about as long as its edges). For a run of the GPU engine it then
+// lays out the sweep the device's ch prepares from (of the reversed
+// hierarchy for reverse), made once per hierarchy, while the graph loads.
+func startIndexRead(path string, gpu, reverse bool) *indexRead {
+	ir := &indexRead{done: make(chan struct{})}
+	go func() {
+		f, err := os.Open(path)
+		if err == nil {
+			ir.h, err = hierarchy.Decode(f)
+			f.Close()
+		}
+		ir.err = err
+		close(ir.done)
+		if err == nil && gpu {
+			h := ir.h
+			if reverse {
+				h = h.Reverse()
+			}
+			hierarchy.NewSweep(h) // its error is PrepareCH's to report
+		}
+	}()
+	return ir
+}
+
+// startIndexFlag is startIndexRead for the run's --index, nil without one
+// or where --algo does not use it (readIndexFlag says so).
+func startIndexFlag(c *cli.Context, opt pipeline.Options) *indexRead {
+	path := c.String("index")
+	if path == "" || (opt.Algorithm != pipeline.Auto && opt.Algorithm != pipeline.CH) {
+		return nil
+	}
+	return startIndexRead(path, opt.Engine == "gpu", opt.Reverse)
 }

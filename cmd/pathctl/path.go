@@ -60,7 +60,7 @@ func pathCommand(e *env) *cli.Command {
 				return err
 			}
 			defer g.Close()
-			if err := readIndexFlag(c, g, &opt); err != nil {
+			if err := readIndexFlag(c, g, &opt, nil); err != nil {
 				return err
 			}
 			q, err := pipeline.Prepare(g, opt)

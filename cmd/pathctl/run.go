@@ -203,13 +203,14 @@ func execute(e *env, c *cli.Context, sources []string) error {
 		started = time.Now()
 	}
 	var stages loadStages
+	index := startIndexFlag(c, opt) // decoded beside the graph's reading
 	g, err := readGraphTimed(e, c, pipeline.LoadOptions{Engine: loadEngine(opt.Engine, layout), Sources: len(sources), Log: opt.Log, Notice: opt.Notice, Devices: opt.Devices,
 		Algorithm: opt.Algorithm, Tune: opt.Tune}, &stages)
 	if err != nil {
 		return err
 	}
 	defer g.Close() // on the error paths; closed below otherwise
-	if err := readIndexFlag(c, g, &opt); err != nil {
+	if err := readIndexFlag(c, g, &opt, index); err != nil {
 		return err
 	}
 	var bar *progress // progress.go: a bar, or lines on a log, made once the output is created
