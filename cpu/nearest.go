@@ -18,13 +18,18 @@ import (
 // Nearest computes, for every vertex of g, the distance to the nearest of
 // sources and that source, over g's non-negative weights; req.Cutoff,
 // when set, leaves vertices farther than it unreached. Negative weights
-// give a *graph.NegativeWeightError. The distances have g's type.
+// give a *graph.NegativeWeightError. The distances have g's type. For
+// req.Algorithm ch the answer comes through the contraction hierarchy
+// (nearestch.go), the same answer.
 func (e *Engine) Nearest(ctx context.Context, g *graph.CSR, sources []graph.VertexID, req graph.Request) (*graph.Nearest, error) {
 	if err := checkNearestSources(g, sources); err != nil {
 		return nil, err
 	}
 	if g.HasNegative() {
 		return nil, g.NegativeWeight(graph.Dijkstra)
+	}
+	if req.Algorithm == graph.CH {
+		return e.nearestCH(ctx, g, sources, req) // nearestch.go
 	}
 	switch g.Type {
 	case graph.DistInt32:

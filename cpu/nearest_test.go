@@ -13,7 +13,8 @@ import (
 // many ties, wide ones, int64 distances, unweighted graphs, zero weights
 // and floats, directed and undirected, with and without a cutoff, against
 // one serial Dijkstra per source: every vertex's nearest distance, ties
-// to the smaller source.
+// to the smaller source; the same through a contraction hierarchy (the
+// algorithm ch).
 func TestNearestAgainstDijkstra(t *testing.T) {
 	rng := testgraphs.Rand(t, 0x4ea7)
 	ctx := context.Background()
@@ -48,15 +49,18 @@ func TestNearestAgainstDijkstra(t *testing.T) {
 			if trial%2 == 1 {
 				req.HasCutoff, req.Cutoff = true, float64(sh.hi*(1+rng.IntN(3)))
 			}
-			got, err := New().Nearest(ctx, g, sources, req)
-			if err != nil {
-				t.Fatal(err)
-			}
 			wantDist, wantFrom := nearestByDijkstra(t, g, sources, req)
-			for v := range n {
-				d := distAt(got.Dist, v)
-				if got.Source[v] != wantFrom[v] || (wantFrom[v] >= 0 && d != wantDist[v]) {
-					t.Fatalf("%s trial %d: vertex %d: (%v, %d), want (%v, %d)", sh.name, trial, v, d, got.Source[v], wantDist[v], wantFrom[v])
+			for _, algo := range []graph.Algorithm{graph.Auto, graph.CH} {
+				req.Algorithm = algo
+				got, err := New().Nearest(ctx, g, sources, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for v := range n {
+					d := distAt(got.Dist, v)
+					if got.Source[v] != wantFrom[v] || (wantFrom[v] >= 0 && d != wantDist[v]) {
+						t.Fatalf("%s trial %d, %s: vertex %d: (%v, %d), want (%v, %d)", sh.name, trial, algo, v, d, got.Source[v], wantDist[v], wantFrom[v])
+					}
 				}
 			}
 		}

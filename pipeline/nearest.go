@@ -2,7 +2,9 @@ package pipeline
 
 // Which engine answers the nearest layout (runNearest): one
 // multi-source run, on the GPU engine's kernels (gpu/nearest.go) or the CPU
-// engine's multi-source Dijkstra (cpu/nearest.go), both graph.NearestFinder;
+// engine's multi-source Dijkstra (cpu/nearest.go), both graph.NearestFinder,
+// or for the algorithm ch on the CPU engine one upward search from every
+// source and one sweep of the hierarchy (cpu/nearestch.go);
 // with Bellman-Ford (asked for, or auto's choice where a weight is
 // negative, as for every other layout) the CPU engine's multi-source
 // Bellman-Ford (cpu/nearestbf.go), which takes negative weights.
@@ -32,6 +34,9 @@ const minGPUNearestVertices = 1 << 14
 // for the summary.
 func nearestOn(ctx context.Context, g *Graph, opt Options, csr *graph.CSR, sources []graph.VertexID, req graph.Request) (*graph.Nearest, string, string, error) {
 	onCPU := func() (*graph.Nearest, string, string, error) {
+		if req.Algorithm == graph.CH {
+			return nearestCH(ctx, g, opt, csr, sources, req)
+		}
 		res, err := cpu.New(cpu.WithThreads(opt.Threads)).Nearest(ctx, csr, sources, req)
 		return res, "cpu", "nearest source: one multi-source Dijkstra", err
 	}
@@ -74,6 +79,24 @@ func nearestOn(ctx context.Context, g *Graph, opt Options, csr *graph.CSR, sourc
 		return nil, "", "", err
 	}
 	return res, eng.Name(), method, nil
+}
+
+// nearestCH answers the nearest layout through the contraction
+// hierarchy on the CPU engine: the index's, or the one g keeps (built now
+// where it keeps none), reversed for a reversed run.
+func nearestCH(ctx context.Context, g *Graph, opt Options, csr *graph.CSR, sources []graph.VertexID, req graph.Request) (*graph.Nearest, string, string, error) {
+	h := opt.Index
+	if h == nil {
+		var err error
+		if h, err = g.hierarchyFor(ctx, opt); err != nil {
+			return nil, "", "", err
+		}
+	}
+	if opt.Reverse {
+		h = h.Reverse()
+	}
+	res, err := cpu.New(cpu.WithThreads(opt.Threads), cpu.WithHierarchy(h)).Nearest(ctx, csr, sources, req)
+	return res, "cpu", fmt.Sprintf("nearest source: ch (contraction hierarchy of %d arcs; one upward search from every source, one downward sweep)", h.Arcs()), err
 }
 
 // runNearest answers q's nearest layout on csr: one multi-source run

@@ -289,3 +289,46 @@ func BenchmarkNearestHost(b *testing.B) {
 		}
 	})
 }
+
+// TestNearestLayoutThroughCH runs the nearest layout of the algorithm ch
+// on the CPU engine (one upward search from every source, one sweep of
+// the hierarchy), through the hierarchy the graph keeps and through an
+// index, on random graphs of every weight kind, directed and undirected,
+// with and without a cutoff and --reverse: the rows must be the
+// independent oracle's, and the summary must name ch.
+func TestNearestLayoutThroughCH(t *testing.T) {
+	rng := testgraphs.Rand(t, 45)
+	for trial := range 16 {
+		kind := []testgraphs.WeightKind{testgraphs.Int, testgraphs.Unweighted, testgraphs.Int, testgraphs.Float64}[trial%4]
+		n := 1 + rng.IntN(300)
+		table := randomTable(rng, n, 3*n, kind)
+		g, err := LoadGraph(table, LoadOptions{Undirected: trial%3 == 0, Engine: "cpu"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := randomQuery(rng, t, g.CSR)
+		q.targets = nil
+		if trial%5 == 2 {
+			q.hasCutoff, q.cutoff = true, float64(rng.IntN(25))
+		}
+		reverse := trial%4 == 1
+		what := fmt.Sprintf("trial %d: %d vertices, %s, %d sources, cutoff %v %v, reverse %v", trial, n, kind, len(q.sources), q.hasCutoff, q.cutoff, reverse)
+		opt := q.options(graph.CH, "cpu")
+		opt.Reverse = reverse
+		if trial%2 == 1 {
+			h, err := g.BuildHierarchy(context.Background(), 0)
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			opt.Index = h
+		}
+		got, sum := collectNearest(t, g, opt)
+		if sum.Engine != "cpu" || !strings.Contains(sum.Algorithm, "nearest source: ch") {
+			t.Fatalf("%s: ran on engine %s (%s), want ch on the CPU", what, sum.Engine, sum.Algorithm)
+		}
+		if oracle := nearestSourceOracle(t, table, trial%3 == 0, reverse, q); fmt.Sprint(got) != fmt.Sprint(oracle) {
+			t.Fatalf("%s:\n     ch %v\n oracle %v", what, got, oracle)
+		}
+		g.Close()
+	}
+}
