@@ -10,15 +10,14 @@ package hierarchy
 //     a Dijkstra from s in the upward graph, then one sweep over the ranks
 //     from the highest down, d(v) = min(d(v), d(u) + w(u, v)) over the
 //     downward arcs u→v into v, whose tails u were swept before v.
-//   - Nearest: the nearest of many sources, one upward search from every
-//     source at once, then one downward sweep, as PHAST does for one
-//     source. Each vertex carries a (distance, source) label, the smaller
+//   - Nearest: the nearest of many sources, one upward phase from every
+//     source at once (a DP in rising rank), then one downward sweep, as
+//     PHAST does for one source. Each vertex carries a (distance, source) label, the smaller
 //     distance first and among equal ones the smaller source id; adding an
 //     arc's weight keeps the order, so the upward search and the sweep take
 //     the least label of every up-down path, which is the nearest source
 //     of the graph's distances (for each source the least up-down path is
-//     its distance). O(the search spaces' union + n + arcs), whatever the
-//     number of sources.
+//     its distance). O(n + arcs), whatever the number of sources.
 
 import (
 	"fmt"
@@ -224,36 +223,33 @@ func (h *Hierarchy) Nearest(sources []graph.VertexID, dist []int64, source []gra
 			return err
 		}
 	}
-	// By rank: the label of each vertex.
-	d := make([]int64, h.n)
-	from := make([]graph.VertexID, h.n)
-	for r := range d {
-		d[r], from[r] = Infinity, -1
+	// By rank: the label of each vertex, distance and source side by
+	// side (one cache line per arc's tail in the sweep).
+	type label struct {
+		d    int64
+		from graph.VertexID
 	}
-	better := func(r int32, dr int64, s graph.VertexID) bool {
-		return dr < d[r] || (dr == d[r] && s < from[r])
+	at := make([]label, h.n)
+	for r := range at {
+		at[r] = label{Infinity, -1}
 	}
-	// 1. The upward search from every source at once. A label that ties
-	// in distance but names a smaller source enters the queue again, so
-	// that it spreads as far as a shorter one would.
-	var heap distHeap
+	less := func(a, b label) bool { return a.d < b.d || (a.d == b.d && a.from < b.from) }
+	// 1. The upward phase from every source at once, a DP in rising rank
+	// (every arc climbs, so a vertex's label is final when its turn
+	// comes): O(n) plus the arcs of the vertices reached.
 	for _, s := range sources {
-		if r := h.rank[s]; better(r, 0, s) {
-			d[r], from[r] = 0, s
-			heap.push(heapItem{0, r})
+		if r := h.rank[s]; less(label{0, s}, at[r]) {
+			at[r] = label{0, s}
 		}
 	}
-	for len(heap) > 0 {
-		it := heap.pop()
-		u := it.v
-		if it.d > d[u] {
+	for u := range int32(h.n) {
+		lu := at[u]
+		if lu.d == Infinity {
 			continue
 		}
 		for k := h.up.off[u]; k < h.up.off[u+1]; k++ {
-			x := h.up.head[k]
-			if dx := it.d + h.up.w[k]; better(x, dx, from[u]) {
-				d[x], from[x] = dx, from[u]
-				heap.push(heapItem{dx, x})
+			if x, c := h.up.head[k], (label{lu.d + h.up.w[k], lu.from}); less(c, at[x]) {
+				at[x] = c
 			}
 		}
 	}
@@ -261,18 +257,17 @@ func (h *Hierarchy) Nearest(sources []graph.VertexID, dist []int64, source []gra
 	// arcs into r rank higher, swept before r.
 	off, head, w := h.down.off, h.down.head, h.down.w
 	for r := h.n - 1; r >= 0; r-- {
-		best, by := d[r], from[r]
+		best := at[r]
 		for k := off[r]; k < off[r+1]; k++ {
-			x := head[k]
-			if dx := d[x]; dx != Infinity {
-				if c := dx + w[k]; c < best || (c == best && from[x] < by) {
-					best, by = c, from[x]
+			if lx := at[head[k]]; lx.d != Infinity {
+				if c := (label{lx.d + w[k], lx.from}); less(c, best) {
+					best = c
 				}
 			}
 		}
-		d[r], from[r] = best, by
+		at[r] = best
 		v := h.order[r]
-		dist[v], source[v] = best, by
+		dist[v], source[v] = best.d, best.from
 	}
 	return nil
 }
