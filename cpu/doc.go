@@ -37,6 +37,6 @@
 //   - knearest.go: the k nearest of each source, selected during the searches
 //   - nearest.go: nearest source, one multi-source Dijkstra; the engine's entry points of the nearest layout
 //   - nearestbf.go: nearest source with negative weights, the rounds of one multi-source Bellman-Ford
-//   - nearestch.go: nearest source through a contraction hierarchy (the algorithm ch): one upward search from every source, one sweep
+//   - nearestch.go: nearest source through a contraction hierarchy (the algorithm ch): one upward pass from every source, one sweep
 //   - workspace.go: one worker's buffers, reused from source to source
 package cpu

@@ -1,7 +1,7 @@
 package cpu
 
 // The nearest source through a contraction hierarchy (the algorithm ch):
-// one upward search from every source at once and one downward sweep
+// one upward pass from every source at once and one downward sweep
 // (hierarchy.Nearest), in place of a multi-source Dijkstra over the whole
 // graph. The hierarchy is e's (WithHierarchy) or one built now.
 

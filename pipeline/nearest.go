@@ -3,7 +3,7 @@ package pipeline
 // Which engine answers the nearest layout (runNearest): one
 // multi-source run, on the GPU engine's kernels (gpu/nearest.go) or the CPU
 // engine's multi-source Dijkstra (cpu/nearest.go), both graph.NearestFinder,
-// or for the algorithm ch on the CPU engine one upward search from every
+// or for the algorithm ch on the CPU engine one upward pass from every
 // source and one sweep of the hierarchy (cpu/nearestch.go);
 // with Bellman-Ford (asked for, or auto's choice where a weight is
 // negative, as for every other layout) the CPU engine's multi-source
@@ -96,7 +96,7 @@ func nearestCH(ctx context.Context, g *Graph, opt Options, csr *graph.CSR, sourc
 		h = h.Reverse()
 	}
 	res, err := cpu.New(cpu.WithThreads(opt.Threads), cpu.WithHierarchy(h)).Nearest(ctx, csr, sources, req)
-	return res, "cpu", fmt.Sprintf("nearest source: ch (contraction hierarchy of %d arcs; one upward search from every source, one downward sweep)", h.Arcs()), err
+	return res, "cpu", fmt.Sprintf("nearest source: ch (contraction hierarchy of %d arcs; one upward pass from every source, one downward sweep)", h.Arcs()), err
 }
 
 // runNearest answers q's nearest layout on csr: one multi-source run
