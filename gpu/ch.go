@@ -177,7 +177,7 @@ func (c *chSweep) launch(r *Runner, k int) error {
 		if sw.ArcStart[last] == sw.ArcStart[first] {
 			continue
 		}
-		err := dv.launchAsync("ch_down_i32", batchedGrid(int64(last-first)*int64(k)), table, int32(k), first, last,
+		err := dv.launchAsync("ch_down_i32", batchedGrid(int64(last-first)*int64(k)), table, c.live.ptr, int32(k), first, last,
 			c.arcStart.ptr, c.arcTail.ptr, c.arcWeight.ptr)
 		if err != nil {
 			return err

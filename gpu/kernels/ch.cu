@@ -69,8 +69,9 @@ extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
 // Most of the table is infinite in this phase (a source's upward search
 // space is a few thousand vertices), so a byte per position and group of
 // 32 sources, live[p*groups + j/32], says whether any of the group's
-// distances at p is finite: a tail whose byte is 0 is not read. A thread
-// that finds a finite distance sets its byte (every writer writes 1).
+// distances at p is finite: a tail whose byte is 0 is not read, and an
+// entry that stays infinite is not written. A thread that finds a finite
+// distance sets its byte (every writer writes 1).
 extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
     ch_up_i32(int* D, unsigned char* live, int k, int first, int last, const int* order, const long long* arcStart,
               const int* arcTail, const int* arcWeight) {
@@ -83,7 +84,11 @@ extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
     const u64 j = i % k;
     const u64 p = (u64)order[at];
     const u64 g = j / 32;
-    int best = D[p * k + j];
+    // Before its level, p's entry is finite only where p is the source,
+    // whose group ch_sources marked live: a dead group's entry is the
+    // table's infinity, neither read nor written back.
+    const bool wasLive = live[p * groups + g];
+    int best = wasLive ? D[p * k + j] : inf;
     const long long end = arcStart[at + 1];
     for (long long a = arcStart[at]; a < end; a++) {
       const u64 tail = (u64)arcTail[a];
@@ -94,23 +99,31 @@ extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
         if (c < best) best = (int)c;
       }
     }
-    D[p * k + j] = best;
-    if (best != inf) live[p * groups + g] = 1;
+    if (best != inf) {
+      D[p * k + j] = best;
+      if (!wasLive) live[p * groups + g] = 1;
+    }
   }
 }
 
 // ch_down_i32 sweeps the positions [first, last) of one downward level for
 // the k sources: thread (p, j) lowers D[p*k + j] to the minimum over the
-// down-arcs into p.
+// down-arcs into p. Where the upward phase left p's group dead (live, as
+// ch_up_i32 left it), p's entry is the table's infinity and is not read;
+// an entry that stays infinite is not written.
 extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
-    ch_down_i32(int* D, int k, int first, int last, const long long* arcStart, const int* arcTail,
-                const int* arcWeight) {
+    ch_down_i32(int* D, const unsigned char* live, int k, int first, int last, const long long* arcStart,
+                const int* arcTail, const int* arcWeight) {
   const u64 items = (u64)(last - first) * (u64)k;
   const u64 stride = (u64)gridDim.x * blockDim.x;
+  const u64 groups = ((u64)k + 31) / 32;
+  const int inf = pathctl::DistTraits<int>::inf();
   for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < items; i += stride) {
     const u64 p = first + i / k;
     const u64 j = i % k;
-    D[p * k + j] = pathctl::ch::relax(D, k, j, arcStart[p], arcStart[p + 1], arcTail, arcWeight, D[p * k + j]);
+    const int own = live[p * groups + j / 32] ? D[p * k + j] : inf;
+    const int best = pathctl::ch::relax(D, k, j, arcStart[p], arcStart[p + 1], arcTail, arcWeight, own);
+    if (best != inf) D[p * k + j] = best;
   }
 }
 
