@@ -72,20 +72,27 @@ func BuildHierarchy(ctx context.Context, g *graph.CSR, threads int) (*hierarchy.
 	return h, nil
 }
 
+// hierarchyOf is e's hierarchy (WithHierarchy), checked against g, or one
+// of g built now on threads goroutines.
+func (e *Engine) hierarchyOf(ctx context.Context, g *graph.CSR, threads int) (*hierarchy.Hierarchy, error) {
+	if e.hier == nil {
+		return BuildHierarchy(ctx, g, threads)
+	}
+	if e.hier.NumVertices() != g.NumVertices {
+		return nil, fmt.Errorf("cpu: ch: a hierarchy of %d vertices for a graph of %d", e.hier.NumVertices(), g.NumVertices)
+	}
+	return e.hier, nil
+}
+
 // prepareCH builds (or takes, e's WithHierarchy) the hierarchy of g and
 // returns e's runner over it.
 func prepareCH(ctx context.Context, e *Engine, g *graph.CSR, req graph.Request, threads int) (graph.Runner, error) {
 	if req.WithPredecessors && (len(req.StopAt) == 0 || req.Targets != nil) {
 		return nil, errCHPredecessors
 	}
-	h := e.hier
-	if h == nil {
-		var err error
-		if h, err = BuildHierarchy(ctx, g, threads); err != nil {
-			return nil, err
-		}
-	} else if h.NumVertices() != g.NumVertices {
-		return nil, fmt.Errorf("cpu: ch: a hierarchy of %d vertices for a graph of %d", h.NumVertices(), g.NumVertices)
+	h, err := e.hierarchyOf(ctx, g, threads)
+	if err != nil {
+		return nil, err
 	}
 	switch g.Type {
 	case graph.DistInt32:

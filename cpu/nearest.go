@@ -29,7 +29,7 @@ func (e *Engine) Nearest(ctx context.Context, g *graph.CSR, sources []graph.Vert
 		return nil, g.NegativeWeight(graph.Dijkstra)
 	}
 	if req.Algorithm == graph.CH {
-		return e.nearestCH(ctx, g, sources, req) // nearestch.go
+		return nearestCH(ctx, e, g, sources, req) // nearestch.go
 	}
 	switch g.Type {
 	case graph.DistInt32:

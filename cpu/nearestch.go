@@ -7,22 +7,16 @@ package cpu
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/pathctl/pathctl/graph"
 	"github.com/pathctl/pathctl/hierarchy"
 )
 
-// nearestCH is Nearest for req.Algorithm ch.
-func (e *Engine) nearestCH(ctx context.Context, g *graph.CSR, sources []graph.VertexID, req graph.Request) (*graph.Nearest, error) {
-	h := e.hier
-	if h == nil {
-		var err error
-		if h, err = BuildHierarchy(ctx, g, e.threads); err != nil {
-			return nil, err
-		}
-	} else if h.NumVertices() != g.NumVertices {
-		return nil, fmt.Errorf("cpu: ch: a hierarchy of %d vertices for a graph of %d", h.NumVertices(), g.NumVertices)
+// nearestCH is e.Nearest for req.Algorithm ch.
+func nearestCH(ctx context.Context, e *Engine, g *graph.CSR, sources []graph.VertexID, req graph.Request) (*graph.Nearest, error) {
+	h, err := e.hierarchyOf(ctx, g, e.threads) // ch.go
+	if err != nil {
+		return nil, err
 	}
 	row := make([]int64, g.NumVertices)
 	from := make([]graph.VertexID, g.NumVertices)

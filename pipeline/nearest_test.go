@@ -85,6 +85,35 @@ func nearestSourceOracle(t *testing.T, table *arrowio.EdgeTable, undirected, rev
 	return want
 }
 
+// nearestTrial is one random case of the nearest layout's tests: a graph
+// of n vertices and 3n edges of kind, undirected every third trial, random
+// sources without targets, a cutoff every fifth trial and --reverse every
+// fourth.
+type nearestTrial struct {
+	table   *arrowio.EdgeTable
+	g       *Graph
+	q       queryCase
+	reverse bool
+	what    string // the case, for failure messages
+}
+
+func newNearestTrial(t *testing.T, rng *rand.Rand, trial, n int, kind testgraphs.WeightKind, engine string) nearestTrial {
+	t.Helper()
+	table := randomTable(rng, n, 3*n, kind)
+	g, err := LoadGraph(table, LoadOptions{Undirected: trial%3 == 0, Engine: engine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := randomQuery(rng, t, g.CSR)
+	q.targets = nil
+	if trial%5 == 2 {
+		q.hasCutoff, q.cutoff = true, float64(rng.IntN(25))
+	}
+	reverse := trial%4 == 1
+	what := fmt.Sprintf("trial %d: %d vertices, %s, %d sources, cutoff %v %v, reverse %v", trial, n, kind, len(q.sources), q.hasCutoff, q.cutoff, reverse)
+	return nearestTrial{table, g, q, reverse, what}
+}
+
 // TestGPUNearestLayout runs the nearest layout through the whole pipeline on
 // the GPU engine (gpu.Engine.Nearest) and on the CPU engine, on random
 // graphs of every weight kind, directed and undirected, with and without a
@@ -104,18 +133,8 @@ func TestGPUNearestLayout(t *testing.T) {
 		if trial == 23 {
 			n = minGPUNearestVertices + 5
 		}
-		table := randomTable(rng, n, 3*n, kind)
-		g, err := LoadGraph(table, LoadOptions{Undirected: trial%3 == 0})
-		if err != nil {
-			t.Fatal(err)
-		}
-		q := randomQuery(rng, t, g.CSR)
-		q.targets = nil
-		if trial%5 == 2 {
-			q.hasCutoff, q.cutoff = true, float64(rng.IntN(25))
-		}
-		reverse := trial%4 == 1
-		what := fmt.Sprintf("trial %d: %d vertices, %s, %d sources, cutoff %v %v, reverse %v", trial, n, kind, len(q.sources), q.hasCutoff, q.cutoff, reverse)
+		tr := newNearestTrial(t, rng, trial, n, kind, "")
+		table, g, q, reverse, what := tr.table, tr.g, tr.q, tr.reverse, tr.what
 		cpuOpt := q.options(graph.Auto, "cpu")
 		cpuOpt.Reverse = reverse
 		want, _ := collectNearest(t, g, cpuOpt)
@@ -300,19 +319,8 @@ func TestNearestLayoutThroughCH(t *testing.T) {
 	rng := testgraphs.Rand(t, 45)
 	for trial := range 16 {
 		kind := []testgraphs.WeightKind{testgraphs.Int, testgraphs.Unweighted, testgraphs.Int, testgraphs.Float64}[trial%4]
-		n := 1 + rng.IntN(300)
-		table := randomTable(rng, n, 3*n, kind)
-		g, err := LoadGraph(table, LoadOptions{Undirected: trial%3 == 0, Engine: "cpu"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		q := randomQuery(rng, t, g.CSR)
-		q.targets = nil
-		if trial%5 == 2 {
-			q.hasCutoff, q.cutoff = true, float64(rng.IntN(25))
-		}
-		reverse := trial%4 == 1
-		what := fmt.Sprintf("trial %d: %d vertices, %s, %d sources, cutoff %v %v, reverse %v", trial, n, kind, len(q.sources), q.hasCutoff, q.cutoff, reverse)
+		tr := newNearestTrial(t, rng, trial, 1+rng.IntN(300), kind, "cpu")
+		table, g, q, reverse, what := tr.table, tr.g, tr.q, tr.reverse, tr.what
 		opt := q.options(graph.CH, "cpu")
 		opt.Reverse = reverse
 		if trial%2 == 1 {
