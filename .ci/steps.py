@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -137,6 +138,23 @@ def gpu_skip_line(path: str) -> str:
     return text
 
 
+# The lines of a failed step's log that say what failed: go test's FAIL
+# lines and the test messages around them, pytest's, make's and a panic.
+FAILURE = re.compile(r"--- FAIL|^FAIL|^panic:|_test\.go:\d+:|^E   |FAILED|Error \d+$|error:")
+
+
+def failure_lines(log: Path, most: int = 12) -> list:
+    """At most `most` lines of a failed step's log that name the failure, the
+    last ones where there are more: they are printed again after every step
+    ends, so that the end of the output (all a CI log may keep) shows why."""
+    try:
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    hits = [l.rstrip() for l in lines if FAILURE.search(l)]
+    return (hits or [l.rstrip() for l in lines])[-most:]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=2, help="steps at a time after the --first ones")
@@ -175,6 +193,9 @@ def main() -> int:
         else:
             parts.append(f"{n} not run")
     verdict = "FAILED: " + " ".join(failed) if failed or len(steps.elapsed) < len(names) else "ok"
+    for n in failed:
+        for line in failure_lines(args.logs / f"{n}.log"):
+            print(f"[{n}] again: {line}")
     print(gpu_skip_line(skips))
     os.unlink(skips)
     print(f"make test: {verdict} in {clock(total)} (CPU {clock(cpu)}, {args.jobs} steps at a time): " + ", ".join(parts))

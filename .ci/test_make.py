@@ -156,7 +156,7 @@ setup:
 slow:
 \t@sleep 1.5; echo slow done
 broken:
-\t@echo about to fail; exit 3
+\t@echo about to fail; echo '    x_test.go:3: want 1, got 2'; echo 'more output'; exit 3
 quick:
 \t@echo "GO_SKIPS=$(GO_SKIPS)"; printf 'm/gpu\\tTestK\\tgpu\\tno GPU: x\\n' >> $(GO_SKIPS)
 """
@@ -179,6 +179,9 @@ def test_steps_run_side_by_side_and_say_what_took_how_long(tmp_path):
     assert (tmp_path / "logs" / "broken.log").read_text().startswith("about to fail\n")
     # slow ran beside broken and quick, and was quiet long enough for a heartbeat.
     assert any(l.startswith("[steps] still running: slow") for l in lines), lines
+    # The failure's own lines come again at the end, where a cut log keeps them.
+    assert "[broken] again:     x_test.go:3: want 1, got 2" in lines[-5:-2], lines
+    assert "[broken] again: more output" not in lines, lines
     assert lines[-2] == "GPU tests skipped for want of a GPU: 1 (gpu 1); make gpu-test runs them on a GPU machine"
     last = lines[-1]
     assert re.fullmatch(r"make test: FAILED: broken in 0m0\ds \(CPU 0m\d\ds, 2 steps at a time\): "
