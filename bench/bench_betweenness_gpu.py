@@ -4,7 +4,8 @@
 The GPU rows of issue 41, each from ``pathctl gen`` with a fixed seed:
 
 - exact weighted betweenness (every vertex a source) of R-MAT 16 and
-  R-MAT 18 (edge factor 16, integer weights 1..100);
+  R-MAT 18 (edge factor 16, integer weights 1..100), and R-MAT 16's
+  exact edge betweenness (``--layout edge-betweenness``);
 - k = 1,024 sampled sources on R-MAT 20;
 - a 1000 × 1000 grid (high diameter), from ``--grid-sources`` sampled
   sources, with the exact run's time extrapolated from them (the exact run
@@ -15,7 +16,8 @@ Each row times the whole command ``pathctl run G --layout betweenness
 part of it (the ``betweenness of N sources on the device in`` line), and
 checks the engine in the same run: the GPU's unnormalized contribution of
 ``--check-sources`` sampled sources (``--sources``) against networkx's
-``betweenness_centrality_subset`` on R-MAT 16, and against the CPU engine
+``betweenness_centrality_subset`` (``edge_betweenness_centrality_subset``
+for the edges) on R-MAT 16, and against the CPU engine
 (itself checked against networkx by ``make bench-betweenness`` and the
 tests) on the larger graphs, within a relative 1e-9. A failed check exits
 1. Times are printed and written as Markdown to ``--out``.
@@ -43,8 +45,8 @@ DEVICE = re.compile(r"betweenness of (\d+) sources on the device in ([0-9.]+)(ms
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--pathctl", default=str(REPO / "bin" / "pathctl"))
-    p.add_argument("--rows", default="rmat16,rmat18,rmat20-k1024,grid1000",
-                   help="comma-separated rows: rmat16, rmat18, rmat20-k1024, grid1000")
+    p.add_argument("--rows", default="rmat16,rmat16-edges,rmat18,rmat20-k1024,grid1000",
+                   help="comma-separated rows: rmat16, rmat16-edges, rmat18, rmat18-edges, rmat20-k1024, grid1000")
     p.add_argument("--grid-sources", type=int, default=4096)
     p.add_argument("--check-sources", type=int, default=8)
     p.add_argument("--seed", type=int, default=1)
@@ -73,16 +75,25 @@ def generate(args, row: str) -> Path:
     return path
 
 
-def read_values(path: Path) -> tuple[np.ndarray, np.ndarray]:
+def read_values(path: Path) -> np.ndarray:
+    """The betweenness column of a result, in row order (vertex order, or
+    CSR order of the edges)."""
     with pa.memory_map(str(path)) as source:
         t = pa.ipc.open_file(source).read_all()
-    return t.column("vertex").to_numpy(), t.column("betweenness").to_numpy()
+    return t.column("betweenness").to_numpy()
 
 
-def run(args, graph: Path, extra: list[str], engine: str, out: Path) -> tuple[float, float | None]:
+def read_edges(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """The src and dst columns of an edge-betweenness result."""
+    with pa.memory_map(str(path)) as source:
+        t = pa.ipc.open_file(source).read_all()
+    return t.column("src").to_numpy(), t.column("dst").to_numpy()
+
+
+def run(args, graph: Path, extra: list[str], engine: str, out: Path, layout: str) -> tuple[float, float | None]:
     """Runs the betweenness layout; its wall time and device time (the
     wall time on the CPU engine)."""
-    cmd = [args.pathctl, "run", str(graph), "--layout", "betweenness", "--engine", engine, "-o", str(out), "-v", *extra]
+    cmd = [args.pathctl, "run", str(graph), "--layout", layout, "--engine", engine, "-o", str(out), "-v", *extra]
     wall = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.perf_counter() - wall
@@ -97,7 +108,7 @@ def run(args, graph: Path, extra: list[str], engine: str, out: Path) -> tuple[fl
     return wall, device
 
 
-def check(args, graph: Path, oracle: str) -> float:
+def check(args, graph: Path, oracle: str, layout: str) -> float:
     """The GPU's contribution of sampled sources against the oracle's; the
     largest relative difference."""
     work = Path(args.work)
@@ -106,8 +117,8 @@ def check(args, graph: Path, oracle: str) -> float:
     rng = np.random.default_rng(args.seed)
     picked = np.sort(rng.choice(len(ids), size=min(args.check_sources, len(ids)), replace=False))
     sources = ["--normalized=false", "--sources", ",".join(str(x) for x in ids[picked])]
-    run(args, graph, sources, args.engine, work / "bc-check-gpu.arrow")
-    _, mine = read_values(work / "bc-check-gpu.arrow")
+    run(args, graph, sources, args.engine, work / "bc-check-gpu.arrow", layout)
+    mine = read_values(work / "bc-check-gpu.arrow")
     if oracle == "networkx":
         import networkx as nx
 
@@ -119,11 +130,18 @@ def check(args, graph: Path, oracle: str) -> float:
         for u, v, x in zip(src.tolist(), dst.tolist(), w.tolist()):
             if u != v and (not G.has_edge(u, v) or G[u][v]["weight"] > x):
                 G.add_edge(u, v, weight=x)
-        got = nx.betweenness_centrality_subset(G, picked.tolist(), list(range(len(ids))), normalized=False, weight="weight")
-        theirs = np.array([got[v] for v in range(len(ids))])
+        everyone = list(range(len(ids)))
+        if layout == "edge-betweenness":
+            got = nx.edge_betweenness_centrality_subset(G, picked.tolist(), everyone, normalized=False, weight="weight")
+            # The result's ids are the input's: back to dense ones, as G's.
+            us, vs = (np.searchsorted(ids, c) for c in read_edges(work / "bc-check-gpu.arrow"))
+            theirs = np.array([got[(u, v)] for u, v in zip(us.tolist(), vs.tolist())])
+        else:
+            got = nx.betweenness_centrality_subset(G, picked.tolist(), everyone, normalized=False, weight="weight")
+            theirs = np.array([got[v] for v in everyone])
     else:
-        run(args, graph, sources, "cpu", work / "bc-check-cpu.arrow")
-        _, theirs = read_values(work / "bc-check-cpu.arrow")
+        run(args, graph, sources, "cpu", work / "bc-check-cpu.arrow", layout)
+        theirs = read_values(work / "bc-check-cpu.arrow")
     diff = float(np.max(np.abs(mine - theirs) / np.maximum(1.0, np.abs(theirs))))
     if diff > 1e-9:
         sys.exit(f"bench_betweenness_gpu: {graph.name}: the GPU differs from {oracle} by {diff:.3g} (relative)")
@@ -136,8 +154,10 @@ def main(argv=None) -> int:
     lines = []
     for row in args.rows.split(","):
         graph = generate(args, row)
-        extra, label = [], {"rmat16": "R-MAT 16, exact", "rmat18": "R-MAT 18, exact",
+        extra, label = [], {"rmat16": "R-MAT 16, exact", "rmat16-edges": "R-MAT 16 edges, exact", "rmat18": "R-MAT 18, exact",
+                            "rmat18-edges": "R-MAT 18 edges, exact",
                             "rmat20-k1024": "R-MAT 20, k = 1,024", "grid1000": "1000² grid"}[row]
+        layout = "edge-betweenness" if row.endswith("-edges") else "betweenness"
         n = len(np.unique(np.concatenate([pq.read_table(graph, columns=[c]).column(0).to_numpy() for c in ("src", "dst")])))
         if row == "rmat20-k1024":
             extra = ["--k", str(min(1024, n)), "--seed", str(args.seed)]
@@ -145,9 +165,9 @@ def main(argv=None) -> int:
         if row == "grid1000":
             extra = ["--k", str(grid_sources), "--seed", str(args.seed)]
             label += f", k = {grid_sources:,}"
-        wall, device = run(args, graph, extra, args.engine, work / "bc-gpu.arrow")
-        oracle = "networkx" if row == "rmat16" else "cpu engine"
-        diff = check(args, graph, oracle)
+        wall, device = run(args, graph, extra, args.engine, work / "bc-gpu.arrow", layout)
+        oracle = "networkx" if row.startswith("rmat16") else "cpu engine"
+        diff = check(args, graph, oracle, layout)
         text = f"{label}: {wall:.2f} s wall, {device:.2f} s on the device; {args.check_sources} sources " \
                f"against {oracle}: {diff:.1e}"
         if row == "grid1000":

@@ -4,7 +4,8 @@ package gpu
 // are computed as for RunStats, by whatever kernel the runner runs (auto's
 // batched kernel, dijkstra, bfs, ...), and stay on the device; Brandes's
 // forward and backward passes run there over them, one thread block per
-// source, and only the block's n sums come back.
+// source, and only the block's sums come back: n per vertex, or m per arc
+// for edge betweenness.
 //
 // The entry points are functions of a runner, not methods, so that
 // Runner keeps its one job (internal/layout bounds its methods);
@@ -27,9 +28,10 @@ import (
 // the device goroutine): per source a row of tight bits (one per arc),
 // the tight in-arcs' counters, σ, δ, the order of the forward pass and its
 // levels' starts, and the count it reached; the block's n sums; and every
-// arc's tail (4 bytes an arc, made once).
+// arc's tail (4 bytes an arc, made once). The sums' buffer holds outLen
+// values: n, or m for edge betweenness.
 type brandesBufs struct {
-	k                                          int
+	k, outLen                                  int
 	bits, cnt, sigma, delta, order, levels, re devBuf
 	out, arcTails                              devBuf
 }
@@ -84,6 +86,61 @@ func brandesHops(r *Runner) bool { return r.req.Algorithm.CountsHops() || r.g.We
 // memory as RunStats' blocks are. Errors are those of RunStats and of
 // BetweennessSupported.
 func RunBetweenness(ctx context.Context, r *Runner, sources []graph.VertexID, endpoints bool) ([]float64, error) {
+	return runBrandes(ctx, r, sources, brandesVertices{endpoints})
+}
+
+// RunEdgeBetweenness returns, for every arc of r's graph in CSR order, the
+// sum over sources of the dependencies flowing through it, as
+// cpu.Engine.EdgeBetweenness defines it, computed on r's device from the
+// same passes as RunBetweenness (kernels/brandes.cu's brandes_edges).
+// Blocks and errors are RunBetweenness'.
+func RunEdgeBetweenness(ctx context.Context, r *Runner, sources []graph.VertexID) ([]float64, error) {
+	return runBrandes(ctx, r, sources, brandesArcs{})
+}
+
+// brandesSums is what a block of Brandes's passes sums on the device: per
+// vertex (brandesVertices) or per arc (brandesArcs).
+type brandesSums interface {
+	// size is the length of the sum vector for r's graph.
+	size(r *Runner) int
+	// launch runs the summing kernel over the block of k sources into out.
+	launch(r *Runner, k int, out devBuf) error
+}
+
+// brandesVertices sums the dependencies per vertex (brandes_sum_*).
+type brandesVertices struct{ endpoints bool }
+
+func (brandesVertices) size(r *Runner) int { return r.n }
+
+func (s brandesVertices) launch(r *Runner, k int, out devBuf) error {
+	sum := "brandes_sum_" + typeSuffix(r.distType)
+	if brandesHops(r) {
+		sum = "brandes_sum_i32"
+	}
+	grid := (r.n + threadsPerBlock - 1) / threadsPerBlock
+	return r.e.dev.launchAsync(sum, grid, r.buf.dist.ptr, int32(r.n), r.buf.sources.ptr, int32(k), r.bc.delta.ptr, r.bc.re.ptr,
+		boolInt(s.endpoints), out.ptr)
+}
+
+// brandesArcs sums the dependencies per arc (brandes_edges).
+type brandesArcs struct{}
+
+func (brandesArcs) size(r *Runner) int { return int(r.g.NumEdges()) }
+
+func (brandesArcs) launch(r *Runner, k int, out devBuf) error {
+	m := r.g.NumEdges()
+	if m == 0 {
+		return nil
+	}
+	grid := int(min((m+threadsPerBlock-1)/threadsPerBlock, 1<<20))
+	b := &r.bc
+	return r.e.dev.launchAsync("brandes_edges", grid, r.csr.targets.ptr, b.arcTails.ptr, int32(r.n), m, int32(k), b.bits.ptr,
+		b.sigma.ptr, b.delta.ptr, out.ptr)
+}
+
+// runBrandes runs the passes over sources in blocks and adds the blocks'
+// sums, of kind sums, in block order.
+func runBrandes(ctx context.Context, r *Runner, sources []graph.VertexID, sums brandesSums) ([]float64, error) {
 	if err := BetweennessSupported(r); err != nil {
 		return nil, err
 	}
@@ -93,8 +150,8 @@ func RunBetweenness(ctx context.Context, r *Runner, sources []graph.VertexID, en
 	if err := checkSources(sources, r.n); err != nil {
 		return nil, err
 	}
-	total := make([]float64, r.n)
-	if len(sources) == 0 {
+	total := make([]float64, sums.size(r))
+	if len(sources) == 0 || len(total) == 0 {
 		return total, nil
 	}
 	r.mu.Lock()
@@ -102,7 +159,7 @@ func RunBetweenness(ctx context.Context, r *Runner, sources []graph.VertexID, en
 	if r.closed {
 		return nil, errors.New("gpu: run on a closed runner")
 	}
-	part := make([]float64, r.n)
+	part := make([]float64, len(total))
 	tracef(r.e.dev.ordinal, "betweenness of %d sources", len(sources))
 	err := r.e.dev.do(func() error {
 		r.kernelTime, r.host = 0, hostTimes{}
@@ -110,7 +167,7 @@ func RunBetweenness(ctx context.Context, r *Runner, sources []graph.VertexID, en
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if err := brandesBlock(r, sources[lo:hi], endpoints, part); err != nil {
+			if err := brandesBlock(r, sources[lo:hi], sums, part); err != nil {
 				return err
 			}
 			for v, x := range part {
@@ -127,7 +184,7 @@ func RunBetweenness(ctx context.Context, r *Runner, sources []graph.VertexID, en
 
 // brandesBlock computes the rows of sources, runs the passes over them and
 // downloads the block's sums into part (on the device goroutine).
-func brandesBlock(r *Runner, sources []graph.VertexID, endpoints bool, part []float64) error {
+func brandesBlock(r *Runner, sources []graph.VertexID, sums brandesSums, part []float64) error {
 	c, err := r.compute(sources, r.buf.statsSlot(), r.bk.cfg.OneSlotStats)
 	if err != nil {
 		return err
@@ -136,17 +193,17 @@ func brandesBlock(r *Runner, sources []graph.VertexID, endpoints bool, part []fl
 		return negativeCycle(r.g, c) // the caller checks the weights non-negative first
 	}
 	k, dv := len(sources), r.e.dev
-	if err := r.bc.ensure(dv, k, r.g); err != nil {
+	if err := r.bc.ensure(dv, k, r.g, len(part)); err != nil {
 		if isOutOfMemory(err) {
 			err = outOfMemory(dv, k, BetweennessBytesPerSource(r), err)
 		}
 		return err
 	}
 	b := &r.bc
-	kernel, sum := "brandes_"+typeSuffix(r.distType), "brandes_sum_"+typeSuffix(r.distType)
+	kernel := "brandes_" + typeSuffix(r.distType)
 	weights := r.csr.weights.ptr
 	if brandesHops(r) {
-		kernel, sum, weights = "brandes_hops", "brandes_sum_i32", 0
+		kernel, weights = "brandes_hops", 0
 	}
 	if err := dv.d.cuEventRecord(dv.start, 0).Err("cuEventRecord"); err != nil {
 		return err
@@ -156,8 +213,7 @@ func brandesBlock(r *Runner, sources []graph.VertexID, endpoints bool, part []fl
 	if err != nil {
 		return err
 	}
-	grid := (r.n + threadsPerBlock - 1) / threadsPerBlock
-	if err := dv.launchAsync(sum, grid, r.buf.dist.ptr, int32(r.n), r.buf.sources.ptr, int32(k), b.delta.ptr, b.re.ptr, boolInt(endpoints), b.out.ptr); err != nil {
+	if err := sums.launch(r, k, b.out); err != nil {
 		return err
 	}
 	if err := dv.finishTimed(kernel); err != nil {
@@ -183,9 +239,10 @@ func releaseBetweenness(r *Runner) error {
 	return errors.Join(r.releaseBlock(), r.bc.release(r.e.dev))
 }
 
-// ensure sizes the buffers for k sources of g.
-func (b *brandesBufs) ensure(dv *device, k int, g *graph.CSR) error {
-	if k <= b.k {
+// ensure sizes the buffers for k sources of g and sums of outLen values
+// (n per vertex, m per arc).
+func (b *brandesBufs) ensure(dv *device, k int, g *graph.CSR, outLen int) error {
+	if k <= b.k && outLen <= b.outLen {
 		return nil
 	}
 	if err := b.release(dv); err != nil {
@@ -204,7 +261,7 @@ func (b *brandesBufs) ensure(dv *device, k int, g *graph.CSR) error {
 		size int64
 	}{
 		{&b.bits, 4 * int64(k) * brandesWords(m)}, {&b.cnt, 4 * rows}, {&b.sigma, 8 * rows}, {&b.delta, 8 * rows},
-		{&b.order, 4 * rows}, {&b.levels, 4 * rows}, {&b.re, 4 * int64(k)}, {&b.out, 8 * int64(n)},
+		{&b.order, 4 * rows}, {&b.levels, 4 * rows}, {&b.re, 4 * int64(k)}, {&b.out, 8 * int64(max(n, outLen))},
 	}
 	for _, s := range sizes {
 		var err error
@@ -212,7 +269,7 @@ func (b *brandesBufs) ensure(dv *device, k int, g *graph.CSR) error {
 			return errors.Join(err, b.release(dv))
 		}
 	}
-	b.k = k
+	b.k, b.outLen = k, max(n, outLen)
 	return nil
 }
 
@@ -222,6 +279,6 @@ func (b *brandesBufs) release(dv *device) error {
 	for _, p := range []*devBuf{&b.bits, &b.cnt, &b.sigma, &b.delta, &b.order, &b.levels, &b.re, &b.out, &b.arcTails} {
 		errs = append(errs, dv.free(p))
 	}
-	b.k = 0
+	b.k, b.outLen = 0, 0
 	return errors.Join(errs...)
 }

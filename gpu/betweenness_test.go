@@ -11,7 +11,8 @@ import (
 	"github.com/pathctl/pathctl/internal/testgraphs"
 )
 
-// TestBetweennessAgainstBrandes runs RunBetweenness on the device over
+// TestBetweennessAgainstBrandes runs RunBetweenness and RunEdgeBetweenness
+// (per arc) on the device over
 // random graphs (components, isolated vertices, repeated arcs, weights
 // 1..3 with many ties, wide weights, int64 and float64 distances, hop
 // counts of weighted graphs), street grids with one-way streets, a star
@@ -98,6 +99,15 @@ func TestBetweennessAgainstBrandes(t *testing.T) {
 				}
 				checkBetweenness(t, c.name, got, want)
 			}
+			want, err := ref.EdgeBrandes(g, sources, c.hops)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			got, err := RunEdgeBetweenness(ctx, r, sources)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			checkBetweenness(t, c.name+" edges", got, want)
 		}
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
@@ -113,7 +123,7 @@ func checkBetweenness(t *testing.T, name string, got, want []float64) {
 	}
 	for v := range want {
 		if d := math.Abs(got[v] - want[v]); d > 1e-9*math.Max(1, math.Abs(want[v])) {
-			t.Fatalf("%s: vertex %d: %v, want %v", name, v, got[v], want[v])
+			t.Fatalf("%s: vertex or arc %d: %v, want %v", name, v, got[v], want[v])
 		}
 	}
 }
@@ -136,6 +146,9 @@ func TestBetweennessRefused(t *testing.T) {
 	defer r.Close()
 	if _, err := RunBetweenness(ctx, r, []graph.VertexID{0}, false); err == nil || !strings.Contains(err.Error(), "float32") {
 		t.Fatalf("float32 distances: %v, want a refusal naming float32", err)
+	}
+	if _, err := RunEdgeBetweenness(ctx, r, []graph.VertexID{0}); err == nil || !strings.Contains(err.Error(), "float32") {
+		t.Fatalf("edges of float32 distances: %v, want a refusal naming float32", err)
 	}
 	ints, _ := testgraphs.Random(rng, testgraphs.RandomOptions{N: 50, M: 200, Kind: testgraphs.Int, MinWeight: 1, MaxWeight: 5})
 	gi, err := graph.Build(ints, graph.BuildOptions{})

@@ -382,8 +382,8 @@ type NearestDecliner interface {
 
 // BetweennessRunner is implemented by runners that compute Brandes's
 // betweenness of a block of sources where their rows lie (the GPU runner:
-// the forward and backward passes run on the device, and only an n-vector
-// of sums leaves it). The pipeline prepares one for the betweenness layout
+// the forward and backward passes run on the device, and only a vector of
+// sums leaves it, n per vertex or m per arc). The pipeline prepares one for the betweenness layout
 // and runs the sources through it in blocks sized by DeviceBudget over
 // BetweennessBytesPerSource; without it, or where BetweennessSupported
 // says no, the CPU engine computes the layout.
@@ -398,6 +398,10 @@ type BetweennessRunner interface {
 	// its dependencies as cpu.Engine.Betweenness defines them, with the
 	// endpoint terms when endpoints is set.
 	RunBetweenness(ctx context.Context, sources []VertexID, endpoints bool) ([]float64, error)
+	// RunEdgeBetweenness returns, for every arc in CSR order, the sum over
+	// sources of the dependencies flowing through it, as
+	// cpu.Engine.EdgeBetweenness defines them.
+	RunEdgeBetweenness(ctx context.Context, sources []VertexID) ([]float64, error)
 }
 
 // GPU is the GPU side of a process as the pipeline reaches it: package

@@ -113,18 +113,9 @@ func runBetweenness(ctx context.Context, q *Prepared, emit func(arrow.RecordBatc
 	directed, given := !g.CSR.Undirected, opt.Sources != nil
 	// 1. The raw sums, on the GPU engine where the run takes it
 	// (betweenness_gpu.go), else on the CPU's.
-	var raw []float64
-	var sum *Summary
-	onGPU := false
-	if why := betweennessOnCPU(q); why != "" {
-		if opt.Engine == "gpu" {
-			fmt.Fprintf(opt.Notice, "pathctl: note: %s\n", why)
-		}
-	} else {
-		var err error
-		if raw, sum, onGPU, err = betweennessOnGPU(ctx, q); err != nil {
-			return nil, err
-		}
+	raw, sum, onGPU, err := betweennessOnGPU(ctx, q)
+	if err != nil {
+		return nil, err
 	}
 	if !onGPU {
 		var err error
@@ -153,18 +144,6 @@ func runBetweenness(ctx context.Context, q *Prepared, emit func(arrow.RecordBatc
 	}
 	sum.Elapsed = time.Since(start)
 	return sum, nil
-}
-
-// betweennessOnCPU is why q's betweenness runs on the CPU engine whatever
-// the engine asked ("" where the GPU engine may take it): the device has
-// no edge betweenness. Float32 weights are float64 arcs (rounding.go),
-// whose sums the device compares in float64 as the CPU engine and
-// networkx do.
-func betweennessOnCPU(q *Prepared) string {
-	if q.opt.Layout == arrowio.LayoutEdgeBetweenness {
-		return "edge betweenness runs on the CPU engine"
-	}
-	return ""
 }
 
 // betweennessOnCPUEngine is q's raw sums on the CPU engine: per vertex,

@@ -1,22 +1,25 @@
 package pipeline
 
-// The betweenness layout on the GPU engine: the run's engine prepares a
+// The betweenness layouts on the GPU engine: the run's engine prepares a
 // runner for the full rows (auto's kernel over weights, bfs over hops),
 // and where it is a graph.BetweennessRunner the sources go through it in
-// blocks sized by the device's budget, their sums added in block order.
-// Otherwise (the CPU engine asked or chosen, several devices, float32
-// distances) the CPU engine computes the layout (betweenness.go).
+// blocks sized by the device's budget, their sums (per vertex, or per arc
+// for edge-betweenness) added in block order. Otherwise (the CPU engine
+// asked or chosen, several devices, float32 distances) the CPU engine
+// computes the layout (betweenness.go).
 
 import (
 	"context"
 	"fmt"
 	"time"
 
+	"github.com/pathctl/pathctl/arrowio"
 	"github.com/pathctl/pathctl/graph"
 )
 
-// betweennessOnGPU computes q's raw betweenness sums (cpu.Engine.Betweenness'
-// meaning) on the GPU engine. ok is false where the run does not take the
+// betweennessOnGPU computes q's raw betweenness sums on the GPU engine:
+// per vertex (cpu.Engine.Betweenness' meaning), or per arc for
+// edge-betweenness (cpu.Engine.EdgeBetweenness'). ok is false where the run does not take the
 // GPU or its runner cannot: the CPU engine then computes them, and why was
 // said on opt.Log (auto) or opt.Notice (gpu asked for).
 func betweennessOnGPU(ctx context.Context, q *Prepared) (raw []float64, sum *Summary, ok bool, err error) {
@@ -75,13 +78,24 @@ func betweennessOnGPU(ctx context.Context, q *Prepared) (raw []float64, sum *Sum
 	n := g.NumVertices()
 	sum = &Summary{Engine: "gpu", Algorithm: "betweenness (Brandes, " + describe(runner, req.Algorithm) + " rows)",
 		Sources: int64(len(sources)), Pairs: int64(len(sources)) * int64(n)}
+	edges := opt.Layout == arrowio.LayoutEdgeBetweenness
+	run := func(block []graph.VertexID) ([]float64, error) {
+		return br.RunBetweenness(ctx, block, opt.Betweenness.Endpoints)
+	}
+	if edges {
+		sum.Algorithm = "edge " + sum.Algorithm
+		run = func(block []graph.VertexID) ([]float64, error) { return br.RunEdgeBetweenness(ctx, block) }
+	}
 	fmt.Fprintf(opt.Log, "pathctl: engine gpu, %s, %d sources in blocks of up to %d, %d vertices, %d arcs\n",
 		sum.Algorithm, len(sources), block, n, g.CSR.NumEdges())
 	start := time.Now()
 	raw = make([]float64, n)
+	if edges {
+		raw = make([]float64, g.CSR.NumEdges())
+	}
 	for lo := 0; lo < len(sources); lo += block {
 		hi := min(lo+block, len(sources))
-		part, err := br.RunBetweenness(ctx, sources[lo:hi], opt.Betweenness.Endpoints)
+		part, err := run(sources[lo:hi])
 		if err != nil {
 			return nil, nil, false, g.explain(err)
 		}

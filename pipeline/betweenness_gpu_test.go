@@ -17,7 +17,8 @@ import (
 	"github.com/pathctl/pathctl/internal/testgraphs"
 )
 
-// TestBetweennessOnGPU runs the betweenness layout with --engine gpu
+// TestBetweennessOnGPU runs the betweenness layouts (vertices and edges)
+// with --engine gpu
 // through the whole pipeline, against the CPU engine's, on random graphs
 // with ties (weights 1..3), hop counts and an undirected one, normalized
 // or not, with endpoints, a sample and given sources, in blocks of one
@@ -45,16 +46,21 @@ func TestBetweennessOnGPU(t *testing.T) {
 		}
 		g := betweennessGraph(t, c.n, src, dst, w, c.undirected)
 		for _, b := range []struct {
+			layout  arrowio.Layout
 			bopt    BetweennessOptions
 			sources []string
 			block   int
 		}{
-			{BetweennessOptions{}, nil, 0},
-			{BetweennessOptions{Unnormalized: true, Endpoints: true}, nil, 37},
-			{BetweennessOptions{Sample: 70, Seed: 5}, nil, 1},
-			{BetweennessOptions{Unnormalized: true}, []string{"10", "11", "12", "40", "40", "90"}, 0},
+			{arrowio.LayoutBetweenness, BetweennessOptions{}, nil, 0},
+			{arrowio.LayoutBetweenness, BetweennessOptions{Unnormalized: true, Endpoints: true}, nil, 37},
+			{arrowio.LayoutBetweenness, BetweennessOptions{Sample: 70, Seed: 5}, nil, 1},
+			{arrowio.LayoutBetweenness, BetweennessOptions{Unnormalized: true}, []string{"10", "11", "12", "40", "40", "90"}, 0},
+			{arrowio.LayoutEdgeBetweenness, BetweennessOptions{}, nil, 0},
+			{arrowio.LayoutEdgeBetweenness, BetweennessOptions{Unnormalized: true}, nil, 29},
+			{arrowio.LayoutEdgeBetweenness, BetweennessOptions{Sample: 40, Seed: 9}, nil, 1},
+			{arrowio.LayoutEdgeBetweenness, BetweennessOptions{}, []string{"10", "40", "40", "90"}, 0},
 		} {
-			opt := Options{Query: Query{Layout: arrowio.LayoutBetweenness, Betweenness: b.bopt}, Resources: Resources{MaxBlock: b.block}}
+			opt := Options{Query: Query{Layout: b.layout, Betweenness: b.bopt}, Resources: Resources{MaxBlock: b.block}}
 			if b.sources != nil {
 				opt.Sources = b.sources
 			}
@@ -63,11 +69,14 @@ func TestBetweennessOnGPU(t *testing.T) {
 			opt.Notice = &notes
 			got, sum := gpuBetweenness(t, g, opt, "gpu")
 			if sum.Engine != "gpu" || notes.Len() != 0 {
-				t.Fatalf("seed %d %s %+v: engine %s, notes %q", seed, c.name, b.bopt, sum.Engine, notes.String())
+				t.Fatalf("seed %d %s %s %+v: engine %s, notes %q", seed, c.name, b.layout, b.bopt, sum.Engine, notes.String())
+			}
+			if len(got) != len(want) {
+				t.Fatalf("seed %d %s %s: %d rows, want %d", seed, c.name, b.layout, len(got), len(want))
 			}
 			for v := range want {
 				if d := math.Abs(got[v] - want[v]); d > 1e-9*math.Max(1, math.Abs(want[v])) && !(math.IsNaN(got[v]) && math.IsNaN(want[v])) {
-					t.Fatalf("seed %d %s %+v: vertex %d: %v, want %v", seed, c.name, b.bopt, v, got[v], want[v])
+					t.Fatalf("seed %d %s %s %+v: row %d: %v, want %v", seed, c.name, b.layout, b.bopt, v, got[v], want[v])
 				}
 			}
 		}
@@ -92,7 +101,7 @@ func TestBetweennessOnGPU(t *testing.T) {
 }
 
 // gpuBetweenness runs opt's betweenness layout on engine and returns its
-// values in vertex order and the summary.
+// values (the last column) in row order and the summary.
 func gpuBetweenness(t *testing.T, g *Graph, opt Options, engine string) ([]float64, *Summary) {
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
@@ -100,7 +109,7 @@ func gpuBetweenness(t *testing.T, g *Graph, opt Options, engine string) ([]float
 	opt.Allocator, opt.Engine = mem, engine
 	var out []float64
 	sum, err := runQuery(context.Background(), g, opt, func(r arrow.RecordBatch) error {
-		out = append(out, r.Column(1).(*array.Float64).Float64Values()...)
+		out = append(out, r.Column(int(r.NumCols())-1).(*array.Float64).Float64Values()...)
 		return nil
 	})
 	if err != nil {

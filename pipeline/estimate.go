@@ -187,9 +187,6 @@ func (q *Prepared) Plan() (engine, algorithm string) {
 		if opt.Layout == arrowio.LayoutEdgeBetweenness {
 			onGPU = "edge " + onGPU
 		}
-		if why := betweennessOnCPU(q); why != "" {
-			return "cpu (" + why + ")", onGPU
-		}
 	}
 	g.mu.Lock()
 	device, gpuErr := g.device, g.gpuErr

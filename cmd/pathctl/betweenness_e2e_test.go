@@ -15,7 +15,8 @@ import (
 // vertex (the input's ids) with networkx's values: on the undirected
 // 3-path a - b - c, normalized 0, 1, 0; unnormalized with endpoints 2, 3,
 // 2; from the sources a and c with endpoints (networkx's k = 2 sample)
-// 0.75, 1, 0.75; and --engine gpu runs on the CPU engine with a note.
+// 0.75, 1, 0.75; and --engine gpu computes on the device, or exits 4
+// without one.
 func TestBetweennessLayout(t *testing.T) {
 	dir := t.TempDir()
 	in := writeFile(t, dir, "path.csv", "src,dst\na,b\nb,c\n")

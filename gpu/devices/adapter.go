@@ -133,14 +133,18 @@ func (r gpuRunner) NearestDeclined() string {
 	return fmt.Sprintf("the engine selects K up to %d, without paths or predecessors", gpu.MaxDeviceNearest)
 }
 
-// BetweennessSupported, BetweennessBytesPerSource and RunBetweenness make
-// the GPU runner a graph.BetweennessRunner (gpu/betweenness.go).
+// BetweennessSupported, BetweennessBytesPerSource, RunBetweenness and
+// RunEdgeBetweenness make the GPU runner a graph.BetweennessRunner (gpu/betweenness.go).
 func (r gpuRunner) BetweennessSupported() error { return gpu.BetweennessSupported(r.Runner) }
 
 func (r gpuRunner) BetweennessBytesPerSource() int64 { return gpu.BetweennessBytesPerSource(r.Runner) }
 
 func (r gpuRunner) RunBetweenness(ctx context.Context, sources []graph.VertexID, endpoints bool) ([]float64, error) {
 	return gpu.RunBetweenness(ctx, r.Runner, sources, endpoints)
+}
+
+func (r gpuRunner) RunEdgeBetweenness(ctx context.Context, sources []graph.VertexID) ([]float64, error) {
+	return gpu.RunEdgeBetweenness(ctx, r.Runner, sources)
 }
 
 // PrepareCH prepares the algorithm ch over h (gpu.Engine.PrepareCH) as a

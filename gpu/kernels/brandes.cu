@@ -30,6 +30,13 @@
 // endpoints 1 more for each of those and, for v a source, the number of
 // other vertices it reaches (networkx's _accumulate_endpoints).
 //
+// brandes_edges adds, for every arc a = u → v, the block's dependencies
+// flowing through it in source order: σ_s(u) · (1 + δ_s(v)) / σ_s(v) for
+// each source s for which a is tight (its bit of phase 1 set), networkx's
+// term of _accumulate_edges. A thread per arc, no atomics: the sum is the
+// same, bit for bit, on every run; a warp reads one word of bits per
+// source, and the rows only where a bit is set.
+//
 // The sums are added in another order than the CPU engine's, so they may
 // differ from it in the last bits.
 #include "common.cuh"
@@ -176,6 +183,23 @@ __device__ void sum(const T* dist, int n, const int* sources, int numSources, co
   }
 }
 
+// edges sums the block's dependencies on arc a (see the file's comment).
+__device__ void edges(const int* targets, const int* arcTails, int n, long long m, int numSources, const u32* bits,
+                      const double* sigma, const double* delta, double* out) {
+  const size_t words = (size_t)((m + 31) / 32);
+  for (long long a = (long long)blockIdx.x * blockDim.x + threadIdx.x; a < m; a += (long long)gridDim.x * blockDim.x) {
+    const int u = arcTails[a], v = targets[a];
+    const u32 bit = 1u << (a & 31);
+    double acc = 0;
+    for (int i = 0; i < numSources; i++) {
+      if ((bits[(size_t)i * words + (size_t)(a >> 5)] & bit) == 0) continue;
+      const size_t row = (size_t)i * (size_t)n;
+      acc += sigma[row + u] * ((1 + delta[row + v]) / sigma[row + v]);
+    }
+    out[a] = acc;
+  }
+}
+
 }  // namespace brandes
 }  // namespace pathctl
 
@@ -200,6 +224,12 @@ __device__ void sum(const T* dist, int n, const int* sources, int numSources, co
                            const double* delta, const int* reached, int endpoints, double* out) {    \
     pathctl::brandes::sum<T>(dist, n, sources, numSources, delta, reached, endpoints, out);           \
   }
+
+extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
+    brandes_edges(const int* targets, const int* arcTails, int n, long long m, int numSources, const u32* bits,
+                  const double* sigma, const double* delta, double* out) {
+  pathctl::brandes::edges(targets, arcTails, n, m, numSources, bits, sigma, delta, out);
+}
 
 PATHCTL_BRANDES(brandes_i32, int, false)
 PATHCTL_BRANDES(brandes_i64, long long, false)

@@ -176,9 +176,9 @@ def test_refusals():
         pathctl.betweenness(edges, k=1.5)
 
 
-def _edges_ours(G, weighted, **kw):
+def _edges_ours(G, weighted, engine="cpu", **kw):
     edges, vertices = _table(G, weighted)
-    t = pathctl.edge_betweenness(edges, directed=G.is_directed(), vertices=vertices, engine="cpu", **kw)
+    t = pathctl.edge_betweenness(edges, directed=G.is_directed(), vertices=vertices, engine=engine, **kw)
     assert t.schema.names == ["src", "dst", "betweenness"]
     rows = list(zip(t.column("src").to_pylist(), t.column("dst").to_pylist()))
     assert rows == sorted(rows)  # vertex order of src, then dst
@@ -200,6 +200,17 @@ def test_edge_betweenness_equals_networkx(kind, directed, normalized):
     theirs = nx.edge_betweenness_centrality(G, normalized=normalized, weight="weight" if weighted else None)
     key = _edge_key(G)
     _close(_edges_ours(G, weighted, normalized=normalized), {key(e): x for e, x in theirs.items()})
+
+
+@pytest.mark.parametrize("kind", ["ints", "floats", "grid", "small-world"])
+@pytest.mark.parametrize("directed", [True, False])
+def test_edge_betweenness_on_the_gpu_equals_networkx(kind, directed):
+    if not pathctl.gpu_available():
+        pytest.skip("no usable GPU")
+    G, weighted = _graph(kind, directed, seed=47)
+    theirs = nx.edge_betweenness_centrality(G, weight="weight" if weighted else None)
+    key = _edge_key(G)
+    _close(_edges_ours(G, weighted, engine="gpu"), {key(e): x for e, x in theirs.items()})
 
 
 @pytest.mark.parametrize("directed", [True, False])
