@@ -68,7 +68,8 @@ def edge_betweenness(edges: Any, *, directed: bool = True, normalized: bool = Tr
     holds the paths over it in both directions. Self-loops (ignored, as
     everywhere) have no row. ``normalized``, ``k``, ``seed``, ``sources``,
     the weights and the refusals are :func:`betweenness`'s (networkx has
-    no ``endpoints`` for edges). Runs on the CPU engine.
+    no ``endpoints`` for edges). Runs where :func:`betweenness` runs: on
+    the GPU where ``engine`` takes one, else on every CPU core.
     """
     flags = sample_flags(normalized, False, k, seed)
     scope = {name: value for name, value in locals().items() if name not in ("k", "seed", "flags")}
@@ -129,15 +130,19 @@ def sample_sources(n: int, k: int, seed: int) -> np.ndarray:
 
 
 def rescale(raw: np.ndarray, *, directed: bool, normalized: bool, endpoints: bool,
-            sampled: Optional[np.ndarray], given: bool) -> np.ndarray:
+            sampled: Optional[np.ndarray], given: bool, n: Optional[int] = None) -> np.ndarray:
     """The raw Brandes sums ``raw`` (one per vertex, pairs counted from both
     ends when undirected) scaled as the binary scales them
     (pipeline.rescaleBetweenness, networkx's _rescale): ``sampled`` the
     positions of the sources (None: every vertex), ``given`` whether they
     were given rather than drawn (unnormalized given sources keep their
-    raw sums, halved when undirected). Returns a new array."""
+    raw sums, halved when undirected). ``n``, the number of vertices, is
+    ``len(raw)`` unless given: edge betweenness has a sum per edge, and is
+    scaled as vertices with ``endpoints`` (networkx's _rescale_e). Returns
+    a new array."""
     b = np.array(raw, dtype=np.float64)
-    big_n = len(b) if endpoints else len(b) - 1
+    n = len(b) if n is None else n
+    big_n = n if endpoints else n - 1
     if big_n < 2:
         return b
     correction = 1.0 if directed else 2.0

@@ -185,6 +185,42 @@ def betweenness(edges_df: Any, *, directed: bool = True, normalized: bool = True
     Unlike :func:`apsp` the work runs in this call, and the result, n rows,
     is built on the driver.
     """
+    return _betweenness(edges_df, False, directed=directed, normalized=normalized, endpoints=endpoints,
+                        k=k, seed=seed, sources=sources, block_size=block_size, engine=engine,
+                        src_col=src_col, dst_col=dst_col, weight_col=weight_col, unweighted=unweighted,
+                        binary=binary)
+
+
+def edge_betweenness(edges_df: Any, *, directed: bool = True, normalized: bool = True,
+                     k: Optional[int] = None, seed: Optional[int] = None,
+                     sources: Optional[Iterable[Any]] = None, block_size: Optional[int] = None,
+                     engine: str = "auto", src_col: str = "src", dst_col: str = "dst",
+                     weight_col: str = "weight", unweighted: bool = False,
+                     binary: Optional[str] = None) -> Any:
+    """Edge betweenness centrality of the edges in Spark DataFrame
+    ``edges_df``, as a Spark DataFrame of ``src``, ``dst`` and
+    ``betweenness`` (double), one row per edge in the order of
+    :func:`pathctl.edge_betweenness` (same ``directed``, ``normalized``,
+    ``k``, ``seed``, ``sources``, and the same values up to the order of
+    the sums).
+
+    As :func:`betweenness`: each task runs its block of sources through the
+    executor's binary, unnormalized (one value per edge); the vectors are
+    summed in block order on the driver and scaled once as networkx scales
+    edge betweenness. One-source runs first give the vertex order (which
+    the sample is drawn from) and the edges' order.
+    """
+    return _betweenness(edges_df, True, directed=directed, normalized=normalized, endpoints=False,
+                        k=k, seed=seed, sources=sources, block_size=block_size, engine=engine,
+                        src_col=src_col, dst_col=dst_col, weight_col=weight_col, unweighted=unweighted,
+                        binary=binary)
+
+
+def _betweenness(edges_df: Any, edges: bool, *, directed: bool, normalized: bool, endpoints: bool,
+                 k: Optional[int], seed: Optional[int], sources: Optional[Iterable[Any]],
+                 block_size: Optional[int], engine: str, src_col: str, dst_col: str,
+                 weight_col: str, unweighted: bool, binary: Optional[str]) -> Any:
+    """:func:`betweenness` (``edges`` false) or :func:`edge_betweenness`."""
     from ._betweenness import check_sample_keywords, rescale, sample_sources
 
     check_flags(directed=directed, unweighted=unweighted)
@@ -200,19 +236,25 @@ def betweenness(edges_df: Any, *, directed: bool = True, normalized: bool = True
     sc = spark.sparkContext
     use_driver_python(sc)
     table, weight_col = _edge_table(edges_df, src_col, dst_col, weight_col, unweighted)
-    # 1. The vertex order, from a one-source run on an executor.
+    # 1. The vertex order (and the edges' order), from one-source runs on
+    # an executor.
     opts = {"directed": bool(directed), "endpoints": bool(endpoints), "engine": engine,
             "src_col": src_col, "dst_col": dst_col, "weight_col": weight_col,
             "unweighted": weight_col is None, "binary": binary}
     bcast = sc.broadcast(_ipc_bytes(table))
-    task = _BetweennessTask(bcast, opts)
+    task = _BetweennessTask(bcast, opts, edges)
+    ends = None  # the edge layout's src and dst columns
     if table.num_rows:
         first = table.column(src_col)[0].as_py()
         vertices = pa.ipc.open_stream(pa.BufferReader(_on_executor(sc, lambda: task.vertices(first)))) \
             .read_all().column(0).combine_chunks()
+        if edges:
+            ends = pa.ipc.open_stream(pa.BufferReader(_on_executor(sc, lambda: task.edge_ends(first)))).read_all()
     else:
         vertices = pa.array([], table.schema.field(src_col).type)
     n = len(vertices)
+    if ends is None:
+        ends = pa.table({"src": vertices, "dst": vertices}).slice(0, 0)
     # 2. The sources: every vertex, a sample, or the given ones.
     sampled = None  # the sources' vertex positions; None: every vertex
     if sources is not None:
@@ -230,14 +272,21 @@ def betweenness(edges_df: Any, *, directed: bool = True, normalized: bool = True
     if block_size is None:
         block_size = max(1, math.ceil(len(sources) / max(1, sc.defaultParallelism)))
     blocks = [sources[i:i + block_size] for i in range(0, len(sources), block_size)]
-    total = np.zeros(n)
-    if blocks and n:
+    size = ends.num_rows if edges else n
+    total = np.zeros(size)
+    if blocks and size:
         total = sc.parallelize(blocks, numSlices=len(blocks)).map(task).reduce(np.add)
-    # 4. Scale once: the blocks' values are halved when undirected.
+    # 4. Scale once: the blocks' values are halved when undirected. networkx
+    # rescales edges as vertices with endpoints (every target counts).
     raw = total * (1.0 if directed else 2.0)
     values = rescale(raw, directed=bool(directed), normalized=bool(normalized),
-                     endpoints=bool(endpoints), sampled=sampled, given=k is None and sampled is not None)
-    result = pa.table({"vertex": vertices, "betweenness": pa.array(values, pa.float64())})
+                     endpoints=bool(endpoints) or edges, sampled=sampled, given=k is None and sampled is not None,
+                     n=n)
+    if edges:
+        result = pa.table({"src": ends.column("src"), "dst": ends.column("dst"),
+                           "betweenness": pa.array(values, pa.float64())})
+    else:
+        result = pa.table({"vertex": vertices, "betweenness": pa.array(values, pa.float64())})
     target = spark_arrow_schema(result.schema)
     result = pa.Table.from_batches([cast_batch(b, target) for b in result.to_batches()], schema=target)
     try:
@@ -249,25 +298,35 @@ def betweenness(edges_df: Any, *, directed: bool = True, normalized: bool = True
 class _BetweennessTask:
     """What one Spark task runs: the binary's betweenness of one source
     block, unnormalized (raw, halved when undirected), as a numpy vector in
-    vertex order."""
+    vertex order, or in edge order for edge betweenness."""
 
-    def __init__(self, bcast, opts):
+    def __init__(self, bcast, opts, edges=False):
         self.bcast = bcast
         self.opts = opts
+        self.edges = edges
 
-    def _run(self, sources: List[Any]) -> pa.Table:
+    def _run(self, sources: List[Any], edges: bool) -> pa.Table:
         from ._betweenness import betweenness as local_betweenness
+        from ._betweenness import edge_betweenness as local_edge_betweenness
 
-        edges = pa.ipc.open_stream(pa.BufferReader(self.bcast.value)).read_all()
-        return local_betweenness(edges, sources=sources, normalized=False, **self.opts)
+        table = pa.ipc.open_stream(pa.BufferReader(self.bcast.value)).read_all()
+        if edges:
+            opts = {key: value for key, value in self.opts.items() if key != "endpoints"}
+            return local_edge_betweenness(table, sources=sources, normalized=False, **opts)
+        return local_betweenness(table, sources=sources, normalized=False, **self.opts)
 
     def __call__(self, sources: List[Any]) -> np.ndarray:
-        return self._run(sources).column("betweenness").to_numpy()
+        return self._run(sources, self.edges).column("betweenness").to_numpy()
 
     def vertices(self, first: Any) -> bytes:
         """The vertex column in vertex order, as Arrow IPC stream bytes."""
-        column = self._run([first]).select(["vertex"])
+        column = self._run([first], False).select(["vertex"])
         return _ipc_bytes(column)
+
+    def edge_ends(self, first: Any) -> bytes:
+        """The edge layout's src and dst columns, in its row order, as Arrow
+        IPC stream bytes."""
+        return _ipc_bytes(self._run([first], True).select(["src", "dst"]))
 
 
 def _edge_table(edges_df: Any, src_col: str, dst_col: str, weight_col: str,

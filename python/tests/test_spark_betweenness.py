@@ -1,5 +1,5 @@
-"""pathctl.spark.betweenness on local[2] against networkx and against
-pathctl.betweenness."""
+"""pathctl.spark.betweenness and edge_betweenness on local[2] against
+networkx and against pathctl.betweenness and edge_betweenness."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 import pathctl
 import pathctl.spark
-from test_betweenness import _Given, _close, _graph, _splitmix_sample, _table
+from test_betweenness import _Given, _close, _edge_key, _edges_ours, _graph, _splitmix_sample, _table
 from test_spark import spark  # noqa: F401 - the local[2] session of the Spark tests
 
 
@@ -65,6 +65,43 @@ def test_given_sources_unnormalized_hops(spark):
     _close(ours, dict(zip(local.column("vertex").to_pylist(), local.column("betweenness").to_pylist())))
 
 
+def _spark_edges(spark, G, weighted, **kw):
+    edges, _ = _table(G, weighted)
+    df = pathctl.spark.edge_betweenness(spark.createDataFrame(edges), directed=G.is_directed(), **kw)
+    got = df.toArrow()
+    assert got.column_names == ["src", "dst", "betweenness"]
+    rows = list(zip(got.column("src").to_pylist(), got.column("dst").to_pylist()))
+    return dict(zip(rows, got.column("betweenness").to_pylist()))
+
+
+@pytest.mark.parametrize("directed", [True, False])
+def test_edges_exact_equal_networkx(spark, directed):
+    """Ties-heavy weights 1..3 in blocks of 7 sources, normalized and not."""
+    G, weighted = _connected("ints", directed, 17)
+    key = _edge_key(G)
+    for normalized in (True, False):
+        theirs = nx.edge_betweenness_centrality(G, normalized=normalized, weight="weight")
+        _close(_spark_edges(spark, G, weighted, normalized=normalized, block_size=7),
+               {key(e): x for e, x in theirs.items()})
+
+
+def test_edges_sample_and_given_sources_equal_the_local_call(spark):
+    """k sampled with a seed, scaled as networkx scales a sample; given
+    sources unnormalized: their raw contribution. Both as the local call
+    gives them, on an undirected unweighted small-world graph (hops)."""
+    G, weighted = _connected("small-world", False, 9)
+    nodes = sorted(G.nodes())
+    sample = [nodes[i] for i in _splitmix_sample(len(nodes), 6, 31)]
+    theirs = nx.edge_betweenness_centrality(G, k=6, seed=_Given(sample))
+    key = _edge_key(G)
+    ours = _spark_edges(spark, G, weighted, k=6, seed=31, block_size=4)
+    _close(ours, {key(e): x for e, x in theirs.items()})
+    _close(ours, _edges_ours(G, weighted, k=6, seed=31))
+    sources = [nodes[3], nodes[20], nodes[21]]
+    _close(_spark_edges(spark, G, weighted, sources=sources, normalized=False, block_size=2),
+           _edges_ours(G, weighted, sources=sources, normalized=False))
+
+
 def test_refusals_on_the_driver(spark):
     df = spark.createDataFrame(pa.table({"src": [1, 2], "dst": [2, 3], "weight": [1, -2]}))
     with pytest.raises(pathctl.NegativeWeightError, match="betweenness needs non-negative weights"):
@@ -75,3 +112,5 @@ def test_refusals_on_the_driver(spark):
         pathctl.spark.betweenness(df, sources=[9], unweighted=True)
     with pytest.raises(pathctl.UsageError, match="give k too"):
         pathctl.spark.betweenness(df, seed=3)
+    with pytest.raises(pathctl.NegativeWeightError, match="betweenness needs non-negative weights"):
+        pathctl.spark.edge_betweenness(df)
