@@ -4,9 +4,10 @@ package pipeline
 // runner for the full rows (auto's kernel over weights, bfs over hops),
 // and where it is a graph.BetweennessRunner the sources go through it in
 // blocks sized by the device's budget, their sums (per vertex, or per arc
-// for edge-betweenness) added in block order. Otherwise (the CPU engine
-// asked or chosen, several devices, float32 distances) the CPU engine
-// computes the layout (betweenness.go).
+// for edge-betweenness) added in block order; over several devices each
+// block is shared among them (gpu/devices/betweenness.go). Otherwise (the
+// CPU engine asked or chosen) the CPU engine computes the layout
+// (betweenness.go).
 
 import (
 	"context"
@@ -50,7 +51,7 @@ func betweennessOnGPU(ctx context.Context, q *Prepared) (raw []float64, sum *Sum
 	defer runner.Close()
 	br, can := runner.(graph.BetweennessRunner)
 	if !can {
-		fmt.Fprintf(say, "pathctl: note: betweenness runs on the CPU engine: its passes run on one device, not on several\n")
+		fmt.Fprintf(say, "pathctl: note: betweenness runs on the CPU engine: the devices' runners have no Brandes passes\n")
 		return nil, nil, false, nil
 	}
 	if why := br.BetweennessSupported(); why != nil {
@@ -70,7 +71,13 @@ func betweennessOnGPU(ctx context.Context, q *Prepared) (raw []float64, sum *Sum
 	if budget < per {
 		return nil, nil, false, fmt.Errorf("%w: memory budget of %d bytes is below the %d bytes one source of betweenness needs", ErrInvalid, budget, per)
 	}
-	block := int(min(budget/per, int64(len(sources))))
+	// Over several devices a block is shared among them (each part of one
+	// device's budget), so it holds a device's sources for each.
+	devices := int64(1)
+	if d, isGroup := eng.(graph.DeviceGroup); isGroup && d.Devices() > 1 {
+		devices = int64(d.Devices())
+	}
+	block := int(min(budget/per*devices, int64(len(sources))))
 	if opt.MaxBlock > 0 {
 		block = min(block, opt.MaxBlock)
 	}

@@ -27,6 +27,7 @@
 //   - runner.go: the runner over several devices (graph.DeviceSet): its workers, whole blocks, cuts of the last round, the order
 //   - queue.go: the jobs, their chunks and the queue the devices share: cutting to each device's budget, failure handover
 //   - resident.go: device blocks over several devices (graph.ResidentRunner)
+//   - betweenness.go: Brandes's passes over several devices (graph.BetweennessRunner), the chunks' vectors added in source order
 //   - opening.go: Opening, Others and Early: devices opened before the graph needs them
 //   - shared.go: Shared and Pool: a server's one device, and its devices one run each; Slots
 package devices

@@ -34,6 +34,9 @@ type fakeDevice struct {
 	// resident: its runners are AsyncRunners and ResidentRunners, whose
 	// device blocks count as chunks.
 	resident bool
+	// brandes: its runners are BetweennessRunners (betweenness_test.go),
+	// whose calls count as chunks.
+	brandes bool
 
 	// gate, when set, holds the device's first chunk until every device
 	// of the gate has one (or a second has passed), so that each takes
@@ -84,6 +87,8 @@ func (f *fakeDevice) Prepare(ctx context.Context, g *graph.CSR, req graph.Reques
 	f.vertices.Store(int64(g.NumVertices))
 	fr := &fakeDeviceRunner{Runner: r, dev: f}
 	switch {
+	case f.brandes:
+		return &fakeBrandesDeviceRunner{fr, g, req}, nil
 	case f.resident:
 		return &fakeResidentDeviceRunner{&fakeAsyncDeviceRunner{fr}}, nil
 	case f.async && f.stats:

@@ -251,7 +251,7 @@ func (m *Group) Prepare(ctx context.Context, csr *graph.CSR, req graph.Request) 
 		fmt.Fprintf(m.cfg.Log, " %s (blocks of up to %d sources)", w.label, w.maxChunk.Load())
 	}
 	fmt.Fprintln(m.cfg.Log)
-	return newDevicesRunner(workers, csr.NumVertices, m.cfg.Threads, m.cfg.Notice, m.cfg.RequestError), nil
+	return withBetweenness(newDevicesRunner(workers, csr.NumVertices, m.cfg.Threads, m.cfg.Notice, m.cfg.RequestError)), nil
 }
 
 // chunkMax is the most sources device i computes at once: its budget

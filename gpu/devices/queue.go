@@ -19,9 +19,10 @@ import (
 type jobKind int
 
 const (
-	jobRun   jobKind = iota // Run (narrowed blocks: the device's Run only)
-	jobStart                // AsyncRunner.Start where the device has it
-	jobStats                // StatsRunner.RunStats where the device has it
+	jobRun         jobKind = iota // Run (narrowed blocks: the device's Run only)
+	jobStart                      // AsyncRunner.Start where the device has it
+	jobStats                      // StatsRunner.RunStats where the device has it
+	jobBetweenness                // BetweennessRunner's passes (betweenness.go)
 )
 
 // deviceJob is one block submitted to the devices: it is the Waiter of
@@ -32,6 +33,7 @@ type deviceJob struct {
 	out     *graph.Block // jobRun, jobStart
 	sources []graph.VertexID
 	stats   *graph.Stats // jobStats
+	brandes *brandesJob  // jobBetweenness
 
 	mu        sync.Mutex
 	pending   int // chunks queued or running

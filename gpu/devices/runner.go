@@ -483,6 +483,9 @@ func (r *devicesRunner) land(w *deviceWorker, s *startedChunk) bool {
 // validity bits the device set, and their nulls.
 func (r *devicesRunner) compute(w *deviceWorker, c chunk) (validRows, nulls int, err error) {
 	j := c.job
+	if j.kind == jobBetweenness {
+		return 0, 0, j.brandes.compute(w, j, c)
+	}
 	if j.kind == jobStats {
 		src := j.sources[c.lo:c.hi]
 		var st *graph.Stats
