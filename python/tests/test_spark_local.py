@@ -38,9 +38,11 @@ def test_local_spark_example_runs_on_loopback(monkeypatch):
         exec(compile(local_example(), str(README), "exec"), scope)
     spark = scope["spark"]
     try:
-        # The count, then the betweenness the README shows under its print().
-        shown = re.search(r"betweenness\(edges\).*\n# (.*)\n", local_example()).group(1)
-        assert out.getvalue().splitlines() == ["6", shown]
+        # The count, then the betweenness of the vertices and of the edges
+        # that the README shows under their print().
+        shown = re.findall(r"^print\(pathctl\.spark\.\w*betweenness\(.*\n# (.*)$", local_example(), re.M)
+        assert len(shown) == 2, shown
+        assert out.getvalue().splitlines() == ["6", *shown]
         assert os.environ["SPARK_LOCAL_IP"] == "127.0.0.1"
         conf = spark.sparkContext.getConf()
         assert conf.get("spark.driver.host") == "127.0.0.1"
