@@ -41,6 +41,56 @@ DONE_LINE = "pathctl: done"
 _STDERR_KEPT = 200
 
 
+class _StderrLog:
+    """The binary's stderr as its drain thread reads it: the last lines,
+    numbered; the first lines of a crash report (a Go panic and the stack
+    of its goroutine), which a long goroutine dump would push out of the
+    last ones; the notes not yet warned about; the progress lines, shown by
+    progress; and whether the binary said it is done.
+
+    It is apart from the run so that the thread, a daemon, holds no
+    reference to the run. The run's pyarrow objects (the edges' reader) are
+    then freed where the caller drops the run, never in this thread: a
+    pyarrow object freed there while the interpreter exits aborts the
+    process ("terminate called without an active exception"), since its
+    deallocation releases the GIL and a daemon thread that takes it back
+    during the exit is stopped by an unwinding that the C++ runtime turns
+    into std::terminate."""
+
+    def __init__(self, progress: Any) -> None:
+        self.lines: deque = deque(maxlen=_STDERR_KEPT)
+        self.crash_lines: List[Tuple[int, str]] = []
+        self.crash: Optional[str] = None
+        self.notes: deque = deque()  # "pathctl: warning: ..." lines not yet warned about
+        self.settled = threading.Event()  # the done line was read, or the binary exited
+        self.progress = progress
+
+    def drain(self, stream: Any) -> None:
+        """Read stream (the binary's stderr) to its end, then close it."""
+        for raw in stream:
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            if line == DONE_LINE:
+                self.settled.set()  # every line before it has been read
+                continue
+            progress = self.progress
+            if progress is not None:
+                m = PROGRESS_LINE.match(line)
+                if m:  # shown (a bar, or logged), not kept for messages
+                    progress.line(m)
+                    continue
+            number = self.lines[-1][0] + 1 if self.lines else 0
+            self.lines.append((number, line))
+            if self.crash is None and _errors.CRASH_LINE.match(line):
+                self.crash = line.strip()
+            if self.crash is not None and len(self.crash_lines) < _STDERR_KEPT:
+                self.crash_lines.append((number, line))
+            if _errors.NOTE.match(line):
+                self.notes.append(line)
+            if line:
+                log.info("%s", line)  # notes such as a GPU-to-CPU fallback, and errors
+        stream.close()
+
+
 class _RunProcess:
     """The process half of Run. _start starts the binary; the rest waits
     for it, reaps it and raises its error. cleanup() is _RunHandoff's."""
@@ -55,16 +105,13 @@ class _RunProcess:
         full_env[DONE_LINE_ENV] = "1"
         if env:
             full_env.update({str(k): str(v) for k, v in env.items()})
-        # The last lines of stderr, numbered; and the first lines of a crash
-        # report (a Go panic and the stack of its goroutine), which a long
-        # goroutine dump would push out of the last ones.
-        self._stderr_lines: deque = deque(maxlen=_STDERR_KEPT)
-        self._crash_lines: List[Tuple[int, str]] = []
-        self._crash: Optional[str] = None
-        self._notes: deque = deque()  # "pathctl: warning: ..." lines not yet warned about
+        # What the stderr thread reads (_StderrLog), apart from self so that
+        # the thread holds no reference to the run.
+        self._log = _StderrLog(getattr(self, "_progress", None))
+        self._stderr_lines, self._crash_lines, self._notes = self._log.lines, self._log.crash_lines, self._log.notes
         self._feed_error: Optional[BaseException] = None
         # Set when the binary said it is done (DONE_LINE) or has exited.
-        self._settled = threading.Event()
+        self._settled = self._log.settled
         self._exited = False
         self._feed_thread: Optional[threading.Thread] = None
         self._done = False
@@ -88,7 +135,8 @@ class _RunProcess:
                 os.close(fd)
             if self._peer is not None:
                 self._peer.start(self.proc.pid)
-            self._stderr_thread = threading.Thread(target=self._drain_stderr, daemon=True)
+            self._stderr_thread = threading.Thread(target=self._log.drain, args=(self.proc.stderr,), daemon=True,
+                                                   name="pathctl-stderr")
             self._stderr_thread.start()
             if feeding:
                 self._feed_thread = threading.Thread(target=self._feed, args=(self._input,), daemon=True)
@@ -101,30 +149,6 @@ class _RunProcess:
             self._end_progress(False)
             self.cleanup()
             raise
-
-    def _drain_stderr(self) -> None:
-        for raw in self.proc.stderr:
-            line = raw.decode("utf-8", "replace").rstrip("\n")
-            if line == DONE_LINE:
-                self._settled.set()  # every line before it has been read
-                continue
-            progress = getattr(self, "_progress", None)
-            if progress is not None:
-                m = PROGRESS_LINE.match(line)
-                if m:  # shown (a bar, or logged), not kept for messages
-                    progress.line(m)
-                    continue
-            number = self._stderr_lines[-1][0] + 1 if self._stderr_lines else 0
-            self._stderr_lines.append((number, line))
-            if self._crash is None and _errors.CRASH_LINE.match(line):
-                self._crash = line.strip()
-            if self._crash is not None and len(self._crash_lines) < _STDERR_KEPT:
-                self._crash_lines.append((number, line))
-            if _errors.NOTE.match(line):
-                self._notes.append(line)
-            if line:
-                log.info("%s", line)  # notes such as a GPU-to-CPU fallback, and errors
-        self.proc.stderr.close()
 
     @property
     def stderr(self) -> str:
@@ -166,7 +190,7 @@ class _RunProcess:
                     f"reading the edges failed: {self._feed_error}",
                     exit_code=code, stderr=self.stderr) from self._feed_error
             if code != 0:
-                raise _errors.from_exit(code, self.stderr, self._names, self._crash) from read_error
+                raise _errors.from_exit(code, self.stderr, self._names, self._log.crash) from read_error
             if read_error is not None:
                 raise _errors.PathctlError(
                     f"pathctl exited 0 but its output is not a valid Arrow stream: {read_error}",
@@ -180,6 +204,7 @@ class _RunProcess:
     def _end_progress(self, ok: bool) -> None:
         """Close the progress bar of the run (complete where ok)."""
         progress, self._progress = getattr(self, "_progress", None), None
+        self._log.progress = None
         if progress is not None:
             progress.close(ok)
 

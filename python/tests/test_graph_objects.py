@@ -237,10 +237,7 @@ def test_tables_import_neither_scipy_nor_networkx():
         "pathctl.sssp(pd.DataFrame({'src': [1, 2], 'dst': [2, 3]}), 1)\n"
         "bad = [m for m in ('scipy', 'networkx') if m in sys.modules]\n"
         "print('imported:', bad, flush=True)\n"
-        # An interpreter's teardown after pyarrow aborts now and then
-        # ("terminate called without an active exception", about 1 run in
-        # 12, at 21ac10b too): this test is about imports, not teardown.
-        "os._exit(1 if bad else 0)\n"
+        "sys.exit(1 if bad else 0)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=str(REPO / "python"))
