@@ -118,7 +118,6 @@ func runBetweenness(ctx context.Context, q *Prepared, emit func(arrow.RecordBatc
 		return nil, err
 	}
 	if !onGPU {
-		var err error
 		if raw, sum, err = betweennessOnCPUEngine(ctx, q); err != nil {
 			return nil, err
 		}

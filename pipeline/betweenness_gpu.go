@@ -20,9 +20,10 @@ import (
 
 // betweennessOnGPU computes q's raw betweenness sums on the GPU engine:
 // per vertex (cpu.Engine.Betweenness' meaning), or per arc for
-// edge-betweenness (cpu.Engine.EdgeBetweenness'). ok is false where the run does not take the
-// GPU or its runner cannot: the CPU engine then computes them, and why was
-// said on opt.Log (auto) or opt.Notice (gpu asked for).
+// edge-betweenness (cpu.Engine.EdgeBetweenness'). ok is false where the
+// run does not take the GPU or its runner cannot: the CPU engine then
+// computes them, and why was said on opt.Log (auto) or opt.Notice (gpu
+// asked for).
 func betweennessOnGPU(ctx context.Context, q *Prepared) (raw []float64, sum *Summary, ok bool, err error) {
 	g, opt, sources := q.g, q.opt, q.sources
 	if opt.Engine == "cpu" {
