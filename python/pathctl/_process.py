@@ -108,10 +108,7 @@ class _RunProcess:
         # What the stderr thread reads (_StderrLog), apart from self so that
         # the thread holds no reference to the run.
         self._log = _StderrLog(getattr(self, "_progress", None))
-        self._stderr_lines, self._crash_lines, self._notes = self._log.lines, self._log.crash_lines, self._log.notes
         self._feed_error: Optional[BaseException] = None
-        # Set when the binary said it is done (DONE_LINE) or has exited.
-        self._settled = self._log.settled
         self._exited = False
         self._feed_thread: Optional[threading.Thread] = None
         self._done = False
@@ -152,8 +149,8 @@ class _RunProcess:
 
     @property
     def stderr(self) -> str:
-        tail = list(self._stderr_lines)
-        head = [entry for entry in self._crash_lines if not tail or entry[0] < tail[0][0]]
+        tail = list(self._log.lines)
+        head = [entry for entry in self._log.crash_lines if not tail or entry[0] < tail[0][0]]
         lines = [line for _, line in head]
         if head and head[-1][0] + 1 < tail[0][0]:
             lines.append(f"... ({tail[0][0] - head[-1][0] - 1} lines left out)")
@@ -163,8 +160,8 @@ class _RunProcess:
         """Raise a UserWarning, in the caller's thread, for each note or
         warning line of the binary read so far (the binary prints them
         before its output, so a finished run has them all)."""
-        while self._notes:
-            line = self._notes.popleft()
+        while self._log.notes:
+            line = self._log.notes.popleft()
             _warn_user(_errors.python_message(_errors.NOTE.sub("", line), self._names))
 
     def finish(self, read_error: Optional[BaseException] = None) -> None:
@@ -236,14 +233,14 @@ class _RunProcess:
         # The thread holds the process and the event, not self: self may
         # hold the result's mapping, which must go with the caller's last
         # view even while the binary is still exiting.
-        proc, settled = self.proc, self._settled
+        proc, settled = self.proc, self._log.settled
 
         def reap() -> None:
             proc.wait()
             settled.set()
 
         threading.Thread(target=reap, daemon=True, name="pathctl-reap").start()
-        self._settled.wait()
+        settled.wait()
         if self.proc.poll() is not None:
             self._exited = True
             return self.proc.returncode
