@@ -3,9 +3,10 @@ package gpu
 // Betweenness on the device (kernels/brandes.cu): a block's distance rows
 // are computed as for RunStats, by whatever kernel the runner runs (auto's
 // batched kernel, dijkstra, bfs, ...), and stay on the device; Brandes's
-// forward and backward passes run there over them, one thread block per
-// source, and only the block's sums come back: n per vertex, or m per arc
-// for edge betweenness.
+// forward and backward passes run there over them, each resident thread
+// block (a slot, with its own scratch rows and sums) taking the block's
+// sources in turn, and only the block's sums come back: n per vertex, or m
+// per arc for edge betweenness.
 //
 // The entry points are functions of a runner, not methods, so that
 // Runner keeps its one job (internal/layout bounds its methods);
@@ -24,25 +25,88 @@ import (
 	"github.com/pathctl/pathctl/graph"
 )
 
-// brandesBufs is a runner's betweenness buffers for up to k sources (on
-// the device goroutine): per source a row of tight bits (one per arc),
-// the tight in-arcs' counters, σ, δ, the order of the forward pass and its
-// levels' starts, and the count it reached; the block's n sums; and every
-// arc's tail (4 bytes an arc, made once). The sums' buffer holds outLen
-// values: n, or m for edge betweenness.
+// brandesBufs is a runner's betweenness buffers (on the device
+// goroutine): the blocks of the passes a multiprocessor keeps resident
+// (brandesResident, asked once), the scratch rows of each of its slots (kernels/brandes.cu: a
+// thread block's σ, δ, counters, order, levels and tight bits, reused for
+// each of its sources), each slot's sums (outLen values: n, or m for edge
+// betweenness), the block's sums added over the slots, and every arc's
+// tail (4 bytes an arc, made once).
 type brandesBufs struct {
-	k, outLen                                  int
-	bits, cnt, sigma, delta, order, levels, re devBuf
-	out, arcTails                              devBuf
+	resident                    int // brandesResident, once known
+	slots, outLen               int
+	scratch, acc, out, arcTails devBuf
 }
 
 // brandesWords is the number of 32-bit words of tight bits per source.
 func brandesWords(m int64) int64 { return (m + 31) / 32 }
 
-// brandesRowBytes is the device memory of one source's betweenness
-// buffers beside its distance row.
-func brandesRowBytes(n int, m int64) int64 {
-	return int64(n)*(4+8+8+4+4) + 4*brandesWords(m) + 4
+// brandesSlotBytes is the device memory of one slot's scratch rows,
+// kernels/brandes.cu's slotBytes: σ and δ in float64, the counters, order
+// and levels in int32, a bit per arc; rounded up to 16 bytes.
+func brandesSlotBytes(n int, m int64) int64 {
+	return (28*int64(n) + 4*brandesWords(m) + 15) &^ 15
+}
+
+// brandesSlots is the number of thread blocks, each a slot, that run the
+// passes: as many as the device keeps resident at once (the passes'
+// registers allow 4 of 256 threads per multiprocessor on sm_90; a slot
+// that waited for another to finish would run its sources after all the
+// others), fewer where their buffers would take more than a quarter of the
+// device's memory (the arcs' sums of a large graph), at least one. The
+// sums' bits depend on it (the slots' sums are added in slot order), so it
+// depends on the device, the kernel image and the graph alone. On the
+// device goroutine.
+func brandesSlots(r *Runner, outLen int) int {
+	if r.bc.resident == 0 {
+		r.bc.resident = brandesResident(r)
+	}
+	per := brandesSlotBytes(r.n, r.g.NumEdges()) + 8*int64(outLen)
+	slots := int64(r.bc.resident * max(r.e.info.Multiprocessors, 1))
+	if brandesSlotCap > 0 {
+		slots = min(slots, int64(brandesSlotCap))
+	}
+	if fit := r.e.info.TotalMemory / 4 / per; fit < slots {
+		slots = max(fit, 1)
+	}
+	return int(slots)
+}
+
+// brandesResident is how many thread blocks of the passes' kernel for r a
+// multiprocessor keeps resident (cuOccupancyMaxActiveBlocksPerMultiprocessor),
+// or batchedBlocksPerSM, the most of 256 threads, where the driver cannot
+// say (the launch then fails and says why).
+func brandesResident(r *Runner) int {
+	f, _, err := r.e.dev.function(brandesKernel(r))
+	if err != nil {
+		return batchedBlocksPerSM
+	}
+	var blocks int32
+	if r.e.dev.d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, threadsPerBlock, 0) != 0 || blocks < 1 {
+		return batchedBlocksPerSM
+	}
+	return int(blocks)
+}
+
+// brandesKernel is the name of the passes' kernel for r's rows.
+func brandesKernel(r *Runner) string {
+	if brandesHops(r) {
+		return "brandes_hops"
+	}
+	return "brandes_" + typeSuffix(r.distType)
+}
+
+// brandesSlotCap, where positive, caps brandesSlots: the tests set it, so
+// that each slot runs many sources of a small graph in turn.
+var brandesSlotCap int
+
+// brandesOutLen is the length of the sums of r's graph: n per vertex, m
+// per arc.
+func brandesOutLen(r *Runner, edges bool) int {
+	if edges {
+		return int(r.g.NumEdges())
+	}
+	return r.n
 }
 
 // arcTails is every arc's tail vertex, in CSR order.
@@ -56,11 +120,19 @@ func arcTails(g *graph.CSR) []int32 {
 	return tails
 }
 
-// BetweennessBytesPerSource is the device memory one more source in a
-// block of RunBetweenness costs: a stats block's (StatsBytesPerSource)
-// and the betweenness buffers.
-func BetweennessBytesPerSource(r *Runner) int64 {
-	return r.StatsBytesPerSource() + brandesRowBytes(r.n, r.g.NumEdges())
+// BetweennessBytes is the device memory of RunBetweenness (edges false)
+// or RunEdgeBetweenness (edges true): fixed, whatever the block (the
+// slots' buffers, the block's sums and the arcs' tails), and perSource for
+// each source of a block (a stats block's rows, StatsBytesPerSource: the
+// passes keep nothing per source).
+func BetweennessBytes(r *Runner, edges bool) (fixed, perSource int64) {
+	outLen := brandesOutLen(r, edges)
+	var slots int64
+	if err := r.e.dev.do(func() error { slots = int64(brandesSlots(r, outLen)); return nil }); err != nil {
+		slots = int64(batchedBlocksPerSM * max(r.e.info.Multiprocessors, 1)) // a closed device: the run says so
+	}
+	fixed = slots*(brandesSlotBytes(r.n, r.g.NumEdges())+8*int64(outLen)) + 8*int64(outLen) + 4*r.g.NumEdges()
+	return fixed, r.StatsBytesPerSource()
 }
 
 // BetweennessSupported says why r cannot run RunBetweenness, or nil.
@@ -99,44 +171,26 @@ func RunEdgeBetweenness(ctx context.Context, r *Runner, sources []graph.VertexID
 }
 
 // brandesSums is what a block of Brandes's passes sums on the device: per
-// vertex (brandesVertices) or per arc (brandesArcs).
+// vertex (brandesVertices, with or without networkx's endpoint terms) or
+// per arc (brandesArcs).
 type brandesSums interface {
-	// size is the length of the sum vector for r's graph.
-	size(r *Runner) int
-	// launch runs the summing kernel over the block of k sources into out.
-	launch(r *Runner, k int, out devBuf) error
+	// edges reports whether the sums are per arc.
+	edges() bool
+	// endpoints reports whether the vertices' sums take the endpoint terms.
+	endpoints() bool
 }
 
-// brandesVertices sums the dependencies per vertex (brandes_sum_*).
-type brandesVertices struct{ endpoints bool }
+// brandesVertices sums the dependencies per vertex.
+type brandesVertices struct{ withEndpoints bool }
 
-func (brandesVertices) size(r *Runner) int { return r.n }
+func (brandesVertices) edges() bool       { return false }
+func (s brandesVertices) endpoints() bool { return s.withEndpoints }
 
-func (s brandesVertices) launch(r *Runner, k int, out devBuf) error {
-	sum := "brandes_sum_" + typeSuffix(r.distType)
-	if brandesHops(r) {
-		sum = "brandes_sum_i32"
-	}
-	grid := (r.n + threadsPerBlock - 1) / threadsPerBlock
-	return r.e.dev.launchAsync(sum, grid, r.buf.dist.ptr, int32(r.n), r.buf.sources.ptr, int32(k), r.bc.delta.ptr, r.bc.re.ptr,
-		boolInt(s.endpoints), out.ptr)
-}
-
-// brandesArcs sums the dependencies per arc (brandes_edges).
+// brandesArcs sums the dependencies per arc.
 type brandesArcs struct{}
 
-func (brandesArcs) size(r *Runner) int { return int(r.g.NumEdges()) }
-
-func (brandesArcs) launch(r *Runner, k int, out devBuf) error {
-	m := r.g.NumEdges()
-	if m == 0 {
-		return nil
-	}
-	grid := int(min((m+threadsPerBlock-1)/threadsPerBlock, 1<<20))
-	b := &r.bc
-	return r.e.dev.launchAsync("brandes_edges", grid, r.csr.targets.ptr, b.arcTails.ptr, int32(r.n), m, int32(k), b.bits.ptr,
-		b.sigma.ptr, b.delta.ptr, out.ptr)
-}
+func (brandesArcs) edges() bool     { return true }
+func (brandesArcs) endpoints() bool { return false }
 
 // runBrandes runs the passes over sources in blocks and adds the blocks'
 // sums, of kind sums, in block order.
@@ -150,7 +204,7 @@ func runBrandes(ctx context.Context, r *Runner, sources []graph.VertexID, sums b
 	if err := checkSources(sources, r.n); err != nil {
 		return nil, err
 	}
-	total := make([]float64, sums.size(r))
+	total := make([]float64, brandesOutLen(r, sums.edges()))
 	if len(sources) == 0 || len(total) == 0 {
 		return total, nil
 	}
@@ -163,7 +217,7 @@ func runBrandes(ctx context.Context, r *Runner, sources []graph.VertexID, sums b
 	tracef(r.e.dev.ordinal, "betweenness of %d sources", len(sources))
 	err := r.e.dev.do(func() error {
 		r.kernelTime, r.host = 0, hostTimes{}
-		return runChunks(len(sources), &r.buf.fit, func() error { return releaseBetweenness(r) }, func(lo, hi int) error {
+		err := runChunks(len(sources), &r.buf.fit, func() error { return releaseBetweenness(r) }, func(lo, hi int) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -175,6 +229,10 @@ func runBrandes(ctx context.Context, r *Runner, sources []graph.VertexID, sums b
 			}
 			return nil
 		})
+		if err != nil { // the slots' sums of a block that failed may not have been cleared
+			err = errors.Join(err, r.bc.release(r.e.dev))
+		}
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -193,27 +251,34 @@ func brandesBlock(r *Runner, sources []graph.VertexID, sums brandesSums, part []
 		return negativeCycle(r.g, c) // the caller checks the weights non-negative first
 	}
 	k, dv := len(sources), r.e.dev
-	if err := r.bc.ensure(dv, k, r.g, len(part)); err != nil {
+	outLen := len(part)
+	slots := min(brandesSlots(r, outLen), k)
+	if err := r.bc.ensure(dv, slots, r.g, outLen); err != nil {
 		if isOutOfMemory(err) {
-			err = outOfMemory(dv, k, BetweennessBytesPerSource(r), err)
+			_, per := BetweennessBytes(r, sums.edges())
+			err = outOfMemory(dv, k, per, err)
 		}
 		return err
 	}
 	b := &r.bc
-	kernel := "brandes_" + typeSuffix(r.distType)
-	weights := r.csr.weights.ptr
+	kernel, weights := brandesKernel(r), r.csr.weights.ptr
 	if brandesHops(r) {
-		kernel, weights = "brandes_hops", 0
+		weights = 0
+	}
+	accV, accE := b.acc.ptr, uint64(0)
+	if sums.edges() {
+		accV, accE = 0, b.acc.ptr
 	}
 	if err := dv.d.cuEventRecord(dv.start, 0).Err("cuEventRecord"); err != nil {
 		return err
 	}
-	err = dv.launchAsync(kernel, k, r.csr.offsets.ptr, r.csr.targets.ptr, weights, b.arcTails.ptr, int32(r.n), r.g.NumEdges(),
-		r.buf.sources.ptr, int32(k), r.buf.dist.ptr, b.bits.ptr, b.cnt.ptr, b.sigma.ptr, b.delta.ptr, b.order.ptr, b.levels.ptr, b.re.ptr)
+	err = dv.launchAsync(kernel, slots, r.csr.offsets.ptr, r.csr.targets.ptr, weights, b.arcTails.ptr, int32(r.n), r.g.NumEdges(),
+		r.buf.sources.ptr, int32(k), r.buf.dist.ptr, b.scratch.ptr, accV, accE, boolInt(sums.endpoints()))
 	if err != nil {
 		return err
 	}
-	if err := sums.launch(r, k, b.out); err != nil {
+	grid := int(min((int64(outLen)+threadsPerBlock-1)/threadsPerBlock, 1<<20))
+	if err := dv.launchAsync("brandes_reduce", grid, b.acc.ptr, int32(slots), int64(outLen), b.out.ptr); err != nil {
 		return err
 	}
 	if err := dv.finishTimed(kernel); err != nil {
@@ -239,10 +304,11 @@ func releaseBetweenness(r *Runner) error {
 	return errors.Join(r.releaseBlock(), r.bc.release(r.e.dev))
 }
 
-// ensure sizes the buffers for k sources of g and sums of outLen values
-// (n per vertex, m per arc).
-func (b *brandesBufs) ensure(dv *device, k int, g *graph.CSR, outLen int) error {
-	if k <= b.k && outLen <= b.outLen {
+// ensure sizes the buffers for slots slots over g and sums of outLen
+// values (n per vertex, m per arc); the slots' sums start at zero, and
+// brandes_reduce clears them again as it adds them.
+func (b *brandesBufs) ensure(dv *device, slots int, g *graph.CSR, outLen int) error {
+	if slots <= b.slots && outLen <= b.outLen {
 		return nil
 	}
 	if err := b.release(dv); err != nil {
@@ -255,13 +321,12 @@ func (b *brandesBufs) ensure(dv *device, k int, g *graph.CSR, outLen int) error 
 			return err
 		}
 	}
-	rows := int64(k) * int64(n)
+	outLen = max(n, outLen)
 	sizes := []struct {
 		buf  *devBuf
 		size int64
 	}{
-		{&b.bits, 4 * int64(k) * brandesWords(m)}, {&b.cnt, 4 * rows}, {&b.sigma, 8 * rows}, {&b.delta, 8 * rows},
-		{&b.order, 4 * rows}, {&b.levels, 4 * rows}, {&b.re, 4 * int64(k)}, {&b.out, 8 * int64(max(n, outLen))},
+		{&b.scratch, int64(slots) * brandesSlotBytes(n, m)}, {&b.acc, 8 * int64(slots) * int64(outLen)}, {&b.out, 8 * int64(outLen)},
 	}
 	for _, s := range sizes {
 		var err error
@@ -269,16 +334,19 @@ func (b *brandesBufs) ensure(dv *device, k int, g *graph.CSR, outLen int) error 
 			return errors.Join(err, b.release(dv))
 		}
 	}
-	b.k, b.outLen = k, max(n, outLen)
+	if err := dv.d.cuMemsetD32_v2(b.acc.ptr, 0, uint64(2*slots*outLen)).Err("cuMemsetD32_v2 (betweenness sums)"); err != nil {
+		return errors.Join(err, b.release(dv))
+	}
+	b.slots, b.outLen = slots, outLen
 	return nil
 }
 
 // release frees the buffers (on the device goroutine).
 func (b *brandesBufs) release(dv *device) error {
 	var errs []error
-	for _, p := range []*devBuf{&b.bits, &b.cnt, &b.sigma, &b.delta, &b.order, &b.levels, &b.re, &b.out, &b.arcTails} {
+	for _, p := range []*devBuf{&b.scratch, &b.acc, &b.out, &b.arcTails} {
 		errs = append(errs, dv.free(p))
 	}
-	b.k, b.outLen = 0, 0
+	b.slots, b.outLen = 0, 0
 	return errors.Join(errs...)
 }

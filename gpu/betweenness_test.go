@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -17,12 +18,14 @@ import (
 // 1..3 with many ties, wide weights, int64 and float64 distances, hop
 // counts of weighted graphs), street grids with one-way streets, a star
 // and hubs of hundreds of arcs, directed and undirected, with and without endpoints, from every
-// vertex and from repeated sources in blocks of several sizes, against
-// the serial Brandes of internal/ref.
+// vertex and from repeated sources in blocks of several sizes, with the
+// device's slots and with 3 slots (each running many sources in turn,
+// kernels/brandes.cu), against the serial Brandes of internal/ref.
 func TestBetweennessAgainstBrandes(t *testing.T) {
 	e := openEngine(t)
 	rng := newSeed(t)
 	ctx := context.Background()
+	t.Cleanup(func() { brandesSlotCap = 0 })
 	type graphCase struct {
 		name  string
 		edges *graph.Edges
@@ -87,18 +90,27 @@ func TestBetweennessAgainstBrandes(t *testing.T) {
 		if g.NumVertices > 1000 {
 			runs = runs[1:] // the oracle scans every vertex a step
 		}
-		for _, sources := range runs {
-			for _, endpoints := range []bool{false, true} {
-				want, err := ref.Brandes(g, sources, endpoints, c.hops)
-				if err != nil {
-					t.Fatalf("%s: %v", c.name, err)
-				}
-				got, err := RunBetweenness(ctx, r, sources, endpoints)
-				if err != nil {
-					t.Fatalf("%s: %v", c.name, err)
-				}
-				checkBetweenness(t, c.name, got, want)
+		check := func(sources []graph.VertexID, endpoints bool) {
+			want, err := ref.Brandes(g, sources, endpoints, c.hops)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
 			}
+			got, err := RunBetweenness(ctx, r, sources, endpoints)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			checkBetweenness(t, fmt.Sprintf("%s, %d slots at most", c.name, brandesSlotCap), got, want)
+			again, err := RunBetweenness(ctx, r, sources, endpoints)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			for v := range got { // the slots' sums are added in one order
+				if math.Float64bits(again[v]) != math.Float64bits(got[v]) {
+					t.Fatalf("%s: vertex %d: %v, then %v in the same run again", c.name, v, got[v], again[v])
+				}
+			}
+		}
+		checkEdges := func(sources []graph.VertexID) {
 			want, err := ref.EdgeBrandes(g, sources, c.hops)
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
@@ -107,7 +119,17 @@ func TestBetweennessAgainstBrandes(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
-			checkBetweenness(t, c.name+" edges", got, want)
+			checkBetweenness(t, fmt.Sprintf("%s edges, %d slots at most", c.name, brandesSlotCap), got, want)
+		}
+		brandesSlotCap = 3
+		check(runs[0], true)
+		checkEdges(runs[0])
+		brandesSlotCap = 0
+		for _, sources := range runs {
+			for _, endpoints := range []bool{false, true} {
+				check(sources, endpoints)
+			}
+			checkEdges(sources)
 		}
 		if err := r.Close(); err != nil {
 			t.Fatal(err)

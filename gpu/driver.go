@@ -95,47 +95,48 @@ func goString(p *byte) string {
 type driver struct {
 	library string // the name dlopen succeeded with
 
-	cuInit                       func(flags uint32) Result
-	cuDriverGetVersion           func(version *int32) Result
-	cuDeviceGet                  func(dev *int32, ordinal int32) Result
-	cuDeviceGetCount             func(count *int32) Result
-	cuDeviceGetName              func(name *byte, length int32, dev int32) Result
-	cuDeviceTotalMem_v2          func(bytes *uint64, dev int32) Result
-	cuDeviceGetAttribute         func(value *int32, attrib int32, dev int32) Result
-	cuDevicePrimaryCtxRetain     func(ctx *uintptr, dev int32) Result
-	cuDevicePrimaryCtxRelease_v2 func(dev int32) Result
-	cuCtxSetCurrent              func(ctx uintptr) Result
-	cuCtxSynchronize             func() Result
-	cuModuleLoadData             func(module *uintptr, image unsafe.Pointer) Result
-	cuModuleUnload               func(module uintptr) Result
-	cuModuleGetFunction          func(fn *uintptr, module uintptr, name string) Result
-	cuMemAlloc_v2                func(dptr *uint64, size uint64) Result
-	cuMemFree_v2                 func(dptr uint64) Result
-	cuMemGetInfo_v2              func(free, total *uint64) Result
-	cuMemcpyHtoD_v2              func(dst uint64, src unsafe.Pointer, size uint64) Result
-	cuMemcpyDtoH_v2              func(dst unsafe.Pointer, src uint64, size uint64) Result
-	cuMemcpyDtoHAsync_v2         func(dst unsafe.Pointer, src uint64, size uint64, stream uintptr) Result
-	cuMemsetD32_v2               func(dst uint64, value uint32, count uint64) Result
-	cuMemHostAlloc               func(p *unsafe.Pointer, size uint64, flags uint32) Result
-	cuMemFreeHost                func(p unsafe.Pointer) Result
-	cuMemHostRegister_v2         func(p unsafe.Pointer, size uint64, flags uint32) Result
-	cuMemHostUnregister          func(p unsafe.Pointer) Result
-	cuStreamCreate               func(stream *uintptr, flags uint32) Result
-	cuStreamDestroy_v2           func(stream uintptr) Result
-	cuStreamSynchronize          func(stream uintptr) Result
-	cuStreamWaitEvent            func(stream uintptr, event uintptr, flags uint32) Result
-	cuEventCreate                func(event *uintptr, flags uint32) Result
-	cuEventRecord                func(event uintptr, stream uintptr) Result
-	cuEventSynchronize           func(event uintptr) Result
-	cuEventElapsedTime           func(ms *float32, start, end uintptr) Result
-	cuEventDestroy_v2            func(event uintptr) Result
-	cuLaunchKernel               func(fn uintptr, gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMem uint32, stream uintptr, params unsafe.Pointer, extra unsafe.Pointer) Result
-	cuGetErrorName               func(r Result, name **byte) Result
-	cuDeviceCanAccessPeer        func(can *int32, dev, peer int32) Result
-	cuCtxEnablePeerAccess        func(peer uintptr, flags uint32) Result
-	cuMemcpyPeer                 func(dst uint64, dstCtx uintptr, src uint64, srcCtx uintptr, size uint64) Result
-	cuMemcpyPeerAsync            func(dst uint64, dstCtx uintptr, src uint64, srcCtx uintptr, size uint64, stream uintptr) Result
-	cuMemcpyDtoD_v2              func(dst, src uint64, size uint64) Result
+	cuInit                                      func(flags uint32) Result
+	cuDriverGetVersion                          func(version *int32) Result
+	cuDeviceGet                                 func(dev *int32, ordinal int32) Result
+	cuDeviceGetCount                            func(count *int32) Result
+	cuDeviceGetName                             func(name *byte, length int32, dev int32) Result
+	cuDeviceTotalMem_v2                         func(bytes *uint64, dev int32) Result
+	cuDeviceGetAttribute                        func(value *int32, attrib int32, dev int32) Result
+	cuDevicePrimaryCtxRetain                    func(ctx *uintptr, dev int32) Result
+	cuDevicePrimaryCtxRelease_v2                func(dev int32) Result
+	cuCtxSetCurrent                             func(ctx uintptr) Result
+	cuCtxSynchronize                            func() Result
+	cuModuleLoadData                            func(module *uintptr, image unsafe.Pointer) Result
+	cuModuleUnload                              func(module uintptr) Result
+	cuModuleGetFunction                         func(fn *uintptr, module uintptr, name string) Result
+	cuMemAlloc_v2                               func(dptr *uint64, size uint64) Result
+	cuMemFree_v2                                func(dptr uint64) Result
+	cuMemGetInfo_v2                             func(free, total *uint64) Result
+	cuMemcpyHtoD_v2                             func(dst uint64, src unsafe.Pointer, size uint64) Result
+	cuMemcpyDtoH_v2                             func(dst unsafe.Pointer, src uint64, size uint64) Result
+	cuMemcpyDtoHAsync_v2                        func(dst unsafe.Pointer, src uint64, size uint64, stream uintptr) Result
+	cuMemsetD32_v2                              func(dst uint64, value uint32, count uint64) Result
+	cuMemHostAlloc                              func(p *unsafe.Pointer, size uint64, flags uint32) Result
+	cuMemFreeHost                               func(p unsafe.Pointer) Result
+	cuMemHostRegister_v2                        func(p unsafe.Pointer, size uint64, flags uint32) Result
+	cuMemHostUnregister                         func(p unsafe.Pointer) Result
+	cuStreamCreate                              func(stream *uintptr, flags uint32) Result
+	cuStreamDestroy_v2                          func(stream uintptr) Result
+	cuStreamSynchronize                         func(stream uintptr) Result
+	cuStreamWaitEvent                           func(stream uintptr, event uintptr, flags uint32) Result
+	cuEventCreate                               func(event *uintptr, flags uint32) Result
+	cuEventRecord                               func(event uintptr, stream uintptr) Result
+	cuEventSynchronize                          func(event uintptr) Result
+	cuEventElapsedTime                          func(ms *float32, start, end uintptr) Result
+	cuEventDestroy_v2                           func(event uintptr) Result
+	cuOccupancyMaxActiveBlocksPerMultiprocessor func(blocks *int32, fn uintptr, blockSize int32, dynamicSmem uint64) Result
+	cuLaunchKernel                              func(fn uintptr, gridX, gridY, gridZ, blockX, blockY, blockZ, sharedMem uint32, stream uintptr, params unsafe.Pointer, extra unsafe.Pointer) Result
+	cuGetErrorName                              func(r Result, name **byte) Result
+	cuDeviceCanAccessPeer                       func(can *int32, dev, peer int32) Result
+	cuCtxEnablePeerAccess                       func(peer uintptr, flags uint32) Result
+	cuMemcpyPeer                                func(dst uint64, dstCtx uintptr, src uint64, srcCtx uintptr, size uint64) Result
+	cuMemcpyPeerAsync                           func(dst uint64, dstCtx uintptr, src uint64, srcCtx uintptr, size uint64, stream uintptr) Result
+	cuMemcpyDtoD_v2                             func(dst, src uint64, size uint64) Result
 }
 
 // libraryNames are the names dlopen tries, in order.

@@ -384,16 +384,18 @@ type NearestDecliner interface {
 // betweenness of a block of sources where their rows lie (the GPU runner:
 // the forward and backward passes run on the device, and only a vector of
 // sums leaves it, n per vertex or m per arc). The pipeline prepares one for the betweenness layout
-// and runs the sources through it in blocks sized by DeviceBudget over
-// BetweennessBytesPerSource; without it, or where BetweennessSupported
-// says no, the CPU engine computes the layout.
+// and runs the sources through it in blocks sized by DeviceBudget, less
+// the fixed bytes of BetweennessBytes, over its bytes per source; without
+// it, or where BetweennessSupported says no, the CPU engine computes the
+// layout.
 type BetweennessRunner interface {
 	// BetweennessSupported is nil where RunBetweenness can run, else why
 	// not (the distance type, a narrowed runner).
 	BetweennessSupported() error
-	// BetweennessBytesPerSource is the device memory one more source in a
-	// block of RunBetweenness costs.
-	BetweennessBytesPerSource() int64
+	// BetweennessBytes is the device memory of RunBetweenness (edges
+	// false) or RunEdgeBetweenness (edges true): fixed whatever the block,
+	// and perSource for each of a block's sources.
+	BetweennessBytes(edges bool) (fixed, perSource int64)
 	// RunBetweenness returns, for every vertex, the sum over sources of
 	// its dependencies as cpu.Engine.Betweenness defines them, with the
 	// endpoint terms when endpoints is set.

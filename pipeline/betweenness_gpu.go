@@ -61,7 +61,8 @@ func betweennessOnGPU(ctx context.Context, q *Prepared) (raw []float64, sum *Sum
 	}
 	// Blocks as large as the device holds: each block's rows are computed
 	// together (the batched kernel derives rows from its other sources).
-	per := br.BetweennessBytesPerSource()
+	edges := opt.Layout == arrowio.LayoutEdgeBetweenness
+	fixed, per := br.BetweennessBytes(edges)
 	budget := opt.MemBudget
 	if b, isB := eng.(graph.Budgeter); isB && budget <= 0 {
 		budget = b.DeviceBudget()
@@ -69,24 +70,19 @@ func betweennessOnGPU(ctx context.Context, q *Prepared) (raw []float64, sum *Sum
 	if budget <= 0 {
 		budget = DefaultMemBudget
 	}
-	if budget < per {
-		return nil, nil, false, fmt.Errorf("%w: memory budget of %d bytes is below the %d bytes one source of betweenness needs", ErrInvalid, budget, per)
-	}
 	// Over several devices a block is shared among them (each part of one
 	// device's budget), so it holds a device's sources for each.
-	devices := int64(1)
+	devices := 1
 	if d, isGroup := eng.(graph.DeviceGroup); isGroup && d.Devices() > 1 {
-		devices = int64(d.Devices())
+		devices = d.Devices()
 	}
-	block := int(min(budget/per*devices, int64(len(sources))))
-	if opt.MaxBlock > 0 {
-		block = min(block, opt.MaxBlock)
+	block, err := betweennessBlock(budget, fixed, per, devices, len(sources), opt.MaxBlock)
+	if err != nil {
+		return nil, nil, false, err
 	}
-	block = max(block, 1)
 	n := g.NumVertices()
 	sum = &Summary{Engine: "gpu", Algorithm: "betweenness (Brandes, " + describe(runner, req.Algorithm) + " rows)",
 		Sources: int64(len(sources)), Pairs: int64(len(sources)) * int64(n)}
-	edges := opt.Layout == arrowio.LayoutEdgeBetweenness
 	run := func(block []graph.VertexID) ([]float64, error) {
 		return br.RunBetweenness(ctx, block, opt.Betweenness.Endpoints)
 	}
@@ -117,4 +113,20 @@ func betweennessOnGPU(ctx context.Context, q *Prepared) (raw []float64, sum *Sum
 	}
 	fmt.Fprintf(opt.Log, "pathctl: betweenness of %d sources on the device in %s\n", len(sources), time.Since(start).Round(time.Millisecond))
 	return raw, sum, true, nil
+}
+
+// betweennessBlock is the sources of a betweenness block on devices
+// devices of budget bytes each, of which the passes take fixed bytes and
+// every source per more: at most numSources and maxBlock (where positive),
+// at least one. A budget below one source is an ErrInvalid error.
+func betweennessBlock(budget, fixed, per int64, devices, numSources, maxBlock int) (int, error) {
+	if budget < fixed+per {
+		return 0, fmt.Errorf("%w: memory budget of %d bytes is below the %d bytes one source of betweenness needs (%d of them whatever the block)",
+			ErrInvalid, budget, fixed+per, fixed)
+	}
+	block := int(min((budget-fixed)/per*int64(devices), int64(numSources)))
+	if maxBlock > 0 {
+		block = min(block, maxBlock)
+	}
+	return max(block, 1), nil
 }

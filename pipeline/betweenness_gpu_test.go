@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -116,4 +117,31 @@ func gpuBetweenness(t *testing.T, g *Graph, opt Options, engine string) ([]float
 		t.Fatalf("%s: %v", engine, err)
 	}
 	return out, sum
+}
+
+// TestBetweennessBlock checks the blocks' sizing: the fixed bytes come off
+// each device's budget once, a block holds a device's sources per device,
+// and the sources and --max-block bound it.
+func TestBetweennessBlock(t *testing.T) {
+	for _, c := range []struct {
+		name                       string
+		budget, fixed, per         int64
+		devices, sources, maxBlock int
+		want                       int
+	}{
+		{"fixed off the budget", 1000, 300, 7, 1, 1 << 20, 0, 100},
+		{"two devices", 1000, 300, 7, 2, 1 << 20, 0, 200},
+		{"fewer sources", 1000, 300, 7, 1, 42, 0, 42},
+		{"max block", 1000, 300, 7, 1, 1 << 20, 64, 64},
+		{"exactly one source", 307, 300, 7, 1, 10, 0, 1},
+	} {
+		got, err := betweennessBlock(c.budget, c.fixed, c.per, c.devices, c.sources, c.maxBlock)
+		if err != nil || got != c.want {
+			t.Errorf("%s: %d, %v; want %d", c.name, got, err, c.want)
+		}
+	}
+	_, err := betweennessBlock(306, 300, 7, 1, 10, 0)
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "307 bytes one source of betweenness needs (300 of them whatever the block)") {
+		t.Fatalf("a budget below one source: %v, want ErrInvalid naming 307 and 300 bytes", err)
+	}
 }

@@ -133,11 +133,13 @@ func (r gpuRunner) NearestDeclined() string {
 	return fmt.Sprintf("the engine selects K up to %d, without paths or predecessors", gpu.MaxDeviceNearest)
 }
 
-// BetweennessSupported, BetweennessBytesPerSource, RunBetweenness and
+// BetweennessSupported, BetweennessBytes, RunBetweenness and
 // RunEdgeBetweenness make the GPU runner a graph.BetweennessRunner (gpu/betweenness.go).
 func (r gpuRunner) BetweennessSupported() error { return gpu.BetweennessSupported(r.Runner) }
 
-func (r gpuRunner) BetweennessBytesPerSource() int64 { return gpu.BetweennessBytesPerSource(r.Runner) }
+func (r gpuRunner) BetweennessBytes(edges bool) (fixed, perSource int64) {
+	return gpu.BetweennessBytes(r.Runner, edges)
+}
 
 func (r gpuRunner) RunBetweenness(ctx context.Context, sources []graph.VertexID, endpoints bool) ([]float64, error) {
 	return gpu.RunBetweenness(ctx, r.Runner, sources, endpoints)

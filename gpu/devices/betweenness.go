@@ -50,14 +50,14 @@ func (r devicesBrandes) BetweennessSupported() error {
 	return nil
 }
 
-// BetweennessBytesPerSource is the most any device needs for one more
+// BetweennessBytes is the most any device needs, fixed and for one more
 // source of a chunk.
-func (r devicesBrandes) BetweennessBytesPerSource() int64 {
-	var most int64
+func (r devicesBrandes) BetweennessBytes(edges bool) (fixed, perSource int64) {
 	for _, w := range r.workers {
-		most = max(most, w.runner.(graph.BetweennessRunner).BetweennessBytesPerSource())
+		f, p := w.runner.(graph.BetweennessRunner).BetweennessBytes(edges)
+		fixed, perSource = max(fixed, f), max(perSource, p)
 	}
-	return most
+	return fixed, perSource
 }
 
 // RunBetweenness sums the vertices' dependencies of sources over the

@@ -26,8 +26,10 @@ type fakeBrandesDeviceRunner struct {
 	req graph.Request
 }
 
-func (r *fakeBrandesDeviceRunner) BetweennessSupported() error      { return nil }
-func (r *fakeBrandesDeviceRunner) BetweennessBytesPerSource() int64 { return 1 << 10 }
+func (r *fakeBrandesDeviceRunner) BetweennessSupported() error { return nil }
+func (r *fakeBrandesDeviceRunner) BetweennessBytes(bool) (fixed, perSource int64) {
+	return 1 << 12, 1 << 10
+}
 
 func (r *fakeBrandesDeviceRunner) RunBetweenness(ctx context.Context, sources []graph.VertexID, endpoints bool) ([]float64, error) {
 	if err := r.dev.chunk(len(sources)); err != nil {

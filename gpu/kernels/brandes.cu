@@ -1,16 +1,15 @@
 // brandes.cu: Brandes's betweenness (Brandes 2001) for a block of sources
 // whose distance rows a relaxation kernel left on the device, so that only
-// an n-vector of sums leaves it. One thread block per source, as
-// everywhere else (forEachSource), in four phases with a barrier between
-// them:
+// a vector of sums leaves it. One thread block per source, as everywhere
+// else (forEachSource), in four phases with a barrier between them:
 //
 //  0. Clear the source's counters and its σ row.
 //  1. Mark the tight arcs: u → v of weight w with d(u) + w = d(v) (one
 //     hop for hop counts) and d(u) finite, one bit per arc of the CSR
 //     (the arcs walked in CSR order, a warp's 32 arcs at a time, its
-//     ballot the word of bits), and count each vertex's tight in-arcs. Positive weights (the caller
-//     refuses zero ones) make the tight arcs a DAG in which every
-//     predecessor of v is closer than v.
+//     ballot the word of bits), and count each vertex's tight in-arcs.
+//     Positive weights (the caller refuses zero ones) make the tight arcs
+//     a DAG in which every predecessor of v is closer than v.
 //  2. The forward pass over that DAG in the order of Kahn's algorithm,
 //     level by level: the source alone is level 0, and a vertex joins the
 //     next level when the last of its tight in-arcs has been walked. σ(v),
@@ -18,27 +17,31 @@
 //     its tight in-arcs (atomic adds in float64: exact while the counts stay
 //     below 2^53, the same bits on every run then). The levels are
 //     appended to the source's order row, their starts to its level row.
-//  3. The backward pass, from the last level down to level 1: δ(v) =
-//     σ(v) · Σ over tight arcs v → w of (1 + δ(w)) / σ(w), every such w lying
-//     on a later level, so final. Only the tight bits are read here and in
-//     phase 2 (a word of 32 arcs at a time, then the targets of the set
-//     bits), not the distances: one pass over the arcs per source.
+//  3. The backward pass, from the last level down: δ(v) = σ(v) · Σ over
+//     tight arcs v → w of (1 + δ(w)) / σ(w), every such w lying on a later
+//     level, so final. Only the tight bits are read here and in phase 2 (a
+//     word of 32 arcs at a time, then the targets of the set bits), not the
+//     distances: one pass over the arcs per source.
 //
-// brandes_sum_* then adds, for every vertex v, the dependencies of the
-// block's sources in source order (a thread per vertex, reads coalesced
-// across vertices): δ_s(v) for every source s ≠ v that reaches v, and with
-// endpoints 1 more for each of those and, for v a source, the number of
-// other vertices it reaches (networkx's _accumulate_endpoints).
-//
-// brandes_edges adds, for every arc a = u → v, the block's dependencies
-// flowing through it in source order: σ_s(u) · (1 + δ_s(v)) / σ_s(v) for
-// each source s for which a is tight (its bit of phase 1 set), networkx's
-// term of _accumulate_edges. A thread per arc, no atomics: the sum is the
-// same, bit for bit, on every run; a warp reads one word of bits per
-// source, and the rows only where a bit is set.
-//
-// The sums are added in another order than the CPU engine's, so they may
-// differ from it in the last bits.
+// The scratch rows of phases 0 to 3 (bits, counters, σ, δ, order, levels)
+// belong to a thread block, its slot, not to a source: a thread block
+// reuses them for each of its sources in turn, so that a block of sources
+// costs the device its distance rows alone and blocks can be as large as
+// the stats layout's (the batched kernel derives more of a larger block's
+// rows). Each slot also keeps its sums, added in phase 3 by the one thread
+// that owns each term (the vertices' in a sweep after it), so with no
+// atomics:
+//  - per vertex (accV): δ_s(v) for every v ≠ s the source reaches, and with
+//    endpoints 1 more for each of those and, for v = s, the number of other
+//    vertices s reaches (networkx's _accumulate_endpoints);
+//  - per arc (accE): σ_s(u) · (1 + δ_s(v)) / σ_s(v) for every tight arc
+//    u → v, the source's own arcs included (networkx's _accumulate_edges).
+// A slot's sources are the block's sources i ≡ slot (mod slots), taken in
+// order, and there are no more slots than the device keeps resident, so
+// that none waits for another to finish. brandes_reduce adds the slots' sums in slot order (a thread per value,
+// reads coalesced), so the sum is the same, bit for bit, on every run with
+// the same slots and blocks. It is added in another order
+// than the CPU engine's, so it may differ from it in the last bits.
 #include "common.cuh"
 
 namespace pathctl {
@@ -85,7 +88,7 @@ __device__ __forceinline__ void forTightArcs(const long long* offsets, const int
 // word of bits (its ballot), instead of a vertex's arcs a thread.
 template <typename T, bool Hops>
 __device__ void source(const Graph<T>& g, int s, const T* d, u32* bits, int* cnt, double* sigma, double* delta,
-                       int* order, int* levels, int* reached) {
+                       int* order, int* levels, double* accV, double* accE, bool endpoints) {
   __shared__ int tail;
   __shared__ int numLevels;
   const T inf = DistTraits<T>::inf();
@@ -149,92 +152,96 @@ __device__ void source(const Graph<T>& g, int s, const T* d, u32* bits, int* cnt
     if (threadIdx.x == 0 && lo < hi) levels[numLevels++] = lo;
     __syncthreads();
   }
-  // 3. Backward, from the last level to level 1.
+  // 3. Backward, from the last level down: to level 1 for the vertices'
+  // sums, to the source's own level for the arcs' (δ(s) itself is never
+  // read).
   const int total = tail;
-  for (int l = numLevels - 1; l >= 1; l--) {
+  const double one = endpoints ? 1.0 : 0.0;
+  for (int l = numLevels - 1; l >= (accE != nullptr ? 0 : 1); l--) {
     const int lo = levels[l], hi = l + 1 < numLevels ? levels[l + 1] : total;
     for (int j = lo + threadIdx.x; j < hi; j += blockDim.x) {
       const int v = order[j];
+      const double sv = sigma[v];
       double sum = 0;
-      forTightArcs(g.offsets, g.targets, bits, v, [&](long long, int w) { sum += (1 + delta[w]) / sigma[w]; });
-      delta[v] = sigma[v] * sum;
+      forTightArcs(g.offsets, g.targets, bits, v, [&](long long a, int w) {
+        const double term = (1 + delta[w]) / sigma[w];
+        sum += term;
+        if (accE != nullptr) accE[a] += sv * term;
+      });
+      if (l > 0) delta[v] = sv * sum;
     }
     __syncthreads();
   }
-  if (threadIdx.x == 0) *reached = total;
-}
-
-// sum adds the block's dependencies on vertex v (see the file's comment).
-template <typename T>
-__device__ void sum(const T* dist, int n, const int* sources, int numSources, const double* delta,
-                    const int* reached, int endpoints, double* out) {
-  const T inf = DistTraits<T>::inf();
-  for (int v = blockIdx.x * blockDim.x + threadIdx.x; v < n; v += gridDim.x * blockDim.x) {
-    double acc = 0;
-    for (int i = 0; i < numSources; i++) {
-      const size_t at = (size_t)i * (size_t)n + v;
-      if (sources[i] == v) {
-        if (endpoints) acc += (double)(reached[i] - 1);
-      } else if (dist[at] != inf) {
-        acc += delta[at] + (endpoints ? 1.0 : 0.0);
-      }
-    }
-    out[v] = acc;
+  // The vertices' sums, in a sweep over the vertices (reads and writes
+  // coalesced, where adding in the backward pass would cost a random
+  // read and write per vertex): σ(v) ≠ 0 marks the vertices reached.
+  if (accV != nullptr) {
+    forOwnVertices(n, [&](int v) {
+      if (v != s && sigma[v] != 0) accV[v] += delta[v] + one;
+    });
+    if (threadIdx.x == 0 && endpoints) accV[s] += (double)(total - 1);
   }
 }
 
-// edges sums the block's dependencies on arc a (see the file's comment).
-__device__ void edges(const int* targets, const int* arcTails, int n, long long m, int numSources, const u32* bits,
-                      const double* sigma, const double* delta, double* out) {
-  const size_t words = (size_t)((m + 31) / 32);
-  for (long long a = (long long)blockIdx.x * blockDim.x + threadIdx.x; a < m; a += (long long)gridDim.x * blockDim.x) {
-    const int u = arcTails[a], v = targets[a];
-    const u32 bit = 1u << (a & 31);
-    double acc = 0;
-    for (int i = 0; i < numSources; i++) {
-      if ((bits[(size_t)i * words + (size_t)(a >> 5)] & bit) == 0) continue;
-      const size_t row = (size_t)i * (size_t)n;
-      acc += sigma[row + u] * ((1 + delta[row + v]) / sigma[row + v]);
+// reduce adds the slots' sums of each value in slot order into out and
+// clears them for the next block (see the file's comment).
+__device__ void reduce(double* acc, int slots, long long len, double* out) {
+  for (long long x = (long long)blockIdx.x * blockDim.x + threadIdx.x; x < len; x += (long long)gridDim.x * blockDim.x) {
+    double sum = 0;
+    for (int c = 0; c < slots; c++) {
+      const size_t at = (size_t)c * (size_t)len + (size_t)x;
+      sum += acc[at];
+      acc[at] = 0;
     }
-    out[a] = acc;
+    out[x] = sum;
   }
+}
+
+// slotBytes is the bytes of one slot's scratch rows, in the order that
+// source's arguments take them: σ and δ (n doubles each), the counters, the
+// order and the levels' starts (n ints each), the tight bits (a word per 32
+// arcs); rounded up to 16 bytes, so that every slot's doubles are aligned.
+// gpu/betweenness.go's brandesSlotBytes is the same sum.
+__device__ __forceinline__ size_t slotBytes(int n, long long m) {
+  const size_t bytes = 16 * (size_t)n + 12 * (size_t)n + 4 * (size_t)((m + 31) / 32);
+  return (bytes + 15) & ~(size_t)15;
 }
 
 }  // namespace brandes
 }  // namespace pathctl
 
+// A thread block is slot blockIdx.x: its scratch rows (scratch, slotBytes
+// each) and sums (accV of n values, accE of m; either may be null) are its
+// slot's.
 #define PATHCTL_BRANDES(NAME, T, HOPS)                                                                \
   extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)                                      \
       NAME(const long long* offsets, const int* targets, const T* weights, const int* arcSources, int n, \
-           long long m, const int* sources, int numSources, const T* dist, u32* bits, int* cnt,        \
-           double* sigma, double* delta, int* order, int* levels, int* reached) {                      \
+           long long m, const int* sources, int numSources, const T* dist, unsigned char* scratch,    \
+           double* accV, double* accE, int endpoints) {                                              \
     using namespace pathctl;                                                                         \
     const Graph<T> g{offsets, targets, weights, arcSources, n, m};                                   \
-    const size_t words = (size_t)((m + 31) / 32);                                                    \
+    const size_t slot = blockIdx.x, un = (size_t)n;                                                  \
+    unsigned char* own = scratch + slot * brandes::slotBytes(n, m);                                  \
+    double* sigma = (double*)own;                                                                    \
+    double* delta = sigma + un;                                                                      \
+    int* cnt = (int*)(delta + un);                                                                   \
+    int* order = cnt + un;                                                                           \
+    int* levels = order + un;                                                                        \
+    u32* bits = (u32*)(levels + un);                                                                 \
+    double* slotV = accV != nullptr ? accV + slot * un : nullptr;                                    \
+    double* slotE = accE != nullptr ? accE + slot * (size_t)m : nullptr;                             \
     forEachSource(numSources, [&](int i) {                                                           \
-      const size_t row = (size_t)i * (size_t)n;                                                      \
-      brandes::source<T, HOPS>(g, sources[i], dist + row, bits + (size_t)i * words, cnt + row,       \
-                               sigma + row, delta + row, order + row, levels + row, reached + i);    \
+      brandes::source<T, HOPS>(g, sources[i], dist + (size_t)i * un, bits, cnt, sigma, delta, order,  \
+                               levels, slotV, slotE, endpoints != 0);                                 \
     });                                                                                              \
   }
 
-#define PATHCTL_BRANDES_SUM(SUFFIX, T)                                                                \
-  extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)                                      \
-      brandes_sum_##SUFFIX(const T* dist, int n, const int* sources, int numSources,                 \
-                           const double* delta, const int* reached, int endpoints, double* out) {    \
-    pathctl::brandes::sum<T>(dist, n, sources, numSources, delta, reached, endpoints, out);           \
-  }
-
 extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
-    brandes_edges(const int* targets, const int* arcTails, int n, long long m, int numSources, const u32* bits,
-                  const double* sigma, const double* delta, double* out) {
-  pathctl::brandes::edges(targets, arcTails, n, m, numSources, bits, sigma, delta, out);
+    brandes_reduce(double* acc, int slots, long long len, double* out) {
+  pathctl::brandes::reduce(acc, slots, len, out);
 }
 
 PATHCTL_BRANDES(brandes_i32, int, false)
 PATHCTL_BRANDES(brandes_i64, long long, false)
 PATHCTL_BRANDES(brandes_f64, double, false)
 PATHCTL_BRANDES(brandes_hops, int, true)
-PATHCTL_BRANDES_SUM(i32, int)
-PATHCTL_BRANDES_SUM(i64, long long)
-PATHCTL_BRANDES_SUM(f64, double)
