@@ -26,12 +26,12 @@ import (
 )
 
 // brandesBufs is a runner's betweenness buffers (on the device
-// goroutine): the blocks of the passes a multiprocessor keeps resident
-// (brandesResident, asked once), the scratch rows of each of its slots (kernels/brandes.cu: a
-// thread block's σ, δ, counters, order, levels and tight bits, reused for
-// each of its sources), each slot's sums (outLen values: n, or m for edge
-// betweenness), the block's sums added over the slots, and every arc's
-// tail (4 bytes an arc, made once).
+// goroutine): how many blocks of the passes a multiprocessor keeps
+// resident (brandesResident, asked once); each slot's scratch rows
+// (kernels/brandes.cu: a thread block's σ, δ, counters, order, levels and
+// tight bits, reused for each of its sources) and sums (outLen values: n,
+// or m for edge betweenness); the block's sums added over the slots; and
+// every arc's tail (4 bytes an arc, made once).
 type brandesBufs struct {
 	resident                    int // brandesResident, once known
 	slots, outLen               int
@@ -124,7 +124,8 @@ func arcTails(g *graph.CSR) []int32 {
 // or RunEdgeBetweenness (edges true): fixed, whatever the block (the
 // slots' buffers, the block's sums and the arcs' tails), and perSource for
 // each source of a block (a stats block's rows, StatsBytesPerSource: the
-// passes keep nothing per source).
+// passes keep nothing per source). It asks the device goroutine for the
+// slots, so it is not called on it.
 func BetweennessBytes(r *Runner, edges bool) (fixed, perSource int64) {
 	outLen := brandesOutLen(r, edges)
 	var slots int64
@@ -254,9 +255,8 @@ func brandesBlock(r *Runner, sources []graph.VertexID, sums brandesSums, part []
 	outLen := len(part)
 	slots := min(brandesSlots(r, outLen), k)
 	if err := r.bc.ensure(dv, slots, r.g, outLen); err != nil {
-		if isOutOfMemory(err) {
-			_, per := BetweennessBytes(r, sums.edges())
-			err = outOfMemory(dv, k, per, err)
+		if isOutOfMemory(err) { // BetweennessBytes' perSource; it asks the device goroutine, which this is
+			err = outOfMemory(dv, k, r.StatsBytesPerSource(), err)
 		}
 		return err
 	}
