@@ -45,6 +45,7 @@
 //	vertices.go               Vertices, the dictionary between external and dense ids.
 //	write.go                  WriteOptions, ResultWriter and CreateResult.
 //	write_csv.go              the CSV result writer.
+//	write_parquet.go          the Parquet result writer: a row group's columns encoded side by side.
 //	write_mapped.go           a matrix result as one IPC record batch in a mapped file: the writer.
 //	write_mapped_ipc.go       the IPC framing of that file: messages, head room, footer, metadata.
 //	write_mapped_linux.go     mapping, in-memory files, huge pages and populating pages.

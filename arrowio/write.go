@@ -13,9 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // The output formats, as WriteOptions.Format spells them.
@@ -395,17 +393,7 @@ func newRecordWriter(sink io.Writer, format, comp string, schema *arrow.Schema, 
 				rows = max(1, min(rows, parquetGroupValues/int64(l.Len())))
 			}
 		}
-		props := parquet.NewWriterProperties(
-			parquet.WithAllocator(mem),
-			parquet.WithCompression(codec),
-			parquet.WithMaxRowGroupLength(rows),
-			parquet.WithDictionaryDefault(false),
-		)
-		fw, err := pqarrow.NewFileWriter(schema, sink, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(mem)))
-		if err != nil {
-			return nil, err
-		}
-		return parquetWriter{fw}, nil
+		return newParquetWriter(sink, schema, codec, rows, mem)
 	case outCSV, outTSV:
 		comma := ','
 		if format == outTSV {
@@ -418,13 +406,6 @@ func newRecordWriter(sink io.Writer, format, comp string, schema *arrow.Schema, 
 	}
 	return nil, fmt.Errorf("no writer for format %s", format)
 }
-
-// parquetWriter buffers small records into row groups of up to the writer's
-// maximum row count.
-type parquetWriter struct{ fw *pqarrow.FileWriter }
-
-func (p parquetWriter) Write(rec arrow.RecordBatch) error { return p.fw.WriteBuffered(rec) }
-func (p parquetWriter) Close() error                      { return p.fw.Close() }
 
 // Write appends rec to the output. A failed Write leaves the output unusable:
 // call Abort.
