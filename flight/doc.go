@@ -11,7 +11,9 @@
 //	          "layout": "pairs", "with_predecessors": false, "engine": "auto"}
 //
 // Direction may also be written "undirected": true, the CLI's spelling;
-// both keys together must agree.
+// both keys together must agree. An upload may say its size beside its
+// options, "expect": {"rows": R, "bytes": B}: its memory is then reserved
+// whole before its batches are read (UploadExpect).
 //
 // Upload options travel as the app metadata of the first message of the
 // DoPut stream (the schema message or the first batch), or, with a command
@@ -108,4 +110,5 @@
 //   - store.go: the data directory: stored graphs, atomic writes, recovery
 //   - transport.go: gRPC transport tuning of the Flight streams
 //   - upload.go: DoPut: an edge table decoded, bounded and stored
+//   - upload_memory.go: an upload's reservation of --max-memory, and of its declared size
 package flight

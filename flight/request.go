@@ -35,6 +35,46 @@ type uploadOptionsJSON struct {
 	UploadOptions
 	Undirected *bool `json:"undirected"`
 	Directed   *bool `json:"directed"`
+	// Expect is the size the client says the upload has; it is not an
+	// option of the stored graph.
+	Expect *UploadExpect `json:"expect"`
+}
+
+// UploadExpect is what a client may say of an upload's size ahead of its
+// batches, {"expect": {"rows": R, "bytes": B}} beside the options: its
+// rows and the bytes its columns take (pyarrow's Table.nbytes). The
+// server then reserves the upload's memory from --max-memory whole before
+// it reads a batch, waiting its turn behind the requests ahead of it, so
+// that uploads that do not fit side by side take turns instead of growing
+// together until the youngest is refused. An upload larger than it said
+// reserves the rest as it arrives, as one that says nothing does.
+type UploadExpect struct {
+	Rows  int64 `json:"rows"`
+	Bytes int64 `json:"bytes"`
+}
+
+// parseUploadExpect is the "expect" of upload options b (a command's when
+// command is true), nil where it has none. b has been parsed before: an
+// error here is one of the sizes.
+func parseUploadExpect(b []byte, command bool) (*UploadExpect, error) {
+	var e *UploadExpect
+	if command {
+		var c uploadCommand
+		if err := decodeStrict(b, &c); err != nil {
+			return nil, err
+		}
+		e = c.Expect
+	} else if len(bytes.TrimSpace(b)) > 0 {
+		var o uploadOptionsJSON
+		if err := decodeStrict(b, &o); err != nil {
+			return nil, err
+		}
+		e = o.Expect
+	}
+	if e != nil && (e.Rows < 0 || e.Bytes < 0) {
+		return nil, fmt.Errorf("flight: upload options \"expect\": rows %d and bytes %d; want counts of 0 or more", e.Rows, e.Bytes)
+	}
+	return e, nil
 }
 
 // options resolves the two spellings of direction into UploadOptions.

@@ -9,7 +9,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -22,7 +21,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/pathctl/pathctl/arrowio"
-	"github.com/pathctl/pathctl/gen"
 )
 
 // uploadDecodedFactor and uploadRowBytes size the memory an upload holds
@@ -203,46 +201,6 @@ func (s *limitedPutStream) refuse(err error) error {
 func (s *limitedPutStream) overLimit() error {
 	return status.Errorf(codes.ResourceExhausted,
 		"flight: upload decodes to more than the server's limit of %d bytes (--max-upload-bytes; buffers count decompressed, dictionary columns expanded)", s.limit)
-}
-
-// account adds n decoded bytes, failing the upload past the limit, and
-// reserves their memory.
-func (s *limitedPutStream) account(n int64) error {
-	if n > s.limit-s.decoded {
-		return s.refuse(s.overLimit())
-	}
-	s.decoded += n
-	return s.reserve()
-}
-
-// accountRows adds the rows of a batch read and reserves their memory.
-func (s *limitedPutStream) accountRows(rows int64) error {
-	s.rows += rows
-	return s.reserve()
-}
-
-// reserve grows the upload's reservation to what its decoded bytes and
-// rows so far take, waiting for the memory up to the idle timeout.
-func (s *limitedPutStream) reserve() error {
-	need := uploadDecodedFactor*s.decoded + uploadRowBytes*s.rows - s.reserved
-	if need <= 0 || s.refused != nil {
-		return s.refused
-	}
-	ctx, cancel := s.ctx, context.CancelFunc(func() {})
-	if s.idle > 0 {
-		ctx, cancel = context.WithTimeout(s.ctx, s.idle)
-	}
-	defer cancel()
-	if err := s.budget.grow(ctx, s.reserved, need); err != nil {
-		if st, ok := status.FromError(err); ok && st.Code() == codes.ResourceExhausted {
-			err = status.Errorf(codes.ResourceExhausted,
-				"flight: the upload reserves %d bytes per byte it decodes to and %d per row (%s and %d rows so far): %s",
-				uploadDecodedFactor, uploadRowBytes, gen.HumanBytes(s.decoded), s.rows, strings.TrimPrefix(st.Message(), "flight: "))
-		}
-		return s.refuse(err)
-	}
-	s.reserved += need
-	return nil
 }
 
 // teeRecords passes the batches of an upload on to the edge reader and
@@ -518,6 +476,17 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
 	lo, err := loadOptions(opts)
 	if err != nil {
 		return invalid(err)
+	}
+	optBytes := in.firstMeta
+	if fromCmd {
+		optBytes = desc.GetCmd()
+	}
+	expect, err := parseUploadExpect(optBytes, fromCmd)
+	if err != nil {
+		return invalid(err)
+	}
+	if err := in.reserveExpected(expect); err != nil {
+		return err
 	}
 
 	f, err := s.store.createTemp(name, tableExt)

@@ -134,6 +134,12 @@ class Client:
             command["directed"] = False
         if unweighted:
             command["unweighted"] = True
+        if isinstance(edges, (pa.Table, pa.RecordBatch)):
+            # The size said ahead: the server reserves its memory before
+            # the batches and lets uploads that do not fit together take
+            # turns, where they would otherwise grow side by side until
+            # one is refused.
+            command["expect"] = {"rows": edges.num_rows, "bytes": edges.nbytes}
         descriptor = self._flight.FlightDescriptor.for_command(json.dumps(command).encode())
 
         def put():

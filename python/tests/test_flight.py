@@ -230,3 +230,35 @@ def test_tls(tmp_path, graph_file):
                 plain.graphs()
     finally:
         srv.stop()
+
+
+def test_uploads_that_do_not_fit_together_take_turns(tmp_path):
+    """A Table's upload says its size, so the server reserves its memory
+    ahead and uploads that do not fit side by side in --max-memory wait
+    their turn: all of them are stored. (Growing side by side, the
+    youngest was refused once the budget was full.)"""
+    n = 6000
+    whole = pa.table({"src": pa.array(range(n), pa.int64()), "dst": pa.array(range(1, n + 1), pa.int64()),
+                      "weight": pa.array([1 + i % 7 for i in range(n)], pa.int64())})
+    edges = pa.Table.from_batches(whole.to_batches(max_chunksize=250))  # 24 batches, each reserved as it comes
+    srv = Server(tmp_path / "data", "--max-memory", "1MiB")
+    try:
+        errors = []
+
+        def put(i):
+            try:
+                with pathctl.connect(srv.uri) as c:
+                    c.upload(f"g{i}", edges)
+            except Exception as exc:  # noqa: BLE001 (the test reports every failure)
+                errors.append(f"g{i}: {exc}")
+
+        threads = [threading.Thread(target=put, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert errors == []
+        with pathctl.connect(srv.uri) as c:
+            assert sorted(g["name"] for g in c.graphs()) == ["g0", "g1", "g2", "g3"]
+    finally:
+        srv.stop()
