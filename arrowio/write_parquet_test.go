@@ -48,27 +48,37 @@ func randomRecords(t testing.TB, schema *arrow.Schema, sizes []int, seed uint64)
 	return out
 }
 
-// encodeParquet writes recs through w made for schema and returns the file.
-func encodeParquet(t testing.TB, schema *arrow.Schema, recs []arrow.RecordBatch, rows int64, serial bool) []byte {
-	var buf bytes.Buffer
-	var w recordWriter
-	var err error
+// newTestParquetWriter is newParquetWriter, or with serial pqarrow's
+// writer it stands beside, of zstd row groups of rows rows.
+func newTestParquetWriter(tb testing.TB, sink io.Writer, schema *arrow.Schema, rows int64, serial bool) recordWriter {
+	newWriter := newParquetWriter
 	if serial {
-		w, err = newSerialParquetWriter(&buf, schema, compress.Codecs.Zstd, rows, memory.DefaultAllocator)
-	} else {
-		w, err = newParquetWriter(&buf, schema, compress.Codecs.Zstd, rows, memory.DefaultAllocator)
+		newWriter = newSerialParquetWriter
 	}
+	w, err := newWriter(sink, schema, compress.Codecs.Zstd, rows, memory.DefaultAllocator)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
+	return w
+}
+
+// writeAllAndClose writes recs through w and closes it.
+func writeAllAndClose(tb testing.TB, w recordWriter, recs []arrow.RecordBatch) {
 	for _, r := range recs {
 		if err := w.Write(r); err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
 	if err := w.Close(); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
+}
+
+// encodeParquet writes recs through a writer made for schema and returns
+// the file.
+func encodeParquet(t testing.TB, schema *arrow.Schema, recs []arrow.RecordBatch, rows int64, serial bool) []byte {
+	var buf bytes.Buffer
+	writeAllAndClose(t, newTestParquetWriter(t, &buf, schema, rows, serial), recs)
 	return buf.Bytes()
 }
 
@@ -209,24 +219,7 @@ func BenchmarkParquetPairs(b *testing.B) {
 		b.Run(fmt.Sprintf("serial=%v", serial), func(b *testing.B) {
 			b.SetBytes(int64(len(recs)) * n * 20)
 			for b.Loop() {
-				var w recordWriter
-				var err error
-				if serial {
-					w, err = newSerialParquetWriter(io.Discard, schema, compress.Codecs.Zstd, parquetGroupValues, memory.DefaultAllocator)
-				} else {
-					w, err = newParquetWriter(io.Discard, schema, compress.Codecs.Zstd, parquetGroupValues, memory.DefaultAllocator)
-				}
-				if err != nil {
-					b.Fatal(err)
-				}
-				for _, r := range recs {
-					if err := w.Write(r); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if err := w.Close(); err != nil {
-					b.Fatal(err)
-				}
+				writeAllAndClose(b, newTestParquetWriter(b, io.Discard, schema, parquetGroupValues, serial), recs)
 			}
 		})
 	}

@@ -70,7 +70,8 @@ func (s *limitedPutStream) reserveExpected(e *UploadExpect) error {
 			"flight: the upload says it holds %s, more than the server's limit of %s (--max-upload-bytes)",
 			gen.HumanBytes(e.Bytes), gen.HumanBytes(s.limit)))
 	}
-	want := uploadDecodedFactor*e.Bytes + uploadRowBytes*min(e.Rows, math.MaxInt64/(2*uploadRowBytes))
+	want := uploadDecodedFactor*min(e.Bytes, math.MaxInt64/(2*uploadDecodedFactor)) +
+		uploadRowBytes*min(e.Rows, math.MaxInt64/(2*uploadRowBytes))
 	if want <= s.reserved {
 		return nil
 	}
