@@ -21,6 +21,8 @@ func TestCHAgainstOracles(t *testing.T) {
 	e := openEngine(t)
 	rng := newSeed(t)
 	ctx := context.Background()
+	statsThreads := chStatsThreads
+	defer func() { chStatsThreads = statsThreads }()
 	random, _ := testgraphs.Random(rng, testgraphs.RandomOptions{N: 300, M: 500, Kind: testgraphs.Int, MinWeight: 0, MaxWeight: 30})
 	for name, edges := range map[string]*graph.Edges{
 		"streets": testgraphs.RoadGrid(rng, 23, 31, 0.3, 0.1, 12),
@@ -46,10 +48,6 @@ func TestCHAgainstOracles(t *testing.T) {
 		}
 		checkRows(t, g, runBlocks(t, r, n, sources, 29, false), want, g)
 		checkRows(t, g, startAhead(t, r, n, sources, []int{17, 1, 40}, 1, false), want, g)
-		st, err := r.RunStats(ctx, sources)
-		if err != nil {
-			t.Fatal(err)
-		}
 		plain, err := e.Prepare(ctx, g, graph.Request{Algorithm: graph.Dijkstra})
 		if err != nil {
 			t.Fatal(err)
@@ -58,10 +56,22 @@ func TestCHAgainstOracles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i := range sources {
-			if st.Reachable[i] != wantStats.Reachable[i] || st.Eccentricity[i] != wantStats.Eccentricity[i] || st.SumInt[i] != wantStats.SumInt[i] {
-				t.Fatalf("%s: stats of source %d: %d %v %d, dijkstra %d %v %d", name, sources[i],
-					st.Reachable[i], st.Eccentricity[i], st.SumInt[i], wantStats.Reachable[i], wantStats.Eccentricity[i], wantStats.SumInt[i])
+		// The stats are reduced from the table in chunks of positions: one
+		// position a chunk (the default on a graph this small), chunks of
+		// about 40 positions, and one chunk.
+		for _, threads := range []int{statsThreads, len(sources) * n / 40, 1} {
+			chStatsThreads = threads
+			st, err := r.RunStats(ctx, sources)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range sources {
+				if st.Reachable[i] != wantStats.Reachable[i] || st.Eccentricity[i] != wantStats.Eccentricity[i] || st.SumInt[i] != wantStats.SumInt[i] ||
+					!near(st.Harmonic[i], wantStats.Harmonic[i], max(1, wantStats.Harmonic[i])) {
+					t.Fatalf("%s, %d threads: stats of source %d: %d %v %d %v, dijkstra %d %v %d %v", name, threads, sources[i],
+						st.Reachable[i], st.Eccentricity[i], st.SumInt[i], st.Harmonic[i],
+						wantStats.Reachable[i], wantStats.Eccentricity[i], wantStats.SumInt[i], wantStats.Harmonic[i])
+				}
 			}
 		}
 		for _, x := range []*Runner{r, plain} {

@@ -51,6 +51,13 @@ func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph
 	cycleSource := graph.VertexID(-1)
 	tracef(r.e.dev.ordinal, "stats of %d sources", len(sources))
 	defer tracef(r.e.dev.ordinal, "stats of %d sources done", len(sources))
+	// The algorithm ch reduces a whole block's words from its table as the
+	// block's last phase (ch.go).
+	fromTable := r.ch != nil && !r.Narrowed()
+	if fromTable {
+		r.ch.stats = true
+		defer func() { r.ch.stats = false }()
+	}
 	err := r.e.dev.do(func() error {
 		r.kernelTime, r.host = 0, hostTimes{}
 		if err := r.narrow.uploadTargets(r.e.dev); err != nil {
@@ -66,12 +73,15 @@ func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph
 				return errCycle
 			}
 			dv := r.e.dev
-			if r.Narrowed() {
+			switch {
+			case fromTable:
+			case r.Narrowed():
 				err = dv.launch("stats_narrow_"+typeSuffix(r.distType), hi-lo, r.narrow.statsArgs(hi-lo, r.buf.dist.ptr, r.buf.sources.ptr, r.buf.stats.ptr)...)
-			} else {
+				r.kernelTime += dv.lastKernel
+			default:
 				err = dv.launch("stats_"+typeSuffix(r.distType), hi-lo, r.buf.dist.ptr, int32(r.n), r.buf.sources.ptr, int32(hi-lo), r.buf.stats.ptr)
+				r.kernelTime += dv.lastKernel
 			}
-			r.kernelTime += dv.lastKernel
 			if err != nil {
 				return err
 			}

@@ -11,7 +11,8 @@
 // a DP in rising rank where the CPU's PHAST runs a Dijkstra), the
 // downward phase one ch_down per downward level; ch_rows gathers the table
 // into the block's rows, source-major by vertex id, as every other kernel
-// leaves them. Each level's positions depend only on earlier levels of
+// leaves them, or, for the stats layout, ch_stats reduces the table
+// itself. Each level's positions depend only on earlier levels of
 // its phase, so a level's threads are independent. Distances are int32; a
 // sum at or past infinity is no path, which the host rules out by checking
 // the hierarchy's bound.
@@ -150,4 +151,76 @@ extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
     }
     __syncthreads();
   }
+}
+
+// ch_stats_i32 reduces the stats layout's words (kernels/stats.cu) of the
+// block's k sources straight from the table, without its rows: thread
+// (c, j) takes source j over the positions [c*n/chunks, (c+1)*n/chunks),
+// the k threads of a position reading its k consecutive words, and leaves
+// four partial words at partial[4*(c*k + j)] (reachable, eccentricity,
+// sum, harmonic), over the positions other than the source's own whose
+// distance is finite. ch_stats_sum_i32 adds each source's chunks in chunk
+// order, so that a run always gives the same bits. Distances are never
+// negative here (the hierarchy's weights are not); 1/d comes from a table
+// below 1024 and from __drcp_rn above, both the correctly rounded
+// reciprocal, as the division 1.0/d is.
+extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
+    ch_stats_i32(const int* D, int k, int n, const int* pos, const int* sources, int chunks, u64* partial) {
+  __shared__ double recips[1024];
+  for (int i = threadIdx.x; i < 1024; i += blockDim.x) recips[i] = i == 0 ? 0.0 : 1.0 / (double)i;
+  __syncthreads();
+  const u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= (u64)chunks * (u64)k) return;
+  const u64 j = t % k, c = t / k;
+  const u64 first = c * (u64)n / chunks, last = (c + 1) * (u64)n / chunks;
+  const u64 self = (u64)pos[sources[j]];
+  const int inf = pathctl::DistTraits<int>::inf();
+  long long reach = 0;
+  int ecc = 0;
+  u64 sum = 0;
+  double harm = 0;
+  auto add = [&](u64 p, int d) {
+    if (d == inf || p == self) return;
+    if (d > ecc) ecc = d;
+    reach++;
+    sum += (u64)(long long)d;
+    if (d != 0) harm += d < 1024 ? recips[d] : __drcp_rn((double)d);
+  };
+  u64 p = first;
+  for (; p + 4 <= last; p += 4) {
+    int d[4];
+#pragma unroll
+    for (int u = 0; u < 4; u++) d[u] = D[(p + u) * k + j];
+#pragma unroll
+    for (int u = 0; u < 4; u++) add(p + u, d[u]);
+  }
+  for (; p < last; p++) add(p, D[p * k + j]);
+  u64* out = partial + 4 * t;
+  out[0] = (u64)reach;
+  out[1] = (u64)ecc;
+  out[2] = sum;
+  out[3] = (u64)__double_as_longlong(harm);
+}
+
+// ch_stats_sum_i32 writes out[4*j .. 4*j+3] for each source j < k, as
+// kernels/stats.cu does, from ch_stats_i32's chunks of that source.
+extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
+    ch_stats_sum_i32(const u64* partial, int k, int chunks, u64* out) {
+  const u64 j = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= (u64)k) return;
+  long long reach = 0;
+  int ecc = 0;
+  u64 sum = 0;
+  double harm = 0;
+  for (u64 c = 0; c < (u64)chunks; c++) {
+    const u64* w = partial + 4 * (c * k + j);
+    reach += (long long)w[0];
+    ecc = max(ecc, (int)w[1]);
+    sum += w[2];
+    harm += __longlong_as_double((long long)w[3]);
+  }
+  out[4 * j + 0] = (u64)reach;
+  out[4 * j + 1] = (u64)__double_as_longlong((double)ecc);
+  out[4 * j + 2] = sum;
+  out[4 * j + 3] = (u64)__double_as_longlong(harm);
 }
