@@ -186,7 +186,7 @@ func (c *chSweep) launch(r *Runner, k int) error {
 		if sw.ArcStart[last] == sw.ArcStart[first] {
 			continue
 		}
-		err := dv.launchAsync("ch_down_i32", batchedGrid(int64(last-first)*int64(k)), table, c.live.ptr, int32(k), first, last,
+		err := dv.launchAsync("ch_down_i32", chLevelGrid(k, last-first), table, c.live.ptr, int32(k), first, last,
 			c.arcStart.ptr, c.arcTail.ptr, c.arcWeight.ptr)
 		if err != nil {
 			return err
@@ -220,6 +220,15 @@ func (c *chSweep) launch(r *Runner, k int) error {
 			k, ms[0], ms[1], sw.UpLevels(), ms[2], sw.Levels(), last, ms[3])
 	}
 	return nil
+}
+
+// chLevelGrid is the grid of ch_down_i32 over a level of
+// positions for k sources (kernels/ch.cu, item): rows of ceil(k /
+// threadsPerBlock) blocks, one row a position, as many rows as the level
+// has positions and batchedTransposeGrid blocks allow (one at least).
+func chLevelGrid(k int, positions int32) int {
+	row := (int64(k) + threadsPerBlock - 1) / threadsPerBlock
+	return int(row * max(1, min(int64(positions), batchedTransposeGrid/row)))
 }
 
 // chStatsThreads is about how many threads ch_stats_i32 runs: a block's

@@ -49,6 +49,23 @@ __device__ __forceinline__ int relax(const int* D, u64 k, u64 j, long long begin
   return best;
 }
 
+// item places the thread in a downward level's grid (chLevelGrid, ch.go):
+// the blocks come in rows of ceil(k / blockDim) blocks, a row's threads
+// taking the sources j < k of one position at a time, the rows the
+// positions from first in turn, step apart. It reports false for a thread
+// past the last source. A thread keeps its source for the whole level, so
+// that no item index is divided in the loop: the 64-bit division and
+// remainder of each item cost the downward sweep about a quarter of its
+// time (measured on the H200; the upward phase, whose items mostly stop
+// at a dead byte, did not gain).
+__device__ __forceinline__ bool item(int k, int first, u64* j, u64* at, u64* step) {
+  const unsigned rowBlocks = ((unsigned)k + blockDim.x - 1) / blockDim.x;
+  *j = (u64)(blockIdx.x % rowBlocks) * blockDim.x + threadIdx.x;
+  *at = (u64)first + blockIdx.x / rowBlocks;
+  *step = gridDim.x / rowBlocks;
+  return *j < (u64)k;
+}
+
 }  // namespace ch
 }  // namespace pathctl
 
@@ -108,20 +125,19 @@ extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
 }
 
 // ch_down_i32 sweeps the positions [first, last) of one downward level for
-// the k sources: thread (p, j) lowers D[p*k + j] to the minimum over the
-// down-arcs into p. Where the upward phase left p's group dead (live, as
-// ch_up_i32 left it), p's entry is the table's infinity and is not read;
-// an entry that stays infinite is not written.
+// the k sources (a thread per source and row of blocks, item): thread
+// (p, j) lowers D[p*k + j] to the minimum over the down-arcs into p.
+// Where the upward phase left p's group dead (live, as ch_up_i32 left it),
+// p's entry is the table's infinity and is not read; an entry that stays
+// infinite is not written.
 extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
     ch_down_i32(int* D, const unsigned char* live, int k, int first, int last, const long long* arcStart,
                 const int* arcTail, const int* arcWeight) {
-  const u64 items = (u64)(last - first) * (u64)k;
-  const u64 stride = (u64)gridDim.x * blockDim.x;
   const u64 groups = ((u64)k + 31) / 32;
   const int inf = pathctl::DistTraits<int>::inf();
-  for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < items; i += stride) {
-    const u64 p = first + i / k;
-    const u64 j = i % k;
+  u64 j, p, step;
+  if (!pathctl::ch::item(k, first, &j, &p, &step)) return;
+  for (; p < (u64)last; p += step) {
     const int own = live[p * groups + j / 32] ? D[p * k + j] : inf;
     const int best = pathctl::ch::relax(D, k, j, arcStart[p], arcStart[p + 1], arcTail, arcWeight, own);
     if (best != inf) D[p * k + j] = best;
