@@ -172,7 +172,13 @@ func (c *chSweep) launch(r *Runner, k int) error {
 		if sw.UpArcStart[last] == sw.UpArcStart[first] {
 			continue // no arc enters the level
 		}
-		err := dv.launchAsync("ch_up_i32", batchedGrid(int64(last-first)*int64(k)), table, c.live.ptr, int32(k), first, last,
+		groups := (int64(k) + 31) / 32
+		err := dv.launchAsync("ch_up_live_i32", batchedGrid(int64(last-first)*groups), c.live.ptr, int32(k), first, last,
+			c.upOrder.ptr, c.upArcStart.ptr, c.upArcTail.ptr)
+		if err != nil {
+			return err
+		}
+		err = dv.launchAsync("ch_up_i32", batchedGrid(int64(last-first)*int64(k)), table, c.live.ptr, int32(k), first, last,
 			c.upOrder.ptr, c.upArcStart.ptr, c.upArcTail.ptr, c.upArcWeight.ptr)
 		if err != nil {
 			return err

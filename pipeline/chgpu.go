@@ -48,15 +48,16 @@ func runsCHOnGPU(eng graph.Engine, csr *graph.CSR) bool {
 // The GPU engine's costs for auto, measured on pathctl gen grid graphs on
 // one H200 and its host's 16 cores (docs/benchmarks-history.md, "The
 // algorithm ch on the GPU", and for the sweep "Issue 40: ch stats from the
-// table, the downward sweep without divisions"): the hierarchy's build takes about 15 µs a
+// table, the downward sweep without divisions, the upward phase's live
+// bytes marked ahead"): the hierarchy's build takes about 15 µs a
 // vertex on 16 cores (256²: 1.0 s, 1000²: 14.7 s); a source's row by the
 // search kernels about 21 µs at 65,536 vertices, growing as n^1.3 (725 µs
-// at 10⁶), and by the sweep about 19 µs per 10⁶ vertices.
+// at 10⁶), and by the sweep about 15 µs per 10⁶ vertices.
 const (
 	gpuCHBuildPerVertex = 15e-6 * 16 // seconds on one core
 	gpuSearchAt64K      = 21e-6
 	gpuSearchGrowth     = 1.3
-	gpuSweepPerVertex   = 1.9e-11
+	gpuSweepPerVertex   = 1.5e-11
 )
 
 // gpuCHPays is chPays for the GPU engine: csr looks road-like, and the

@@ -5,11 +5,12 @@
 // The table D holds, vertex-major, the k sources' tentative distances of
 // each position: D[p*k + j] for source j, so that the k threads of a
 // position read and write k consecutive words. The host fills D with
-// infinity; ch_sources puts each source at 0; the upward phase runs one
-// ch_up per upward level, skipping the tails whose group of sources is
-// all infinite there (the shortest paths over arcs to higher ranks,
-// a DP in rising rank where the CPU's PHAST runs a Dijkstra), the
-// downward phase one ch_down per downward level; ch_rows gathers the table
+// infinity; ch_sources puts each source at 0; the upward phase (the
+// shortest paths over arcs to higher ranks, a DP in rising rank where the
+// CPU's PHAST runs a Dijkstra) runs, per upward level, ch_up_live, which
+// marks the positions where a group of 32 sources has a finite distance,
+// then ch_up, which skips the positions and tails whose group is all
+// infinite there; the downward phase runs one ch_down per downward level; ch_rows gathers the table
 // into the block's rows, source-major by vertex id, as every other kernel
 // leaves them, or, for the stats layout, ch_stats reduces the table
 // itself. Each level's positions depend only on earlier levels of
@@ -81,18 +82,48 @@ extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
   }
 }
 
+// ch_up_live_i32 marks the groups live at the positions of the upward
+// level [first, last) of order, before ch_up_i32 runs it: thread (i, g)
+// sets live[p*groups + g], p = order[i], where a tail of an arc into p is
+// live for group g. The live bytes are those of kernels/ch.cu's upward
+// phase: whether any of the group's 32 distances at p is finite. A byte so
+// set is exact, not a guess: a position that an up-arc leaves from a live
+// tail is in that source's upward search space, so its distance is finite
+// (weights are finite). A warp reads 32 groups' consecutive bytes, and the
+// test of a dead position then costs ch_up_i32 one byte instead of a
+// chain of loads per arc.
+extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
+    ch_up_live_i32(unsigned char* live, int k, int first, int last, const int* order, const long long* arcStart,
+                   const int* arcTail) {
+  const u64 groups = ((u64)k + 31) / 32;
+  const u64 items = (u64)(last - first) * groups;
+  const u64 stride = (u64)gridDim.x * blockDim.x;
+  for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < items; i += stride) {
+    const u64 at = first + i / groups, g = i % groups;
+    unsigned char* own = live + (u64)order[at] * groups + g;
+    if (*own) continue;  // the source's own group (ch_sources)
+    const long long end = arcStart[at + 1];
+    for (long long a = arcStart[at]; a < end; a++) {
+      if (live[(u64)arcTail[a] * groups + g]) {
+        *own = 1;
+        break;
+      }
+    }
+  }
+}
+
 // ch_up_i32 runs the upward level [first, last) of order for the k
 // sources: thread (i, j) lowers D[p*k + j], p = order[i], to the minimum
 // over the arcs into p from lower ranks, [arcStart[i], arcStart[i+1]).
 // Most of the table is infinite in this phase (a source's upward search
-// space is a few thousand vertices), so a byte per position and group of
-// 32 sources, live[p*groups + j/32], says whether any of the group's
-// distances at p is finite: a tail whose byte is 0 is not read, and an
-// entry that stays infinite is not written. A thread that finds a finite
-// distance sets its byte (every writer writes 1).
+// space is a few thousand vertices), so ch_up_live_i32 has marked the
+// positions where any of a group of 32 sources' distances is finite
+// (live[p*groups + j/32]): a thread whose byte is 0 stops there, a tail
+// whose byte is 0 is not read, and an entry that stays infinite is not
+// written.
 extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
-    ch_up_i32(int* D, unsigned char* live, int k, int first, int last, const int* order, const long long* arcStart,
-              const int* arcTail, const int* arcWeight) {
+    ch_up_i32(int* D, const unsigned char* live, int k, int first, int last, const int* order,
+              const long long* arcStart, const int* arcTail, const int* arcWeight) {
   const u64 items = (u64)(last - first) * (u64)k;
   const u64 stride = (u64)gridDim.x * blockDim.x;
   const u64 groups = ((u64)k + 31) / 32;
@@ -102,11 +133,8 @@ extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
     const u64 j = i % k;
     const u64 p = (u64)order[at];
     const u64 g = j / 32;
-    // Before its level, p's entry is finite only where p is the source,
-    // whose group ch_sources marked live: a dead group's entry is the
-    // table's infinity, neither read nor written back.
-    const bool wasLive = live[p * groups + g];
-    int best = wasLive ? D[p * k + j] : inf;
+    if (!live[p * groups + g]) continue;
+    int best = D[p * k + j];
     const long long end = arcStart[at + 1];
     for (long long a = arcStart[at]; a < end; a++) {
       const u64 tail = (u64)arcTail[a];
@@ -117,10 +145,7 @@ extern "C" __global__ void __launch_bounds__(PATHCTL_THREADS)
         if (c < best) best = (int)c;
       }
     }
-    if (best != inf) {
-      D[p * k + j] = best;
-      if (!wasLive) live[p * groups + g] = 1;
-    }
+    if (best != inf) D[p * k + j] = best;
   }
 }
 
