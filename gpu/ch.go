@@ -228,10 +228,10 @@ func (c *chSweep) launch(r *Runner, k int) error {
 	return nil
 }
 
-// chLevelGrid is the grid of ch_down_i32 over a level of
-// positions for k sources (kernels/ch.cu, item): rows of ceil(k /
-// threadsPerBlock) blocks, one row a position, as many rows as the level
-// has positions and batchedTransposeGrid blocks allow (one at least).
+// chLevelGrid is the grid of ch_down_i32 over a level of positions for k
+// sources (kernels/ch.cu, item): rows of ceil(k / threadsPerBlock)
+// blocks, one row a position, as many rows as the level has positions and
+// batchedTransposeGrid blocks allow (one at least).
 func chLevelGrid(k int, positions int32) int {
 	row := (int64(k) + threadsPerBlock - 1) / threadsPerBlock
 	return int(row * max(1, min(int64(positions), batchedTransposeGrid/row)))

@@ -114,6 +114,7 @@ func TestCHOnGPU(t *testing.T) {
 			{"matrix float", Query{MatrixType: MatrixFloat}, 0, arrowio.LayoutMatrix},
 			{"reverse", Query{Reverse: true, Sources: sources}, 0, arrowio.LayoutMatrix},
 			{"stats", Query{}, 0, arrowio.LayoutStats},
+			{"stats in blocks", Query{Sources: sources}, 7, arrowio.LayoutStats},
 			{"targets and cutoff", Query{Sources: sources, Targets: targets, Cutoff: 40, HasCutoff: true}, 0, arrowio.LayoutPairs},
 			{"k nearest", Query{Sources: sources, K: 3}, 0, arrowio.LayoutPairs},
 		} {
