@@ -73,17 +73,16 @@ func (r *Runner) RunStats(ctx context.Context, sources []graph.VertexID) (*graph
 				return errCycle
 			}
 			dv := r.e.dev
-			switch {
-			case fromTable:
-			case r.Narrowed():
-				err = dv.launch("stats_narrow_"+typeSuffix(r.distType), hi-lo, r.narrow.statsArgs(hi-lo, r.buf.dist.ptr, r.buf.sources.ptr, r.buf.stats.ptr)...)
+			if !fromTable {
+				if r.Narrowed() {
+					err = dv.launch("stats_narrow_"+typeSuffix(r.distType), hi-lo, r.narrow.statsArgs(hi-lo, r.buf.dist.ptr, r.buf.sources.ptr, r.buf.stats.ptr)...)
+				} else {
+					err = dv.launch("stats_"+typeSuffix(r.distType), hi-lo, r.buf.dist.ptr, int32(r.n), r.buf.sources.ptr, int32(hi-lo), r.buf.stats.ptr)
+				}
 				r.kernelTime += dv.lastKernel
-			default:
-				err = dv.launch("stats_"+typeSuffix(r.distType), hi-lo, r.buf.dist.ptr, int32(r.n), r.buf.sources.ptr, int32(hi-lo), r.buf.stats.ptr)
-				r.kernelTime += dv.lastKernel
-			}
-			if err != nil {
-				return err
+				if err != nil {
+					return err
+				}
 			}
 			part := asBytes(words[statsWords*lo : statsWords*hi])
 			r.buf.downloaded.Add(int64(len(part)))

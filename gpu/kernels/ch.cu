@@ -10,13 +10,13 @@
 // CPU's PHAST runs a Dijkstra) runs, per upward level, ch_up_live, which
 // marks the positions where a group of 32 sources has a finite distance,
 // then ch_up, which skips the positions and tails whose group is all
-// infinite there; the downward phase runs one ch_down per downward level; ch_rows gathers the table
-// into the block's rows, source-major by vertex id, as every other kernel
-// leaves them, or, for the stats layout, ch_stats reduces the table
-// itself. Each level's positions depend only on earlier levels of
-// its phase, so a level's threads are independent. Distances are int32; a
-// sum at or past infinity is no path, which the host rules out by checking
-// the hierarchy's bound.
+// infinite there; the downward phase runs one ch_down per downward level;
+// ch_rows gathers the table into the block's rows, source-major by vertex
+// id, as every other kernel leaves them, or, for the stats layout,
+// ch_stats reduces the table itself. Each level's positions depend only on
+// earlier levels of its phase, so a level's threads are independent.
+// Distances are int32; a sum at or past infinity is no path, which the
+// host rules out by checking the hierarchy's bound.
 #include "common.cuh"
 
 namespace pathctl {
